@@ -1,0 +1,38 @@
+//! Service configuration: limits and presentation settings.
+
+/// Settings of a [`crate::Service`].
+///
+/// ```
+/// let mut config = assetlib_core::Config::default();
+/// config.max_json_body = 256 * 1024;
+/// assert_eq!(config.max_page_size, 100);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Config {
+    /// Largest JSON request body in bytes (default 1 MiB); more is 413.
+    pub max_json_body: usize,
+    /// Largest upload in bytes (default 100 MiB); more is 413.
+    pub max_upload: u64,
+    /// Largest `per_page` / `limit` (default 100); larger values are clamped to it.
+    pub max_page_size: u32,
+    /// Longest title in characters (default 500).
+    pub max_title_chars: usize,
+    /// Prefix joined with a thumbnail's path to make `thumbnail_url` (default `/files/`).
+    pub files_base_url: String,
+    /// Dailymotion player id; Dailymotion links are accepted for `external_video` only when set.
+    pub dailymotion_player_id: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_json_body: 1024 * 1024,
+            max_upload: 100 * 1024 * 1024,
+            max_page_size: 100,
+            max_title_chars: 500,
+            files_base_url: "/files/".to_owned(),
+            dailymotion_player_id: None,
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Errors: [`ApiError`], the one place where failures become HTTP answers, and
+//! [`StoreError`], the normalised failures of a [`crate::Store`].
+
+use crate::model::Scope;
+use crate::reply::Reply;
+
+/// A boxed error kept as the `source` of an internal failure.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Every failure a request can end in.
+///
+/// [`ApiError::status`] and [`ApiError::error_text`] are the error table of the contract, on
+/// one screen:
+///
+/// | variant | status | `error` | `field` |
+/// |---|---|---|---|
+/// | `Validation` | 400 | `Validation error` | yes |
+/// | `Unauthorized` | 401 | `Unauthorized` (+ `WWW-Authenticate: Bearer`) | no |
+/// | `Forbidden` | 403 | `Insufficient permissions` | no |
+/// | `NotFound` | 404 | `Not found` | no |
+/// | `MethodNotAllowed` | 405 | `Method not allowed` (+ `Allow`) | no |
+/// | `PayloadTooLarge` | 413 | `Payload too large` | no |
+/// | `UnsupportedMediaType` | 415 | `Unsupported media type` | no |
+/// | `Internal` | 500 | `Internal server error` | no |
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// A bad query parameter, body, JSON document or id.
+    #[error("{message}")]
+    Validation {
+        /// The offending field or path, e.g. `title` or `sections[0].assets[2].asset_id`.
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// No usable API key.
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    /// The key lacks the scope the operation needs.
+    #[error("API key lacks required scope: {0}")]
+    Forbidden(Scope),
+    /// Unknown or unpublished id, or unknown route.
+    #[error("{0}")]
+    NotFound(&'static str),
+    /// Known path, wrong method.
+    #[error("Method {method} is not allowed here; allowed: {allow}")]
+    MethodNotAllowed {
+        /// The method the request used.
+        method: String,
+        /// The methods the path accepts, as for the `Allow` header.
+        allow: &'static str,
+    },
+    /// The body is larger than the configured limit.
+    #[error("Request body exceeds the limit of {limit} bytes")]
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// A JSON endpoint got another content type.
+    #[error("Content-Type must be application/json")]
+    UnsupportedMediaType,
+    /// Anything else. The source is logged, never sent.
+    #[error("internal error: {0}")]
+    Internal(#[source] BoxError),
+}
+
+impl ApiError {
+    /// A validation failure of `field`.
+    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Validation {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// An internal failure with its cause.
+    pub fn internal(source: impl Into<BoxError>) -> Self {
+        ApiError::Internal(source.into())
+    }
+
+    /// The HTTP status code.
+    pub const fn status(&self) -> u16 {
+        match self {
+            ApiError::Validation { .. } => 400,
+            ApiError::Unauthorized(_) => 401,
+            ApiError::Forbidden(_) => 403,
+            ApiError::NotFound(_) => 404,
+            ApiError::MethodNotAllowed { .. } => 405,
+            ApiError::PayloadTooLarge { .. } => 413,
+            ApiError::UnsupportedMediaType => 415,
+            ApiError::Internal(_) => 500,
+        }
+    }
+
+    /// The `error` text of the body.
+    pub const fn error_text(&self) -> &'static str {
+        match self {
+            ApiError::Validation { .. } => "Validation error",
+            ApiError::Unauthorized(_) => "Unauthorized",
+            ApiError::Forbidden(_) => "Insufficient permissions",
+            ApiError::NotFound(_) => "Not found",
+            ApiError::MethodNotAllowed { .. } => "Method not allowed",
+            ApiError::PayloadTooLarge { .. } => "Payload too large",
+            ApiError::UnsupportedMediaType => "Unsupported media type",
+            ApiError::Internal(_) => "Internal server error",
+        }
+    }
+
+    /// The `message` text of the body.
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::Internal(_) => "The server could not complete the request".to_owned(),
+            other => other.to_string(),
+        }
+    }
+
+    /// The whole HTTP answer: status, JSON body and the headers the contract asks for.
+    /// An internal error is logged here, with its full cause.
+    pub fn into_reply(self) -> Reply {
+        if let ApiError::Internal(source) = &self {
+            tracing::error!(error = %source, source = ?source, "internal error");
+        }
+        let mut body = serde_json::Map::with_capacity(3);
+        body.insert("error".into(), self.error_text().into());
+        body.insert("message".into(), self.message().into());
+        if let ApiError::Validation { field, .. } = &self {
+            body.insert("field".into(), field.as_str().into());
+        }
+        let mut reply = Reply::json_value(self.status(), &serde_json::Value::Object(body));
+        match &self {
+            ApiError::Unauthorized(_) => reply.headers.push(("www-authenticate", "Bearer".into())),
+            ApiError::MethodNotAllowed { allow, .. } => {
+                reply.headers.push(("allow", (*allow).to_owned()))
+            }
+            _ => {}
+        }
+        reply
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict { field, message } => ApiError::Validation { field, message },
+            other => ApiError::Internal(Box::new(other)),
+        }
+    }
+}
+
+/// A failure of a [`crate::Store`], in kinds every backend maps its own errors into.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A unique value is taken (for example an explicitly given library slug).
+    #[error("{message}")]
+    Conflict {
+        /// The field whose value is taken.
+        field: String,
+        /// What is taken.
+        message: String,
+    },
+    /// Stored data could not be decoded.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(#[source] BoxError),
+    /// The backend failed (I/O, connection, lock).
+    #[error("store backend failed: {0}")]
+    Backend(#[source] BoxError),
+}
+
+impl StoreError {
+    /// A backend failure with its cause.
+    pub fn backend(source: impl Into<BoxError>) -> Self {
+        StoreError::Backend(source.into())
+    }
+
+    /// A decoding failure with its cause.
+    pub fn corrupt(source: impl Into<BoxError>) -> Self {
+        StoreError::Corrupt(source.into())
+    }
+}

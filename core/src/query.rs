@@ -1,0 +1,249 @@
+//! Query strings: raw `?...` text -> validated [`AssetQuery`], [`LibraryQuery`], [`DetailQuery`].
+//!
+//! Rules (DESIGN.md §3): `page`, `per_page` and `limit` are positive integers (ASCII digits,
+//! leading zeros allowed, no sign, no spaces); values above the maximum are clamped to it, and
+//! values too large for 64 bits count as past the end. Enumerated parameters match exactly.
+//! A known parameter given twice is an error; unknown parameters are ignored. Percent-decoding
+//! and `+` as space follow `application/x-www-form-urlencoded`.
+
+use crate::error::ApiError;
+use crate::model::AssetType;
+
+/// What the asset list is sorted by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AssetSort {
+    /// Creation time (the default).
+    CreatedAt,
+    /// Title, case-insensitive (Unicode lowercase).
+    Title,
+    /// Last change.
+    UpdatedAt,
+}
+
+/// Sort direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SortOrder {
+    /// Smallest first.
+    Asc,
+    /// Largest first (the default).
+    Desc,
+}
+
+/// A validated asset list query. Every sort ends with the asset id, in the same direction,
+/// so the order is total.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssetQuery {
+    /// 1-based page.
+    pub page: u64,
+    /// Page size, 1 to the configured maximum.
+    pub per_page: u32,
+    /// Only assets of this type.
+    pub asset_type: Option<AssetType>,
+    /// Only assets whose title or description contains this, case-insensitively. Never empty.
+    pub search: Option<String>,
+    /// Sort key.
+    pub sort: AssetSort,
+    /// Sort direction.
+    pub order: SortOrder,
+}
+
+impl Default for AssetQuery {
+    fn default() -> Self {
+        AssetQuery {
+            page: 1,
+            per_page: 20,
+            asset_type: None,
+            search: None,
+            sort: AssetSort::CreatedAt,
+            order: SortOrder::Desc,
+        }
+    }
+}
+
+impl AssetQuery {
+    /// Index of the first asset of the page.
+    pub const fn offset(&self) -> u64 {
+        crate::page::offset(self.page, self.per_page)
+    }
+}
+
+/// A validated library list query. Libraries are listed newest `published_at` first, then by
+/// id descending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibraryQuery {
+    /// 1-based page.
+    pub page: u64,
+    /// Page size, 1 to the configured maximum.
+    pub limit: u32,
+    /// Only libraries of this workspace. Never empty.
+    pub workspace_id: Option<String>,
+}
+
+impl Default for LibraryQuery {
+    fn default() -> Self {
+        LibraryQuery {
+            page: 1,
+            limit: 20,
+            workspace_id: None,
+        }
+    }
+}
+
+impl LibraryQuery {
+    /// Index of the first library of the page.
+    pub const fn offset(&self) -> u64 {
+        crate::page::offset(self.page, self.limit)
+    }
+}
+
+/// A validated library detail query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DetailQuery {
+    /// Whether sections carry their assets (else their asset count).
+    pub include_assets: bool,
+}
+
+/// Decoded `name=value` pairs of a query string, each known name at most once.
+struct Params<'k> {
+    known: &'k [&'static str],
+    values: Vec<Option<String>>,
+}
+
+impl<'k> Params<'k> {
+    fn parse(raw: Option<&str>, known: &'k [&'static str]) -> Result<Self, ApiError> {
+        let mut values = vec![None; known.len()];
+        let raw = raw.unwrap_or("");
+        for (name, value) in form_urlencoded::parse(raw.as_bytes()) {
+            if let Some(i) = known.iter().position(|k| *k == name) {
+                if values[i].is_some() {
+                    return Err(ApiError::validation(
+                        known[i],
+                        format!("{} is given more than once", known[i]),
+                    ));
+                }
+                values[i] = Some(value.into_owned());
+            }
+        }
+        Ok(Params { known, values })
+    }
+
+    fn take(&mut self, name: &str) -> Option<String> {
+        let i = self.known.iter().position(|k| *k == name)?;
+        self.values[i].take()
+    }
+}
+
+fn positive(name: &'static str, value: &str) -> Result<u64, ApiError> {
+    let bad = || ApiError::validation(name, format!("{name} must be a positive integer"));
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    // All digits: the only parse failure left is overflow, which saturates.
+    let n = value.parse::<u64>().unwrap_or(u64::MAX);
+    if n == 0 {
+        return Err(bad());
+    }
+    Ok(n)
+}
+
+fn page_size(name: &'static str, value: Option<String>, max: u32) -> Result<u32, ApiError> {
+    match value {
+        None => Ok(20.min(max)),
+        Some(v) => Ok(positive(name, &v)?.min(u64::from(max)) as u32),
+    }
+}
+
+fn page_number(value: Option<String>) -> Result<u64, ApiError> {
+    value.map_or(Ok(1), |v| positive("page", &v))
+}
+
+fn one_of<T: Copy>(name: &'static str, value: &str, options: &[(&str, T)]) -> Result<T, ApiError> {
+    options
+        .iter()
+        .find(|(k, _)| *k == value)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let names: Vec<&str> = options.iter().map(|(k, _)| *k).collect();
+            ApiError::validation(name, format!("{name} must be one of: {}", names.join(", ")))
+        })
+}
+
+/// Parses the query of `GET /api/v1/assets`.
+pub fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<AssetQuery, ApiError> {
+    const KNOWN: &[&str] = &["page", "per_page", "asset_type", "search", "sort", "order"];
+    let mut p = Params::parse(raw, KNOWN)?;
+    let page = page_number(p.take("page"))?;
+    let per_page = page_size("per_page", p.take("per_page"), max_page_size)?;
+    let asset_type = match p.take("asset_type") {
+        None => None,
+        Some(v) => match AssetType::parse(&v).filter(|t| t.is_filterable()) {
+            Some(t) => Some(t),
+            None => {
+                let names: Vec<&str> = AssetType::ALL
+                    .iter()
+                    .filter(|t| t.is_filterable())
+                    .map(|t| t.as_str())
+                    .collect();
+                return Err(ApiError::validation(
+                    "asset_type",
+                    format!("asset_type must be one of: {}", names.join(", ")),
+                ));
+            }
+        },
+    };
+    let search = p.take("search").filter(|s| !s.is_empty());
+    let sort = match p.take("sort") {
+        None => AssetSort::CreatedAt,
+        Some(v) => one_of(
+            "sort",
+            &v,
+            &[
+                ("created_at", AssetSort::CreatedAt),
+                ("title", AssetSort::Title),
+                ("updated_at", AssetSort::UpdatedAt),
+            ],
+        )?,
+    };
+    let order = match p.take("order") {
+        None => SortOrder::Desc,
+        Some(v) => one_of("order", &v, &[("asc", SortOrder::Asc), ("desc", SortOrder::Desc)])?,
+    };
+    Ok(AssetQuery {
+        page,
+        per_page,
+        asset_type,
+        search,
+        sort,
+        order,
+    })
+}
+
+/// Parses the query of `GET /api/v1/libraries`.
+pub fn library_query(raw: Option<&str>, max_page_size: u32) -> Result<LibraryQuery, ApiError> {
+    const KNOWN: &[&str] = &["page", "limit", "workspace_id"];
+    let mut p = Params::parse(raw, KNOWN)?;
+    Ok(LibraryQuery {
+        page: page_number(p.take("page"))?,
+        limit: page_size("limit", p.take("limit"), max_page_size)?,
+        workspace_id: p.take("workspace_id").filter(|s| !s.is_empty()),
+    })
+}
+
+/// Parses the query of `GET /api/v1/libraries/{id}`.
+pub fn detail_query(raw: Option<&str>) -> Result<DetailQuery, ApiError> {
+    const KNOWN: &[&str] = &["include_assets"];
+    let mut p = Params::parse(raw, KNOWN)?;
+    let include_assets = match p.take("include_assets") {
+        None => false,
+        Some(v) => one_of(
+            "include_assets",
+            &v,
+            &[("true", true), ("false", false), ("1", true), ("0", false)],
+        )?,
+    };
+    Ok(DetailQuery { include_assets })
+}
+
+#[cfg(test)]
+#[path = "query_test.rs"]
+mod tests;

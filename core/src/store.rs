@@ -1,0 +1,109 @@
+//! The [`Store`] trait: what a storage backend must do, and the guarantees each method gives.
+//!
+//! Every sentence of a method's documentation is checked by the conformance suite in
+//! [`crate::testing`] (feature `testing`), which every backend runs.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::error::StoreError;
+use crate::model::{
+    ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome,
+};
+use crate::query::{AssetQuery, LibraryQuery};
+
+/// A storage backend for assets, libraries and API keys.
+///
+/// Filtering, sorting, paging and counting happen inside the store, using its indexes; core
+/// never loads everything to do them itself. A missing record is `Ok(None)` (or `false`), not
+/// an error. Every method that changes more than one record changes all of them or none, and
+/// returns success only once the change is durable.
+///
+/// # Implementing a Store
+/// Implement every method as documented, then run the conformance suite from a test:
+///
+/// ```ignore
+/// #[tokio::test(flavor = "multi_thread")]
+/// async fn conformance() {
+///     assetlib_core::testing::run_all(|| async { (MyStore::new_temp(), ()) }).await;
+/// }
+/// ```
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// One page of published assets matching `query`, and the number of published assets
+    /// matching it in all.
+    ///
+    /// - `asset_type` keeps assets of that type; `search` keeps assets whose title or
+    ///   description contains it, compared in Unicode lowercase.
+    /// - The order is `query.sort` (titles compared in Unicode lowercase) in `query.order`,
+    ///   then the id in the same direction, so the order is total and pages never repeat or
+    ///   skip an asset.
+    /// - The page holds at most `query.per_page` assets starting at `query.offset()`; a page
+    ///   past the end is empty with the right total.
+    async fn list_assets(&self, query: &AssetQuery) -> Result<Page<Asset>, StoreError>;
+
+    /// The asset with this id, published or not.
+    async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError>;
+
+    /// The assets with these ids that exist, in any order, each once.
+    async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError>;
+
+    /// Stores a new asset and returns it as stored.
+    ///
+    /// `asset.slug` is the wanted slug: the store keeps it when no other asset has it, else
+    /// uses the first free one of `slug-2`, `slug-3`, ... The asset, its indexes and counts
+    /// land together, durably, before this returns.
+    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError>;
+
+    /// One page of published libraries (optionally of one workspace), newest `published_at`
+    /// first, then by id descending, with each library's count of published assets; and the
+    /// number of such libraries in all.
+    async fn list_libraries(&self, query: &LibraryQuery)
+    -> Result<Page<LibrarySummary>, StoreError>;
+
+    /// The library with this id (published or not), its sections, and its entries joined with
+    /// their assets' fields, in one call. Entries whose asset no longer exists are left out.
+    async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError>;
+
+    /// Creates or replaces a whole library, atomically: readers see the old document or the
+    /// new one, never a mix.
+    ///
+    /// On replace the store keeps the existing `created_at`, `view_count` and `published_at`;
+    /// `published_at` is set to `library.updated_at` when the library is published and had
+    /// none. Slugs are unique among libraries: a given slug (`slug_given`) that another
+    /// library holds is [`StoreError::Conflict`] on field `slug`; a slug made from the title
+    /// gets the first free `-2`, `-3`, ... suffix. A library never clashes with itself.
+    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError>;
+
+    /// Deletes a library with its sections and entries (not its assets). `false` if there was
+    /// none.
+    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError>;
+
+    /// Adds one view to a library and returns the new count (`None` if there is no such
+    /// library). Concurrent calls never lose an increment.
+    async fn record_library_view(&self, id: Uuid) -> Result<Option<u64>, StoreError>;
+
+    /// Adds one download to an asset and returns the new count (`None` if there is no such
+    /// asset). Concurrent calls never lose an increment.
+    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError>;
+
+    /// Stores a new API key record.
+    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError>;
+
+    /// The key record with this SHA-256 hash, revoked or expired ones included.
+    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError>;
+
+    /// Every key record, oldest first.
+    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError>;
+
+    /// Marks a key revoked at `at` (a key already revoked keeps its first time). `false` if
+    /// there is no such key.
+    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError>;
+
+    /// Makes every acknowledged write durable; called on shutdown. Stores that flush on every
+    /// write may do nothing.
+    async fn flush(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
