@@ -1,0 +1,217 @@
+//! API keys: the `Authorization` header -> key -> SHA-256 -> principal, and scope checks.
+//!
+//! Keys look like `alk_` followed by 43 base64url characters (32 random bytes). Only their
+//! SHA-256 is stored.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+
+use crate::error::ApiError;
+use crate::model::{ApiKey, Scope};
+
+/// The prefix of every key.
+pub const KEY_PREFIX: &str = "alk_";
+/// Length of a whole key: the prefix and 43 base64url characters.
+pub const KEY_LEN: usize = KEY_PREFIX.len() + 43;
+
+/// A freshly made key: the secret (shown once) and its hash (stored).
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    /// The key to hand to the user.
+    pub secret: String,
+    /// Its SHA-256.
+    pub hash: [u8; 32],
+}
+
+/// Makes a new random key.
+pub fn generate_key() -> Result<NewKey, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    let secret = format!("{KEY_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes));
+    let hash = hash_key(&secret);
+    Ok(NewKey { secret, hash })
+}
+
+/// SHA-256 of a key.
+pub fn hash_key(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+/// Whether `key` has the shape of a key (so malformed ones are refused without a lookup).
+pub fn is_well_formed(key: &str) -> bool {
+    key.len() == KEY_LEN
+        && key.starts_with(KEY_PREFIX)
+        && key[KEY_PREFIX.len()..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Takes the key out of an `Authorization` header value: `Bearer <key>` (the scheme in any
+/// case, as RFC 9110 allows). A missing header, another scheme, or a malformed key is 401.
+pub fn bearer_key(header: Option<&[u8]>) -> Result<&str, ApiError> {
+    let header = header.ok_or(ApiError::Unauthorized("Missing Authorization header"))?;
+    let header = std::str::from_utf8(header).map_err(|_| bad_header())?;
+    let (scheme, key) = header.split_once(' ').ok_or_else(bad_header)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(bad_header());
+    }
+    let key = key.trim_matches(' ');
+    if !is_well_formed(key) {
+        return Err(ApiError::Unauthorized("Invalid API key"));
+    }
+    Ok(key)
+}
+
+fn bad_header() -> ApiError {
+    ApiError::Unauthorized("Authorization header must be 'Bearer <API key>'")
+}
+
+/// Checks a looked-up key record: it must exist, not be revoked, and not be expired at `now`.
+pub fn check_record(record: Option<ApiKey>, now: DateTime<Utc>) -> Result<ApiKey, ApiError> {
+    let key = record.ok_or(ApiError::Unauthorized("Invalid API key"))?;
+    if key.revoked_at.is_some() {
+        return Err(ApiError::Unauthorized("API key has been revoked"));
+    }
+    if key.expires_at.is_some_and(|at| at <= now) {
+        return Err(ApiError::Unauthorized("API key has expired"));
+    }
+    Ok(key)
+}
+
+/// Checks that `key` carries every scope in `required`; the first missing one is 403.
+pub fn require_scopes(key: &ApiKey, required: &[Scope]) -> Result<(), ApiError> {
+    match required.iter().find(|s| !key.scopes.contains(s)) {
+        Some(missing) => Err(ApiError::Forbidden(*missing)),
+        None => Ok(()),
+    }
+}
+
+/// Parses a comma-separated scope list such as `read:assets,write:assets`.
+pub fn parse_scopes(list: &str) -> Result<Vec<Scope>, String> {
+    let mut scopes = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let scope = Scope::parse(name).ok_or_else(|| {
+            let all: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+            format!("unknown scope {name:?}; scopes are {}", all.join(", "))
+        })?;
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    if scopes.is_empty() {
+        return Err("at least one scope is required".to_owned());
+    }
+    scopes.sort();
+    Ok(scopes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+    use uuid::Uuid;
+
+    fn record(scopes: &[Scope]) -> ApiKey {
+        ApiKey {
+            id: Uuid::new_v4(),
+            name: "test".into(),
+            key_hash: [0; 32],
+            scopes: scopes.to_vec(),
+            created_at: Utc::now(),
+            expires_at: None,
+            revoked_at: None,
+        }
+    }
+
+    fn unauthorized_message(e: ApiError) -> &'static str {
+        match e {
+            ApiError::Unauthorized(m) => m,
+            other => panic!("expected 401, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn generated_keys_are_well_formed_unique_and_hash_to_their_hash() {
+        let a = generate_key().unwrap();
+        let b = generate_key().unwrap();
+        assert!(is_well_formed(&a.secret), "{}", a.secret);
+        assert_eq!(a.secret.len(), KEY_LEN);
+        assert_ne!(a.secret, b.secret);
+        assert_eq!(hash_key(&a.secret), a.hash);
+        assert_ne!(a.hash, b.hash);
+    }
+
+    #[test]
+    fn bearer_header_forms() {
+        let key = generate_key().unwrap().secret;
+        assert_eq!(bearer_key(Some(format!("Bearer {key}").as_bytes())).unwrap(), key);
+        assert_eq!(bearer_key(Some(format!("bearer {key}").as_bytes())).unwrap(), key);
+        assert_eq!(bearer_key(Some(format!("BEARER  {key} ").as_bytes())).unwrap(), key);
+        assert_eq!(
+            unauthorized_message(bearer_key(None).unwrap_err()),
+            "Missing Authorization header"
+        );
+        for bad in [
+            format!("Basic {key}"),
+            key.clone(),
+            "Bearer".to_owned(),
+            format!("Token {key}"),
+        ] {
+            let e = bearer_key(Some(bad.as_bytes())).unwrap_err();
+            assert_eq!(e.status(), 401, "{bad}");
+        }
+        assert_eq!(
+            unauthorized_message(bearer_key(Some(b"Bearer nope")).unwrap_err()),
+            "Invalid API key"
+        );
+        assert_eq!(bearer_key(Some(b"Bearer \xff\xfe")).unwrap_err().status(), 401);
+        let wrong_alphabet = format!("{KEY_PREFIX}{}", "+".repeat(43));
+        assert!(bearer_key(Some(format!("Bearer {wrong_alphabet}").as_bytes())).is_err());
+    }
+
+    #[test]
+    fn records_unknown_revoked_expired() {
+        let now = Utc::now();
+        assert_eq!(
+            unauthorized_message(check_record(None, now).unwrap_err()),
+            "Invalid API key"
+        );
+        let mut k = record(&[Scope::ReadAssets]);
+        assert!(check_record(Some(k.clone()), now).is_ok());
+        k.expires_at = Some(now + Duration::seconds(10));
+        assert!(check_record(Some(k.clone()), now).is_ok());
+        k.expires_at = Some(now);
+        assert_eq!(
+            unauthorized_message(check_record(Some(k.clone()), now).unwrap_err()),
+            "API key has expired"
+        );
+        k.expires_at = None;
+        k.revoked_at = Some(now);
+        assert_eq!(
+            unauthorized_message(check_record(Some(k), now).unwrap_err()),
+            "API key has been revoked"
+        );
+    }
+
+    #[test]
+    fn scope_check_names_the_missing_scope() {
+        let k = record(&[Scope::ReadAssets, Scope::ReadLibraries]);
+        assert!(require_scopes(&k, &[Scope::ReadAssets]).is_ok());
+        assert!(require_scopes(&k, &[Scope::ReadLibraries, Scope::ReadAssets]).is_ok());
+        let e = require_scopes(&k, &[Scope::WriteAssets]).unwrap_err();
+        assert_eq!(e.status(), 403);
+        assert_eq!(e.message(), "API key lacks required scope: write:assets");
+    }
+
+    #[test]
+    fn scope_lists() {
+        assert_eq!(
+            parse_scopes("write:assets, read:assets,read:assets").unwrap(),
+            vec![Scope::ReadAssets, Scope::WriteAssets]
+        );
+        assert!(parse_scopes("").is_err());
+        assert!(parse_scopes("admin").unwrap_err().contains("admin"));
+    }
+}

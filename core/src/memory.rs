@@ -1,0 +1,277 @@
+//! [`MemoryStore`]: a [`Store`] in memory, for tests, examples and benches.
+//!
+//! It keeps everything in one lock and answers lists by filtering and sorting all assets, so
+//! it is fast for thousands of records and slow for millions. Nothing survives the process.
+
+use std::collections::HashMap;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::error::StoreError;
+use crate::model::{
+    ApiKey, Asset, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows, LibrarySummary,
+    LibraryWrite, Page, PutOutcome, Section,
+};
+use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
+use crate::store::Store;
+
+/// A [`Store`] in memory.
+///
+/// ```
+/// use assetlib_core::{Config, MemoryStore, Service};
+/// let service = Service::new(MemoryStore::new(), Config::default());
+/// # let _ = service;
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: RwLock<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    assets: HashMap<Uuid, Asset>,
+    libraries: HashMap<Uuid, StoredLibrary>,
+    keys: Vec<ApiKey>,
+}
+
+#[derive(Debug, Clone)]
+struct StoredLibrary {
+    library: Library,
+    sections: Vec<Section>,
+    entries: Vec<LibraryEntry>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        // A panic while holding the lock cannot leave a half-made change: every write below
+        // builds its new value first and then assigns it.
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn matches_search(asset: &Asset, needle: &str) -> bool {
+    asset.title.to_lowercase().contains(needle)
+        || asset
+            .description
+            .as_ref()
+            .is_some_and(|d| d.to_lowercase().contains(needle))
+}
+
+fn free_slug(wanted: &str, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(wanted) {
+        return wanted.to_owned();
+    }
+    (2u64..)
+        .map(|n| format!("{wanted}-{n}"))
+        .find(|s| !taken(s))
+        .unwrap_or_else(|| wanted.to_owned())
+}
+
+impl State {
+    fn published_count(&self, entries: &[LibraryEntry]) -> u64 {
+        entries
+            .iter()
+            .filter(|e| self.assets.get(&e.asset_id).is_some_and(|a| a.published))
+            .count() as u64
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn list_assets(&self, q: &AssetQuery) -> Result<Page<Asset>, StoreError> {
+        let state = self.read();
+        let needle = q.search.as_deref().map(str::to_lowercase);
+        let mut hits: Vec<&Asset> = state
+            .assets
+            .values()
+            .filter(|a| a.published)
+            .filter(|a| q.asset_type.is_none_or(|t| a.asset_type == t))
+            .filter(|a| needle.as_deref().is_none_or(|n| matches_search(a, n)))
+            .collect();
+        match q.sort {
+            AssetSort::CreatedAt => hits.sort_unstable_by_key(|a| (a.created_at, a.id)),
+            AssetSort::UpdatedAt => hits.sort_unstable_by_key(|a| (a.updated_at, a.id)),
+            AssetSort::Title => hits.sort_by_cached_key(|a| (a.title.to_lowercase(), a.id)),
+        }
+        if q.order == SortOrder::Desc {
+            hits.reverse();
+        }
+        let total = hits.len() as u64;
+        let items = hits
+            .into_iter()
+            .skip(usize::try_from(q.offset()).unwrap_or(usize::MAX))
+            .take(q.per_page as usize)
+            .cloned()
+            .collect();
+        Ok(Page { items, total })
+    }
+
+    async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
+        Ok(self.read().assets.get(&id).cloned())
+    }
+
+    async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
+        let state = self.read();
+        let mut seen = std::collections::HashSet::new();
+        Ok(ids
+            .iter()
+            .filter(|id| seen.insert(**id))
+            .filter_map(|id| state.assets.get(id).cloned())
+            .collect())
+    }
+
+    async fn insert_asset(&self, mut asset: Asset) -> Result<Asset, StoreError> {
+        let mut state = self.write();
+        asset.slug = free_slug(&asset.slug, |s| state.assets.values().any(|a| a.slug == s));
+        state.assets.insert(asset.id, asset.clone());
+        Ok(asset)
+    }
+
+    async fn list_libraries(&self, q: &LibraryQuery) -> Result<Page<LibrarySummary>, StoreError> {
+        let state = self.read();
+        let mut hits: Vec<&StoredLibrary> = state
+            .libraries
+            .values()
+            .filter(|l| l.library.published)
+            .filter(|l| {
+                q.workspace_id
+                    .as_deref()
+                    .is_none_or(|w| l.library.workspace_id.as_deref() == Some(w))
+            })
+            .collect();
+        hits.sort_unstable_by_key(|l| std::cmp::Reverse((l.library.published_at, l.library.id)));
+        let total = hits.len() as u64;
+        let items = hits
+            .into_iter()
+            .skip(usize::try_from(q.offset()).unwrap_or(usize::MAX))
+            .take(q.limit as usize)
+            .map(|l| LibrarySummary {
+                library: l.library.clone(),
+                asset_count: state.published_count(&l.entries),
+            })
+            .collect();
+        Ok(Page { items, total })
+    }
+
+    async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
+        let state = self.read();
+        Ok(state.libraries.get(&id).map(|l| LibraryRows {
+            library: l.library.clone(),
+            sections: l.sections.clone(),
+            entries: l
+                .entries
+                .iter()
+                .filter_map(|e| {
+                    state.assets.get(&e.asset_id).map(|a| EntryRow {
+                        entry: e.clone(),
+                        asset: EntryAsset::from(a),
+                    })
+                })
+                .collect(),
+        }))
+    }
+
+    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
+        let mut state = self.write();
+        let mut library = write.library;
+        let id = library.id;
+        let taken = |s: &str| {
+            state
+                .libraries
+                .values()
+                .any(|l| l.library.id != id && l.library.slug == s)
+        };
+        if write.slug_given {
+            if taken(&library.slug) {
+                return Err(StoreError::Conflict {
+                    field: "slug".into(),
+                    message: format!("slug {:?} is taken by another library", library.slug),
+                });
+            }
+        } else {
+            library.slug = free_slug(&library.slug, taken);
+        }
+        let outcome = match state.libraries.get(&id) {
+            Some(old) => {
+                library.created_at = old.library.created_at;
+                library.view_count = old.library.view_count;
+                library.published_at = old.library.published_at;
+                PutOutcome::Replaced
+            }
+            None => PutOutcome::Created,
+        };
+        if library.published && library.published_at.is_none() {
+            library.published_at = Some(library.updated_at);
+        }
+        state.libraries.insert(
+            id,
+            StoredLibrary {
+                library,
+                sections: write.sections,
+                entries: write.entries,
+            },
+        );
+        Ok(outcome)
+    }
+
+    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
+        Ok(self.write().libraries.remove(&id).is_some())
+    }
+
+    async fn record_library_view(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+        Ok(self.write().libraries.get_mut(&id).map(|l| {
+            l.library.view_count += 1;
+            l.library.view_count
+        }))
+    }
+
+    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+        Ok(self.write().assets.get_mut(&id).map(|a| {
+            a.download_count += 1;
+            a.download_count
+        }))
+    }
+
+    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
+        self.write().keys.push(key);
+        Ok(())
+    }
+
+    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
+        Ok(self
+            .read()
+            .keys
+            .iter()
+            .find(|k| &k.key_hash == key_hash)
+            .cloned())
+    }
+
+    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
+        let mut keys = self.read().keys.clone();
+        keys.sort_by_key(|k| (k.created_at, k.id));
+        Ok(keys)
+    }
+
+    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+        let mut state = self.write();
+        Ok(match state.keys.iter_mut().find(|k| k.id == id) {
+            Some(k) => {
+                k.revoked_at.get_or_insert(at);
+                true
+            }
+            None => false,
+        })
+    }
+}

@@ -1,0 +1,547 @@
+//! [`Service`]: every operation of the API, from raw request parts to a [`Reply`].
+//!
+//! Adapters hand the service what they have — the path id, the raw query string, the
+//! `Authorization` and `Content-Type` header bytes, the body — and copy its [`Reply`] into
+//! their framework's response. Everything observable over HTTP is decided here, in one order
+//! for every operation: authentication (401), scope (403), body size (413), content type
+//! (415), then validation (400) and lookup (404).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use uuid::Uuid;
+
+use crate::auth;
+use crate::config::Config;
+use crate::error::ApiError;
+use crate::model::{
+    ApiKey, Asset, Library, LibraryEntry, LibraryWrite, PutOutcome, Scope, Section,
+};
+use crate::page::{AssetPagination, LibraryPagination};
+use crate::query;
+use crate::render::{AssetJson, LibraryItemJson};
+use crate::reply::Reply;
+use crate::store::Store;
+use crate::tree;
+use crate::validate::{self, LibraryDoc};
+
+/// The operations of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Operation {
+    /// `GET /api/v1/assets`
+    ListAssets,
+    /// `GET /api/v1/assets/{asset_id}`
+    GetAsset,
+    /// `POST /api/v1/assets`
+    CreateAsset,
+    /// `GET /api/v1/libraries`
+    ListLibraries,
+    /// `GET /api/v1/libraries/{library_id}`
+    GetLibrary,
+    /// `PUT /api/v1/libraries/{library_id}`
+    PutLibrary,
+    /// `DELETE /api/v1/libraries/{library_id}`
+    DeleteLibrary,
+}
+
+impl Operation {
+    /// The scope table: what each operation requires of the key.
+    pub const fn scopes(self) -> &'static [Scope] {
+        match self {
+            Operation::ListAssets | Operation::GetAsset => &[Scope::ReadAssets],
+            Operation::CreateAsset => &[Scope::WriteAssets],
+            Operation::ListLibraries | Operation::GetLibrary => &[Scope::ReadLibraries],
+            Operation::PutLibrary | Operation::DeleteLibrary => &[Scope::WriteLibraries],
+        }
+    }
+
+    /// Whether the operation reads a JSON body.
+    pub const fn takes_json_body(self) -> bool {
+        matches!(self, Operation::CreateAsset | Operation::PutLibrary)
+    }
+}
+
+/// A route of the API: a path (axum-style, `{id}` for the path id) and its methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// The path, e.g. `/api/v1/assets/{id}`.
+    pub path: &'static str,
+    /// Each method with its operation.
+    pub methods: &'static [(&'static str, Operation)],
+    /// The `Allow` header value for a 405 on this path.
+    pub allow: &'static str,
+}
+
+/// Every route of the API. Adapters register exactly these.
+pub const ROUTES: &[Route] = &[
+    Route {
+        path: "/api/v1/assets",
+        methods: &[("GET", Operation::ListAssets), ("POST", Operation::CreateAsset)],
+        allow: "GET, HEAD, POST",
+    },
+    Route {
+        path: "/api/v1/assets/{id}",
+        methods: &[("GET", Operation::GetAsset)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/libraries",
+        methods: &[("GET", Operation::ListLibraries)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/libraries/{id}",
+        methods: &[
+            ("GET", Operation::GetLibrary),
+            ("PUT", Operation::PutLibrary),
+            ("DELETE", Operation::DeleteLibrary),
+        ],
+        allow: "GET, HEAD, PUT, DELETE",
+    },
+];
+
+/// The prefix under which every route lives; unknown paths below it answer JSON 404s.
+pub const API_PREFIX: &str = "/api/v1";
+
+/// The answer for a path under [`API_PREFIX`] that is no route.
+pub fn route_not_found() -> Reply {
+    ApiError::NotFound("No such route").into_reply()
+}
+
+/// The answer for a known path with a method it does not take.
+pub fn method_not_allowed(method: &str, route: &Route) -> Reply {
+    ApiError::MethodNotAllowed {
+        method: method.to_owned(),
+        allow: route.allow,
+    }
+    .into_reply()
+}
+
+/// The body of a request as the adapter received it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body<'a> {
+    /// The whole body (empty when there is none).
+    Complete(&'a [u8]),
+    /// The body is larger than [`Config::max_json_body`] (by `Content-Length` or by
+    /// reading); the adapter stopped reading it.
+    TooLarge,
+}
+
+/// The raw parts of a request that core needs.
+#[derive(Debug, Clone, Copy)]
+pub struct RawRequest<'a> {
+    /// The `Authorization` header value.
+    pub authorization: Option<&'a [u8]>,
+    /// The `Content-Type` header value.
+    pub content_type: Option<&'a [u8]>,
+    /// The query string, without `?`.
+    pub query: Option<&'a str>,
+    /// The body.
+    pub body: Body<'a>,
+}
+
+impl Default for RawRequest<'_> {
+    fn default() -> Self {
+        RawRequest {
+            authorization: None,
+            content_type: None,
+            query: None,
+            body: Body::Complete(&[]),
+        }
+    }
+}
+
+/// The Digital Assets and Libraries API over a [`Store`]. Cheap to clone (an `Arc`).
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    config: Config,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `{"success": true, "data": ...}`, with `pagination` when given.
+struct Envelope<D, P> {
+    data: D,
+    pagination: Option<P>,
+}
+
+impl<D: Serialize, P: Serialize> Serialize for Envelope<D, P> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("success", &true)?;
+        m.serialize_entry("data", &self.data)?;
+        if let Some(p) = &self.pagination {
+            m.serialize_entry("pagination", p)?;
+        }
+        m.end()
+    }
+}
+
+fn data<D: Serialize>(status: u16, data: D) -> Reply {
+    Reply::json_value(
+        status,
+        &Envelope::<D, ()> {
+            data,
+            pagination: None,
+        },
+    )
+}
+
+/// The current time, to the millisecond (what the API shows is what is sorted on).
+pub fn now() -> DateTime<Utc> {
+    let now = Utc::now();
+    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+}
+
+fn is_json_media_type(content_type: Option<&[u8]>) -> bool {
+    let Some(ct) = content_type.and_then(|c| std::str::from_utf8(c).ok()) else {
+        return false;
+    };
+    let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+impl Service {
+    /// A service over `store` with `config`.
+    pub fn new(store: impl Store, config: Config) -> Self {
+        Self::from_arc(Arc::new(store), config)
+    }
+
+    /// A service over a shared store.
+    pub fn from_arc(store: Arc<dyn Store>, config: Config) -> Self {
+        Service {
+            inner: Arc::new(Inner { store, config }),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Runs `op` (`id` is the path id, if the route has one) and always answers: errors become
+    /// their contract replies here.
+    pub async fn handle(&self, op: Operation, id: Option<&str>, req: RawRequest<'_>) -> Reply {
+        let id = id.unwrap_or("");
+        let result = match op {
+            Operation::ListAssets => self.list_assets(req).await,
+            Operation::GetAsset => self.get_asset(id, req).await,
+            Operation::CreateAsset => self.create_asset(req).await,
+            Operation::ListLibraries => self.list_libraries(req).await,
+            Operation::GetLibrary => self.get_library(id, req).await,
+            Operation::PutLibrary => self.put_library(id, req).await,
+            Operation::DeleteLibrary => self.delete_library(id, req).await,
+        };
+        result.unwrap_or_else(ApiError::into_reply)
+    }
+
+    /// Checks the key and its scopes for `op`, then the body's size and type if `op` takes
+    /// one, and returns the body.
+    async fn admit<'r>(&self, op: Operation, req: &RawRequest<'r>) -> Result<&'r [u8], ApiError> {
+        let secret = auth::bearer_key(req.authorization)?;
+        let record = self.inner.store.find_key(&auth::hash_key(secret)).await?;
+        let key = auth::check_record(record, Utc::now())?;
+        auth::require_scopes(&key, op.scopes())?;
+        if !op.takes_json_body() {
+            return Ok(&[]);
+        }
+        let body = match req.body {
+            Body::Complete(b) if b.len() <= self.inner.config.max_json_body => b,
+            _ => {
+                return Err(ApiError::PayloadTooLarge {
+                    limit: self.inner.config.max_json_body as u64,
+                });
+            }
+        };
+        if !is_json_media_type(req.content_type) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        Ok(body)
+    }
+
+    /// `GET /api/v1/assets`: a page of published assets.
+    pub async fn list_assets(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        self.admit(Operation::ListAssets, &req).await?;
+        let q = query::asset_query(req.query, self.inner.config.max_page_size)?;
+        let page = self.inner.store.list_assets(&q).await?;
+        let items: Vec<AssetJson<'_>> = page.items.iter().map(AssetJson).collect();
+        Ok(Reply::json_value(
+            200,
+            &Envelope {
+                data: items,
+                pagination: Some(AssetPagination::new(q.page, q.per_page, page.total)),
+            },
+        ))
+    }
+
+    /// `GET /api/v1/assets/{asset_id}`: one published asset.
+    pub async fn get_asset(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        self.admit(Operation::GetAsset, &req).await?;
+        let id = validate::parse_id("asset_id", id)?;
+        let asset = self
+            .inner
+            .store
+            .get_asset(id)
+            .await?
+            .filter(|a| a.published)
+            .ok_or(ApiError::NotFound("Asset not found"))?;
+        Ok(data(200, AssetJson(&asset)))
+    }
+
+    /// `POST /api/v1/assets`: creates an asset (201, `Location`).
+    pub async fn create_asset(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        let body = self.admit(Operation::CreateAsset, &req).await?;
+        let new = validate::new_asset(body, &self.inner.config)?;
+        let now = now();
+        let asset = Asset {
+            id: Uuid::new_v4(),
+            slug: validate::slug_from_title(&new.title, "asset"),
+            title: new.title,
+            description: new.description,
+            asset_type: new.asset_type,
+            file_path: new.file_path,
+            file_size: None,
+            mime_type: None,
+            thumbnail_path: None,
+            page_count: None,
+            word_count: None,
+            width: None,
+            height: None,
+            external_url: new.external_url,
+            video_embed: new.video_embed,
+            download_count: 0,
+            is_public: new.is_public,
+            published: true,
+            created_at: now,
+            updated_at: now,
+        };
+        let asset = self.inner.store.insert_asset(asset).await?;
+        Ok(data(201, AssetJson(&asset))
+            .with_header("location", format!("{API_PREFIX}/assets/{}", asset.id)))
+    }
+
+    /// `GET /api/v1/libraries`: a page of published libraries.
+    pub async fn list_libraries(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        self.admit(Operation::ListLibraries, &req).await?;
+        let q = query::library_query(req.query, self.inner.config.max_page_size)?;
+        let page = self.inner.store.list_libraries(&q).await?;
+
+        #[derive(Serialize)]
+        struct List<'a> {
+            libraries: Vec<LibraryItemJson<'a>>,
+            pagination: LibraryPagination,
+        }
+        Ok(Reply::json_value(
+            200,
+            &List {
+                libraries: page.items.iter().map(LibraryItemJson).collect(),
+                pagination: LibraryPagination::new(q.page, q.limit, page.total),
+            },
+        ))
+    }
+
+    /// `GET /api/v1/libraries/{library_id}`: the detail of a published library; counts one
+    /// view, and shows the count including it.
+    pub async fn get_library(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        self.admit(Operation::GetLibrary, &req).await?;
+        let id = validate::parse_id("library_id", id)?;
+        let q = query::detail_query(req.query)?;
+        let not_found = ApiError::NotFound("Library not found");
+        let store = &self.inner.store;
+        let mut rows = store
+            .load_library(id)
+            .await?
+            .filter(|r| r.library.published)
+            .ok_or(not_found)?;
+        rows.library.view_count = store
+            .record_library_view(id)
+            .await?
+            .ok_or(ApiError::NotFound("Library not found"))?;
+        let detail = tree::assemble(&rows, q.include_assets, &self.inner.config.files_base_url);
+        Ok(Reply::json_value(200, &detail))
+    }
+
+    /// `PUT /api/v1/libraries/{library_id}`: creates (201) or replaces (200) a whole library,
+    /// answering its detail with assets (a write counts no view).
+    pub async fn put_library(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        let body = self.admit(Operation::PutLibrary, &req).await?;
+        let id = validate::parse_id("library_id", id)?;
+        let doc = validate::library_doc(body, &self.inner.config)?;
+        self.check_entries(&doc).await?;
+        let write = library_write(id, doc);
+        let store = &self.inner.store;
+        let outcome = store.put_library(write).await?;
+        let rows = store
+            .load_library(id)
+            .await?
+            .ok_or(ApiError::NotFound("Library not found"))?;
+        let detail = tree::assemble(&rows, true, &self.inner.config.files_base_url);
+        Ok(match outcome {
+            PutOutcome::Created => Reply::json_value(201, &detail)
+                .with_header("location", format!("{API_PREFIX}/libraries/{id}")),
+            PutOutcome::Replaced => Reply::json_value(200, &detail),
+        })
+    }
+
+    /// Checks that every entry's asset exists and may be placed in a library.
+    async fn check_entries(&self, doc: &LibraryDoc) -> Result<(), ApiError> {
+        let ids: Vec<Uuid> = doc.entries().map(|e| e.asset_id).collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let found: HashMap<Uuid, Asset> = self
+            .inner
+            .store
+            .get_assets(&ids)
+            .await?
+            .into_iter()
+            .map(|a| (a.id, a))
+            .collect();
+        for entry in doc.entries() {
+            match found.get(&entry.asset_id) {
+                None => {
+                    return Err(ApiError::validation(
+                        &entry.path,
+                        format!("asset {} does not exist", entry.asset_id),
+                    ));
+                }
+                Some(a) if !a.asset_type.is_library_type() => {
+                    return Err(ApiError::validation(
+                        &entry.path,
+                        format!(
+                            "asset {} is of type {}; libraries hold pdf, image, video, audio \
+                             and document assets",
+                            a.id, a.asset_type
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `DELETE /api/v1/libraries/{library_id}`: 204, or 404 if there is none.
+    pub async fn delete_library(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        self.admit(Operation::DeleteLibrary, &req).await?;
+        let id = validate::parse_id("library_id", id)?;
+        if self.inner.store.delete_library(id).await? {
+            Ok(Reply::empty(204))
+        } else {
+            Err(ApiError::NotFound("Library not found"))
+        }
+    }
+
+    /// Makes a new API key with `scopes`, returning its record and the key itself (shown
+    /// once; only its hash is stored).
+    pub async fn create_key(
+        &self,
+        name: &str,
+        scopes: Vec<Scope>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Result<(ApiKey, String), ApiError> {
+        let new = auth::generate_key().map_err(ApiError::internal)?;
+        let record = ApiKey {
+            id: Uuid::new_v4(),
+            name: name.to_owned(),
+            key_hash: new.hash,
+            scopes,
+            created_at: now(),
+            expires_at,
+            revoked_at: None,
+        };
+        self.inner.store.insert_key(record.clone()).await?;
+        Ok((record, new.secret))
+    }
+
+    /// Every key record, oldest first.
+    pub async fn list_keys(&self) -> Result<Vec<ApiKey>, ApiError> {
+        Ok(self.inner.store.list_keys().await?)
+    }
+
+    /// Revokes a key; `false` if there is no such key.
+    pub async fn revoke_key(&self, id: Uuid) -> Result<bool, ApiError> {
+        Ok(self.inner.store.revoke_key(id, now()).await?)
+    }
+}
+
+/// Turns a validated document into the records the store keeps; order comes from position.
+fn library_write(id: Uuid, doc: LibraryDoc) -> LibraryWrite {
+    let now = now();
+    let slug_given = doc.slug.is_some();
+    let slug = doc
+        .slug
+        .unwrap_or_else(|| validate::slug_from_title(&doc.title, "library"));
+    let mut sections = Vec::with_capacity(doc.sections.len());
+    let mut entries = Vec::new();
+    let entry = |section_id, display_order, e: validate::EntryDoc| LibraryEntry {
+        asset_id: e.asset_id,
+        section_id,
+        display_order,
+        title: e.title,
+        description: e.description,
+    };
+    for (i, s) in doc.sections.into_iter().enumerate() {
+        let section_id = s.id.unwrap_or_else(Uuid::new_v4);
+        for (j, e) in s.assets.into_iter().enumerate() {
+            entries.push(entry(Some(section_id), j as u32, e));
+        }
+        sections.push(Section {
+            id: section_id,
+            title: s.title,
+            description: s.description,
+            display_order: i as u32,
+            collapsed_by_default: s.collapsed_by_default,
+        });
+    }
+    for (j, e) in doc.unsectioned_assets.into_iter().enumerate() {
+        entries.push(entry(None, j as u32, e));
+    }
+    LibraryWrite {
+        library: Library {
+            id,
+            title: doc.title,
+            slug,
+            description: doc.description,
+            workspace_id: doc.workspace_id,
+            cover_image_path: doc.cover_image_path,
+            cover_overlay_color: doc.cover_overlay_color,
+            cover_overlay_opacity: doc.cover_overlay_opacity,
+            show_asset_count: doc.show_asset_count,
+            allow_individual_downloads: doc.allow_individual_downloads,
+            allow_bulk_download: doc.allow_bulk_download,
+            is_paid: doc.is_paid,
+            price: doc.price,
+            currency: doc.currency,
+            published: doc.published,
+            published_at: None,
+            view_count: 0,
+            created_at: now,
+            updated_at: now,
+        },
+        slug_given,
+        sections,
+        entries,
+    }
+}

@@ -1,0 +1,537 @@
+//! Validation of request bodies and path values: `POST /api/v1/assets`, the library document
+//! of `PUT /api/v1/libraries/{id}`, ids, slugs and file paths. Pure functions, no I/O.
+//!
+//! Every failure is a 400 naming the field or path, e.g. `title` or
+//! `sections[0].assets[2].asset_id`. A wrong JSON type is an error naming the field; `null`
+//! for an optional field means "not given"; unknown fields are ignored.
+
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::config::Config;
+use crate::embed::video_embed;
+use crate::error::ApiError;
+use crate::model::AssetType;
+
+/// Longest slug made from a title, in bytes.
+pub const MAX_SLUG_LEN: usize = 80;
+/// Longest slug given by a user, in bytes.
+pub const MAX_GIVEN_SLUG_LEN: usize = 200;
+/// Longest short text field (workspace ids, paths, URLs), in characters.
+pub const MAX_SHORT_TEXT: usize = 2048;
+
+/// A validated `POST /api/v1/assets` body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAsset {
+    /// Title, non-blank, at most the configured characters.
+    pub title: String,
+    /// Description.
+    pub description: Option<String>,
+    /// Type.
+    pub asset_type: AssetType,
+    /// Absolute http(s) URL, for link, external_video and git.
+    pub external_url: Option<String>,
+    /// Embeddable address derived from `external_url`, for external_video.
+    pub video_embed: Option<String>,
+    /// Whether the asset may be shared without a key.
+    pub is_public: bool,
+    /// Relative path in the file store, for file-based types.
+    pub file_path: Option<String>,
+}
+
+/// A validated library document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LibraryDoc {
+    /// Title.
+    pub title: String,
+    /// Slug given by the user, if any.
+    pub slug: Option<String>,
+    /// Description.
+    pub description: Option<String>,
+    /// Workspace.
+    pub workspace_id: Option<String>,
+    /// Cover image path.
+    pub cover_image_path: Option<String>,
+    /// Cover overlay colour, `#RGB` or `#RRGGBB`.
+    pub cover_overlay_color: Option<String>,
+    /// Cover overlay opacity, 0.0 to 1.0.
+    pub cover_overlay_opacity: Option<f64>,
+    /// Default true.
+    pub show_asset_count: bool,
+    /// Default true.
+    pub allow_individual_downloads: bool,
+    /// Default false.
+    pub allow_bulk_download: bool,
+    /// Default false.
+    pub is_paid: bool,
+    /// Above 0; required when paid.
+    pub price: Option<f64>,
+    /// Three upper-case letters, default `USD`.
+    pub currency: String,
+    /// Default true.
+    pub published: bool,
+    /// Sections in page order.
+    pub sections: Vec<SectionDoc>,
+    /// Unsectioned entries in page order.
+    pub unsectioned_assets: Vec<EntryDoc>,
+}
+
+impl LibraryDoc {
+    /// Every entry of the document, sectioned ones first, in page order.
+    pub fn entries(&self) -> impl Iterator<Item = &EntryDoc> {
+        self.sections
+            .iter()
+            .flat_map(|s| s.assets.iter())
+            .chain(self.unsectioned_assets.iter())
+    }
+}
+
+/// A validated section of a library document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionDoc {
+    /// Given id, if any (else a new one is made).
+    pub id: Option<Uuid>,
+    /// Heading.
+    pub title: String,
+    /// Description.
+    pub description: Option<String>,
+    /// Default false.
+    pub collapsed_by_default: bool,
+    /// Entries in order.
+    pub assets: Vec<EntryDoc>,
+}
+
+/// A validated entry of a library document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryDoc {
+    /// The asset placed.
+    pub asset_id: Uuid,
+    /// Per-library title.
+    pub title: Option<String>,
+    /// Per-library description.
+    pub description: Option<String>,
+    /// Path of its `asset_id` in the document, for errors found later (missing asset, type).
+    pub path: String,
+}
+
+/// Parses a path id (`asset_id` or `library_id`): a UUID, else 400 naming `field`.
+pub fn parse_id(field: &'static str, raw: &str) -> Result<Uuid, ApiError> {
+    // Accept only the hyphenated form users see in responses, in either case.
+    if raw.len() == 36 {
+        if let Ok(id) = Uuid::try_parse(raw) {
+            return Ok(id);
+        }
+    }
+    Err(ApiError::validation(field, format!("{field} must be a UUID")))
+}
+
+/// Makes a slug from a title: transliterated to ASCII, lower case, words joined by hyphens,
+/// at most [`MAX_SLUG_LEN`] bytes; `fallback` when nothing is left.
+pub fn slug_from_title(title: &str, fallback: &str) -> String {
+    let mut slug = slug::slugify(title);
+    if slug.len() > MAX_SLUG_LEN {
+        // slugify output is ASCII, so any byte index is a char boundary.
+        slug.truncate(MAX_SLUG_LEN);
+        let trimmed = slug.trim_end_matches('-').len();
+        slug.truncate(trimmed);
+    }
+    if slug.is_empty() {
+        fallback.to_owned()
+    } else {
+        slug
+    }
+}
+
+/// Whether `s` is a well-formed slug: lower-case ASCII letters and digits in words joined by
+/// single hyphens.
+pub fn is_slug(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= MAX_GIVEN_SLUG_LEN
+        && s.split('-')
+            .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}
+
+/// Checks a `file_path` without touching a file system: a non-empty relative path inside the
+/// file store, with no `..`, `.` or empty segments, no control characters, no drive letters,
+/// and no percent-encoded form of those.
+pub fn check_file_path(path: &str) -> Result<(), ApiError> {
+    let err = |m: &str| ApiError::validation("file_path", format!("file_path {m}"));
+    if path.is_empty() {
+        return Err(err("must not be empty"));
+    }
+    if path.chars().count() > MAX_SHORT_TEXT {
+        return Err(err(&format!("must be at most {MAX_SHORT_TEXT} characters")));
+    }
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    for p in [path, decoded.as_ref()] {
+        if p.chars().any(char::is_control) {
+            return Err(err("must not contain control characters"));
+        }
+        let b = p.as_bytes();
+        if b.first().is_some_and(|c| *c == b'/' || *c == b'\\')
+            || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
+        {
+            return Err(err("must be a relative path inside the file store"));
+        }
+        for segment in p.split(['/', '\\']) {
+            if segment == ".." {
+                return Err(err("must not contain '..' segments"));
+            }
+            if segment.is_empty() || segment == "." {
+                return Err(err("must not contain empty or '.' segments"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `url` is an absolute http(s) URL with a host.
+pub fn check_http_url(field: &str, url: &str) -> Result<url::Url, ApiError> {
+    let bad = || ApiError::validation(field, format!("{field} must be an absolute http(s) URL"));
+    if url.chars().count() > MAX_SHORT_TEXT {
+        return Err(ApiError::validation(
+            field,
+            format!("{field} must be at most {MAX_SHORT_TEXT} characters"),
+        ));
+    }
+    let parsed = url::Url::parse(url).map_err(|_| bad())?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none_or(str::is_empty)
+    {
+        return Err(bad());
+    }
+    Ok(parsed)
+}
+
+/// Parses a JSON body into its top-level object.
+pub fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::validation("body", format!("Request body is not valid JSON: {e}")))?;
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(ApiError::validation("body", "Request body must be a JSON object")),
+    }
+}
+
+/// Typed access to the fields of one JSON object, naming each by its full path.
+struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    prefix: String,
+}
+
+impl<'a> Fields<'a> {
+    fn new(map: &'a Map<String, Value>, prefix: impl Into<String>) -> Self {
+        Fields {
+            map,
+            prefix: prefix.into(),
+        }
+    }
+
+    fn path(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    fn type_error(&self, name: &str, what: &str) -> ApiError {
+        let path = self.path(name);
+        ApiError::validation(&path, format!("{path} must be {what}"))
+    }
+
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    fn opt_str(&self, name: &str) -> Result<Option<&'a str>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(self.type_error(name, "a string")),
+        }
+    }
+
+    fn req_str(&self, name: &str) -> Result<&'a str, ApiError> {
+        self.opt_str(name)?.ok_or_else(|| {
+            let path = self.path(name);
+            ApiError::validation(&path, format!("{path} is required"))
+        })
+    }
+
+    fn opt_text(&self, name: &str, max_chars: usize) -> Result<Option<String>, ApiError> {
+        match self.opt_str(name)? {
+            Some(s) if s.chars().count() > max_chars => {
+                let path = self.path(name);
+                Err(ApiError::validation(
+                    &path,
+                    format!("{path} must be at most {max_chars} characters"),
+                ))
+            }
+            other => Ok(other.map(str::to_owned)),
+        }
+    }
+
+    fn opt_bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(self.type_error(name, "a boolean")),
+        }
+    }
+
+    fn opt_number(&self, name: &str) -> Result<Option<f64>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Number(n)) => n
+                .as_f64()
+                .filter(|f| f.is_finite())
+                .map(Some)
+                .ok_or_else(|| self.type_error(name, "a finite number")),
+            Some(_) => Err(self.type_error(name, "a number")),
+        }
+    }
+
+    fn opt_array(&self, name: &str) -> Result<&'a [Value], ApiError> {
+        match self.get(name) {
+            None => Ok(&[]),
+            Some(Value::Array(a)) => Ok(a),
+            Some(_) => Err(self.type_error(name, "an array")),
+        }
+    }
+
+    /// A required, non-blank title of at most `max` characters.
+    fn title(&self, name: &str, max: usize) -> Result<String, ApiError> {
+        let title = self.req_str(name)?;
+        check_title(&self.path(name), title, max)?;
+        Ok(title.to_owned())
+    }
+
+    /// An optional override title: when given, non-blank and at most `max` characters.
+    fn opt_title(&self, name: &str, max: usize) -> Result<Option<String>, ApiError> {
+        let Some(title) = self.opt_str(name)? else {
+            return Ok(None);
+        };
+        check_title(&self.path(name), title, max)?;
+        Ok(Some(title.to_owned()))
+    }
+}
+
+fn check_title(path: &str, title: &str, max: usize) -> Result<(), ApiError> {
+    if title.trim().is_empty() {
+        return Err(ApiError::validation(path, format!("{path} must not be blank")));
+    }
+    if title.chars().count() > max {
+        return Err(ApiError::validation(
+            path,
+            format!("{path} must be at most {max} characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, ApiError> {
+    value
+        .as_object()
+        .ok_or_else(|| ApiError::validation(path, format!("{path} must be an object")))
+}
+
+/// Validates a `POST /api/v1/assets` body.
+pub fn new_asset(body: &[u8], config: &Config) -> Result<NewAsset, ApiError> {
+    let map = json_object(body)?;
+    let f = Fields::new(&map, "");
+    let title = f.title("title", config.max_title_chars)?;
+    let description = f.opt_str("description")?.map(str::to_owned);
+    let asset_type = {
+        let raw = f.req_str("asset_type")?;
+        AssetType::parse(raw).ok_or_else(|| {
+            let names: Vec<&str> = AssetType::ALL.iter().map(|t| t.as_str()).collect();
+            ApiError::validation(
+                "asset_type",
+                format!("asset_type must be one of: {}", names.join(", ")),
+            )
+        })?
+    };
+    let external_url = match f.opt_str("external_url")? {
+        None if asset_type.requires_external_url() => {
+            return Err(ApiError::validation(
+                "external_url",
+                format!("external_url is required for {asset_type} assets"),
+            ));
+        }
+        None => None,
+        Some(_) if !asset_type.takes_external_url() => {
+            return Err(ApiError::validation(
+                "external_url",
+                "external_url is only accepted for link, external_video and git assets",
+            ));
+        }
+        Some(url) => Some(check_http_url("external_url", url)?),
+    };
+    let video_embed = match (&external_url, asset_type) {
+        (Some(url), AssetType::ExternalVideo) => Some(video_embed(url, config)?),
+        _ => None,
+    };
+    let is_public = f.opt_bool("is_public")?.unwrap_or(false);
+    let file_path = match f.opt_str("file_path")? {
+        None => None,
+        Some(_) if !asset_type.is_file_based() => {
+            return Err(ApiError::validation(
+                "file_path",
+                "file_path is only accepted for pdf, document, image, video and audio assets",
+            ));
+        }
+        Some(p) => {
+            check_file_path(p)?;
+            Some(p.to_owned())
+        }
+    };
+    Ok(NewAsset {
+        title,
+        description,
+        asset_type,
+        external_url: external_url.map(String::from),
+        video_embed,
+        is_public,
+        file_path,
+    })
+}
+
+/// Validates a library document (`PUT /api/v1/libraries/{id}`): every rule that needs no
+/// store. The caller still checks that each entry's asset exists and may be placed.
+pub fn library_doc(body: &[u8], config: &Config) -> Result<LibraryDoc, ApiError> {
+    let map = json_object(body)?;
+    let f = Fields::new(&map, "");
+    let max = config.max_title_chars;
+    let title = f.title("title", max)?;
+    let slug = match f.opt_str("slug")? {
+        Some(s) if !is_slug(s) => {
+            return Err(ApiError::validation(
+                "slug",
+                format!(
+                    "slug must be lower-case letters and digits joined by single hyphens, \
+                     at most {MAX_GIVEN_SLUG_LEN} characters"
+                ),
+            ));
+        }
+        other => other.map(str::to_owned),
+    };
+    let description = f.opt_str("description")?.map(str::to_owned);
+    let workspace_id = f.opt_text("workspace_id", MAX_SHORT_TEXT)?;
+    if workspace_id.as_deref().is_some_and(|w| w.trim().is_empty()) {
+        return Err(ApiError::validation("workspace_id", "workspace_id must not be blank"));
+    }
+    let cover_image_path = f.opt_text("cover_image_path", MAX_SHORT_TEXT)?;
+    let cover_overlay_color = f.opt_str("cover_overlay_color")?.map(str::to_owned);
+    if let Some(c) = &cover_overlay_color {
+        let hex = c.strip_prefix('#').unwrap_or("");
+        if !(c.starts_with('#')
+            && matches!(hex.len(), 3 | 6)
+            && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            return Err(ApiError::validation(
+                "cover_overlay_color",
+                "cover_overlay_color must be a hex colour: #RGB or #RRGGBB",
+            ));
+        }
+    }
+    let cover_overlay_opacity = f.opt_number("cover_overlay_opacity")?;
+    if cover_overlay_opacity.is_some_and(|o| !(0.0..=1.0).contains(&o)) {
+        return Err(ApiError::validation(
+            "cover_overlay_opacity",
+            "cover_overlay_opacity must be between 0.0 and 1.0",
+        ));
+    }
+    let is_paid = f.opt_bool("is_paid")?.unwrap_or(false);
+    let price = f.opt_number("price")?;
+    match price {
+        Some(p) if p <= 0.0 => {
+            return Err(ApiError::validation("price", "price must be above 0"));
+        }
+        None if is_paid => {
+            return Err(ApiError::validation("price", "price is required for a paid library"));
+        }
+        _ => {}
+    }
+    let currency = f.opt_str("currency")?.unwrap_or("USD").to_owned();
+    if !(currency.len() == 3 && currency.bytes().all(|b| b.is_ascii_uppercase())) {
+        return Err(ApiError::validation(
+            "currency",
+            "currency must be three upper-case letters, e.g. USD",
+        ));
+    }
+
+    let mut seen_assets = std::collections::HashSet::new();
+    let mut seen_sections = std::collections::HashSet::new();
+    let mut entries = |list: &[Value], prefix: &str| -> Result<Vec<EntryDoc>, ApiError> {
+        let mut out = Vec::with_capacity(list.len());
+        for (i, value) in list.iter().enumerate() {
+            let at = format!("{prefix}[{i}]");
+            let ef = Fields::new(object(value, &at)?, format!("{at}."));
+            let id_path = ef.path("asset_id");
+            let asset_id = Uuid::try_parse(ef.req_str("asset_id")?).map_err(|_| {
+                ApiError::validation(&id_path, format!("{id_path} must be a UUID"))
+            })?;
+            if !seen_assets.insert(asset_id) {
+                return Err(ApiError::validation(
+                    &id_path,
+                    format!("asset {asset_id} appears more than once in the library"),
+                ));
+            }
+            out.push(EntryDoc {
+                asset_id,
+                title: ef.opt_title("title", max)?,
+                description: ef.opt_str("description")?.map(str::to_owned),
+                path: id_path,
+            });
+        }
+        Ok(out)
+    };
+
+    let mut sections = Vec::new();
+    for (i, value) in f.opt_array("sections")?.iter().enumerate() {
+        let at = format!("sections[{i}]");
+        let sf = Fields::new(object(value, &at)?, format!("{at}."));
+        let id = match sf.opt_str("id")? {
+            None => None,
+            Some(raw) => {
+                let path = sf.path("id");
+                let id = Uuid::try_parse(raw)
+                    .map_err(|_| ApiError::validation(&path, format!("{path} must be a UUID")))?;
+                if !seen_sections.insert(id) {
+                    return Err(ApiError::validation(
+                        &path,
+                        format!("section id {id} appears more than once"),
+                    ));
+                }
+                Some(id)
+            }
+        };
+        sections.push(SectionDoc {
+            id,
+            title: sf.title("title", max)?,
+            description: sf.opt_str("description")?.map(str::to_owned),
+            collapsed_by_default: sf.opt_bool("collapsed_by_default")?.unwrap_or(false),
+            assets: entries(sf.opt_array("assets")?, &sf.path("assets"))?,
+        });
+    }
+    let unsectioned_assets = entries(f.opt_array("unsectioned_assets")?, "unsectioned_assets")?;
+
+    Ok(LibraryDoc {
+        title,
+        slug,
+        description,
+        workspace_id,
+        cover_image_path,
+        cover_overlay_color,
+        cover_overlay_opacity,
+        show_asset_count: f.opt_bool("show_asset_count")?.unwrap_or(true),
+        allow_individual_downloads: f.opt_bool("allow_individual_downloads")?.unwrap_or(true),
+        allow_bulk_download: f.opt_bool("allow_bulk_download")?.unwrap_or(false),
+        is_paid,
+        price,
+        currency,
+        published: f.opt_bool("published")?.unwrap_or(true),
+        sections,
+        unsectioned_assets,
+    })
+}
+
+#[cfg(test)]
+#[path = "validate_test.rs"]
+mod tests;
