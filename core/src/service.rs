@@ -80,7 +80,10 @@ pub struct Route {
 pub const ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/assets",
-        methods: &[("GET", Operation::ListAssets), ("POST", Operation::CreateAsset)],
+        methods: &[
+            ("GET", Operation::ListAssets),
+            ("POST", Operation::CreateAsset),
+        ],
         allow: "GET, HEAD, POST",
     },
     Route {
@@ -212,7 +215,12 @@ fn is_json_media_type(content_type: Option<&[u8]>) -> bool {
     let Some(ct) = content_type.and_then(|c| std::str::from_utf8(c).ok()) else {
         return false;
     };
-    let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     essence == "application/json"
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }

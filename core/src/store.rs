@@ -8,9 +8,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreError;
-use crate::model::{
-    ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome,
-};
+use crate::model::{ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome};
 use crate::query::{AssetQuery, LibraryQuery};
 
 /// A storage backend for assets, libraries and API keys.
@@ -59,8 +57,10 @@ pub trait Store: Send + Sync + 'static {
     /// One page of published libraries (optionally of one workspace), newest `published_at`
     /// first, then by id descending, with each library's count of published assets; and the
     /// number of such libraries in all.
-    async fn list_libraries(&self, query: &LibraryQuery)
-    -> Result<Page<LibrarySummary>, StoreError>;
+    async fn list_libraries(
+        &self,
+        query: &LibraryQuery,
+    ) -> Result<Page<LibrarySummary>, StoreError>;
 
     /// The library with this id (published or not), its sections, and its entries joined with
     /// their assets' fields, in one call. Entries whose asset no longer exists are left out.
