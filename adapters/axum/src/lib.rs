@@ -1,1 +1,48 @@
-//! placeholder
+//! # assetlib-axum
+//!
+//! Mounts the Digital Assets and Libraries API of [`assetlib_core`] on an
+//! [axum](https://docs.rs/axum/0.8) [`Router`](axum::Router).
+//!
+//! [`router`] registers every route of [`assetlib_core::ROUTES`] and hands each request's raw
+//! parts to [`Service::handle`](assetlib_core::Service::handle); [`ApiResponse`] copies core's
+//! [`Reply`](assetlib_core::Reply) into an axum response. Nothing else happens here: every
+//! status code, error body, header rule, scope and validation is core's, so this adapter and
+//! any other answer every request alike. `adapters/README.md` states the contract.
+//!
+//! ```
+//! use assetlib_core::{Config, MemoryStore, Service};
+//!
+//! let service = Service::new(MemoryStore::new(), Config::default());
+//! let app: axum::Router = axum::Router::new()
+//!     .route("/", axum::routing::get(|| async { "my own page" }))
+//!     .merge(assetlib_axum::router(service));
+//! # let _ = app;
+//! ```
+//!
+//! Serving it (`router` returns a `Router<S>` for any state, so it also merges into an app
+//! that has its own state, or nests under a prefix):
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! # let service = assetlib_core::Service::new(
+//! #     assetlib_core::MemoryStore::new(), assetlib_core::Config::default());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(listener, assetlib_axum::router(service)).await
+//! # }
+//! ```
+//!
+//! ## What the router answers
+//! | request | answer |
+//! |---|---|
+//! | a route of [`ROUTES`](assetlib_core::ROUTES) with one of its methods | [`Service::handle`](assetlib_core::Service::handle) |
+//! | a route with another method | [`method_not_allowed`](assetlib_core::service::method_not_allowed) (JSON 405 with `Allow`) |
+//! | any other path under `/api/v1` | [`route_not_found`](assetlib_core::service::route_not_found) (JSON 404) |
+//! | anything else | not matched: the fallback of the app it is merged into |
+//!
+//! `HEAD` is answered like `GET`, without the body.
+
+mod response;
+mod routes;
+
+pub use response::ApiResponse;
+pub use routes::router;
