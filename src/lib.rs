@@ -1,1 +1,62 @@
-//! placeholder
+//! # assetlib
+//!
+//! The Digital Assets and Libraries API for Rust web apps: assets (files and links) and
+//! published libraries of them, behind bearer API keys with scopes, under `/api/v1`. Mount it
+//! in an existing app with a few lines, or run the ready server (`examples/server.rs`).
+//!
+//! ```no_run
+//! # #[cfg(all(feature = "axum", feature = "sled"))]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = assetlib::sled::SledStore::open("data")?;
+//! let service = assetlib::Service::new(store, assetlib::Config::default());
+//! let app = axum::Router::new().merge(assetlib::axum::router(service));
+//! # let _: axum::Router = app;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(all(feature = "axum", feature = "sled")))]
+//! # fn main() {}
+//! ```
+//!
+//! Everything that decides an answer — parsing, validation, scopes, pagination, library
+//! trees, every status code and error body — lives in the core, re-exported here
+//! ([`Service`], [`Config`], [`Store`], [`MemoryStore`], ...). Adapters only translate HTTP
+//! for one framework; stores only keep records.
+//!
+//! The [`Service`] also works without any web framework:
+//!
+//! ```
+//! use assetlib::{Config, MemoryStore, Operation, RawRequest, Scope, Service};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let service = Service::new(MemoryStore::new(), Config::default());
+//! let (_, key) = service.create_key("docs", vec![Scope::ReadLibraries], None).await?;
+//! let auth = format!("Bearer {key}");
+//! let reply = service
+//!     .handle(Operation::ListLibraries, None, RawRequest {
+//!         authorization: Some(auth.as_bytes()),
+//!         ..RawRequest::default()
+//!     })
+//!     .await;
+//! assert_eq!(reply.status, 200);
+//! # Ok::<(), assetlib::ApiError>(())
+//! # }).unwrap();
+//! ```
+//!
+//! ## Features
+//! | feature | what it adds |
+//! |---|---|
+//! | `axum` | [`axum`](mod@crate::axum): `assetlib::axum::router(service)`, the API as an axum 0.8 `Router` (crate `assetlib-axum`) |
+//! | `sled` | [`sled`](mod@crate::sled): `assetlib::sled::SledStore`, an embedded, durable store in one directory (crate `assetlib-sled`) |
+//!
+//! None is on by default. The ready server needs `axum` and `sled`:
+//! `cargo run --release --example server --features axum,sled -- serve --demo`.
+
+pub use assetlib_core::*;
+
+/// The axum adapter (crate `assetlib-axum`).
+#[cfg(feature = "axum")]
+pub use assetlib_axum as axum;
+
+/// The sled store (crate `assetlib-sled`).
+#[cfg(feature = "sled")]
+pub use assetlib_sled as sled;

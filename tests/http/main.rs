@@ -1,1 +1,84 @@
-fn main() {}
+//! The black-box HTTP suite: every endpoint and every contract decision of DESIGN.md §3, over a
+//! real TCP listener on 127.0.0.1 and a real HTTP client.
+//!
+//! Each case is a `pub(crate) async fn case<H: Harness>()` in one of the modules below; it
+//! starts a fresh store and server through the harness `H`, so the same cases run unchanged
+//! against every adapter. `cases!` lists them once; `suite!` runs the list against one
+//! harness. A new adapter adds a file under `harness/` and one `cases!(suite!(...))` line.
+//!
+//! Run: `cargo test --test http --features axum,sled`.
+
+mod assets;
+mod auth;
+mod harness;
+mod libraries;
+mod library_writes;
+mod listing;
+mod routing;
+mod support;
+
+/// Every case of the suite, handed to `$then!` after its own arguments.
+macro_rules! cases {
+    ($then:ident ! ($($args:tt)*)) => {
+        $then!($($args)* [
+            auth::every_operation_without_a_key_is_401_with_www_authenticate,
+            auth::malformed_unknown_revoked_and_expired_keys_are_401,
+            auth::the_bearer_scheme_is_case_insensitive,
+            auth::every_operation_without_its_scope_is_403_naming_it,
+            auth::checks_run_in_order_401_then_403_then_400,
+            auth::body_checks_come_after_the_key_and_the_scope,
+            assets::create_answers_201_with_location_and_the_asset,
+            assets::every_type_has_every_field_and_only_its_extras,
+            assets::external_videos_get_an_embed_address,
+            assets::create_validation_names_each_field,
+            assets::titles_count_characters_not_bytes,
+            assets::null_optional_fields_and_unknown_fields_are_accepted,
+            assets::create_needs_a_json_content_type,
+            assets::get_one_asset_404_and_bad_id,
+            assets::drafts_are_hidden_from_reads_and_lists,
+            listing::list_defaults_and_envelope,
+            listing::filter_by_type_and_search,
+            listing::sort_by_title_ignores_case_and_orders_both_ways,
+            listing::bad_list_parameters_name_the_parameter,
+            listing::per_page_is_clamped_and_reported,
+            listing::page_past_the_end_is_empty,
+            listing::walking_pages_over_tied_assets_never_repeats_or_misses,
+            libraries::list_shows_published_libraries_newest_first_with_counts,
+            libraries::list_pagination_clamping_and_workspace_filter,
+            libraries::detail_without_assets_has_section_counts,
+            libraries::detail_with_assets_in_display_order_with_overrides,
+            libraries::detail_leaves_out_unpublished_assets,
+            libraries::detail_404s_and_bad_ids,
+            libraries::unpublished_libraries_are_hidden,
+            libraries::concurrent_detail_reads_count_every_view,
+            library_writes::put_creates_201_then_replaces_200,
+            library_writes::put_replace_keeps_counters_and_dates,
+            library_writes::put_validation_names_the_path,
+            library_writes::put_checks_the_assets_it_places,
+            library_writes::slugs_are_unique_among_libraries,
+            library_writes::delete_answers_204_then_404,
+            routing::unknown_routes_are_json_404,
+            routing::wrong_methods_are_json_405_with_allow,
+            routing::oversized_bodies_are_413,
+            routing::oversized_chunked_bodies_are_413,
+            routing::declared_oversized_bodies_are_refused_before_they_are_sent,
+            routing::head_answers_like_get_without_a_body,
+        ]);
+    };
+}
+
+/// Runs `cases` against `$harness` as tests of module `$name`.
+macro_rules! suite {
+    ($harness:ty => $name:ident [$($module:ident :: $case:ident),* $(,)?]) => {
+        mod $name {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    crate::$module::$case::<$harness>().await;
+                }
+            )*
+        }
+    };
+}
+
+cases!(suite!(crate::harness::axum::Axum => axum));

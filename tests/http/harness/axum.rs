@@ -1,0 +1,30 @@
+//! The axum adapter under the suite.
+
+use assetlib::Service;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use super::{Harness, Server};
+
+/// `assetlib::axum::router` served by `axum::serve`.
+pub(crate) struct Axum;
+
+impl Harness for Axum {
+    async fn spawn(service: Service) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let (tx, rx) = oneshot::channel::<()>();
+        let app: axum::Router = assetlib::axum::router(service);
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await
+                .expect("axum server");
+        });
+        Server::new(format!("http://{addr}"), tx)
+    }
+}

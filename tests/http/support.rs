@@ -1,0 +1,283 @@
+//! What every case uses: a fresh store and server, keys, an HTTP client, and helpers that
+//! send requests and decode answers.
+
+use std::sync::Arc;
+
+use assetlib::{Asset, AssetType, Config, Scope, Service, Store};
+use chrono::{DateTime, Utc};
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::harness::{Harness, Server};
+
+/// One case's world: a fresh store, the adapter serving it, and a key with every scope.
+pub(crate) struct Ctx {
+    pub(crate) service: Service,
+    pub(crate) client: reqwest::Client,
+    /// A key with every scope.
+    pub(crate) admin: String,
+    server: Server,
+    _dir: tempfile::TempDir,
+}
+
+/// A fresh store in its own directory (removed with the guard).
+fn fresh_store() -> (Arc<dyn Store>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    (Arc::new(assetlib::MemoryStore::new()), dir)
+}
+
+impl Ctx {
+    /// A world with the default configuration.
+    pub(crate) async fn start<H: Harness>() -> Ctx {
+        Self::with_config::<H>(Config::default()).await
+    }
+
+    /// A world with `config`.
+    pub(crate) async fn with_config<H: Harness>(config: Config) -> Ctx {
+        let (store, dir) = fresh_store();
+        let service = Service::from_arc(store, config);
+        let (_, admin) = service
+            .create_key("admin", Scope::ALL.to_vec(), None)
+            .await
+            .expect("create key");
+        let server = H::spawn(service.clone()).await;
+        Ctx {
+            service,
+            client: reqwest::Client::new(),
+            admin,
+            server,
+            _dir: dir,
+        }
+    }
+
+    /// The store behind the server.
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        self.service.store()
+    }
+
+    /// The server's base URL.
+    pub(crate) fn base_url(&self) -> &str {
+        &self.server.base_url
+    }
+
+    /// A new key with `scopes`.
+    pub(crate) async fn key(&self, scopes: &[Scope]) -> String {
+        self.service
+            .create_key("case", scopes.to_vec(), None)
+            .await
+            .expect("create key")
+            .1
+    }
+
+    /// A new key with every scope but `missing`.
+    pub(crate) async fn key_without(&self, missing: Scope) -> String {
+        let scopes: Vec<Scope> = Scope::ALL.into_iter().filter(|s| *s != missing).collect();
+        self.key(&scopes).await
+    }
+
+    /// Starts a request to `path` (relative to the base URL), with `key` as a bearer key.
+    pub(crate) fn request(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        let r = self
+            .client
+            .request(method, format!("{}{path}", self.base_url()));
+        match key {
+            Some(k) => r.bearer_auth(k),
+            None => r,
+        }
+    }
+
+    /// `GET path` with the admin key.
+    pub(crate) async fn get(&self, path: &str) -> Resp {
+        Resp::from(self.request(Method::GET, path, Some(&self.admin))).await
+    }
+
+    /// `GET path` with `key`.
+    pub(crate) async fn get_as(&self, path: &str, key: Option<&str>) -> Resp {
+        Resp::from(self.request(Method::GET, path, key)).await
+    }
+
+    /// Sends `body` as JSON (`Content-Type: application/json`) with `method` and `key`.
+    pub(crate) async fn send_json(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: &Value,
+    ) -> Resp {
+        let r = self
+            .request(method, path, key)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        Resp::from(r).await
+    }
+
+    /// `POST /api/v1/assets` with the admin key.
+    pub(crate) async fn post_asset(&self, body: &Value) -> Resp {
+        self.send_json(Method::POST, "/api/v1/assets", Some(&self.admin), body)
+            .await
+    }
+
+    /// Creates an asset through the API and returns its `data`.
+    pub(crate) async fn create_asset(&self, body: Value) -> Value {
+        let r = self.post_asset(&body).await;
+        assert_eq!(r.status, 201, "create {body}: {}", r.json);
+        r.json["data"].clone()
+    }
+
+    /// Creates a published asset of `asset_type` titled `title` and returns its id.
+    pub(crate) async fn asset_id(&self, title: &str, asset_type: &str) -> String {
+        let mut body = json!({"title": title, "asset_type": asset_type});
+        if matches!(asset_type, "link" | "external_video") {
+            body["external_url"] = json!("https://www.youtube.com/watch?v=dQw4w9WgXcQ");
+        }
+        id_of(&self.create_asset(body).await)
+    }
+
+    /// Stores `asset` directly (for states the API cannot make: tied timestamps, drafts,
+    /// thumbnails).
+    pub(crate) async fn insert(&self, asset: Asset) -> Asset {
+        self.store()
+            .insert_asset(asset)
+            .await
+            .expect("insert asset")
+    }
+
+    /// `PUT /api/v1/libraries/{id}` with the admin key.
+    pub(crate) async fn put_library(&self, id: &str, doc: &Value) -> Resp {
+        let path = format!("/api/v1/libraries/{id}");
+        self.send_json(Method::PUT, &path, Some(&self.admin), doc)
+            .await
+    }
+}
+
+/// An asset record as the API would make it, for [`Ctx::insert`].
+pub(crate) fn asset(title: &str, asset_type: AssetType, at: DateTime<Utc>) -> Asset {
+    Asset {
+        id: Uuid::new_v4(),
+        title: title.to_owned(),
+        slug: assetlib::validate::slug_from_title(title, "asset"),
+        description: None,
+        asset_type,
+        file_path: None,
+        file_size: None,
+        mime_type: None,
+        thumbnail_path: None,
+        page_count: None,
+        word_count: None,
+        width: None,
+        height: None,
+        external_url: None,
+        video_embed: None,
+        download_count: 0,
+        is_public: false,
+        published: true,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+/// A whole answer: status, headers, raw body and the body as JSON (`Null` when empty).
+#[derive(Debug)]
+pub(crate) struct Resp {
+    pub(crate) status: u16,
+    pub(crate) headers: HeaderMap,
+    pub(crate) raw: Vec<u8>,
+    pub(crate) json: Value,
+}
+
+impl Resp {
+    /// Sends the request and reads the whole answer.
+    pub(crate) async fn from(request: reqwest::RequestBuilder) -> Resp {
+        let response = request.send().await.expect("request");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let raw = response.bytes().await.expect("body").to_vec();
+        let json = if raw.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&raw).unwrap_or_else(|e| {
+                panic!(
+                    "{status} body is not JSON ({e}): {}",
+                    String::from_utf8_lossy(&raw)
+                )
+            })
+        };
+        Resp {
+            status,
+            headers,
+            raw,
+            json,
+        }
+    }
+
+    /// A header's value as text.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(name)
+            .map(|v| v.to_str().expect("header is text"))
+    }
+
+    /// Asserts the status and the whole JSON body, and that the body is JSON.
+    #[track_caller]
+    pub(crate) fn assert(&self, status: u16, body: Value) {
+        assert_eq!((self.status, &self.json), (status, &body), "whole answer");
+        assert_eq!(self.header("content-type"), Some("application/json"));
+    }
+
+    /// Asserts a 400 naming `field` with `message`.
+    #[track_caller]
+    pub(crate) fn assert_invalid(&self, field: &str, message: &str) {
+        self.assert(
+            400,
+            json!({"error": "Validation error", "message": message, "field": field}),
+        );
+    }
+}
+
+/// The `id` of a JSON object.
+pub(crate) fn id_of(v: &Value) -> String {
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_owned()
+}
+
+/// The `id`s of a JSON array of objects.
+pub(crate) fn ids(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(id_of)
+        .collect()
+}
+
+/// The keys of a JSON object, sorted.
+pub(crate) fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().expect("object").keys().cloned().collect();
+    k.sort();
+    k
+}
+
+/// Every operation with a path and a body that passes validation when the ids exist.
+pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
+    vec![
+        (Method::GET, "/api/v1/assets", Scope::ReadAssets),
+        (Method::GET, "/api/v1/assets/{id}", Scope::ReadAssets),
+        (Method::POST, "/api/v1/assets", Scope::WriteAssets),
+        (Method::GET, "/api/v1/libraries", Scope::ReadLibraries),
+        (Method::GET, "/api/v1/libraries/{id}", Scope::ReadLibraries),
+        (Method::PUT, "/api/v1/libraries/{id}", Scope::WriteLibraries),
+        (
+            Method::DELETE,
+            "/api/v1/libraries/{id}",
+            Scope::WriteLibraries,
+        ),
+    ]
+}
