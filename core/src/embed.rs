@@ -294,8 +294,10 @@ mod tests {
     fn dailymotion_needs_a_player_id() {
         let e = embed("https://www.dailymotion.com/video/x8abc12").unwrap_err();
         assert!(e.message().contains("player id"), "{e}");
-        let mut config = Config::default();
-        config.dailymotion_player_id = Some("xplay".into());
+        let config = Config {
+            dailymotion_player_id: Some("xplay".into()),
+            ..Config::default()
+        };
         let want = "https://geo.dailymotion.com/player/xplay.html?video=x8abc12";
         for u in [
             "https://www.dailymotion.com/video/x8abc12",

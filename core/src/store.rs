@@ -19,14 +19,21 @@ use crate::query::{AssetQuery, LibraryQuery};
 /// returns success only once the change is durable.
 ///
 /// # Implementing a Store
-/// Implement every method as documented, then run the conformance suite from a test:
+/// Implement every method as documented, then run the conformance suite (feature `testing`)
+/// from a test, with a fresh store per case:
 ///
-/// ```ignore
-/// #[tokio::test(flavor = "multi_thread")]
+/// ```text
+/// #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 /// async fn conformance() {
-///     assetlib_core::testing::run_all(|| async { (MyStore::new_temp(), ()) }).await;
+///     assetlib_core::testing::run_all(|| async {
+///         let dir = tempfile::tempdir().unwrap();
+///         (MyStore::open(dir.path()).unwrap(), dir)
+///     })
+///     .await;
 /// }
 /// ```
+///
+/// Keep the methods small and exact; conveniences belong in [`crate::Service`].
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// One page of published assets matching `query`, and the number of published assets

@@ -1,15 +1,12 @@
 //! The store conformance suite: every sentence of the [`Store`] docs, as checks any backend
 //! runs with one call.
 //!
-//! ```ignore
-//! #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-//! async fn conformance() {
-//!     assetlib_core::testing::run_all(|| async {
-//!         let dir = tempfile::tempdir().unwrap();
-//!         (MyStore::open(dir.path()).unwrap(), dir)
-//!     })
-//!     .await;
-//! }
+//! ```
+//! # tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap().block_on(async {
+//! // In a backend's tests the builder opens the backend in a fresh temporary directory and
+//! // returns the directory as the guard.
+//! assetlib_core::testing::run_all(|| async { (assetlib_core::MemoryStore::new(), ()) }).await;
+//! # });
 //! ```
 //!
 //! Each case gets a fresh store from the builder; the builder's second value (a guard such as

@@ -373,10 +373,10 @@ pub fn new_asset(body: &[u8], config: &Config) -> Result<NewAsset, ApiError> {
                 "external_url is only accepted for link, external_video and git assets",
             ));
         }
-        Some(url) => Some(check_http_url("external_url", url)?),
+        Some(raw) => Some((raw, check_http_url("external_url", raw)?)),
     };
     let video_embed = match (&external_url, asset_type) {
-        (Some(url), AssetType::ExternalVideo) => Some(video_embed(url, config)?),
+        (Some((_, url)), AssetType::ExternalVideo) => Some(video_embed(url, config)?),
         _ => None,
     };
     let is_public = f.opt_bool("is_public")?.unwrap_or(false);
@@ -397,7 +397,7 @@ pub fn new_asset(body: &[u8], config: &Config) -> Result<NewAsset, ApiError> {
         title,
         description,
         asset_type,
-        external_url: external_url.map(String::from),
+        external_url: external_url.map(|(raw, _)| raw.to_owned()),
         video_embed,
         is_public,
         file_path,
