@@ -62,6 +62,7 @@ macro_rules! cases {
             routing::oversized_bodies_are_413,
             routing::oversized_chunked_bodies_are_413,
             routing::declared_oversized_bodies_are_refused_before_they_are_sent,
+            routing::bodies_cut_short_are_400,
             routing::head_answers_like_get_without_a_body,
         ]);
     };

@@ -1,7 +1,7 @@
 //! [`router`]: every route of [`ROUTES`], each request's raw parts handed to core.
 
 use assetlib_core::service::{API_PREFIX, method_not_allowed, route_not_found};
-use assetlib_core::{ApiError, Body as CoreBody, Operation, ROUTES, RawRequest, Route, Service};
+use assetlib_core::{Body as CoreBody, Operation, ROUTES, RawRequest, Route, Service};
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody as _};
 use axum::extract::rejection::RawPathParamsRejection;
@@ -84,35 +84,34 @@ async fn handle(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResponse {
-    let bytes = if op.takes_json_body() {
-        match read_body(body, service.config().max_json_body).await {
-            Ok(bytes) => bytes,
-            Err(e) => return ApiResponse(ApiError::internal(e).into_reply()),
-        }
+    let read = if op.takes_json_body() {
+        read_body(body, service.config().max_json_body).await
     } else {
-        Some(Bytes::new())
+        Ok(Bytes::new())
     };
     let header = |name| headers.get(name).map(HeaderValue::as_bytes);
     let request = RawRequest {
         authorization: header(AUTHORIZATION),
         content_type: header(CONTENT_TYPE),
         query: query.as_deref(),
-        body: bytes
-            .as_deref()
-            .map_or(CoreBody::TooLarge, CoreBody::Complete),
+        body: match &read {
+            Ok(bytes) => CoreBody::Complete(bytes),
+            Err(unread) => *unread,
+        },
     };
     ApiResponse(service.handle(op, id.as_deref(), request).await)
 }
 
-/// Reads the whole body, or `None` as soon as it is known to exceed `limit`: at once when its
-/// `Content-Length` says so, else when the stream passes the limit.
-async fn read_body(body: Body, limit: usize) -> Result<Option<Bytes>, axum::BoxError> {
+/// Reads the whole body; else says why not: [`CoreBody::TooLarge`] as soon as it is known to
+/// exceed `limit` (at once when its `Content-Length` says so, else when the stream passes the
+/// limit), or [`CoreBody::Incomplete`] when the stream fails before its end.
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, CoreBody<'static>> {
     if body.size_hint().lower() > limit as u64 {
-        return Ok(None);
+        return Err(CoreBody::TooLarge);
     }
     match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(Some(collected.to_bytes())),
-        Err(e) if e.is::<LengthLimitError>() => Ok(None),
-        Err(e) => Err(e),
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<LengthLimitError>() => Err(CoreBody::TooLarge),
+        Err(_) => Err(CoreBody::Incomplete),
     }
 }
