@@ -1,0 +1,277 @@
+//! What the ready servers share besides HTTP: the command line, the `keys` commands, opening
+//! the data directory, the first key, the demo data, logging and the shutdown signal.
+//!
+//! Each server (`examples/server.rs` for axum) includes this file with
+//! `#[path = "common/mod.rs"] mod common;` and adds only its framework's serving loop.
+
+use std::error::Error;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use assetlib::{ApiKey, Config, Scope, Service, Store};
+use chrono::{Duration, Utc};
+use clap::{Args, Parser, Subcommand};
+use uuid::Uuid;
+
+pub(crate) mod demo;
+
+/// A boxed error with a message for the user.
+pub(crate) type BoxError = Box<dyn Error + Send + Sync + 'static>;
+
+/// The Digital Assets and Libraries API server.
+#[derive(Debug, Parser)]
+#[command(name = "server", version, args_conflicts_with_subcommands = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// `serve` is the default: its options work without the word `serve`.
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+impl Cli {
+    /// The command to run (`serve` when none is named).
+    pub(crate) fn command(self) -> Command {
+        self.command.unwrap_or(Command::Serve(self.serve))
+    }
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve the API (the default).
+    Serve(ServeArgs),
+    /// Manage API keys (stop the server first: it holds the data directory).
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+/// Where the data lives.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct DataArg {
+    /// The data directory (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "./assetlib-data")]
+    pub(crate) data: PathBuf,
+}
+
+/// Options of `serve`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) data: DataArg,
+    /// The address to listen on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub(crate) addr: SocketAddr,
+    /// Add sample assets and a published sample library (once).
+    #[arg(long)]
+    pub(crate) demo: bool,
+}
+
+/// The `keys` commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeysCommand {
+    /// Create a key; the key is printed alone on the last line of standard output.
+    Create {
+        /// Comma-separated scopes: read:assets, write:assets, read:libraries, write:libraries.
+        #[arg(long, value_name = "a,b", value_parser = parse_scopes)]
+        scopes: Scopes,
+        /// A name to tell keys apart.
+        #[arg(long, value_name = "N", default_value = "cli")]
+        name: String,
+        /// Days until the key stops working (default: never).
+        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..))]
+        expires_in_days: Option<u32>,
+        #[command(flatten)]
+        data: DataArg,
+    },
+    /// List every key (never the keys themselves: only their hashes are stored).
+    List {
+        #[command(flatten)]
+        data: DataArg,
+    },
+    /// Revoke a key by its id (as `keys list` shows it).
+    Revoke {
+        /// The key's id.
+        id: Uuid,
+        #[command(flatten)]
+        data: DataArg,
+    },
+}
+
+/// A parsed `--scopes` list.
+#[derive(Debug, Clone)]
+pub(crate) struct Scopes(pub(crate) Vec<Scope>);
+
+fn parse_scopes(list: &str) -> Result<Scopes, String> {
+    assetlib::auth::parse_scopes(list).map(Scopes)
+}
+
+/// The store's directory inside the data directory (files will live beside it).
+pub(crate) fn store_dir(data: &Path) -> PathBuf {
+    data.join("db")
+}
+
+/// A message for the user, shown instead of a cause's internals.
+#[derive(Debug)]
+pub(crate) struct UserError(pub(crate) String);
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Error for UserError {}
+
+/// Opens the store in `data` (creating the directory if needed) and a service over it.
+///
+/// Fails with a clear message when another process (a running server) holds the directory.
+pub(crate) fn open_service(data: &Path) -> Result<Service, BoxError> {
+    std::fs::create_dir_all(data).map_err(|e| {
+        UserError(format!(
+            "cannot create the data directory {}: {e}",
+            data.display()
+        ))
+    })?;
+    let store = open_store(data)?;
+    Ok(Service::from_arc(store, Config::default()))
+}
+
+// Until the sled store is available this keeps everything in memory.
+fn open_store(data: &Path) -> Result<Arc<dyn Store>, BoxError> {
+    let _ = store_dir(data);
+    Ok(Arc::new(assetlib::MemoryStore::new()))
+}
+
+/// On a store without keys, creates one with every scope and prints it, once.
+pub(crate) async fn ensure_first_key(service: &Service, addr: SocketAddr) -> Result<(), BoxError> {
+    if !service.list_keys().await?.is_empty() {
+        return Ok(());
+    }
+    let (record, key) = service
+        .create_key("admin", Scope::ALL.to_vec(), None)
+        .await?;
+    service.store().flush().await?;
+    let scopes: Vec<&str> = record.scopes.iter().map(|s| s.as_str()).collect();
+    println!();
+    println!(
+        "  No API keys yet: created one with every scope ({}).",
+        scopes.join(", ")
+    );
+    println!("  It is shown only this once. Keep it somewhere safe:");
+    println!();
+    println!("      {key}");
+    println!();
+    println!("  Try it:");
+    println!("      curl -H 'Authorization: Bearer {key}' http://{addr}/api/v1/assets");
+    println!();
+    Ok(())
+}
+
+/// Runs a `keys` command; what it prints goes to standard output.
+pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
+    match command {
+        KeysCommand::Create {
+            scopes,
+            name,
+            expires_in_days,
+            data,
+        } => {
+            let service = open_service(&data.data)?;
+            let expires_at = expires_in_days.map(|d| Utc::now() + Duration::days(i64::from(d)));
+            let (record, key) = service.create_key(&name, scopes.0, expires_at).await?;
+            service.store().flush().await?;
+            println!(
+                "Created key {} ({}): {}",
+                record.id,
+                record.name,
+                describe(&record)
+            );
+            println!("It is shown only this once:");
+            println!("{key}");
+        }
+        KeysCommand::List { data } => {
+            let service = open_service(&data.data)?;
+            let keys = service.list_keys().await?;
+            if keys.is_empty() {
+                println!("No keys.");
+            }
+            for key in keys {
+                println!("{}  {}  {}", key.id, key.name, describe(&key));
+            }
+        }
+        KeysCommand::Revoke { id, data } => {
+            let service = open_service(&data.data)?;
+            if !service.revoke_key(id).await? {
+                return Err(UserError(format!("no key has the id {id}")).into());
+            }
+            service.store().flush().await?;
+            println!("Revoked key {id}.");
+        }
+    }
+    Ok(())
+}
+
+/// Scopes, dates and state of a key, on one line.
+fn describe(key: &ApiKey) -> String {
+    let scopes: Vec<&str> = key.scopes.iter().map(|s| s.as_str()).collect();
+    let ts = |t: chrono::DateTime<Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+    let mut line = format!(
+        "scopes {}, created {}",
+        scopes.join(","),
+        ts(key.created_at)
+    );
+    if let Some(at) = key.expires_at {
+        line.push_str(&format!(", expires {}", ts(at)));
+    }
+    let state = match (key.revoked_at, key.expires_at) {
+        (Some(at), _) => format!("revoked {}", ts(at)),
+        (None, Some(at)) if at <= Utc::now() => "expired".to_owned(),
+        _ => "active".to_owned(),
+    };
+    format!("{line} [{state}]")
+}
+
+/// Structured logs on standard error, filtered by `RUST_LOG` (default `info`).
+pub(crate) fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+/// Resolves on Ctrl-C or (on Unix) SIGTERM.
+pub(crate) async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("Ctrl-C: shutting down"),
+        () = terminate => tracing::info!("SIGTERM: shutting down"),
+    }
+}
