@@ -425,7 +425,7 @@ pub(crate) async fn unpublished_libraries_are_hidden<H: Harness>() {
     );
     assert_eq!(
         ids(&ctx.get("/api/v1/libraries").await.json["libraries"]),
-        [id.clone()]
+        [id.as_str()]
     );
 
     // A library created as a draft is hidden from the start.

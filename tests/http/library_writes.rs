@@ -45,7 +45,7 @@ pub(crate) async fn put_creates_201_then_replaces_200<H: Harness>() {
         (&json!(true), &json!(12.0), &json!("GBP"))
     );
     assert_eq!(created["view_count"], 0);
-    assert_eq!(ids(&created["sections"][0]["assets"]), [pdf.clone()]);
+    assert_eq!(ids(&created["sections"][0]["assets"]), [pdf.as_str()]);
     assert!(created["published_at"].is_string());
     assert_eq!(
         ctx.get(&format!("/api/v1/libraries/{id}")).await.json["title"],
