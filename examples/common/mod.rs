@@ -82,8 +82,8 @@ pub(crate) enum KeysCommand {
         /// A name to tell keys apart.
         #[arg(long, value_name = "N", default_value = "cli")]
         name: String,
-        /// Days until the key stops working (default: never).
-        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..))]
+        /// Days until the key stops working, 1 to 36500 (default: never).
+        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=36_500))]
         expires_in_days: Option<u32>,
         #[command(flatten)]
         data: DataArg,
