@@ -45,8 +45,8 @@
 //! ## Features
 //! | feature | what it adds |
 //! |---|---|
-//! | `axum` | [`axum`](mod@crate::axum): `assetlib::axum::router(service)`, the API as an axum 0.8 `Router` (crate `assetlib-axum`) |
-//! | `sled` | [`sled`](mod@crate::sled): `assetlib::sled::SledStore`, an embedded, durable store in one directory (crate `assetlib-sled`) |
+//! | `axum` | `assetlib::axum::router(service)`, the API as an axum 0.8 `Router` (crate `assetlib-axum`) |
+//! | `sled` | `assetlib::sled::SledStore`, an embedded, durable store in one directory (crate `assetlib-sled`) |
 //!
 //! None is on by default. The ready server needs `axum` and `sled`:
 //! `cargo run --release --example server --features axum,sled -- serve --demo`.
