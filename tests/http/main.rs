@@ -62,7 +62,6 @@ macro_rules! cases {
             routing::wrong_methods_are_json_405_with_allow,
             routing::oversized_bodies_are_413,
             routing::oversized_chunked_bodies_are_413,
-            routing::declared_oversized_bodies_are_refused_before_they_are_sent,
             routing::bodies_cut_short_are_400,
             routing::head_answers_like_get_without_a_body,
         ]);

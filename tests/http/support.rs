@@ -281,3 +281,76 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
         ),
     ]
 }
+
+/// An answer read off a raw connection.
+#[derive(Debug)]
+pub(crate) struct RawAnswer {
+    pub(crate) status: u16,
+    /// The body as JSON (`Null` when empty).
+    pub(crate) json: Value,
+}
+
+/// Sends raw bytes on a fresh connection, in `parts` (write errors are ignored: the server may
+/// answer and stop reading early), optionally half-closes it, and reads the answer until the
+/// server closes the connection (send `Connection: close`) or 10 seconds pass.
+pub(crate) async fn raw_request(base_url: &str, parts: &[&[u8]], half_close: bool) -> RawAnswer {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let addr = base_url.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    for part in parts {
+        if stream.write_all(part).await.is_err() {
+            break;
+        }
+    }
+    if half_close {
+        let _ = stream.shutdown().await;
+    }
+    let mut answer = Vec::new();
+    let read = stream.read_to_end(&mut answer);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), read).await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = answer
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no complete answer: {answer:?}"));
+    let status = head
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|rest| rest.get(..3))
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {head:?}"));
+    let chunked = head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    let json = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("{status} body is not JSON ({e}): {body}"))
+    };
+    RawAnswer { status, json }
+}
+
+/// The data of a chunked body.
+fn dechunk(mut body: &str) -> String {
+    let mut data = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).expect("chunk size");
+        if size == 0 {
+            break;
+        }
+        data.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    data
+}
+
+/// The head of a raw request: request line, `Host`, `Connection: close`, the `headers`
+/// given (each ending in `\r\n`), and the blank line.
+pub(crate) fn raw_head(method: &str, path: &str, headers: &str) -> String {
+    format!("{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n{headers}\r\n")
+}
