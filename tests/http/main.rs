@@ -14,7 +14,6 @@ mod harness;
 mod libraries;
 mod library_writes;
 mod listing;
-mod ready_server;
 mod routing;
 mod support;
 
