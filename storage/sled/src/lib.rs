@@ -267,22 +267,27 @@ impl SledStore {
         Ok(result?)
     }
 
-    /// Runs the write `f` on a blocking thread, then makes it durable as configured.
+    /// Runs the write `f` on a blocking thread and, with [`Durability::EveryWrite`], flushes
+    /// before returning.
+    ///
+    /// The flush is sled's blocking `flush` on the same blocking thread, not `flush_async`:
+    /// in sled 0.34 concurrent `flush_async` calls can deadlock (every thread of sled's own
+    /// pool waits in a flush for a log write queued behind them, sled issue #1308).
+    /// Concurrent flushes still share the work: each waits until the log is durable up to
+    /// the point it was called at.
     async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Inner) -> Result<T, Error> + Send + 'static,
     {
-        let value = self.blocking(f).await?;
-        if self.inner.durability == Durability::EveryWrite {
-            self.flush_db().await?;
-        }
-        Ok(value)
-    }
-
-    async fn flush_db(&self) -> Result<(), StoreError> {
-        self.inner.db.flush_async().await.map_err(Error::Sled)?;
-        Ok(())
+        self.blocking(move |inner| {
+            let value = f(inner)?;
+            if inner.durability == Durability::EveryWrite {
+                inner.db.flush()?;
+            }
+            Ok(value)
+        })
+        .await
     }
 }
 
@@ -428,6 +433,6 @@ impl Store for SledStore {
     }
 
     async fn flush(&self) -> Result<(), StoreError> {
-        self.flush_db().await
+        self.blocking(|inner| Ok(inner.db.flush().map(drop)?)).await
     }
 }
