@@ -1,0 +1,9 @@
+//! Integration tests of `SledStore`, compiled into one binary.
+
+mod common;
+
+mod behaviour;
+mod concurrency;
+mod crash;
+mod open;
+mod scale;
