@@ -146,9 +146,18 @@ mod tests {
     #[test]
     fn bearer_header_forms() {
         let key = generate_key().unwrap().secret;
-        assert_eq!(bearer_key(Some(format!("Bearer {key}").as_bytes())).unwrap(), key);
-        assert_eq!(bearer_key(Some(format!("bearer {key}").as_bytes())).unwrap(), key);
-        assert_eq!(bearer_key(Some(format!("BEARER  {key} ").as_bytes())).unwrap(), key);
+        assert_eq!(
+            bearer_key(Some(format!("Bearer {key}").as_bytes())).unwrap(),
+            key
+        );
+        assert_eq!(
+            bearer_key(Some(format!("bearer {key}").as_bytes())).unwrap(),
+            key
+        );
+        assert_eq!(
+            bearer_key(Some(format!("BEARER  {key} ").as_bytes())).unwrap(),
+            key
+        );
         assert_eq!(
             unauthorized_message(bearer_key(None).unwrap_err()),
             "Missing Authorization header"
@@ -166,7 +175,10 @@ mod tests {
             unauthorized_message(bearer_key(Some(b"Bearer nope")).unwrap_err()),
             "Invalid API key"
         );
-        assert_eq!(bearer_key(Some(b"Bearer \xff\xfe")).unwrap_err().status(), 401);
+        assert_eq!(
+            bearer_key(Some(b"Bearer \xff\xfe")).unwrap_err().status(),
+            401
+        );
         let wrong_alphabet = format!("{KEY_PREFIX}{}", "+".repeat(43));
         assert!(bearer_key(Some(format!("Bearer {wrong_alphabet}").as_bytes())).is_err());
     }

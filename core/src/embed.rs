@@ -25,7 +25,10 @@ pub fn video_embed(url: &Url, config: &Config) -> Result<String, ApiError> {
         .map(|s| s.filter(|x| !x.is_empty()).collect())
         .unwrap_or_default();
     let found = match host {
-        "youtube.com" | "m.youtube.com" | "music.youtube.com" | "youtube-nocookie.com"
+        "youtube.com"
+        | "m.youtube.com"
+        | "music.youtube.com"
+        | "youtube-nocookie.com"
         | "youtu.be" => youtube(url, host, &segments),
         "vimeo.com" | "player.vimeo.com" => vimeo(url, &segments),
         "loom.com" => match segments.as_slice() {
@@ -82,7 +85,8 @@ pub fn video_embed(url: &Url, config: &Config) -> Result<String, ApiError> {
 fn is_token(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 64
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 fn is_youtube_id(s: &str) -> bool {
@@ -207,13 +211,22 @@ mod tests {
     #[test]
     fn youtube_start_times() {
         let base = "https://www.youtube.com/embed/dQw4w9WgXcQ";
-        assert_eq!(ok("https://youtu.be/dQw4w9WgXcQ?t=42"), format!("{base}?start=42"));
-        assert_eq!(ok("https://youtu.be/dQw4w9WgXcQ?t=42s"), format!("{base}?start=42"));
+        assert_eq!(
+            ok("https://youtu.be/dQw4w9WgXcQ?t=42"),
+            format!("{base}?start=42")
+        );
+        assert_eq!(
+            ok("https://youtu.be/dQw4w9WgXcQ?t=42s"),
+            format!("{base}?start=42")
+        );
         assert_eq!(
             ok("https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=1m30s"),
             format!("{base}?start=90")
         );
-        assert_eq!(ok("https://youtu.be/dQw4w9WgXcQ?t=1h2m3s"), format!("{base}?start=3723"));
+        assert_eq!(
+            ok("https://youtu.be/dQw4w9WgXcQ?t=1h2m3s"),
+            format!("{base}?start=3723")
+        );
         assert_eq!(
             ok("https://www.youtube.com/embed/dQw4w9WgXcQ?start=15"),
             format!("{base}?start=15")
@@ -237,7 +250,10 @@ mod tests {
 
     #[test]
     fn vimeo_forms() {
-        assert_eq!(ok("https://vimeo.com/76979871"), "https://player.vimeo.com/video/76979871");
+        assert_eq!(
+            ok("https://vimeo.com/76979871"),
+            "https://player.vimeo.com/video/76979871"
+        );
         assert_eq!(
             ok("https://vimeo.com/76979871/abc123def"),
             "https://player.vimeo.com/video/76979871?h=abc123def"
@@ -263,7 +279,10 @@ mod tests {
             ok("https://www.loom.com/share/0281766fa2d04bb788eaf19e65135184"),
             "https://www.loom.com/embed/0281766fa2d04bb788eaf19e65135184"
         );
-        assert_eq!(ok("https://loom.com/embed/abc"), "https://www.loom.com/embed/abc");
+        assert_eq!(
+            ok("https://loom.com/embed/abc"),
+            "https://www.loom.com/embed/abc"
+        );
         let w = "https://fast.wistia.net/embed/iframe/29b0fbf547";
         assert_eq!(ok("https://acme.wistia.com/medias/29b0fbf547"), w);
         assert_eq!(ok("https://acme.wi.st/medias/29b0fbf547"), w);
@@ -275,10 +294,15 @@ mod tests {
     fn dailymotion_needs_a_player_id() {
         let e = embed("https://www.dailymotion.com/video/x8abc12").unwrap_err();
         assert!(e.message().contains("player id"), "{e}");
-        let mut config = Config::default();
-        config.dailymotion_player_id = Some("xplay".into());
+        let config = Config {
+            dailymotion_player_id: Some("xplay".into()),
+            ..Config::default()
+        };
         let want = "https://geo.dailymotion.com/player/xplay.html?video=x8abc12";
-        for u in ["https://www.dailymotion.com/video/x8abc12", "https://dai.ly/x8abc12"] {
+        for u in [
+            "https://www.dailymotion.com/video/x8abc12",
+            "https://dai.ly/x8abc12",
+        ] {
             assert_eq!(video_embed(&Url::parse(u).unwrap(), &config).unwrap(), want);
         }
     }

@@ -178,3 +178,69 @@ impl StoreError {
         StoreError::Corrupt(source.into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn body(r: &Reply) -> Value {
+        serde_json::from_slice(&r.body).unwrap()
+    }
+
+    #[test]
+    fn method_not_allowed_carries_allow() {
+        let r = ApiError::MethodNotAllowed {
+            method: "PATCH".into(),
+            allow: "GET, HEAD",
+        }
+        .into_reply();
+        assert_eq!(r.status, 405);
+        assert_eq!(r.header("allow"), Some("GET, HEAD"));
+        assert_eq!(
+            body(&r),
+            json!({"error": "Method not allowed",
+                "message": "Method PATCH is not allowed here; allowed: GET, HEAD"})
+        );
+    }
+
+    #[test]
+    fn internal_errors_hide_their_cause() {
+        let r = ApiError::internal("disk on fire at /var/secret").into_reply();
+        assert_eq!(r.status, 500);
+        assert_eq!(
+            body(&r),
+            json!({"error": "Internal server error",
+                "message": "The server could not complete the request"})
+        );
+        let r = ApiError::from(StoreError::backend("io")).into_reply();
+        assert_eq!(r.status, 500);
+        assert!(!String::from_utf8_lossy(&r.body).contains("io"));
+    }
+
+    #[test]
+    fn conflicts_are_validation_errors_on_their_field() {
+        let e = ApiError::from(StoreError::Conflict {
+            field: "slug".into(),
+            message: "taken".into(),
+        });
+        assert_eq!(
+            body(&e.into_reply()),
+            json!({"error": "Validation error", "message": "taken", "field": "slug"})
+        );
+    }
+
+    #[test]
+    fn not_found_and_unauthorized() {
+        let r = ApiError::NotFound("No such route").into_reply();
+        assert_eq!(
+            (r.status, body(&r)),
+            (
+                404,
+                json!({"error": "Not found", "message": "No such route"})
+            )
+        );
+        let r = ApiError::Unauthorized("Invalid API key").into_reply();
+        assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+    }
+}

@@ -73,5 +73,5 @@ pub use memory::MemoryStore;
 pub use model::*;
 pub use query::{AssetQuery, AssetSort, DetailQuery, LibraryQuery, SortOrder};
 pub use reply::Reply;
-pub use service::{Body, Operation, RawRequest, Route, Service, ROUTES};
+pub use service::{Body, Operation, ROUTES, RawRequest, Route, RouteMatch, Service, match_route};
 pub use store::Store;

@@ -108,6 +108,9 @@ mod tests {
     #[test]
     fn asset_pagination_serializes_in_contract_order() {
         let json = serde_json::to_string(&AssetPagination::new(2, 20, 45)).unwrap();
-        assert_eq!(json, r#"{"page":2,"per_page":20,"total":45,"total_pages":3}"#);
+        assert_eq!(
+            json,
+            r#"{"page":2,"per_page":20,"total":45,"total_pages":3}"#
+        );
     }
 }

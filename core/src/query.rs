@@ -206,7 +206,11 @@ pub fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<AssetQuery, 
     };
     let order = match p.take("order") {
         None => SortOrder::Desc,
-        Some(v) => one_of("order", &v, &[("asc", SortOrder::Asc), ("desc", SortOrder::Desc)])?,
+        Some(v) => one_of(
+            "order",
+            &v,
+            &[("asc", SortOrder::Asc), ("desc", SortOrder::Desc)],
+        )?,
     };
     Ok(AssetQuery {
         page,

@@ -80,7 +80,10 @@ pub struct Route {
 pub const ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/assets",
-        methods: &[("GET", Operation::ListAssets), ("POST", Operation::CreateAsset)],
+        methods: &[
+            ("GET", Operation::ListAssets),
+            ("POST", Operation::CreateAsset),
+        ],
         allow: "GET, HEAD, POST",
     },
     Route {
@@ -107,6 +110,63 @@ pub const ROUTES: &[Route] = &[
 /// The prefix under which every route lives; unknown paths below it answer JSON 404s.
 pub const API_PREFIX: &str = "/api/v1";
 
+impl Route {
+    /// The operation `method` runs on this route; `HEAD` runs the `GET` operation.
+    pub fn operation(&self, method: &str) -> Option<Operation> {
+        let method = if method == "HEAD" { "GET" } else { method };
+        self.methods
+            .iter()
+            .find(|(m, _)| *m == method)
+            .map(|(_, op)| *op)
+    }
+}
+
+/// Where a request path leads, by [`ROUTES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteMatch<'p> {
+    /// A route, with its percent-decoded path id if it has one.
+    Route {
+        /// The route.
+        route: &'static Route,
+        /// The `{id}` segment, percent-decoded.
+        id: Option<std::borrow::Cow<'p, str>>,
+    },
+    /// Under [`API_PREFIX`] but no route: a JSON 404.
+    NotFound,
+    /// Not under [`API_PREFIX`]: not ours to answer.
+    Outside,
+}
+
+/// Matches a request path (without query) against [`ROUTES`], segment by segment. Adapters
+/// whose framework routes by itself need not call it.
+pub fn match_route(path: &str) -> RouteMatch<'_> {
+    let Some(rest) = path.strip_prefix(API_PREFIX) else {
+        return RouteMatch::Outside;
+    };
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return RouteMatch::Outside;
+    }
+    for route in ROUTES {
+        let mut id = None;
+        let mut got = path.split('/');
+        let mut want = route.path.split('/');
+        let matched = loop {
+            match (got.next(), want.next()) {
+                (None, None) => break true,
+                (Some(g), Some("{id}")) if !g.is_empty() => {
+                    id = Some(percent_encoding::percent_decode_str(g).decode_utf8_lossy());
+                }
+                (Some(g), Some(w)) if g == w => {}
+                _ => break false,
+            }
+        };
+        if matched {
+            return RouteMatch::Route { route, id };
+        }
+    }
+    RouteMatch::NotFound
+}
+
 /// The answer for a path under [`API_PREFIX`] that is no route.
 pub fn route_not_found() -> Reply {
     ApiError::NotFound("No such route").into_reply()
@@ -129,6 +189,9 @@ pub enum Body<'a> {
     /// The body is larger than [`Config::max_json_body`] (by `Content-Length` or by
     /// reading); the adapter stopped reading it.
     TooLarge,
+    /// The body could not be read to its end (the client went away or sent a malformed
+    /// chunk).
+    Incomplete,
 }
 
 /// The raw parts of a request that core needs.
@@ -212,7 +275,12 @@ fn is_json_media_type(content_type: Option<&[u8]>) -> bool {
     let Some(ct) = content_type.and_then(|c| std::str::from_utf8(c).ok()) else {
         return false;
     };
-    let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     essence == "application/json"
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
@@ -256,6 +324,20 @@ impl Service {
         result.unwrap_or_else(ApiError::into_reply)
     }
 
+    /// Answers any request by the route table: `None` when the path is not under
+    /// [`API_PREFIX`], else the reply (a JSON 404 for no route, 405 for a wrong method).
+    /// For adapters that do not route by themselves.
+    pub async fn dispatch(&self, method: &str, path: &str, req: RawRequest<'_>) -> Option<Reply> {
+        Some(match match_route(path) {
+            RouteMatch::Outside => return None,
+            RouteMatch::NotFound => route_not_found(),
+            RouteMatch::Route { route, id } => match route.operation(method) {
+                Some(op) => self.handle(op, id.as_deref(), req).await,
+                None => method_not_allowed(method, route),
+            },
+        })
+    }
+
     /// Checks the key and its scopes for `op`, then the body's size and type if `op` takes
     /// one, and returns the body.
     async fn admit<'r>(&self, op: Operation, req: &RawRequest<'r>) -> Result<&'r [u8], ApiError> {
@@ -266,12 +348,19 @@ impl Service {
         if !op.takes_json_body() {
             return Ok(&[]);
         }
+        let limit = self.inner.config.max_json_body;
         let body = match req.body {
-            Body::Complete(b) if b.len() <= self.inner.config.max_json_body => b,
-            _ => {
+            Body::Complete(b) if b.len() <= limit => b,
+            Body::Complete(_) | Body::TooLarge => {
                 return Err(ApiError::PayloadTooLarge {
-                    limit: self.inner.config.max_json_body as u64,
+                    limit: limit as u64,
                 });
+            }
+            Body::Incomplete => {
+                return Err(ApiError::validation(
+                    "body",
+                    "Request body could not be read",
+                ));
             }
         };
         if !is_json_media_type(req.content_type) {
@@ -543,5 +632,81 @@ fn library_write(id: Uuid, doc: LibraryDoc) -> LibraryWrite {
         slug_given,
         sections,
         entries,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(path: &str, method: &str) -> Option<(Operation, Option<String>)> {
+        match match_route(path) {
+            RouteMatch::Route { route, id } => route
+                .operation(method)
+                .map(|op| (op, id.map(|i| i.into_owned()))),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn routes_match_by_segment() {
+        assert_eq!(
+            op("/api/v1/assets", "GET"),
+            Some((Operation::ListAssets, None))
+        );
+        assert_eq!(
+            op("/api/v1/assets", "HEAD"),
+            Some((Operation::ListAssets, None))
+        );
+        assert_eq!(
+            op("/api/v1/assets", "POST"),
+            Some((Operation::CreateAsset, None))
+        );
+        assert_eq!(op("/api/v1/assets", "PUT"), None);
+        assert_eq!(
+            op("/api/v1/assets/abc", "GET"),
+            Some((Operation::GetAsset, Some("abc".into())))
+        );
+        assert_eq!(
+            op("/api/v1/assets/a%2Db", "GET"),
+            Some((Operation::GetAsset, Some("a-b".into())))
+        );
+        assert_eq!(
+            op("/api/v1/libraries/x", "DELETE"),
+            Some((Operation::DeleteLibrary, Some("x".into())))
+        );
+        assert_eq!(
+            op("/api/v1/libraries/x", "PUT"),
+            Some((Operation::PutLibrary, Some("x".into())))
+        );
+        for missing in [
+            "/api/v1",
+            "/api/v1/",
+            "/api/v1/assets/",
+            "/api/v1/assets//",
+            "/api/v1/assets/a/b",
+            "/api/v1/nope",
+        ] {
+            assert_eq!(match_route(missing), RouteMatch::NotFound, "{missing}");
+        }
+        for outside in ["/", "/api", "/api/v10/assets", "/files/x", ""] {
+            assert_eq!(match_route(outside), RouteMatch::Outside, "{outside}");
+        }
+    }
+
+    #[test]
+    fn every_route_allows_what_it_serves() {
+        for route in ROUTES {
+            for (method, _) in route.methods {
+                assert!(
+                    route.allow.split(", ").any(|m| m == *method),
+                    "{}",
+                    route.path
+                );
+            }
+            if route.operation("GET").is_some() {
+                assert!(route.allow.contains("HEAD"), "{}", route.path);
+            }
+        }
     }
 }

@@ -8,9 +8,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreError;
-use crate::model::{
-    ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome,
-};
+use crate::model::{ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome};
 use crate::query::{AssetQuery, LibraryQuery};
 
 /// A storage backend for assets, libraries and API keys.
@@ -21,14 +19,21 @@ use crate::query::{AssetQuery, LibraryQuery};
 /// returns success only once the change is durable.
 ///
 /// # Implementing a Store
-/// Implement every method as documented, then run the conformance suite from a test:
+/// Implement every method as documented, then run the conformance suite (feature `testing`)
+/// from a test, with a fresh store per case:
 ///
-/// ```ignore
-/// #[tokio::test(flavor = "multi_thread")]
+/// ```text
+/// #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 /// async fn conformance() {
-///     assetlib_core::testing::run_all(|| async { (MyStore::new_temp(), ()) }).await;
+///     assetlib_core::testing::run_all(|| async {
+///         let dir = tempfile::tempdir().unwrap();
+///         (MyStore::open(dir.path()).unwrap(), dir)
+///     })
+///     .await;
 /// }
 /// ```
+///
+/// Keep the methods small and exact; conveniences belong in [`crate::Service`].
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// One page of published assets matching `query`, and the number of published assets
@@ -59,8 +64,10 @@ pub trait Store: Send + Sync + 'static {
     /// One page of published libraries (optionally of one workspace), newest `published_at`
     /// first, then by id descending, with each library's count of published assets; and the
     /// number of such libraries in all.
-    async fn list_libraries(&self, query: &LibraryQuery)
-    -> Result<Page<LibrarySummary>, StoreError>;
+    async fn list_libraries(
+        &self,
+        query: &LibraryQuery,
+    ) -> Result<Page<LibrarySummary>, StoreError>;
 
     /// The library with this id (published or not), its sections, and its entries joined with
     /// their assets' fields, in one call. Entries whose asset no longer exists are left out.

@@ -111,7 +111,10 @@ impl Serialize for LibraryDetail<'_> {
         m.serialize_entry("updated_at", &Timestamp(l.updated_at))?;
         m.serialize_entry("workspace_id", &l.workspace_id)?;
         m.serialize_entry("sections", &SectionsJson(self))?;
-        m.serialize_entry("unsectioned_assets", &AssetsJson(self, self.unsectioned.clone()))?;
+        m.serialize_entry(
+            "unsectioned_assets",
+            &AssetsJson(self, self.unsectioned.clone()),
+        )?;
         m.end()
     }
 }

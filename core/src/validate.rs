@@ -122,7 +122,10 @@ pub fn parse_id(field: &'static str, raw: &str) -> Result<Uuid, ApiError> {
             return Ok(id);
         }
     }
-    Err(ApiError::validation(field, format!("{field} must be a UUID")))
+    Err(ApiError::validation(
+        field,
+        format!("{field} must be a UUID"),
+    ))
 }
 
 /// Makes a slug from a title: transliterated to ASCII, lower case, words joined by hyphens,
@@ -147,8 +150,11 @@ pub fn slug_from_title(title: &str, fallback: &str) -> String {
 pub fn is_slug(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_GIVEN_SLUG_LEN
-        && s.split('-')
-            .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+        && s.split('-').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
 }
 
 /// Checks a `file_path` without touching a file system: a non-empty relative path inside the
@@ -195,8 +201,7 @@ pub fn check_http_url(field: &str, url: &str) -> Result<url::Url, ApiError> {
         ));
     }
     let parsed = url::Url::parse(url).map_err(|_| bad())?;
-    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none_or(str::is_empty)
-    {
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none_or(str::is_empty) {
         return Err(bad());
     }
     Ok(parsed)
@@ -204,11 +209,15 @@ pub fn check_http_url(field: &str, url: &str) -> Result<url::Url, ApiError> {
 
 /// Parses a JSON body into its top-level object.
 pub fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::validation("body", format!("Request body is not valid JSON: {e}")))?;
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::validation("body", format!("Request body is not valid JSON: {e}"))
+    })?;
     match value {
         Value::Object(map) => Ok(map),
-        _ => Err(ApiError::validation("body", "Request body must be a JSON object")),
+        _ => Err(ApiError::validation(
+            "body",
+            "Request body must be a JSON object",
+        )),
     }
 }
 
@@ -314,7 +323,10 @@ impl<'a> Fields<'a> {
 
 fn check_title(path: &str, title: &str, max: usize) -> Result<(), ApiError> {
     if title.trim().is_empty() {
-        return Err(ApiError::validation(path, format!("{path} must not be blank")));
+        return Err(ApiError::validation(
+            path,
+            format!("{path} must not be blank"),
+        ));
     }
     if title.chars().count() > max {
         return Err(ApiError::validation(
@@ -361,10 +373,10 @@ pub fn new_asset(body: &[u8], config: &Config) -> Result<NewAsset, ApiError> {
                 "external_url is only accepted for link, external_video and git assets",
             ));
         }
-        Some(url) => Some(check_http_url("external_url", url)?),
+        Some(raw) => Some((raw, check_http_url("external_url", raw)?)),
     };
     let video_embed = match (&external_url, asset_type) {
-        (Some(url), AssetType::ExternalVideo) => Some(video_embed(url, config)?),
+        (Some((_, url)), AssetType::ExternalVideo) => Some(video_embed(url, config)?),
         _ => None,
     };
     let is_public = f.opt_bool("is_public")?.unwrap_or(false);
@@ -385,7 +397,7 @@ pub fn new_asset(body: &[u8], config: &Config) -> Result<NewAsset, ApiError> {
         title,
         description,
         asset_type,
-        external_url: external_url.map(String::from),
+        external_url: external_url.map(|(raw, _)| raw.to_owned()),
         video_embed,
         is_public,
         file_path,
@@ -414,7 +426,10 @@ pub fn library_doc(body: &[u8], config: &Config) -> Result<LibraryDoc, ApiError>
     let description = f.opt_str("description")?.map(str::to_owned);
     let workspace_id = f.opt_text("workspace_id", MAX_SHORT_TEXT)?;
     if workspace_id.as_deref().is_some_and(|w| w.trim().is_empty()) {
-        return Err(ApiError::validation("workspace_id", "workspace_id must not be blank"));
+        return Err(ApiError::validation(
+            "workspace_id",
+            "workspace_id must not be blank",
+        ));
     }
     let cover_image_path = f.opt_text("cover_image_path", MAX_SHORT_TEXT)?;
     let cover_overlay_color = f.opt_str("cover_overlay_color")?.map(str::to_owned);
@@ -444,7 +459,10 @@ pub fn library_doc(body: &[u8], config: &Config) -> Result<LibraryDoc, ApiError>
             return Err(ApiError::validation("price", "price must be above 0"));
         }
         None if is_paid => {
-            return Err(ApiError::validation("price", "price is required for a paid library"));
+            return Err(ApiError::validation(
+                "price",
+                "price is required for a paid library",
+            ));
         }
         _ => {}
     }
@@ -464,9 +482,8 @@ pub fn library_doc(body: &[u8], config: &Config) -> Result<LibraryDoc, ApiError>
             let at = format!("{prefix}[{i}]");
             let ef = Fields::new(object(value, &at)?, format!("{at}."));
             let id_path = ef.path("asset_id");
-            let asset_id = Uuid::try_parse(ef.req_str("asset_id")?).map_err(|_| {
-                ApiError::validation(&id_path, format!("{id_path} must be a UUID"))
-            })?;
+            let asset_id = Uuid::try_parse(ef.req_str("asset_id")?)
+                .map_err(|_| ApiError::validation(&id_path, format!("{id_path} must be a UUID")))?;
             if !seen_assets.insert(asset_id) {
                 return Err(ApiError::validation(
                     &id_path,

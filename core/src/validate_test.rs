@@ -1,0 +1,496 @@
+use super::*;
+use serde_json::json;
+
+fn create(v: serde_json::Value) -> Result<NewAsset, ApiError> {
+    new_asset(v.to_string().as_bytes(), &Config::default())
+}
+
+fn lib(v: serde_json::Value) -> Result<LibraryDoc, ApiError> {
+    library_doc(v.to_string().as_bytes(), &Config::default())
+}
+
+#[track_caller]
+fn fails(result: Result<impl std::fmt::Debug, ApiError>, field: &str) -> String {
+    match result {
+        Err(ApiError::Validation { field: f, message }) => {
+            assert_eq!(f, field, "wrong field; message: {message}");
+            message
+        }
+        other => panic!("expected a 400 on {field}, got {other:?}"),
+    }
+}
+
+#[test]
+fn minimal_create() {
+    let a = create(json!({"title": "Report", "asset_type": "pdf"})).unwrap();
+    assert_eq!(
+        a,
+        NewAsset {
+            title: "Report".into(),
+            description: None,
+            asset_type: AssetType::Pdf,
+            external_url: None,
+            video_embed: None,
+            is_public: false,
+            file_path: None,
+        }
+    );
+}
+
+#[test]
+fn title_rules() {
+    assert_eq!(
+        fails(create(json!({"asset_type": "pdf"})), "title"),
+        "title is required"
+    );
+    assert_eq!(
+        fails(create(json!({"title": null, "asset_type": "pdf"})), "title"),
+        "title is required"
+    );
+    for blank in ["", "   ", "\n\t"] {
+        assert_eq!(
+            fails(
+                create(json!({"title": blank, "asset_type": "pdf"})),
+                "title"
+            ),
+            "title must not be blank"
+        );
+    }
+    assert_eq!(
+        fails(create(json!({"title": 5, "asset_type": "pdf"})), "title"),
+        "title must be a string"
+    );
+    assert_eq!(
+        fails(
+            create(json!({"title": ["a"], "asset_type": "pdf"})),
+            "title"
+        ),
+        "title must be a string"
+    );
+    // 500 characters of 3- and 4-byte characters pass; 501 fail.
+    let ok = "漢".repeat(250) + &"😀".repeat(250);
+    assert_eq!(ok.chars().count(), 500);
+    assert!(ok.len() > 500);
+    assert_eq!(
+        create(json!({"title": ok, "asset_type": "pdf"}))
+            .unwrap()
+            .title,
+        ok
+    );
+    let long = ok + "x";
+    assert_eq!(
+        fails(create(json!({"title": long, "asset_type": "pdf"})), "title"),
+        "title must be at most 500 characters"
+    );
+    // The title is checked first: a missing title wins over other errors.
+    fails(
+        create(json!({"asset_type": "nope", "is_public": "yes"})),
+        "title",
+    );
+}
+
+#[test]
+fn asset_type_rules() {
+    fails(create(json!({"title": "t"})), "asset_type");
+    let m = fails(
+        create(json!({"title": "t", "asset_type": "spreadsheet"})),
+        "asset_type",
+    );
+    assert_eq!(
+        m,
+        "asset_type must be one of: pdf, document, image, video, external_video, audio, link, collection, git"
+    );
+    fails(
+        create(json!({"title": "t", "asset_type": "PDF"})),
+        "asset_type",
+    );
+    fails(create(json!({"title": "t", "asset_type": 1})), "asset_type");
+    for t in AssetType::ALL {
+        let mut body = json!({"title": "t", "asset_type": t.as_str()});
+        if t.requires_external_url() {
+            body["external_url"] = json!("https://youtu.be/dQw4w9WgXcQ");
+        }
+        assert_eq!(create(body).unwrap().asset_type, t);
+    }
+}
+
+#[test]
+fn external_url_rules() {
+    for t in ["link", "external_video"] {
+        let m = fails(
+            create(json!({"title": "t", "asset_type": t})),
+            "external_url",
+        );
+        assert_eq!(m, format!("external_url is required for {t} assets"));
+    }
+    for bad in [
+        "javascript:alert(1)",
+        "JAVASCRIPT:alert(1)",
+        "data:text/html,hi",
+        "ftp://example.com/a",
+        "/relative/path",
+        "example.com",
+        "http://",
+        "",
+    ] {
+        let m = fails(
+            create(json!({"title": "t", "asset_type": "link", "external_url": bad})),
+            "external_url",
+        );
+        assert_eq!(m, "external_url must be an absolute http(s) URL", "{bad}");
+    }
+    fails(
+        create(json!({"title": "t", "asset_type": "link", "external_url": 3})),
+        "external_url",
+    );
+    let a = create(
+        json!({"title": "t", "asset_type": "link", "external_url": "https://example.com/a?b=c"}),
+    )
+    .unwrap();
+    assert_eq!(a.external_url.as_deref(), Some("https://example.com/a?b=c"));
+    assert_eq!(a.video_embed, None);
+    let g = create(
+        json!({"title": "t", "asset_type": "git", "external_url": "https://github.com/o/r"}),
+    )
+    .unwrap();
+    assert_eq!(
+        g.external_url.as_deref(),
+        Some("https://github.com/o/r"),
+        "kept as sent"
+    );
+    assert!(
+        create(json!({"title": "t", "asset_type": "git"}))
+            .unwrap()
+            .external_url
+            .is_none()
+    );
+    fails(
+        create(json!({"title": "t", "asset_type": "pdf", "external_url": "https://example.com"})),
+        "external_url",
+    );
+}
+
+#[test]
+fn external_video_gets_its_embed() {
+    let v = create(json!({"title": "t", "asset_type": "external_video",
+        "external_url": "https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=1m"}))
+    .unwrap();
+    assert_eq!(
+        v.video_embed.as_deref(),
+        Some("https://www.youtube.com/embed/dQw4w9WgXcQ?start=60")
+    );
+    fails(
+        create(
+            json!({"title": "t", "asset_type": "external_video", "external_url": "https://example.com/page"}),
+        ),
+        "external_url",
+    );
+}
+
+#[test]
+fn optional_fields_types_and_nulls() {
+    let a = create(
+        json!({"title": "t", "asset_type": "image", "description": null, "is_public": null,
+        "file_path": null, "unknown": {"deep": [1, 2]}}),
+    )
+    .unwrap();
+    assert_eq!(
+        (a.description, a.is_public, a.file_path),
+        (None, false, None)
+    );
+    let a =
+        create(json!({"title": "t", "asset_type": "image", "description": "d", "is_public": true}))
+            .unwrap();
+    assert_eq!((a.description.as_deref(), a.is_public), (Some("d"), true));
+    fails(
+        create(json!({"title": "t", "asset_type": "image", "is_public": "true"})),
+        "is_public",
+    );
+    fails(
+        create(json!({"title": "t", "asset_type": "image", "is_public": 1})),
+        "is_public",
+    );
+    fails(
+        create(json!({"title": "t", "asset_type": "image", "description": 1})),
+        "description",
+    );
+    fails(
+        create(json!({"title": "t", "asset_type": "image", "file_path": false})),
+        "file_path",
+    );
+}
+
+#[test]
+fn bodies_that_are_not_json_objects() {
+    let cfg = Config::default();
+    for (body, msg) in [
+        (&b"{"[..], "Request body is not valid JSON"),
+        (b"", "Request body is not valid JSON"),
+        (b"title=x", "Request body is not valid JSON"),
+        (b"{\"title\": \"a\",}", "Request body is not valid JSON"),
+        (b"\xff\xfe", "Request body is not valid JSON"),
+        (b"[]", "Request body must be a JSON object"),
+        (b"null", "Request body must be a JSON object"),
+        (b"\"str\"", "Request body must be a JSON object"),
+    ] {
+        let m = fails(new_asset(body, &cfg), "body");
+        assert!(m.starts_with(msg), "{body:?}: {m}");
+        fails(library_doc(body, &cfg), "body");
+    }
+}
+
+#[test]
+fn file_paths() {
+    for ok in [
+        "a.pdf",
+        "reports/2026/q1.pdf",
+        "with space/é.png",
+        "a..b/c.txt",
+        "..hidden",
+    ] {
+        check_file_path(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    for bad in [
+        "",
+        "/etc/passwd",
+        "\\windows\\system32",
+        "C:\\x",
+        "c:/x",
+        "../x",
+        "a/../../x",
+        "a\\..\\x",
+        "a/..",
+        "%2e%2e/x",
+        "a/%2E%2E/b",
+        "%2fetc/passwd",
+        "a//b",
+        "./a",
+        "a/./b",
+        "a\0b",
+        "a\nb",
+        "a%00b",
+    ] {
+        fails(check_file_path(bad), "file_path");
+    }
+    fails(
+        create(json!({"title": "t", "asset_type": "pdf", "file_path": "../secret.pdf"})),
+        "file_path",
+    );
+    let m = fails(
+        create(
+            json!({"title": "t", "asset_type": "link", "external_url": "https://a.b",
+        "file_path": "a.pdf"}),
+        ),
+        "file_path",
+    );
+    assert!(m.contains("only accepted"), "{m}");
+    let a = create(json!({"title": "t", "asset_type": "pdf", "file_path": "docs/a.pdf"})).unwrap();
+    assert_eq!(a.file_path.as_deref(), Some("docs/a.pdf"));
+}
+
+#[test]
+fn ids() {
+    let id = uuid::Uuid::new_v4();
+    assert_eq!(parse_id("asset_id", &id.to_string()).unwrap(), id);
+    assert_eq!(
+        parse_id("asset_id", &id.to_string().to_uppercase()).unwrap(),
+        id
+    );
+    for bad in [
+        "",
+        "abc",
+        "123",
+        &id.simple().to_string(),
+        &format!("{{{id}}}"),
+        &format!("{id}x"),
+    ] {
+        let m = fails(parse_id("library_id", bad), "library_id");
+        assert_eq!(m, "library_id must be a UUID");
+    }
+}
+
+#[test]
+fn slugs() {
+    assert_eq!(slug_from_title("Brand Kit 2026!", "x"), "brand-kit-2026");
+    assert_eq!(slug_from_title("Ärger über Café", "x"), "arger-uber-cafe");
+    assert_eq!(slug_from_title("漢字", "x"), "han-zi");
+    assert_eq!(slug_from_title("!!!", "asset"), "asset");
+    assert_eq!(slug_from_title("", "library"), "library");
+    let long = slug_from_title(&"word ".repeat(100), "x");
+    assert!(long.len() <= MAX_SLUG_LEN && !long.ends_with('-'), "{long}");
+    assert!(is_slug("brand-kit-2"));
+    for bad in [
+        "",
+        "Brand",
+        "a--b",
+        "-a",
+        "a-",
+        "a b",
+        "é",
+        &"a".repeat(201),
+    ] {
+        assert!(!is_slug(bad), "{bad}");
+    }
+}
+
+fn doc() -> serde_json::Value {
+    let a = "00000000-0000-0000-0000-00000000000a";
+    let b = "00000000-0000-0000-0000-00000000000b";
+    let c = "00000000-0000-0000-0000-00000000000c";
+    json!({"title": "Brand kit", "slug": null, "description": null, "workspace_id": null,
+        "cover_image_path": null, "cover_overlay_color": "#1A2B3C", "cover_overlay_opacity": 0.4,
+        "show_asset_count": true, "allow_individual_downloads": true, "allow_bulk_download": false,
+        "is_paid": false, "price": null, "currency": "USD", "published": true,
+        "sections": [{"id": null, "title": "Logos", "description": null, "collapsed_by_default": false,
+            "assets": [{"asset_id": a, "title": null, "description": null},
+                       {"asset_id": b, "title": "Override", "description": "D"}]}],
+        "unsectioned_assets": [{"asset_id": c, "title": "Custom title", "description": null}]})
+}
+
+#[test]
+fn the_design_example_document_is_valid() {
+    let d = lib(doc()).unwrap();
+    assert_eq!(d.title, "Brand kit");
+    assert_eq!(d.sections.len(), 1);
+    assert_eq!(d.sections[0].assets.len(), 2);
+    assert_eq!(d.sections[0].assets[1].title.as_deref(), Some("Override"));
+    assert_eq!(
+        d.sections[0].assets[1].path,
+        "sections[0].assets[1].asset_id"
+    );
+    assert_eq!(
+        d.unsectioned_assets[0].path,
+        "unsectioned_assets[0].asset_id"
+    );
+    assert_eq!(d.entries().count(), 3);
+}
+
+#[test]
+fn library_defaults() {
+    let d = lib(json!({"title": "Only a title"})).unwrap();
+    assert!(d.show_asset_count && d.allow_individual_downloads && d.published);
+    assert!(!d.allow_bulk_download && !d.is_paid);
+    assert_eq!(d.currency, "USD");
+    assert!(d.sections.is_empty() && d.unsectioned_assets.is_empty());
+}
+
+#[test]
+fn library_field_rules() {
+    let with = |k: &str, v: serde_json::Value| {
+        let mut d = doc();
+        d[k] = v;
+        lib(d)
+    };
+    fails(with("title", json!(null)), "title");
+    fails(with("title", json!(" ")), "title");
+    fails(with("title", json!("x".repeat(501))), "title");
+    lib({
+        let mut d = doc();
+        d["title"] = json!("é".repeat(500));
+        d
+    })
+    .unwrap();
+    for bad in ["#12", "#1234", "123456", "#GGGGGG", "red", "#1A2B3C4D"] {
+        fails(
+            with("cover_overlay_color", json!(bad)),
+            "cover_overlay_color",
+        );
+    }
+    for ok in ["#abc", "#ABCDEF", "#1a2B3c"] {
+        with("cover_overlay_color", json!(ok)).unwrap();
+    }
+    for bad in [json!(-0.1), json!(1.01), json!("0.5")] {
+        fails(with("cover_overlay_opacity", bad), "cover_overlay_opacity");
+    }
+    with("cover_overlay_opacity", json!(0)).unwrap();
+    with("cover_overlay_opacity", json!(1)).unwrap();
+    for bad in ["usd", "US", "USDX", "U1D", ""] {
+        fails(with("currency", json!(bad)), "currency");
+    }
+    fails(with("is_paid", json!(true)), "price");
+    let mut paid = doc();
+    paid["is_paid"] = json!(true);
+    paid["price"] = json!(0);
+    fails(lib(paid.clone()), "price");
+    paid["price"] = json!(-5);
+    fails(lib(paid.clone()), "price");
+    paid["price"] = json!(9.99);
+    assert_eq!(lib(paid).unwrap().price, Some(9.99));
+    fails(with("slug", json!("Not A Slug")), "slug");
+    fails(with("slug", json!(5)), "slug");
+    assert_eq!(
+        with("slug", json!("brand-kit")).unwrap().slug.as_deref(),
+        Some("brand-kit")
+    );
+    fails(with("published", json!("yes")), "published");
+    fails(with("show_asset_count", json!(1)), "show_asset_count");
+    fails(with("workspace_id", json!(7)), "workspace_id");
+    fails(with("workspace_id", json!("  ")), "workspace_id");
+    fails(with("sections", json!({})), "sections");
+    fails(with("unsectioned_assets", json!("x")), "unsectioned_assets");
+}
+
+#[test]
+fn library_paths_name_the_offending_element() {
+    let mut d = doc();
+    d["sections"][0]["assets"][1]["asset_id"] = json!("not-a-uuid");
+    let m = fails(lib(d), "sections[0].assets[1].asset_id");
+    assert_eq!(m, "sections[0].assets[1].asset_id must be a UUID");
+
+    let mut d = doc();
+    d["sections"][0]["assets"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"title": "no id"}));
+    fails(lib(d), "sections[0].assets[2].asset_id");
+
+    let mut d = doc();
+    d["sections"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"title": ""}));
+    fails(lib(d), "sections[1].title");
+
+    let mut d = doc();
+    d["sections"][0]["assets"][0]["title"] = json!("");
+    fails(lib(d), "sections[0].assets[0].title");
+
+    let mut d = doc();
+    d["sections"][0]["assets"][0] = json!("a string");
+    fails(lib(d), "sections[0].assets[0]");
+
+    let mut d = doc();
+    d["sections"][0]["id"] = json!("nope");
+    fails(lib(d), "sections[0].id");
+
+    let mut d = doc();
+    d["unsectioned_assets"][0]["description"] = json!(false);
+    fails(lib(d), "unsectioned_assets[0].description");
+
+    let mut d = doc();
+    d["sections"][0]["collapsed_by_default"] = json!("no");
+    fails(lib(d), "sections[0].collapsed_by_default");
+}
+
+#[test]
+fn an_asset_appears_at_most_once() {
+    let mut d = doc();
+    d["unsectioned_assets"][0]["asset_id"] = d["sections"][0]["assets"][0]["asset_id"].clone();
+    let m = fails(lib(d), "unsectioned_assets[0].asset_id");
+    assert!(m.contains("more than once"), "{m}");
+
+    let mut d = doc();
+    let s = d["sections"][0].clone();
+    d["sections"].as_array_mut().unwrap().push(s);
+    // The second section repeats the first one's assets: the first repeat is named.
+    fails(lib(d), "sections[1].assets[0].asset_id");
+
+    let mut d = doc();
+    let id = "00000000-0000-0000-0000-0000000000ff";
+    d["sections"][0]["id"] = json!(id);
+    d["sections"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": id, "title": "Twin"}));
+    fails(lib(d), "sections[1].id");
+}

@@ -1,0 +1,5 @@
+//! Integration tests of assetlib-core: the conformance suite on MemoryStore, and the Service
+//! end to end over MemoryStore.
+
+mod conformance;
+mod service;
