@@ -4,6 +4,7 @@ mod common;
 
 mod behaviour;
 mod concurrency;
+mod conformance;
 mod crash;
 mod open;
 mod scale;
