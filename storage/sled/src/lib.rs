@@ -62,16 +62,27 @@
 //!
 //! | call | work |
 //! |---|---|
-//! | `list_assets` without `search` | one count read, then O(min(offset, total - offset) + page) index keys (a page is read from whichever end is nearer) and one record and counter read per item |
-//! | `list_assets` with `search` | a walk of the published assets of the type filter (or all) in index order, decoding each record: O(published assets); the total needs the whole walk |
-//! | `list_libraries` | one count read, O(offset + limit) index keys, one record and counter read per item |
+//! | `list_assets` without `search` | one count read, O(min(offset, total - offset) + page) index keys (a page is read from whichever end of the index is nearer), and one record and one counter read per item |
+//! | `list_assets` with `search` | a walk of the published assets of the type filter (or of all) in index order, decoding each record: O(published assets) whatever the page, since the total needs the whole walk |
+//! | `list_libraries` | one count read, O(min(offset, total - offset) + limit) index keys, one record and one counter read per item |
 //! | `load_library` | one record read, one prefix scan of its items, one asset read per entry |
-//! | `put_library` | one transaction: old items removed, new ones written, one asset read per entry (for the published count) |
-//! | `insert_asset`, `record_*` | one transaction or compare-and-swap, then a flush |
+//! | `put_library` | one transaction: the old items removed, the new ones written, one asset read per entry (for the published count), then a flush |
+//! | `delete_library` | one transaction removing the record, its items, index keys and counters, then a flush |
+//! | `insert_asset` | one transaction (record, slug claim, six index keys, two counts, download counter), then a flush |
+//! | `record_library_view`, `record_download` | one compare-and-swap on a counter, then a flush |
+//!
+//! A flush is sled's blocking `flush` (write and `fsync`), run on a blocking task like every
+//! sled call; concurrent flushes share the disk work. (`flush_async` is not used: concurrent
+//! calls of it can deadlock in sled 0.34.) [`Durability::Periodic`] leaves flushing to a
+//! background thread instead.
 //!
 //! Reads are not snapshots: a list racing with writes may show a total that is off by the
-//! writes in flight. A library load is consistent: it sees one whole document (it checks the
-//! items it scanned against the record and reads again if a replace raced it).
+//! writes in flight, or one item fewer when a library is deleted while its page is read. A
+//! library load is consistent: it sees one whole document (it checks the items it scanned
+//! against the record and reads again if a replace raced it).
+//!
+//! Asset published counts in library summaries are computed when the library is written;
+//! that is exact because assets are never deleted or unpublished through the [`Store`] trait.
 
 mod apikeys;
 mod assets;
