@@ -1,1 +1,449 @@
-//! placeholder
+//! # assetlib-sled
+//!
+//! [`SledStore`]: an embedded [`Store`] for assetlib in one [sled](https://docs.rs/sled/0.34)
+//! directory. Lists, totals and library loads use indexes kept in the same transactions as the
+//! records, so their work grows with the answer, not with the database; every change of
+//! several records lands whole or not at all; and a write returns success only once it is on
+//! disk (see [`Durability`]).
+//!
+//! ```
+//! use assetlib_core::{AssetQuery, Store};
+//! use assetlib_sled::SledStore;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("data");
+//! let store = SledStore::open(&path)?;
+//! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! # rt.block_on(async {
+//! let page = store.list_assets(&AssetQuery::default()).await?;
+//! assert_eq!(page.total, 0);
+//! # Ok::<_, assetlib_core::StoreError>(())
+//! # })?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Opening fails with a typed [`OpenError`]: [`OpenError::Locked`] when another process holds
+//! the directory, [`OpenError::NewerFormat`] when a newer version of this crate wrote it.
+//!
+//! ## Trees and keys
+//!
+//! `id` is a 16-byte UUID; `ts` is a time as 12 bytes that sort like the time (seconds as a
+//! big-endian `i64` with the sign bit flipped, then nanoseconds as a big-endian `u32`); `text`
+//! is a string's UTF-8 with each `0x00` written `0x00 0xFF`, ended by `0x00 0x00`, so it sorts
+//! like the string whatever follows; `scope` is `0` for every published asset, `1 + type code`
+//! for the published assets of one type; counts are big-endian `u64`. Records are
+//! [postcard](https://docs.rs/postcard/1)-encoded structs of this crate.
+//!
+//! | tree | key | value |
+//! |---|---|---|
+//! | `meta` | `format_version` | big-endian `u32`, [`FORMAT_VERSION`] |
+//! | `assets` | `id` | asset record |
+//! | `asset_slugs` | `s` + slug | owning asset `id` |
+//! | `asset_slugs` | `n` + wanted slug | next `-N` suffix to try for it (`u64`) |
+//! | `asset_idx_created` | `scope` + `ts(created_at)` + `id` | empty |
+//! | `asset_idx_updated` | `scope` + `ts(updated_at)` + `id` | empty |
+//! | `asset_idx_title` | `scope` + `text(lowercase(title))` + `id` | empty |
+//! | `counts` | `0` / `1` + type code / `2` / `3` + workspace | published assets / of a type / published libraries / of a workspace |
+//! | `counters` | `d` + asset `id` / `v` + library `id` | downloads / views (`u64`) |
+//! | `libraries` | `id` | library record (with its item generation, item count and published asset count) |
+//! | `library_slugs` | slug | owning library `id` |
+//! | `library_items` | library `id` + generation (`u64`) + position (`u32`) | section or entry, in display order |
+//! | `library_idx_published` | `ts(published_at)` + `id` | empty |
+//! | `library_idx_workspace` | `text(workspace_id)` + `ts(published_at)` + `id` | empty |
+//! | `keys` | key `id` | API key record |
+//! | `key_hashes` | SHA-256 of the key | key `id` |
+//! | `key_idx_created` | `ts(created_at)` + `id` | empty |
+//!
+//! Only published records enter the list indexes and counts.
+//!
+//! ## Costs
+//!
+//! | call | work |
+//! |---|---|
+//! | `list_assets` without `search` | one count read, O(min(offset, total - offset) + page) index keys (a page is read from whichever end of the index is nearer), and one record and one counter read per item |
+//! | `list_assets` with `search` | a walk of the published assets of the type filter (or of all) in index order, decoding each record: O(published assets) whatever the page, since the total needs the whole walk |
+//! | `list_libraries` | one count read, O(min(offset, total - offset) + limit) index keys, one record and one counter read per item |
+//! | `load_library` | one record read, one prefix scan of its items, one asset read per entry |
+//! | `put_library` | one transaction: the old items removed, the new ones written, one asset read per entry (for the published count), then a flush |
+//! | `delete_library` | one transaction removing the record, its items, index keys and counters, then a flush |
+//! | `insert_asset` | one transaction (record, slug claim, six index keys, two counts, download counter), then a flush |
+//! | `record_library_view`, `record_download` | one compare-and-swap on a counter, then a flush |
+//!
+//! A flush is sled's blocking `flush` (write and `fsync`), run on a blocking task like every
+//! sled call; concurrent flushes share the disk work. (`flush_async` is not used: concurrent
+//! calls of it can deadlock in sled 0.34.) [`Durability::Periodic`] leaves flushing to a
+//! background thread instead.
+//!
+//! Reads are not snapshots: a list racing with writes may show a total that is off by the
+//! writes in flight, or one item fewer when a library is deleted while its page is read. A
+//! library load is consistent: it sees one whole document (it checks the items it scanned
+//! against the record and reads again if a replace raced it).
+//!
+//! Asset published counts in library summaries are computed when the library is written;
+//! that is exact because assets are never deleted or unpublished through the [`Store`] trait.
+
+mod apikeys;
+mod assets;
+mod config;
+mod error;
+mod keys;
+mod libraries;
+mod record;
+mod tx;
+mod verify;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use assetlib_core::{
+    ApiKey, Asset, AssetQuery, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
+    PutOutcome, Store, StoreError, async_trait,
+};
+use chrono::{DateTime, Utc};
+use sled::{IVec, Tree};
+use uuid::Uuid;
+
+pub use config::{Durability, SledConfig};
+pub use error::OpenError;
+pub use verify::Integrity;
+
+use error::Error;
+
+/// The newest on-disk format this crate reads and the one it writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+const FORMAT_KEY: &[u8] = b"format_version";
+
+/// An assetlib [`Store`] in a sled database directory.
+///
+/// Cloning is cheap: clones share the open database. The directory is locked while any clone
+/// is alive; dropping the last one closes it.
+#[derive(Clone)]
+pub struct SledStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for SledStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SledStore")
+            .field("path", &self.inner.path)
+            .field("durability", &self.inner.durability)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The open database and its trees.
+pub(crate) struct Inner {
+    db: sled::Db,
+    path: PathBuf,
+    durability: Durability,
+    pub(crate) assets: Tree,
+    pub(crate) asset_slugs: Tree,
+    pub(crate) asset_idx_created: Tree,
+    pub(crate) asset_idx_updated: Tree,
+    pub(crate) asset_idx_title: Tree,
+    pub(crate) counts: Tree,
+    pub(crate) counters: Tree,
+    pub(crate) libraries: Tree,
+    pub(crate) library_slugs: Tree,
+    pub(crate) library_items: Tree,
+    pub(crate) library_idx_published: Tree,
+    pub(crate) library_idx_workspace: Tree,
+    pub(crate) keys: Tree,
+    pub(crate) key_hashes: Tree,
+    pub(crate) key_idx_created: Tree,
+    /// Records and index keys read so far (see [`SledStore::records_read`]).
+    reads: AtomicU64,
+}
+
+impl SledStore {
+    /// Opens (or creates) the database in directory `path` with the default [`SledConfig`].
+    ///
+    /// # Errors
+    /// [`OpenError::Locked`] if another process holds the directory,
+    /// [`OpenError::NewerFormat`] if a newer version of this crate wrote it, and
+    /// [`OpenError::Sled`] / [`OpenError::Corrupt`] if it cannot be read.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
+        Self::open_with(path, SledConfig::default())
+    }
+
+    /// Opens (or creates) the database in directory `path` with `config`.
+    ///
+    /// This blocks while sled recovers the database; call it before serving, or from a
+    /// blocking task.
+    ///
+    /// # Errors
+    /// As [`SledStore::open`].
+    pub fn open_with(path: impl AsRef<Path>, config: SledConfig) -> Result<Self, OpenError> {
+        let path = path.as_ref().to_path_buf();
+        let sled_error = |source: sled::Error| match &source {
+            sled::Error::Io(io) if is_lock_error(io) => OpenError::Locked { path: path.clone() },
+            _ => OpenError::Sled {
+                path: path.clone(),
+                source,
+            },
+        };
+        let db = config.to_sled(&path).open().map_err(sled_error)?;
+        let tree = |name: &str| db.open_tree(name).map_err(sled_error);
+        let meta = tree("meta")?;
+        match meta.get(FORMAT_KEY).map_err(sled_error)? {
+            Some(v) => {
+                let found =
+                    keys::decode_u32("format version", &v).map_err(|e| OpenError::Corrupt {
+                        path: path.clone(),
+                        detail: e.to_string(),
+                    })?;
+                if found > FORMAT_VERSION {
+                    return Err(OpenError::NewerFormat {
+                        path,
+                        found,
+                        supported: FORMAT_VERSION,
+                    });
+                }
+                if found == 0 {
+                    return Err(OpenError::Corrupt {
+                        path,
+                        detail: "format version 0".into(),
+                    });
+                }
+            }
+            None => {
+                meta.insert(FORMAT_KEY, &FORMAT_VERSION.to_be_bytes())
+                    .map_err(sled_error)?;
+                db.flush().map_err(sled_error)?;
+            }
+        }
+        let inner = Inner {
+            assets: tree("assets")?,
+            asset_slugs: tree("asset_slugs")?,
+            asset_idx_created: tree("asset_idx_created")?,
+            asset_idx_updated: tree("asset_idx_updated")?,
+            asset_idx_title: tree("asset_idx_title")?,
+            counts: tree("counts")?,
+            counters: tree("counters")?,
+            libraries: tree("libraries")?,
+            library_slugs: tree("library_slugs")?,
+            library_items: tree("library_items")?,
+            library_idx_published: tree("library_idx_published")?,
+            library_idx_workspace: tree("library_idx_workspace")?,
+            keys: tree("keys")?,
+            key_hashes: tree("key_hashes")?,
+            key_idx_created: tree("key_idx_created")?,
+            reads: AtomicU64::new(0),
+            durability: config.durability,
+            path,
+            db,
+        };
+        Ok(SledStore {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Walks every record and index and reports where they disagree: index keys without a
+    /// published record or missing for one, counts that differ from the records, slugs not
+    /// claimed, library items that no record owns. Reads the whole database: for checks and
+    /// tests, not for serving.
+    ///
+    /// # Errors
+    /// A [`StoreError`] if the database cannot be read.
+    pub async fn verify(&self) -> Result<Integrity, StoreError> {
+        self.blocking(|inner| inner.verify()).await
+    }
+
+    /// How many records and index keys this store has read since it was opened. A measure
+    /// for tests of how much work a call does; not part of the stable API.
+    #[doc(hidden)]
+    pub fn records_read(&self) -> u64 {
+        self.inner.reads.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f` on a blocking thread so sled never stalls the async executor.
+    async fn blocking<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, Error> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        let result = tokio::task::spawn_blocking(move || f(&inner))
+            .await
+            .map_err(Error::Task)?;
+        Ok(result?)
+    }
+
+    /// Runs the write `f` on a blocking thread and, with [`Durability::EveryWrite`], flushes
+    /// before returning.
+    ///
+    /// The flush is sled's blocking `flush` on the same blocking thread, not `flush_async`:
+    /// in sled 0.34 concurrent `flush_async` calls can deadlock (every thread of sled's own
+    /// pool waits in a flush for a log write queued behind them, sled issue #1308).
+    /// Concurrent flushes still share the work: each waits until the log is durable up to
+    /// the point it was called at.
+    async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, Error> + Send + 'static,
+    {
+        self.blocking(move |inner| {
+            let value = f(inner)?;
+            if inner.durability == Durability::EveryWrite {
+                inner.db.flush()?;
+            }
+            Ok(value)
+        })
+        .await
+    }
+}
+
+fn is_lock_error(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::WouldBlock || e.to_string().contains("could not acquire lock")
+}
+
+impl Inner {
+    /// Counts `n` records or keys read.
+    pub(crate) fn touched(&self, n: u64) {
+        self.reads.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// A point read, counted.
+    pub(crate) fn get(&self, tree: &Tree, key: &[u8]) -> Result<Option<IVec>, Error> {
+        self.touched(1);
+        Ok(tree.get(key)?)
+    }
+
+    /// A kept count (0 when absent).
+    pub(crate) fn count(&self, key: &[u8]) -> Result<u64, Error> {
+        self.get(&self.counts, key)?
+            .map_or(Ok(0), |v| keys::decode_u64("count", &v))
+    }
+
+    /// A counter (downloads or views), if it exists.
+    pub(crate) fn counter(&self, key: &[u8]) -> Result<Option<u64>, Error> {
+        self.get(&self.counters, key)?
+            .map(|v| keys::decode_u64("counter", &v))
+            .transpose()
+    }
+
+    /// The keys and values under `prefix`, forwards or backwards, each counted as read.
+    pub(crate) fn scan<'a>(
+        &'a self,
+        tree: &Tree,
+        prefix: &[u8],
+        reverse: bool,
+    ) -> impl Iterator<Item = Result<(IVec, IVec), Error>> + 'a {
+        let mut iter = tree.scan_prefix(prefix);
+        std::iter::from_fn(move || {
+            let next = if reverse {
+                iter.next_back()
+            } else {
+                iter.next()
+            };
+            if next.is_some() {
+                self.touched(1);
+            }
+            next.map(|r| r.map_err(Error::from))
+        })
+    }
+
+    /// Adds one to an existing counter and returns the new value; `None` (and no change) if the
+    /// counter does not exist. Lock-free compare-and-swap: no increment is ever lost.
+    pub(crate) fn increment(&self, key: &[u8]) -> Result<Option<u64>, Error> {
+        let mut bad = None;
+        let new = self.counters.update_and_fetch(key, |old| {
+            let old = old?;
+            match keys::decode_u64("counter", old) {
+                Ok(n) => Some(n.saturating_add(1).to_be_bytes().to_vec()),
+                Err(e) => {
+                    // Leave the value as it is and report it.
+                    bad = Some(e);
+                    Some(old.to_vec())
+                }
+            }
+        })?;
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        self.touched(1);
+        new.map(|v| keys::decode_u64("counter", &v)).transpose()
+    }
+}
+
+#[async_trait]
+impl Store for SledStore {
+    async fn list_assets(&self, query: &AssetQuery) -> Result<Page<Asset>, StoreError> {
+        let query = query.clone();
+        self.blocking(move |inner| inner.list_assets(&query)).await
+    }
+
+    async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
+        self.blocking(move |inner| inner.load_asset(id)).await
+    }
+
+    async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
+        let ids = ids.to_vec();
+        self.blocking(move |inner| inner.get_assets(&ids)).await
+    }
+
+    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
+        self.write(move |inner| inner.insert_asset(asset)).await
+    }
+
+    async fn list_libraries(
+        &self,
+        query: &LibraryQuery,
+    ) -> Result<Page<LibrarySummary>, StoreError> {
+        let query = query.clone();
+        self.blocking(move |inner| inner.list_libraries(&query))
+            .await
+    }
+
+    async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
+        self.blocking(move |inner| inner.load_library(id)).await
+    }
+
+    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
+        self.write(move |inner| inner.put_library(write)).await
+    }
+
+    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
+        self.write(move |inner| inner.delete_library(id)).await
+    }
+
+    async fn record_library_view(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+        self.write(move |inner| inner.increment(&keys::views(id)))
+            .await
+    }
+
+    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+        self.write(move |inner| inner.increment(&keys::downloads(id)))
+            .await
+    }
+
+    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
+        self.write(move |inner| inner.insert_key(&key)).await
+    }
+
+    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
+        let key_hash = *key_hash;
+        self.blocking(move |inner| inner.find_key(&key_hash)).await
+    }
+
+    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
+        self.blocking(|inner| inner.list_keys()).await
+    }
+
+    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+        self.write(move |inner| inner.revoke_key(id, at)).await
+    }
+
+    async fn flush(&self) -> Result<(), StoreError> {
+        self.blocking(|inner| Ok(inner.db.flush().map(drop)?)).await
+    }
+}

@@ -1,0 +1,90 @@
+//! API key records.
+
+use assetlib_core::ApiKey;
+use chrono::{DateTime, Utc};
+use sled::Transactional;
+use uuid::Uuid;
+
+use crate::Inner;
+use crate::error::{Error, abort};
+use crate::keys;
+use crate::record::{KeyRec, Ts, decode, decode_id, encode};
+
+impl Inner {
+    fn key_rec(&self, id: Uuid) -> Result<Option<KeyRec>, Error> {
+        self.get(&self.keys, id.as_bytes())?
+            .map(|v| decode(KeyRec::WHAT, &v))
+            .transpose()
+    }
+
+    /// A key that an index names; its absence is corruption.
+    fn indexed_key(&self, id: Uuid) -> Result<ApiKey, Error> {
+        self.key_rec(id)?
+            .ok_or_else(|| Error::invalid("key index", format!("entry for missing key {id}")))?
+            .into_key(id)
+    }
+
+    pub(crate) fn insert_key(&self, key: &ApiKey) -> Result<(), Error> {
+        let id = key.id;
+        let value = encode(KeyRec::WHAT, &KeyRec::new(key))?;
+        let created = keys::key_created(&key.created_at, id);
+        (&self.keys, &self.key_hashes, &self.key_idx_created).transaction(
+            |(records, hashes, by_created)| {
+                if records.get(id.as_bytes())?.is_some() {
+                    return Err(abort(Error::Conflict {
+                        field: "id",
+                        message: format!("a key with id {id} exists"),
+                    }));
+                }
+                if hashes.get(key.key_hash)?.is_some() {
+                    return Err(abort(Error::Conflict {
+                        field: "key_hash",
+                        message: "a key with this hash exists".into(),
+                    }));
+                }
+                records.insert(&id.as_bytes()[..], value.as_slice())?;
+                hashes.insert(&key.key_hash[..], &id.as_bytes()[..])?;
+                by_created.insert(&created[..], &[][..])?;
+                Ok(())
+            },
+        )?;
+        Ok(())
+    }
+
+    pub(crate) fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, Error> {
+        match self.get(&self.key_hashes, key_hash)? {
+            Some(id) => self
+                .indexed_key(decode_id("key hash entry", &id)?)
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub(crate) fn list_keys(&self) -> Result<Vec<ApiKey>, Error> {
+        self.scan(&self.key_idx_created, &[], false)
+            .map(|kv| {
+                let (k, _) = kv?;
+                self.indexed_key(keys::trailing_id(&k)?)
+            })
+            .collect()
+    }
+
+    pub(crate) fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, Error> {
+        let at = Ts::from(&at);
+        let found = self.keys.transaction(|records| {
+            let Some(v) = records.get(id.as_bytes())? else {
+                return Ok(false);
+            };
+            let mut rec: KeyRec = decode(KeyRec::WHAT, &v).map_err(abort)?;
+            if rec.revoked_at.is_none() {
+                rec.revoked_at = Some(at);
+                records.insert(
+                    &id.as_bytes()[..],
+                    encode(KeyRec::WHAT, &rec).map_err(abort)?,
+                )?;
+            }
+            Ok(true)
+        })?;
+        Ok(found)
+    }
+}

@@ -1,0 +1,128 @@
+//! Errors: the public [`OpenError`], and the private runtime [`Error`] that becomes core's
+//! [`StoreError`].
+
+use std::path::PathBuf;
+
+use assetlib_core::StoreError;
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+
+/// Why a database could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// Another process (or another open [`crate::SledStore`] in this one) holds the directory.
+    #[error("the database at {path:?} is in use by another process")]
+    Locked {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The database was written by a newer version of this crate.
+    #[error(
+        "the database at {path:?} has format version {found}; this version of assetlib-sled \
+         reads format {supported} and older"
+    )]
+    NewerFormat {
+        /// The directory.
+        path: PathBuf,
+        /// The format version stored in the database.
+        found: u32,
+        /// The newest format this crate reads ([`crate::FORMAT_VERSION`]).
+        supported: u32,
+    },
+    /// The stored format version is unreadable.
+    #[error("the database at {path:?} is corrupt: {detail}")]
+    Corrupt {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// sled failed to open or initialise the database (I/O, corruption, bad configuration).
+    #[error("cannot open the database at {path:?}: {source}")]
+    Sled {
+        /// The directory.
+        path: PathBuf,
+        /// sled's error.
+        #[source]
+        source: sled::Error,
+    },
+}
+
+/// A failure while the store runs. Each kind maps to one [`StoreError`] kind and is kept as
+/// its source.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    /// sled failed.
+    #[error("sled: {0}")]
+    Sled(#[from] sled::Error),
+    /// A stored value did not decode.
+    #[error("cannot decode stored {what}: {source}")]
+    Decode {
+        what: &'static str,
+        #[source]
+        source: postcard::Error,
+    },
+    /// A record did not encode.
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        what: &'static str,
+        #[source]
+        source: postcard::Error,
+    },
+    /// A stored value decoded but makes no sense (bad length, unknown code, count underflow).
+    #[error("invalid stored {what}: {detail}")]
+    Invalid { what: &'static str, detail: String },
+    /// A unique value is taken.
+    #[error("{message}")]
+    Conflict {
+        field: &'static str,
+        message: String,
+    },
+    /// A value does not fit the format (for example more than `u32::MAX` library items).
+    #[error("{0}")]
+    TooLarge(&'static str),
+    /// The blocking task running a sled call panicked or was cancelled.
+    #[error("blocking store task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+impl Error {
+    pub(crate) fn invalid(what: &'static str, detail: impl Into<String>) -> Self {
+        Error::Invalid {
+            what,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl From<Error> for StoreError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Conflict { field, message } => StoreError::Conflict {
+                field: field.to_owned(),
+                message,
+            },
+            e @ (Error::Decode { .. }
+            | Error::Invalid { .. }
+            | Error::Sled(sled::Error::Corruption { .. })) => StoreError::corrupt(e),
+            e => StoreError::backend(e),
+        }
+    }
+}
+
+impl From<TransactionError<Error>> for Error {
+    fn from(e: TransactionError<Error>) -> Self {
+        match e {
+            TransactionError::Abort(e) => e,
+            TransactionError::Storage(e) => Error::Sled(e),
+        }
+    }
+}
+
+/// The error type inside a transaction closure.
+pub(crate) type TxError = ConflictableTransactionError<Error>;
+
+/// Aborts a transaction with `e`.
+pub(crate) fn abort(e: Error) -> TxError {
+    ConflictableTransactionError::Abort(e)
+}

@@ -1,0 +1,293 @@
+//! Key encodings. Every index key is built so that byte order (sled's order) is the sort
+//! order of the list it serves; the crate docs have the table.
+
+use assetlib_core::{AssetSort, AssetType, Scope};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::error::Error;
+
+/// Scope byte of an asset index key that holds every published asset.
+pub(crate) const SCOPE_ALL: u8 = 0;
+
+/// Scope byte of an asset index key that holds published assets of one type.
+pub(crate) fn scope_of(t: AssetType) -> u8 {
+    1 + type_code(t)
+}
+
+/// The stored code of an asset type. Fixed forever: never reorder.
+pub(crate) fn type_code(t: AssetType) -> u8 {
+    match t {
+        AssetType::Pdf => 0,
+        AssetType::Document => 1,
+        AssetType::Image => 2,
+        AssetType::Video => 3,
+        AssetType::ExternalVideo => 4,
+        AssetType::Audio => 5,
+        AssetType::Link => 6,
+        AssetType::Collection => 7,
+        AssetType::Git => 8,
+    }
+}
+
+/// The asset type of a stored code.
+pub(crate) fn type_from_code(code: u8) -> Result<AssetType, Error> {
+    AssetType::ALL
+        .into_iter()
+        .find(|t| type_code(*t) == code)
+        .ok_or_else(|| Error::invalid("asset type", format!("unknown code {code}")))
+}
+
+/// The stored code of a scope. Fixed forever: never reorder.
+pub(crate) fn scope_code(s: Scope) -> u8 {
+    match s {
+        Scope::ReadAssets => 1,
+        Scope::WriteAssets => 2,
+        Scope::ReadLibraries => 3,
+        Scope::WriteLibraries => 4,
+    }
+}
+
+/// The scope of a stored code.
+pub(crate) fn scope_from_code(code: u8) -> Result<Scope, Error> {
+    Scope::ALL
+        .into_iter()
+        .find(|s| scope_code(*s) == code)
+        .ok_or_else(|| Error::invalid("key scope", format!("unknown code {code}")))
+}
+
+/// A timestamp as 12 bytes that sort like the time: seconds since the epoch as a big-endian
+/// `i64` with the sign bit flipped, then the nanoseconds as a big-endian `u32`.
+pub(crate) fn ts(t: &DateTime<Utc>) -> [u8; 12] {
+    let secs = (t.timestamp() as u64) ^ (1 << 63);
+    let mut out = [0; 12];
+    out[..8].copy_from_slice(&secs.to_be_bytes());
+    out[8..].copy_from_slice(&t.timestamp_subsec_nanos().to_be_bytes());
+    out
+}
+
+/// Appends `s` so that the bytes sort like the string and nothing appended after it can change
+/// that: each `0x00` byte becomes `0x00 0xFF`, and `0x00 0x00` ends the string.
+pub(crate) fn push_text(out: &mut Vec<u8>, s: &str) {
+    for &b in s.as_bytes() {
+        out.push(b);
+        if b == 0 {
+            out.push(0xFF);
+        }
+    }
+    out.extend_from_slice(&[0, 0]);
+}
+
+/// The key of an asset in the index of `sort`, in the list of `scope`.
+pub(crate) fn asset_index(
+    scope: u8,
+    sort: AssetSort,
+    id: Uuid,
+    created_at: &DateTime<Utc>,
+    updated_at: &DateTime<Utc>,
+    title: &str,
+) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + 12 + 16);
+    k.push(scope);
+    match sort {
+        AssetSort::CreatedAt => k.extend_from_slice(&ts(created_at)),
+        AssetSort::UpdatedAt => k.extend_from_slice(&ts(updated_at)),
+        AssetSort::Title => push_text(&mut k, &title.to_lowercase()),
+    }
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+/// The id that ends an index key.
+pub(crate) fn trailing_id(key: &[u8]) -> Result<Uuid, Error> {
+    key.len()
+        .checked_sub(16)
+        .and_then(|start| key.get(start..))
+        .and_then(|tail| <[u8; 16]>::try_from(tail).ok())
+        .map(Uuid::from_bytes)
+        .ok_or_else(|| Error::invalid("index key", format!("{} bytes", key.len())))
+}
+
+/// Key of a download counter in the `counters` tree.
+pub(crate) fn downloads(id: Uuid) -> [u8; 17] {
+    prefixed(b'd', id)
+}
+
+/// Key of a view counter in the `counters` tree.
+pub(crate) fn views(id: Uuid) -> [u8; 17] {
+    prefixed(b'v', id)
+}
+
+fn prefixed(tag: u8, id: Uuid) -> [u8; 17] {
+    let mut k = [0; 17];
+    k[0] = tag;
+    k[1..].copy_from_slice(id.as_bytes());
+    k
+}
+
+/// Key of the number of published assets in the `counts` tree.
+pub(crate) const COUNT_ASSETS: &[u8] = &[0];
+
+/// Key of the number of published assets of one type in the `counts` tree.
+pub(crate) fn count_asset_type(t: AssetType) -> [u8; 2] {
+    [1, type_code(t)]
+}
+
+/// Key of the number of published libraries in the `counts` tree.
+pub(crate) const COUNT_LIBRARIES: &[u8] = &[2];
+
+/// Key of the number of published libraries of a workspace in the `counts` tree.
+pub(crate) fn count_workspace(workspace: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + workspace.len());
+    k.push(3);
+    k.extend_from_slice(workspace.as_bytes());
+    k
+}
+
+/// Key of a claimed slug in the `asset_slugs` tree.
+pub(crate) fn asset_slug(slug: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + slug.len());
+    k.push(b's');
+    k.extend_from_slice(slug.as_bytes());
+    k
+}
+
+/// Key of the next suffix to try for a wanted slug in the `asset_slugs` tree.
+pub(crate) fn asset_slug_hint(slug: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + slug.len());
+    k.push(b'n');
+    k.extend_from_slice(slug.as_bytes());
+    k
+}
+
+/// Prefix of the items of one generation of a library in the `library_items` tree.
+pub(crate) fn items_prefix(library: Uuid, generation: u64) -> [u8; 24] {
+    let mut k = [0; 24];
+    k[..16].copy_from_slice(library.as_bytes());
+    k[16..].copy_from_slice(&generation.to_be_bytes());
+    k
+}
+
+/// Key of the item at `position` of one generation of a library.
+pub(crate) fn item(library: Uuid, generation: u64, position: u32) -> [u8; 28] {
+    let mut k = [0; 28];
+    k[..24].copy_from_slice(&items_prefix(library, generation));
+    k[24..].copy_from_slice(&position.to_be_bytes());
+    k
+}
+
+/// Key of a published library in the `library_idx_published` tree.
+pub(crate) fn library_published(published_at: &DateTime<Utc>, id: Uuid) -> [u8; 28] {
+    let mut k = [0; 28];
+    k[..12].copy_from_slice(&ts(published_at));
+    k[12..].copy_from_slice(id.as_bytes());
+    k
+}
+
+/// Prefix of a workspace's libraries in the `library_idx_workspace` tree.
+pub(crate) fn workspace_prefix(workspace: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(workspace.len() + 2 + 28);
+    push_text(&mut k, workspace);
+    k
+}
+
+/// Key of a published library in the `library_idx_workspace` tree.
+pub(crate) fn library_workspace(
+    workspace: &str,
+    published_at: &DateTime<Utc>,
+    id: Uuid,
+) -> Vec<u8> {
+    let mut k = workspace_prefix(workspace);
+    k.extend_from_slice(&library_published(published_at, id));
+    k
+}
+
+/// Key of an API key in the `key_idx_created` tree.
+pub(crate) fn key_created(created_at: &DateTime<Utc>, id: Uuid) -> [u8; 28] {
+    library_published(created_at, id)
+}
+
+/// A big-endian `u64` (counts and counters).
+pub(crate) fn decode_u64(what: &'static str, bytes: &[u8]) -> Result<u64, Error> {
+    <[u8; 8]>::try_from(bytes)
+        .map(u64::from_be_bytes)
+        .map_err(|_| Error::invalid(what, format!("{} bytes, expected 8", bytes.len())))
+}
+
+/// A big-endian `u32` (the format version).
+pub(crate) fn decode_u32(what: &'static str, bytes: &[u8]) -> Result<u32, Error> {
+    <[u8; 4]>::try_from(bytes)
+        .map(u32::from_be_bytes)
+        .map_err(|_| Error::invalid(what, format!("{} bytes, expected 4", bytes.len())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(secs: i64, nanos: u32) -> DateTime<Utc> {
+        Utc.timestamp_opt(secs, nanos).single().expect("valid time")
+    }
+
+    #[test]
+    fn timestamps_sort_like_time() {
+        let times = [
+            at(-100_000_000_000, 0),
+            at(-1, 999_999_999),
+            at(0, 0),
+            at(0, 1),
+            at(1, 0),
+            at(1_800_000_000, 5),
+            at(100_000_000_000, 0),
+        ];
+        for w in times.windows(2) {
+            assert!(w[0] < w[1]);
+            assert!(ts(&w[0]) < ts(&w[1]), "{} vs {}", w[0], w[1]);
+        }
+    }
+
+    #[test]
+    fn text_keys_sort_like_strings_then_id() {
+        let words = [
+            "", "\0", "\0\0", "\0a", "a", "a\0", "a\0b", "ab", "b", "é", "中",
+        ];
+        let low = Uuid::from_bytes([0; 16]);
+        let high = Uuid::from_bytes([0xFF; 16]);
+        let t = at(0, 0);
+        let mut keys = Vec::new();
+        for w in words {
+            for id in [low, high] {
+                keys.push(((w, id), asset_index(0, AssetSort::Title, id, &t, &t, w)));
+            }
+        }
+        let mut by_value = keys.clone();
+        by_value.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut by_bytes = keys;
+        by_bytes.sort_by(|a, b| a.1.cmp(&b.1));
+        assert_eq!(
+            by_value.iter().map(|k| k.0).collect::<Vec<_>>(),
+            by_bytes.iter().map(|k| k.0).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn codes_round_trip() {
+        for t in AssetType::ALL {
+            assert_eq!(type_from_code(type_code(t)).ok(), Some(t));
+        }
+        for s in Scope::ALL {
+            assert_eq!(scope_from_code(scope_code(s)).ok(), Some(s));
+        }
+        assert!(type_from_code(200).is_err());
+    }
+
+    #[test]
+    fn trailing_id_reads_the_last_16_bytes() {
+        let id = Uuid::from_bytes([7; 16]);
+        let t = at(5, 5);
+        let key = asset_index(3, AssetSort::CreatedAt, id, &t, &t, "x");
+        assert_eq!(trailing_id(&key).ok(), Some(id));
+        assert!(trailing_id(&[1, 2, 3]).is_err());
+    }
+}

@@ -1,0 +1,447 @@
+//! Libraries: lists, loads, atomic replaces and deletes.
+
+use std::collections::HashMap;
+
+use assetlib_core::{
+    EntryRow, LibraryEntry, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
+    PutOutcome, Section,
+};
+use sled::Transactional;
+use sled::transaction::TransactionalTree;
+use uuid::Uuid;
+
+use crate::Inner;
+use crate::error::{Error, TxError, abort};
+use crate::keys;
+use crate::record::{AssetRec, ItemRec, LibraryRec, decode, decode_id, encode};
+use crate::tx::add_count;
+
+/// How often a library load reads again when replaces keep racing it before giving up.
+const LOAD_ATTEMPTS: usize = 100;
+
+impl Inner {
+    pub(crate) fn library_rec(&self, id: Uuid) -> Result<Option<LibraryRec>, Error> {
+        self.get(&self.libraries, id.as_bytes())?
+            .map(|v| decode(LibraryRec::WHAT, &v))
+            .transpose()
+    }
+
+    pub(crate) fn list_libraries(&self, q: &LibraryQuery) -> Result<Page<LibrarySummary>, Error> {
+        let (tree, prefix, total) = match &q.workspace_id {
+            None => (
+                &self.library_idx_published,
+                Vec::new(),
+                self.count(keys::COUNT_LIBRARIES)?,
+            ),
+            Some(ws) => (
+                &self.library_idx_workspace,
+                keys::workspace_prefix(ws),
+                self.count(&keys::count_workspace(ws))?,
+            ),
+        };
+        // Newest first: the index runs oldest first, so the list reads it backwards.
+        let ids = self.page_ids(tree, &prefix, true, q.offset(), q.limit, total)?;
+        let mut items = Vec::with_capacity(ids.len());
+        for id in ids {
+            // A library deleted since its index key was read is simply left out.
+            let Some(rec) = self.library_rec(id)? else {
+                continue;
+            };
+            let views = self.counter(&keys::views(id))?.unwrap_or(0);
+            let asset_count = rec.asset_count;
+            items.push(LibrarySummary {
+                library: rec.into_library(id, views)?,
+                asset_count,
+            });
+        }
+        Ok(Page { items, total })
+    }
+
+    /// Reads the library record, then its items with one prefix scan, then each entry's
+    /// asset. The items of a generation appear and disappear in one transaction each, so a
+    /// scan that finds as many items as the record names saw the whole document; one that
+    /// finds fewer raced a replace or delete, and reads again.
+    pub(crate) fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, Error> {
+        for _ in 0..LOAD_ATTEMPTS {
+            let Some(rec) = self.library_rec(id)? else {
+                return Ok(None);
+            };
+            let prefix = keys::items_prefix(id, rec.generation);
+            let items = self
+                .scan(&self.library_items, &prefix, false)
+                .map(|kv| kv.map(|(_, v)| v))
+                .collect::<Result<Vec<_>, _>>()?;
+            let expected = rec.item_count as usize;
+            if items.len() < expected {
+                std::thread::yield_now();
+                continue;
+            }
+            if items.len() > expected {
+                return Err(Error::invalid(
+                    "library items",
+                    format!(
+                        "library {id} has {} items, its record says {expected}",
+                        items.len()
+                    ),
+                ));
+            }
+            let views = self.counter(&keys::views(id))?.unwrap_or(0);
+            let mut sections = Vec::new();
+            let mut entries = Vec::new();
+            for value in items {
+                match decode(ItemRec::WHAT, &value)? {
+                    ItemRec::Section {
+                        id,
+                        title,
+                        description,
+                        display_order,
+                        collapsed_by_default,
+                    } => sections.push(Section {
+                        id: Uuid::from_bytes(id),
+                        title,
+                        description,
+                        display_order,
+                        collapsed_by_default,
+                    }),
+                    ItemRec::Entry {
+                        asset_id,
+                        section_id,
+                        display_order,
+                        title,
+                        description,
+                    } => {
+                        let asset_id = Uuid::from_bytes(asset_id);
+                        let Some(asset) = self.asset_rec(asset_id)? else {
+                            continue;
+                        };
+                        entries.push(EntryRow {
+                            entry: LibraryEntry {
+                                asset_id,
+                                section_id: section_id.map(Uuid::from_bytes),
+                                display_order,
+                                title,
+                                description,
+                            },
+                            asset: asset.entry_asset()?,
+                        });
+                    }
+                }
+            }
+            return Ok(Some(LibraryRows {
+                library: rec.into_library(id, views)?,
+                sections,
+                entries,
+            }));
+        }
+        Err(Error::invalid(
+            "library items",
+            format!("library {id}: fewer items than its record names after {LOAD_ATTEMPTS} reads"),
+        ))
+    }
+
+    /// Replaces (or creates) a library in one transaction: the old items, slug claim, index
+    /// keys and counts go, the new ones come, with the record.
+    pub(crate) fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, Error> {
+        let LibraryWrite {
+            library,
+            slug_given,
+            sections,
+            entries,
+        } = write;
+        let id = library.id;
+        let values = ordered_items(&sections, &entries)
+            .iter()
+            .map(|item| encode(ItemRec::WHAT, item))
+            .collect::<Result<Vec<_>, _>>()?;
+        let item_count = u32::try_from(values.len()).map_err(|_| {
+            Error::TooLarge("a library holds at most 2^32 - 1 sections and entries")
+        })?;
+        // Unique per write and never reused, even after a crash, so the items of two
+        // documents of one library never share keys.
+        let generation = self.db.generate_id()?;
+
+        let outcome = (
+            &self.libraries,
+            &self.library_slugs,
+            &self.library_items,
+            &self.library_idx_published,
+            &self.library_idx_workspace,
+            &self.counts,
+            &self.counters,
+            &self.assets,
+        )
+            .transaction(
+                |(libs, slugs, items, published, workspaces, counts, counters, assets)| {
+                    let old = match libs.get(id.as_bytes())? {
+                        Some(v) => Some(decode::<LibraryRec>(LibraryRec::WHAT, &v).map_err(abort)?),
+                        None => None,
+                    };
+                    let mut lib = library.clone();
+                    if let Some(old) = &old {
+                        let index = (published, workspaces, counts);
+                        remove_document(items, slugs, index, id, old)?;
+                        lib.created_at = old.created_at.time().map_err(abort)?;
+                        lib.published_at = old
+                            .published_at
+                            .map(|t| t.time())
+                            .transpose()
+                            .map_err(abort)?;
+                    }
+                    if lib.published && lib.published_at.is_none() {
+                        lib.published_at = Some(lib.updated_at);
+                    }
+                    lib.slug = claim_library_slug(slugs, &lib.slug, id, slug_given)?;
+
+                    let mut asset_count = 0u64;
+                    for entry in &entries {
+                        if let Some(v) = assets.get(entry.asset_id.as_bytes())? {
+                            let asset: AssetRec = decode(AssetRec::WHAT, &v).map_err(abort)?;
+                            asset_count += u64::from(asset.published);
+                        }
+                    }
+                    for (position, value) in (0u32..).zip(&values) {
+                        items
+                            .insert(&keys::item(id, generation, position)[..], value.as_slice())?;
+                    }
+                    let rec = LibraryRec::new(&lib, generation, item_count, asset_count);
+                    if let Some(at) = rec.listed_at().map_err(abort)? {
+                        published.insert(&keys::library_published(&at, id)[..], &[][..])?;
+                        add_count(counts, keys::COUNT_LIBRARIES, 1)?;
+                        if let Some(ws) = &rec.workspace_id {
+                            workspaces.insert(keys::library_workspace(ws, &at, id), &[][..])?;
+                            add_count(counts, &keys::count_workspace(ws), 1)?;
+                        }
+                    }
+                    libs.insert(
+                        &id.as_bytes()[..],
+                        encode(LibraryRec::WHAT, &rec).map_err(abort)?,
+                    )?;
+                    Ok(match old {
+                        Some(_) => PutOutcome::Replaced,
+                        None => {
+                            counters
+                                .insert(&keys::views(id)[..], &lib.view_count.to_be_bytes()[..])?;
+                            PutOutcome::Created
+                        }
+                    })
+                },
+            )?;
+        Ok(outcome)
+    }
+
+    /// Deletes a library, its items, slug claim, index keys, counts and view counter in one
+    /// transaction.
+    pub(crate) fn delete_library(&self, id: Uuid) -> Result<bool, Error> {
+        let deleted = (
+            &self.libraries,
+            &self.library_slugs,
+            &self.library_items,
+            &self.library_idx_published,
+            &self.library_idx_workspace,
+            &self.counts,
+            &self.counters,
+        )
+            .transaction(
+                |(libs, slugs, items, published, workspaces, counts, counters)| {
+                    let Some(v) = libs.get(id.as_bytes())? else {
+                        return Ok(false);
+                    };
+                    let old: LibraryRec = decode(LibraryRec::WHAT, &v).map_err(abort)?;
+                    remove_document(items, slugs, (published, workspaces, counts), id, &old)?;
+                    libs.remove(&id.as_bytes()[..])?;
+                    counters.remove(&keys::views(id)[..])?;
+                    Ok(true)
+                },
+            )?;
+        Ok(deleted)
+    }
+
+    /// The ids of one page of an index under `prefix`, reading from whichever end is nearer:
+    /// O(min(offset, total - offset) + size) keys.
+    pub(crate) fn page_ids(
+        &self,
+        tree: &sled::Tree,
+        prefix: &[u8],
+        reverse: bool,
+        offset: u64,
+        size: u32,
+        total: u64,
+    ) -> Result<Vec<Uuid>, Error> {
+        if offset >= total {
+            return Ok(Vec::new());
+        }
+        let end = offset.saturating_add(u64::from(size)).min(total);
+        let want = to_usize(end - offset);
+        let from_near_end = offset > total - end;
+        let (skip, reverse) = if from_near_end {
+            (total - end, !reverse)
+        } else {
+            (offset, reverse)
+        };
+        let mut ids = self
+            .scan(tree, prefix, reverse)
+            .skip(to_usize(skip))
+            .take(want)
+            .map(|kv| kv.and_then(|(k, _)| keys::trailing_id(&k)))
+            .collect::<Result<Vec<_>, _>>()?;
+        if from_near_end {
+            ids.reverse();
+        }
+        Ok(ids)
+    }
+}
+
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Removes what a stored library document owns besides its record and view counter: its
+/// items, its slug claim, its list index keys and its share of the counts.
+fn remove_document(
+    items: &TransactionalTree,
+    slugs: &TransactionalTree,
+    (published, workspaces, counts): (&TransactionalTree, &TransactionalTree, &TransactionalTree),
+    id: Uuid,
+    old: &LibraryRec,
+) -> Result<(), TxError> {
+    for position in 0..old.item_count {
+        items.remove(&keys::item(id, old.generation, position)[..])?;
+    }
+    if let Some(holder) = slugs.get(old.slug.as_bytes())? {
+        if decode_id("library slug", &holder).map_err(abort)? == id {
+            slugs.remove(old.slug.as_bytes())?;
+        }
+    }
+    if let Some(at) = old.listed_at().map_err(abort)? {
+        published.remove(&keys::library_published(&at, id)[..])?;
+        add_count(counts, keys::COUNT_LIBRARIES, -1)?;
+        if let Some(ws) = &old.workspace_id {
+            workspaces.remove(keys::library_workspace(ws, &at, id))?;
+            add_count(counts, &keys::count_workspace(ws), -1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Claims a slug for library `id`: `wanted` if free (or already its own); else, for a slug made
+/// from the title, the first free `wanted-2`, `wanted-3`, ...; for a given slug, a conflict.
+fn claim_library_slug(
+    slugs: &TransactionalTree,
+    wanted: &str,
+    id: Uuid,
+    given: bool,
+) -> Result<String, TxError> {
+    let free = |slug: &str| -> Result<bool, TxError> {
+        match slugs.get(slug.as_bytes())? {
+            None => Ok(true),
+            Some(holder) => Ok(decode_id("library slug", &holder).map_err(abort)? == id),
+        }
+    };
+    let slug = if free(wanted)? {
+        wanted.to_owned()
+    } else if given {
+        return Err(abort(Error::Conflict {
+            field: "slug",
+            message: format!("slug {wanted:?} is taken by another library"),
+        }));
+    } else {
+        let mut n = 2u64;
+        loop {
+            let candidate = format!("{wanted}-{n}");
+            if free(&candidate)? {
+                break candidate;
+            }
+            n = n
+                .checked_add(1)
+                .ok_or_else(|| abort(Error::TooLarge("no free slug suffix")))?;
+        }
+    };
+    slugs.insert(slug.as_bytes(), &id.as_bytes()[..])?;
+    Ok(slug)
+}
+
+/// The items of a document in display order: each section (by `display_order`, then document
+/// position) followed by its entries (likewise), then the unsectioned entries, then entries
+/// naming a section the document does not have (kept as given; core decides what they mean).
+fn ordered_items(sections: &[Section], entries: &[LibraryEntry]) -> Vec<ItemRec> {
+    let mut sections: Vec<&Section> = sections.iter().collect();
+    sections.sort_by_key(|s| s.display_order);
+    let mut slot: HashMap<Uuid, usize> = HashMap::with_capacity(sections.len());
+    for (i, s) in sections.iter().enumerate() {
+        slot.entry(s.id).or_insert(i);
+    }
+    let mut sectioned: Vec<Vec<&LibraryEntry>> = vec![Vec::new(); sections.len()];
+    let mut unsectioned = Vec::new();
+    let mut orphans = Vec::new();
+    for e in entries {
+        match e.section_id.map(|s| slot.get(&s)) {
+            None => unsectioned.push(e),
+            Some(Some(&i)) => sectioned[i].push(e),
+            Some(None) => orphans.push(e),
+        }
+    }
+    let mut items = Vec::with_capacity(sections.len() + entries.len());
+    for (section, mut list) in sections.into_iter().zip(sectioned) {
+        items.push(ItemRec::section(section));
+        list.sort_by_key(|e| e.display_order);
+        items.extend(list.into_iter().map(ItemRec::entry));
+    }
+    for mut list in [unsectioned, orphans] {
+        list.sort_by_key(|e| e.display_order);
+        items.extend(list.into_iter().map(ItemRec::entry));
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(n: u8, order: u32) -> Section {
+        Section {
+            id: Uuid::from_bytes([n; 16]),
+            title: format!("s{n}"),
+            description: None,
+            display_order: order,
+            collapsed_by_default: false,
+        }
+    }
+
+    fn entry(asset: u8, section: Option<u8>, order: u32) -> LibraryEntry {
+        LibraryEntry {
+            asset_id: Uuid::from_bytes([asset; 16]),
+            section_id: section.map(|s| Uuid::from_bytes([s; 16])),
+            display_order: order,
+            title: None,
+            description: None,
+        }
+    }
+
+    fn label(item: &ItemRec) -> String {
+        match item {
+            ItemRec::Section { id, .. } => format!("S{}", id[0]),
+            ItemRec::Entry { asset_id, .. } => format!("e{}", asset_id[0]),
+        }
+    }
+
+    #[test]
+    fn items_are_in_display_order() {
+        let sections = [section(2, 1), section(1, 0)];
+        let entries = [
+            entry(10, None, 1),
+            entry(11, Some(2), 1),
+            entry(12, Some(1), 0),
+            entry(13, Some(2), 0),
+            entry(14, None, 0),
+            entry(15, Some(9), 0),
+        ];
+        let order: Vec<String> = ordered_items(&sections, &entries)
+            .iter()
+            .map(label)
+            .collect();
+        assert_eq!(
+            order,
+            ["S1", "e12", "S2", "e13", "e11", "e14", "e10", "e15"]
+        );
+    }
+}

@@ -1,0 +1,325 @@
+//! Stored records: this crate's own structs, encoded with postcard, so the disk format is
+//! decided here and not by core's serde attributes. Ids live in keys, counters in the
+//! `counters` tree; the records hold the rest.
+
+use assetlib_core::{ApiKey, Asset, EntryAsset, Library, LibraryEntry, Section};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::keys;
+
+/// Encodes a record.
+pub(crate) fn encode<T: Serialize>(what: &'static str, value: &T) -> Result<Vec<u8>, Error> {
+    postcard::to_allocvec(value).map_err(|source| Error::Encode { what, source })
+}
+
+/// Decodes a whole record: trailing bytes are corruption too.
+pub(crate) fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> Result<T, Error> {
+    let (value, rest) =
+        postcard::take_from_bytes(bytes).map_err(|source| Error::Decode { what, source })?;
+    if !rest.is_empty() {
+        return Err(Error::invalid(
+            what,
+            format!("{} trailing bytes", rest.len()),
+        ));
+    }
+    Ok(value)
+}
+
+/// A timestamp, exact to the nanosecond.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Ts {
+    secs: i64,
+    nanos: u32,
+}
+
+impl From<&DateTime<Utc>> for Ts {
+    fn from(t: &DateTime<Utc>) -> Self {
+        Ts {
+            secs: t.timestamp(),
+            nanos: t.timestamp_subsec_nanos(),
+        }
+    }
+}
+
+impl Ts {
+    pub(crate) fn time(self) -> Result<DateTime<Utc>, Error> {
+        DateTime::from_timestamp(self.secs, self.nanos)
+            .ok_or_else(|| Error::invalid("timestamp", format!("{}s {}ns", self.secs, self.nanos)))
+    }
+}
+
+fn opt_time(t: Option<Ts>) -> Result<Option<DateTime<Utc>>, Error> {
+    t.map(Ts::time).transpose()
+}
+
+/// An asset, without its id (the key) and download count (the `counters` tree).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct AssetRec {
+    pub(crate) title: String,
+    pub(crate) slug: String,
+    pub(crate) description: Option<String>,
+    pub(crate) asset_type: u8,
+    pub(crate) file_path: Option<String>,
+    pub(crate) file_size: Option<u64>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) thumbnail_path: Option<String>,
+    pub(crate) page_count: Option<u64>,
+    pub(crate) word_count: Option<u64>,
+    pub(crate) width: Option<u32>,
+    pub(crate) height: Option<u32>,
+    pub(crate) external_url: Option<String>,
+    pub(crate) video_embed: Option<String>,
+    pub(crate) is_public: bool,
+    pub(crate) published: bool,
+    pub(crate) created_at: Ts,
+    pub(crate) updated_at: Ts,
+}
+
+impl AssetRec {
+    pub(crate) const WHAT: &'static str = "asset";
+
+    pub(crate) fn new(a: &Asset) -> Self {
+        AssetRec {
+            title: a.title.clone(),
+            slug: a.slug.clone(),
+            description: a.description.clone(),
+            asset_type: keys::type_code(a.asset_type),
+            file_path: a.file_path.clone(),
+            file_size: a.file_size,
+            mime_type: a.mime_type.clone(),
+            thumbnail_path: a.thumbnail_path.clone(),
+            page_count: a.page_count,
+            word_count: a.word_count,
+            width: a.width,
+            height: a.height,
+            external_url: a.external_url.clone(),
+            video_embed: a.video_embed.clone(),
+            is_public: a.is_public,
+            published: a.published,
+            created_at: (&a.created_at).into(),
+            updated_at: (&a.updated_at).into(),
+        }
+    }
+
+    pub(crate) fn into_asset(self, id: Uuid, download_count: u64) -> Result<Asset, Error> {
+        Ok(Asset {
+            id,
+            title: self.title,
+            slug: self.slug,
+            description: self.description,
+            asset_type: keys::type_from_code(self.asset_type)?,
+            file_path: self.file_path,
+            file_size: self.file_size,
+            mime_type: self.mime_type,
+            thumbnail_path: self.thumbnail_path,
+            page_count: self.page_count,
+            word_count: self.word_count,
+            width: self.width,
+            height: self.height,
+            external_url: self.external_url,
+            video_embed: self.video_embed,
+            download_count,
+            is_public: self.is_public,
+            published: self.published,
+            created_at: self.created_at.time()?,
+            updated_at: self.updated_at.time()?,
+        })
+    }
+
+    pub(crate) fn entry_asset(self) -> Result<EntryAsset, Error> {
+        Ok(EntryAsset {
+            asset_type: keys::type_from_code(self.asset_type)?,
+            title: self.title,
+            description: self.description,
+            thumbnail_path: self.thumbnail_path,
+            published: self.published,
+        })
+    }
+}
+
+/// A library, without its id (the key) and view count (the `counters` tree), plus where its
+/// items are and what the list shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LibraryRec {
+    pub(crate) title: String,
+    pub(crate) slug: String,
+    pub(crate) description: Option<String>,
+    pub(crate) workspace_id: Option<String>,
+    pub(crate) cover_image_path: Option<String>,
+    pub(crate) cover_overlay_color: Option<String>,
+    pub(crate) cover_overlay_opacity: Option<f64>,
+    pub(crate) show_asset_count: bool,
+    pub(crate) allow_individual_downloads: bool,
+    pub(crate) allow_bulk_download: bool,
+    pub(crate) is_paid: bool,
+    pub(crate) price: Option<f64>,
+    pub(crate) currency: String,
+    pub(crate) published: bool,
+    pub(crate) published_at: Option<Ts>,
+    pub(crate) created_at: Ts,
+    pub(crate) updated_at: Ts,
+    /// The generation whose items (`library_items` keys `id | generation | position`) are
+    /// this document's. Unique per write, never reused.
+    pub(crate) generation: u64,
+    /// Number of items (sections and entries) of that generation.
+    pub(crate) item_count: u32,
+    /// Entries whose asset was published when the document was written.
+    pub(crate) asset_count: u64,
+}
+
+impl LibraryRec {
+    pub(crate) const WHAT: &'static str = "library";
+
+    pub(crate) fn new(l: &Library, generation: u64, item_count: u32, asset_count: u64) -> Self {
+        LibraryRec {
+            title: l.title.clone(),
+            slug: l.slug.clone(),
+            description: l.description.clone(),
+            workspace_id: l.workspace_id.clone(),
+            cover_image_path: l.cover_image_path.clone(),
+            cover_overlay_color: l.cover_overlay_color.clone(),
+            cover_overlay_opacity: l.cover_overlay_opacity,
+            show_asset_count: l.show_asset_count,
+            allow_individual_downloads: l.allow_individual_downloads,
+            allow_bulk_download: l.allow_bulk_download,
+            is_paid: l.is_paid,
+            price: l.price,
+            currency: l.currency.clone(),
+            published: l.published,
+            published_at: l.published_at.as_ref().map(Ts::from),
+            created_at: (&l.created_at).into(),
+            updated_at: (&l.updated_at).into(),
+            generation,
+            item_count,
+            asset_count,
+        }
+    }
+
+    /// The publication time under which the library is listed, if it is listed.
+    pub(crate) fn listed_at(&self) -> Result<Option<DateTime<Utc>>, Error> {
+        match (self.published, self.published_at) {
+            (true, Some(t)) => Ok(Some(t.time()?)),
+            _ => Ok(None),
+        }
+    }
+
+    pub(crate) fn into_library(self, id: Uuid, view_count: u64) -> Result<Library, Error> {
+        Ok(Library {
+            id,
+            title: self.title,
+            slug: self.slug,
+            description: self.description,
+            workspace_id: self.workspace_id,
+            cover_image_path: self.cover_image_path,
+            cover_overlay_color: self.cover_overlay_color,
+            cover_overlay_opacity: self.cover_overlay_opacity,
+            show_asset_count: self.show_asset_count,
+            allow_individual_downloads: self.allow_individual_downloads,
+            allow_bulk_download: self.allow_bulk_download,
+            is_paid: self.is_paid,
+            price: self.price,
+            currency: self.currency,
+            published: self.published,
+            published_at: opt_time(self.published_at)?,
+            view_count,
+            created_at: self.created_at.time()?,
+            updated_at: self.updated_at.time()?,
+        })
+    }
+}
+
+/// One item of a library document, stored under `id | generation | position` in display
+/// order: each section followed by its entries, then the unsectioned entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) enum ItemRec {
+    Section {
+        id: [u8; 16],
+        title: String,
+        description: Option<String>,
+        display_order: u32,
+        collapsed_by_default: bool,
+    },
+    Entry {
+        asset_id: [u8; 16],
+        section_id: Option<[u8; 16]>,
+        display_order: u32,
+        title: Option<String>,
+        description: Option<String>,
+    },
+}
+
+impl ItemRec {
+    pub(crate) const WHAT: &'static str = "library item";
+
+    pub(crate) fn section(s: &Section) -> Self {
+        ItemRec::Section {
+            id: s.id.into_bytes(),
+            title: s.title.clone(),
+            description: s.description.clone(),
+            display_order: s.display_order,
+            collapsed_by_default: s.collapsed_by_default,
+        }
+    }
+
+    pub(crate) fn entry(e: &LibraryEntry) -> Self {
+        ItemRec::Entry {
+            asset_id: e.asset_id.into_bytes(),
+            section_id: e.section_id.map(Uuid::into_bytes),
+            display_order: e.display_order,
+            title: e.title.clone(),
+            description: e.description.clone(),
+        }
+    }
+}
+
+/// An API key record, without its id (the key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct KeyRec {
+    pub(crate) name: String,
+    pub(crate) key_hash: [u8; 32],
+    pub(crate) scopes: Vec<u8>,
+    pub(crate) created_at: Ts,
+    pub(crate) expires_at: Option<Ts>,
+    pub(crate) revoked_at: Option<Ts>,
+}
+
+impl KeyRec {
+    pub(crate) const WHAT: &'static str = "API key";
+
+    pub(crate) fn new(k: &ApiKey) -> Self {
+        KeyRec {
+            name: k.name.clone(),
+            key_hash: k.key_hash,
+            scopes: k.scopes.iter().map(|s| keys::scope_code(*s)).collect(),
+            created_at: (&k.created_at).into(),
+            expires_at: k.expires_at.as_ref().map(Ts::from),
+            revoked_at: k.revoked_at.as_ref().map(Ts::from),
+        }
+    }
+
+    pub(crate) fn into_key(self, id: Uuid) -> Result<ApiKey, Error> {
+        Ok(ApiKey {
+            id,
+            name: self.name,
+            key_hash: self.key_hash,
+            scopes: self
+                .scopes
+                .into_iter()
+                .map(keys::scope_from_code)
+                .collect::<Result<_, _>>()?,
+            created_at: self.created_at.time()?,
+            expires_at: opt_time(self.expires_at)?,
+            revoked_at: opt_time(self.revoked_at)?,
+        })
+    }
+}
+
+/// A 16-byte id stored as a value (slug claims, key hashes).
+pub(crate) fn decode_id(what: &'static str, bytes: &[u8]) -> Result<Uuid, Error> {
+    <[u8; 16]>::try_from(bytes)
+        .map(Uuid::from_bytes)
+        .map_err(|_| Error::invalid(what, format!("{} bytes, expected 16", bytes.len())))
+}

@@ -1,0 +1,187 @@
+//! Builders shared by the tests.
+
+use assetlib_core::{
+    Asset, AssetQuery, AssetSort, AssetType, Library, LibraryEntry, LibraryWrite, Section,
+    SortOrder, Store,
+};
+use assetlib_sled::{Durability, SledConfig, SledStore};
+use chrono::{DateTime, TimeZone, Utc};
+use tempfile::TempDir;
+use uuid::Uuid;
+
+/// A fresh store in a temporary directory (durable on every write, as in production).
+pub(crate) fn store() -> (SledStore, TempDir) {
+    store_with(SledConfig::default())
+}
+
+/// A fresh store that leaves flushing to the background: for loading many records quickly.
+pub(crate) fn fast_store() -> (SledStore, TempDir) {
+    store_with(SledConfig::default().durability(Durability::Periodic { every_ms: 1000 }))
+}
+
+fn store_with(config: SledConfig) -> (SledStore, TempDir) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = SledStore::open_with(dir.path().join("db"), config).expect("open store");
+    (store, dir)
+}
+
+/// A time `secs` seconds after a fixed moment.
+pub(crate) fn at(secs: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_800_000_000 + secs, 0)
+        .single()
+        .expect("valid time")
+}
+
+/// A published asset.
+pub(crate) fn asset(title: &str, asset_type: AssetType, created: i64) -> Asset {
+    Asset {
+        id: Uuid::new_v4(),
+        title: title.to_owned(),
+        slug: slug(title),
+        description: None,
+        asset_type,
+        file_path: None,
+        file_size: None,
+        mime_type: None,
+        thumbnail_path: None,
+        page_count: None,
+        word_count: None,
+        width: None,
+        height: None,
+        external_url: None,
+        video_embed: None,
+        download_count: 0,
+        is_public: false,
+        published: true,
+        created_at: at(created),
+        updated_at: at(created),
+    }
+}
+
+/// A slug as core would make it, near enough for tests.
+pub(crate) fn slug(title: &str) -> String {
+    let s: String = title
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s.trim_matches('-').to_owned();
+    if s.is_empty() { "asset".into() } else { s }
+}
+
+/// A library document with `sections` sections of `per_section` entries each, and the rest
+/// of `assets` unsectioned.
+pub(crate) fn library(
+    id: Uuid,
+    title: &str,
+    assets: &[Uuid],
+    sections: usize,
+    per_section: usize,
+) -> LibraryWrite {
+    let mut secs = Vec::new();
+    let mut entries = Vec::new();
+    let mut rest = assets.iter();
+    for i in 0..sections {
+        let section = Section {
+            id: Uuid::new_v4(),
+            title: format!("Section {i}"),
+            description: None,
+            display_order: i as u32,
+            collapsed_by_default: i % 2 == 1,
+        };
+        for j in 0..per_section {
+            if let Some(&asset_id) = rest.next() {
+                entries.push(LibraryEntry {
+                    asset_id,
+                    section_id: Some(section.id),
+                    display_order: j as u32,
+                    title: (j % 3 == 0).then(|| format!("Custom {j}")),
+                    description: None,
+                });
+            }
+        }
+        secs.push(section);
+    }
+    for (j, &asset_id) in rest.enumerate() {
+        entries.push(LibraryEntry {
+            asset_id,
+            section_id: None,
+            display_order: j as u32,
+            title: None,
+            description: Some("here".into()),
+        });
+    }
+    LibraryWrite {
+        library: Library {
+            id,
+            title: title.to_owned(),
+            slug: slug(title),
+            description: None,
+            workspace_id: None,
+            cover_image_path: None,
+            cover_overlay_color: Some("#1A2B3C".into()),
+            cover_overlay_opacity: Some(0.4),
+            show_asset_count: true,
+            allow_individual_downloads: true,
+            allow_bulk_download: false,
+            is_paid: false,
+            price: None,
+            currency: "USD".into(),
+            published: true,
+            published_at: None,
+            view_count: 0,
+            created_at: at(0),
+            updated_at: at(0),
+        },
+        slug_given: false,
+        sections: secs,
+        entries,
+    }
+}
+
+/// Every query shape: each sort and order, with and without a type filter.
+pub(crate) fn all_orders() -> Vec<AssetQuery> {
+    let mut out = Vec::new();
+    for sort in [AssetSort::CreatedAt, AssetSort::UpdatedAt, AssetSort::Title] {
+        for order in [SortOrder::Asc, SortOrder::Desc] {
+            out.push(AssetQuery {
+                sort,
+                order,
+                ..AssetQuery::default()
+            });
+        }
+    }
+    out
+}
+
+/// Walks every page of `query` (page size 100) and returns the ids in order, checking that
+/// each page reports the same total and that the walk finds exactly that many.
+pub(crate) async fn walk(store: &impl Store, query: &AssetQuery) -> Vec<Uuid> {
+    let mut ids = Vec::new();
+    let mut q = AssetQuery {
+        per_page: 100,
+        page: 1,
+        ..query.clone()
+    };
+    let mut total = None;
+    loop {
+        let page = store.list_assets(&q).await.expect("list assets");
+        assert_eq!(
+            *total.get_or_insert(page.total),
+            page.total,
+            "total changed during walk"
+        );
+        if page.items.is_empty() {
+            break;
+        }
+        ids.extend(page.items.iter().map(|a| a.id));
+        q.page += 1;
+    }
+    assert_eq!(ids.len() as u64, total.unwrap_or(0), "walk of {query:?}");
+    ids
+}

@@ -1,0 +1,251 @@
+//! Kill -9 at random moments: every acknowledged write is there afterwards, and every index
+//! agrees with the records.
+//!
+//! The test binary runs itself as the child (`child_process` with `CHILD_ENV` set). The child
+//! writes in a loop and prints a line for each write after the call returned; the parent kills
+//! it with SIGKILL (`Child::kill`), waits for it to exit (sled locks the directory), reopens
+//! the store and checks.
+
+use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use assetlib_core::{AssetQuery, AssetType, LibraryQuery, Store};
+use assetlib_sled::SledStore;
+use uuid::Uuid;
+
+use crate::common::{all_orders, asset, library, walk};
+
+const CHILD_ENV: &str = "ASSETLIB_SLED_CRASH_CHILD";
+const MARK: &str = "@@ack ";
+const ROUNDS: usize = 5;
+
+fn say(line: String) {
+    let mut out = std::io::stdout().lock();
+    // The parent reads these lines; a failed write only means it has gone.
+    let _ = writeln!(out, "{MARK}{line}");
+    let _ = out.flush();
+}
+
+/// The child: a no-op in a normal test run.
+#[test]
+fn child_process() {
+    let Some(path) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(child(PathBuf::from(path)));
+}
+
+async fn child(path: PathBuf) {
+    let store = SledStore::open(&path).expect("child opens the store");
+    // Stop on its own should the parent never kill it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut tasks = tokio::task::JoinSet::new();
+    for w in 0..4 {
+        let store = store.clone();
+        tasks.spawn(async move {
+            let mut mine: Vec<Uuid> = Vec::new();
+            let mut n = 0usize;
+            while Instant::now() < deadline {
+                let a = asset(
+                    &format!("Crash {w} {n}"),
+                    AssetType::ALL[n % 9],
+                    (n % 50) as i64,
+                );
+                let a = store.insert_asset(a).await.expect("insert");
+                say(format!("asset {}", a.id));
+                mine.push(a.id);
+                n += 1;
+                if n % 5 == 0 {
+                    let d = store.record_download(mine[0]).await.expect("download");
+                    say(format!("download {} {}", mine[0], d.expect("asset exists")));
+                }
+                if n % 8 == 0 {
+                    let lib = Uuid::new_v4();
+                    let entries = &mine[mine.len() - 6..];
+                    store
+                        .put_library(library(lib, "Crash kit", entries, 1, 3))
+                        .await
+                        .expect("put");
+                    say(format!("library {lib} {}", entries.len()));
+                }
+            }
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+fn random_below(n: u64, salt: u64) -> u64 {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(salt);
+    h.finish() % n
+}
+
+#[derive(Default)]
+struct Acked {
+    assets: HashSet<Uuid>,
+    libraries: HashMap<Uuid, usize>,
+    downloads: HashMap<Uuid, u64>,
+}
+
+impl Acked {
+    fn read(&mut self, line: &str) {
+        let Some(at) = line.find(MARK) else {
+            return;
+        };
+        let words: Vec<&str> = line[at + MARK.len()..].split(' ').collect();
+        let id = |i: usize| words.get(i).and_then(|w| Uuid::parse_str(w).ok());
+        let num = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
+        match (words.first().copied(), id(1), num(2)) {
+            (Some("asset"), Some(id), _) => {
+                self.assets.insert(id);
+            }
+            (Some("library"), Some(id), Some(n)) => {
+                self.libraries.insert(id, n as usize);
+            }
+            (Some("download"), Some(id), Some(n)) => {
+                let d = self.downloads.entry(id).or_default();
+                *d = (*d).max(n);
+            }
+            // A line cut short by the kill: its write may or may not have landed.
+            _ => {}
+        }
+    }
+}
+
+/// Runs the child until it has acknowledged a write, lets it go on for a random while, kills
+/// it and returns what it acknowledged.
+fn run_and_kill(path: &Path, round: usize, acked: &mut Acked) {
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut child = Command::new(exe)
+        .args([
+            "crash::child_process",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start child");
+    let stdout = child.stdout.take().expect("child stdout");
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let started = Instant::now();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60).saturating_sub(started.elapsed()))
+            .unwrap_or_else(|e| panic!("round {round}: child acknowledged nothing ({e})"));
+        let first = line.contains(MARK);
+        acked.read(&line);
+        if first {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(random_below(400, round as u64)));
+    child.kill().expect("kill child");
+    let status = child.wait().expect("wait for child");
+    assert!(!status.success(), "the child was killed, not finished");
+    reader.join().expect("reader thread");
+    for line in rx.try_iter() {
+        acked.read(&line);
+    }
+}
+
+async fn check(path: &Path, acked: &Acked, round: usize) {
+    let store = SledStore::open(path).expect("reopen after kill");
+    for &id in &acked.assets {
+        assert!(
+            store.get_asset(id).await.expect("get").is_some(),
+            "round {round}: asset {id} lost"
+        );
+    }
+    for (&id, &entries) in &acked.libraries {
+        let rows = store.load_library(id).await.expect("load");
+        let rows = rows.unwrap_or_else(|| panic!("round {round}: library {id} lost"));
+        assert_eq!(rows.entries.len(), entries, "round {round}: library {id}");
+    }
+    for (&id, &n) in &acked.downloads {
+        let a = store.get_asset(id).await.expect("get").expect("asset");
+        assert!(
+            a.download_count >= n,
+            "round {round}: downloads of {id} went back"
+        );
+    }
+    let integrity = store.verify().await.expect("verify");
+    assert!(integrity.is_ok(), "round {round}: {:?}", integrity.problems);
+    for q in all_orders() {
+        let walked: HashSet<Uuid> = walk(&store, &q).await.into_iter().collect();
+        assert_eq!(
+            walked.len() as u64,
+            integrity.published_assets,
+            "round {round}: {q:?}"
+        );
+        assert!(walked.is_superset(&acked.assets), "round {round}: {q:?}");
+    }
+    let mut by_type = 0;
+    for t in AssetType::ALL {
+        let q = AssetQuery {
+            asset_type: Some(t),
+            per_page: 100,
+            ..AssetQuery::default()
+        };
+        by_type += walk(&store, &q).await.len() as u64;
+    }
+    assert_eq!(
+        by_type, integrity.published_assets,
+        "round {round}: per-type lists"
+    );
+    let q = LibraryQuery {
+        limit: 100,
+        ..LibraryQuery::default()
+    };
+    let libs = store.list_libraries(&q).await.expect("list libraries");
+    assert_eq!(libs.total, integrity.published_libraries, "round {round}");
+}
+
+#[test]
+fn acknowledged_writes_survive_sigkill() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("db");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut acked = Acked::default();
+    for round in 0..ROUNDS {
+        run_and_kill(&path, round, &mut acked);
+        eprintln!(
+            "round {round}: {} assets, {} libraries, {} download counts acknowledged so far",
+            acked.assets.len(),
+            acked.libraries.len(),
+            acked.downloads.len()
+        );
+        rt.block_on(check(&path, &acked, round));
+    }
+    assert!(
+        acked.assets.len() >= ROUNDS,
+        "each round acknowledged writes"
+    );
+    assert!(!acked.libraries.is_empty() || acked.assets.len() < 8);
+}
