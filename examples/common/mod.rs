@@ -141,10 +141,18 @@ pub(crate) fn open_service(data: &Path) -> Result<Service, BoxError> {
     Ok(Service::from_arc(store, Config::default()))
 }
 
-// Until the sled store is available this keeps everything in memory.
 fn open_store(data: &Path) -> Result<Arc<dyn Store>, BoxError> {
-    let _ = store_dir(data);
-    Ok(Arc::new(assetlib::MemoryStore::new()))
+    use assetlib::sled::{OpenError, SledStore};
+    match SledStore::open(store_dir(data)) {
+        Ok(store) => Ok(Arc::new(store)),
+        Err(OpenError::Locked { .. }) => Err(UserError(format!(
+            "the data directory {} is in use by another process (is a server running on \
+             it?); stop that process and try again",
+            data.display()
+        ))
+        .into()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// On a store without keys, creates one with every scope and prints it, once.

@@ -22,10 +22,11 @@ pub(crate) struct Ctx {
     _dir: tempfile::TempDir,
 }
 
-/// A fresh store in its own directory (removed with the guard).
+/// A fresh sled store in its own directory (removed with the guard).
 fn fresh_store() -> (Arc<dyn Store>, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    (Arc::new(assetlib::MemoryStore::new()), dir)
+    let store = assetlib::sled::SledStore::open(dir.path().join("db")).expect("open sled store");
+    (Arc::new(store), dir)
 }
 
 impl Ctx {
