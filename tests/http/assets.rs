@@ -391,3 +391,27 @@ pub(crate) async fn drafts_are_hidden_from_reads_and_lists<H: Harness>() {
     let search = ctx.get("/api/v1/assets?search=draft").await;
     assert_eq!(search.json["pagination"]["total"], 0);
 }
+
+pub(crate) async fn concurrent_creates_all_land_with_unique_slugs<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let mut creates = tokio::task::JoinSet::new();
+    for _ in 0..50 {
+        let request = ctx
+            .request(Method::POST, "/api/v1/assets", Some(&ctx.admin))
+            .header("content-type", "application/json")
+            .body(json!({"title": "Same name", "asset_type": "image"}).to_string());
+        creates.spawn(async move { Resp::from(request).await });
+    }
+    let mut slugs = std::collections::HashSet::new();
+    while let Some(r) = creates.join_next().await {
+        let r = r.unwrap();
+        assert_eq!(r.status, 201, "{}", r.json);
+        slugs.insert(r.json["data"]["slug"].as_str().unwrap().to_owned());
+    }
+    let mut expected: std::collections::HashSet<String> =
+        (2..=50).map(|n| format!("same-name-{n}")).collect();
+    expected.insert("same-name".to_owned());
+    assert_eq!(slugs, expected);
+    let list = ctx.get("/api/v1/assets?per_page=100").await;
+    assert_eq!(list.json["pagination"]["total"], 50);
+}

@@ -36,6 +36,7 @@ macro_rules! cases {
             assets::create_needs_a_json_content_type,
             assets::get_one_asset_404_and_bad_id,
             assets::drafts_are_hidden_from_reads_and_lists,
+            assets::concurrent_creates_all_land_with_unique_slugs,
             listing::list_defaults_and_envelope,
             listing::filter_by_type_and_search,
             listing::sort_by_title_ignores_case_and_orders_both_ways,
