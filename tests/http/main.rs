@@ -14,6 +14,7 @@ mod harness;
 mod libraries;
 mod library_writes;
 mod listing;
+mod ready_server;
 mod routing;
 mod support;
 

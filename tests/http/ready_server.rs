@@ -1,0 +1,368 @@
+//! End to end, the ready server binary (`examples/server.rs`): `keys create` on a fresh data
+//! directory, `serve` on a free port, real requests, SIGTERM, a restart that finds the data,
+//! `keys` refused while a server holds the directory, and the first key printed once.
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The server binary, built once per test run with the features of this test binary.
+fn server_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "--workspace",
+                "--all-features",
+                "--example",
+                "server",
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo");
+        assert!(status.success(), "cargo build --example server failed");
+        // This test runs from target/<profile>/deps/; examples are built into
+        // target/<profile>/examples/.
+        let exe = std::env::current_exe().expect("test binary path");
+        let profile_dir = exe.parent().and_then(Path::parent).expect("target dir");
+        let binary = profile_dir
+            .join("examples")
+            .join(format!("server{}", std::env::consts::EXE_SUFFIX));
+        assert!(binary.exists(), "{} is missing", binary.display());
+        binary
+    })
+}
+
+/// Runs a command of the server binary to its end.
+fn run(args: &[&str]) -> Output {
+    Command::new(server_binary())
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run the server binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `keys create` and the key from the last line of its output.
+fn create_key(data: &Path, scopes: &str) -> String {
+    let out = run(&[
+        "keys",
+        "create",
+        "--scopes",
+        scopes,
+        "--name",
+        "e2e",
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "keys create failed: {}",
+        text(&out.stderr)
+    );
+    let stdout = text(&out.stdout);
+    let key = stdout.lines().last().expect("output").to_owned();
+    assert!(
+        key.starts_with("alk_") && key.len() == 47,
+        "last line is not a key: {stdout:?}"
+    );
+    key
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A running `serve`, killed if the test ends without stopping it.
+struct Running {
+    child: Child,
+    base: String,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Running {
+    async fn start(data: &Path, logs: &Path, extra: &[&str]) -> Running {
+        let port = free_port();
+        let addr = format!("127.0.0.1:{port}");
+        let n = std::fs::read_dir(logs).unwrap().count();
+        let stdout = logs.join(format!("stdout-{n}"));
+        let stderr = logs.join(format!("stderr-{n}"));
+        let child = Command::new(server_binary())
+            .args(["serve", "--data", data.to_str().unwrap(), "--addr", &addr])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::from(File::create(&stdout).unwrap()))
+            .stderr(Stdio::from(File::create(&stderr).unwrap()))
+            .spawn()
+            .expect("start the server");
+        let mut running = Running {
+            child,
+            base: format!("http://{addr}"),
+            stdout,
+            stderr,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if reqwest::get(format!("{}/api/v1", running.base))
+                .await
+                .is_ok()
+            {
+                return running;
+            }
+            if let Some(status) = running.child.try_wait().unwrap() {
+                panic!("server exited ({status}): {}", running.stderr());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server did not start: {}",
+                running.stderr()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.stdout).unwrap()
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap()
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        key: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut r = reqwest::Client::new()
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(key);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let r = r.send().await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn get(&self, path: &str, key: &str) -> (u16, Value) {
+        self.send(reqwest::Method::GET, path, key, None).await
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    async fn terminate(mut self) -> String {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let exit = loop {
+            if let Some(exit) = self.child.try_wait().unwrap() {
+                break exit;
+            }
+            assert!(Instant::now() < deadline, "no exit after SIGTERM");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let stderr = self.stderr();
+        assert!(exit.success(), "exit after SIGTERM: {exit}: {stderr}");
+        assert!(stderr.contains("SIGTERM: shutting down"), "{stderr}");
+        stderr
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_serve_sigterm_restart_and_a_locked_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let data_arg = data.to_str().unwrap();
+
+    let key = create_key(&data, "read:assets,write:assets,read:libraries");
+    let server = Running::start(&data, &logs, &["--demo"]).await;
+    assert!(
+        !server.stdout().contains("alk_"),
+        "a directory with keys gets no new key"
+    );
+
+    // The demo library is findable in the list; the demo assets are there.
+    let (status, list) = server.get("/api/v1/libraries", &key).await;
+    assert_eq!(status, 200);
+    assert_eq!(list["pagination"]["total"], 1);
+    let library = list["libraries"][0]["id"].as_str().unwrap().to_owned();
+    assert!(
+        server.stdout().contains(&library),
+        "the demo library's address is printed"
+    );
+    let (status, detail) = server
+        .get(
+            &format!("/api/v1/libraries/{library}?include_assets=true"),
+            &key,
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(detail["sections"].as_array().unwrap().len(), 2);
+    assert!(!detail["unsectioned_assets"].as_array().unwrap().is_empty());
+    let (_, assets) = server.get("/api/v1/assets?per_page=100", &key).await;
+    let demo_assets = assets["pagination"]["total"].as_u64().unwrap();
+    assert!(demo_assets >= 8, "{assets}");
+    let types: Vec<&str> = assets["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["asset_type"].as_str().unwrap())
+        .collect();
+    assert!(types.contains(&"external_video"), "{types:?}");
+
+    // A write, answered with success.
+    let (status, created) = server
+        .send(
+            reqwest::Method::POST,
+            "/api/v1/assets",
+            &key,
+            Some(json!({"title": "Kept across restarts", "asset_type": "pdf"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let asset = created["data"]["id"].as_str().unwrap().to_owned();
+    // The key has no write:libraries.
+    let (status, _) = server
+        .send(
+            reqwest::Method::DELETE,
+            &format!("/api/v1/libraries/{library}"),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(status, 403);
+
+    // While the server holds the directory, key commands fail cleanly and change nothing.
+    for args in [
+        vec![
+            "keys",
+            "create",
+            "--scopes",
+            "read:assets",
+            "--data",
+            data_arg,
+        ],
+        vec!["keys", "list", "--data", data_arg],
+        vec![
+            "keys",
+            "revoke",
+            "3f2504e0-4f89-41d3-9a0c-0305e82c3301",
+            "--data",
+            data_arg,
+        ],
+    ] {
+        let out = run(&args);
+        assert!(
+            !out.status.success(),
+            "{args:?} succeeded while the server runs"
+        );
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("in use"),
+            "{args:?}: unclear message: {stderr}"
+        );
+        assert!(
+            !text(&out.stdout).contains("alk_"),
+            "{args:?} printed a key"
+        );
+    }
+    let (status, again) = server.get(&format!("/api/v1/assets/{asset}"), &key).await;
+    assert_eq!(status, 200, "the server is unharmed: {again}");
+
+    server.terminate().await;
+
+    // Stopped: keys work again, and the one created at first is listed.
+    let out = run(&["keys", "list", "--data", data_arg]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    assert_eq!(listing.lines().count(), 1, "{listing}");
+    assert!(
+        listing.contains("e2e") && listing.contains("read:assets"),
+        "{listing}"
+    );
+
+    // Restarted (with --demo again): the write survived and the demo is not added twice.
+    let server = Running::start(&data, &logs, &["--demo"]).await;
+    let (status, read) = server.get(&format!("/api/v1/assets/{asset}"), &key).await;
+    assert_eq!(status, 200);
+    assert_eq!(read["data"]["title"], "Kept across restarts");
+    let (_, assets) = server.get("/api/v1/assets", &key).await;
+    assert_eq!(
+        assets["pagination"]["total"].as_u64().unwrap(),
+        demo_assets + 1
+    );
+    let (_, list) = server.get("/api/v1/libraries", &key).await;
+    assert_eq!(list["pagination"]["total"], 1);
+    // One view was counted before the restart.
+    assert_eq!(list["libraries"][0]["view_count"], 1);
+    server.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_start_prints_a_key_with_every_scope_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+
+    let server = Running::start(&data, &logs, &[]).await;
+    let stdout = server.stdout();
+    let keys: Vec<&str> = stdout
+        .split_whitespace()
+        .filter(|w| w.starts_with("alk_") && w.len() == 47)
+        .collect();
+    assert!(!keys.is_empty(), "no key printed: {stdout}");
+    let key = keys[0].to_owned();
+    assert!(keys.iter().all(|k| *k == key), "one key: {stdout}");
+    for path in ["/api/v1/assets", "/api/v1/libraries"] {
+        assert_eq!(server.get(path, &key).await.0, 200, "{path}");
+    }
+    let (status, _) = server
+        .send(
+            reqwest::Method::PUT,
+            &format!("/api/v1/libraries/{}", uuid::Uuid::new_v4()),
+            &key,
+            Some(json!({"title": "Mine"})),
+        )
+        .await;
+    assert_eq!(status, 201, "the first key can write libraries");
+    server.terminate().await;
+
+    let server = Running::start(&data, &logs, &[]).await;
+    assert!(
+        !server.stdout().contains("alk_"),
+        "printed again: {}",
+        server.stdout()
+    );
+    assert_eq!(server.get("/api/v1/libraries", &key).await.0, 200);
+    server.terminate().await;
+}
