@@ -88,6 +88,8 @@ mod pdf;
 mod raster;
 pub mod samples;
 mod sniff;
+#[cfg(test)]
+mod tests;
 mod words;
 
 pub use sniff::{Sniffed, sniff};
