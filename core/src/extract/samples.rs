@@ -2,7 +2,8 @@
 //!
 //! Every function returns the bytes of a complete file that common viewers open. The text of
 //! the documents is made of plain words (`asset`, `library`, ...), so word counts are exactly
-//! what the arguments say.
+//! what the arguments say. Image sides of 0 are made 1; sides beyond what a format can hold
+//! (65 535 for GIF, JPEG and WebP) panic, as these are for tests and demo data.
 //!
 //! ```
 //! use assetlib_core::extract::{samples, sniff};
@@ -234,9 +235,10 @@ fn escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// A colourful test picture of `width` x `height` pixels: a gradient with a dark band along
-/// the top, so orientation shows.
+/// A colourful test picture of `width` x `height` pixels (at least one each): a gradient with
+/// a dark band along the top, so orientation shows.
 fn picture(width: u32, height: u32) -> RgbImage {
+    let (width, height) = (width.max(1), height.max(1));
     RgbImage::from_fn(width, height, |x, y| {
         if y < height / 8 {
             return Rgb([20, 30, 60]);
@@ -277,7 +279,12 @@ pub fn gif(width: u32, height: u32) -> Vec<u8> {
     let mut out = Vec::new();
     // The fastest palette search: the picture is a smooth gradient.
     image::codecs::gif::GifEncoder::new_with_speed(&mut out, 30)
-        .encode(&rgba, width, height, image::ExtendedColorType::Rgba8)
+        .encode(
+            &rgba,
+            rgba.width(),
+            rgba.height(),
+            image::ExtendedColorType::Rgba8,
+        )
         .expect("encoding an image to memory does not fail");
     out
 }

@@ -688,3 +688,11 @@ fn unknown_content_has_mime_and_size_only() {
         }
     );
 }
+
+#[test]
+fn image_samples_have_at_least_one_pixel() {
+    for bytes in [samples::png(0, 0), samples::gif(0, 3), samples::webp(3, 0)] {
+        let got = info(&bytes, "tiny", Some(AssetType::Image));
+        assert!(got.width >= Some(1) && got.height >= Some(1), "{got:?}");
+    }
+}
