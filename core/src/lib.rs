@@ -53,6 +53,7 @@ pub mod auth;
 pub mod config;
 pub mod embed;
 pub mod error;
+pub mod extract;
 pub mod memory;
 pub mod model;
 pub mod page;

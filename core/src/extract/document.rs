@@ -1,0 +1,205 @@
+//! Documents: DOCX and ODT (zip archives of XML parts), plain text and Markdown.
+
+use std::io::{Cursor, Read};
+
+use quick_xml::events::{BytesStart, Event};
+
+use super::words::{self, WordCounter};
+use super::{Counts, ExtractError, Limits};
+
+type Archive<'a> = zip::ZipArchive<Cursor<&'a [u8]>>;
+
+/// DOCX: words of `word/document.xml`, pages from `docProps/app.xml`.
+pub(super) fn docx(bytes: &[u8], limits: &Limits) -> Result<Counts, ExtractError> {
+    let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
+        return Ok(Counts::default());
+    };
+    let mut budget = Budget(limits.max_zip_inflated);
+    let words = read_part(&mut archive, "word/document.xml", &mut budget, limits)?
+        .and_then(|xml| docx_words(&xml));
+    let pages = read_part(&mut archive, "docProps/app.xml", &mut budget, limits)?
+        .and_then(|xml| app_pages(&xml));
+    Ok(Counts { pages, words })
+}
+
+/// ODT: `meta:document-statistic` of `meta.xml`; words of `content.xml` when it has none.
+pub(super) fn odt(bytes: &[u8], limits: &Limits) -> Result<Counts, ExtractError> {
+    let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
+        return Ok(Counts::default());
+    };
+    let mut budget = Budget(limits.max_zip_inflated);
+    let mut counts = read_part(&mut archive, "meta.xml", &mut budget, limits)?
+        .map(|xml| odt_statistics(&xml))
+        .unwrap_or_default();
+    if counts.words.is_none() {
+        counts.words = read_part(&mut archive, "content.xml", &mut budget, limits)?
+            .and_then(|xml| odt_words(&xml));
+    }
+    Ok(counts)
+}
+
+/// Plain text or Markdown: its words.
+pub(super) fn text(bytes: &[u8], limits: &Limits) -> Result<u64, ExtractError> {
+    if bytes.len() as u64 > limits.max_text_bytes {
+        return Err(ExtractError::limit("text", limits.max_text_bytes));
+    }
+    Ok(words::count(&String::from_utf8_lossy(bytes)))
+}
+
+/// Bytes still allowed to be inflated from an archive.
+struct Budget(u64);
+
+/// Inflates one part of an archive within the budget. A missing or unreadable part is `None`
+/// (its fields stay null); a part larger than the budget is refused without inflating more
+/// than the budget and one byte.
+fn read_part(
+    archive: &mut Archive<'_>,
+    name: &str,
+    budget: &mut Budget,
+    limits: &Limits,
+) -> Result<Option<Vec<u8>>, ExtractError> {
+    let refuse = || ExtractError::limit("inflated archive content", limits.max_zip_inflated);
+    let Some(index) = archive.index_for_name(name) else {
+        return Ok(None);
+    };
+    let Ok(entry) = archive.by_index(index) else {
+        return Ok(None);
+    };
+    // The declared size may lie; it only lets an honest oversized part fail early.
+    if entry.size() > budget.0 {
+        return Err(refuse());
+    }
+    let capacity = usize::try_from(entry.size()).unwrap_or(0);
+    let mut out = Vec::with_capacity(capacity);
+    if entry
+        .take(budget.0.saturating_add(1))
+        .read_to_end(&mut out)
+        .is_err()
+    {
+        return Ok(None);
+    }
+    let read = out.len() as u64;
+    if read > budget.0 {
+        return Err(refuse());
+    }
+    budget.0 -= read;
+    Ok(Some(out))
+}
+
+/// Words of the text runs (`w:t`) of a WordprocessingML body. Paragraphs, tabs and breaks
+/// separate words; runs inside a paragraph join. The fallback copy that Word keeps of text
+/// boxes (`mc:Fallback`) is skipped so that it does not count twice.
+fn docx_words(xml: &[u8]) -> Option<u64> {
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut counter = WordCounter::default();
+    let mut in_text = false;
+    let mut fallback_depth = 0u32;
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) => match e.local_name().as_ref() {
+                b"t" => in_text = fallback_depth == 0,
+                b"Fallback" => fallback_depth += 1,
+                b"p" | b"tab" | b"br" | b"cr" => counter.boundary(),
+                _ => {}
+            },
+            Event::Empty(e) => {
+                if matches!(e.local_name().as_ref(), b"p" | b"tab" | b"br" | b"cr") {
+                    counter.boundary();
+                }
+            }
+            Event::End(e) => match e.local_name().as_ref() {
+                b"t" => in_text = false,
+                b"Fallback" => fallback_depth = fallback_depth.saturating_sub(1),
+                b"p" => counter.boundary(),
+                _ => {}
+            },
+            Event::Text(t) if in_text => counter.text(&t.decode().ok()?),
+            Event::CData(t) if in_text => counter.text(&t.decode().ok()?),
+            Event::GeneralRef(r) if in_text => counter.char(reference_char(&r)),
+            Event::Eof => return Some(counter.count()),
+            _ => {}
+        }
+    }
+}
+
+/// `<Pages>` of the extended properties part.
+fn app_pages(xml: &[u8]) -> Option<u64> {
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut in_pages = false;
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) => in_pages = e.local_name().as_ref() == b"Pages",
+            Event::Text(t) if in_pages => return t.decode().ok()?.trim().parse().ok(),
+            Event::End(_) => in_pages = false,
+            Event::Eof => return None,
+            _ => {}
+        }
+    }
+}
+
+/// `meta:page-count` and `meta:word-count` of `meta:document-statistic`.
+fn odt_statistics(xml: &[u8]) -> Counts {
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e) | Event::Empty(e))
+                if e.local_name().as_ref() == b"document-statistic" =>
+            {
+                return Counts {
+                    pages: number_attribute(&e, b"page-count"),
+                    words: number_attribute(&e, b"word-count"),
+                };
+            }
+            Ok(Event::Eof) | Err(_) => return Counts::default(),
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Words of the body of an ODF text document: the text of every element under
+/// `office:body`, with paragraphs, headings, tabs, line breaks and spaces (`text:s`)
+/// separating words.
+fn odt_words(xml: &[u8]) -> Option<u64> {
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut counter = WordCounter::default();
+    let mut in_body = false;
+    let separates = |name: &[u8]| matches!(name, b"p" | b"h" | b"tab" | b"line-break" | b"s");
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) => match e.local_name().as_ref() {
+                b"body" => in_body = true,
+                name if separates(name) => counter.boundary(),
+                _ => {}
+            },
+            Event::Empty(e) if separates(e.local_name().as_ref()) => counter.boundary(),
+            Event::End(e) => match e.local_name().as_ref() {
+                b"body" => in_body = false,
+                name if separates(name) => counter.boundary(),
+                _ => {}
+            },
+            Event::Text(t) if in_body => counter.text(&t.decode().ok()?),
+            Event::CData(t) if in_body => counter.text(&t.decode().ok()?),
+            Event::GeneralRef(r) if in_body => counter.char(reference_char(&r)),
+            Event::Eof => return Some(counter.count()),
+            _ => {}
+        }
+    }
+}
+
+/// The character an entity or character reference stands for, as far as counting words
+/// needs: character references resolve; named entities (`&amp;`, `&lt;`, ...) are
+/// punctuation, which joins the letters around it into one word.
+fn reference_char(r: &quick_xml::events::BytesRef<'_>) -> char {
+    match r.resolve_char_ref() {
+        Ok(Some(c)) => c,
+        _ => '&',
+    }
+}
+
+/// An attribute (by local name) holding a non-negative integer.
+fn number_attribute(e: &BytesStart<'_>, local_name: &[u8]) -> Option<u64> {
+    e.attributes()
+        .filter_map(Result::ok)
+        .find(|a| a.key.local_name().as_ref() == local_name)
+        .and_then(|a| std::str::from_utf8(&a.value).ok()?.trim().parse().ok())
+}

@@ -1,0 +1,325 @@
+//! File metadata: what a file is, and the fields the contract fills from it.
+//!
+//! Three pure, synchronous functions work on a file's bytes (bounded by the upload limit) and
+//! never touch a file system. Each bounds its own memory and work by [`Limits`], so a hostile
+//! file cannot make them take unbounded memory; callers still run them off the async runtime
+//! (`spawn_blocking`) with a timeout, because a large file takes real time.
+//!
+//! - [`sniff`]: the MIME type and the inferred [`AssetType`], from the content (magic bytes);
+//!   the file name only decides between text formats, or between audio and video in a
+//!   container that can hold either.
+//! - [`extract`]: [`FileInfo`], the asset's file fields, after checking that the content is of
+//!   the declared type ([`ExtractError::TypeMismatch`] otherwise, which the caller answers as
+//!   400 on `file_path`).
+//! - [`thumbnail`]: a small PNG or JPEG of an image.
+//!
+//! ```
+//! use assetlib_core::extract::{self, Limits, samples};
+//! use assetlib_core::AssetType;
+//!
+//! let pdf = samples::pdf(3, 50);
+//! let info = extract::extract(&pdf, "report.pdf", Some(AssetType::Pdf), &Limits::default())?;
+//! assert_eq!(info.mime_type, "application/pdf");
+//! assert_eq!((info.page_count, info.word_count), (Some(3), Some(150)));
+//!
+//! let png = samples::png(640, 480);
+//! let err = extract::extract(&png, "logo.pdf", Some(AssetType::Pdf), &Limits::default());
+//! assert!(matches!(err, Err(extract::ExtractError::TypeMismatch { .. })));
+//! # Ok::<(), extract::ExtractError>(())
+//! ```
+//!
+//! ## What is extracted
+//! Every type gets `mime_type` and `file_size`. Beyond that:
+//!
+//! | type | accepted content | fields |
+//! |---|---|---|
+//! | pdf | PDF | `page_count` (page tree), `word_count` (text of every page) |
+//! | document | DOCX | `word_count` (text of `word/document.xml`), `page_count` (`<Pages>` of `docProps/app.xml`, when the writer saved it) |
+//! | document | ODT | `page_count`, `word_count` (`meta:document-statistic` of `meta.xml`; words counted in `content.xml` when it has none) |
+//! | document | plain text, Markdown (UTF-8) | `word_count` |
+//! | image | PNG, JPEG, GIF, WebP; also BMP, TIFF, HEIF/AVIF, ICO, JPEG XL, PSD, QOI, SVG | `width`, `height` as displayed (an EXIF orientation of 5-8 swaps them); null when the header does not give them |
+//! | video | any `video/*` container (MP4, WebM, QuickTime, Matroska, AVI, ...) | — |
+//! | audio | any `audio/*` (MP3, WAV, Ogg, FLAC, M4A, ...), and MP4/WebM/Matroska containers (which may hold sound only) | — |
+//!
+//! A word is a run of non-whitespace text with at least one letter or digit in it (so a
+//! Markdown `#` or a lone dash is not a word). Paragraph, line, tab and text-object boundaries
+//! count as whitespace, and markup does not (so `Hel<b>lo</b>` is one word). In a PDF, a gap
+//! of more than a tenth of an em between two strings also separates words, and text inside
+//! form XObjects and annotations is not counted; in a DOCX, only the body (not headers,
+//! footers or notes) is counted.
+//!
+//! ## Unreadable content
+//! Only two things are errors: content that is not of the declared type, and a document that
+//! needs more work than [`Limits`] allow ([`ExtractError::LimitExceeded`]). Content that is of
+//! the right type but cannot be read gives null fields instead, so the asset can still be
+//! created:
+//! - a PDF that cannot be parsed, an encrypted PDF (`page_count` only, when its page tree can be
+//!   read without a password), or one whose streams decode to more than the limits allow (see
+//!   the bounds below);
+//! - a DOCX or ODT whose XML is damaged;
+//! - an image whose header does not give its size.
+//!
+//! ## Bounds
+//! | what | bound | past it |
+//! |---|---|---|
+//! | DOCX/ODT parts inflated (and XML parsed) | [`Limits::max_zip_inflated`], 64 MiB | [`ExtractError::LimitExceeded`] |
+//! | plain text and Markdown | [`Limits::max_text_bytes`], 128 MiB | [`ExtractError::LimitExceeded`] |
+//! | one PDF stream, decoded | [`Limits::max_pdf_stream`], 64 MiB | null counts |
+//! | all PDF streams, decoded | [`Limits::max_pdf_decoded`], 512 MiB | null counts |
+//! | PDF object and cross-reference streams, decoded | 32 MiB | null counts |
+//! | one PDF page's content | [`Limits::max_pdf_page_content`], 4 MiB | null `word_count` |
+//! | PDF font `ToUnicode` maps | 4 MiB each, 16 MiB together | null `word_count` |
+//! | pixels decoded for a thumbnail | [`Limits::max_image_pixels`], 50 million | [`ExtractError::LimitExceeded`] |
+//! | image decoder allocations | [`Limits::max_image_alloc`], 256 MiB | [`ExtractError::Image`] |
+//!
+//! Reading sizes and orientation never decodes pixels, and sniffing reads only headers and a
+//! zip archive's directory. The PDF parser (`lopdf`) is given a file only after a pre-scan
+//! has measured every stream it could decode; a panic inside it makes the file unreadable
+//! (null counts) rather than failing the call.
+//!
+//! ## Thumbnails
+//! PNG, JPEG, GIF (first frame) and WebP images get a thumbnail at most `max_side` pixels on its
+//! long side, aspect ratio kept, EXIF orientation applied, never enlarged. A JPEG gives a JPEG
+//! thumbnail (quality 85: photos stay small); everything else gives a PNG (which keeps
+//! transparency). Other formats (SVG, HEIF, TIFF, ...) get none.
+
+mod document;
+mod pdf;
+mod raster;
+pub mod samples;
+mod sniff;
+#[cfg(test)]
+mod tests;
+mod words;
+
+pub use sniff::{Sniffed, sniff};
+
+use crate::error::BoxError;
+use crate::model::AssetType;
+
+/// Bounds on the work and memory one call may take. The defaults suit the default upload limit
+/// (100 MiB); each limit is documented with its default.
+///
+/// ```
+/// let mut limits = assetlib_core::extract::Limits::default();
+/// limits.max_image_pixels = 24_000_000;
+/// assert_eq!(limits.max_zip_inflated, 64 * 1024 * 1024);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Most bytes inflated from one DOCX or ODT archive, all parts read together (default
+    /// 64 MiB). This bounds both memory and the XML parsed; more is
+    /// [`ExtractError::LimitExceeded`] (a zip bomb).
+    pub max_zip_inflated: u64,
+    /// Most bytes of a plain-text or Markdown file whose words are counted (default 128 MiB);
+    /// more is [`ExtractError::LimitExceeded`].
+    pub max_text_bytes: u64,
+    /// Most bytes any one PDF stream may decode to (default 64 MiB). A PDF with a larger stream
+    /// gets null counts rather than being parsed.
+    pub max_pdf_stream: u64,
+    /// Most bytes all of a PDF's streams may decode to together, images included, and most
+    /// page content parsed for text (default 512 MiB: a 100 MiB PDF of losslessly compressed
+    /// pictures decodes to about this). This bounds the work; beyond it a PDF gets null counts.
+    pub max_pdf_decoded: u64,
+    /// Most bytes of content one PDF page may have for its text to be read (default 4 MiB:
+    /// parsing content takes many times its size in memory). A larger page makes
+    /// `word_count` null.
+    pub max_pdf_page_content: u64,
+    /// Most pixels of an image decoded for a thumbnail (default 50 million, e.g. 8660 x 5773);
+    /// more is [`ExtractError::LimitExceeded`].
+    pub max_image_pixels: u64,
+    /// Most bytes the image decoder may allocate (default 256 MiB).
+    pub max_image_alloc: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        const MIB: u64 = 1024 * 1024;
+        Limits {
+            max_zip_inflated: 64 * MIB,
+            max_text_bytes: 128 * MIB,
+            max_pdf_stream: 64 * MIB,
+            max_pdf_decoded: 512 * MIB,
+            max_pdf_page_content: 4 * MIB,
+            max_image_pixels: 50_000_000,
+            max_image_alloc: 256 * MIB,
+        }
+    }
+}
+
+/// The file fields of an asset, as [`extract`] found them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileInfo {
+    /// Media type from the content, e.g. `application/pdf`.
+    pub mime_type: String,
+    /// Size in bytes.
+    pub file_size: u64,
+    /// The asset type: the declared one when given (and matched by the content), else the one
+    /// inferred from the content; `None` when the content is of no file-based type.
+    pub kind: Option<AssetType>,
+    /// Pages of a PDF or document, when known.
+    pub page_count: Option<u64>,
+    /// Words of a PDF or document, when known.
+    pub word_count: Option<u64>,
+    /// Width of an image as displayed, in pixels.
+    pub width: Option<u32>,
+    /// Height of an image as displayed, in pixels.
+    pub height: Option<u32>,
+}
+
+/// A thumbnail made by [`thumbnail`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct Thumbnail {
+    /// The encoded image.
+    pub bytes: Vec<u8>,
+    /// `image/png` or `image/jpeg`.
+    pub mime_type: &'static str,
+    /// `png` or `jpg`, for the file name.
+    pub extension: &'static str,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+impl std::fmt::Debug for Thumbnail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Thumbnail")
+            .field("bytes", &self.bytes.len())
+            .field("mime_type", &self.mime_type)
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .finish()
+    }
+}
+
+/// Why a file's metadata could not be given.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExtractError {
+    /// The content is not of the declared type. Answered as 400 on `file_path`.
+    #[error("file_path content is {found_mime}, which is not a valid {declared} file")]
+    TypeMismatch {
+        /// The type the request declared.
+        declared: AssetType,
+        /// The media type the content turned out to be.
+        found_mime: String,
+    },
+    /// The declared type does not take a file (external_video, link, collection, git).
+    #[error("an asset of type {0} does not take a file")]
+    NotAFileType(AssetType),
+    /// Reading the file would take more than a [`Limits`] bound allows.
+    #[error("{what} exceeds the limit of {limit} {unit}")]
+    LimitExceeded {
+        /// What grew too large, e.g. `inflated archive content`.
+        what: &'static str,
+        /// The limit that was hit.
+        limit: u64,
+        /// The unit of `limit`: `bytes` or `pixels`.
+        unit: &'static str,
+    },
+    /// An image could not be decoded or encoded for a thumbnail.
+    #[error("the image could not be processed")]
+    Image(#[source] BoxError),
+}
+
+impl ExtractError {
+    fn limit(what: &'static str, limit: u64) -> Self {
+        ExtractError::LimitExceeded {
+            what,
+            limit,
+            unit: "bytes",
+        }
+    }
+}
+
+/// Reads a file's metadata, checking that its content is of the `declared` type.
+///
+/// `file_name` only refines what the content leaves open (see [`sniff`]). With `declared`
+/// `None`, the type is inferred from the content and [`FileInfo::kind`] says which it is
+/// (`None` for content of no file-based type, which then has only `mime_type` and `file_size`).
+///
+/// # Errors
+/// [`ExtractError::TypeMismatch`] when the content is not of the declared type,
+/// [`ExtractError::NotAFileType`] for a type that takes no file, and
+/// [`ExtractError::LimitExceeded`] when a document needs more work than `limits` allow.
+pub fn extract(
+    bytes: &[u8],
+    file_name: &str,
+    declared: Option<AssetType>,
+    limits: &Limits,
+) -> Result<FileInfo, ExtractError> {
+    let sniffed = sniff(bytes, file_name);
+    let kind = match declared {
+        Some(t) if !t.is_file_based() => return Err(ExtractError::NotAFileType(t)),
+        Some(t) if !sniffed.is_acceptable_as(t) => {
+            return Err(ExtractError::TypeMismatch {
+                declared: t,
+                found_mime: sniffed.mime_type.to_owned(),
+            });
+        }
+        Some(t) => Some(t),
+        None => sniffed.kind,
+    };
+    let mut info = FileInfo {
+        mime_type: sniffed.mime_type.to_owned(),
+        file_size: bytes.len() as u64,
+        kind,
+        page_count: None,
+        word_count: None,
+        width: None,
+        height: None,
+    };
+    match (kind, sniffed.format) {
+        (Some(AssetType::Pdf), _) => {
+            let counts = pdf::counts(bytes, limits);
+            info.page_count = counts.pages;
+            info.word_count = counts.words;
+        }
+        (Some(AssetType::Document), sniff::Format::Docx) => {
+            let counts = document::docx(bytes, limits)?;
+            info.page_count = counts.pages;
+            info.word_count = counts.words;
+        }
+        (Some(AssetType::Document), sniff::Format::Odt) => {
+            let counts = document::odt(bytes, limits)?;
+            info.page_count = counts.pages;
+            info.word_count = counts.words;
+        }
+        (Some(AssetType::Document), sniff::Format::Text) => {
+            info.word_count = Some(document::text(bytes, limits)?);
+        }
+        (Some(AssetType::Image), format) => {
+            if let Some((w, h)) = raster::dimensions(bytes, format) {
+                info.width = Some(w);
+                info.height = Some(h);
+            }
+        }
+        _ => {}
+    }
+    Ok(info)
+}
+
+/// Makes a thumbnail of a PNG, JPEG, GIF or WebP image: at most `max_side` pixels on the long
+/// side (320 for the contract), aspect ratio kept, EXIF orientation applied, never enlarged.
+/// A JPEG gives a JPEG, anything else a PNG. Other content gives `Ok(None)`.
+///
+/// # Errors
+/// [`ExtractError::LimitExceeded`] for an image of more than [`Limits::max_image_pixels`], and
+/// [`ExtractError::Image`] for one that cannot be decoded. Callers usually log either and go
+/// on without a thumbnail.
+pub fn thumbnail(
+    bytes: &[u8],
+    max_side: u32,
+    limits: &Limits,
+) -> Result<Option<Thumbnail>, ExtractError> {
+    raster::thumbnail(bytes, max_side, limits)
+}
+
+/// Counts found in a paged document.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    pages: Option<u64>,
+    words: Option<u64>,
+}
