@@ -46,6 +46,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `axum` | `assetlib::axum::router(service)`, the API as an axum 0.8 `Router` (crate `assetlib-axum`) |
+//! | `warp` | `assetlib::warp::routes(service)`, the API as a warp 0.4 filter (crate `assetlib-warp`) |
 //! | `sled` | `assetlib::sled::SledStore`, an embedded, durable store in one directory (crate `assetlib-sled`) |
 //!
 //! None is on by default. The ready server needs `axum` and `sled`:
@@ -56,6 +57,10 @@ pub use assetlib_core::*;
 /// The axum adapter (crate `assetlib-axum`).
 #[cfg(feature = "axum")]
 pub use assetlib_axum as axum;
+
+/// The warp adapter (crate `assetlib-warp`).
+#[cfg(feature = "warp")]
+pub use assetlib_warp as warp;
 
 /// The sled store (crate `assetlib-sled`).
 #[cfg(feature = "sled")]
