@@ -205,6 +205,12 @@ pub struct RawRequest<'a> {
     pub query: Option<&'a str>,
     /// The body.
     pub body: Body<'a>,
+    /// The `Range` header value (downloads answer 206/416 by it).
+    pub range: Option<&'a [u8]>,
+    /// The request is a `HEAD`: it runs the `GET` operation and gets the same status and
+    /// headers, but counts nothing (no library view, no download). The adapter's server drops
+    /// the body.
+    pub head: bool,
 }
 
 impl Default for RawRequest<'_> {
@@ -214,6 +220,8 @@ impl Default for RawRequest<'_> {
             content_type: None,
             query: None,
             body: Body::Complete(&[]),
+            range: None,
+            head: false,
         }
     }
 }
@@ -327,7 +335,12 @@ impl Service {
     /// Answers any request by the route table: `None` when the path is not under
     /// [`API_PREFIX`], else the reply (a JSON 404 for no route, 405 for a wrong method).
     /// For adapters that do not route by themselves.
+    /// A `HEAD` is marked as such in `req` here.
     pub async fn dispatch(&self, method: &str, path: &str, req: RawRequest<'_>) -> Option<Reply> {
+        let req = RawRequest {
+            head: req.head || method == "HEAD",
+            ..req
+        };
         Some(match match_route(path) {
             RouteMatch::Outside => return None,
             RouteMatch::NotFound => route_not_found(),
@@ -451,7 +464,7 @@ impl Service {
     }
 
     /// `GET /api/v1/libraries/{library_id}`: the detail of a published library; counts one
-    /// view, and shows the count including it.
+    /// view, and shows the count including it. A `HEAD` counts no view.
     pub async fn get_library(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         self.admit(Operation::GetLibrary, &req).await?;
         let id = validate::parse_id("library_id", id)?;
@@ -463,10 +476,12 @@ impl Service {
             .await?
             .filter(|r| r.library.published)
             .ok_or(not_found)?;
-        rows.library.view_count = store
-            .record_library_view(id)
-            .await?
-            .ok_or(ApiError::NotFound("Library not found"))?;
+        if !req.head {
+            rows.library.view_count = store
+                .record_library_view(id)
+                .await?
+                .ok_or(ApiError::NotFound("Library not found"))?;
+        }
         let detail = tree::assemble(&rows, q.include_assets, &self.inner.config.files_base_url);
         Ok(Reply::json_value(200, &detail))
     }

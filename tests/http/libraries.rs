@@ -474,3 +474,17 @@ pub(crate) async fn concurrent_detail_reads_count_every_view<H: Harness>() {
     assert_eq!(list.json["libraries"][0]["view_count"], 102);
     assert_eq!(id_of(&list.json["libraries"][0]), id);
 }
+
+pub(crate) async fn head_on_a_detail_counts_no_view<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let (id, _) = create_library(&ctx, &doc("Looked at")).await;
+    let path = format!("/api/v1/libraries/{id}");
+    assert_eq!(ctx.get(&path).await.json["view_count"], 1);
+    for _ in 0..3 {
+        let head = Resp::from(ctx.request(reqwest::Method::HEAD, &path, Some(&ctx.admin))).await;
+        assert_eq!(head.status, 200);
+        assert!(head.raw.is_empty());
+        assert_eq!(head.header("content-type"), Some("application/json"));
+    }
+    assert_eq!(ctx.get(&path).await.json["view_count"], 2);
+}

@@ -53,6 +53,7 @@ macro_rules! cases {
             libraries::detail_404s_and_bad_ids,
             libraries::unpublished_libraries_are_hidden,
             libraries::concurrent_detail_reads_count_every_view,
+            libraries::head_on_a_detail_counts_no_view,
             library_writes::put_creates_201_then_replaces_200,
             library_writes::put_replace_keeps_counters_and_dates,
             library_writes::put_validation_names_the_path,

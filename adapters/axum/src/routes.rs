@@ -6,7 +6,7 @@ use axum::Router;
 use axum::body::{Body, Bytes, HttpBody as _};
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{RawPathParams, RawQuery, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RANGE};
 use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::routing::{MethodFilter, MethodRouter, any};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
@@ -50,11 +50,13 @@ fn methods(route: &'static Route) -> MethodRouter<Service> {
             filter,
             move |State(service): State<Service>,
                   params: Result<RawPathParams, RawPathParamsRejection>,
+                  method: Method,
                   RawQuery(query): RawQuery,
                   headers: HeaderMap,
                   body: Body| async move {
                 let id = path_id(params);
-                handle(service, op, id, query, headers, body).await
+                let head = method == Method::HEAD;
+                handle(service, op, id, head, query, headers, body).await
             },
         );
     }
@@ -80,6 +82,7 @@ async fn handle(
     service: Service,
     op: Operation,
     id: Option<String>,
+    head: bool,
     query: Option<String>,
     headers: HeaderMap,
     body: Body,
@@ -98,6 +101,8 @@ async fn handle(
             Ok(bytes) => CoreBody::Complete(bytes),
             Err(unread) => *unread,
         },
+        range: header(RANGE),
+        head,
     };
     ApiResponse(service.handle(op, id.as_deref(), request).await)
 }

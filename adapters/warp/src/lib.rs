@@ -91,6 +91,8 @@ where
             ReadBody::TooLarge => Body::TooLarge,
             ReadBody::Incomplete => Body::Incomplete,
         },
+        range: headers.get(header::RANGE).map(HeaderValue::as_bytes),
+        head: false,
     };
     let reply = service
         .dispatch(method.as_str(), &path, req)

@@ -52,6 +52,7 @@ impl Env {
                     content_type: body.map(|_| &b"application/json"[..]),
                     query,
                     body: Body::Complete(&bytes),
+                    ..RawRequest::default()
                 },
             )
             .await
