@@ -55,6 +55,7 @@
 //! | `keys` | key `id` | API key record |
 //! | `key_hashes` | SHA-256 of the key | key `id` |
 //! | `key_idx_created` | `ts(created_at)` + `id` | empty |
+//! | `versions` | `n` / `a` / `l` + library `id` | last content version handed out / the asset epoch / a library's version (`u64`; see `versions.rs`) |
 //!
 //! Only published records enter the list indexes and counts.
 //!
@@ -93,6 +94,7 @@ mod libraries;
 mod record;
 mod tx;
 mod verify;
+mod versions;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -100,7 +102,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use assetlib_core::{
     ApiKey, Asset, AssetQuery, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
-    PutOutcome, Store, StoreError, async_trait,
+    PutOutcome, Store, StoreError, ViewCount, async_trait,
 };
 use chrono::{DateTime, Utc};
 use sled::{IVec, Tree};
@@ -155,6 +157,7 @@ pub(crate) struct Inner {
     pub(crate) keys: Tree,
     pub(crate) key_hashes: Tree,
     pub(crate) key_idx_created: Tree,
+    pub(crate) versions: Tree,
     /// Records and index keys read so far (see [`SledStore::records_read`]).
     reads: AtomicU64,
 }
@@ -232,6 +235,7 @@ impl SledStore {
             keys: tree("keys")?,
             key_hashes: tree("key_hashes")?,
             key_idx_created: tree("key_idx_created")?,
+            versions: tree("versions")?,
             reads: AtomicU64::new(0),
             durability: config.durability,
             path,
@@ -395,6 +399,10 @@ impl Store for SledStore {
         self.write(move |inner| inner.insert_asset(asset)).await
     }
 
+    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError> {
+        self.write(move |inner| inner.update_asset(asset)).await
+    }
+
     async fn list_libraries(
         &self,
         query: &LibraryQuery,
@@ -416,9 +424,8 @@ impl Store for SledStore {
         self.write(move |inner| inner.delete_library(id)).await
     }
 
-    async fn record_library_view(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
-        self.write(move |inner| inner.increment(&keys::views(id)))
-            .await
+    async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
+        self.write(move |inner| inner.record_view(id)).await
     }
 
     async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
