@@ -73,9 +73,11 @@
 //! | `record_library_view`, `record_download` | one compare-and-swap on a counter, then a flush |
 //!
 //! A flush is sled's blocking `flush` (write and `fsync`), run on a blocking task like every
-//! sled call; concurrent flushes share the disk work. (`flush_async` is not used: concurrent
-//! calls of it can deadlock in sled 0.34.) [`Durability::Periodic`] leaves flushing to a
-//! background thread instead.
+//! sled call, by group commit: a writer that arrives while a flush runs waits for the next
+//! one, which then serves every writer that queued meanwhile, so many concurrent writes
+//! share one `fsync` and each still returns only after a flush begun after its change has
+//! finished (`commit.rs`). (`flush_async` is not used: concurrent calls of it can deadlock in
+//! sled 0.34.) [`Durability::Periodic`] leaves flushing to a background thread instead.
 //!
 //! Reads are not snapshots: a list racing with writes may show a total that is off by the
 //! writes in flight, or one item fewer when a library is deleted while its page is read. A
@@ -87,6 +89,7 @@
 
 mod apikeys;
 mod assets;
+mod commit;
 mod config;
 mod error;
 mod keys;
@@ -160,6 +163,7 @@ pub(crate) struct Inner {
     pub(crate) versions: Tree,
     /// Records and index keys read so far (see [`SledStore::records_read`]).
     reads: AtomicU64,
+    group: commit::GroupCommit,
 }
 
 impl SledStore {
@@ -237,6 +241,7 @@ impl SledStore {
             key_idx_created: tree("key_idx_created")?,
             versions: tree("versions")?,
             reads: AtomicU64::new(0),
+            group: commit::GroupCommit::default(),
             durability: config.durability,
             path,
             db,
@@ -288,8 +293,8 @@ impl SledStore {
     /// The flush is sled's blocking `flush` on the same blocking thread, not `flush_async`:
     /// in sled 0.34 concurrent `flush_async` calls can deadlock (every thread of sled's own
     /// pool waits in a flush for a log write queued behind them, sled issue #1308).
-    /// Concurrent flushes still share the work: each waits until the log is durable up to
-    /// the point it was called at.
+    /// Concurrent writers share flushes by group commit ([`commit::GroupCommit`]): one
+    /// flush at a time, and those who arrive during it wait for the next one together.
     async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
@@ -298,7 +303,7 @@ impl SledStore {
         self.blocking(move |inner| {
             let value = f(inner)?;
             if inner.durability == Durability::EveryWrite {
-                inner.db.flush()?;
+                inner.group.commit(&inner.db)?;
             }
             Ok(value)
         })
