@@ -185,3 +185,44 @@ pub(crate) async fn walk(store: &impl Store, query: &AssetQuery) -> Vec<Uuid> {
     assert_eq!(ids.len() as u64, total.unwrap_or(0), "walk of {query:?}");
     ids
 }
+
+/// Retries `open` while it fails because the directory is still locked, with a bounded
+/// backoff (about 10 s in all), and panics with the last error after that.
+///
+/// After the last handle of a database is dropped, sled's own background threads can hold
+/// the directory's lock for a moment longer, so an open right after a drop may see it
+/// locked. A lock that stays held is still a failure.
+fn retry_while_locked<T, E: std::fmt::Debug>(
+    mut open: impl FnMut() -> Result<T, E>,
+    is_locked: impl Fn(&E) -> bool,
+) -> T {
+    let mut wait = std::time::Duration::from_millis(1);
+    let mut waited = std::time::Duration::ZERO;
+    loop {
+        match open() {
+            Ok(value) => return value,
+            Err(e) if is_locked(&e) && waited < std::time::Duration::from_secs(10) => {
+                std::thread::sleep(wait);
+                waited += wait;
+                wait = (wait * 2).min(std::time::Duration::from_millis(200));
+            }
+            Err(e) => panic!("open {e:?}"),
+        }
+    }
+}
+
+/// Opens the store at `path` again after its previous handle was dropped.
+pub(crate) fn reopen(path: &std::path::Path) -> SledStore {
+    retry_while_locked(
+        || SledStore::open(path),
+        |e| matches!(e, assetlib_sled::OpenError::Locked { .. }),
+    )
+}
+
+/// Opens the sled database at `path` directly after its previous handle was dropped.
+pub(crate) fn reopen_raw(path: &std::path::Path) -> sled::Db {
+    retry_while_locked(
+        || sled::open(path),
+        |e| matches!(e, sled::Error::Io(io) if io.to_string().contains("could not acquire lock")),
+    )
+}

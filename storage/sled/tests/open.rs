@@ -2,6 +2,8 @@
 
 use assetlib_sled::{FORMAT_VERSION, OpenError, SledStore};
 
+use crate::common::{reopen, reopen_raw};
+
 #[test]
 fn a_held_directory_is_locked() {
     let dir = tempfile::tempdir().expect("temporary directory");
@@ -12,14 +14,28 @@ fn a_held_directory_is_locked() {
         other => panic!("expected Locked, got {other:?}"),
     }
     drop(first);
-    SledStore::open(&path).expect("open after the holder closed");
+    reopen(&path);
 }
 
 fn set_format(path: &std::path::Path, value: &[u8]) {
-    let db = sled::open(path).expect("raw open");
+    let db = reopen_raw(path);
     let meta = db.open_tree("meta").expect("meta tree");
     meta.insert("format_version", value).expect("write version");
     db.flush().expect("flush");
+}
+
+/// Opens right after another handle was dropped: a `Locked` answer is retried for a while
+/// (see `common::reopen`), any other answer is returned.
+fn retry_open(path: &std::path::Path) -> Result<SledStore, OpenError> {
+    for _ in 0..200 {
+        match SledStore::open(path) {
+            Err(OpenError::Locked { .. }) => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            other => return other,
+        }
+    }
+    SledStore::open(path)
 }
 
 #[test]
@@ -28,7 +44,7 @@ fn a_newer_format_is_refused() {
     let path = dir.path().join("db");
     drop(SledStore::open(&path).expect("create"));
     set_format(&path, &(FORMAT_VERSION + 1).to_be_bytes());
-    match SledStore::open(&path) {
+    match retry_open(&path) {
         Err(OpenError::NewerFormat {
             found, supported, ..
         }) => {
@@ -37,12 +53,9 @@ fn a_newer_format_is_refused() {
         other => panic!("expected NewerFormat, got {other:?}"),
     }
     set_format(&path, b"garbage");
-    assert!(matches!(
-        SledStore::open(&path),
-        Err(OpenError::Corrupt { .. })
-    ));
+    assert!(matches!(retry_open(&path), Err(OpenError::Corrupt { .. })));
     set_format(&path, &FORMAT_VERSION.to_be_bytes());
-    SledStore::open(&path).expect("the current format opens");
+    reopen(&path);
 }
 
 #[test]
@@ -50,7 +63,7 @@ fn a_new_database_records_its_format() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let path = dir.path().join("db");
     drop(SledStore::open(&path).expect("create"));
-    let db = sled::open(&path).expect("raw open");
+    let db = reopen_raw(&path);
     let stored = db
         .open_tree("meta")
         .expect("meta")
