@@ -70,7 +70,9 @@
 //! | `put_library` | one transaction: the old items removed, the new ones written, one asset read per entry (for the published count), then a flush |
 //! | `delete_library` | one transaction removing the record, its items, index keys and counters, then a flush |
 //! | `insert_asset` | one transaction (record, slug claim, six index keys, two counts, download counter), then a flush |
-//! | `record_library_view`, `record_download` | one compare-and-swap on a counter, then a flush |
+//! | `record_library_view` | one library record read, two version reads, one compare-and-swap on a counter, then a flush |
+//! | `record_download` | one compare-and-swap on a counter, then a flush |
+//! | `get_asset`, `find_key` | one or two key lookups, run on the calling task (no blocking thread) |
 //!
 //! A flush is sled's blocking `flush` (write and `fsync`), run on a blocking task like every
 //! sled call, by group commit: a writer that arrives while a flush runs waits for the next
@@ -287,6 +289,15 @@ impl SledStore {
         Ok(result?)
     }
 
+    /// Runs a point read (a lookup of one or two keys) on the calling task.
+    ///
+    /// Such a read is a few microseconds from sled's page cache, less than handing it to a
+    /// blocking thread and back costs; only a page not yet in the cache makes it wait for
+    /// one disk read. Reads that scan or touch many records run on a blocking thread.
+    fn point_read<T>(&self, f: impl FnOnce(&Inner) -> Result<T, Error>) -> Result<T, StoreError> {
+        Ok(f(&self.inner)?)
+    }
+
     /// Runs the write `f` on a blocking thread and, with [`Durability::EveryWrite`], flushes
     /// before returning.
     ///
@@ -392,7 +403,7 @@ impl Store for SledStore {
     }
 
     async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
-        self.blocking(move |inner| inner.load_asset(id)).await
+        self.point_read(|inner| inner.load_asset(id))
     }
 
     async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
@@ -443,8 +454,7 @@ impl Store for SledStore {
     }
 
     async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
-        let key_hash = *key_hash;
-        self.blocking(move |inner| inner.find_key(&key_hash)).await
+        self.point_read(|inner| inner.find_key(key_hash))
     }
 
     async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
