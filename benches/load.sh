@@ -59,12 +59,14 @@ command -v curl >/dev/null || { say "curl is needed"; exit 1; }
 
 # --- build -------------------------------------------------------------------------------
 say "building release binaries ..."
-cargo build --release --quiet --example server --example bench_baseline --features axum,sled
 WARP=0
 if [[ -f examples/warp_server.rs ]]; then
-    cargo build --release --quiet --example warp_server --features warp,sled && WARP=1
+    cargo build --release --quiet --example server --example bench_baseline \
+        --example warp_server --features axum,warp,sled
+    WARP=1
 else
     say "examples/warp_server.rs does not exist on this branch: the warp server is skipped."
+    cargo build --release --quiet --example server --example bench_baseline --features axum,sled
 fi
 BIN=${CARGO_TARGET_DIR:-target}/release/examples
 

@@ -1,13 +1,21 @@
 //! Group commit: many writers share one flush.
 //!
-//! A writer calls [`GroupCommit::commit`] after its change is in sled's memory. If no flush
-//! runs, it starts one and returns when that flush is done. If one runs, that flush may have
-//! started before the change and so may not hold it: the writer waits for the next flush,
-//! which the first writer to notice starts for everyone who arrived meanwhile. So under load
-//! one `fsync` serves all the writers that queued during the previous one, and every writer
-//! still returns only after a flush that began after its change has finished.
+//! A writer takes a [`Ticket`] before its change and calls [`Ticket::commit`] once the change
+//! is in sled's memory. If no flush runs, the first writer to commit starts one and returns
+//! when it is done. If one runs, that flush may have started before the change and so may
+//! not hold it: the writer waits for the next flush, which the first writer to notice starts
+//! for everyone who arrived meanwhile. Every writer returns only after a flush that began
+//! after its change has finished.
+//!
+//! Before starting a flush, a writer waits a little (at most [`GATHER`]) for the writers still
+//! making their changes, so that one flush covers them too. This matters with sled 0.34: a
+//! flush holds sled's global concurrency lock for reading through its `fsync`, and every
+//! multi-tree transaction needs it for writing, so transactions cannot run during a flush. A
+//! flush started as soon as the first transaction is done would cover that one only, and the
+//! others would each wait for a flush of their own.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::error::Error;
 
@@ -18,8 +26,13 @@ pub(crate) struct GroupCommit {
     done: Condvar,
 }
 
+/// Longest wait, before starting a flush, for writers still making their changes.
+pub(crate) const GATHER: Duration = Duration::from_millis(1);
+
 #[derive(Debug, Default)]
 struct State {
+    /// Writers that took a ticket and have not committed or given it up.
+    changing: usize,
     /// Flushes started so far; the running one, if any, is number `started`.
     started: u64,
     /// Whether flush number `started` is running.
@@ -37,12 +50,28 @@ impl GroupCommit {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Returns once a flush that started after this call has finished; the flush's error if
+    /// A ticket for one change: take it before changing, commit it after.
+    pub(crate) fn ticket(&self) -> Ticket<'_> {
+        self.lock().changing += 1;
+        Ticket {
+            group: self,
+            open: true,
+        }
+    }
+
+    fn leave(&self, state: &mut State) {
+        state.changing = state.changing.saturating_sub(1);
+        self.done.notify_all();
+    }
+
+    /// Returns once a flush that started after the change has finished; the flush's error if
     /// it failed and no later one succeeded.
-    pub(crate) fn commit(&self, db: &sled::Db) -> Result<(), Error> {
+    fn commit(&self, db: &sled::Db) -> Result<(), Error> {
         let mut state = self.lock();
+        self.leave(&mut state);
         // A flush running now may have started before our change: we need the next one.
         let needed = state.started + 1;
+        let mut gather_until = None;
         loop {
             if state.ok >= needed {
                 return Ok(());
@@ -60,6 +89,18 @@ impl GroupCommit {
                     .unwrap_or_else(PoisonError::into_inner);
                 continue;
             }
+            if state.changing > 0 {
+                let until = *gather_until.get_or_insert_with(|| Instant::now() + GATHER);
+                let left = until.saturating_duration_since(Instant::now());
+                if !left.is_zero() {
+                    state = self
+                        .done
+                        .wait_timeout(state, left)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                    continue;
+                }
+            }
             state.started += 1;
             state.running = true;
             let number = state.started;
@@ -76,6 +117,31 @@ impl GroupCommit {
                 Err(e) => state.error = Some(e),
             }
             self.done.notify_all();
+        }
+    }
+}
+
+/// One writer's place in a [`GroupCommit`]; dropping it without committing gives it up (for
+/// a change that failed).
+#[derive(Debug)]
+pub(crate) struct Ticket<'g> {
+    group: &'g GroupCommit,
+    open: bool,
+}
+
+impl Ticket<'_> {
+    /// Returns once the change made since the ticket was taken is durable.
+    pub(crate) fn commit(mut self, db: &sled::Db) -> Result<(), Error> {
+        self.open = false;
+        self.group.commit(db)
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let mut state = self.group.lock();
+            self.group.leave(&mut state);
         }
     }
 }
@@ -100,9 +166,14 @@ mod tests {
                 let (db, group) = (db.clone(), group.clone());
                 std::thread::spawn(move || {
                     for j in 0..20u32 {
+                        let ticket = group.ticket();
                         db.insert(format!("{i}-{j}"), &j.to_be_bytes()[..])
                             .expect("insert");
-                        group.commit(&db).expect("commit");
+                        ticket.commit(&db).expect("commit");
+                        if j % 5 == 0 {
+                            // A change that failed gives its ticket up.
+                            drop(group.ticket());
+                        }
                     }
                 })
             })
@@ -112,6 +183,7 @@ mod tests {
         }
         let state = group.lock();
         assert!(!state.running);
+        assert_eq!(state.changing, 0, "every ticket committed or given up");
         assert_eq!(state.ok, state.started);
         assert!(
             state.started <= 16 * 20,

@@ -76,9 +76,9 @@
 //!
 //! A flush is sled's blocking `flush` (write and `fsync`), run on a blocking task like every
 //! sled call, by group commit: a writer that arrives while a flush runs waits for the next
-//! one, which then serves every writer that queued meanwhile, so many concurrent writes
-//! share one `fsync` and each still returns only after a flush begun after its change has
-//! finished (`commit.rs`). (`flush_async` is not used: concurrent calls of it can deadlock in
+//! one, which then serves every writer that queued meanwhile (the flush waits up to 1 ms for
+//! writers still in their transactions), so many concurrent writes share one `fsync` and
+//! each still returns only after a flush begun after its change has finished (`commit.rs`). (`flush_async` is not used: concurrent calls of it can deadlock in
 //! sled 0.34.) [`Durability::Periodic`] leaves flushing to a background thread instead.
 //!
 //! Reads are not snapshots: a list racing with writes may show a total that is off by the
@@ -312,10 +312,12 @@ impl SledStore {
         F: FnOnce(&Inner) -> Result<T, Error> + Send + 'static,
     {
         self.blocking(move |inner| {
-            let value = f(inner)?;
-            if inner.durability == Durability::EveryWrite {
-                inner.group.commit(&inner.db)?;
+            if inner.durability != Durability::EveryWrite {
+                return f(inner);
             }
+            let ticket = inner.group.ticket();
+            let value = f(inner)?;
+            ticket.commit(&inner.db)?;
             Ok(value)
         })
         .await
