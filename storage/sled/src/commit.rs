@@ -7,13 +7,15 @@
 //! for everyone who arrived meanwhile. Every writer returns only after a flush that began
 //! after its change has finished.
 //!
-//! Before starting a flush, a writer waits a little (at most [`GATHER`]) for the writers still
-//! making their changes, so that one flush covers them too. This matters with sled 0.34: a
+//! Before starting a flush, a writer waits a little (at most [`GATHER`]) for the writers that
+//! were already making their changes when it got there (not for later ones, so a steady
+//! stream of writers never holds a flush back), so that one flush covers them too. This matters with sled 0.34: a
 //! flush holds sled's global concurrency lock for reading through its `fsync`, and every
 //! multi-tree transaction needs it for writing, so transactions cannot run during a flush. A
 //! flush started as soon as the first transaction is done would cover that one only, and the
 //! others would each wait for a flush of their own.
 
+use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -31,8 +33,12 @@ pub(crate) const GATHER: Duration = Duration::from_millis(1);
 
 #[derive(Debug, Default)]
 struct State {
-    /// Writers that took a ticket and have not committed or given it up.
-    changing: usize,
+    /// Open tickets (taken, not yet committed or given up) by the generation they were
+    /// taken in.
+    open: BTreeMap<u64, usize>,
+    /// The generation of tickets taken now; a writer that starts gathering ends it, so it
+    /// waits only for writers that were already changing, not for ones that come later.
+    generation: u64,
     /// Flushes started so far; the running one, if any, is number `started`.
     started: u64,
     /// Whether flush number `started` is running.
@@ -52,26 +58,35 @@ impl GroupCommit {
 
     /// A ticket for one change: take it before changing, commit it after.
     pub(crate) fn ticket(&self) -> Ticket<'_> {
-        self.lock().changing += 1;
+        let mut state = self.lock();
+        let generation = state.generation;
+        *state.open.entry(generation).or_default() += 1;
         Ticket {
             group: self,
+            generation,
             open: true,
         }
     }
 
-    fn leave(&self, state: &mut State) {
-        state.changing = state.changing.saturating_sub(1);
+    fn leave(&self, state: &mut State, generation: u64) {
+        if let Some(n) = state.open.get_mut(&generation) {
+            *n -= 1;
+            if *n == 0 {
+                state.open.remove(&generation);
+            }
+        }
         self.done.notify_all();
     }
 
     /// Returns once a flush that started after the change has finished; the flush's error if
     /// it failed and no later one succeeded.
-    fn commit(&self, db: &sled::Db) -> Result<(), Error> {
+    fn commit(&self, db: &sled::Db, generation: u64) -> Result<(), Error> {
         let mut state = self.lock();
-        self.leave(&mut state);
+        self.leave(&mut state, generation);
         // A flush running now may have started before our change: we need the next one.
         let needed = state.started + 1;
         let mut gather_until = None;
+        let mut gather_cut = None;
         loop {
             if state.ok >= needed {
                 return Ok(());
@@ -89,7 +104,11 @@ impl GroupCommit {
                     .unwrap_or_else(PoisonError::into_inner);
                 continue;
             }
-            if state.changing > 0 {
+            let cut = *gather_cut.get_or_insert_with(|| {
+                state.generation += 1;
+                state.generation - 1
+            });
+            if state.open.range(..=cut).next().is_some() {
                 let until = *gather_until.get_or_insert_with(|| Instant::now() + GATHER);
                 let left = until.saturating_duration_since(Instant::now());
                 if !left.is_zero() {
@@ -101,6 +120,8 @@ impl GroupCommit {
                     continue;
                 }
             }
+            gather_cut = None;
+            gather_until = None;
             state.started += 1;
             state.running = true;
             let number = state.started;
@@ -126,6 +147,7 @@ impl GroupCommit {
 #[derive(Debug)]
 pub(crate) struct Ticket<'g> {
     group: &'g GroupCommit,
+    generation: u64,
     open: bool,
 }
 
@@ -133,7 +155,7 @@ impl Ticket<'_> {
     /// Returns once the change made since the ticket was taken is durable.
     pub(crate) fn commit(mut self, db: &sled::Db) -> Result<(), Error> {
         self.open = false;
-        self.group.commit(db)
+        self.group.commit(db, self.generation)
     }
 }
 
@@ -141,7 +163,7 @@ impl Drop for Ticket<'_> {
     fn drop(&mut self) {
         if self.open {
             let mut state = self.group.lock();
-            self.group.leave(&mut state);
+            self.group.leave(&mut state, self.generation);
         }
     }
 }
@@ -183,7 +205,7 @@ mod tests {
         }
         let state = group.lock();
         assert!(!state.running);
-        assert_eq!(state.changing, 0, "every ticket committed or given up");
+        assert!(state.open.is_empty(), "every ticket committed or given up");
         assert_eq!(state.ok, state.started);
         assert!(
             state.started <= 16 * 20,
