@@ -6,10 +6,11 @@
 //! against every adapter. `cases!` lists them once; `suite!` runs the list against one
 //! harness. A new adapter adds a file under `harness/` and one `cases!(suite!(...))` line.
 //!
-//! Run: `cargo test --test http --features axum,sled`.
+//! Run: `cargo test --test http` (it needs the default features `axum`, `warp` and `sled`).
 
 mod assets;
 mod auth;
+mod differential;
 mod harness;
 mod libraries;
 mod library_writes;
@@ -85,3 +86,4 @@ macro_rules! suite {
 }
 
 cases!(suite!(crate::harness::axum::Axum => axum));
+cases!(suite!(crate::harness::warp::Warp => warp));

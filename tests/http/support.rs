@@ -287,6 +287,10 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
 #[derive(Debug)]
 pub(crate) struct RawAnswer {
     pub(crate) status: u16,
+    /// The headers in order, names in lower case.
+    pub(crate) headers: Vec<(String, String)>,
+    /// The body (de-chunked).
+    pub(crate) body: String,
     /// The body as JSON (`Null` when empty).
     pub(crate) json: Value,
 }
@@ -319,9 +323,15 @@ pub(crate) async fn raw_request(base_url: &str, parts: &[&[u8]], half_close: boo
         .and_then(|rest| rest.get(..3))
         .and_then(|code| code.parse().ok())
         .unwrap_or_else(|| panic!("no status line: {head:?}"));
-    let chunked = head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked");
+    let headers: Vec<(String, String)> = head
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(name, value)| name == "transfer-encoding" && value.eq_ignore_ascii_case("chunked"));
     let body = if chunked {
         dechunk(body)
     } else {
@@ -333,7 +343,12 @@ pub(crate) async fn raw_request(base_url: &str, parts: &[&[u8]], half_close: boo
         serde_json::from_str(&body)
             .unwrap_or_else(|e| panic!("{status} body is not JSON ({e}): {body}"))
     };
-    RawAnswer { status, json }
+    RawAnswer {
+        status,
+        headers,
+        body,
+        json,
+    }
 }
 
 /// The data of a chunked body.

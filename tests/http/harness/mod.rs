@@ -6,6 +6,7 @@ use assetlib::Service;
 use tokio::sync::oneshot;
 
 pub(crate) mod axum;
+pub(crate) mod warp;
 
 /// Starts one adapter over real sockets.
 pub(crate) trait Harness {

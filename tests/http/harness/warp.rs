@@ -1,0 +1,31 @@
+//! The warp adapter under the suite.
+
+use assetlib::Service;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use warp::Filter as _;
+
+use super::{Harness, Server};
+
+/// `assetlib::warp::routes` with `recover`, served by `warp::serve`.
+pub(crate) struct Warp;
+
+impl Harness for Warp {
+    async fn spawn(service: Service) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let (tx, rx) = oneshot::channel::<()>();
+        let app = assetlib::warp::routes(service).recover(assetlib::warp::recover);
+        tokio::spawn(
+            warp::serve(app)
+                .incoming(listener)
+                .graceful(async move {
+                    let _ = rx.await;
+                })
+                .run(),
+        );
+        Server::new(format!("http://{addr}"), tx)
+    }
+}
