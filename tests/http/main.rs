@@ -67,6 +67,7 @@ macro_rules! cases {
             routing::oversized_chunked_bodies_are_413,
             routing::bodies_cut_short_are_400,
             routing::head_answers_like_get_without_a_body,
+            routing::nested_under_a_prefix_locations_include_it,
         ]);
     };
 }

@@ -37,13 +37,29 @@ impl Ctx {
 
     /// A world with `config`.
     pub(crate) async fn with_config<H: Harness>(config: Config) -> Ctx {
+        Self::build::<H>(config, None).await
+    }
+
+    /// A world whose API an app nests under `/{segment}`; [`Ctx::base_url`] includes it.
+    pub(crate) async fn start_under<H: Harness>(segment: &'static str) -> Ctx {
+        Self::build::<H>(Config::default(), Some(segment)).await
+    }
+
+    async fn build<H: Harness>(config: Config, under: Option<&'static str>) -> Ctx {
         let (store, dir) = fresh_store();
         let service = Service::from_arc(store, config);
         let (_, admin) = service
             .create_key("admin", Scope::ALL.to_vec(), None)
             .await
             .expect("create key");
-        let server = H::spawn(service.clone()).await;
+        let server = match under {
+            None => H::spawn(service.clone()).await,
+            Some(segment) => {
+                let mut server = H::spawn_under(service.clone(), segment).await;
+                server.base_url.push_str(&format!("/{segment}"));
+                server
+            }
+        };
         Ctx {
             service,
             client: reqwest::Client::new(),

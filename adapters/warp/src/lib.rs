@@ -34,7 +34,7 @@ use assetlib_core::{Body, RawRequest, Reply, Service};
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt};
 use warp::http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
-use warp::path::Tail;
+use warp::path::{FullPath, Tail};
 use warp::{Filter, Rejection};
 
 /// The response type of [`routes`].
@@ -45,7 +45,8 @@ pub fn routes(
     service: Service,
 ) -> impl Filter<Extract = (ApiResponse,), Error = Rejection> + Clone {
     let query = warp::query::raw().or(warp::any().map(String::new)).unify();
-    warp::path("api")
+    warp::path::full()
+        .and(warp::path("api"))
         .and(warp::path("v1"))
         .and(warp::method())
         .and(warp::path::tail())
@@ -53,9 +54,21 @@ pub fn routes(
         .and(warp::header::headers_cloned())
         .and(warp::body::stream())
         .then(
-            move |method: Method, tail: Tail, query: String, headers: HeaderMap, body| {
+            move |full: FullPath,
+                  method: Method,
+                  tail: Tail,
+                  query: String,
+                  headers: HeaderMap,
+                  body| {
                 let service = service.clone();
-                async move { answer(service, method, tail, query, headers, body).await }
+                let request = Incoming {
+                    full,
+                    method,
+                    tail,
+                    query,
+                    headers,
+                };
+                async move { answer(service, request, body).await }
             },
         )
 }
@@ -66,18 +79,42 @@ pub async fn recover(_: Rejection) -> Result<ApiResponse, Infallible> {
     Ok(into_response(route_not_found()))
 }
 
-async fn answer<S, B>(
-    service: Service,
+/// The parts of a request under `/api/v1` besides its body.
+struct Incoming {
+    full: FullPath,
     method: Method,
     tail: Tail,
     query: String,
     headers: HeaderMap,
-    body: S,
-) -> ApiResponse
+}
+
+impl Incoming {
+    /// The path the filter is mounted under: what the full path has before `/api/v1`.
+    fn mount(&self) -> &str {
+        let full = self.full.as_str();
+        let routed = match self.tail.as_str() {
+            "" => full.strip_suffix('/').unwrap_or(full),
+            tail => full
+                .strip_suffix(tail)
+                .and_then(|p| p.strip_suffix('/'))
+                .unwrap_or(full),
+        };
+        routed.strip_suffix(API_PREFIX).unwrap_or("")
+    }
+}
+
+async fn answer<S, B>(service: Service, request: Incoming, body: S) -> ApiResponse
 where
     S: Stream<Item = Result<B, warp::Error>> + Unpin,
     B: Buf,
 {
+    let Incoming {
+        method,
+        tail,
+        query,
+        headers,
+        ..
+    } = &request;
     let path = if tail.as_str().is_empty() {
         API_PREFIX.to_owned()
     } else {
@@ -91,7 +128,7 @@ where
         return into_response(method_not_allowed(method.as_str(), route));
     };
     let body = if op.takes_json_body() {
-        read_body(body, &headers, service.config().max_json_body).await
+        read_body(body, headers, service.config().max_json_body).await
     } else {
         ReadBody::Complete(Bytes::new())
     };
@@ -107,6 +144,7 @@ where
         },
         range: header(header::RANGE),
         head: method == Method::HEAD,
+        mount: request.mount(),
     };
     into_response(service.handle(op, id.as_deref(), req).await)
 }

@@ -12,6 +12,10 @@ pub(crate) mod warp;
 pub(crate) trait Harness {
     /// Serves `service` with this adapter on a fresh `127.0.0.1:0` listener, at the root.
     fn spawn(service: Service) -> impl Future<Output = Server> + Send;
+
+    /// Like [`Harness::spawn`], with the API nested under `/{segment}` the way an app of
+    /// this framework would mount it.
+    fn spawn_under(service: Service, segment: &'static str) -> impl Future<Output = Server> + Send;
 }
 
 /// A running server: its base URL, stopped when dropped.
