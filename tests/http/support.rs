@@ -3,12 +3,10 @@
 
 use std::sync::Arc;
 
-use assetlib::{Asset, AssetType, Config, Scope, Service, Store};
-use chrono::{DateTime, Utc};
+use assetlib::{Asset, Config, Scope, Service, Store};
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::harness::{Harness, Server};
 
@@ -175,30 +173,7 @@ impl Ctx {
 }
 
 /// An asset record as the API would make it, for [`Ctx::insert`].
-pub(crate) fn asset(title: &str, asset_type: AssetType, at: DateTime<Utc>) -> Asset {
-    Asset {
-        id: Uuid::new_v4(),
-        title: title.to_owned(),
-        slug: assetlib::validate::slug_from_title(title, "asset"),
-        description: None,
-        asset_type,
-        file_path: None,
-        file_size: None,
-        mime_type: None,
-        thumbnail_path: None,
-        page_count: None,
-        word_count: None,
-        width: None,
-        height: None,
-        external_url: None,
-        video_embed: None,
-        download_count: 0,
-        is_public: false,
-        published: true,
-        created_at: at,
-        updated_at: at,
-    }
-}
+pub(crate) use assetlib_core::testing::sample_asset_at as asset;
 
 /// A whole answer: status, headers, raw body and the body as JSON (`Null` when empty).
 #[derive(Debug)]
