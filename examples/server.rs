@@ -2,7 +2,7 @@
 //! directory, with API-key commands, demo data, request logs and a clean shutdown.
 //!
 //! ```text
-//! cargo run --release --example server --features axum,sled -- serve --demo
+//! cargo run --release --example server -- serve --demo
 //! ```
 //!
 //! - `serve [--data DIR] [--addr HOST:PORT] [--demo]` (the default command): serves
@@ -21,63 +21,32 @@ mod common;
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
+use tokio::net::TcpListener;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
-use common::{BoxError, Cli, Command, ServeArgs};
+use assetlib::Service;
+use assetlib::axum::ApiResponse;
+use assetlib::service::route_not_found;
+use common::BoxError;
 
 fn main() -> ExitCode {
-    let command = Cli::parse().command();
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = runtime.block_on(async {
-        match command {
-            Command::Serve(args) => serve(args).await,
-            Command::Keys { command } => common::run_keys(command).await,
-        }
-    });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::main(serve_http)
 }
 
-async fn serve(args: ServeArgs) -> Result<(), BoxError> {
-    common::init_logging();
-    let service = common::open_service(&args.data.data)?;
-    common::ensure_first_key(&service, args.addr).await?;
-    if args.demo {
-        common::demo::seed_and_show(&service, args.addr).await?;
-    }
-
+/// Serves the API on `listener` with axum until the shutdown signal, one log line a request.
+/// Paths outside `/api/v1` get the contract's JSON 404 too.
+async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxError> {
     let app = axum::Router::new()
-        .merge(assetlib::axum::router(service.clone()))
+        .merge(assetlib::axum::router(service))
+        .fallback(|| async { ApiResponse(route_not_found()) })
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         );
-    let listener = tokio::net::TcpListener::bind(args.addr)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
-    tracing::info!(
-        addr = %listener.local_addr()?,
-        data = %args.data.data.display(),
-        "serving the API at /api/v1"
-    );
     axum::serve(listener, app)
         .with_graceful_shutdown(common::shutdown_signal())
         .await?;
-    service.store().flush().await?;
-    tracing::info!("stopped; the store is flushed");
     Ok(())
 }

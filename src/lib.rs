@@ -49,8 +49,9 @@
 //! | `warp` | `assetlib::warp::routes(service)`, the API as a warp 0.4 filter (crate `assetlib-warp`) |
 //! | `sled` | `assetlib::sled::SledStore`, an embedded, durable store in one directory (crate `assetlib-sled`) |
 //!
-//! None is on by default. The ready server needs `axum` and `sled`:
-//! `cargo run --release --example server --features axum,sled -- serve --demo`.
+//! All three are on by default, so the ready servers run with no flags
+//! (`cargo run --release --example server -- serve --demo`, or `--example warp_server`); an app
+//! that needs one adapter takes `default-features = false` and names what it uses.
 
 pub use assetlib_core::*;
 

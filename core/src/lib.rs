@@ -37,6 +37,7 @@
 //! | [`tree`] | library, sections and entries -> the library detail |
 //! | [`validate`] | create bodies, library documents, ids, slugs, file paths |
 //! | [`embed`] | `video_embed` from an external video URL |
+//! | [`extract`] | file metadata from content: MIME by magic bytes, pages, words, image size, thumbnails |
 //! | [`render`] | assets and library list items on the wire |
 //! | [`error`] | [`ApiError`] (the error table) and [`StoreError`] |
 //! | [`store`] | the [`Store`] trait |

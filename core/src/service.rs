@@ -212,6 +212,9 @@ pub struct RawRequest<'a> {
     /// headers, but counts nothing (no library view, no download). The adapter's server drops
     /// the body.
     pub head: bool,
+    /// The path the API is mounted under, without a trailing slash: `""` at the root,
+    /// `"/dam"` when an app nests it there. `Location` headers start with it.
+    pub mount: &'a str,
 }
 
 impl Default for RawRequest<'_> {
@@ -223,6 +226,7 @@ impl Default for RawRequest<'_> {
             body: Body::Complete(&[]),
             range: None,
             head: false,
+            mount: "",
         }
     }
 }
@@ -272,6 +276,14 @@ fn data<D: Serialize>(status: u16, data: D) -> Reply {
             data,
             pagination: None,
         },
+    )
+}
+
+/// The `Location` of a record made at `{mount}/api/v1/{collection}/{id}`.
+fn location(mount: &str, collection: &str, id: Uuid) -> String {
+    format!(
+        "{}{API_PREFIX}/{collection}/{id}",
+        mount.trim_end_matches('/')
     )
 }
 
@@ -446,7 +458,7 @@ impl Service {
         };
         let asset = self.inner.store.insert_asset(asset).await?;
         Ok(data(201, AssetJson(&asset))
-            .with_header("location", format!("{API_PREFIX}/assets/{}", asset.id)))
+            .with_header("location", location(req.mount, "assets", asset.id)))
     }
 
     /// `GET /api/v1/libraries`: a page of published libraries.
@@ -531,7 +543,7 @@ impl Service {
         let detail = tree::assemble(&rows, true, &self.inner.config.files_base_url);
         Ok(match outcome {
             PutOutcome::Created => Reply::json_value(201, &detail)
-                .with_header("location", format!("{API_PREFIX}/libraries/{id}")),
+                .with_header("location", location(req.mount, "libraries", id)),
             PutOutcome::Replaced => Reply::json_value(200, &detail),
         })
     }

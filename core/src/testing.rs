@@ -114,7 +114,12 @@ fn t0() -> DateTime<Utc> {
 
 /// An asset record for tests, published, created at `t0 + secs`.
 pub fn sample_asset(title: &str, asset_type: AssetType, secs: i64) -> Asset {
-    let at = t0() + Duration::seconds(secs);
+    sample_asset_at(title, asset_type, t0() + Duration::seconds(secs))
+}
+
+/// An asset record for tests, published, created (and last updated) `at`, as the API would
+/// make it: a new id, the slug from the title, no file, no counts.
+pub fn sample_asset_at(title: &str, asset_type: AssetType, at: DateTime<Utc>) -> Asset {
     Asset {
         id: Uuid::new_v4(),
         title: title.to_owned(),

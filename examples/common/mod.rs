@@ -1,13 +1,16 @@
 //! What the ready servers share besides HTTP: the command line, the `keys` commands, opening
 //! the data directory, the first key, the demo data, logging and the shutdown signal.
 //!
-//! Each server (`examples/server.rs` for axum) includes this file with
-//! `#[path = "common/mod.rs"] mod common;` and adds only its framework's serving loop.
+//! Each server (`examples/server.rs` for axum, `examples/warp_server.rs` for warp) includes
+//! this file with `#[path = "common/mod.rs"] mod common;`, and its `main` is
+//! `common::main(serve_http)` where `serve_http` is only its framework's serving loop.
 
 use std::error::Error;
 use std::fmt;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use assetlib::{ApiKey, Config, Scope, Service, Store};
@@ -22,7 +25,7 @@ pub(crate) type BoxError = Box<dyn Error + Send + Sync + 'static>;
 
 /// The Digital Assets and Libraries API server.
 #[derive(Debug, Parser)]
-#[command(name = "server", version, args_conflicts_with_subcommands = true)]
+#[command(name = env!("CARGO_BIN_NAME"), version, args_conflicts_with_subcommands = true)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -126,6 +129,67 @@ impl fmt::Display for UserError {
 }
 
 impl Error for UserError {}
+
+/// Runs the command line: parses it, runs a `keys` command, or serves with `serve_http`.
+///
+/// `serve_http(service, listener)` serves the API on the bound listener with its framework,
+/// logs one line per request, and returns once [`shutdown_signal`] has fired and the requests
+/// in flight are answered.
+pub(crate) fn main<F, Fut>(serve_http: F) -> ExitCode
+where
+    F: FnOnce(Service, tokio::net::TcpListener) -> Fut,
+    Fut: Future<Output = Result<(), BoxError>>,
+{
+    use clap::Parser as _;
+    let command = Cli::parse().command();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match command {
+            Command::Serve(args) => serve(args, serve_http).await,
+            Command::Keys { command } => run_keys(command).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `serve`: opens the data directory, makes the first key, adds the demo data if asked,
+/// listens, hands over to `serve_http`, and flushes the store once it returns.
+async fn serve<F, Fut>(args: ServeArgs, serve_http: F) -> Result<(), BoxError>
+where
+    F: FnOnce(Service, tokio::net::TcpListener) -> Fut,
+    Fut: Future<Output = Result<(), BoxError>>,
+{
+    init_logging();
+    let service = open_service(&args.data.data)?;
+    ensure_first_key(&service, args.addr).await?;
+    if args.demo {
+        demo::seed_and_show(&service, args.addr).await?;
+    }
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .map_err(|e| UserError(format!("cannot listen on {}: {e}", args.addr)))?;
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        data = %args.data.data.display(),
+        "serving the API at /api/v1"
+    );
+    serve_http(service.clone(), listener).await?;
+    service.store().flush().await?;
+    tracing::info!("stopped; the store is flushed");
+    Ok(())
+}
 
 /// Opens the store in `data` (creating the directory if needed) and a service over it.
 ///

@@ -6,10 +6,11 @@
 //! against every adapter. `cases!` lists them once; `suite!` runs the list against one
 //! harness. A new adapter adds a file under `harness/` and one `cases!(suite!(...))` line.
 //!
-//! Run: `cargo test --test http --features axum,sled`.
+//! Run: `cargo test --test http` (it needs the default features `axum`, `warp` and `sled`).
 
 mod assets;
 mod auth;
+mod differential;
 mod harness;
 mod libraries;
 mod library_writes;
@@ -66,6 +67,7 @@ macro_rules! cases {
             routing::oversized_chunked_bodies_are_413,
             routing::bodies_cut_short_are_400,
             routing::head_answers_like_get_without_a_body,
+            routing::nested_under_a_prefix_locations_include_it,
         ]);
     };
 }
@@ -85,3 +87,4 @@ macro_rules! suite {
 }
 
 cases!(suite!(crate::harness::axum::Axum => axum));
+cases!(suite!(crate::harness::warp::Warp => warp));

@@ -1,6 +1,7 @@
-//! End to end, the ready server binary (`examples/server.rs`): `keys create` on a fresh data
-//! directory, `serve` on a free port, real requests, SIGTERM, a restart that finds the data,
-//! `keys` refused while a server holds the directory, and the first key printed once.
+//! End to end, the ready server binaries (`examples/server.rs` on axum and
+//! `examples/warp_server.rs` on warp, each case run against both): `keys create` on a fresh
+//! data directory, `serve` on a free port, real requests, SIGTERM, a restart that finds the
+//! data, `keys` refused while a server holds the directory, and the first key printed once.
 
 use std::fs::File;
 use std::net::TcpListener;
@@ -11,38 +12,38 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// The server binary, built once per test run with the features of this test binary.
-fn server_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "--workspace",
-                "--all-features",
-                "--example",
-                "server",
-            ])
+/// The ready servers, each case runs against every one.
+const SERVERS: [&str; 2] = ["server", "warp_server"];
+
+/// A ready server binary, all of them built once per test run with the features of this
+/// test binary.
+fn server_binary(example: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let examples = BUILT.get_or_init(|| {
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo.args(["build", "--quiet", "--workspace", "--all-features"]);
+        for name in SERVERS {
+            cargo.args(["--example", name]);
+        }
+        let status = cargo
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("run cargo");
-        assert!(status.success(), "cargo build --example server failed");
+        assert!(status.success(), "cargo build of the ready servers failed");
         // This test runs from target/<profile>/deps/; examples are built into
         // target/<profile>/examples/.
         let exe = std::env::current_exe().expect("test binary path");
         let profile_dir = exe.parent().and_then(Path::parent).expect("target dir");
-        let binary = profile_dir
-            .join("examples")
-            .join(format!("server{}", std::env::consts::EXE_SUFFIX));
-        assert!(binary.exists(), "{} is missing", binary.display());
-        binary
-    })
+        profile_dir.join("examples")
+    });
+    let binary = examples.join(format!("{example}{}", std::env::consts::EXE_SUFFIX));
+    assert!(binary.exists(), "{} is missing", binary.display());
+    binary
 }
 
-/// Runs a command of the server binary to its end.
-fn run(args: &[&str]) -> Output {
-    Command::new(server_binary())
+/// Runs a command of a server binary to its end.
+fn run(example: &str, args: &[&str]) -> Output {
+    Command::new(server_binary(example))
         .args(args)
         .env("RUST_LOG", "warn")
         .output()
@@ -54,17 +55,20 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// `keys create` and the key from the last line of its output.
-fn create_key(data: &Path, scopes: &str) -> String {
-    let out = run(&[
-        "keys",
-        "create",
-        "--scopes",
-        scopes,
-        "--name",
-        "e2e",
-        "--data",
-        data.to_str().unwrap(),
-    ]);
+fn create_key(example: &str, data: &Path, scopes: &str) -> String {
+    let out = run(
+        example,
+        &[
+            "keys",
+            "create",
+            "--scopes",
+            scopes,
+            "--name",
+            "e2e",
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
     assert!(
         out.status.success(),
         "keys create failed: {}",
@@ -96,13 +100,13 @@ struct Running {
 }
 
 impl Running {
-    async fn start(data: &Path, logs: &Path, extra: &[&str]) -> Running {
+    async fn start(example: &str, data: &Path, logs: &Path, extra: &[&str]) -> Running {
         let port = free_port();
         let addr = format!("127.0.0.1:{port}");
         let n = std::fs::read_dir(logs).unwrap().count();
         let stdout = logs.join(format!("stdout-{n}"));
         let stderr = logs.join(format!("stderr-{n}"));
-        let child = Command::new(server_binary())
+        let child = Command::new(server_binary(example))
             .args(["serve", "--data", data.to_str().unwrap(), "--addr", &addr])
             .args(extra)
             .env("RUST_LOG", "info")
@@ -197,14 +201,20 @@ impl Drop for Running {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_serve_sigterm_restart_and_a_locked_directory() {
+    for example in SERVERS {
+        keys_serve_sigterm_restart_and_a_locked_directory_on(example).await;
+    }
+}
+
+async fn keys_serve_sigterm_restart_and_a_locked_directory_on(example: &str) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).unwrap();
     let data_arg = data.to_str().unwrap();
 
-    let key = create_key(&data, "read:assets,write:assets,read:libraries");
-    let server = Running::start(&data, &logs, &["--demo"]).await;
+    let key = create_key(example, &data, "read:assets,write:assets,read:libraries");
+    let server = Running::start(example, &data, &logs, &["--demo"]).await;
     assert!(
         !server.stdout().contains("alk_"),
         "a directory with keys gets no new key"
@@ -280,7 +290,7 @@ async fn keys_serve_sigterm_restart_and_a_locked_directory() {
             data_arg,
         ],
     ] {
-        let out = run(&args);
+        let out = run(example, &args);
         assert!(
             !out.status.success(),
             "{args:?} succeeded while the server runs"
@@ -301,7 +311,7 @@ async fn keys_serve_sigterm_restart_and_a_locked_directory() {
     server.terminate().await;
 
     // Stopped: keys work again, and the one created at first is listed.
-    let out = run(&["keys", "list", "--data", data_arg]);
+    let out = run(example, &["keys", "list", "--data", data_arg]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let listing = text(&out.stdout);
     assert_eq!(listing.lines().count(), 1, "{listing}");
@@ -311,7 +321,7 @@ async fn keys_serve_sigterm_restart_and_a_locked_directory() {
     );
 
     // Restarted (with --demo again): the write survived and the demo is not added twice.
-    let server = Running::start(&data, &logs, &["--demo"]).await;
+    let server = Running::start(example, &data, &logs, &["--demo"]).await;
     let (status, read) = server.get(&format!("/api/v1/assets/{asset}"), &key).await;
     assert_eq!(status, 200);
     assert_eq!(read["data"]["title"], "Kept across restarts");
@@ -329,12 +339,18 @@ async fn keys_serve_sigterm_restart_and_a_locked_directory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_start_prints_a_key_with_every_scope_once() {
+    for example in SERVERS {
+        the_first_start_prints_a_key_with_every_scope_once_on(example).await;
+    }
+}
+
+async fn the_first_start_prints_a_key_with_every_scope_once_on(example: &str) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).unwrap();
 
-    let server = Running::start(&data, &logs, &[]).await;
+    let server = Running::start(example, &data, &logs, &[]).await;
     let stdout = server.stdout();
     let keys: Vec<&str> = stdout
         .split_whitespace()
@@ -355,9 +371,21 @@ async fn the_first_start_prints_a_key_with_every_scope_once() {
         )
         .await;
     assert_eq!(status, 201, "the first key can write libraries");
+    // Paths outside the API are the contract's JSON 404 too, on every server.
+    for path in ["/", "/nothing", "/api/v2/assets", "/api/v1x"] {
+        let (status, body) = server.get(path, &key).await;
+        assert_eq!(
+            (status, body),
+            (
+                404,
+                json!({"error": "Not found", "message": "No such route"})
+            ),
+            "{example} {path}"
+        );
+    }
     server.terminate().await;
 
-    let server = Running::start(&data, &logs, &[]).await;
+    let server = Running::start(example, &data, &logs, &[]).await;
     assert!(
         !server.stdout().contains("alk_"),
         "printed again: {}",

@@ -209,3 +209,37 @@ pub(crate) async fn bodies_cut_short_are_400<H: Harness>() {
         0
     );
 }
+
+pub(crate) async fn nested_under_a_prefix_locations_include_it<H: Harness>() {
+    let ctx = Ctx::start_under::<H>("dam").await;
+    let created = ctx
+        .post_asset(&json!({"title": "Nested", "asset_type": "pdf"}))
+        .await;
+    assert_eq!(created.status, 201, "{}", created.json);
+    let id = created.json["data"]["id"].as_str().unwrap().to_owned();
+    let location = format!("/dam/api/v1/assets/{id}");
+    assert_eq!(created.header("location"), Some(location.as_str()));
+
+    let library = uuid::Uuid::new_v4();
+    let put = ctx
+        .put_library(&library.to_string(), &json!({"title": "Nested library"}))
+        .await;
+    assert_eq!(put.status, 201, "{}", put.json);
+    let location = format!("/dam/api/v1/libraries/{library}");
+    assert_eq!(put.header("location"), Some(location.as_str()));
+
+    // The Location is where the record is.
+    let origin = ctx.base_url().trim_end_matches("/dam");
+    let r = Resp::from(
+        ctx.client
+            .get(format!("{origin}{location}"))
+            .bearer_auth(&ctx.admin),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["title"], "Nested library");
+    ctx.get("/api/v1/nothing").await.assert(
+        404,
+        json!({"error": "Not found", "message": "No such route"}),
+    );
+}

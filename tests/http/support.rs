@@ -3,12 +3,10 @@
 
 use std::sync::Arc;
 
-use assetlib::{Asset, AssetType, Config, Scope, Service, Store};
-use chrono::{DateTime, Utc};
+use assetlib::{Asset, Config, Scope, Service, Store};
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::harness::{Harness, Server};
 
@@ -37,13 +35,29 @@ impl Ctx {
 
     /// A world with `config`.
     pub(crate) async fn with_config<H: Harness>(config: Config) -> Ctx {
+        Self::build::<H>(config, None).await
+    }
+
+    /// A world whose API an app nests under `/{segment}`; [`Ctx::base_url`] includes it.
+    pub(crate) async fn start_under<H: Harness>(segment: &'static str) -> Ctx {
+        Self::build::<H>(Config::default(), Some(segment)).await
+    }
+
+    async fn build<H: Harness>(config: Config, under: Option<&'static str>) -> Ctx {
         let (store, dir) = fresh_store();
         let service = Service::from_arc(store, config);
         let (_, admin) = service
             .create_key("admin", Scope::ALL.to_vec(), None)
             .await
             .expect("create key");
-        let server = H::spawn(service.clone()).await;
+        let server = match under {
+            None => H::spawn(service.clone()).await,
+            Some(segment) => {
+                let mut server = H::spawn_under(service.clone(), segment).await;
+                server.base_url.push_str(&format!("/{segment}"));
+                server
+            }
+        };
         Ctx {
             service,
             client: reqwest::Client::new(),
@@ -159,30 +173,7 @@ impl Ctx {
 }
 
 /// An asset record as the API would make it, for [`Ctx::insert`].
-pub(crate) fn asset(title: &str, asset_type: AssetType, at: DateTime<Utc>) -> Asset {
-    Asset {
-        id: Uuid::new_v4(),
-        title: title.to_owned(),
-        slug: assetlib::validate::slug_from_title(title, "asset"),
-        description: None,
-        asset_type,
-        file_path: None,
-        file_size: None,
-        mime_type: None,
-        thumbnail_path: None,
-        page_count: None,
-        word_count: None,
-        width: None,
-        height: None,
-        external_url: None,
-        video_embed: None,
-        download_count: 0,
-        is_public: false,
-        published: true,
-        created_at: at,
-        updated_at: at,
-    }
-}
+pub(crate) use assetlib_core::testing::sample_asset_at as asset;
 
 /// A whole answer: status, headers, raw body and the body as JSON (`Null` when empty).
 #[derive(Debug)]
@@ -287,6 +278,10 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
 #[derive(Debug)]
 pub(crate) struct RawAnswer {
     pub(crate) status: u16,
+    /// The headers in order, names in lower case.
+    pub(crate) headers: Vec<(String, String)>,
+    /// The body (de-chunked).
+    pub(crate) body: String,
     /// The body as JSON (`Null` when empty).
     pub(crate) json: Value,
 }
@@ -319,9 +314,15 @@ pub(crate) async fn raw_request(base_url: &str, parts: &[&[u8]], half_close: boo
         .and_then(|rest| rest.get(..3))
         .and_then(|code| code.parse().ok())
         .unwrap_or_else(|| panic!("no status line: {head:?}"));
-    let chunked = head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked");
+    let headers: Vec<(String, String)> = head
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(name, value)| name == "transfer-encoding" && value.eq_ignore_ascii_case("chunked"));
     let body = if chunked {
         dechunk(body)
     } else {
@@ -333,7 +334,12 @@ pub(crate) async fn raw_request(base_url: &str, parts: &[&[u8]], half_close: boo
         serde_json::from_str(&body)
             .unwrap_or_else(|e| panic!("{status} body is not JSON ({e}): {body}"))
     };
-    RawAnswer { status, json }
+    RawAnswer {
+        status,
+        headers,
+        body,
+        json,
+    }
 }
 
 /// The data of a chunked body.

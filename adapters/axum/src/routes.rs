@@ -5,9 +5,10 @@ use assetlib_core::{Body as CoreBody, Operation, ROUTES, RawRequest, Route, Serv
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody as _};
 use axum::extract::rejection::RawPathParamsRejection;
-use axum::extract::{RawPathParams, RawQuery, State};
+use axum::extract::{OriginalUri, RawPathParams, Request, State};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RANGE};
-use axum::http::{HeaderMap, HeaderValue, Method};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, Method};
 use axum::routing::{MethodFilter, MethodRouter, any};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 
@@ -50,13 +51,8 @@ fn methods(route: &'static Route) -> MethodRouter<Service> {
             filter,
             move |State(service): State<Service>,
                   params: Result<RawPathParams, RawPathParamsRejection>,
-                  method: Method,
-                  RawQuery(query): RawQuery,
-                  headers: HeaderMap,
-                  body: Body| async move {
-                let id = path_id(params);
-                let head = method == Method::HEAD;
-                handle(service, op, id, head, query, headers, body).await
+                  request: Request| async move {
+                handle(service, op, path_id(params), request).await
             },
         );
     }
@@ -82,29 +78,38 @@ async fn handle(
     service: Service,
     op: Operation,
     id: Option<String>,
-    head: bool,
-    query: Option<String>,
-    headers: HeaderMap,
-    body: Body,
+    request: Request,
 ) -> ApiResponse {
+    let (parts, body) = request.into_parts();
     let read = if op.takes_json_body() {
         read_body(body, service.config().max_json_body).await
     } else {
         Ok(Bytes::new())
     };
-    let header = |name| headers.get(name).map(HeaderValue::as_bytes);
+    let header = |name| parts.headers.get(name).map(HeaderValue::as_bytes);
     let request = RawRequest {
         authorization: header(AUTHORIZATION),
         content_type: header(CONTENT_TYPE),
-        query: query.as_deref(),
+        query: parts.uri.query(),
         body: match &read {
             Ok(bytes) => CoreBody::Complete(bytes),
             Err(unread) => *unread,
         },
         range: header(RANGE),
-        head,
+        head: parts.method == Method::HEAD,
+        mount: mount(&parts),
     };
     ApiResponse(service.handle(op, id.as_deref(), request).await)
+}
+
+/// The path an app nested the router under: what the original URI has before the path the
+/// router saw (`""` when merged at the root).
+fn mount(parts: &Parts) -> &str {
+    parts
+        .extensions
+        .get::<OriginalUri>()
+        .and_then(|original| original.path().strip_suffix(parts.uri.path()))
+        .unwrap_or("")
 }
 
 /// Reads the whole body; else says why not: [`CoreBody::TooLarge`] as soon as it is known to

@@ -1,10 +1,12 @@
 //! # assetlib-warp
 //!
 //! The warp adapter of assetlib: [`routes`] serves the Digital Assets and Libraries API as a
-//! warp filter. It only translates — method, path, raw query, `Authorization` and
-//! `Content-Type` headers and body bytes go to [`assetlib_core::Service::dispatch`], and the
-//! core's [`Reply`] comes back as the response — so it answers every request exactly as the
-//! axum adapter does.
+//! warp filter. It only translates: the path is matched against core's route table
+//! ([`assetlib_core::service::match_route`]), and the operation with its raw parts (path id,
+//! raw query, `Authorization`, `Content-Type` and `Range` headers, the `HEAD` flag, and the
+//! body bytes for operations that take a body) goes to [`assetlib_core::Service::handle`];
+//! core's [`Reply`] comes back as the response. So it answers every request exactly as the
+//! axum adapter does (a differential test in the facade checks this).
 //!
 //! ```no_run
 //! use assetlib_core::{Config, MemoryStore, Service};
@@ -25,11 +27,14 @@
 
 use std::convert::Infallible;
 
+use assetlib_core::service::{
+    API_PREFIX, RouteMatch, match_route, method_not_allowed, route_not_found,
+};
 use assetlib_core::{Body, RawRequest, Reply, Service};
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt};
 use warp::http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
-use warp::path::Tail;
+use warp::path::{FullPath, Tail};
 use warp::{Filter, Rejection};
 
 /// The response type of [`routes`].
@@ -40,7 +45,8 @@ pub fn routes(
     service: Service,
 ) -> impl Filter<Extract = (ApiResponse,), Error = Rejection> + Clone {
     let query = warp::query::raw().or(warp::any().map(String::new)).unify();
-    warp::path("api")
+    warp::path::full()
+        .and(warp::path("api"))
         .and(warp::path("v1"))
         .and(warp::method())
         .and(warp::path::tail())
@@ -48,9 +54,21 @@ pub fn routes(
         .and(warp::header::headers_cloned())
         .and(warp::body::stream())
         .then(
-            move |method: Method, tail: Tail, query: String, headers: HeaderMap, body| {
+            move |full: FullPath,
+                  method: Method,
+                  tail: Tail,
+                  query: String,
+                  headers: HeaderMap,
+                  body| {
                 let service = service.clone();
-                async move { answer(service, method, tail, query, headers, body).await }
+                let request = Incoming {
+                    full,
+                    method,
+                    tail,
+                    query,
+                    headers,
+                };
+                async move { answer(service, request, body).await }
             },
         )
 }
@@ -58,47 +76,77 @@ pub fn routes(
 /// Turns a rejection from [`routes`] combined with other filters into the contract's JSON
 /// 404, for servers where nothing else answers: `routes(service).recover(recover)`.
 pub async fn recover(_: Rejection) -> Result<ApiResponse, Infallible> {
-    Ok(into_response(assetlib_core::service::route_not_found()))
+    Ok(into_response(route_not_found()))
 }
 
-async fn answer<S, B>(
-    service: Service,
+/// The parts of a request under `/api/v1` besides its body.
+struct Incoming {
+    full: FullPath,
     method: Method,
     tail: Tail,
     query: String,
     headers: HeaderMap,
-    body: S,
-) -> ApiResponse
+}
+
+impl Incoming {
+    /// The path the filter is mounted under: what the full path has before `/api/v1`.
+    fn mount(&self) -> &str {
+        let full = self.full.as_str();
+        let routed = match self.tail.as_str() {
+            "" => full.strip_suffix('/').unwrap_or(full),
+            tail => full
+                .strip_suffix(tail)
+                .and_then(|p| p.strip_suffix('/'))
+                .unwrap_or(full),
+        };
+        routed.strip_suffix(API_PREFIX).unwrap_or("")
+    }
+}
+
+async fn answer<S, B>(service: Service, request: Incoming, body: S) -> ApiResponse
 where
     S: Stream<Item = Result<B, warp::Error>> + Unpin,
     B: Buf,
 {
-    let limit = service.config().max_json_body;
-    let body = read_body(body, &headers, limit).await;
+    let Incoming {
+        method,
+        tail,
+        query,
+        headers,
+        ..
+    } = &request;
     let path = if tail.as_str().is_empty() {
-        "/api/v1".to_owned()
+        API_PREFIX.to_owned()
     } else {
-        format!("/api/v1/{}", tail.as_str())
+        format!("{API_PREFIX}/{}", tail.as_str())
     };
+    let (route, id) = match match_route(&path) {
+        RouteMatch::Route { route, id } => (route, id),
+        RouteMatch::NotFound | RouteMatch::Outside => return into_response(route_not_found()),
+    };
+    let Some(op) = route.operation(method.as_str()) else {
+        return into_response(method_not_allowed(method.as_str(), route));
+    };
+    let body = if op.takes_json_body() {
+        read_body(body, headers, service.config().max_json_body).await
+    } else {
+        ReadBody::Complete(Bytes::new())
+    };
+    let header = |name| headers.get(name).map(HeaderValue::as_bytes);
     let req = RawRequest {
-        authorization: headers
-            .get(header::AUTHORIZATION)
-            .map(HeaderValue::as_bytes),
-        content_type: headers.get(header::CONTENT_TYPE).map(HeaderValue::as_bytes),
+        authorization: header(header::AUTHORIZATION),
+        content_type: header(header::CONTENT_TYPE),
         query: (!query.is_empty()).then_some(query.as_str()),
         body: match &body {
             ReadBody::Complete(b) => Body::Complete(b),
             ReadBody::TooLarge => Body::TooLarge,
             ReadBody::Incomplete => Body::Incomplete,
         },
-        range: headers.get(header::RANGE).map(HeaderValue::as_bytes),
-        head: false,
+        range: header(header::RANGE),
+        head: method == Method::HEAD,
+        mount: request.mount(),
     };
-    let reply = service
-        .dispatch(method.as_str(), &path, req)
-        .await
-        .unwrap_or_else(assetlib_core::service::route_not_found);
-    into_response(reply)
+    into_response(service.handle(op, id.as_deref(), req).await)
 }
 
 enum ReadBody {
@@ -138,16 +186,69 @@ where
     ReadBody::Complete(buf.freeze())
 }
 
-/// Copies core's [`Reply`] into a warp response.
+/// Copies core's [`Reply`] into a warp response: status, headers and body unchanged. A reply
+/// HTTP cannot carry is a bug in core; core's internal error logs it and answers instead.
 fn into_response(reply: Reply) -> ApiResponse {
-    let mut response = Response::new(reply.body);
-    *response.status_mut() =
-        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let headers = response.headers_mut();
-    for (name, value) in reply.headers {
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            headers.append(HeaderName::from_static(name), value);
+    copy(reply).unwrap_or_else(|bad| {
+        let reply = assetlib_core::ApiError::internal(bad).into_reply();
+        copy(reply).unwrap_or_else(|_| {
+            let mut response = Response::new(Bytes::new());
+            *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            response
+        })
+    })
+}
+
+/// Copies a reply into a response, or says which part of it HTTP cannot carry.
+fn copy(reply: Reply) -> Result<ApiResponse, String> {
+    let Reply {
+        status,
+        headers,
+        body,
+    } = reply;
+    let status = StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    for (name, value) in headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("invalid header name {name:?}"))?;
+        let value =
+            HeaderValue::try_from(value).map_err(|_| format!("invalid value of header {name}"))?;
+        response.headers_mut().append(name, value);
+    }
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_status_headers_and_body() {
+        let reply = Reply::json_bytes(201, &b"{}"[..])
+            .with_header("location", "/api/v1/assets/1")
+            .with_header("vary", "a")
+            .with_header("vary", "b");
+        let response = into_response(reply);
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let h = response.headers();
+        assert_eq!(h["content-type"], "application/json");
+        assert_eq!(h["location"], "/api/v1/assets/1");
+        let vary: Vec<_> = h.get_all("vary").iter().collect();
+        assert_eq!(vary, ["a", "b"]);
+        assert_eq!(response.body().as_ref(), b"{}");
+    }
+
+    #[test]
+    fn a_reply_http_cannot_carry_becomes_cores_internal_error() {
+        for reply in [
+            Reply::empty(1000),
+            Reply::empty(200).with_header("bad name", "x"),
+            Reply::empty(200).with_header("x-bad", "line\nbreak"),
+        ] {
+            let response = into_response(reply);
+            assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+            assert_eq!(response.headers()["content-type"], "application/json");
         }
     }
-    response
 }

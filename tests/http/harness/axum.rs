@@ -11,20 +11,28 @@ pub(crate) struct Axum;
 
 impl Harness for Axum {
     async fn spawn(service: Service) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("local address");
-        let (tx, rx) = oneshot::channel::<()>();
-        let app: axum::Router = assetlib::axum::router(service);
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await
-                .expect("axum server");
-        });
-        Server::new(format!("http://{addr}"), tx)
+        serve(assetlib::axum::router(service)).await
     }
+
+    async fn spawn_under(service: Service, segment: &'static str) -> Server {
+        let app = axum::Router::new().nest(&format!("/{segment}"), assetlib::axum::router(service));
+        serve(app).await
+    }
+}
+
+async fn serve(app: axum::Router) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local address");
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = rx.await;
+            })
+            .await
+            .expect("axum server");
+    });
+    Server::new(format!("http://{addr}"), tx)
 }

@@ -6,11 +6,16 @@ use assetlib::Service;
 use tokio::sync::oneshot;
 
 pub(crate) mod axum;
+pub(crate) mod warp;
 
 /// Starts one adapter over real sockets.
 pub(crate) trait Harness {
     /// Serves `service` with this adapter on a fresh `127.0.0.1:0` listener, at the root.
     fn spawn(service: Service) -> impl Future<Output = Server> + Send;
+
+    /// Like [`Harness::spawn`], with the API nested under `/{segment}` the way an app of
+    /// this framework would mount it.
+    fn spawn_under(service: Service, segment: &'static str) -> impl Future<Output = Server> + Send;
 }
 
 /// A running server: its base URL, stopped when dropped.
