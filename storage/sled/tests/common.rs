@@ -4,7 +4,7 @@ use assetlib_core::{
     Asset, AssetQuery, AssetSort, AssetType, Library, LibraryEntry, LibraryWrite, Section,
     SortOrder, Store,
 };
-use assetlib_sled::{Durability, SledConfig, SledStore};
+use assetlib_sled::{Durability, OpenError, SledConfig, SledStore};
 use chrono::{DateTime, TimeZone, Utc};
 use tempfile::TempDir;
 use uuid::Uuid;
@@ -187,36 +187,42 @@ pub(crate) async fn walk(store: &impl Store, query: &AssetQuery) -> Vec<Uuid> {
 }
 
 /// Retries `open` while it fails because the directory is still locked, with a bounded
-/// backoff (about 10 s in all), and panics with the last error after that.
+/// backoff (about 10 s in all), and returns its first other answer, or the lock error after
+/// that.
 ///
 /// After the last handle of a database is dropped, sled's own background threads can hold
 /// the directory's lock for a moment longer, so an open right after a drop may see it
 /// locked. A lock that stays held is still a failure.
-fn retry_while_locked<T, E: std::fmt::Debug>(
+fn retry_while_locked<T, E>(
     mut open: impl FnMut() -> Result<T, E>,
     is_locked: impl Fn(&E) -> bool,
-) -> T {
+) -> Result<T, E> {
     let mut wait = std::time::Duration::from_millis(1);
     let mut waited = std::time::Duration::ZERO;
     loop {
         match open() {
-            Ok(value) => return value,
             Err(e) if is_locked(&e) && waited < std::time::Duration::from_secs(10) => {
                 std::thread::sleep(wait);
                 waited += wait;
                 wait = (wait * 2).min(std::time::Duration::from_millis(200));
             }
-            Err(e) => panic!("open {e:?}"),
+            other => return other,
         }
     }
 }
 
-/// Opens the store at `path` again after its previous handle was dropped.
-pub(crate) fn reopen(path: &std::path::Path) -> SledStore {
+/// Opens the store at `path` right after its previous handle was dropped: a `Locked` answer
+/// is retried for a while, any other answer is returned.
+pub(crate) fn open_after_drop(path: &std::path::Path) -> Result<SledStore, OpenError> {
     retry_while_locked(
         || SledStore::open(path),
-        |e| matches!(e, assetlib_sled::OpenError::Locked { .. }),
+        |e| matches!(e, OpenError::Locked { .. }),
     )
+}
+
+/// Opens the store at `path` again after its previous handle was dropped.
+pub(crate) fn reopen(path: &std::path::Path) -> SledStore {
+    open_after_drop(path).expect("reopen")
 }
 
 /// Opens the sled database at `path` directly after its previous handle was dropped.
@@ -225,4 +231,5 @@ pub(crate) fn reopen_raw(path: &std::path::Path) -> sled::Db {
         || sled::open(path),
         |e| matches!(e, sled::Error::Io(io) if io.to_string().contains("could not acquire lock")),
     )
+    .expect("raw reopen")
 }

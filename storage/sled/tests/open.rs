@@ -2,7 +2,7 @@
 
 use assetlib_sled::{FORMAT_VERSION, OpenError, SledStore};
 
-use crate::common::{reopen, reopen_raw};
+use crate::common::{open_after_drop, reopen, reopen_raw};
 
 #[test]
 fn a_held_directory_is_locked() {
@@ -24,27 +24,13 @@ fn set_format(path: &std::path::Path, value: &[u8]) {
     db.flush().expect("flush");
 }
 
-/// Opens right after another handle was dropped: a `Locked` answer is retried for a while
-/// (see `common::reopen`), any other answer is returned.
-fn retry_open(path: &std::path::Path) -> Result<SledStore, OpenError> {
-    for _ in 0..200 {
-        match SledStore::open(path) {
-            Err(OpenError::Locked { .. }) => {
-                std::thread::sleep(std::time::Duration::from_millis(50))
-            }
-            other => return other,
-        }
-    }
-    SledStore::open(path)
-}
-
 #[test]
 fn a_newer_format_is_refused() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let path = dir.path().join("db");
     drop(SledStore::open(&path).expect("create"));
     set_format(&path, &(FORMAT_VERSION + 1).to_be_bytes());
-    match retry_open(&path) {
+    match open_after_drop(&path) {
         Err(OpenError::NewerFormat {
             found, supported, ..
         }) => {
@@ -53,7 +39,10 @@ fn a_newer_format_is_refused() {
         other => panic!("expected NewerFormat, got {other:?}"),
     }
     set_format(&path, b"garbage");
-    assert!(matches!(retry_open(&path), Err(OpenError::Corrupt { .. })));
+    assert!(matches!(
+        open_after_drop(&path),
+        Err(OpenError::Corrupt { .. })
+    ));
     set_format(&path, &FORMAT_VERSION.to_be_bytes());
     reopen(&path);
 }
