@@ -22,6 +22,10 @@ pub struct Config {
     pub files_base_url: String,
     /// Dailymotion player id; Dailymotion links are accepted for `external_video` only when set.
     pub dailymotion_player_id: Option<String>,
+    /// Keep rendered library detail pages and reuse them while the store reports the same
+    /// content version (default on). Writes through any process sharing the store show on
+    /// the very next read either way; off renders every view anew.
+    pub detail_cache: bool,
 }
 
 impl Default for Config {
@@ -33,6 +37,7 @@ impl Default for Config {
             max_title_chars: 500,
             files_base_url: "/files/".to_owned(),
             dailymotion_player_id: None,
+            detail_cache: true,
         }
     }
 }

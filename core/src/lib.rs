@@ -52,6 +52,7 @@
 
 pub mod auth;
 pub mod config;
+mod detail_cache;
 pub mod embed;
 pub mod error;
 pub mod extract;

@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::error::StoreError;
 use crate::model::{
     ApiKey, Asset, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows, LibrarySummary,
-    LibraryWrite, Page, PutOutcome, Section,
+    LibraryWrite, Page, PutOutcome, Section, ViewCount,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::Store;
@@ -35,6 +35,8 @@ struct State {
     assets: HashMap<Uuid, Asset>,
     libraries: HashMap<Uuid, StoredLibrary>,
     keys: Vec<ApiKey>,
+    /// The last content version handed out; every version comes from it, so none repeats.
+    last_version: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +44,7 @@ struct StoredLibrary {
     library: Library,
     sections: Vec<Section>,
     entries: Vec<LibraryEntry>,
+    version: u64,
 }
 
 impl MemoryStore {
@@ -80,6 +83,11 @@ fn free_slug(wanted: &str, taken: impl Fn(&str) -> bool) -> String {
 }
 
 impl State {
+    fn next_version(&mut self) -> u64 {
+        self.last_version += 1;
+        self.last_version
+    }
+
     fn published_count(&self, entries: &[LibraryEntry]) -> u64 {
         entries
             .iter()
@@ -137,6 +145,28 @@ impl Store for MemoryStore {
         asset.slug = free_slug(&asset.slug, |s| state.assets.values().any(|a| a.slug == s));
         state.assets.insert(asset.id, asset.clone());
         Ok(asset)
+    }
+
+    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError> {
+        let mut state = self.write();
+        let Some(old) = state.assets.get(&asset.id) else {
+            return Ok(None);
+        };
+        let stored = Asset {
+            slug: old.slug.clone(),
+            created_at: old.created_at,
+            published: old.published,
+            download_count: old.download_count,
+            ..asset
+        };
+        let version = state.next_version();
+        for library in state.libraries.values_mut() {
+            if library.entries.iter().any(|e| e.asset_id == stored.id) {
+                library.version = version;
+            }
+        }
+        state.assets.insert(stored.id, stored.clone());
+        Ok(Some(stored))
     }
 
     async fn list_libraries(&self, q: &LibraryQuery) -> Result<Page<LibrarySummary>, StoreError> {
@@ -215,12 +245,14 @@ impl Store for MemoryStore {
         if library.published && library.published_at.is_none() {
             library.published_at = Some(library.updated_at);
         }
+        let version = state.next_version();
         state.libraries.insert(
             id,
             StoredLibrary {
                 library,
                 sections: write.sections,
                 entries: write.entries,
+                version,
             },
         );
         Ok(outcome)
@@ -230,11 +262,19 @@ impl Store for MemoryStore {
         Ok(self.write().libraries.remove(&id).is_some())
     }
 
-    async fn record_library_view(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
-        Ok(self.write().libraries.get_mut(&id).map(|l| {
-            l.library.view_count += 1;
-            l.library.view_count
-        }))
+    async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
+        Ok(self
+            .write()
+            .libraries
+            .get_mut(&id)
+            .filter(|l| l.library.published)
+            .map(|l| {
+                l.library.view_count += 1;
+                ViewCount {
+                    views: l.library.view_count,
+                    version: l.version,
+                }
+            }))
     }
 
     async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {

@@ -386,3 +386,17 @@ pub struct Page<T> {
     /// All matching records.
     pub total: u64,
 }
+
+/// What [`crate::Store::record_library_view`] answers: the library's new view count and its
+/// current content version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewCount {
+    /// The view count, this view included.
+    pub views: u64,
+    /// The library's content version. It changes on every write that can change the
+    /// library's detail page other than a view: a replace of the library, its deletion and
+    /// re-creation, or a change of an asset it holds. Values are never reused for one library,
+    /// so equal versions mean the same content (the view count aside), also across processes
+    /// sharing one store.
+    pub version: u64,
+}

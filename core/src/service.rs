@@ -16,6 +16,7 @@ use uuid::Uuid;
 
 use crate::auth;
 use crate::config::Config;
+use crate::detail_cache::DetailCache;
 use crate::error::ApiError;
 use crate::model::{
     ApiKey, Asset, Library, LibraryEntry, LibraryWrite, PutOutcome, Scope, Section,
@@ -239,6 +240,7 @@ pub struct Service {
 struct Inner {
     store: Arc<dyn Store>,
     config: Config,
+    details: DetailCache,
 }
 
 impl std::fmt::Debug for Service {
@@ -314,7 +316,11 @@ impl Service {
     /// A service over a shared store.
     pub fn from_arc(store: Arc<dyn Store>, config: Config) -> Self {
         Service {
-            inner: Arc::new(Inner { store, config }),
+            inner: Arc::new(Inner {
+                store,
+                config,
+                details: DetailCache::default(),
+            }),
         }
     }
 
@@ -477,25 +483,46 @@ impl Service {
 
     /// `GET /api/v1/libraries/{library_id}`: the detail of a published library; counts one
     /// view, and shows the count including it. A `HEAD` counts no view.
+    ///
+    /// With [`Config::detail_cache`] the rendered page is kept under the library's content
+    /// version and reused, with the new view count, while the version stays the same.
     pub async fn get_library(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         self.admit(Operation::GetLibrary, &req).await?;
         let id = validate::parse_id("library_id", id)?;
         let q = query::detail_query(req.query)?;
-        let not_found = ApiError::NotFound("Library not found");
+        let not_found = || ApiError::NotFound("Library not found");
         let store = &self.inner.store;
-        let mut rows = store
-            .load_library(id)
-            .await?
-            .filter(|r| r.library.published)
-            .ok_or(not_found)?;
-        if !req.head {
-            rows.library.view_count = store
-                .record_library_view(id)
+        let load = || async {
+            store
+                .load_library(id)
                 .await?
-                .ok_or(ApiError::NotFound("Library not found"))?;
+                .filter(|r| r.library.published)
+                .ok_or_else(not_found)
+        };
+        let render = |rows: &_| {
+            let detail = tree::assemble(rows, q.include_assets, &self.inner.config.files_base_url);
+            Reply::json_value(200, &detail)
+        };
+        if req.head {
+            return Ok(render(&load().await?));
         }
-        let detail = tree::assemble(&rows, q.include_assets, &self.inner.config.files_base_url);
-        Ok(Reply::json_value(200, &detail))
+        let seen = store.record_library_view(id).await?.ok_or_else(not_found)?;
+        let key = (id, q.include_assets);
+        let cache = self
+            .inner
+            .config
+            .detail_cache
+            .then_some(&self.inner.details);
+        if let Some(body) = cache.and_then(|c| c.get(key, seen.version, seen.views)) {
+            return Ok(Reply::json_bytes(200, body));
+        }
+        let mut rows = load().await?;
+        rows.library.view_count = seen.views;
+        let reply = render(&rows);
+        if let Some(cache) = cache {
+            cache.put(key, seen.version, seen.views, reply.body.clone());
+        }
+        Ok(reply)
     }
 
     /// `PUT /api/v1/libraries/{library_id}`: creates (201) or replaces (200) a whole library,
@@ -508,6 +535,7 @@ impl Service {
         let write = library_write(id, doc);
         let store = &self.inner.store;
         let outcome = store.put_library(write).await?;
+        self.inner.details.forget(id);
         let rows = store
             .load_library(id)
             .await?
@@ -562,7 +590,9 @@ impl Service {
     pub async fn delete_library(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         self.admit(Operation::DeleteLibrary, &req).await?;
         let id = validate::parse_id("library_id", id)?;
-        if self.inner.store.delete_library(id).await? {
+        let deleted = self.inner.store.delete_library(id).await?;
+        self.inner.details.forget(id);
+        if deleted {
             Ok(Reply::empty(204))
         } else {
             Err(ApiError::NotFound("Library not found"))

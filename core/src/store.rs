@@ -8,7 +8,9 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreError;
-use crate::model::{ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome};
+use crate::model::{
+    ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, ViewCount,
+};
 use crate::query::{AssetQuery, LibraryQuery};
 
 /// A storage backend for assets, libraries and API keys.
@@ -61,6 +63,13 @@ pub trait Store: Send + Sync + 'static {
     /// land together, durably, before this returns.
     async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError>;
 
+    /// Replaces the fields of an existing asset with those of `asset`, keeping its slug,
+    /// `created_at`, `published` and download count, and returns it as stored (`None` if
+    /// there is no asset with `asset.id`). Its indexes and counts follow, and the content
+    /// version of every library holding it changes (see [`Store::record_library_view`]), in
+    /// one durable change.
+    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError>;
+
     /// One page of published libraries (optionally of one workspace), newest `published_at`
     /// first, then by id descending, with each library's count of published assets; and the
     /// number of such libraries in all.
@@ -87,9 +96,17 @@ pub trait Store: Send + Sync + 'static {
     /// none.
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError>;
 
-    /// Adds one view to a library and returns the new count (`None` if there is no such
-    /// library). Concurrent calls never lose an increment.
-    async fn record_library_view(&self, id: Uuid) -> Result<Option<u64>, StoreError>;
+    /// Adds one view to a published library and returns the new count with the library's
+    /// content version ([`ViewCount`]); `None`, counting nothing, if there is no such library
+    /// or it is a draft. Concurrent calls never lose an increment.
+    ///
+    /// The version changes on every write that can change the library's detail page other
+    /// than views: [`Store::put_library`], [`Store::delete_library`] followed by a new
+    /// library with the same id, and [`Store::update_asset`] of an asset the library holds.
+    /// A version is never reused for a library, and what [`Store::load_library`] returns
+    /// after this call is at least as new as the version returned, so a reader may keep a
+    /// rendered page under its version and reuse it while the version stays the same.
+    async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError>;
 
     /// Adds one download to an asset and returns the new count (`None` if there is no such
     /// asset). Concurrent calls never lose an increment.

@@ -76,6 +76,8 @@ cases!(
     library_replace_is_atomic,
     library_delete,
     concurrent_views_are_all_counted,
+    library_version_follows_writes,
+    update_asset_keeps_identity_and_reindexes,
     concurrent_downloads_are_all_counted,
     keys_lookup_list_expiry_revocation,
 );
@@ -601,10 +603,12 @@ async fn library_replace_keeps_counters_and_first_publication(store: Arc<dyn Sto
         rows.library.published_at, None,
         "a draft has no published_at"
     );
-    for _ in 0..3 {
-        store.record_library_view(id).await.unwrap();
-    }
-    // Publish: published_at becomes the write's updated_at; counters and created_at stay.
+    assert_eq!(
+        store.record_library_view(id).await.unwrap(),
+        None,
+        "a draft counts no view"
+    );
+    // Publish: published_at becomes the write's updated_at; created_at stays.
     let mut v2 = sample_library("Published now", 50);
     v2.id = id;
     v2.view_count = 0;
@@ -615,6 +619,9 @@ async fn library_replace_keeps_counters_and_first_publication(store: Arc<dyn Sto
             .unwrap(),
         PutOutcome::Replaced
     );
+    for _ in 0..3 {
+        store.record_library_view(id).await.unwrap();
+    }
     let rows = store.load_library(id).await.unwrap().unwrap();
     assert_eq!(rows.library.title, "Published now");
     assert_eq!(rows.library.view_count, 3);
@@ -884,13 +891,131 @@ async fn concurrent_views_are_all_counted(store: Arc<dyn Store>) {
         .collect();
     let mut seen = HashSet::new();
     for t in tasks {
-        let count = t.await.unwrap().expect("library exists");
+        let count = t.await.unwrap().expect("library exists").views;
         assert!(seen.insert(count), "two views got the same count {count}");
     }
     assert_eq!(seen.len(), 500);
     assert_eq!(seen.iter().max(), Some(&500));
     let rows = store.load_library(lib.id).await.unwrap().unwrap();
     assert_eq!(rows.library.view_count, 500);
+}
+
+async fn library_version_follows_writes(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("Held", AssetType::Pdf, 1)).await;
+    let lib = sample_library("Versioned", 1);
+    let id = lib.id;
+    let put = |title: &str| {
+        let mut l = lib.clone();
+        l.title = title.to_owned();
+        write(l, vec![], vec![entry(&a, None, 0)])
+    };
+    store.put_library(put("One")).await.unwrap();
+    let view = || async {
+        store
+            .record_library_view(id)
+            .await
+            .unwrap()
+            .expect("published")
+    };
+    let first = view().await;
+    let again = view().await;
+    assert_eq!(again.views, first.views + 1);
+    assert_eq!(again.version, first.version, "a view is no content change");
+    store.record_download(a.id).await.unwrap();
+    let mut seen = vec![first.version];
+
+    // A replace changes it, even with the same content.
+    store.put_library(put("One")).await.unwrap();
+    let replaced = view().await;
+    assert!(!seen.contains(&replaced.version), "replace keeps version");
+    seen.push(replaced.version);
+
+    // A change of an asset the library holds changes it, and the load shows the change.
+    let mut changed = a.clone();
+    changed.title = "Held, renamed".into();
+    changed.thumbnail_path = Some("thumbs/held.png".into());
+    store
+        .update_asset(changed)
+        .await
+        .unwrap()
+        .expect("asset exists");
+    let after_asset = view().await;
+    assert!(
+        !seen.contains(&after_asset.version),
+        "asset change keeps version"
+    );
+    seen.push(after_asset.version);
+    let rows = store.load_library(id).await.unwrap().unwrap();
+    assert_eq!(rows.entries[0].asset.title, "Held, renamed");
+    assert_eq!(
+        rows.entries[0].asset.thumbnail_path.as_deref(),
+        Some("thumbs/held.png")
+    );
+
+    // Deleted and made again under the same id: never an old version.
+    assert!(store.delete_library(id).await.unwrap());
+    assert_eq!(store.record_library_view(id).await.unwrap(), None);
+    store.put_library(put("One")).await.unwrap();
+    let reborn = view().await;
+    assert!(
+        !seen.contains(&reborn.version),
+        "re-creation reuses a version"
+    );
+    assert_eq!(reborn.views, 1);
+
+    // A draft counts no view and tells no version.
+    let mut draft = lib.clone();
+    draft.published = false;
+    store
+        .put_library(write(draft, vec![], vec![]))
+        .await
+        .unwrap();
+    assert_eq!(store.record_library_view(id).await.unwrap(), None);
+    let rows = store.load_library(id).await.unwrap().unwrap();
+    assert_eq!(rows.library.view_count, 1);
+}
+
+async fn update_asset_keeps_identity_and_reindexes(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("Alpha", AssetType::Pdf, 1)).await;
+    let b = insert(&store, sample_asset("Mike", AssetType::Pdf, 2)).await;
+    store.record_download(a.id).await.unwrap();
+    let mut changed = sample_asset("Zulu", AssetType::Image, 50);
+    changed.id = a.id;
+    changed.description = Some("now a picture".into());
+    changed.width = Some(640);
+    changed.height = Some(480);
+    let stored = store
+        .update_asset(changed.clone())
+        .await
+        .unwrap()
+        .expect("asset exists");
+    assert_eq!(stored.slug, a.slug, "slug kept");
+    assert_eq!(stored.created_at, a.created_at, "created_at kept");
+    assert_eq!(stored.download_count, 1, "downloads kept");
+    assert_eq!(stored.title, "Zulu");
+    assert_eq!(stored.updated_at, changed.updated_at);
+    assert_eq!(store.get_asset(a.id).await.unwrap(), Some(stored.clone()));
+
+    let titles = |items: Vec<Asset>| items.into_iter().map(|x| x.title).collect::<Vec<_>>();
+    let (items, total) = list(&store, query(AssetSort::Title, SortOrder::Asc, 10)).await;
+    assert_eq!(
+        (titles(items), total),
+        (vec!["Mike".into(), "Zulu".into()], 2)
+    );
+    let (items, _) = list(&store, query(AssetSort::UpdatedAt, SortOrder::Desc, 10)).await;
+    assert_eq!(titles(items), vec!["Zulu", "Mike"]);
+    let mut pdfs = query(AssetSort::CreatedAt, SortOrder::Asc, 10);
+    pdfs.asset_type = Some(AssetType::Pdf);
+    let (items, total) = list(&store, pdfs).await;
+    assert_eq!((titles(items), total), (vec!["Mike".into()], 1));
+    let mut search = query(AssetSort::CreatedAt, SortOrder::Asc, 10);
+    search.search = Some("alpha".into());
+    assert_eq!(list(&store, search).await.1, 0);
+    assert_eq!(store.get_asset(b.id).await.unwrap(), Some(b));
+
+    let mut missing = sample_asset("Nobody", AssetType::Pdf, 3);
+    missing.id = Uuid::new_v4();
+    assert_eq!(store.update_asset(missing).await.unwrap(), None);
 }
 
 async fn concurrent_downloads_are_all_counted(store: Arc<dyn Store>) {

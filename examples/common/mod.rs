@@ -194,6 +194,8 @@ where
 /// Opens the store in `data` (creating the directory if needed) and a service over it.
 ///
 /// Fails with a clear message when another process (a running server) holds the directory.
+/// `ASSETLIB_DETAIL_CACHE=off` (or `0`, `false`) turns the library detail cache off, to
+/// measure without it.
 pub(crate) fn open_service(data: &Path) -> Result<Service, BoxError> {
     std::fs::create_dir_all(data).map_err(|e| {
         UserError(format!(
@@ -202,7 +204,12 @@ pub(crate) fn open_service(data: &Path) -> Result<Service, BoxError> {
         ))
     })?;
     let store = open_store(data)?;
-    Ok(Service::from_arc(store, Config::default()))
+    let mut config = Config::default();
+    config.detail_cache = !matches!(
+        std::env::var("ASSETLIB_DETAIL_CACHE").as_deref(),
+        Ok("off" | "0" | "false")
+    );
+    Ok(Service::from_arc(store, config))
 }
 
 fn open_store(data: &Path) -> Result<Arc<dyn Store>, BoxError> {

@@ -2,4 +2,5 @@
 //! end to end over MemoryStore.
 
 mod conformance;
+mod detail_cache;
 mod service;

@@ -1,4 +1,4 @@
-//! Assets: reads, lists and inserts.
+//! Assets: reads, lists, inserts and updates.
 
 use std::collections::HashSet;
 
@@ -12,6 +12,7 @@ use crate::error::{Error, TxError, abort};
 use crate::keys::{self, SCOPE_ALL};
 use crate::record::{AssetRec, decode, decode_id, encode};
 use crate::tx::add_count;
+use crate::versions;
 
 /// The three sorts, in the order of the index trees in [`Inner::insert_asset`].
 const SORTS: [AssetSort; 3] = [AssetSort::CreatedAt, AssetSort::UpdatedAt, AssetSort::Title];
@@ -115,26 +116,7 @@ impl Inner {
     pub(crate) fn insert_asset(&self, asset: Asset) -> Result<Asset, Error> {
         let id = asset.id;
         let rec = AssetRec::new(&asset);
-        // Index keys per tree (created, updated, title): in the list of all and of the type.
-        let index_keys: Vec<[Vec<u8>; 2]> = if asset.published {
-            SORTS
-                .iter()
-                .map(|&sort| {
-                    [SCOPE_ALL, keys::scope_of(asset.asset_type)].map(|scope| {
-                        keys::asset_index(
-                            scope,
-                            sort,
-                            id,
-                            &asset.created_at,
-                            &asset.updated_at,
-                            &asset.title,
-                        )
-                    })
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let index_keys = index_keys(&asset);
         let downloads = asset.download_count.to_be_bytes();
         let type_count = keys::count_asset_type(asset.asset_type);
 
@@ -175,6 +157,87 @@ impl Inner {
             )?;
         Ok(Asset { slug, ..asset })
     }
+
+    /// Replaces an asset's fields, keeping its slug, `created_at` and `published`, moving its
+    /// index keys and type counts, and advancing the asset epoch, in one transaction.
+    pub(crate) fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, Error> {
+        let id = asset.id;
+        let updated = (
+            &self.assets,
+            &self.asset_idx_created,
+            &self.asset_idx_updated,
+            &self.asset_idx_title,
+            &self.counts,
+            &self.versions,
+        )
+            .transaction(|(assets, created, updated, title, counts, versions)| {
+                let Some(v) = assets.get(id.as_bytes())? else {
+                    return Ok(None);
+                };
+                let old = decode::<AssetRec>(AssetRec::WHAT, &v)
+                    .and_then(|rec| rec.into_asset(id, 0))
+                    .map_err(abort)?;
+                let new = Asset {
+                    slug: old.slug.clone(),
+                    created_at: old.created_at,
+                    published: old.published,
+                    download_count: 0,
+                    ..asset.clone()
+                };
+                let trees = [created, updated, title];
+                for (tree, pair) in trees.iter().zip(&index_keys(&old)) {
+                    for key in pair {
+                        tree.remove(key.as_slice())?;
+                    }
+                }
+                for (tree, pair) in trees.iter().zip(&index_keys(&new)) {
+                    for key in pair {
+                        tree.insert(key.as_slice(), &[][..])?;
+                    }
+                }
+                if new.published && new.asset_type != old.asset_type {
+                    add_count(counts, &keys::count_asset_type(old.asset_type), -1)?;
+                    add_count(counts, &keys::count_asset_type(new.asset_type), 1)?;
+                }
+                let value = encode(AssetRec::WHAT, &AssetRec::new(&new)).map_err(abort)?;
+                assets.insert(&id.as_bytes()[..], value)?;
+                versions::bump_assets(versions)?;
+                Ok(Some(new))
+            })?;
+        match updated {
+            Some(asset) => {
+                let download_count = self.counter(&keys::downloads(id))?.unwrap_or(0);
+                Ok(Some(Asset {
+                    download_count,
+                    ..asset
+                }))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+/// Index keys of an asset per tree (created, updated, title): in the list of all and of its
+/// type. None for an unpublished asset.
+fn index_keys(asset: &Asset) -> Vec<[Vec<u8>; 2]> {
+    if !asset.published {
+        return Vec::new();
+    }
+    SORTS
+        .iter()
+        .map(|&sort| {
+            [SCOPE_ALL, keys::scope_of(asset.asset_type)].map(|scope| {
+                keys::asset_index(
+                    scope,
+                    sort,
+                    asset.id,
+                    &asset.created_at,
+                    &asset.updated_at,
+                    &asset.title,
+                )
+            })
+        })
+        .collect()
 }
 
 /// Claims `wanted`, or the first free one of `wanted-2`, `wanted-3`, ... for asset `id`.

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use assetlib_core::{
     EntryRow, LibraryEntry, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
-    PutOutcome, Section,
+    PutOutcome, Section, ViewCount,
 };
 use sled::Transactional;
 use sled::transaction::TransactionalTree;
@@ -15,6 +15,7 @@ use crate::error::{Error, TxError, abort};
 use crate::keys;
 use crate::record::{AssetRec, ItemRec, LibraryRec, decode, decode_id, encode};
 use crate::tx::add_count;
+use crate::versions;
 
 /// How often a library load reads again when replaces keep racing it before giving up.
 const LOAD_ATTEMPTS: usize = 100;
@@ -55,6 +56,19 @@ impl Inner {
             });
         }
         Ok(Page { items, total })
+    }
+
+    /// Counts a view of a published library and reports its content version. The version
+    /// is read before the caller loads the library, so a load after this is at least as new.
+    pub(crate) fn record_view(&self, id: Uuid) -> Result<Option<ViewCount>, Error> {
+        match self.library_rec(id)? {
+            Some(rec) if rec.published => {}
+            _ => return Ok(None),
+        }
+        let version = self.library_version(id)?;
+        Ok(self
+            .increment(&keys::views(id))?
+            .map(|views| ViewCount { views, version }))
     }
 
     /// Reads the library record, then its items with one prefix scan, then each entry's
@@ -169,9 +183,20 @@ impl Inner {
             &self.counts,
             &self.counters,
             &self.assets,
+            &self.versions,
         )
             .transaction(
-                |(libs, slugs, items, published, workspaces, counts, counters, assets)| {
+                |(
+                    libs,
+                    slugs,
+                    items,
+                    published,
+                    workspaces,
+                    counts,
+                    counters,
+                    assets,
+                    versions,
+                )| {
                     let old = match libs.get(id.as_bytes())? {
                         Some(v) => Some(decode::<LibraryRec>(LibraryRec::WHAT, &v).map_err(abort)?),
                         None => None,
@@ -216,6 +241,7 @@ impl Inner {
                         &id.as_bytes()[..],
                         encode(LibraryRec::WHAT, &rec).map_err(abort)?,
                     )?;
+                    versions::bump_library(versions, id)?;
                     Ok(match old {
                         Some(_) => PutOutcome::Replaced,
                         None => {
@@ -240,9 +266,10 @@ impl Inner {
             &self.library_idx_workspace,
             &self.counts,
             &self.counters,
+            &self.versions,
         )
             .transaction(
-                |(libs, slugs, items, published, workspaces, counts, counters)| {
+                |(libs, slugs, items, published, workspaces, counts, counters, versions)| {
                     let Some(v) = libs.get(id.as_bytes())? else {
                         return Ok(false);
                     };
@@ -250,6 +277,7 @@ impl Inner {
                     remove_document(items, slugs, (published, workspaces, counts), id, &old)?;
                     libs.remove(&id.as_bytes()[..])?;
                     counters.remove(&keys::views(id)[..])?;
+                    versions::remove_library(versions, id)?;
                     Ok(true)
                 },
             )?;

@@ -4,7 +4,7 @@ use assetlib_core::{
     Asset, AssetQuery, AssetSort, AssetType, Library, LibraryEntry, LibraryWrite, Section,
     SortOrder, Store,
 };
-use assetlib_sled::{Durability, SledConfig, SledStore};
+use assetlib_sled::{Durability, OpenError, SledConfig, SledStore};
 use chrono::{DateTime, TimeZone, Utc};
 use tempfile::TempDir;
 use uuid::Uuid;
@@ -184,4 +184,52 @@ pub(crate) async fn walk(store: &impl Store, query: &AssetQuery) -> Vec<Uuid> {
     }
     assert_eq!(ids.len() as u64, total.unwrap_or(0), "walk of {query:?}");
     ids
+}
+
+/// Retries `open` while it fails because the directory is still locked, with a bounded
+/// backoff (about 10 s in all), and returns its first other answer, or the lock error after
+/// that.
+///
+/// After the last handle of a database is dropped, sled's own background threads can hold
+/// the directory's lock for a moment longer, so an open right after a drop may see it
+/// locked. A lock that stays held is still a failure.
+fn retry_while_locked<T, E>(
+    mut open: impl FnMut() -> Result<T, E>,
+    is_locked: impl Fn(&E) -> bool,
+) -> Result<T, E> {
+    let mut wait = std::time::Duration::from_millis(1);
+    let mut waited = std::time::Duration::ZERO;
+    loop {
+        match open() {
+            Err(e) if is_locked(&e) && waited < std::time::Duration::from_secs(10) => {
+                std::thread::sleep(wait);
+                waited += wait;
+                wait = (wait * 2).min(std::time::Duration::from_millis(200));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Opens the store at `path` right after its previous handle was dropped: a `Locked` answer
+/// is retried for a while, any other answer is returned.
+pub(crate) fn open_after_drop(path: &std::path::Path) -> Result<SledStore, OpenError> {
+    retry_while_locked(
+        || SledStore::open(path),
+        |e| matches!(e, OpenError::Locked { .. }),
+    )
+}
+
+/// Opens the store at `path` again after its previous handle was dropped.
+pub(crate) fn reopen(path: &std::path::Path) -> SledStore {
+    open_after_drop(path).expect("reopen")
+}
+
+/// Opens the sled database at `path` directly after its previous handle was dropped.
+pub(crate) fn reopen_raw(path: &std::path::Path) -> sled::Db {
+    retry_while_locked(
+        || sled::open(path),
+        |e| matches!(e, sled::Error::Io(io) if io.to_string().contains("could not acquire lock")),
+    )
+    .expect("raw reopen")
 }

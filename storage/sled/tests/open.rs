@@ -2,6 +2,8 @@
 
 use assetlib_sled::{FORMAT_VERSION, OpenError, SledStore};
 
+use crate::common::{open_after_drop, reopen, reopen_raw};
+
 #[test]
 fn a_held_directory_is_locked() {
     let dir = tempfile::tempdir().expect("temporary directory");
@@ -12,11 +14,11 @@ fn a_held_directory_is_locked() {
         other => panic!("expected Locked, got {other:?}"),
     }
     drop(first);
-    SledStore::open(&path).expect("open after the holder closed");
+    reopen(&path);
 }
 
 fn set_format(path: &std::path::Path, value: &[u8]) {
-    let db = sled::open(path).expect("raw open");
+    let db = reopen_raw(path);
     let meta = db.open_tree("meta").expect("meta tree");
     meta.insert("format_version", value).expect("write version");
     db.flush().expect("flush");
@@ -28,7 +30,7 @@ fn a_newer_format_is_refused() {
     let path = dir.path().join("db");
     drop(SledStore::open(&path).expect("create"));
     set_format(&path, &(FORMAT_VERSION + 1).to_be_bytes());
-    match SledStore::open(&path) {
+    match open_after_drop(&path) {
         Err(OpenError::NewerFormat {
             found, supported, ..
         }) => {
@@ -38,11 +40,11 @@ fn a_newer_format_is_refused() {
     }
     set_format(&path, b"garbage");
     assert!(matches!(
-        SledStore::open(&path),
+        open_after_drop(&path),
         Err(OpenError::Corrupt { .. })
     ));
     set_format(&path, &FORMAT_VERSION.to_be_bytes());
-    SledStore::open(&path).expect("the current format opens");
+    reopen(&path);
 }
 
 #[test]
@@ -50,7 +52,7 @@ fn a_new_database_records_its_format() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let path = dir.path().join("db");
     drop(SledStore::open(&path).expect("create"));
-    let db = sled::open(&path).expect("raw open");
+    let db = reopen_raw(&path);
     let stored = db
         .open_tree("meta")
         .expect("meta")

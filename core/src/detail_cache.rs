@@ -1,0 +1,138 @@
+//! The library detail cache of [`crate::Service`]: serialized detail pages kept under the
+//! store's content version, with the live view count spliced in on every hit.
+//!
+//! A page is kept per (library, `include_assets`) with the version that
+//! [`crate::Store::record_library_view`] returned when it was rendered. The next view
+//! returns the version again; equal versions mean the same content, so the kept bytes are
+//! reused with only the `view_count` digits replaced. Any write that can change the page
+//! changes the version in the store, so the very next read renders again, in this process
+//! or in any other one sharing the store.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use uuid::Uuid;
+
+/// Most pages kept; when full the cache starts over (simple, and cheap next to a render).
+const MAX_PAGES: usize = 4096;
+
+/// The JSON key whose value is spliced. In serialized JSON the bytes `"view_count":` can
+/// only be an object key (a quote inside a string is escaped), and the detail's root writes
+/// it before any nested object, so the first occurrence is the root's.
+const VIEW_KEY: &[u8] = b"\"view_count\":";
+
+/// One kept page.
+#[derive(Debug)]
+struct Page {
+    version: u64,
+    body: Bytes,
+    /// Where the `view_count` digits are in `body`.
+    digits: Range<usize>,
+}
+
+impl Page {
+    fn with_views(&self, views: u64) -> Bytes {
+        let views = views.to_string();
+        let body = &self.body;
+        let mut out = Vec::with_capacity(body.len() + views.len());
+        out.extend_from_slice(&body[..self.digits.start]);
+        out.extend_from_slice(views.as_bytes());
+        out.extend_from_slice(&body[self.digits.end..]);
+        out.into()
+    }
+}
+
+/// Serialized library detail pages by (library, `include_assets`).
+#[derive(Debug, Default)]
+pub(crate) struct DetailCache {
+    pages: Mutex<HashMap<(Uuid, bool), Arc<Page>>>,
+}
+
+impl DetailCache {
+    /// The kept page for this key at `version`, with `views` spliced in.
+    pub(crate) fn get(&self, key: (Uuid, bool), version: u64, views: u64) -> Option<Bytes> {
+        let page = self
+            .pages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .filter(|p| p.version == version)
+            .cloned()?;
+        Some(page.with_views(views))
+    }
+
+    /// Keeps `body`, rendered at `version` with `views` as its view count. A body whose
+    /// view count cannot be found is not kept.
+    pub(crate) fn put(&self, key: (Uuid, bool), version: u64, views: u64, body: Bytes) {
+        let Some(digits) = view_digits(&body, views) else {
+            return;
+        };
+        let mut pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
+        if pages.len() >= MAX_PAGES && !pages.contains_key(&key) {
+            pages.clear();
+        }
+        pages.insert(
+            key,
+            Arc::new(Page {
+                version,
+                body,
+                digits,
+            }),
+        );
+    }
+
+    /// Drops the pages of one library.
+    pub(crate) fn forget(&self, id: Uuid) {
+        let mut pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
+        pages.remove(&(id, false));
+        pages.remove(&(id, true));
+    }
+}
+
+/// The range of the root `view_count` digits in a serialized detail, checked to read `views`.
+fn view_digits(body: &[u8], views: u64) -> Option<Range<usize>> {
+    let start = body.windows(VIEW_KEY.len()).position(|w| w == VIEW_KEY)? + VIEW_KEY.len();
+    let len = body[start..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let digits = start..start + len;
+    let found: u64 = std::str::from_utf8(&body[digits.clone()])
+        .ok()?
+        .parse()
+        .ok()?;
+    (found == views).then_some(digits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splices_the_root_view_count_only() {
+        let body = br#"{"title":"\"view_count\":7","view_count":7,"sections":[]}"#;
+        let cache = DetailCache::default();
+        let key = (Uuid::nil(), true);
+        cache.put(key, 3, 7, Bytes::from_static(body));
+        assert_eq!(
+            cache.get(key, 3, 12345).as_deref(),
+            Some(&br#"{"title":"\"view_count\":7","view_count":12345,"sections":[]}"#[..])
+        );
+        assert_eq!(cache.get(key, 4, 8), None, "another version is a miss");
+        assert_eq!(cache.get((Uuid::nil(), false), 3, 8), None);
+        cache.forget(Uuid::nil());
+        assert_eq!(cache.get(key, 3, 8), None);
+    }
+
+    #[test]
+    fn a_body_without_the_count_is_not_kept() {
+        let cache = DetailCache::default();
+        let key = (Uuid::nil(), false);
+        cache.put(key, 1, 5, Bytes::from_static(br#"{"view_count":6}"#));
+        cache.put((Uuid::max(), false), 1, 5, Bytes::from_static(b"{}"));
+        assert_eq!(cache.get(key, 1, 5), None);
+        assert_eq!(cache.get((Uuid::max(), false), 1, 5), None);
+    }
+}
