@@ -35,10 +35,12 @@ fn main() -> ExitCode {
 }
 
 /// Serves the API on `listener` with axum until the shutdown signal, one log line a request.
-/// Paths outside `/api/v1` get the contract's JSON 404 too.
+/// Thumbnails are public under `/files/thumbnails/`; other paths outside `/api/v1` get the
+/// contract's JSON 404 too.
 async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxError> {
     let app = axum::Router::new()
-        .merge(assetlib::axum::router(service))
+        .merge(assetlib::axum::router(service.clone()))
+        .merge(assetlib::axum::thumbnails(service))
         .fallback(|| async { ApiResponse(route_not_found()) })
         .layer(
             TraceLayer::new_for_http()

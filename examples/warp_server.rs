@@ -28,9 +28,12 @@ fn main() -> ExitCode {
 }
 
 /// Serves the API on `listener` with warp until the shutdown signal, one log line a request.
-/// Paths outside `/api/v1` get the contract's JSON 404 too (`recover`).
+/// Thumbnails are public under `/files/thumbnails/`; other paths outside `/api/v1` get the
+/// contract's JSON 404 too (`recover`).
 async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxError> {
-    let app = assetlib::warp::routes(service)
+    let app = assetlib::warp::routes(service.clone())
+        .or(assetlib::warp::thumbnails(service))
+        .unify()
         .recover(assetlib::warp::recover)
         .with(warp::trace::request());
     warp::serve(app)

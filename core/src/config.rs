@@ -1,5 +1,9 @@
 //! Service configuration: limits and presentation settings.
 
+use std::time::Duration;
+
+use crate::extract::Limits;
+
 /// Settings of a [`crate::Service`].
 ///
 /// ```
@@ -26,6 +30,11 @@ pub struct Config {
     /// content version (default on). Writes through any process sharing the store show on
     /// the very next read either way; off renders every view anew.
     pub detail_cache: bool,
+    /// Longest time reading one file's metadata may take (default 30 s); longer is 400 on
+    /// `file_path`.
+    pub extract_timeout: Duration,
+    /// Bounds on the memory and work of reading one file's metadata.
+    pub extract_limits: Limits,
 }
 
 impl Default for Config {
@@ -38,6 +47,8 @@ impl Default for Config {
             files_base_url: "/files/".to_owned(),
             dailymotion_player_id: None,
             detail_cache: true,
+            extract_timeout: Duration::from_secs(30),
+            extract_limits: Limits::default(),
         }
     }
 }

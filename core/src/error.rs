@@ -17,6 +17,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `Validation` | 400 | `Validation error` | yes |
 /// | `Unauthorized` | 401 | `Unauthorized` (+ `WWW-Authenticate: Bearer`) | no |
 /// | `Forbidden` | 403 | `Insufficient permissions` | no |
+/// | `BulkDownloadDisabled` | 403 | `Bulk download disabled` | no |
 /// | `NotFound` | 404 | `Not found` | no |
 /// | `MethodNotAllowed` | 405 | `Method not allowed` (+ `Allow`) | no |
 /// | `PayloadTooLarge` | 413 | `Payload too large` | no |
@@ -39,6 +40,9 @@ pub enum ApiError {
     /// The key lacks the scope the operation needs.
     #[error("API key lacks required scope: {0}")]
     Forbidden(Scope),
+    /// A bulk download of a library that does not allow it.
+    #[error("This library does not allow bulk download")]
+    BulkDownloadDisabled,
     /// Unknown or unpublished id, or unknown route.
     #[error("{0}")]
     NotFound(&'static str),
@@ -83,7 +87,7 @@ impl ApiError {
         match self {
             ApiError::Validation { .. } => 400,
             ApiError::Unauthorized(_) => 401,
-            ApiError::Forbidden(_) => 403,
+            ApiError::Forbidden(_) | ApiError::BulkDownloadDisabled => 403,
             ApiError::NotFound(_) => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::PayloadTooLarge { .. } => 413,
@@ -98,6 +102,7 @@ impl ApiError {
             ApiError::Validation { .. } => "Validation error",
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Insufficient permissions",
+            ApiError::BulkDownloadDisabled => "Bulk download disabled",
             ApiError::NotFound(_) => "Not found",
             ApiError::MethodNotAllowed { .. } => "Method not allowed",
             ApiError::PayloadTooLarge { .. } => "Payload too large",

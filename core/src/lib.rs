@@ -38,6 +38,8 @@
 //! | [`validate`] | create bodies, library documents, ids, slugs, file paths |
 //! | [`embed`] | `video_embed` from an external video URL |
 //! | [`extract`] | file metadata from content: MIME by magic bytes, pages, words, image size, thumbnails |
+//! | [`files`] | [`Files`], the file store (any `object_store`), path resolution |
+//! | [`download`] | `Range` selection and `Content-Disposition` of downloads |
 //! | [`render`] | assets and library list items on the wire |
 //! | [`error`] | [`ApiError`] (the error table) and [`StoreError`] |
 //! | [`store`] | the [`Store`] trait |
@@ -51,11 +53,15 @@
 //! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs |
 
 pub mod auth;
+mod bulk;
 pub mod config;
 mod detail_cache;
+pub mod download;
 pub mod embed;
 pub mod error;
 pub mod extract;
+pub mod files;
+mod ingest;
 pub mod memory;
 pub mod model;
 pub mod page;
@@ -67,11 +73,13 @@ pub mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tree;
+mod upload;
 pub mod validate;
 
 pub use async_trait::async_trait;
 pub use config::Config;
 pub use error::{ApiError, BoxError, StoreError};
+pub use files::Files;
 pub use memory::MemoryStore;
 pub use model::*;
 pub use query::{AssetQuery, AssetSort, DetailQuery, LibraryQuery, SortOrder};

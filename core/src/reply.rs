@@ -2,6 +2,8 @@
 
 use bytes::Bytes;
 
+use crate::files::ByteStream;
+
 /// The `Content-Type` of every JSON answer.
 pub const JSON: &str = "application/json";
 
@@ -9,14 +11,27 @@ pub const JSON: &str = "application/json";
 ///
 /// Adapters copy it into their framework's response unchanged, so every adapter answers
 /// every request alike.
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
     /// Status code.
     pub status: u16,
     /// Headers, names in lower case.
     pub headers: Vec<(&'static str, String)>,
-    /// Body.
+    /// Body, when it is in memory.
     pub body: Bytes,
+    /// Body streamed from the file store (a download), sent instead of `body`. Its length is
+    /// in the `content-length` header.
+    pub stream: Option<ByteStream>,
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reply")
+            .field("status", &self.status)
+            .field("headers", &self.headers)
+            .field("body", &self.body)
+            .field("stream", &self.stream.as_ref().map(|_| "..."))
+            .finish()
+    }
 }
 
 impl Reply {
@@ -26,6 +41,7 @@ impl Reply {
             status,
             headers: vec![("content-type", JSON.to_owned())],
             body: body.into(),
+            stream: None,
         }
     }
 
@@ -43,6 +59,7 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: Bytes::new(),
+            stream: None,
         }
     }
 

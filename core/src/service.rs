@@ -15,11 +15,15 @@ use serde::ser::{SerializeMap, Serializer};
 use uuid::Uuid;
 
 use crate::auth;
+use crate::bulk;
 use crate::config::Config;
 use crate::detail_cache::DetailCache;
+use crate::download;
 use crate::error::ApiError;
+use crate::files::Files;
+use crate::ingest;
 use crate::model::{
-    ApiKey, Asset, Library, LibraryEntry, LibraryWrite, PutOutcome, Scope, Section,
+    ApiKey, Asset, AssetType, Library, LibraryEntry, LibraryWrite, PutOutcome, Scope, Section,
 };
 use crate::page::{AssetPagination, LibraryPagination};
 use crate::query;
@@ -27,6 +31,7 @@ use crate::render::{AssetJson, LibraryItemJson};
 use crate::reply::Reply;
 use crate::store::Store;
 use crate::tree;
+use crate::upload;
 use crate::validate::{self, LibraryDoc};
 
 /// The operations of the API.
@@ -47,16 +52,25 @@ pub enum Operation {
     PutLibrary,
     /// `DELETE /api/v1/libraries/{library_id}`
     DeleteLibrary,
+    /// `GET /api/v1/assets/{asset_id}/download`
+    DownloadAsset,
+    /// `POST /api/v1/assets/upload`
+    UploadAsset,
+    /// `GET /api/v1/libraries/{library_id}/download`
+    DownloadLibrary,
 }
 
 impl Operation {
     /// The scope table: what each operation requires of the key.
     pub const fn scopes(self) -> &'static [Scope] {
         match self {
-            Operation::ListAssets | Operation::GetAsset => &[Scope::ReadAssets],
-            Operation::CreateAsset => &[Scope::WriteAssets],
+            Operation::ListAssets | Operation::GetAsset | Operation::DownloadAsset => {
+                &[Scope::ReadAssets]
+            }
+            Operation::CreateAsset | Operation::UploadAsset => &[Scope::WriteAssets],
             Operation::ListLibraries | Operation::GetLibrary => &[Scope::ReadLibraries],
             Operation::PutLibrary | Operation::DeleteLibrary => &[Scope::WriteLibraries],
+            Operation::DownloadLibrary => &[Scope::ReadLibraries, Scope::ReadAssets],
         }
     }
 
@@ -88,8 +102,18 @@ pub const ROUTES: &[Route] = &[
         allow: "GET, HEAD, POST",
     },
     Route {
+        path: "/api/v1/assets/upload",
+        methods: &[("POST", Operation::UploadAsset)],
+        allow: "POST",
+    },
+    Route {
         path: "/api/v1/assets/{id}",
         methods: &[("GET", Operation::GetAsset)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/assets/{id}/download",
+        methods: &[("GET", Operation::DownloadAsset)],
         allow: "GET, HEAD",
     },
     Route {
@@ -105,6 +129,11 @@ pub const ROUTES: &[Route] = &[
             ("DELETE", Operation::DeleteLibrary),
         ],
         allow: "GET, HEAD, PUT, DELETE",
+    },
+    Route {
+        path: "/api/v1/libraries/{id}/download",
+        methods: &[("GET", Operation::DownloadLibrary)],
+        allow: "GET, HEAD",
     },
 ];
 
@@ -239,6 +268,7 @@ pub struct Service {
 
 struct Inner {
     store: Arc<dyn Store>,
+    files: Files,
     config: Config,
     details: DetailCache,
 }
@@ -287,6 +317,47 @@ fn location(mount: &str, collection: &str, id: Uuid) -> String {
     )
 }
 
+/// A new asset record from a validated create, with no file fields yet.
+fn new_record(new: validate::NewAsset) -> Asset {
+    let now = now();
+    Asset {
+        id: Uuid::new_v4(),
+        slug: validate::slug_from_title(&new.title, "asset"),
+        title: new.title,
+        description: new.description,
+        asset_type: new.asset_type,
+        file_path: None,
+        file_size: None,
+        mime_type: None,
+        thumbnail_path: None,
+        page_count: None,
+        word_count: None,
+        width: None,
+        height: None,
+        external_url: new.external_url,
+        video_embed: new.video_embed,
+        download_count: 0,
+        is_public: new.is_public,
+        published: true,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// `asset` with the file fields of `file`.
+fn apply_file(mut asset: Asset, file: ingest::Ingested) -> Asset {
+    let info = file.info;
+    asset.file_path = Some(file.file_path);
+    asset.file_size = Some(info.file_size);
+    asset.mime_type = Some(info.mime_type);
+    asset.thumbnail_path = file.thumbnail_path;
+    asset.page_count = info.page_count;
+    asset.word_count = info.word_count;
+    asset.width = info.width;
+    asset.height = info.height;
+    asset
+}
+
 /// The current time, to the millisecond (what the API shows is what is sorted on).
 pub fn now() -> DateTime<Utc> {
     let now = Utc::now();
@@ -308,16 +379,22 @@ fn is_json_media_type(content_type: Option<&[u8]>) -> bool {
 }
 
 impl Service {
-    /// A service over `store` with `config`.
+    /// A service over `store` with `config`, keeping files in memory ([`Files::memory`]).
     pub fn new(store: impl Store, config: Config) -> Self {
         Self::from_arc(Arc::new(store), config)
     }
 
-    /// A service over a shared store.
+    /// A service over a shared store, keeping files in memory ([`Files::memory`]).
     pub fn from_arc(store: Arc<dyn Store>, config: Config) -> Self {
+        Self::with_files(store, Files::memory(), config)
+    }
+
+    /// A service over a shared store and a file store.
+    pub fn with_files(store: Arc<dyn Store>, files: Files, config: Config) -> Self {
         Service {
             inner: Arc::new(Inner {
                 store,
+                files,
                 config,
                 details: DetailCache::default(),
             }),
@@ -327,6 +404,11 @@ impl Service {
     /// The store.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.inner.store
+    }
+
+    /// The file store.
+    pub fn files(&self) -> &Files {
+        &self.inner.files
     }
 
     /// The configuration.
@@ -346,6 +428,30 @@ impl Service {
             Operation::GetLibrary => self.get_library(id, req).await,
             Operation::PutLibrary => self.put_library(id, req).await,
             Operation::DeleteLibrary => self.delete_library(id, req).await,
+            Operation::DownloadAsset => self.download_asset(id, req).await,
+            Operation::DownloadLibrary => self.download_library(id, req).await,
+            Operation::UploadAsset => {
+                // A body already in memory: adapters stream theirs to `upload_asset`.
+                let body = match req.body {
+                    Body::Complete(b) => bytes::Bytes::copy_from_slice(b),
+                    Body::TooLarge => {
+                        return ApiError::PayloadTooLarge {
+                            limit: self.inner.config.max_upload,
+                        }
+                        .into_reply();
+                    }
+                    Body::Incomplete => {
+                        return ApiError::validation("body", "Request body could not be read")
+                            .into_reply();
+                    }
+                };
+                let len = body.len() as u64;
+                let once =
+                    futures_util::stream::once(
+                        async move { Ok::<_, std::convert::Infallible>(body) },
+                    );
+                self.upload_asset(req, Some(len), once).await
+            }
         };
         result.unwrap_or_else(ApiError::into_reply)
     }
@@ -433,32 +539,343 @@ impl Service {
     pub async fn create_asset(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         let body = self.admit(Operation::CreateAsset, &req).await?;
         let new = validate::new_asset(body, &self.inner.config)?;
-        let now = now();
-        let asset = Asset {
-            id: Uuid::new_v4(),
-            slug: validate::slug_from_title(&new.title, "asset"),
-            title: new.title,
-            description: new.description,
-            asset_type: new.asset_type,
-            file_path: new.file_path,
-            file_size: None,
-            mime_type: None,
-            thumbnail_path: None,
-            page_count: None,
-            word_count: None,
-            width: None,
-            height: None,
-            external_url: new.external_url,
-            video_embed: new.video_embed,
-            download_count: 0,
-            is_public: new.is_public,
-            published: true,
-            created_at: now,
-            updated_at: now,
+        let file_path = new.file_path.clone();
+        let asset = new_record(new);
+        let asset = match &file_path {
+            Some(path) => self.attach_file(asset, path).await?,
+            None => asset,
         };
-        let asset = self.inner.store.insert_asset(asset).await?;
-        Ok(data(201, AssetJson(&asset))
-            .with_header("location", location(req.mount, "assets", asset.id)))
+        self.insert_created(asset, req.mount).await
+    }
+
+    /// `POST /api/v1/assets/upload`: creates an asset from a multipart/form-data body as
+    /// create does (201, `Location`, the asset). `body` is read as it arrives: the `file` part
+    /// is streamed into the file store at `uploads/{uuid}/{name}` and moved into place only
+    /// when complete. A `content_length` above [`Config::max_upload`] (plus room for the other
+    /// parts) is 413 before anything is read; a body that grows past it is 413 as soon as it
+    /// does. A failed or aborted upload leaves no file and no asset.
+    ///
+    /// Parts: `file` (required), and text parts `title` (default: the file's name),
+    /// `description`, `asset_type` (default: inferred from the content) and `is_public`
+    /// (`true` or `false`, default false). Other parts are ignored.
+    pub async fn upload_asset<S, E>(
+        &self,
+        req: RawRequest<'_>,
+        content_length: Option<u64>,
+        body: S,
+    ) -> Result<Reply, ApiError>
+    where
+        S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+        E: Into<crate::error::BoxError> + 'static,
+    {
+        self.admit(Operation::UploadAsset, &req).await?;
+        let boundary = upload::boundary(req.content_type)?;
+        let max = self.inner.config.max_upload;
+        if content_length.is_some_and(|len| len > upload::body_limit(max)) {
+            return Err(ApiError::PayloadTooLarge { limit: max });
+        }
+        let form = upload::read_form(&self.inner.files, boundary, body, max).await?;
+        let Some((path, client_name)) = form.file.clone() else {
+            return Err(ApiError::validation(
+                "file",
+                "A file part named 'file' is required",
+            ));
+        };
+        let created = self
+            .create_uploaded(form, &path, &client_name, req.mount)
+            .await;
+        if created.is_err() {
+            self.inner.files.delete(&path).await;
+        }
+        created
+    }
+
+    /// The asset of an upload whose file is stored at `path`.
+    async fn create_uploaded(
+        &self,
+        form: upload::Form,
+        path: &str,
+        client_name: &str,
+        mount: &str,
+    ) -> Result<Reply, ApiError> {
+        let declared = match form.asset_type.as_deref() {
+            None | Some("") => None,
+            Some(raw) => {
+                let t = AssetType::parse(raw).filter(|t| t.is_file_based()).ok_or_else(|| {
+                    ApiError::validation(
+                        "asset_type",
+                        "asset_type of an upload must be one of: pdf, document, image, video, audio",
+                    )
+                })?;
+                Some(t)
+            }
+        };
+        let id = Uuid::new_v4();
+        let file = ingest::ingest(&self.inner.files, &self.inner.config, id, path, declared).await;
+        let file = match file {
+            Ok(file) => file,
+            Err(ApiError::Validation { message, .. }) => {
+                return Err(ApiError::validation(
+                    "file",
+                    message.replacen("file_path", "file", 1),
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        let thumbnail = file.thumbnail_path.clone();
+        let built = (|| {
+            let asset_type = file.info.kind.ok_or_else(|| {
+                ApiError::validation(
+                    "asset_type",
+                    format!(
+                        "The type of this file ({}) could not be inferred; give asset_type",
+                        file.info.mime_type
+                    ),
+                )
+            })?;
+            let is_public = match form.is_public.as_deref().map(str::trim) {
+                None | Some("") | Some("false") => false,
+                Some("true") => true,
+                Some(_) => {
+                    return Err(ApiError::validation(
+                        "is_public",
+                        "is_public must be true or false",
+                    ));
+                }
+            };
+            let title = form.title.clone().unwrap_or_else(|| {
+                client_name
+                    .rsplit(['/', '\\'])
+                    .next()
+                    .unwrap_or("")
+                    .to_owned()
+            });
+            let doc = serde_json::json!({
+                "title": title,
+                "description": form.description,
+                "asset_type": asset_type.as_str(),
+                "is_public": is_public,
+            });
+            let mut new = validate::new_asset(doc.to_string().as_bytes(), &self.inner.config)?;
+            new.file_path = None;
+            Ok(apply_file(new_record(new), file))
+        })();
+        let mut asset = match built {
+            Ok(asset) => asset,
+            Err(e) => {
+                if let Some(t) = &thumbnail {
+                    self.inner.files.delete(t).await;
+                }
+                return Err(e);
+            }
+        };
+        asset.id = id;
+        self.insert_created(asset, mount).await
+    }
+
+    /// Stores a new asset and answers 201 with it and its `Location`. A thumbnail already
+    /// stored for it is removed when the asset cannot be stored.
+    async fn insert_created(&self, asset: Asset, mount: &str) -> Result<Reply, ApiError> {
+        let thumbnail = asset.thumbnail_path.clone();
+        match self.inner.store.insert_asset(asset).await {
+            Ok(asset) => Ok(data(201, AssetJson(&asset))
+                .with_header("location", location(mount, "assets", asset.id))),
+            Err(e) => {
+                if let Some(path) = &thumbnail {
+                    self.inner.files.delete(path).await;
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Fills `asset`'s file fields from the stored file at `file_path`, as create does:
+    /// resolves the path (it must exist, and lead nowhere outside the file store), checks the
+    /// content against `asset.asset_type`, reads the metadata off the async runtime within
+    /// [`Config::extract_timeout`], and stores a thumbnail of an image (at
+    /// `thumbnails/{id}.{png,jpg}`). The asset itself is not stored.
+    ///
+    /// # Errors
+    /// 400 on `file_path` when the file is missing, outside the store, not of the asset's
+    /// type, or needs more time or memory than allowed.
+    pub async fn attach_file(&self, asset: Asset, file_path: &str) -> Result<Asset, ApiError> {
+        let file = ingest::ingest(
+            &self.inner.files,
+            &self.inner.config,
+            asset.id,
+            file_path,
+            Some(asset.asset_type),
+        )
+        .await?;
+        Ok(apply_file(asset, file))
+    }
+
+    /// `GET /api/v1/assets/{asset_id}/download`: the asset's file, streamed; one `Range` gives
+    /// 206, an unsatisfiable one 416; link and external_video answer 302 to their URL.
+    pub async fn download_asset(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        self.admit(Operation::DownloadAsset, &req).await?;
+        let id = validate::parse_id("asset_id", id)?;
+        let asset = self
+            .inner
+            .store
+            .get_asset(id)
+            .await?
+            .filter(|a| a.published)
+            .ok_or(ApiError::NotFound("Asset not found"))?;
+        if let (AssetType::Link | AssetType::ExternalVideo, Some(url)) =
+            (asset.asset_type, &asset.external_url)
+        {
+            return Ok(Reply::empty(302).with_header("location", url.clone()));
+        }
+        let no_file = || ApiError::NotFound("Asset has no downloadable file");
+        let path = asset.file_path.as_deref().ok_or_else(no_file)?;
+        let stat = self.inner.files.stat(path).await?.ok_or_else(no_file)?;
+        let size = stat.size;
+        let (status, part) = match download::select(req.range, size) {
+            download::Selection::Whole => (200, 0..size),
+            download::Selection::Part(part) => (206, part),
+            download::Selection::Unsatisfiable => {
+                return Ok(Reply::empty(416)
+                    .with_header("content-range", format!("bytes */{size}"))
+                    .with_header("accept-ranges", "bytes")
+                    .with_header("etag", stat.etag));
+            }
+        };
+        let mut reply = Reply::empty(status)
+            .with_header(
+                "content-type",
+                asset
+                    .mime_type
+                    .clone()
+                    .unwrap_or_else(|| "application/octet-stream".to_owned()),
+            )
+            .with_header("content-length", (part.end - part.start).to_string())
+            .with_header("accept-ranges", "bytes")
+            .with_header("etag", stat.etag)
+            .with_header(
+                "content-disposition",
+                download::attachment(&asset.slug, path),
+            )
+            .with_header("x-content-type-options", "nosniff")
+            .with_header("content-security-policy", "default-src 'none'; sandbox");
+        if status == 206 {
+            reply = reply.with_header("content-range", download::content_range(&part, size));
+        }
+        if req.head {
+            return Ok(reply);
+        }
+        if part.start == 0 {
+            self.inner.store.record_download(id).await?;
+        }
+        reply.stream = Some(self.inner.files.stream(path, part).await?);
+        Ok(reply)
+    }
+
+    /// `GET /api/v1/libraries/{library_id}/download`: the library's files as one zip,
+    /// streamed as it is written, in page order with a folder per section (see
+    /// [`crate::bulk`]); 403 (`Bulk download disabled`) unless the library allows it. Assets
+    /// without a stored file are left out. A bulk download counts no `download_count`.
+    pub async fn download_library(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        self.admit(Operation::DownloadLibrary, &req).await?;
+        let id = validate::parse_id("library_id", id)?;
+        let rows = self
+            .inner
+            .store
+            .load_library(id)
+            .await?
+            .filter(|r| r.library.published)
+            .ok_or(ApiError::NotFound("Library not found"))?;
+        if !rows.library.allow_bulk_download {
+            return Err(ApiError::BulkDownloadDisabled);
+        }
+        let detail = tree::assemble(&rows, true, "");
+        let order: Vec<(Option<&Section>, Uuid)> = detail
+            .page_order()
+            .map(|(section, row)| (section, row.entry.asset_id))
+            .collect();
+        let ids: Vec<Uuid> = order.iter().map(|(_, id)| *id).collect();
+        let assets: HashMap<Uuid, Asset> = self
+            .inner
+            .store
+            .get_assets(&ids)
+            .await?
+            .into_iter()
+            .map(|a| (a.id, a))
+            .collect();
+        let mut taken = std::collections::HashSet::new();
+        let mut items = Vec::new();
+        let mut section_index: HashMap<Uuid, usize> = HashMap::new();
+        for (section, asset_id) in &order {
+            let Some(asset) = assets.get(asset_id) else {
+                continue;
+            };
+            let Some(path) = asset.file_path.as_deref() else {
+                continue;
+            };
+            let Some(stat) = self.inner.files.stat(path).await? else {
+                continue;
+            };
+            let file = download::file_name(&asset.slug, path);
+            let name = match section {
+                Some(s) => {
+                    let next = section_index.len();
+                    let n = *section_index.entry(s.id).or_insert(next);
+                    format!("{}/{file}", bulk::folder(&s.title, n))
+                }
+                None => file,
+            };
+            items.push(bulk::Item {
+                name: bulk::unique(name, &mut taken),
+                path: path.to_owned(),
+                size: stat.size,
+            });
+        }
+        let mut reply = Reply::empty(200)
+            .with_header("content-type", "application/zip")
+            .with_header(
+                "content-disposition",
+                download::attachment(&rows.library.slug, "library.zip"),
+            )
+            .with_header("x-content-type-options", "nosniff")
+            .with_header("content-security-policy", "default-src 'none'; sandbox");
+        if !req.head {
+            reply.stream = Some(bulk::zip_stream(self.inner.files.clone(), items));
+        }
+        Ok(reply)
+    }
+
+    /// A thumbnail under `thumbnails/` of the file store, for the public `/files/` route of a
+    /// ready server: 200 with the image (cacheable for a day), or 404. `name` is the part of
+    /// the path after `thumbnails/`.
+    pub async fn thumbnail(&self, name: &str, head: bool) -> Reply {
+        let not_found = || ApiError::NotFound("No such file").into_reply();
+        let content_type = match name.rsplit_once('.').map(|(_, ext)| ext) {
+            Some("png") => "image/png",
+            Some("jpg") => "image/jpeg",
+            _ => return not_found(),
+        };
+        if name.contains('/') || name.starts_with('.') {
+            return not_found();
+        }
+        let path = format!("thumbnails/{name}");
+        let stat = match self.inner.files.stat(&path).await {
+            Ok(Some(stat)) => stat,
+            Ok(None) => return not_found(),
+            Err(e) => return e.into_reply(),
+        };
+        let mut reply = Reply::empty(200)
+            .with_header("content-type", content_type)
+            .with_header("content-length", stat.size.to_string())
+            .with_header("etag", stat.etag)
+            .with_header("cache-control", "public, max-age=86400")
+            .with_header("x-content-type-options", "nosniff");
+        if !head {
+            match self.inner.files.stream(&path, 0..stat.size).await {
+                Ok(stream) => reply.stream = Some(stream),
+                Err(e) => return e.into_reply(),
+            }
+        }
+        reply
     }
 
     /// `GET /api/v1/libraries`: a page of published libraries.

@@ -81,10 +81,24 @@ pub fn assemble<'a>(
     }
 }
 
-impl LibraryDetail<'_> {
+impl<'a> LibraryDetail<'a> {
     /// Number of library assets on the page (sections and unsectioned).
     pub fn asset_count(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Every asset on the page in page order, each with its section (`None` when
+    /// unsectioned).
+    pub fn page_order(&self) -> impl Iterator<Item = (Option<&'a Section>, &'a EntryRow)> + '_ {
+        let sectioned = self.sections.iter().flat_map(move |(section, range)| {
+            self.entries[range.clone()]
+                .iter()
+                .map(move |e| (Some(*section), *e))
+        });
+        let unsectioned = self.entries[self.unsectioned.clone()]
+            .iter()
+            .map(|e| (None, *e));
+        sectioned.chain(unsectioned)
     }
 }
 

@@ -5,6 +5,7 @@
 //! changes nothing, even if the sample library was deleted in the meantime; a seeding cut short
 //! by a crash is completed on the next start.
 
+use assetlib::extract::samples;
 use assetlib::{Asset, AssetType, Library, LibraryEntry, LibraryWrite, Section, Service};
 use std::net::SocketAddr;
 
@@ -25,6 +26,31 @@ struct Sample {
     asset_type: AssetType,
     external_url: Option<&'static str>,
     is_public: bool,
+    /// A real file for it: its name under `demo/` in the file store, and its content.
+    file: Option<SampleFile>,
+}
+
+/// A sample's file: its name under `demo/` and a function making its content.
+type SampleFile = (&'static str, fn() -> Vec<u8>);
+
+fn guidelines_pdf() -> Vec<u8> {
+    samples::pdf(12, 120)
+}
+
+fn logo_png() -> Vec<u8> {
+    samples::png(800, 400)
+}
+
+fn team_jpeg() -> Vec<u8> {
+    samples::jpeg(1200, 800)
+}
+
+fn one_pager_docx() -> Vec<u8> {
+    samples::docx(&[
+        "Product one-pager",
+        "assetlib keeps every file, link and video of a brand in one place.",
+        "Libraries publish them as sectioned pages that any website can render.",
+    ])
 }
 
 const fn id(n: u128) -> u128 {
@@ -39,6 +65,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::Pdf,
         external_url: None,
         is_public: true,
+        file: Some(("brand-guidelines.pdf", guidelines_pdf)),
     },
     Sample {
         id: id(2),
@@ -47,6 +74,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::Image,
         external_url: None,
         is_public: true,
+        file: Some(("logo.png", logo_png)),
     },
     Sample {
         id: id(3),
@@ -55,6 +83,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::Image,
         external_url: None,
         is_public: false,
+        file: Some(("team-photo-2026.jpg", team_jpeg)),
     },
     Sample {
         id: id(4),
@@ -63,6 +92,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::Document,
         external_url: None,
         is_public: true,
+        file: Some(("product-one-pager.docx", one_pager_docx)),
     },
     Sample {
         id: id(5),
@@ -71,6 +101,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::Video,
         external_url: None,
         is_public: true,
+        file: None,
     },
     Sample {
         id: id(6),
@@ -79,6 +110,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::Audio,
         external_url: None,
         is_public: false,
+        file: None,
     },
     Sample {
         id: id(7),
@@ -87,6 +119,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::ExternalVideo,
         external_url: Some("https://www.youtube.com/watch?v=aqz-KE-bpKQ"),
         is_public: true,
+        file: None,
     },
     Sample {
         id: id(8),
@@ -95,6 +128,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::Link,
         external_url: Some("https://example.com/"),
         is_public: true,
+        file: None,
     },
     Sample {
         id: id(9),
@@ -103,6 +137,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::Collection,
         external_url: None,
         is_public: false,
+        file: None,
     },
     // Added last: its presence marks the demo as done.
     Sample {
@@ -112,6 +147,7 @@ const SAMPLES: [Sample; 10] = [
         asset_type: AssetType::Git,
         external_url: Some("https://example.com/website.git"),
         is_public: false,
+        file: None,
     },
 ];
 
@@ -168,30 +204,37 @@ async fn add_asset(service: &Service, s: &Sample) -> Result<(), BoxError> {
         _ => None,
     };
     let now = assetlib::service::now();
-    store
-        .insert_asset(Asset {
-            id,
-            title: s.title.to_owned(),
-            slug: assetlib::validate::slug_from_title(s.title, "asset"),
-            description: Some(s.description.to_owned()),
-            asset_type: s.asset_type,
-            file_path: None,
-            file_size: None,
-            mime_type: None,
-            thumbnail_path: None,
-            page_count: None,
-            word_count: None,
-            width: None,
-            height: None,
-            external_url: external_url.map(String::from),
-            video_embed,
-            download_count: 0,
-            is_public: s.is_public,
-            published: true,
-            created_at: now,
-            updated_at: now,
-        })
-        .await?;
+    let asset = Asset {
+        id,
+        title: s.title.to_owned(),
+        slug: assetlib::validate::slug_from_title(s.title, "asset"),
+        description: Some(s.description.to_owned()),
+        asset_type: s.asset_type,
+        file_path: None,
+        file_size: None,
+        mime_type: None,
+        thumbnail_path: None,
+        page_count: None,
+        word_count: None,
+        width: None,
+        height: None,
+        external_url: external_url.map(String::from),
+        video_embed,
+        download_count: 0,
+        is_public: s.is_public,
+        published: true,
+        created_at: now,
+        updated_at: now,
+    };
+    let asset = match s.file {
+        Some((name, content)) => {
+            let path = format!("demo/{name}");
+            service.files().put(&path, content().into()).await?;
+            service.attach_file(asset, &path).await?
+        }
+        None => asset,
+    };
+    store.insert_asset(asset).await?;
     Ok(())
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use assetlib::{ApiKey, Config, Scope, Service, Store};
+use assetlib::{ApiKey, Config, Files, Scope, Service, Store};
 use chrono::{Duration, Utc};
 use clap::{Args, Parser, Subcommand};
 use uuid::Uuid;
@@ -209,7 +209,8 @@ pub(crate) fn open_service(data: &Path) -> Result<Service, BoxError> {
         std::env::var("ASSETLIB_DETAIL_CACHE").as_deref(),
         Ok("off" | "0" | "false")
     );
-    Ok(Service::from_arc(store, config))
+    let files = Files::local(data.join("files")).map_err(|e| UserError(e.to_string()))?;
+    Ok(Service::with_files(store, files, config))
 }
 
 fn open_store(data: &Path) -> Result<Arc<dyn Store>, BoxError> {

@@ -2,6 +2,7 @@
 //! type, every validation rule with its field, content types, 404s and drafts.
 
 use assetlib::AssetType;
+use assetlib::extract::samples;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -35,6 +36,9 @@ fn is_rfc3339_millis_utc(s: &str) -> bool {
 
 pub(crate) async fn create_answers_201_with_location_and_the_asset<H: Harness>() {
     let ctx = Ctx::start::<H>().await;
+    let pdf = samples::pdf(3, 50);
+    let size = pdf.len();
+    ctx.put_file("docs/brand-guide.pdf", pdf).await;
     let r = ctx
         .post_asset(&json!({
             "title": "Brand Guide 2026",
@@ -62,9 +66,10 @@ pub(crate) async fn create_answers_201_with_location_and_the_asset<H: Harness>()
         json!({
             "id": id, "title": "Brand Guide 2026", "slug": "brand-guide-2026",
             "description": "How to use the logo", "asset_type": "pdf",
-            "file_path": "docs/brand-guide.pdf", "file_size": null, "mime_type": null,
-            "thumbnail_path": null, "page_count": null, "download_count": 0, "is_public": true,
-            "created_at": created_at, "updated_at": created_at, "word_count": null
+            "file_path": "docs/brand-guide.pdf", "file_size": size,
+            "mime_type": "application/pdf", "thumbnail_path": null, "page_count": 3,
+            "download_count": 0, "is_public": true,
+            "created_at": created_at, "updated_at": created_at, "word_count": 150
         })
     );
 

@@ -11,6 +11,7 @@
 mod assets;
 mod auth;
 mod differential;
+mod files;
 mod harness;
 mod libraries;
 mod library_writes;
@@ -68,6 +69,19 @@ macro_rules! cases {
             routing::bodies_cut_short_are_400,
             routing::head_answers_like_get_without_a_body,
             routing::nested_under_a_prefix_locations_include_it,
+            files::create_reads_metadata_from_real_files,
+            files::file_paths_outside_the_store_or_missing_are_400,
+            files::content_of_another_type_is_400,
+            files::download_sends_the_file_with_its_headers,
+            files::download_ranges_206_and_416,
+            files::download_redirects_links_and_404s_without_a_file,
+            files::thumbnails_are_made_and_served_publicly,
+            files::upload_creates_the_asset_as_create_does,
+            files::bad_uploads_leave_no_file_and_no_asset,
+            files::uploads_past_the_limit_are_413,
+            files::a_2_gib_upload_is_refused_before_its_body,
+            files::a_client_that_disconnects_mid_upload_leaves_nothing,
+            files::bulk_download_zips_the_library_in_page_order,
         ]);
     };
 }

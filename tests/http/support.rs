@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use assetlib::{Asset, Config, Scope, Service, Store};
+use assetlib::{Asset, Config, Files, Scope, Service, Store};
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
@@ -45,7 +45,8 @@ impl Ctx {
 
     async fn build<H: Harness>(config: Config, under: Option<&'static str>) -> Ctx {
         let (store, dir) = fresh_store();
-        let service = Service::from_arc(store, config);
+        let files = Files::local(dir.path().join("files")).expect("file store");
+        let service = Service::with_files(store, files, config);
         let (_, admin) = service
             .create_key("admin", Scope::ALL.to_vec(), None)
             .await
@@ -70,6 +71,20 @@ impl Ctx {
     /// The store behind the server.
     pub(crate) fn store(&self) -> &Arc<dyn Store> {
         self.service.store()
+    }
+
+    /// The file store's directory (the store is `Files::local` on it).
+    pub(crate) fn files_dir(&self) -> std::path::PathBuf {
+        self._dir.path().join("files")
+    }
+
+    /// Stores a file at `path` in the file store.
+    pub(crate) async fn put_file(&self, path: &str, bytes: Vec<u8>) {
+        self.service
+            .files()
+            .put(path, bytes.into())
+            .await
+            .expect("put file");
     }
 
     /// The server's base URL.
@@ -262,7 +277,13 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
     vec![
         (Method::GET, "/api/v1/assets", Scope::ReadAssets),
         (Method::GET, "/api/v1/assets/{id}", Scope::ReadAssets),
+        (
+            Method::GET,
+            "/api/v1/assets/{id}/download",
+            Scope::ReadAssets,
+        ),
         (Method::POST, "/api/v1/assets", Scope::WriteAssets),
+        (Method::POST, "/api/v1/assets/upload", Scope::WriteAssets),
         (Method::GET, "/api/v1/libraries", Scope::ReadLibraries),
         (Method::GET, "/api/v1/libraries/{id}", Scope::ReadLibraries),
         (Method::PUT, "/api/v1/libraries/{id}", Scope::WriteLibraries),

@@ -45,4 +45,4 @@ mod response;
 mod routes;
 
 pub use response::ApiResponse;
-pub use routes::router;
+pub use routes::{router, thumbnails};

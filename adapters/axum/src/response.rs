@@ -6,8 +6,9 @@ use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 /// Core's [`Reply`] as an axum response: its status, its headers and its body, copied
-/// unchanged. The only `IntoResponse` of this crate.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// unchanged (a download's body streamed, never gathered in memory). The only `IntoResponse`
+/// of this crate.
+#[derive(Debug)]
 pub struct ApiResponse(pub Reply);
 
 impl From<Reply> for ApiResponse {
@@ -33,9 +34,14 @@ fn copy(reply: Reply) -> Result<Response, String> {
         status,
         headers,
         body,
+        stream,
     } = reply;
     let status = StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
-    let mut response = Response::new(Body::from(body));
+    let body = match stream {
+        Some(stream) => Body::from_stream(stream),
+        None => Body::from(body),
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     for (name, value) in headers {
         let name = HeaderName::from_bytes(name.as_bytes())

@@ -1,7 +1,7 @@
 //! [`router`]: every route of [`ROUTES`], each request's raw parts handed to core.
 
 use assetlib_core::service::{API_PREFIX, method_not_allowed, route_not_found};
-use assetlib_core::{Body as CoreBody, Operation, ROUTES, RawRequest, Route, Service};
+use assetlib_core::{ApiError, Body as CoreBody, Operation, ROUTES, RawRequest, Route, Service};
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody as _};
 use axum::extract::rejection::RawPathParamsRejection;
@@ -36,6 +36,27 @@ where
     app.route(API_PREFIX, not_found())
         .route(&format!("{API_PREFIX}/"), not_found())
         .route(&format!("{API_PREFIX}/{{*rest}}"), not_found())
+        .with_state(service)
+}
+
+/// Serves the file store's `thumbnails/` at `/files/thumbnails/{name}` (`GET` and `HEAD`),
+/// without a key: websites show them in `<img>` tags. The ready server merges it next to
+/// [`router`].
+pub fn thumbnails<S>(service: Service) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    Router::new()
+        .route(
+            "/files/thumbnails/{name}",
+            axum::routing::get(
+                |State(service): State<Service>,
+                 method: Method,
+                 axum::extract::Path(name): axum::extract::Path<String>| async move {
+                    ApiResponse(service.thumbnail(&name, method == Method::HEAD).await)
+                },
+            ),
+        )
         .with_state(service)
 }
 
@@ -81,6 +102,9 @@ async fn handle(
     request: Request,
 ) -> ApiResponse {
     let (parts, body) = request.into_parts();
+    if op == Operation::UploadAsset {
+        return upload(service, &parts, body).await;
+    }
     let read = if op.takes_json_body() {
         read_body(body, service.config().max_json_body).await
     } else {
@@ -100,6 +124,26 @@ async fn handle(
         mount: mount(&parts),
     };
     ApiResponse(service.handle(op, id.as_deref(), request).await)
+}
+
+/// Hands an upload's body to core as a stream: core reads the file part into the file store
+/// as it arrives.
+async fn upload(service: Service, parts: &Parts, body: Body) -> ApiResponse {
+    let header = |name| parts.headers.get(name).map(HeaderValue::as_bytes);
+    let request = RawRequest {
+        authorization: header(AUTHORIZATION),
+        content_type: header(CONTENT_TYPE),
+        query: parts.uri.query(),
+        body: CoreBody::Complete(&[]),
+        range: None,
+        head: false,
+        mount: mount(parts),
+    };
+    let declared = body.size_hint().exact();
+    let reply = service
+        .upload_asset(request, declared, body.into_data_stream())
+        .await;
+    ApiResponse(reply.unwrap_or_else(ApiError::into_reply))
 }
 
 /// The path an app nested the router under: what the original URI has before the path the

@@ -24,15 +24,24 @@
 //! wrong method and oversized body included); other paths are rejected with warp's "not
 //! found", so the filter composes with `or`. Mounted under a prefix
 //! (`warp::path("dam").and(routes(service))`) it serves `/dam/api/v1/...`.
+//!
+//! [`thumbnails`] serves the file store's `thumbnails/` publicly at `/files/thumbnails/`, as
+//! the ready server does.
+//!
+//! ## Downloads
+//! warp 0.4 offers no public way to stream a response body of one's own, so a download
+//! (`/api/v1/assets/{id}/download`) is gathered in memory before it is sent: at most the
+//! file's size, or the requested range. The axum adapter streams it. Serve large files with
+//! the axum adapter, or ask for them in ranges.
 
 use std::convert::Infallible;
 
 use assetlib_core::service::{
     API_PREFIX, RouteMatch, match_route, method_not_allowed, route_not_found,
 };
-use assetlib_core::{Body, RawRequest, Reply, Service};
+use assetlib_core::{Body, Operation, RawRequest, Reply, Service};
 use bytes::{Buf, Bytes, BytesMut};
-use futures_util::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt, TryStreamExt};
 use warp::http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
 use warp::path::{FullPath, Tail};
 use warp::{Filter, Rejection};
@@ -105,8 +114,8 @@ impl Incoming {
 
 async fn answer<S, B>(service: Service, request: Incoming, body: S) -> ApiResponse
 where
-    S: Stream<Item = Result<B, warp::Error>> + Unpin,
-    B: Buf,
+    S: Stream<Item = Result<B, warp::Error>> + Unpin + Send + 'static,
+    B: Buf + Send,
 {
     let Incoming {
         method,
@@ -127,6 +136,9 @@ where
     let Some(op) = route.operation(method.as_str()) else {
         return into_response(method_not_allowed(method.as_str(), route));
     };
+    if op == Operation::UploadAsset {
+        return upload(service, &request, body).await;
+    }
     let body = if op.takes_json_body() {
         read_body(body, headers, service.config().max_json_body).await
     } else {
@@ -146,7 +158,68 @@ where
         head: method == Method::HEAD,
         mount: request.mount(),
     };
-    into_response(service.handle(op, id.as_deref(), req).await)
+    gathered(service.handle(op, id.as_deref(), req).await).await
+}
+
+/// Serves the file store's `thumbnails/` at `/files/thumbnails/{name}` (`GET` and `HEAD`),
+/// without a key: websites show them in `<img>` tags. Other paths are rejected (not found).
+pub fn thumbnails(
+    service: Service,
+) -> impl Filter<Extract = (ApiResponse,), Error = Rejection> + Clone {
+    warp::path!("files" / "thumbnails" / String)
+        .and(warp::get().or(warp::head()).unify())
+        .and(warp::method())
+        .then(move |name: String, method: Method| {
+            let service = service.clone();
+            async move {
+                let name = percent_encoding::percent_decode_str(&name).decode_utf8_lossy();
+                let reply = service.thumbnail(&name, method == Method::HEAD).await;
+                gathered(reply).await
+            }
+        })
+}
+
+/// A reply with a streamed body (a download) has it gathered into memory: warp 0.4 has no
+/// public streaming body. A stream that fails part way becomes core's internal error.
+async fn gathered(mut reply: Reply) -> ApiResponse {
+    if let Some(mut stream) = reply.stream.take() {
+        let mut body = BytesMut::new();
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(chunk) => body.extend_from_slice(&chunk),
+                Err(e) => return into_response(assetlib_core::ApiError::internal(e).into_reply()),
+            }
+        }
+        reply.body = body.freeze();
+    }
+    into_response(reply)
+}
+
+/// Hands an upload's body to core as a stream: core reads the file part into the file store
+/// as it arrives.
+async fn upload<S, B>(service: Service, request: &Incoming, body: S) -> ApiResponse
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    B: Buf + Send,
+{
+    let headers = &request.headers;
+    let header = |name| headers.get(name).map(HeaderValue::as_bytes);
+    let req = RawRequest {
+        authorization: header(header::AUTHORIZATION),
+        content_type: header(header::CONTENT_TYPE),
+        query: (!request.query.is_empty()).then_some(request.query.as_str()),
+        body: Body::Complete(&[]),
+        range: None,
+        head: false,
+        mount: request.mount(),
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let body = body.map_ok(|mut chunk| chunk.copy_to_bytes(chunk.remaining()));
+    let reply = service.upload_asset(req, declared, body).await;
+    gathered(reply.unwrap_or_else(assetlib_core::ApiError::into_reply)).await
 }
 
 enum ReadBody {
@@ -205,6 +278,7 @@ fn copy(reply: Reply) -> Result<ApiResponse, String> {
         status,
         headers,
         body,
+        stream: _,
     } = reply;
     let status = StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
     let mut response = Response::new(body);

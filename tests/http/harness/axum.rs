@@ -11,7 +11,9 @@ pub(crate) struct Axum;
 
 impl Harness for Axum {
     async fn spawn(service: Service) -> Server {
-        serve(assetlib::axum::router(service)).await
+        let app =
+            assetlib::axum::router(service.clone()).merge(assetlib::axum::thumbnails(service));
+        serve(app).await
     }
 
     async fn spawn_under(service: Service, segment: &'static str) -> Server {

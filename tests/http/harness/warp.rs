@@ -12,7 +12,10 @@ pub(crate) struct Warp;
 
 impl Harness for Warp {
     async fn spawn(service: Service) -> Server {
-        serve(assetlib::warp::routes(service)).await
+        let app = assetlib::warp::routes(service.clone())
+            .or(assetlib::warp::thumbnails(service))
+            .unify();
+        serve(app).await
     }
 
     async fn spawn_under(service: Service, segment: &'static str) -> Server {

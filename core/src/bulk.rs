@@ -1,0 +1,168 @@
+//! Bulk download: a library's files as one zip, written while it is sent.
+//!
+//! The zip is written on a blocking thread into a small bounded channel that the response
+//! body reads, so memory stays at a few chunks whatever the library's size, and a client
+//! that goes away stops the writing. Files are stored without compression (most asset files
+//! — PDFs, images, video — are compressed already) and in page order; each section is a
+//! folder named after it, unsectioned files are at the top.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use tokio::runtime::Handle;
+use tokio::sync::mpsc;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+use crate::files::{ByteStream, Files};
+
+/// Bytes gathered before a chunk of the zip is sent.
+const CHUNK: usize = 64 * 1024;
+
+/// One file of the zip.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Item {
+    /// Its name in the zip, folders included.
+    pub(crate) name: String,
+    /// Its path in the file store.
+    pub(crate) path: String,
+    /// Its size in bytes.
+    pub(crate) size: u64,
+}
+
+/// A folder name for a section: its title with path separators, control characters and
+/// leading dots replaced; `Section N` when nothing is left.
+pub(crate) fn folder(title: &str, position: usize) -> String {
+    let cleaned: String = title
+        .chars()
+        .map(|c| {
+            if c == '/' || c == '\\' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim().trim_start_matches('.').trim();
+    if cleaned.is_empty() {
+        format!("Section {}", position + 1)
+    } else {
+        cleaned.to_owned()
+    }
+}
+
+/// Makes `name` unique among `taken` (compared without case, as many file systems do) by
+/// adding `-2`, `-3`, ... before its extension.
+pub(crate) fn unique(name: String, taken: &mut HashSet<String>) -> String {
+    if taken.insert(name.to_lowercase()) {
+        return name;
+    }
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() && !stem.ends_with('/') => {
+            (stem.to_owned(), format!(".{ext}"))
+        }
+        _ => (name.clone(), String::new()),
+    };
+    (2u32..)
+        .map(|n| format!("{stem}-{n}{ext}"))
+        .find(|candidate| taken.insert(candidate.to_lowercase()))
+        .unwrap_or(name)
+}
+
+/// Sends what is written to it as chunks of the response body.
+struct ChannelWriter {
+    tx: mpsc::Sender<io::Result<Bytes>>,
+    buf: Vec<u8>,
+}
+
+impl ChannelWriter {
+    fn send(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = Bytes::from(std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK)));
+        self.tx
+            .blocking_send(Ok(chunk))
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away"))
+    }
+}
+
+impl Write for ChannelWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.send()
+    }
+}
+
+fn write_zip(handle: &Handle, files: &Files, items: &[Item], out: ChannelWriter) -> io::Result<()> {
+    let mut zip = ZipWriter::new_stream(out);
+    for item in items {
+        let options = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Stored)
+            .large_file(item.size >= u64::from(u32::MAX));
+        zip.start_file(item.name.as_str(), options)
+            .map_err(io::Error::other)?;
+        let mut stream = handle
+            .block_on(files.stream(&item.path, 0..item.size))
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        while let Some(chunk) = handle.block_on(stream.next()) {
+            zip.write_all(&chunk?)?;
+        }
+    }
+    let mut out = zip.finish().map_err(io::Error::other)?.into_inner();
+    out.flush()
+}
+
+/// The zip of `items`, as a body stream. Must be called on a tokio runtime.
+pub(crate) fn zip_stream(files: Files, items: Vec<Item>) -> ByteStream {
+    let (tx, rx) = mpsc::channel::<io::Result<Bytes>>(4);
+    let handle = Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let out = ChannelWriter {
+            tx: tx.clone(),
+            buf: Vec::with_capacity(CHUNK),
+        };
+        if let Err(e) = write_zip(&handle, &files, &items, out) {
+            if e.kind() != io::ErrorKind::BrokenPipe {
+                tracing::warn!(error = %e, "bulk download cut short");
+                let _ = tx.blocking_send(Err(e));
+            }
+        }
+    });
+    Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_are_safe_names() {
+        assert_eq!(folder("Logos", 0), "Logos");
+        assert_eq!(folder("a/b\\c", 0), "a_b_c");
+        assert_eq!(folder("../up", 0), "_up");
+        assert_eq!(folder("  ", 2), "Section 3");
+        assert_eq!(folder("..", 0), "Section 1");
+    }
+
+    #[test]
+    fn names_are_made_unique_before_the_extension() {
+        let mut taken = HashSet::new();
+        assert_eq!(unique("a/logo.png".into(), &mut taken), "a/logo.png");
+        assert_eq!(unique("a/Logo.png".into(), &mut taken), "a/Logo-2.png");
+        assert_eq!(unique("a/logo.png".into(), &mut taken), "a/logo-3.png");
+        assert_eq!(unique("notes".into(), &mut taken), "notes");
+        assert_eq!(unique("notes".into(), &mut taken), "notes-2");
+    }
+}

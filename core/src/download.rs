@@ -1,0 +1,182 @@
+//! The pure parts of a download: which bytes a `Range` header asks for, and the
+//! `Content-Disposition` of a file.
+//!
+//! ```
+//! use assetlib_core::download::{Selection, attachment, select};
+//!
+//! assert_eq!(select(Some(b"bytes=0-99"), 1000), Selection::Part(0..100));
+//! assert_eq!(select(Some(b"bytes=-10"), 1000), Selection::Part(990..1000));
+//! assert_eq!(select(Some(b"bytes=1000-"), 1000), Selection::Unsatisfiable);
+//! assert_eq!(select(Some(b"items=0-1"), 1000), Selection::Whole);
+//! assert_eq!(
+//!     attachment("fiche", "docs/Fiche.PDF"),
+//!     r#"attachment; filename="fiche.pdf""#
+//! );
+//! ```
+
+use std::ops::Range;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+/// What a download sends, by its `Range` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// The whole file (200): no `Range`, one that is not of bytes, malformed, or of several
+    /// ranges (which a server may ignore).
+    Whole,
+    /// One range of bytes (206), end exclusive.
+    Part(Range<u64>),
+    /// A well-formed range the file cannot satisfy (416).
+    Unsatisfiable,
+}
+
+/// The bytes a `Range` header selects from a file of `size` bytes (RFC 9110 §14.2). A single
+/// range is served; a header that cannot be parsed, or asks for several ranges, is ignored.
+pub fn select(range: Option<&[u8]>, size: u64) -> Selection {
+    let Some(value) = range.and_then(|r| std::str::from_utf8(r).ok()) else {
+        return Selection::Whole;
+    };
+    let Ok(parsed) = http_range_header::parse_range_header(value.trim()) else {
+        return Selection::Whole;
+    };
+    if parsed.len() != 1 {
+        return Selection::Whole;
+    }
+    match parsed.validate(size) {
+        Ok(ranges) => match ranges.as_slice() {
+            [one] => Selection::Part(*one.start()..one.end().saturating_add(1)),
+            _ => Selection::Whole,
+        },
+        Err(_) => Selection::Unsatisfiable,
+    }
+}
+
+/// Characters left as they are in an RFC 8187 `filename*` value (its `attr-char`).
+const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'!')
+    .remove(b'#')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'+')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'^')
+    .remove(b'_')
+    .remove(b'`')
+    .remove(b'|')
+    .remove(b'~');
+
+/// The `Content-Disposition` of a download: `attachment` with the asset's slug and the
+/// extension of its file (lower-cased); `filename*` (UTF-8) is added when the name is not
+/// plain ASCII, with an ASCII stand-in in `filename`.
+pub fn attachment(slug: &str, file_path: &str) -> String {
+    let name = file_name(slug, file_path);
+    let ascii: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if ascii == name {
+        format!("attachment; filename=\"{ascii}\"")
+    } else {
+        format!(
+            "attachment; filename=\"{ascii}\"; filename*=UTF-8''{}",
+            utf8_percent_encode(&name, ATTR_CHAR)
+        )
+    }
+}
+
+/// The name a downloaded file gets: the asset's slug (`download` when empty) and the
+/// extension of its file, lower-cased.
+pub fn file_name(slug: &str, file_path: &str) -> String {
+    let file_name = file_path.rsplit('/').next().unwrap_or(file_path);
+    let extension = file_name
+        .rsplit_once('.')
+        .map(|(stem, ext)| (stem, ext.to_lowercase()))
+        .filter(|(stem, ext)| !stem.is_empty() && !ext.is_empty())
+        .map(|(_, ext)| ext);
+    let stem = if slug.is_empty() { "download" } else { slug };
+    match extension {
+        Some(ext) => format!("{stem}.{ext}"),
+        None => stem.to_owned(),
+    }
+}
+
+/// `Content-Range` of a part: `bytes START-END/SIZE` (end inclusive).
+pub fn content_range(part: &Range<u64>, size: u64) -> String {
+    format!("bytes {}-{}/{size}", part.start, part.end.saturating_sub(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_select_as_rfc_9110_says() {
+        let size = 1000;
+        let cases: &[(&[u8], Selection)] = &[
+            (b"bytes=0-0", Selection::Part(0..1)),
+            (b"bytes=999-999", Selection::Part(999..1000)),
+            (b"bytes=999-", Selection::Part(999..1000)),
+            (b"bytes=500-5000", Selection::Part(500..1000)),
+            (b"bytes=-1", Selection::Part(999..1000)),
+            (b"bytes=-5000", Selection::Part(0..1000)),
+            (b"bytes=0-", Selection::Part(0..1000)),
+            (b"bytes=1000-", Selection::Unsatisfiable),
+            (b"bytes=1000-2000", Selection::Unsatisfiable),
+            (b"bytes=-0", Selection::Unsatisfiable),
+            (b"bytes=0-1,5-6", Selection::Whole),
+            (b"bytes=5-1", Selection::Whole),
+            (b"bytes=abc", Selection::Whole),
+            (b"lines=0-1", Selection::Whole),
+            (b"\xff\xfe", Selection::Whole),
+        ];
+        for (header, want) in cases {
+            assert_eq!(
+                &select(Some(header), size),
+                want,
+                "{}",
+                String::from_utf8_lossy(header)
+            );
+        }
+        assert_eq!(select(None, size), Selection::Whole);
+    }
+
+    #[test]
+    fn an_empty_file_has_no_satisfiable_range() {
+        assert_eq!(select(Some(b"bytes=0-"), 0), Selection::Unsatisfiable);
+        assert_eq!(select(None, 0), Selection::Whole);
+    }
+
+    #[test]
+    fn content_range_is_inclusive() {
+        assert_eq!(content_range(&(0..1), 10), "bytes 0-0/10");
+        assert_eq!(content_range(&(5..10), 10), "bytes 5-9/10");
+    }
+
+    #[test]
+    fn attachment_names_ascii_and_utf8() {
+        assert_eq!(
+            attachment("brand-guide", "docs/Brand Guide.PDF"),
+            r#"attachment; filename="brand-guide.pdf""#
+        );
+        assert_eq!(
+            attachment("notes", "notes"),
+            r#"attachment; filename="notes""#
+        );
+        assert_eq!(attachment("x", "a/.hidden"), r#"attachment; filename="x""#);
+        assert_eq!(
+            attachment("plan", "plan.dоc"),
+            "attachment; filename=\"plan.d_c\"; filename*=UTF-8''plan.d%D0%BEc"
+        );
+        assert_eq!(
+            attachment("", "a.txt"),
+            r#"attachment; filename="download.txt""#
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! [`Files`]: the file store behind assets, any [`object_store::ObjectStore`].
+//!
+//! Asset files and thumbnails live in one object store: [`Files::local`] roots a
+//! [`LocalFileSystem`] at a directory (the ready server uses its data directory's `files/`),
+//! [`Files::new`] takes any other backend (S3-compatible, GCS, Azure, for several API
+//! replicas), and [`Files::memory`] keeps them in memory (tests, examples).
+//!
+//! A `file_path` given on create is a path in this store. Beyond the checks that need no store
+//! ([`crate::validate::check_file_path`]: no `..`, no absolute paths, no percent-encoded
+//! forms of either), [`Files::resolve`] refuses a path that does not exist and, on a local
+//! file system, one whose symbolic links lead outside the root; the path stored on the asset
+//! is the resolved one, so a link changed later cannot lead a download elsewhere.
+//!
+//! | path | holds |
+//! |---|---|
+//! | anything the app puts there | asset files named by `file_path` |
+//! | `uploads/{uuid}/{name}` | files uploaded through the API |
+//! | `thumbnails/{asset id}.{png,jpg}` | thumbnails of images, served publicly |
+//!
+//! ```
+//! use assetlib_core::files::Files;
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let files = Files::memory();
+//! files.put("docs/readme.txt", "hello".into()).await.unwrap();
+//! let path = files.resolve("docs/readme.txt").await.unwrap();
+//! assert_eq!(path.size, 5);
+//! assert!(files.resolve("docs/missing.txt").await.is_err());
+//! # });
+//! ```
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt as _, TryStreamExt as _};
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use object_store::path::Path as ObjectPath;
+use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
+
+use crate::error::ApiError;
+
+/// A body streamed from the file store.
+pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send>>;
+
+/// Why a file store could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FilesError {
+    /// The root directory could not be created or resolved.
+    #[error("file store directory {path}: {source}")]
+    Directory {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The object store refused the configuration.
+    #[error("file store: {0}")]
+    Store(#[from] object_store::Error),
+}
+
+/// The file store of a [`crate::Service`]. Cheap to clone.
+#[derive(Clone)]
+pub struct Files {
+    store: Arc<dyn ObjectStore>,
+    /// The canonical root when the store is a local directory: paths are resolved against it
+    /// so that symbolic links leading outside are refused.
+    local_root: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Files {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Files")
+            .field("store", &self.store.to_string())
+            .field("local_root", &self.local_root)
+            .finish()
+    }
+}
+
+/// A file found by [`Files::resolve`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// Its path in the store, links resolved.
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// A file about to be sent: its size and a strong validator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub(crate) size: u64,
+    /// Quoted, ready for the `ETag` header.
+    pub(crate) etag: String,
+}
+
+fn not_found() -> ApiError {
+    ApiError::validation(
+        "file_path",
+        "file_path does not name a file in the file store",
+    )
+}
+
+fn object_path(path: &str) -> Result<ObjectPath, ApiError> {
+    ObjectPath::parse(path).map_err(|_| {
+        ApiError::validation(
+            "file_path",
+            "file_path is not a valid path in the file store",
+        )
+    })
+}
+
+impl Files {
+    /// Files in memory, gone when the last clone is dropped.
+    pub fn memory() -> Self {
+        Files {
+            store: Arc::new(InMemory::new()),
+            local_root: None,
+        }
+    }
+
+    /// Files under the directory `root` (created if missing).
+    ///
+    /// # Errors
+    /// [`FilesError`] when the directory cannot be created or resolved.
+    pub fn local(root: impl Into<PathBuf>) -> Result<Self, FilesError> {
+        let root = root.into();
+        let dir_err = |source| FilesError::Directory {
+            path: root.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&root).map_err(dir_err)?;
+        let canonical = std::fs::canonicalize(&root).map_err(dir_err)?;
+        let store = LocalFileSystem::new_with_prefix(&canonical)?;
+        Ok(Files {
+            store: Arc::new(store),
+            local_root: Some(canonical),
+        })
+    }
+
+    /// Files in any object store (S3-compatible, GCS, Azure, ...). Paths are taken as they
+    /// are: such stores have no links.
+    pub fn new(store: Arc<dyn ObjectStore>) -> Self {
+        Files {
+            store,
+            local_root: None,
+        }
+    }
+
+    /// The object store.
+    pub fn object_store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// Finds the file a `file_path` names: its path with links resolved, and its size.
+    ///
+    /// # Errors
+    /// 400 on `file_path` when the path is not a file in the store or (on a local file
+    /// system) leads outside its root; 500 when the store fails.
+    pub async fn resolve(&self, file_path: &str) -> Result<Resolved, ApiError> {
+        crate::validate::check_file_path(file_path)?;
+        let path = match &self.local_root {
+            Some(root) => {
+                let root = root.clone();
+                let joined = root.join(file_path);
+                let canonical = tokio::task::spawn_blocking(move || std::fs::canonicalize(joined))
+                    .await
+                    .map_err(ApiError::internal)?
+                    .map_err(|_| not_found())?;
+                let inside = canonical.strip_prefix(&root).map_err(|_| {
+                    ApiError::validation("file_path", "file_path leads outside the file store")
+                })?;
+                let parts: Option<Vec<&str>> = inside
+                    .components()
+                    .map(|c| c.as_os_str().to_str())
+                    .collect();
+                parts.ok_or_else(not_found)?.join("/")
+            }
+            None => file_path.to_owned(),
+        };
+        let meta = match self.store.head(&object_path(&path)?).await {
+            Ok(meta) => meta,
+            Err(object_store::Error::NotFound { .. }) => return Err(not_found()),
+            Err(e) => return Err(ApiError::internal(e)),
+        };
+        Ok(Resolved {
+            path,
+            size: meta.size,
+        })
+    }
+
+    /// Size and `ETag` of a stored file; `None` when it is gone.
+    pub(crate) async fn stat(&self, path: &str) -> Result<Option<Stat>, ApiError> {
+        let Ok(location) = ObjectPath::parse(path) else {
+            return Ok(None);
+        };
+        match self.store.head(&location).await {
+            Ok(meta) => {
+                let tag = meta.e_tag.unwrap_or_else(|| {
+                    format!(
+                        "{:x}-{:x}",
+                        meta.last_modified.timestamp_micros(),
+                        meta.size
+                    )
+                });
+                let tag: String = tag.chars().filter(|c| *c != '"').collect();
+                Ok(Some(Stat {
+                    size: meta.size,
+                    etag: format!("\"{tag}\""),
+                }))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(ApiError::internal(e)),
+        }
+    }
+
+    /// The first `limit` bytes of a stored file (all of it when smaller).
+    pub(crate) async fn read(&self, path: &str, limit: u64) -> Result<Bytes, ApiError> {
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(0..limit.max(1))),
+            ..GetOptions::default()
+        };
+        let got = self
+            .store
+            .get_opts(&object_path(path)?, options)
+            .await
+            .map_err(ApiError::internal)?;
+        got.bytes().await.map_err(ApiError::internal)
+    }
+
+    /// Streams `range` of a stored file, in the store's own chunks.
+    pub(crate) async fn stream(
+        &self,
+        path: &str,
+        range: Range<u64>,
+    ) -> Result<ByteStream, ApiError> {
+        if range.is_empty() {
+            return Ok(Box::pin(futures_util::stream::empty()));
+        }
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            ..GetOptions::default()
+        };
+        let got = self
+            .store
+            .get_opts(&object_path(path)?, options)
+            .await
+            .map_err(ApiError::internal)?;
+        Ok(Box::pin(got.into_stream().map_err(std::io::Error::other)))
+    }
+
+    /// Stores `bytes` at `path`, replacing what was there.
+    ///
+    /// # Errors
+    /// 400 on `file_path` for a path the store cannot hold; 500 when the store fails.
+    pub async fn put(&self, path: &str, bytes: Bytes) -> Result<(), ApiError> {
+        self.store
+            .put(&object_path(path)?, PutPayload::from_bytes(bytes))
+            .await
+            .map(drop)
+            .map_err(ApiError::internal)
+    }
+
+    /// Stores a stream at `path`: written to a temporary object and moved into place only when
+    /// the stream ends well, so a failed stream leaves nothing at `path`. More than `limit`
+    /// bytes fail with [`ApiError::PayloadTooLarge`].
+    pub(crate) async fn put_stream<S, E>(
+        &self,
+        path: &str,
+        mut stream: S,
+        limit: u64,
+    ) -> Result<u64, ApiError>
+    where
+        S: Stream<Item = Result<Bytes, E>> + Unpin + Send,
+        E: Into<ApiError>,
+    {
+        let location = object_path(path)?;
+        let mut upload = self
+            .store
+            .put_multipart(&location)
+            .await
+            .map_err(ApiError::internal)?;
+        let mut written = 0u64;
+        let mut pending = Vec::new();
+        let result = async {
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(Into::into)?;
+                written += chunk.len() as u64;
+                if written > limit {
+                    return Err(ApiError::PayloadTooLarge { limit });
+                }
+                pending.push(chunk);
+                if pending.iter().map(Bytes::len).sum::<usize>() >= PART_SIZE {
+                    let part = PutPayload::from_iter(std::mem::take(&mut pending));
+                    upload.put_part(part).await.map_err(ApiError::internal)?;
+                }
+            }
+            if !pending.is_empty() {
+                let part = PutPayload::from_iter(std::mem::take(&mut pending));
+                upload.put_part(part).await.map_err(ApiError::internal)?;
+            }
+            Ok(())
+        }
+        .await;
+        match result {
+            Ok(()) => {
+                upload.complete().await.map_err(ApiError::internal)?;
+                Ok(written)
+            }
+            Err(e) => {
+                if let Err(abort) = upload.abort().await {
+                    tracing::warn!(error = %abort, path, "could not abort an unfinished upload");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Removes a stored file; a file already gone is no error.
+    pub(crate) async fn delete(&self, path: &str) {
+        let Ok(location) = ObjectPath::parse(path) else {
+            return;
+        };
+        match self.store.delete(&location).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => tracing::warn!(error = %e, path, "could not remove a stored file"),
+        }
+    }
+}
+
+/// Bytes gathered before a part of a streamed upload is written (object stores such as S3
+/// need parts of at least 5 MiB).
+const PART_SIZE: usize = 5 * 1024 * 1024;

@@ -1,0 +1,194 @@
+//! Reading `POST /api/v1/assets/upload`: a multipart/form-data body, its `file` part streamed
+//! into the file store (never gathered in memory), its text parts kept.
+
+use bytes::Bytes;
+use futures_util::{Stream, TryStreamExt as _};
+use multer::{Constraints, Multipart, SizeLimit};
+use uuid::Uuid;
+
+use crate::error::{ApiError, BoxError};
+use crate::files::Files;
+
+/// Longest text part (`title`, `description`, ...), in bytes.
+const MAX_TEXT_PART: usize = 64 * 1024;
+
+/// Room for part headers and text parts next to the file, in bytes.
+const FORM_OVERHEAD: u64 = 1024 * 1024;
+
+/// The parts of an upload form.
+#[derive(Debug, Default)]
+pub(crate) struct Form {
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) asset_type: Option<String>,
+    pub(crate) is_public: Option<String>,
+    /// Where the file was stored, and the name the client gave it.
+    pub(crate) file: Option<(String, String)>,
+}
+
+/// The most bytes an upload's body may have: the file limit plus room for the rest.
+pub(crate) fn body_limit(max_upload: u64) -> u64 {
+    max_upload.saturating_add(FORM_OVERHEAD)
+}
+
+/// The boundary of a `multipart/form-data` content type; 415 for any other type.
+pub(crate) fn boundary(content_type: Option<&[u8]>) -> Result<String, ApiError> {
+    let ct = content_type
+        .and_then(|c| std::str::from_utf8(c).ok())
+        .ok_or(ApiError::UnsupportedMediaType)?;
+    let essence = ct.split(';').next().unwrap_or("").trim();
+    if !essence.eq_ignore_ascii_case("multipart/form-data") {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    multer::parse_boundary(ct)
+        .map_err(|_| ApiError::validation("body", "multipart/form-data needs a boundary parameter"))
+}
+
+fn multipart_error(e: multer::Error, max_upload: u64) -> ApiError {
+    match e {
+        multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => {
+            ApiError::PayloadTooLarge { limit: max_upload }
+        }
+        multer::Error::StreamReadFailed(_) => {
+            ApiError::validation("body", "Request body could not be read")
+        }
+        other => ApiError::validation("body", format!("Malformed multipart body: {other}")),
+    }
+}
+
+/// A file name safe to use as the last segment of a store path: the client's base name with
+/// anything but letters, digits, `.`, `-` and `_` replaced, never empty or hidden.
+fn safe_name(name: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let cleaned: String = base
+        .chars()
+        .take(120)
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim_start_matches('.');
+    if cleaned.is_empty() {
+        "file".to_owned()
+    } else {
+        cleaned.to_owned()
+    }
+}
+
+/// Reads the form, streaming its `file` part to `uploads/{uuid}/{name}` in `files`. On any
+/// failure the stored file (if any) is removed before the error is returned.
+pub(crate) async fn read_form<S, E>(
+    files: &Files,
+    boundary: String,
+    body: S,
+    max_upload: u64,
+) -> Result<Form, ApiError>
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: Into<BoxError> + 'static,
+{
+    let constraints =
+        Constraints::new().size_limit(SizeLimit::new().whole_stream(body_limit(max_upload)));
+    let mut multipart = Multipart::with_constraints(body, boundary, constraints);
+    let mut form = Form::default();
+    let result = async {
+        while let Some(field) = multipart
+            .next_field()
+            .await
+            .map_err(|e| multipart_error(e, max_upload))?
+        {
+            let name = field.name().unwrap_or("").to_owned();
+            if name == "file" {
+                if form.file.is_some() {
+                    return Err(ApiError::validation(
+                        "file",
+                        "Only one file part is accepted",
+                    ));
+                }
+                let client_name = field.file_name().unwrap_or("").to_owned();
+                let path = format!("uploads/{}/{}", Uuid::new_v4(), safe_name(&client_name));
+                let stream = field.map_err(|e| multipart_error(e, max_upload));
+                files.put_stream(&path, stream, max_upload).await?;
+                form.file = Some((path, client_name));
+                continue;
+            }
+            let slot = match name.as_str() {
+                "title" => &mut form.title,
+                "description" => &mut form.description,
+                "asset_type" => &mut form.asset_type,
+                "is_public" => &mut form.is_public,
+                _ => continue,
+            };
+            let mut text = Vec::new();
+            let mut field = field;
+            while let Some(chunk) = field
+                .try_next()
+                .await
+                .map_err(|e| multipart_error(e, max_upload))?
+            {
+                if text.len() + chunk.len() > MAX_TEXT_PART {
+                    return Err(ApiError::validation(
+                        name.as_str(),
+                        format!("{name} must be at most {MAX_TEXT_PART} bytes"),
+                    ));
+                }
+                text.extend_from_slice(&chunk);
+            }
+            let text = String::from_utf8(text).map_err(|_| {
+                ApiError::validation(name.as_str(), format!("{name} must be UTF-8 text"))
+            })?;
+            *slot = Some(text);
+        }
+        Ok(())
+    }
+    .await;
+    match result {
+        Ok(()) => Ok(form),
+        Err(e) => {
+            if let Some((path, _)) = &form.file {
+                files.delete(path).await;
+            }
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_made_safe() {
+        assert_eq!(safe_name("report.pdf"), "report.pdf");
+        assert_eq!(safe_name("../../etc/passwd"), "passwd");
+        assert_eq!(safe_name("C:\\Users\\me\\Logo Final.PNG"), "Logo_Final.PNG");
+        assert_eq!(safe_name(".htaccess"), "htaccess");
+        assert_eq!(safe_name(""), "file");
+        assert_eq!(safe_name(".."), "file");
+        assert_eq!(safe_name("été.txt"), "été.txt");
+    }
+
+    #[test]
+    fn only_multipart_form_data_with_a_boundary() {
+        assert_eq!(
+            boundary(Some(b"multipart/form-data; boundary=abc")).ok(),
+            Some("abc".to_owned())
+        );
+        assert!(matches!(
+            boundary(Some(b"application/json")),
+            Err(ApiError::UnsupportedMediaType)
+        ));
+        assert!(matches!(
+            boundary(None),
+            Err(ApiError::UnsupportedMediaType)
+        ));
+        assert!(matches!(
+            boundary(Some(b"multipart/form-data")),
+            Err(ApiError::Validation { .. })
+        ));
+    }
+}
