@@ -303,7 +303,7 @@ pub(crate) struct RawAnswer {
     pub(crate) headers: Vec<(String, String)>,
     /// The body (de-chunked).
     pub(crate) body: String,
-    /// The body as JSON (`Null` when empty).
+    /// The body as JSON (`Null` when empty or not `application/json`).
     pub(crate) json: Value,
 }
 
@@ -349,7 +349,11 @@ pub(crate) async fn raw_request(base_url: &str, parts: &[&[u8]], half_close: boo
     } else {
         body.to_owned()
     };
-    let json = if body.is_empty() {
+    // Every answer but a download's file is JSON.
+    let is_json = headers
+        .iter()
+        .any(|(name, value)| name == "content-type" && value == "application/json");
+    let json = if body.is_empty() || !is_json {
         Value::Null
     } else {
         serde_json::from_str(&body)
