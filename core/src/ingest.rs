@@ -56,7 +56,7 @@ pub(crate) async fn ingest(
         }
         resolved.size
     };
-    let bytes = files.read(&resolved.path, limit).await?;
+    let bytes = files.read(&resolved.path, limit.min(resolved.size)).await?;
     let name = resolved
         .path
         .rsplit('/')

@@ -788,6 +788,17 @@ impl Service {
         if !rows.library.allow_bulk_download {
             return Err(ApiError::BulkDownloadDisabled);
         }
+        let mut reply = Reply::empty(200)
+            .with_header("content-type", "application/zip")
+            .with_header(
+                "content-disposition",
+                download::attachment(&rows.library.slug, "library.zip"),
+            )
+            .with_header("x-content-type-options", "nosniff")
+            .with_header("content-security-policy", "default-src 'none'; sandbox");
+        if req.head {
+            return Ok(reply);
+        }
         let detail = tree::assemble(&rows, true, "");
         let order: Vec<(Option<&Section>, Uuid)> = detail
             .page_order()
@@ -830,17 +841,7 @@ impl Service {
                 size: stat.size,
             });
         }
-        let mut reply = Reply::empty(200)
-            .with_header("content-type", "application/zip")
-            .with_header(
-                "content-disposition",
-                download::attachment(&rows.library.slug, "library.zip"),
-            )
-            .with_header("x-content-type-options", "nosniff")
-            .with_header("content-security-policy", "default-src 'none'; sandbox");
-        if !req.head {
-            reply.stream = Some(bulk::zip_stream(self.inner.files.clone(), items));
-        }
+        reply.stream = Some(bulk::zip_stream(self.inner.files.clone(), items));
         Ok(reply)
     }
 

@@ -207,6 +207,20 @@ pub(crate) async fn content_of_another_type_is_400<H: Harness>() {
         "file_path",
         "file_path content is application/pdf, which is not a valid image file",
     );
+    // An empty file is of no type.
+    ctx.put_file("docs/empty.pdf", Vec::new()).await;
+    let r = ctx
+        .post_asset(&json!({"title": "T", "asset_type": "pdf", "file_path": "docs/empty.pdf"}))
+        .await;
+    assert_eq!(r.status, 400, "{}", r.json);
+    assert_eq!(r.json["field"], "file_path");
+    // An empty text file is a document of no words.
+    ctx.put_file("docs/empty.txt", Vec::new()).await;
+    let r = ctx
+        .post_asset(&json!({"title": "T", "asset_type": "document", "file_path": "docs/empty.txt"}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    assert_eq!(r.json["data"]["file_size"], 0);
 }
 
 pub(crate) async fn download_sends_the_file_with_its_headers<H: Harness>() {
