@@ -13,7 +13,6 @@
 //! Assembly borrows every string from the rows and sorts once; the result serializes
 //! straight from the sorted rows.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
@@ -43,22 +42,42 @@ pub fn assemble<'a>(
 ) -> LibraryDetail<'a> {
     let mut sections: Vec<&Section> = rows.sections.iter().collect();
     sections.sort_unstable_by_key(|s| (s.display_order, s.id));
-    let position: HashMap<Uuid, usize> = sections
+    // Each section's place on the page, looked up by id (a sorted array: a library has few
+    // sections, and this beats hashing every entry's section id).
+    let mut position: Vec<(Uuid, usize)> = sections
         .iter()
         .enumerate()
         .map(|(i, s)| (s.id, i))
         .collect();
+    position.sort_unstable_by_key(|(id, _)| *id);
 
-    let mut keyed: Vec<(usize, &EntryRow)> = rows
+    // Sort keys are copied out of the rows, so the sort compares values in one array
+    // instead of following a pointer per comparison; rows that come in page order (as
+    // stores keep them) are not sorted again.
+    let mut keyed: Vec<(usize, u32, u128, &EntryRow)> = rows
         .entries
         .iter()
         .filter(|e| e.asset.published)
-        .filter_map(|e| match e.entry.section_id {
-            None => Some((usize::MAX, e)),
-            Some(id) => position.get(&id).map(|&p| (p, e)),
+        .filter_map(|e| {
+            let section = match e.entry.section_id {
+                None => usize::MAX,
+                Some(id) => {
+                    let at = position.binary_search_by_key(&id, |(sid, _)| *sid).ok()?;
+                    position[at].1
+                }
+            };
+            Some((
+                section,
+                e.entry.display_order,
+                e.entry.asset_id.as_u128(),
+                e,
+            ))
         })
         .collect();
-    keyed.sort_unstable_by_key(|(p, e)| (*p, e.entry.display_order, e.entry.asset_id));
+    let key = |k: &(usize, u32, u128, &EntryRow)| (k.0, k.1, k.2);
+    if !keyed.is_sorted_by_key(key) {
+        keyed.sort_unstable_by_key(key);
+    }
 
     let mut ranges = Vec::with_capacity(sections.len());
     let mut at = 0;
@@ -69,7 +88,7 @@ pub fn assemble<'a>(
         }
         ranges.push((section, start..at));
     }
-    let entries: Vec<&EntryRow> = keyed.into_iter().map(|(_, e)| e).collect();
+    let entries: Vec<&EntryRow> = keyed.into_iter().map(|(.., e)| e).collect();
     let unsectioned = at..entries.len();
     LibraryDetail {
         rows,

@@ -3,6 +3,7 @@ use crate::model::{AssetType, EntryAsset, Library, LibraryEntry};
 use chrono::{TimeZone, Utc};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 fn library() -> Library {
     let at = Utc.with_ymd_and_hms(2026, 3, 4, 5, 6, 7).unwrap();
