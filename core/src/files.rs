@@ -223,15 +223,7 @@ impl Files {
         if limit == 0 {
             return Ok(Bytes::new());
         }
-        let options = GetOptions {
-            range: Some(GetRange::Bounded(0..limit)),
-            ..GetOptions::default()
-        };
-        let got = self
-            .store
-            .get_opts(&object_path(path)?, options)
-            .await
-            .map_err(ApiError::internal)?;
+        let got = self.get_range(path, 0..limit).await?;
         got.bytes().await.map_err(ApiError::internal)
     }
 
@@ -244,16 +236,24 @@ impl Files {
         if range.is_empty() {
             return Ok(Box::pin(futures_util::stream::empty()));
         }
+        let got = self.get_range(path, range).await?;
+        Ok(Box::pin(got.into_stream().map_err(std::io::Error::other)))
+    }
+
+    /// Starts reading a non-empty `range` of a stored file.
+    async fn get_range(
+        &self,
+        path: &str,
+        range: Range<u64>,
+    ) -> Result<object_store::GetResult, ApiError> {
         let options = GetOptions {
             range: Some(GetRange::Bounded(range)),
             ..GetOptions::default()
         };
-        let got = self
-            .store
+        self.store
             .get_opts(&object_path(path)?, options)
             .await
-            .map_err(ApiError::internal)?;
-        Ok(Box::pin(got.into_stream().map_err(std::io::Error::other)))
+            .map_err(ApiError::internal)
     }
 
     /// Stores `bytes` at `path`, replacing what was there.

@@ -317,30 +317,33 @@ fn location(mount: &str, collection: &str, id: Uuid) -> String {
     )
 }
 
-/// A new asset record from a validated create, with no file fields yet.
-fn new_record(new: validate::NewAsset) -> Asset {
-    let now = now();
-    Asset {
-        id: Uuid::new_v4(),
-        slug: validate::slug_from_title(&new.title, "asset"),
-        title: new.title,
-        description: new.description,
-        asset_type: new.asset_type,
-        file_path: None,
-        file_size: None,
-        mime_type: None,
-        thumbnail_path: None,
-        page_count: None,
-        word_count: None,
-        width: None,
-        height: None,
-        external_url: new.external_url,
-        video_embed: new.video_embed,
-        download_count: 0,
-        is_public: new.is_public,
-        published: true,
-        created_at: now,
-        updated_at: now,
+impl Asset {
+    /// A new, published asset record from a validated create: a fresh id, the slug of its
+    /// title (stores make it unique), no file fields yet, created now.
+    pub fn from_new(new: validate::NewAsset) -> Asset {
+        let now = now();
+        Asset {
+            id: Uuid::new_v4(),
+            slug: validate::slug_from_title(&new.title, "asset"),
+            title: new.title,
+            description: new.description,
+            asset_type: new.asset_type,
+            file_path: None,
+            file_size: None,
+            mime_type: None,
+            thumbnail_path: None,
+            page_count: None,
+            word_count: None,
+            width: None,
+            height: None,
+            external_url: new.external_url,
+            video_embed: new.video_embed,
+            download_count: 0,
+            is_public: new.is_public,
+            published: true,
+            created_at: now,
+            updated_at: now,
+        }
     }
 }
 
@@ -521,17 +524,22 @@ impl Service {
         ))
     }
 
-    /// `GET /api/v1/assets/{asset_id}`: one published asset.
-    pub async fn get_asset(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
-        self.admit(Operation::GetAsset, &req).await?;
+    /// The published asset with the path id `id`: 400 for an id that is not a UUID, 404 for
+    /// one that is unknown or unpublished.
+    async fn published_asset(&self, id: &str) -> Result<Asset, ApiError> {
         let id = validate::parse_id("asset_id", id)?;
-        let asset = self
-            .inner
+        self.inner
             .store
             .get_asset(id)
             .await?
             .filter(|a| a.published)
-            .ok_or(ApiError::NotFound("Asset not found"))?;
+            .ok_or(ApiError::NotFound("Asset not found"))
+    }
+
+    /// `GET /api/v1/assets/{asset_id}`: one published asset.
+    pub async fn get_asset(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        self.admit(Operation::GetAsset, &req).await?;
+        let asset = self.published_asset(id).await?;
         Ok(data(200, AssetJson(&asset)))
     }
 
@@ -540,7 +548,7 @@ impl Service {
         let body = self.admit(Operation::CreateAsset, &req).await?;
         let new = validate::new_asset(body, &self.inner.config)?;
         let file_path = new.file_path.clone();
-        let asset = new_record(new);
+        let asset = Asset::from_new(new);
         let asset = match &file_path {
             Some(path) => self.attach_file(asset, path).await?,
             None => asset,
@@ -658,7 +666,7 @@ impl Service {
             });
             let mut new = validate::new_asset(doc.to_string().as_bytes(), &self.inner.config)?;
             new.file_path = None;
-            Ok(apply_file(new_record(new), file))
+            Ok(apply_file(Asset::from_new(new), file))
         })();
         let mut asset = match built {
             Ok(asset) => asset,
@@ -714,14 +722,7 @@ impl Service {
     /// 206, an unsatisfiable one 416; link and external_video answer 302 to their URL.
     pub async fn download_asset(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         self.admit(Operation::DownloadAsset, &req).await?;
-        let id = validate::parse_id("asset_id", id)?;
-        let asset = self
-            .inner
-            .store
-            .get_asset(id)
-            .await?
-            .filter(|a| a.published)
-            .ok_or(ApiError::NotFound("Asset not found"))?;
+        let asset = self.published_asset(id).await?;
         if let (AssetType::Link | AssetType::ExternalVideo, Some(url)) =
             (asset.asset_type, &asset.external_url)
         {
@@ -765,7 +766,7 @@ impl Service {
             return Ok(reply);
         }
         if part.start == 0 {
-            self.inner.store.record_download(id).await?;
+            self.inner.store.record_download(asset.id).await?;
         }
         reply.stream = Some(self.inner.files.stream(path, part).await?);
         Ok(reply)

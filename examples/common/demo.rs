@@ -6,6 +6,7 @@
 //! by a crash is completed on the next start.
 
 use assetlib::extract::samples;
+use assetlib::validate::NewAsset;
 use assetlib::{Asset, AssetType, Library, LibraryEntry, LibraryWrite, Section, Service};
 use std::net::SocketAddr;
 
@@ -203,28 +204,17 @@ async fn add_asset(service: &Service, s: &Sample) -> Result<(), BoxError> {
         }
         _ => None,
     };
-    let now = assetlib::service::now();
     let asset = Asset {
         id,
-        title: s.title.to_owned(),
-        slug: assetlib::validate::slug_from_title(s.title, "asset"),
-        description: Some(s.description.to_owned()),
-        asset_type: s.asset_type,
-        file_path: None,
-        file_size: None,
-        mime_type: None,
-        thumbnail_path: None,
-        page_count: None,
-        word_count: None,
-        width: None,
-        height: None,
-        external_url: external_url.map(String::from),
-        video_embed,
-        download_count: 0,
-        is_public: s.is_public,
-        published: true,
-        created_at: now,
-        updated_at: now,
+        ..Asset::from_new(NewAsset {
+            title: s.title.to_owned(),
+            description: Some(s.description.to_owned()),
+            asset_type: s.asset_type,
+            external_url: external_url.map(String::from),
+            video_embed,
+            is_public: s.is_public,
+            file_path: None,
+        })
     };
     let asset = match s.file {
         Some((name, content)) => {
