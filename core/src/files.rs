@@ -289,6 +289,7 @@ impl Files {
             .map_err(ApiError::internal)?;
         let mut written = 0u64;
         let mut pending = Vec::new();
+        let mut pending_len = 0usize;
         let result = async {
             while let Some(chunk) = stream.next().await {
                 let chunk = chunk.map_err(Into::into)?;
@@ -296,8 +297,10 @@ impl Files {
                 if written > limit {
                     return Err(ApiError::PayloadTooLarge { limit });
                 }
+                pending_len += chunk.len();
                 pending.push(chunk);
-                if pending.iter().map(Bytes::len).sum::<usize>() >= PART_SIZE {
+                if pending_len >= PART_SIZE {
+                    pending_len = 0;
                     let part = PutPayload::from_iter(std::mem::take(&mut pending));
                     upload.put_part(part).await.map_err(ApiError::internal)?;
                 }

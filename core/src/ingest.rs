@@ -1,8 +1,6 @@
 //! From a stored file to an asset's file fields: resolve the path, read the file (bounded),
 //! run [`crate::extract`] off the async runtime with a time bound, and store a thumbnail.
 
-use std::time::Duration;
-
 use uuid::Uuid;
 
 use crate::config::Config;
@@ -29,20 +27,19 @@ pub(crate) struct Ingested {
     pub(crate) thumbnail_path: Option<String>,
 }
 
-fn file_error(message: impl Into<String>) -> ApiError {
-    ApiError::validation("file_path", message)
-}
-
 /// Reads the file at `file_path` for the asset `id` of the `declared` type (`None`: inferred
-/// from the content). Answers 400 on `file_path` for a missing file, one outside the store,
-/// content of another type, or a file that needs more time or memory than allowed.
+/// from the content). Answers 400 on `file_path` for a missing file or one outside the store,
+/// and 400 on `field` (`file_path` on create, `file` on upload) for content of another type
+/// or a file that needs more time or memory than allowed.
 pub(crate) async fn ingest(
     files: &Files,
     config: &Config,
     id: Uuid,
     file_path: &str,
     declared: Option<AssetType>,
+    field: &'static str,
 ) -> Result<Ingested, ApiError> {
+    let file_error = |message: String| ApiError::validation(field, message);
     let resolved = files.resolve(file_path).await?;
     let header_only = matches!(declared, Some(AssetType::Video | AssetType::Audio));
     let limit = if header_only {
@@ -50,7 +47,7 @@ pub(crate) async fn ingest(
     } else {
         if resolved.size > config.max_upload {
             return Err(file_error(format!(
-                "file_path names a file of {} bytes; metadata is read from files of at most {} bytes",
+                "{field} names a file of {} bytes; metadata is read from files of at most {} bytes",
                 resolved.size, config.max_upload
             )));
         }
@@ -77,10 +74,23 @@ pub(crate) async fn ingest(
         Ok::<_, ExtractError>((info, thumb))
     });
     let (mut info, thumb) = match tokio::time::timeout(config.extract_timeout, work).await {
-        Err(_) => return Err(timed_out(config.extract_timeout)),
+        Err(_) => {
+            return Err(file_error(format!(
+                "{field} could not be read within {} seconds",
+                config.extract_timeout.as_secs_f64()
+            )));
+        }
         Ok(joined) => match joined.map_err(ApiError::internal)? {
             Ok(done) => done,
-            Err(e) => return Err(extract_error(e)),
+            Err(ExtractError::TypeMismatch {
+                declared,
+                found_mime,
+            }) => {
+                return Err(file_error(format!(
+                    "{field} content is {found_mime}, which is not a valid {declared} file"
+                )));
+            }
+            Err(other) => return Err(file_error(format!("{field} could not be read: {other}"))),
         },
     };
     info.file_size = resolved.size;
@@ -97,23 +107,4 @@ pub(crate) async fn ingest(
         info,
         thumbnail_path,
     })
-}
-
-fn timed_out(limit: Duration) -> ApiError {
-    file_error(format!(
-        "file_path could not be read within {} seconds",
-        limit.as_secs_f64()
-    ))
-}
-
-fn extract_error(e: ExtractError) -> ApiError {
-    match e {
-        ExtractError::TypeMismatch {
-            declared,
-            found_mime,
-        } => file_error(format!(
-            "file_path content is {found_mime}, which is not a valid {declared} file"
-        )),
-        other => file_error(format!("file_path could not be read: {other}")),
-    }
 }

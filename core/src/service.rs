@@ -606,78 +606,23 @@ impl Service {
         client_name: &str,
         mount: &str,
     ) -> Result<Reply, ApiError> {
-        let declared = match form.asset_type.as_deref() {
-            None | Some("") => None,
-            Some(raw) => {
-                let t = AssetType::parse(raw).filter(|t| t.is_file_based()).ok_or_else(|| {
-                    ApiError::validation(
-                        "asset_type",
-                        "asset_type of an upload must be one of: pdf, document, image, video, audio",
-                    )
-                })?;
-                Some(t)
-            }
-        };
+        let declared = upload::declared_type(&form)?;
         let id = Uuid::new_v4();
-        let file = ingest::ingest(&self.inner.files, &self.inner.config, id, path, declared).await;
-        let file = match file {
-            Ok(file) => file,
-            Err(ApiError::Validation { message, .. }) => {
-                return Err(ApiError::validation(
-                    "file",
-                    message.replacen("file_path", "file", 1),
-                ));
-            }
-            Err(e) => return Err(e),
-        };
-        let thumbnail = file.thumbnail_path.clone();
-        let built = (|| {
-            let asset_type = file.info.kind.ok_or_else(|| {
-                ApiError::validation(
-                    "asset_type",
-                    format!(
-                        "The type of this file ({}) could not be inferred; give asset_type",
-                        file.info.mime_type
-                    ),
-                )
-            })?;
-            let is_public = match form.is_public.as_deref().map(str::trim) {
-                None | Some("") | Some("false") => false,
-                Some("true") => true,
-                Some(_) => {
-                    return Err(ApiError::validation(
-                        "is_public",
-                        "is_public must be true or false",
-                    ));
-                }
-            };
-            let title = form.title.clone().unwrap_or_else(|| {
-                client_name
-                    .rsplit(['/', '\\'])
-                    .next()
-                    .unwrap_or("")
-                    .to_owned()
-            });
-            let doc = serde_json::json!({
-                "title": title,
-                "description": form.description,
-                "asset_type": asset_type.as_str(),
-                "is_public": is_public,
-            });
-            let mut new = validate::new_asset(doc.to_string().as_bytes(), &self.inner.config)?;
-            new.file_path = None;
-            Ok(apply_file(Asset::from_new(new), file))
-        })();
-        let mut asset = match built {
-            Ok(asset) => asset,
+        let config = &self.inner.config;
+        let file = ingest::ingest(&self.inner.files, config, id, path, declared, "file").await?;
+        let new = match upload::new_asset(&form, client_name, &file.info, config) {
+            Ok(new) => new,
             Err(e) => {
-                if let Some(t) = &thumbnail {
-                    self.inner.files.delete(t).await;
+                if let Some(thumbnail) = &file.thumbnail_path {
+                    self.inner.files.delete(thumbnail).await;
                 }
                 return Err(e);
             }
         };
-        asset.id = id;
+        let asset = Asset {
+            id,
+            ..apply_file(Asset::from_new(new), file)
+        };
         self.insert_created(asset, mount).await
     }
 
@@ -713,6 +658,7 @@ impl Service {
             asset.id,
             file_path,
             Some(asset.asset_type),
+            "file_path",
         )
         .await?;
         Ok(apply_file(asset, file))
@@ -806,14 +752,7 @@ impl Service {
             .map(|(section, row)| (section, row.entry.asset_id))
             .collect();
         let ids: Vec<Uuid> = order.iter().map(|(_, id)| *id).collect();
-        let assets: HashMap<Uuid, Asset> = self
-            .inner
-            .store
-            .get_assets(&ids)
-            .await?
-            .into_iter()
-            .map(|a| (a.id, a))
-            .collect();
+        let assets = self.assets_by_id(&ids).await?;
         let mut taken = std::collections::HashSet::new();
         let mut items = Vec::new();
         let mut section_index: HashMap<Uuid, usize> = HashMap::new();
@@ -967,20 +906,19 @@ impl Service {
         })
     }
 
+    /// The assets with these ids that exist, by id.
+    async fn assets_by_id(&self, ids: &[Uuid]) -> Result<HashMap<Uuid, Asset>, ApiError> {
+        let assets = self.inner.store.get_assets(ids).await?;
+        Ok(assets.into_iter().map(|a| (a.id, a)).collect())
+    }
+
     /// Checks that every entry's asset exists and may be placed in a library.
     async fn check_entries(&self, doc: &LibraryDoc) -> Result<(), ApiError> {
         let ids: Vec<Uuid> = doc.entries().map(|e| e.asset_id).collect();
         if ids.is_empty() {
             return Ok(());
         }
-        let found: HashMap<Uuid, Asset> = self
-            .inner
-            .store
-            .get_assets(&ids)
-            .await?
-            .into_iter()
-            .map(|a| (a.id, a))
-            .collect();
+        let found = self.assets_by_id(&ids).await?;
         for entry in doc.entries() {
             match found.get(&entry.asset_id) {
                 None => {

@@ -6,8 +6,12 @@ use futures_util::{Stream, TryStreamExt as _};
 use multer::{Constraints, Multipart, SizeLimit};
 use uuid::Uuid;
 
+use crate::config::Config;
 use crate::error::{ApiError, BoxError};
+use crate::extract::FileInfo;
 use crate::files::Files;
+use crate::model::AssetType;
+use crate::validate::{self, NewAsset};
 
 /// Longest text part (`title`, `description`, ...), in bytes.
 const MAX_TEXT_PART: usize = 64 * 1024;
@@ -24,6 +28,64 @@ pub(crate) struct Form {
     pub(crate) is_public: Option<String>,
     /// Where the file was stored, and the name the client gave it.
     pub(crate) file: Option<(String, String)>,
+}
+
+/// The type an upload declares in its `asset_type` part; `None` when it leaves it to the
+/// content. Only file types are accepted.
+pub(crate) fn declared_type(form: &Form) -> Result<Option<AssetType>, ApiError> {
+    match form.asset_type.as_deref() {
+        None | Some("") => Ok(None),
+        Some(raw) => AssetType::parse(raw)
+            .filter(|t| t.is_file_based())
+            .map(Some)
+            .ok_or_else(|| {
+                ApiError::validation(
+                    "asset_type",
+                    "asset_type of an upload must be one of: pdf, document, image, video, audio",
+                )
+            }),
+    }
+}
+
+/// The create of an upload: its text parts validated as a `POST /api/v1/assets` body would
+/// be, with the type the file turned out to be and the client's file name as the default
+/// title.
+pub(crate) fn new_asset(
+    form: &Form,
+    client_name: &str,
+    file: &FileInfo,
+    config: &Config,
+) -> Result<NewAsset, ApiError> {
+    let asset_type = file.kind.ok_or_else(|| {
+        ApiError::validation(
+            "asset_type",
+            format!(
+                "The type of this file ({}) could not be inferred; give asset_type",
+                file.mime_type
+            ),
+        )
+    })?;
+    let is_public = match form.is_public.as_deref().map(str::trim) {
+        None | Some("" | "false") => false,
+        Some("true") => true,
+        Some(_) => {
+            return Err(ApiError::validation(
+                "is_public",
+                "is_public must be true or false",
+            ));
+        }
+    };
+    let title = form.title.clone().unwrap_or_else(|| {
+        let base = client_name.rsplit(['/', '\\']).next().unwrap_or("");
+        base.to_owned()
+    });
+    let body = serde_json::json!({
+        "title": title,
+        "description": form.description,
+        "asset_type": asset_type.as_str(),
+        "is_public": is_public,
+    });
+    validate::new_asset(body.to_string().as_bytes(), config)
 }
 
 /// The most bytes an upload's body may have: the file limit plus room for the rest.
