@@ -24,10 +24,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use assetlib::model::{
-    AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows, Section,
-};
 use assetlib::tree;
+use assetlib::{AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows, Section};
 use chrono::{TimeZone, Utc};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use serde::Serialize;

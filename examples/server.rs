@@ -27,7 +27,7 @@ use tracing::Level;
 
 use assetlib::Service;
 use assetlib::axum::ApiResponse;
-use assetlib::service::route_not_found;
+use assetlib::route_not_found;
 use common::BoxError;
 
 fn main() -> ExitCode {

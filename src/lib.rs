@@ -7,8 +7,9 @@
 //! ```no_run
 //! # #[cfg(all(feature = "axum", feature = "sled"))]
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let store = assetlib::sled::SledStore::open("data")?;
-//! let service = assetlib::Service::new(store, assetlib::Config::default());
+//! let store = assetlib::sled::SledStore::open("data/db")?;
+//! let files = assetlib::Files::local("data/files")?;
+//! let service = assetlib::Service::new(store, files, assetlib::Config::default());
 //! let app = axum::Router::new().merge(assetlib::axum::router(service));
 //! # let _: axum::Router = app;
 //! # Ok(())
@@ -16,6 +17,9 @@
 //! # #[cfg(not(all(feature = "axum", feature = "sled")))]
 //! # fn main() {}
 //! ```
+//!
+//! Records live in a store and files in a file store, both named when the service is built,
+//! so uploaded files survive a restart just as the records do.
 //!
 //! Everything that decides an answer — parsing, validation, scopes, pagination, library
 //! trees, every status code and error body — lives in the core, re-exported here
@@ -25,10 +29,10 @@
 //! The [`Service`] also works without any web framework:
 //!
 //! ```
-//! use assetlib::{Config, MemoryStore, Operation, RawRequest, Scope, Service};
+//! use assetlib::{Config, Operation, RawRequest, Scope, Service};
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! let service = Service::new(MemoryStore::new(), Config::default());
+//! let service = Service::in_memory(Config::default());
 //! let (_, key) = service.create_key("docs", vec![Scope::ReadLibraries], None).await?;
 //! let auth = format!("Bearer {key}");
 //! let reply = service

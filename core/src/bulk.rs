@@ -6,7 +6,7 @@
 //! — PDFs, images, video — are compressed already) and in page order; each section is a
 //! folder named after it, unsectioned files are at the top.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use bytes::Bytes;
@@ -16,7 +16,13 @@ use tokio::sync::mpsc;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use crate::files::{ByteStream, Files};
+use uuid::Uuid;
+
+use crate::error::ApiError;
+use crate::files::Files;
+use crate::model::{Asset, Section};
+use crate::reply::ByteStream;
+use crate::tree::LibraryDetail;
 
 /// Bytes gathered before a chunk of the zip is sent.
 const CHUNK: usize = 64 * 1024;
@@ -30,6 +36,51 @@ pub(crate) struct Item {
     pub(crate) path: String,
     /// Its size in bytes.
     pub(crate) size: u64,
+}
+
+/// The zip of a library page: each asset with a stored file, in page order, named after its
+/// slug inside its section's folder (unsectioned files at the top), every name unique.
+/// `assets` holds the page's assets by id; entries without one, or without a stored file, are
+/// left out.
+pub(crate) async fn plan(
+    files: &Files,
+    detail: &LibraryDetail<'_>,
+    assets: &HashMap<Uuid, Asset>,
+) -> Result<Vec<Item>, ApiError> {
+    let mut taken = HashSet::new();
+    let mut items = Vec::new();
+    let mut section_index: HashMap<Uuid, usize> = HashMap::new();
+    for (section, row) in detail.page_order() {
+        let Some(asset) = assets.get(&row.entry.asset_id) else {
+            continue;
+        };
+        let Some(path) = asset.file_path.as_deref() else {
+            continue;
+        };
+        let Some(stat) = files.stat(path).await? else {
+            continue;
+        };
+        let file = crate::download::file_name(&asset.slug, path);
+        let name = match section {
+            Some(s) => format!(
+                "{}/{file}",
+                folder(&s.title, index_of(s, &mut section_index))
+            ),
+            None => file,
+        };
+        items.push(Item {
+            name: unique(name, &mut taken),
+            path: path.to_owned(),
+            size: stat.size,
+        });
+    }
+    Ok(items)
+}
+
+/// The position of `section` among the sections met so far, counting from 0.
+fn index_of(section: &Section, seen: &mut HashMap<Uuid, usize>) -> usize {
+    let next = seen.len();
+    *seen.entry(section.id).or_insert(next)
 }
 
 /// A folder name for a section: its title with path separators, control characters and

@@ -44,7 +44,7 @@ impl Default for Config {
             max_upload: 100 * 1024 * 1024,
             max_page_size: 100,
             max_title_chars: 500,
-            files_base_url: "/files/".to_owned(),
+            files_base_url: crate::routes::files_base_url!().to_owned(),
             dailymotion_player_id: None,
             detail_cache: true,
             extract_timeout: Duration::from_secs(30),

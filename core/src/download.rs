@@ -1,5 +1,5 @@
-//! The pure parts of a download: which bytes a `Range` header asks for, and the
-//! `Content-Disposition` of a file.
+//! The rules of a download: which bytes a `Range` header asks for, the
+//! `Content-Disposition` of a file, and the headers that keep a served file from running.
 //!
 //! ```
 //! use assetlib_core::download::{Selection, attachment, select};
@@ -17,6 +17,8 @@
 use std::ops::Range;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+use crate::reply::Reply;
 
 /// What a download sends, by its `Range` header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +112,14 @@ pub fn file_name(slug: &str, file_path: &str) -> String {
 /// `Content-Range` of a part: `bytes START-END/SIZE` (end inclusive).
 pub fn content_range(part: &Range<u64>, size: u64) -> String {
     format!("bytes {}-{}/{size}", part.start, part.end.saturating_sub(1))
+}
+
+/// A file sent to a client is never run in the API's origin: its type is never sniffed, and
+/// an HTML or SVG file opened directly is sandboxed with nothing allowed.
+pub(crate) fn protected(reply: Reply) -> Reply {
+    reply
+        .with_header("x-content-type-options", "nosniff")
+        .with_header("content-security-policy", "default-src 'none'; sandbox")
 }
 
 #[cfg(test)]

@@ -143,27 +143,41 @@ impl ApiError {
     }
 }
 
+/// What a client reads for each [`StoreError`]: the one place where a store's failure
+/// becomes contract text. A clash of ids or key hashes the service itself chose is no fault of
+/// the client's: it is an internal error.
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::Conflict { field, message } => ApiError::Validation { field, message },
+            StoreError::SlugTaken { slug } => {
+                ApiError::validation("slug", format!("slug {slug:?} is taken by another library"))
+            }
             other => ApiError::Internal(Box::new(other)),
         }
     }
 }
 
-/// A failure of a [`crate::Store`], in kinds every backend maps its own errors into.
+/// A failure of a [`crate::Store`], in kinds every backend maps its own errors into. The kinds
+/// carry data, never text for a client: core alone decides what a client reads
+/// (`impl From<StoreError> for ApiError`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// A unique value is taken (for example an explicitly given library slug).
-    #[error("{message}")]
-    Conflict {
-        /// The field whose value is taken.
-        field: String,
-        /// What is taken.
-        message: String,
+    /// A library slug given explicitly is held by another library.
+    #[error("library slug {slug:?} is taken")]
+    SlugTaken {
+        /// The slug asked for.
+        slug: String,
     },
+    /// A record with this id exists already (an asset or a key).
+    #[error("a record with id {id} exists")]
+    DuplicateId {
+        /// The id.
+        id: uuid::Uuid,
+    },
+    /// A key with the same hash exists already.
+    #[error("a key with this hash exists")]
+    DuplicateKeyHash,
     /// Stored data could not be decoded.
     #[error("stored data is corrupt: {0}")]
     Corrupt(#[source] BoxError),
@@ -224,15 +238,27 @@ mod tests {
     }
 
     #[test]
-    fn conflicts_are_validation_errors_on_their_field() {
-        let e = ApiError::from(StoreError::Conflict {
-            field: "slug".into(),
-            message: "taken".into(),
+    fn a_taken_slug_is_a_validation_error_on_slug() {
+        let e = ApiError::from(StoreError::SlugTaken {
+            slug: "press".into(),
         });
         assert_eq!(
             body(&e.into_reply()),
-            json!({"error": "Validation error", "message": "taken", "field": "slug"})
+            json!({"error": "Validation error",
+                "message": "slug \"press\" is taken by another library", "field": "slug"})
         );
+    }
+
+    #[test]
+    fn clashes_of_ids_the_service_chose_are_internal() {
+        for e in [
+            StoreError::DuplicateId {
+                id: uuid::Uuid::nil(),
+            },
+            StoreError::DuplicateKeyHash,
+        ] {
+            assert_eq!(ApiError::from(e).into_reply().status, 500);
+        }
     }
 
     #[test]

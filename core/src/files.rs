@@ -5,11 +5,12 @@
 //! [`Files::new`] takes any other backend (S3-compatible, GCS, Azure, for several API
 //! replicas), and [`Files::memory`] keeps them in memory (tests, examples).
 //!
-//! A `file_path` given on create is a path in this store. Beyond the checks that need no store
-//! ([`crate::validate::check_file_path`]: no `..`, no absolute paths, no percent-encoded
-//! forms of either), [`Files::resolve`] refuses a path that does not exist and, on a local
-//! file system, one whose symbolic links lead outside the root; the path stored on the asset
-//! is the resolved one, so a link changed later cannot lead a download elsewhere.
+//! A `file_path` given on create is a path in this store. It passes one gate, when the create
+//! is validated ([`crate::validate::check_file_path`]: no `..`, no absolute paths, no
+//! percent-encoded forms of either), and is then resolved against the store: a path that does
+//! not exist is refused, and so, on a local file system, is one whose symbolic links lead
+//! outside the root. The path stored on the asset is the resolved one, so a link changed later
+//! cannot lead a download elsewhere.
 //!
 //! | path | holds |
 //! |---|---|
@@ -31,7 +32,6 @@
 
 use std::ops::Range;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -42,9 +42,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
 
 use crate::error::ApiError;
-
-/// A body streamed from the file store.
-pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send>>;
+use crate::reply::ByteStream;
 
 /// Why a file store could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -161,8 +159,11 @@ impl Files {
     /// # Errors
     /// 400 on `file_path` when the path is not a file in the store or (on a local file
     /// system) leads outside its root; 500 when the store fails.
+    ///
+    /// `file_path` is expected to have passed [`crate::validate::check_file_path`], the one
+    /// gate for paths named by clients; a path with `..` still never resolves outside the
+    /// store (the object store refuses it, a local root is checked after links are followed).
     pub async fn resolve(&self, file_path: &str) -> Result<Resolved, ApiError> {
-        crate::validate::check_file_path(file_path)?;
         let path = match &self.local_root {
             Some(root) => {
                 let root = root.clone();
@@ -341,3 +342,32 @@ impl Files {
 /// Bytes gathered before a part of a streamed upload is written (object stores such as S3
 /// need parts of at least 5 MiB).
 const PART_SIZE: usize = 5 * 1024 * 1024;
+
+/// The files one request wrote to the store (an upload, a thumbnail), so that one clean-up
+/// removes them all when the request fails. Files an app placed itself are never listed.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    paths: Vec<String>,
+}
+
+impl Written {
+    /// Notes a file the request wrote.
+    pub(crate) fn push(&mut self, path: String) {
+        self.paths.push(path);
+    }
+
+    /// Notes each file the request wrote, if any.
+    pub(crate) fn extend(&mut self, paths: impl IntoIterator<Item = String>) {
+        self.paths.extend(paths);
+    }
+
+    /// The one clean-up point: keeps the files when the request succeeded, else removes every
+    /// file it wrote.
+    pub(crate) async fn settle<T, E>(self, files: &Files, outcome: &Result<T, E>) {
+        if outcome.is_err() {
+            for path in &self.paths {
+                files.delete(path).await;
+            }
+        }
+    }
+}

@@ -7,10 +7,10 @@
 //! [`RawRequest`] and [`Reply`]; stores (`assetlib-sled`, [`MemoryStore`]) only keep records.
 //!
 //! ```
-//! use assetlib_core::{Body, Config, MemoryStore, Operation, RawRequest, Scope, Service};
+//! use assetlib_core::{Config, Operation, RawRequest, Scope, Service};
 //!
 //! # tokio_test_block_on(async {
-//! let service = Service::new(MemoryStore::new(), Config::default());
+//! let service = Service::in_memory(Config::default());
 //! let (_, key) = service.create_key("docs", vec![Scope::ReadAssets], None).await.unwrap();
 //! let auth = format!("Bearer {key}");
 //! let reply = service
@@ -28,48 +28,57 @@
 //! # }
 //! ```
 //!
-//! ## Modules
+//! Records are kept by a [`Store`] and files by [`Files`], both named when the service is
+//! built: `Service::new(store, Files::local("data/files")?, config)` keeps uploads on disk next
+//! to a durable store; [`Service::in_memory`] keeps everything in memory, for tests.
+//!
+//! ## Public API
+//! Every public item has one path. The crate root holds the service and what it is built
+//! from and answers with: [`Service`], [`Config`], [`Store`], [`MemoryStore`], [`Files`], the
+//! records ([`Asset`], [`Library`], [`ApiKey`], ...), the validated queries a store answers
+//! ([`AssetQuery`], [`LibraryQuery`]), the route table ([`ROUTES`],
+//! [`Operation`], [`match_route`], ...), [`RawRequest`] and [`Reply`], and the errors
+//! ([`ApiError`], [`StoreError`]). The pure parts are modules of their own:
+//!
 //! | module | what it does |
 //! |---|---|
-//! | [`query`] | raw query string -> [`AssetQuery`], [`LibraryQuery`], [`DetailQuery`] |
 //! | [`page`] | pagination arithmetic and objects |
 //! | [`auth`] | `Authorization` header -> key -> SHA-256 -> record; scope checks |
 //! | [`tree`] | library, sections and entries -> the library detail |
 //! | [`validate`] | create bodies, library documents, ids, slugs, file paths |
 //! | [`embed`] | `video_embed` from an external video URL |
 //! | [`extract`] | file metadata from content: MIME by magic bytes, pages, words, image size, thumbnails |
-//! | [`files`] | [`Files`], the file store (any `object_store`), path resolution |
 //! | [`download`] | `Range` selection and `Content-Disposition` of downloads |
-//! | [`render`] | assets and library list items on the wire |
-//! | [`error`] | [`ApiError`] (the error table) and [`StoreError`] |
-//! | [`store`] | the [`Store`] trait |
-//! | [`service`] | the [`Service`], the scope table and the route table |
-//! | [`memory`] | [`MemoryStore`] |
+//! | [`render`] | assets, library list items and timestamps on the wire |
 //! | `testing` | the store conformance suite (feature `testing`) |
 //!
 //! ## Features
 //! | feature | what it adds |
 //! |---|---|
-//! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs |
+//! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs (turns on `samples`) |
+//! | `samples` | `assetlib_core::extract::samples`: small real files (PDF, DOCX, ODT, PNG, JPEG, ...) for tests and demos |
 
 pub mod auth;
 mod bulk;
-pub mod config;
+mod config;
 mod detail_cache;
 pub mod download;
 pub mod embed;
-pub mod error;
+mod error;
 pub mod extract;
-pub mod files;
+mod files;
 mod ingest;
-pub mod memory;
-pub mod model;
+mod memory;
+mod model;
 pub mod page;
-pub mod query;
+mod query;
+mod records;
 pub mod render;
-pub mod reply;
-pub mod service;
-pub mod store;
+mod reply;
+mod request;
+mod routes;
+mod service;
+mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tree;
@@ -79,10 +88,18 @@ pub mod validate;
 pub use async_trait::async_trait;
 pub use config::Config;
 pub use error::{ApiError, BoxError, StoreError};
-pub use files::Files;
+pub use files::{Files, FilesError, Resolved};
 pub use memory::MemoryStore;
-pub use model::*;
+pub use model::{
+    ApiKey, Asset, AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows,
+    LibrarySummary, LibraryWrite, Page, PutOutcome, Scope, Section, ViewCount,
+};
 pub use query::{AssetQuery, AssetSort, DetailQuery, LibraryQuery, SortOrder};
-pub use reply::Reply;
-pub use service::{Body, Operation, ROUTES, RawRequest, Route, RouteMatch, Service, match_route};
+pub use reply::{ByteStream, JSON, Reply};
+pub use request::{BodyStream, RawRequest, RequestBody};
+pub use routes::{
+    API_PREFIX, Operation, ROUTES, Route, RouteMatch, THUMBNAIL_ROUTE, match_route,
+    method_not_allowed, route_not_found,
+};
+pub use service::Service;
 pub use store::Store;

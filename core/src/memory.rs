@@ -142,6 +142,9 @@ impl Store for MemoryStore {
 
     async fn insert_asset(&self, mut asset: Asset) -> Result<Asset, StoreError> {
         let mut state = self.write();
+        if state.assets.contains_key(&asset.id) {
+            return Err(StoreError::DuplicateId { id: asset.id });
+        }
         asset.slug = free_slug(&asset.slug, |s| state.assets.values().any(|a| a.slug == s));
         state.assets.insert(asset.id, asset.clone());
         Ok(asset)
@@ -225,9 +228,8 @@ impl Store for MemoryStore {
         };
         if write.slug_given {
             if taken(&library.slug) {
-                return Err(StoreError::Conflict {
-                    field: "slug".into(),
-                    message: format!("slug {:?} is taken by another library", library.slug),
+                return Err(StoreError::SlugTaken {
+                    slug: library.slug.clone(),
                 });
             }
         } else {
@@ -285,7 +287,14 @@ impl Store for MemoryStore {
     }
 
     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
-        self.write().keys.push(key);
+        let mut state = self.write();
+        if state.keys.iter().any(|k| k.id == key.id) {
+            return Err(StoreError::DuplicateId { id: key.id });
+        }
+        if state.keys.iter().any(|k| k.key_hash == key.key_hash) {
+            return Err(StoreError::DuplicateKeyHash);
+        }
+        state.keys.push(key);
         Ok(())
     }
 

@@ -169,7 +169,7 @@ fn one_of<T: Copy>(name: &'static str, value: &str, options: &[(&str, T)]) -> Re
 }
 
 /// Parses the query of `GET /api/v1/assets`.
-pub fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<AssetQuery, ApiError> {
+pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<AssetQuery, ApiError> {
     const KNOWN: &[&str] = &["page", "per_page", "asset_type", "search", "sort", "order"];
     let mut p = Params::parse(raw, KNOWN)?;
     let page = page_number(p.take("page"))?;
@@ -223,7 +223,10 @@ pub fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<AssetQuery, 
 }
 
 /// Parses the query of `GET /api/v1/libraries`.
-pub fn library_query(raw: Option<&str>, max_page_size: u32) -> Result<LibraryQuery, ApiError> {
+pub(crate) fn library_query(
+    raw: Option<&str>,
+    max_page_size: u32,
+) -> Result<LibraryQuery, ApiError> {
     const KNOWN: &[&str] = &["page", "limit", "workspace_id"];
     let mut p = Params::parse(raw, KNOWN)?;
     Ok(LibraryQuery {
@@ -234,7 +237,7 @@ pub fn library_query(raw: Option<&str>, max_page_size: u32) -> Result<LibraryQue
 }
 
 /// Parses the query of `GET /api/v1/libraries/{id}`.
-pub fn detail_query(raw: Option<&str>) -> Result<DetailQuery, ApiError> {
+pub(crate) fn detail_query(raw: Option<&str>) -> Result<DetailQuery, ApiError> {
     const KNOWN: &[&str] = &["include_assets"];
     let mut p = Params::parse(raw, KNOWN)?;
     let include_assets = match p.take("include_assets") {

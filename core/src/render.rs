@@ -4,6 +4,37 @@ use chrono::{DateTime, Utc};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::model::{Asset, AssetType, LibrarySummary};
+use crate::reply::Reply;
+
+/// `{"success": true, "data": ...}`, with `pagination` when given: the envelope of every asset
+/// answer.
+pub(crate) struct Envelope<D, P> {
+    pub(crate) data: D,
+    pub(crate) pagination: Option<P>,
+}
+
+impl<D: Serialize, P: Serialize> Serialize for Envelope<D, P> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("success", &true)?;
+        m.serialize_entry("data", &self.data)?;
+        if let Some(p) = &self.pagination {
+            m.serialize_entry("pagination", p)?;
+        }
+        m.end()
+    }
+}
+
+/// A JSON answer `{"success": true, "data": data}`.
+pub(crate) fn data<D: Serialize>(status: u16, data: D) -> Reply {
+    Reply::json_value(
+        status,
+        &Envelope::<D, ()> {
+            data,
+            pagination: None,
+        },
+    )
+}
 
 /// A timestamp as RFC 3339 UTC with milliseconds: `2026-11-22T10:15:30.123Z`.
 #[derive(Debug, Clone, Copy)]

@@ -1,8 +1,12 @@
 //! [`Reply`]: a framework-free HTTP answer that adapters copy into their own response type.
 
-use bytes::Bytes;
+use std::pin::Pin;
 
-use crate::files::ByteStream;
+use bytes::Bytes;
+use futures_util::Stream;
+
+/// A body streamed to the client as it is read (a download, a zip).
+pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send>>;
 
 /// The `Content-Type` of every JSON answer.
 pub const JSON: &str = "application/json";

@@ -60,7 +60,8 @@ pub trait Store: Send + Sync + 'static {
     ///
     /// `asset.slug` is the wanted slug: the store keeps it when no other asset has it, else
     /// uses the first free one of `slug-2`, `slug-3`, ... The asset, its indexes and counts
-    /// land together, durably, before this returns.
+    /// land together, durably, before this returns. An asset with the same id is
+    /// [`StoreError::DuplicateId`], and nothing changes.
     async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError>;
 
     /// Replaces the fields of an existing asset with those of `asset`, keeping its slug,
@@ -88,7 +89,7 @@ pub trait Store: Send + Sync + 'static {
     /// On replace the store keeps the existing `created_at`, `view_count` and `published_at`;
     /// `published_at` is set to `library.updated_at` when the library is published and had
     /// none. Slugs are unique among libraries: a given slug (`slug_given`) that another
-    /// library holds is [`StoreError::Conflict`] on field `slug`; a slug made from the title
+    /// library holds is [`StoreError::SlugTaken`]; a slug made from the title
     /// gets the first free `-2`, `-3`, ... suffix. A library never clashes with itself.
     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError>;
 
@@ -112,7 +113,8 @@ pub trait Store: Send + Sync + 'static {
     /// asset). Concurrent calls never lose an increment.
     async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError>;
 
-    /// Stores a new API key record.
+    /// Stores a new API key record. A key with the same id is [`StoreError::DuplicateId`], one
+    /// with the same hash [`StoreError::DuplicateKeyHash`]; nothing changes then.
     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError>;
 
     /// The key record with this SHA-256 hash, revoked or expired ones included.

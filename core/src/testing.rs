@@ -80,6 +80,7 @@ cases!(
     update_asset_keeps_identity_and_reindexes,
     concurrent_downloads_are_all_counted,
     keys_lookup_list_expiry_revocation,
+    duplicate_ids_and_key_hashes_are_refused,
 );
 
 /// Runs every case, each on a fresh store from `make`. Panics naming the first failing case.
@@ -673,8 +674,8 @@ async fn library_slugs(store: Arc<dyn Store>) {
         .await
         .unwrap_err();
     match err {
-        StoreError::Conflict { field, .. } => assert_eq!(field, "slug"),
-        other => panic!("expected a slug conflict, got {other:?}"),
+        StoreError::SlugTaken { slug } => assert_eq!(slug, "brand-kit"),
+        other => panic!("expected a taken slug, got {other:?}"),
     }
     assert_eq!(store.load_library(third.id).await.unwrap(), None);
     // A given free slug is kept; its old slug is then free for others.
@@ -1075,4 +1076,47 @@ async fn keys_lookup_list_expiry_revocation(store: Arc<dyn Store>) {
         store.find_key(&[2; 32]).await.unwrap().unwrap().revoked_at,
         None
     );
+}
+
+/// `insert_asset` and `insert_key` refuse an id that exists, and `insert_key` a hash that
+/// exists, with their kinds, changing nothing.
+async fn duplicate_ids_and_key_hashes_are_refused(store: Arc<dyn Store>) {
+    let asset = sample_asset("Original", AssetType::Pdf, 1);
+    store.insert_asset(asset.clone()).await.unwrap();
+    let mut again = sample_asset("Impostor", AssetType::Image, 2);
+    again.id = asset.id;
+    match store.insert_asset(again).await {
+        Err(StoreError::DuplicateId { id }) => assert_eq!(id, asset.id),
+        other => panic!("expected a duplicate id, got {other:?}"),
+    }
+    assert_eq!(store.get_asset(asset.id).await.unwrap(), Some(asset));
+
+    let key = ApiKey {
+        id: Uuid::new_v4(),
+        name: "first".into(),
+        key_hash: [7; 32],
+        scopes: vec![Scope::ReadAssets],
+        created_at: t0(),
+        expires_at: None,
+        revoked_at: None,
+    };
+    store.insert_key(key.clone()).await.unwrap();
+    let same_id = ApiKey {
+        key_hash: [8; 32],
+        ..key.clone()
+    };
+    match store.insert_key(same_id).await {
+        Err(StoreError::DuplicateId { id }) => assert_eq!(id, key.id),
+        other => panic!("expected a duplicate id, got {other:?}"),
+    }
+    let same_hash = ApiKey {
+        id: Uuid::new_v4(),
+        ..key.clone()
+    };
+    match store.insert_key(same_hash).await {
+        Err(StoreError::DuplicateKeyHash) => {}
+        other => panic!("expected a duplicate hash, got {other:?}"),
+    }
+    assert_eq!(store.list_keys().await.unwrap(), vec![key.clone()]);
+    assert_eq!(store.find_key(&[8; 32]).await.unwrap(), None);
 }

@@ -1,16 +1,16 @@
 //! Reading `POST /api/v1/assets/upload`: a multipart/form-data body, its `file` part streamed
 //! into the file store (never gathered in memory), its text parts kept.
 
-use bytes::Bytes;
-use futures_util::{Stream, TryStreamExt as _};
+use futures_util::TryStreamExt as _;
 use multer::{Constraints, Multipart, SizeLimit};
 use uuid::Uuid;
 
 use crate::config::Config;
-use crate::error::{ApiError, BoxError};
+use crate::error::ApiError;
 use crate::extract::FileInfo;
-use crate::files::Files;
+use crate::files::{Files, Written};
 use crate::model::AssetType;
+use crate::request::BodyStream;
 use crate::validate::{self, NewAsset};
 
 /// Longest text part (`title`, `description`, ...), in bytes.
@@ -79,13 +79,12 @@ pub(crate) fn new_asset(
         let base = client_name.rsplit(['/', '\\']).next().unwrap_or("");
         base.to_owned()
     });
-    let body = serde_json::json!({
-        "title": title,
-        "description": form.description,
-        "asset_type": asset_type.as_str(),
-        "is_public": is_public,
-    });
-    validate::new_asset(body.to_string().as_bytes(), config)
+    let mut fields = serde_json::Map::with_capacity(4);
+    fields.insert("title".into(), title.into());
+    fields.insert("description".into(), form.description.clone().into());
+    fields.insert("asset_type".into(), asset_type.as_str().into());
+    fields.insert("is_public".into(), is_public.into());
+    validate::new_asset_fields(&fields, config)
 }
 
 /// The most bytes an upload's body may have: the file limit plus room for the rest.
@@ -141,82 +140,69 @@ fn safe_name(name: &str) -> String {
     }
 }
 
-/// Reads the form, streaming its `file` part to `uploads/{uuid}/{name}` in `files`. On any
-/// failure the stored file (if any) is removed before the error is returned.
-pub(crate) async fn read_form<S, E>(
+/// Reads the form, streaming its `file` part to `uploads/{uuid}/{name}` in `files`. The stored
+/// file goes into `written` as soon as it is complete, so the caller's one clean-up removes it
+/// whatever fails later.
+pub(crate) async fn read_form(
     files: &Files,
     boundary: String,
-    body: S,
+    body: BodyStream,
     max_upload: u64,
-) -> Result<Form, ApiError>
-where
-    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
-    E: Into<BoxError> + 'static,
-{
+    written: &mut Written,
+) -> Result<Form, ApiError> {
     let constraints =
         Constraints::new().size_limit(SizeLimit::new().whole_stream(body_limit(max_upload)));
     let mut multipart = Multipart::with_constraints(body, boundary, constraints);
     let mut form = Form::default();
-    let result = async {
-        while let Some(field) = multipart
-            .next_field()
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| multipart_error(e, max_upload))?
+    {
+        let name = field.name().unwrap_or("").to_owned();
+        if name == "file" {
+            if form.file.is_some() {
+                return Err(ApiError::validation(
+                    "file",
+                    "Only one file part is accepted",
+                ));
+            }
+            let client_name = field.file_name().unwrap_or("").to_owned();
+            let path = format!("uploads/{}/{}", Uuid::new_v4(), safe_name(&client_name));
+            let stream = field.map_err(|e| multipart_error(e, max_upload));
+            files.put_stream(&path, stream, max_upload).await?;
+            written.push(path.clone());
+            form.file = Some((path, client_name));
+            continue;
+        }
+        let slot = match name.as_str() {
+            "title" => &mut form.title,
+            "description" => &mut form.description,
+            "asset_type" => &mut form.asset_type,
+            "is_public" => &mut form.is_public,
+            _ => continue,
+        };
+        let mut text = Vec::new();
+        let mut field = field;
+        while let Some(chunk) = field
+            .try_next()
             .await
             .map_err(|e| multipart_error(e, max_upload))?
         {
-            let name = field.name().unwrap_or("").to_owned();
-            if name == "file" {
-                if form.file.is_some() {
-                    return Err(ApiError::validation(
-                        "file",
-                        "Only one file part is accepted",
-                    ));
-                }
-                let client_name = field.file_name().unwrap_or("").to_owned();
-                let path = format!("uploads/{}/{}", Uuid::new_v4(), safe_name(&client_name));
-                let stream = field.map_err(|e| multipart_error(e, max_upload));
-                files.put_stream(&path, stream, max_upload).await?;
-                form.file = Some((path, client_name));
-                continue;
+            if text.len() + chunk.len() > MAX_TEXT_PART {
+                return Err(ApiError::validation(
+                    name.as_str(),
+                    format!("{name} must be at most {MAX_TEXT_PART} bytes"),
+                ));
             }
-            let slot = match name.as_str() {
-                "title" => &mut form.title,
-                "description" => &mut form.description,
-                "asset_type" => &mut form.asset_type,
-                "is_public" => &mut form.is_public,
-                _ => continue,
-            };
-            let mut text = Vec::new();
-            let mut field = field;
-            while let Some(chunk) = field
-                .try_next()
-                .await
-                .map_err(|e| multipart_error(e, max_upload))?
-            {
-                if text.len() + chunk.len() > MAX_TEXT_PART {
-                    return Err(ApiError::validation(
-                        name.as_str(),
-                        format!("{name} must be at most {MAX_TEXT_PART} bytes"),
-                    ));
-                }
-                text.extend_from_slice(&chunk);
-            }
-            let text = String::from_utf8(text).map_err(|_| {
-                ApiError::validation(name.as_str(), format!("{name} must be UTF-8 text"))
-            })?;
-            *slot = Some(text);
+            text.extend_from_slice(&chunk);
         }
-        Ok(())
+        let text = String::from_utf8(text).map_err(|_| {
+            ApiError::validation(name.as_str(), format!("{name} must be UTF-8 text"))
+        })?;
+        *slot = Some(text);
     }
-    .await;
-    match result {
-        Ok(()) => Ok(form),
-        Err(e) => {
-            if let Some((path, _)) = &form.file {
-                files.delete(path).await;
-            }
-            Err(e)
-        }
-    }
+    Ok(form)
 }
 
 #[cfg(test)]

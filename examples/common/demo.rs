@@ -6,8 +6,9 @@
 //! by a crash is completed on the next start.
 
 use assetlib::extract::samples;
-use assetlib::validate::NewAsset;
-use assetlib::{Asset, AssetType, Library, LibraryEntry, LibraryWrite, Section, Service};
+use assetlib::validate::{NewAsset, library_doc};
+use assetlib::{AssetType, Service};
+use serde_json::{Value, json};
 use std::net::SocketAddr;
 
 use uuid::Uuid;
@@ -21,7 +22,6 @@ pub(crate) const LIBRARY_SLUG: &str = "sample-brand-library";
 
 /// One sample asset.
 struct Sample {
-    id: u128,
     title: &'static str,
     description: &'static str,
     asset_type: AssetType,
@@ -54,13 +54,8 @@ fn one_pager_docx() -> Vec<u8> {
     ])
 }
 
-const fn id(n: u128) -> u128 {
-    0x6a1f_0c2e_5b7d_4e18_9c3a_d0e5_f1a2_a000 + n
-}
-
 const SAMPLES: [Sample; 10] = [
     Sample {
-        id: id(1),
         title: "Brand guidelines",
         description: "Logo use, colours and type, in twelve pages.",
         asset_type: AssetType::Pdf,
@@ -69,7 +64,6 @@ const SAMPLES: [Sample; 10] = [
         file: Some(("brand-guidelines.pdf", guidelines_pdf)),
     },
     Sample {
-        id: id(2),
         title: "Logo (full colour)",
         description: "The primary logo on a transparent background.",
         asset_type: AssetType::Image,
@@ -78,7 +72,6 @@ const SAMPLES: [Sample; 10] = [
         file: Some(("logo.png", logo_png)),
     },
     Sample {
-        id: id(3),
         title: "Team photo 2026",
         description: "The whole team at the spring offsite.",
         asset_type: AssetType::Image,
@@ -87,7 +80,6 @@ const SAMPLES: [Sample; 10] = [
         file: Some(("team-photo-2026.jpg", team_jpeg)),
     },
     Sample {
-        id: id(4),
         title: "Product one-pager",
         description: "What the product does, for press and partners.",
         asset_type: AssetType::Document,
@@ -96,7 +88,6 @@ const SAMPLES: [Sample; 10] = [
         file: Some(("product-one-pager.docx", one_pager_docx)),
     },
     Sample {
-        id: id(5),
         title: "Product tour",
         description: "A two-minute walk through the app.",
         asset_type: AssetType::Video,
@@ -105,7 +96,6 @@ const SAMPLES: [Sample; 10] = [
         file: None,
     },
     Sample {
-        id: id(6),
         title: "Podcast: episode 1",
         description: "How the company started.",
         asset_type: AssetType::Audio,
@@ -114,7 +104,6 @@ const SAMPLES: [Sample; 10] = [
         file: None,
     },
     Sample {
-        id: id(7),
         title: "Launch keynote",
         description: "The launch talk, hosted on YouTube.",
         asset_type: AssetType::ExternalVideo,
@@ -123,7 +112,6 @@ const SAMPLES: [Sample; 10] = [
         file: None,
     },
     Sample {
-        id: id(8),
         title: "Company website",
         description: "Where customers find us.",
         asset_type: AssetType::Link,
@@ -132,7 +120,6 @@ const SAMPLES: [Sample; 10] = [
         file: None,
     },
     Sample {
-        id: id(9),
         title: "Press kit",
         description: "Everything a journalist asks for.",
         asset_type: AssetType::Collection,
@@ -142,7 +129,6 @@ const SAMPLES: [Sample; 10] = [
     },
     // Added last: its presence marks the demo as done.
     Sample {
-        id: id(10),
         title: "Website source",
         description: "The site's repository.",
         asset_type: AssetType::Git,
@@ -172,115 +158,75 @@ pub(crate) async fn seed_and_show(service: &Service, addr: SocketAddr) -> Result
     Ok(())
 }
 
-/// Adds the demo data unless it was added before. Returns whether anything was added.
+/// Adds the demo data unless it was added before (the sample library is written last, so
+/// its presence says so). Returns whether anything was added. Everything goes through the
+/// service's typed API, so the demo data passes the same rules as data sent over HTTP.
 pub(crate) async fn seed(service: &Service) -> Result<bool, BoxError> {
-    let store = service.store();
-    let marker = Uuid::from_u128(SAMPLES[SAMPLES.len() - 1].id);
-    if store.get_asset(marker).await?.is_some() {
+    if service.store().load_library(LIBRARY_ID).await?.is_some() {
         return Ok(false);
     }
-    let (last, first) = SAMPLES.split_last().ok_or("no samples")?;
-    for sample in first {
-        add_asset(service, sample).await?;
+    let mut ids = Vec::with_capacity(SAMPLES.len());
+    for sample in &SAMPLES {
+        ids.push(add_asset(service, sample).await?);
     }
-    if store.load_library(LIBRARY_ID).await?.is_none() {
-        store.put_library(library()).await?;
-    }
-    add_asset(service, last).await?;
-    store.flush().await?;
+    let doc = library_doc(library(&ids).to_string().as_bytes(), service.config())?;
+    service.save_library(LIBRARY_ID, doc).await?;
+    service.store().flush().await?;
     Ok(true)
 }
 
-async fn add_asset(service: &Service, s: &Sample) -> Result<(), BoxError> {
-    let store = service.store();
-    let id = Uuid::from_u128(s.id);
-    if store.get_asset(id).await?.is_some() {
-        return Ok(());
-    }
-    let external_url = s.external_url.map(url::Url::parse).transpose()?;
-    let video_embed = match (&external_url, s.asset_type) {
-        (Some(url), AssetType::ExternalVideo) => {
-            Some(assetlib::embed::video_embed(url, service.config())?)
-        }
-        _ => None,
-    };
-    let asset = Asset {
-        id,
-        ..Asset::from_new(NewAsset {
-            title: s.title.to_owned(),
-            description: Some(s.description.to_owned()),
-            asset_type: s.asset_type,
-            external_url: external_url.map(String::from),
-            video_embed,
-            is_public: s.is_public,
-            file_path: None,
-        })
-    };
-    let asset = match s.file {
+/// Creates one sample asset (its file put in the store first), returning its id.
+async fn add_asset(service: &Service, s: &Sample) -> Result<Uuid, BoxError> {
+    let file_path = match s.file {
         Some((name, content)) => {
             let path = format!("demo/{name}");
             service.files().put(&path, content().into()).await?;
-            service.attach_file(asset, &path).await?
+            Some(path)
         }
-        None => asset,
+        None => None,
     };
-    store.insert_asset(asset).await?;
-    Ok(())
+    let new = NewAsset::from_json(
+        &json!({
+            "title": s.title,
+            "description": s.description,
+            "asset_type": s.asset_type.as_str(),
+            "external_url": s.external_url,
+            "is_public": s.is_public,
+            "file_path": file_path,
+        }),
+        service.config(),
+    )?;
+    Ok(service.create_asset(new).await?.id)
 }
 
-/// The sample library: two sections of two assets and two unsectioned assets, one title
-/// overridden. Libraries hold pdf, image, video, audio and document assets only.
-fn library() -> LibraryWrite {
-    let now = assetlib::service::now();
-    let section = |n: u128, title: &str, description: &str, order: u32| Section {
-        id: Uuid::from_u128(LIBRARY_ID.as_u128() + n),
-        title: title.to_owned(),
-        description: Some(description.to_owned()),
-        display_order: order,
-        collapsed_by_default: false,
-    };
-    let brand = section(1, "Brand", "Logos and the rules for using them.", 0);
-    let media = section(2, "Media", "Video and audio about the product.", 1);
-    let entry =
-        |sample: usize, section: Option<&Section>, order: u32, title: Option<&str>| LibraryEntry {
-            asset_id: Uuid::from_u128(id(sample as u128)),
-            section_id: section.map(|s| s.id),
-            display_order: order,
-            title: title.map(str::to_owned),
-            description: None,
-        };
-    let entries = vec![
-        entry(1, Some(&brand), 0, None),
-        entry(2, Some(&brand), 1, Some("Primary logo")),
-        entry(5, Some(&media), 0, None),
-        entry(6, Some(&media), 1, None),
-        entry(4, None, 0, None),
-        entry(3, None, 1, None),
-    ];
-    LibraryWrite {
-        library: Library {
-            id: LIBRARY_ID,
-            title: "Sample brand library".to_owned(),
-            slug: LIBRARY_SLUG.to_owned(),
-            description: Some("A published library of the demo assets.".to_owned()),
-            workspace_id: None,
-            cover_image_path: None,
-            cover_overlay_color: Some("#1A2B3C".to_owned()),
-            cover_overlay_opacity: Some(0.4),
-            show_asset_count: true,
-            allow_individual_downloads: true,
-            allow_bulk_download: false,
-            is_paid: false,
-            price: None,
-            currency: "USD".to_owned(),
-            published: true,
-            published_at: None,
-            view_count: 0,
-            created_at: now,
-            updated_at: now,
-        },
-        slug_given: false,
-        sections: vec![brand, media],
-        entries,
-    }
+/// The sample library's document: two sections of two assets and two unsectioned assets, one
+/// title overridden. Libraries hold pdf, image, video, audio and document assets only.
+/// `ids` are the sample assets' ids, in the order of [`SAMPLES`].
+fn library(ids: &[Uuid]) -> Value {
+    let entry = |sample: usize, title: Option<&str>| json!({"asset_id": ids[sample - 1], "title": title, "description": null});
+    let section_id = |n: u128| Uuid::from_u128(LIBRARY_ID.as_u128() + n);
+    json!({
+        "title": "Sample brand library",
+        "slug": LIBRARY_SLUG,
+        "description": "A published library of the demo assets.",
+        "cover_overlay_color": "#1A2B3C",
+        "cover_overlay_opacity": 0.4,
+        "show_asset_count": true,
+        "allow_individual_downloads": true,
+        "allow_bulk_download": false,
+        "is_paid": false,
+        "currency": "USD",
+        "published": true,
+        "sections": [
+            {"id": section_id(1), "title": "Brand",
+             "description": "Logos and the rules for using them.",
+             "collapsed_by_default": false,
+             "assets": [entry(1, None), entry(2, Some("Primary logo"))]},
+            {"id": section_id(2), "title": "Media",
+             "description": "Video and audio about the product.",
+             "collapsed_by_default": false,
+             "assets": [entry(5, None), entry(6, None)]},
+        ],
+        "unsectioned_assets": [entry(4, None), entry(3, None)],
+    })
 }

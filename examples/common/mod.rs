@@ -210,7 +210,7 @@ pub(crate) fn open_service(data: &Path) -> Result<Service, BoxError> {
         Ok("off" | "0" | "false")
     );
     let files = Files::local(data.join("files")).map_err(|e| UserError(e.to_string()))?;
-    Ok(Service::with_files(store, files, config))
+    Ok(Service::from_arc(store, files, config))
 }
 
 fn open_store(data: &Path) -> Result<Arc<dyn Store>, BoxError> {

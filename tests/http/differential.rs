@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use assetlib::{Asset, AssetType, Config, MemoryStore, Scope, Service};
+use assetlib::{Asset, AssetType, Config, Scope, Service};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -91,7 +91,7 @@ fn seed_assets() -> Seed {
 /// A service over a fresh in-memory store holding `seed` and the key records of `keys_from`
 /// (or new keys, returned, when `keys_from` is `None`).
 async fn seeded(seed: &Seed, keys_from: Option<&Service>) -> (Service, Option<Keys>) {
-    let service = Service::new(MemoryStore::new(), Config::default());
+    let service = Service::in_memory(Config::default());
     service
         .files()
         .put(SEED_FILE, SEED_PDF.into())

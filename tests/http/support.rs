@@ -46,7 +46,7 @@ impl Ctx {
     async fn build<H: Harness>(config: Config, under: Option<&'static str>) -> Ctx {
         let (store, dir) = fresh_store();
         let files = Files::local(dir.path().join("files")).expect("file store");
-        let service = Service::with_files(store, files, config);
+        let service = Service::from_arc(store, files, config);
         let (_, admin) = service
             .create_key("admin", Scope::ALL.to_vec(), None)
             .await

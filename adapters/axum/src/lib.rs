@@ -10,9 +10,9 @@
 //! any other answer every request alike. `adapters/README.md` states the contract.
 //!
 //! ```
-//! use assetlib_core::{Config, MemoryStore, Service};
+//! use assetlib_core::{Config, Service};
 //!
-//! let service = Service::new(MemoryStore::new(), Config::default());
+//! let service = Service::in_memory(Config::default());
 //! let app: axum::Router = axum::Router::new()
 //!     .route("/", axum::routing::get(|| async { "my own page" }))
 //!     .merge(assetlib_axum::router(service));
@@ -24,8 +24,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
-//! # let service = assetlib_core::Service::new(
-//! #     assetlib_core::MemoryStore::new(), assetlib_core::Config::default());
+//! # let service = assetlib_core::Service::in_memory(assetlib_core::Config::default());
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! axum::serve(listener, assetlib_axum::router(service)).await
 //! # }
@@ -35,8 +34,8 @@
 //! | request | answer |
 //! |---|---|
 //! | a route of [`ROUTES`](assetlib_core::ROUTES) with one of its methods | [`Service::handle`](assetlib_core::Service::handle) |
-//! | a route with another method | [`method_not_allowed`](assetlib_core::service::method_not_allowed) (JSON 405 with `Allow`) |
-//! | any other path under `/api/v1` | [`route_not_found`](assetlib_core::service::route_not_found) (JSON 404) |
+//! | a route with another method | [`method_not_allowed`](assetlib_core::method_not_allowed) (JSON 405 with `Allow`) |
+//! | any other path under `/api/v1` | [`route_not_found`](assetlib_core::route_not_found) (JSON 404) |
 //! | anything else | not matched: the fallback of the app it is merged into |
 //!
 //! `HEAD` is answered like `GET`, without the body.

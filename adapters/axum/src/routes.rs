@@ -1,16 +1,16 @@
 //! [`router`]: every route of [`ROUTES`], each request's raw parts handed to core.
 
-use assetlib_core::service::{API_PREFIX, method_not_allowed, route_not_found};
-use assetlib_core::{ApiError, Body as CoreBody, Operation, ROUTES, RawRequest, Route, Service};
+use assetlib_core::{
+    API_PREFIX, Operation, ROUTES, RawRequest, RequestBody, Route, Service, THUMBNAIL_ROUTE,
+    method_not_allowed, route_not_found,
+};
 use axum::Router;
-use axum::body::{Body, Bytes, HttpBody as _};
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{OriginalUri, RawPathParams, Request, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RANGE};
+use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, RANGE};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method};
 use axum::routing::{MethodFilter, MethodRouter, any};
-use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 
 use crate::response::ApiResponse;
 
@@ -39,7 +39,7 @@ where
         .with_state(service)
 }
 
-/// Serves the file store's `thumbnails/` at `/files/thumbnails/{name}` (`GET` and `HEAD`),
+/// Serves the file store's `thumbnails/` at core's [`THUMBNAIL_ROUTE`] (`GET` and `HEAD`),
 /// without a key: websites show them in `<img>` tags. The ready server merges it next to
 /// [`router`].
 pub fn thumbnails<S>(service: Service) -> Router<S>
@@ -48,7 +48,7 @@ where
 {
     Router::new()
         .route(
-            "/files/thumbnails/{name}",
+            THUMBNAIL_ROUTE,
             axum::routing::get(
                 |State(service): State<Service>,
                  method: Method,
@@ -94,7 +94,8 @@ fn path_id(params: Result<RawPathParams, RawPathParamsRejection>) -> Option<Stri
     }
 }
 
-/// Hands the raw parts to core and its answer back.
+/// Hands the raw parts to core and its answer back. The body goes to core unread: core reads
+/// it only after the key and scope are checked, and only as far as the operation's limit.
 async fn handle(
     service: Service,
     op: Operation,
@@ -102,48 +103,18 @@ async fn handle(
     request: Request,
 ) -> ApiResponse {
     let (parts, body) = request.into_parts();
-    if op == Operation::UploadAsset {
-        return upload(service, &parts, body).await;
-    }
-    let read = if op.takes_json_body() {
-        read_body(body, service.config().max_json_body).await
-    } else {
-        Ok(Bytes::new())
-    };
     let header = |name| parts.headers.get(name).map(HeaderValue::as_bytes);
     let request = RawRequest {
         authorization: header(AUTHORIZATION),
         content_type: header(CONTENT_TYPE),
+        content_length: header(CONTENT_LENGTH),
         query: parts.uri.query(),
-        body: match &read {
-            Ok(bytes) => CoreBody::Complete(bytes),
-            Err(unread) => *unread,
-        },
         range: header(RANGE),
         head: parts.method == Method::HEAD,
         mount: mount(&parts),
+        body: RequestBody::stream(body.into_data_stream()),
     };
     ApiResponse(service.handle(op, id.as_deref(), request).await)
-}
-
-/// Hands an upload's body to core as a stream: core reads the file part into the file store
-/// as it arrives.
-async fn upload(service: Service, parts: &Parts, body: Body) -> ApiResponse {
-    let header = |name| parts.headers.get(name).map(HeaderValue::as_bytes);
-    let request = RawRequest {
-        authorization: header(AUTHORIZATION),
-        content_type: header(CONTENT_TYPE),
-        query: parts.uri.query(),
-        body: CoreBody::Complete(&[]),
-        range: None,
-        head: false,
-        mount: mount(parts),
-    };
-    let declared = body.size_hint().exact();
-    let reply = service
-        .upload_asset(request, declared, body.into_data_stream())
-        .await;
-    ApiResponse(reply.unwrap_or_else(ApiError::into_reply))
 }
 
 /// The path an app nested the router under: what the original URI has before the path the
@@ -154,18 +125,4 @@ fn mount(parts: &Parts) -> &str {
         .get::<OriginalUri>()
         .and_then(|original| original.path().strip_suffix(parts.uri.path()))
         .unwrap_or("")
-}
-
-/// Reads the whole body; else says why not: [`CoreBody::TooLarge`] as soon as it is known to
-/// exceed `limit` (at once when its `Content-Length` says so, else when the stream passes the
-/// limit), or [`CoreBody::Incomplete`] when the stream fails before its end.
-async fn read_body(body: Body, limit: usize) -> Result<Bytes, CoreBody<'static>> {
-    if body.size_hint().lower() > limit as u64 {
-        return Err(CoreBody::TooLarge);
-    }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<LengthLimitError>() => Err(CoreBody::TooLarge),
-        Err(_) => Err(CoreBody::Incomplete),
-    }
 }

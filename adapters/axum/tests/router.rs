@@ -6,7 +6,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use assetlib_core::{Config, MemoryStore, ROUTES, Scope, Service};
+use assetlib_core::{Config, ROUTES, Scope, Service};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode};
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
 async fn service_and_key(config: Config) -> (Service, String) {
-    let service = Service::new(MemoryStore::new(), config);
+    let service = Service::in_memory(config);
     let (_, key) = service
         .create_key("test", Scope::ALL.to_vec(), None)
         .await

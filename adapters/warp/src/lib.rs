@@ -2,18 +2,18 @@
 //!
 //! The warp adapter of assetlib: [`routes`] serves the Digital Assets and Libraries API as a
 //! warp filter. It only translates: the path is matched against core's route table
-//! ([`assetlib_core::service::match_route`]), and the operation with its raw parts (path id,
-//! raw query, `Authorization`, `Content-Type` and `Range` headers, the `HEAD` flag, and the
-//! body bytes for operations that take a body) goes to [`assetlib_core::Service::handle`];
+//! ([`assetlib_core::match_route`]), and the operation with its raw parts (path id, raw
+//! query, `Authorization`, `Content-Type`, `Content-Length` and `Range` headers, the `HEAD`
+//! flag, and the unread body) goes to [`assetlib_core::Service::handle`];
 //! core's [`Reply`] comes back as the response. So it answers every request exactly as the
 //! axum adapter does (a differential test in the facade checks this).
 //!
 //! ```no_run
-//! use assetlib_core::{Config, MemoryStore, Service};
+//! use assetlib_core::{Config, Service};
 //! use warp::Filter;
 //!
 //! # async fn run() {
-//! let service = Service::new(MemoryStore::new(), Config::default());
+//! let service = Service::in_memory(Config::default());
 //! let health = warp::path("health").map(|| "ok");
 //! let app = assetlib_warp::routes(service).or(health);
 //! warp::serve(app).run(([127, 0, 0, 1], 8080)).await;
@@ -36,18 +36,46 @@
 
 use std::convert::Infallible;
 
-use assetlib_core::service::{
-    API_PREFIX, RouteMatch, match_route, method_not_allowed, route_not_found,
+use assetlib_core::{
+    API_PREFIX, ApiError, RawRequest, Reply, RequestBody, RouteMatch, Service, THUMBNAIL_ROUTE,
+    match_route, method_not_allowed, route_not_found,
 };
-use assetlib_core::{Body, Operation, RawRequest, Reply, Service};
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt, TryStreamExt};
 use warp::http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
 use warp::path::{FullPath, Tail};
 use warp::{Filter, Rejection};
 
-/// The response type of [`routes`].
-pub type ApiResponse = Response<Bytes>;
+/// Core's [`Reply`] as a warp response: its status, its headers and its body, copied
+/// unchanged. A streamed body (a download) is gathered into memory when the response is made
+/// ([`ApiResponse::gather`]): warp 0.4 has no public streaming body. The only `Reply` impl of
+/// this crate.
+#[derive(Debug)]
+pub struct ApiResponse(Reply);
+
+impl ApiResponse {
+    /// Core's answer, with a streamed body gathered into memory. A stream that fails part way
+    /// becomes core's internal error.
+    pub async fn gather(mut reply: Reply) -> Self {
+        if let Some(mut stream) = reply.stream.take() {
+            let mut body = BytesMut::new();
+            while let Some(chunk) = stream.next().await {
+                match chunk {
+                    Ok(chunk) => body.extend_from_slice(&chunk),
+                    Err(e) => return ApiResponse(ApiError::internal(e).into_reply()),
+                }
+            }
+            reply.body = body.freeze();
+        }
+        ApiResponse(reply)
+    }
+}
+
+impl warp::Reply for ApiResponse {
+    fn into_response(self) -> warp::reply::Response {
+        into_response(self.0).into_response()
+    }
+}
 
 /// Every route of the API as one filter. Paths outside `/api/v1` are rejected (not found).
 pub fn routes(
@@ -85,7 +113,7 @@ pub fn routes(
 /// Turns a rejection from [`routes`] combined with other filters into the contract's JSON
 /// 404, for servers where nothing else answers: `routes(service).recover(recover)`.
 pub async fn recover(_: Rejection) -> Result<ApiResponse, Infallible> {
-    Ok(into_response(route_not_found()))
+    Ok(ApiResponse(route_not_found()))
 }
 
 /// The parts of a request under `/api/v1` besides its body.
@@ -112,9 +140,12 @@ impl Incoming {
     }
 }
 
+/// Routes by core's table and hands the raw parts to core. The body goes to core unread: core
+/// reads it only after the key and scope are checked, and only as far as the operation's
+/// limit.
 async fn answer<S, B>(service: Service, request: Incoming, body: S) -> ApiResponse
 where
-    S: Stream<Item = Result<B, warp::Error>> + Unpin + Send + 'static,
+    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
     B: Buf + Send,
 {
     let Incoming {
@@ -131,139 +162,62 @@ where
     };
     let (route, id) = match match_route(&path) {
         RouteMatch::Route { route, id } => (route, id),
-        RouteMatch::NotFound | RouteMatch::Outside => return into_response(route_not_found()),
+        RouteMatch::NotFound | RouteMatch::Outside => return ApiResponse(route_not_found()),
     };
     let Some(op) = route.operation(method.as_str()) else {
-        return into_response(method_not_allowed(method.as_str(), route));
-    };
-    if op == Operation::UploadAsset {
-        return upload(service, &request, body).await;
-    }
-    let body = if op.takes_json_body() {
-        read_body(body, headers, service.config().max_json_body).await
-    } else {
-        ReadBody::Complete(Bytes::new())
+        return ApiResponse(method_not_allowed(method.as_str(), route));
     };
     let header = |name| headers.get(name).map(HeaderValue::as_bytes);
     let req = RawRequest {
         authorization: header(header::AUTHORIZATION),
         content_type: header(header::CONTENT_TYPE),
+        content_length: header(header::CONTENT_LENGTH),
         query: (!query.is_empty()).then_some(query.as_str()),
-        body: match &body {
-            ReadBody::Complete(b) => Body::Complete(b),
-            ReadBody::TooLarge => Body::TooLarge,
-            ReadBody::Incomplete => Body::Incomplete,
-        },
         range: header(header::RANGE),
         head: method == Method::HEAD,
         mount: request.mount(),
+        body: RequestBody::stream(body.map_ok(|mut chunk| chunk.copy_to_bytes(chunk.remaining()))),
     };
-    gathered(service.handle(op, id.as_deref(), req).await).await
+    ApiResponse::gather(service.handle(op, id.as_deref(), req).await).await
 }
 
-/// Serves the file store's `thumbnails/` at `/files/thumbnails/{name}` (`GET` and `HEAD`),
+/// Serves the file store's `thumbnails/` at core's [`THUMBNAIL_ROUTE`] (`GET` and `HEAD`),
 /// without a key: websites show them in `<img>` tags. Other paths are rejected (not found).
 pub fn thumbnails(
     service: Service,
 ) -> impl Filter<Extract = (ApiResponse,), Error = Rejection> + Clone {
-    warp::path!("files" / "thumbnails" / String)
-        .and(warp::get().or(warp::head()).unify())
+    let prefix = THUMBNAIL_ROUTE
+        .trim_start_matches('/')
+        .trim_end_matches("{name}");
+    warp::get()
+        .or(warp::head())
+        .unify()
+        .and(warp::path::tail())
         .and(warp::method())
-        .then(move |name: String, method: Method| {
+        .and_then(move |tail: Tail, method: Method| {
             let service = service.clone();
+            let name = tail
+                .as_str()
+                .strip_prefix(prefix)
+                .filter(|name| !name.is_empty() && !name.contains('/'))
+                .map(|name| {
+                    percent_encoding::percent_decode_str(name)
+                        .decode_utf8_lossy()
+                        .into_owned()
+                });
             async move {
-                let name = percent_encoding::percent_decode_str(&name).decode_utf8_lossy();
+                let name = name.ok_or_else(warp::reject::not_found)?;
                 let reply = service.thumbnail(&name, method == Method::HEAD).await;
-                gathered(reply).await
+                Ok::<_, Rejection>(ApiResponse::gather(reply).await)
             }
         })
 }
 
-/// A reply with a streamed body (a download) has it gathered into memory: warp 0.4 has no
-/// public streaming body. A stream that fails part way becomes core's internal error.
-async fn gathered(mut reply: Reply) -> ApiResponse {
-    if let Some(mut stream) = reply.stream.take() {
-        let mut body = BytesMut::new();
-        while let Some(chunk) = stream.next().await {
-            match chunk {
-                Ok(chunk) => body.extend_from_slice(&chunk),
-                Err(e) => return into_response(assetlib_core::ApiError::internal(e).into_reply()),
-            }
-        }
-        reply.body = body.freeze();
-    }
-    into_response(reply)
-}
-
-/// Hands an upload's body to core as a stream: core reads the file part into the file store
-/// as it arrives.
-async fn upload<S, B>(service: Service, request: &Incoming, body: S) -> ApiResponse
-where
-    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
-    B: Buf + Send,
-{
-    let headers = &request.headers;
-    let header = |name| headers.get(name).map(HeaderValue::as_bytes);
-    let req = RawRequest {
-        authorization: header(header::AUTHORIZATION),
-        content_type: header(header::CONTENT_TYPE),
-        query: (!request.query.is_empty()).then_some(request.query.as_str()),
-        body: Body::Complete(&[]),
-        range: None,
-        head: false,
-        mount: request.mount(),
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let body = body.map_ok(|mut chunk| chunk.copy_to_bytes(chunk.remaining()));
-    let reply = service.upload_asset(req, declared, body).await;
-    gathered(reply.unwrap_or_else(assetlib_core::ApiError::into_reply)).await
-}
-
-enum ReadBody {
-    Complete(Bytes),
-    TooLarge,
-    Incomplete,
-}
-
-/// Reads the body up to `limit` bytes, refusing early on a larger `Content-Length`.
-async fn read_body<S, B>(mut body: S, headers: &HeaderMap, limit: usize) -> ReadBody
-where
-    S: Stream<Item = Result<B, warp::Error>> + Unpin,
-    B: Buf,
-{
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > limit as u64) {
-        return ReadBody::TooLarge;
-    }
-    let mut buf = BytesMut::new();
-    while let Some(chunk) = body.next().await {
-        let Ok(mut chunk) = chunk else {
-            return ReadBody::Incomplete;
-        };
-        if buf.len() + chunk.remaining() > limit {
-            return ReadBody::TooLarge;
-        }
-        while chunk.has_remaining() {
-            let part = chunk.chunk();
-            buf.extend_from_slice(part);
-            let n = part.len();
-            chunk.advance(n);
-        }
-    }
-    ReadBody::Complete(buf.freeze())
-}
-
 /// Copies core's [`Reply`] into a warp response: status, headers and body unchanged. A reply
 /// HTTP cannot carry is a bug in core; core's internal error logs it and answers instead.
-fn into_response(reply: Reply) -> ApiResponse {
+fn into_response(reply: Reply) -> Response<Bytes> {
     copy(reply).unwrap_or_else(|bad| {
-        let reply = assetlib_core::ApiError::internal(bad).into_reply();
+        let reply = ApiError::internal(bad).into_reply();
         copy(reply).unwrap_or_else(|_| {
             let mut response = Response::new(Bytes::new());
             *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
@@ -273,7 +227,7 @@ fn into_response(reply: Reply) -> ApiResponse {
 }
 
 /// Copies a reply into a response, or says which part of it HTTP cannot carry.
-fn copy(reply: Reply) -> Result<ApiResponse, String> {
+fn copy(reply: Reply) -> Result<Response<Bytes>, String> {
     let Reply {
         status,
         headers,

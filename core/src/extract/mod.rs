@@ -86,8 +86,10 @@
 mod document;
 mod pdf;
 mod raster;
+#[cfg(any(test, feature = "samples"))]
 pub mod samples;
 mod sniff;
+mod svg;
 #[cfg(test)]
 mod tests;
 mod words;
@@ -291,7 +293,12 @@ pub fn extract(
             info.word_count = Some(document::text(bytes, limits)?);
         }
         (Some(AssetType::Image), format) => {
-            if let Some((w, h)) = raster::dimensions(bytes, format) {
+            let size = if format == sniff::Format::Svg {
+                svg::size(bytes)
+            } else {
+                raster::dimensions(bytes)
+            };
+            if let Some((w, h)) = size {
                 info.width = Some(w);
                 info.height = Some(h);
             }

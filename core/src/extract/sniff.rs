@@ -130,7 +130,7 @@ pub fn sniff(bytes: &[u8], file_name: &str) -> Sniffed {
     if !is_text(bytes) {
         return Sniffed::new("application/octet-stream", None, Format::Other);
     }
-    if super::raster::is_svg(bytes) {
+    if super::svg::is_svg(bytes) {
         return Sniffed::new(SVG, Some(AssetType::Image), Format::Svg);
     }
     if let Some(t) = inferred {

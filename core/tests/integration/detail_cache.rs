@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use assetlib_core::{
-    Body, Config, MemoryStore, Operation, RawRequest, Reply, Scope, Service, Store,
+    Config, Files, MemoryStore, Operation, RawRequest, Reply, Scope, Service, Store,
 };
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -14,7 +14,7 @@ fn service(store: &Arc<MemoryStore>, detail_cache: bool) -> Service {
     let mut config = Config::default();
     config.detail_cache = detail_cache;
     let store: Arc<dyn Store> = store.clone();
-    Service::from_arc(store, config)
+    Service::from_arc(store, Files::memory(), config)
 }
 
 struct Env {
@@ -59,7 +59,7 @@ impl Env {
                     authorization: Some(self.auth.as_bytes()),
                     content_type: body.map(|_| &b"application/json"[..]),
                     query,
-                    body: Body::Complete(&bytes),
+                    body: bytes.into(),
                     head,
                     ..RawRequest::default()
                 },
@@ -77,7 +77,7 @@ impl Env {
                 RawRequest {
                     authorization: Some(self.auth.as_bytes()),
                     content_type: Some(b"application/json"),
-                    body: Body::Complete(body.to_string().as_bytes()),
+                    body: body.to_string().into(),
                     ..RawRequest::default()
                 },
             )

@@ -2,9 +2,7 @@
 //! whole JSON bodies asserted.
 
 use assetlib_core::testing::sample_asset;
-use assetlib_core::{
-    AssetType, Body, Config, MemoryStore, Operation, RawRequest, Reply, Scope, Service,
-};
+use assetlib_core::{AssetType, Config, Operation, RawRequest, Reply, Scope, Service};
 use serde_json::{Value, json};
 
 struct Env {
@@ -13,7 +11,7 @@ struct Env {
 }
 
 async fn env() -> Env {
-    let service = Service::new(MemoryStore::new(), Config::default());
+    let service = Service::in_memory(Config::default());
     let (_, key) = service
         .create_key("all", Scope::ALL.to_vec(), None)
         .await
@@ -51,7 +49,7 @@ impl Env {
                     authorization: Some(auth.as_bytes()),
                     content_type: body.map(|_| &b"application/json"[..]),
                     query,
-                    body: Body::Complete(&bytes),
+                    body: bytes.into(),
                     ..RawRequest::default()
                 },
             )
@@ -231,7 +229,7 @@ async fn body_size_and_type_come_after_auth() {
             Operation::CreateAsset,
             None,
             RawRequest {
-                body: Body::TooLarge,
+                content_length: Some(b"2097152"),
                 ..RawRequest::default()
             },
         )
@@ -244,7 +242,7 @@ async fn body_size_and_type_come_after_auth() {
             None,
             RawRequest {
                 authorization: Some(auth.as_bytes()),
-                body: Body::TooLarge,
+                content_length: Some(b"2097152"),
                 ..RawRequest::default()
             },
         )
@@ -262,7 +260,7 @@ async fn body_size_and_type_come_after_auth() {
             RawRequest {
                 authorization: Some(auth.as_bytes()),
                 content_type: Some(b"application/json"),
-                body: Body::Complete(&big),
+                body: big.clone().into(),
                 ..RawRequest::default()
             },
         )
@@ -280,7 +278,7 @@ async fn body_size_and_type_come_after_auth() {
                 RawRequest {
                     authorization: Some(auth.as_bytes()),
                     content_type: ct,
-                    body: Body::Complete(br#"{"title":"t","asset_type":"pdf"}"#),
+                    body: br#"{"title":"t","asset_type":"pdf"}"#[..].into(),
                     ..RawRequest::default()
                 },
             )
@@ -303,7 +301,7 @@ async fn body_size_and_type_come_after_auth() {
                 RawRequest {
                     authorization: Some(auth.as_bytes()),
                     content_type: Some(ct.as_bytes()),
-                    body: Body::Complete(br#"{"title":"t","asset_type":"pdf"}"#),
+                    body: br#"{"title":"t","asset_type":"pdf"}"#[..].into(),
                     ..RawRequest::default()
                 },
             )

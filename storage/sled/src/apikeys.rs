@@ -31,16 +31,10 @@ impl Inner {
         (&self.keys, &self.key_hashes, &self.key_idx_created).transaction(
             |(records, hashes, by_created)| {
                 if records.get(id.as_bytes())?.is_some() {
-                    return Err(abort(Error::Conflict {
-                        field: "id",
-                        message: format!("a key with id {id} exists"),
-                    }));
+                    return Err(abort(Error::DuplicateId(id)));
                 }
                 if hashes.get(key.key_hash)?.is_some() {
-                    return Err(abort(Error::Conflict {
-                        field: "key_hash",
-                        message: "a key with this hash exists".into(),
-                    }));
+                    return Err(abort(Error::DuplicateKeyHash));
                 }
                 records.insert(&id.as_bytes()[..], value.as_slice())?;
                 hashes.insert(&key.key_hash[..], &id.as_bytes()[..])?;

@@ -132,10 +132,7 @@ impl Inner {
             .transaction(
                 |(assets, slugs, created, updated, title, counts, counters)| {
                     if assets.get(id.as_bytes())?.is_some() {
-                        return Err(abort(Error::Conflict {
-                            field: "id",
-                            message: format!("an asset with id {id} exists"),
-                        }));
+                        return Err(abort(Error::DuplicateId(id)));
                     }
                     let slug = claim_asset_slug(slugs, &rec.slug, id)?;
                     let mut rec = rec.clone();

@@ -72,12 +72,15 @@ pub(crate) enum Error {
     /// A stored value decoded but makes no sense (bad length, unknown code, count underflow).
     #[error("invalid stored {what}: {detail}")]
     Invalid { what: &'static str, detail: String },
-    /// A unique value is taken.
-    #[error("{message}")]
-    Conflict {
-        field: &'static str,
-        message: String,
-    },
+    /// A given library slug is held by another library.
+    #[error("library slug {0:?} is taken")]
+    SlugTaken(String),
+    /// A record with this id exists.
+    #[error("a record with id {0} exists")]
+    DuplicateId(uuid::Uuid),
+    /// A key with this hash exists.
+    #[error("a key with this hash exists")]
+    DuplicateKeyHash,
     /// A value does not fit the format (for example more than `u32::MAX` library items).
     #[error("{0}")]
     TooLarge(&'static str),
@@ -98,10 +101,9 @@ impl Error {
 impl From<Error> for StoreError {
     fn from(e: Error) -> Self {
         match e {
-            Error::Conflict { field, message } => StoreError::Conflict {
-                field: field.to_owned(),
-                message,
-            },
+            Error::SlugTaken(slug) => StoreError::SlugTaken { slug },
+            Error::DuplicateId(id) => StoreError::DuplicateId { id },
+            Error::DuplicateKeyHash => StoreError::DuplicateKeyHash,
             e @ (Error::Decode { .. }
             | Error::Invalid { .. }
             | Error::Sled(sled::Error::Corruption { .. })) => StoreError::corrupt(e),

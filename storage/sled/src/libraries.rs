@@ -368,10 +368,7 @@ fn claim_library_slug(
     let slug = if free(wanted)? {
         wanted.to_owned()
     } else if given {
-        return Err(abort(Error::Conflict {
-            field: "slug",
-            message: format!("slug {wanted:?} is taken by another library"),
-        }));
+        return Err(abort(Error::SlugTaken(wanted.to_owned())));
     } else {
         let mut n = 2u64;
         loop {

@@ -145,10 +145,7 @@ async fn libraries_agree_with_the_memory_store() {
         let m = memory.put_library(w).await;
         match (s, m) {
             (Ok(s), Ok(m)) => assert_eq!(s, m),
-            (
-                Err(StoreError::Conflict { field: a, .. }),
-                Err(StoreError::Conflict { field: b, .. }),
-            ) => {
+            (Err(StoreError::SlugTaken { slug: a }), Err(StoreError::SlugTaken { slug: b })) => {
                 assert_eq!(a, b)
             }
             (s, m) => panic!("library {i}: sled {s:?}, memory {m:?}"),
@@ -270,8 +267,8 @@ async fn library_slugs_are_unique_and_released() {
     wb.library.slug = "brand".into();
     wb.slug_given = true;
     match sled.put_library(wb.clone()).await {
-        Err(StoreError::Conflict { field, .. }) => assert_eq!(field, "slug"),
-        other => panic!("expected a slug conflict, got {other:?}"),
+        Err(StoreError::SlugTaken { slug }) => assert_eq!(slug, "brand"),
+        other => panic!("expected a taken slug, got {other:?}"),
     }
     assert!(
         sled.load_library(b).await.expect("load").is_none(),
@@ -434,9 +431,10 @@ async fn reads_of_unknown_and_unpublished_records() {
     assert_eq!(sled.find_key(&[9; 32]).await.expect("find"), None);
 
     let mut again = asset("Again", AssetType::Pdf, 2);
-    again.id = page_id(&sled).await;
+    let taken = page_id(&sled).await;
+    again.id = taken;
     match sled.insert_asset(again).await {
-        Err(StoreError::Conflict { field, .. }) => assert_eq!(field, "id"),
+        Err(StoreError::DuplicateId { id }) => assert_eq!(id, taken),
         other => panic!("expected an id conflict, got {other:?}"),
     }
 }
@@ -488,7 +486,7 @@ async fn api_keys() {
         sled.insert_key(k.clone()).await.expect("insert key");
     }
     match sled.insert_key(key("dup", 40, 1)).await {
-        Err(StoreError::Conflict { field, .. }) => assert_eq!(field, "key_hash"),
+        Err(StoreError::DuplicateKeyHash) => {}
         other => panic!("expected a hash conflict, got {other:?}"),
     }
     let names: Vec<String> = sled

@@ -1,0 +1,280 @@
+//! The route table and the scope table: every path of the API, its methods, the operation
+//! each runs and the scopes it needs. Adapters register exactly these routes (or call
+//! [`match_route`]); nothing else decides where a request goes.
+
+use crate::error::ApiError;
+use crate::model::Scope;
+use crate::reply::Reply;
+
+/// The operations of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Operation {
+    /// `GET /api/v1/assets`
+    ListAssets,
+    /// `GET /api/v1/assets/{asset_id}`
+    GetAsset,
+    /// `POST /api/v1/assets`
+    CreateAsset,
+    /// `GET /api/v1/libraries`
+    ListLibraries,
+    /// `GET /api/v1/libraries/{library_id}`
+    GetLibrary,
+    /// `PUT /api/v1/libraries/{library_id}`
+    PutLibrary,
+    /// `DELETE /api/v1/libraries/{library_id}`
+    DeleteLibrary,
+    /// `GET /api/v1/assets/{asset_id}/download`
+    DownloadAsset,
+    /// `POST /api/v1/assets/upload`
+    UploadAsset,
+    /// `GET /api/v1/libraries/{library_id}/download`
+    DownloadLibrary,
+}
+
+impl Operation {
+    /// The scope table: what each operation requires of the key.
+    pub const fn scopes(self) -> &'static [Scope] {
+        match self {
+            Operation::ListAssets | Operation::GetAsset | Operation::DownloadAsset => {
+                &[Scope::ReadAssets]
+            }
+            Operation::CreateAsset | Operation::UploadAsset => &[Scope::WriteAssets],
+            Operation::ListLibraries | Operation::GetLibrary => &[Scope::ReadLibraries],
+            Operation::PutLibrary | Operation::DeleteLibrary => &[Scope::WriteLibraries],
+            Operation::DownloadLibrary => &[Scope::ReadLibraries, Scope::ReadAssets],
+        }
+    }
+
+    /// Whether the operation reads a JSON body.
+    pub const fn takes_json_body(self) -> bool {
+        matches!(self, Operation::CreateAsset | Operation::PutLibrary)
+    }
+}
+
+/// A route of the API: a path (axum-style, `{id}` for the path id) and its methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// The path, e.g. `/api/v1/assets/{id}`.
+    pub path: &'static str,
+    /// Each method with its operation.
+    pub methods: &'static [(&'static str, Operation)],
+    /// The `Allow` header value for a 405 on this path.
+    pub allow: &'static str,
+}
+
+/// Every route of the API. Adapters register exactly these.
+pub const ROUTES: &[Route] = &[
+    Route {
+        path: "/api/v1/assets",
+        methods: &[
+            ("GET", Operation::ListAssets),
+            ("POST", Operation::CreateAsset),
+        ],
+        allow: "GET, HEAD, POST",
+    },
+    Route {
+        path: "/api/v1/assets/upload",
+        methods: &[("POST", Operation::UploadAsset)],
+        allow: "POST",
+    },
+    Route {
+        path: "/api/v1/assets/{id}",
+        methods: &[("GET", Operation::GetAsset)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/assets/{id}/download",
+        methods: &[("GET", Operation::DownloadAsset)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/libraries",
+        methods: &[("GET", Operation::ListLibraries)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/libraries/{id}",
+        methods: &[
+            ("GET", Operation::GetLibrary),
+            ("PUT", Operation::PutLibrary),
+            ("DELETE", Operation::DeleteLibrary),
+        ],
+        allow: "GET, HEAD, PUT, DELETE",
+    },
+    Route {
+        path: "/api/v1/libraries/{id}/download",
+        methods: &[("GET", Operation::DownloadLibrary)],
+        allow: "GET, HEAD",
+    },
+];
+
+/// The prefix under which every route lives; unknown paths below it answer JSON 404s.
+pub const API_PREFIX: &str = "/api/v1";
+
+impl Route {
+    /// The operation `method` runs on this route; `HEAD` runs the `GET` operation.
+    pub fn operation(&self, method: &str) -> Option<Operation> {
+        let method = if method == "HEAD" { "GET" } else { method };
+        self.methods
+            .iter()
+            .find(|(m, _)| *m == method)
+            .map(|(_, op)| *op)
+    }
+}
+
+/// Where a request path leads, by [`ROUTES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteMatch<'p> {
+    /// A route, with its percent-decoded path id if it has one.
+    Route {
+        /// The route.
+        route: &'static Route,
+        /// The `{id}` segment, percent-decoded.
+        id: Option<std::borrow::Cow<'p, str>>,
+    },
+    /// Under [`API_PREFIX`] but no route: a JSON 404.
+    NotFound,
+    /// Not under [`API_PREFIX`]: not ours to answer.
+    Outside,
+}
+
+/// Matches a request path (without query) against [`ROUTES`], segment by segment. Adapters
+/// whose framework routes by itself need not call it.
+pub fn match_route(path: &str) -> RouteMatch<'_> {
+    let Some(rest) = path.strip_prefix(API_PREFIX) else {
+        return RouteMatch::Outside;
+    };
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return RouteMatch::Outside;
+    }
+    for route in ROUTES {
+        let mut id = None;
+        let mut got = path.split('/');
+        let mut want = route.path.split('/');
+        let matched = loop {
+            match (got.next(), want.next()) {
+                (None, None) => break true,
+                (Some(g), Some("{id}")) if !g.is_empty() => {
+                    id = Some(percent_encoding::percent_decode_str(g).decode_utf8_lossy());
+                }
+                (Some(g), Some(w)) if g == w => {}
+                _ => break false,
+            }
+        };
+        if matched {
+            return RouteMatch::Route { route, id };
+        }
+    }
+    RouteMatch::NotFound
+}
+
+/// The default [`crate::Config::files_base_url`], spelled once for [`THUMBNAIL_ROUTE`].
+macro_rules! files_base_url {
+    () => {
+        "/files/"
+    };
+}
+pub(crate) use files_base_url;
+
+/// The public route of image thumbnails (axum-style, `{name}` for the file name), for
+/// servers that serve them next to the API under the default [`crate::Config::files_base_url`]:
+/// `GET` and `HEAD`, no key. Adapters register it and hand the name to
+/// [`crate::Service::thumbnail`].
+pub const THUMBNAIL_ROUTE: &str = concat!(files_base_url!(), "thumbnails/{name}");
+
+/// The answer for a path under [`API_PREFIX`] that is no route.
+pub fn route_not_found() -> Reply {
+    ApiError::NotFound("No such route").into_reply()
+}
+
+/// The answer for a known path with a method it does not take.
+pub fn method_not_allowed(method: &str, route: &Route) -> Reply {
+    ApiError::MethodNotAllowed {
+        method: method.to_owned(),
+        allow: route.allow,
+    }
+    .into_reply()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(path: &str, method: &str) -> Option<(Operation, Option<String>)> {
+        match match_route(path) {
+            RouteMatch::Route { route, id } => route
+                .operation(method)
+                .map(|op| (op, id.map(|i| i.into_owned()))),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn routes_match_by_segment() {
+        assert_eq!(
+            op("/api/v1/assets", "GET"),
+            Some((Operation::ListAssets, None))
+        );
+        assert_eq!(
+            op("/api/v1/assets", "HEAD"),
+            Some((Operation::ListAssets, None))
+        );
+        assert_eq!(
+            op("/api/v1/assets", "POST"),
+            Some((Operation::CreateAsset, None))
+        );
+        assert_eq!(op("/api/v1/assets", "PUT"), None);
+        assert_eq!(
+            op("/api/v1/assets/abc", "GET"),
+            Some((Operation::GetAsset, Some("abc".into())))
+        );
+        assert_eq!(
+            op("/api/v1/assets/a%2Db", "GET"),
+            Some((Operation::GetAsset, Some("a-b".into())))
+        );
+        assert_eq!(
+            op("/api/v1/libraries/x", "DELETE"),
+            Some((Operation::DeleteLibrary, Some("x".into())))
+        );
+        assert_eq!(
+            op("/api/v1/libraries/x", "PUT"),
+            Some((Operation::PutLibrary, Some("x".into())))
+        );
+        for missing in [
+            "/api/v1",
+            "/api/v1/",
+            "/api/v1/assets/",
+            "/api/v1/assets//",
+            "/api/v1/assets/a/b",
+            "/api/v1/nope",
+        ] {
+            assert_eq!(match_route(missing), RouteMatch::NotFound, "{missing}");
+        }
+        for outside in ["/", "/api", "/api/v10/assets", "/files/x", ""] {
+            assert_eq!(match_route(outside), RouteMatch::Outside, "{outside}");
+        }
+    }
+
+    #[test]
+    fn thumbnails_live_under_the_default_files_base_url() {
+        let base = crate::Config::default().files_base_url;
+        assert_eq!(THUMBNAIL_ROUTE, format!("{base}thumbnails/{{name}}"));
+    }
+
+    #[test]
+    fn every_route_allows_what_it_serves() {
+        for route in ROUTES {
+            for (method, _) in route.methods {
+                assert!(
+                    route.allow.split(", ").any(|m| m == *method),
+                    "{}",
+                    route.path
+                );
+            }
+            if route.operation("GET").is_some() {
+                assert!(route.allow.contains("HEAD"), "{}", route.path);
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Asset operations: list, read, create (from JSON or an upload), and the typed create.
+
+use uuid::Uuid;
+
+use super::{Service, location};
+use crate::error::ApiError;
+use crate::files::Written;
+use crate::ingest;
+use crate::model::Asset;
+use crate::page::AssetPagination;
+use crate::query;
+use crate::records;
+use crate::render::{AssetJson, Envelope, data};
+use crate::reply::Reply;
+use crate::request::{BodyStream, RawRequest};
+use crate::upload;
+use crate::validate::{self, NewAsset};
+
+impl Service {
+    /// `GET /api/v1/assets`: a page of published assets.
+    pub(super) async fn list_assets(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        let q = query::asset_query(req.query, self.inner.config.max_page_size)?;
+        let page = self.inner.store.list_assets(&q).await?;
+        let items: Vec<AssetJson<'_>> = page.items.iter().map(AssetJson).collect();
+        Ok(Reply::json_value(
+            200,
+            &Envelope {
+                data: items,
+                pagination: Some(AssetPagination::new(q.page, q.per_page, page.total)),
+            },
+        ))
+    }
+
+    /// The published asset with the path id `id`: 400 for an id that is not a UUID, 404 for
+    /// one that is unknown or unpublished.
+    pub(super) async fn published_asset(&self, id: &str) -> Result<Asset, ApiError> {
+        let id = validate::parse_id("asset_id", id)?;
+        self.inner
+            .store
+            .get_asset(id)
+            .await?
+            .filter(|a| a.published)
+            .ok_or(ApiError::NotFound("Asset not found"))
+    }
+
+    /// `GET /api/v1/assets/{asset_id}`: one published asset.
+    pub(super) async fn get_asset(&self, id: &str) -> Result<Reply, ApiError> {
+        let asset = self.published_asset(id).await?;
+        Ok(data(200, AssetJson(&asset)))
+    }
+
+    /// `POST /api/v1/assets`: creates an asset (201, `Location`).
+    pub(super) async fn post_asset(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        let mount = req.mount;
+        let body = self.json_body(req).await?;
+        let new = validate::new_asset(&body, &self.inner.config)?;
+        let asset = self.create_asset(new).await?;
+        Ok(created(&asset, mount))
+    }
+
+    /// Creates an asset from a validated create, as `POST /api/v1/assets` does: a file named by
+    /// `file_path` is resolved in the file store (it must exist, and lead nowhere outside it),
+    /// checked against the asset's type, and read for its metadata off the async runtime
+    /// within [`crate::Config::extract_timeout`]; an image gets a thumbnail at
+    /// `thumbnails/{id}.{png,jpg}`. Returns the asset as stored.
+    ///
+    /// ```
+    /// use assetlib_core::{Config, Service};
+    /// use assetlib_core::validate::NewAsset;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = Service::in_memory(Config::default());
+    /// service.files().put("notes/readme.txt", "Hello there, world".into()).await?;
+    /// let new = NewAsset::from_json(
+    ///     &serde_json::json!({"title": "Readme", "asset_type": "document",
+    ///                         "file_path": "notes/readme.txt"}),
+    ///     service.config(),
+    /// )?;
+    /// let asset = service.create_asset(new).await?;
+    /// assert_eq!(asset.word_count, Some(3));
+    /// # Ok::<(), assetlib_core::ApiError>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// 400 on `file_path` when the file is missing, outside the store, not of the asset's
+    /// type, or needs more time or memory than allowed; 500 when the store fails.
+    pub async fn create_asset(&self, new: NewAsset) -> Result<Asset, ApiError> {
+        let mut written = Written::default();
+        let created = self.create_new(new, &mut written).await;
+        written.settle(&self.inner.files, &created).await;
+        created
+    }
+
+    /// The steps of [`Service::create_asset`]; what they write goes into `written`.
+    async fn create_new(&self, new: NewAsset, written: &mut Written) -> Result<Asset, ApiError> {
+        let id = Uuid::new_v4();
+        let file = match &new.file_path {
+            Some(path) => {
+                let config = &self.inner.config;
+                let kind = Some(new.asset_type);
+                let file =
+                    ingest::ingest(&self.inner.files, config, id, path, kind, "file_path").await?;
+                written.extend(file.thumbnail_path.clone());
+                Some(file)
+            }
+            None => None,
+        };
+        let asset = records::new_asset(id, new, file);
+        Ok(self.inner.store.insert_asset(asset).await?)
+    }
+
+    /// `POST /api/v1/assets/upload`: creates an asset from a multipart/form-data body as
+    /// create does (201, `Location`, the asset). The body is read as it arrives: the `file`
+    /// part is streamed into the file store at `uploads/{uuid}/{name}` and moved into place
+    /// only when complete. A declared length above [`crate::Config::max_upload`] (plus room
+    /// for the other parts) is 413 before anything is read; a body that grows past it is 413 as
+    /// soon as it does. A failed or aborted upload leaves no file and no asset.
+    ///
+    /// Parts: `file` (required), and text parts `title` (default: the file's name),
+    /// `description`, `asset_type` (default: inferred from the content) and `is_public`
+    /// (`true` or `false`, default false). Other parts are ignored.
+    pub(super) async fn upload_asset(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        let boundary = upload::boundary(req.content_type)?;
+        let max = self.inner.config.max_upload;
+        if req
+            .declared_length()
+            .is_some_and(|len| len > upload::body_limit(max))
+        {
+            return Err(ApiError::PayloadTooLarge { limit: max });
+        }
+        let mut written = Written::default();
+        let outcome = self
+            .create_uploaded(boundary, req.body.into_stream(), &mut written)
+            .await;
+        written.settle(&self.inner.files, &outcome).await;
+        Ok(created(&outcome?, req.mount))
+    }
+
+    /// The steps of an upload; what they write goes into `written`.
+    async fn create_uploaded(
+        &self,
+        boundary: String,
+        body: BodyStream,
+        written: &mut Written,
+    ) -> Result<Asset, ApiError> {
+        let files = &self.inner.files;
+        let config = &self.inner.config;
+        let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
+        let Some((path, client_name)) = &form.file else {
+            return Err(ApiError::validation(
+                "file",
+                "A file part named 'file' is required",
+            ));
+        };
+        let declared = upload::declared_type(&form)?;
+        let id = Uuid::new_v4();
+        let file = ingest::ingest(files, config, id, path, declared, "file").await?;
+        written.extend(file.thumbnail_path.clone());
+        let new = upload::new_asset(&form, client_name, &file.info, config)?;
+        let asset = records::new_asset(id, new, Some(file));
+        Ok(self.inner.store.insert_asset(asset).await?)
+    }
+}
+
+/// 201 with the asset and its `Location`.
+fn created(asset: &Asset, mount: &str) -> Reply {
+    data(201, AssetJson(asset)).with_header("location", location(mount, "assets", asset.id))
+}

@@ -1,0 +1,204 @@
+//! Library operations: list, read (with the detail page cache), write whole, delete, and the
+//! typed save.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::{Service, location};
+use crate::error::ApiError;
+use crate::model::{Asset, LibraryRows, PutOutcome};
+use crate::page::LibraryPagination;
+use crate::query;
+use crate::records;
+use crate::render::LibraryItemJson;
+use crate::reply::Reply;
+use crate::request::RawRequest;
+use crate::tree;
+use crate::validate::{self, LibraryDoc};
+
+impl Service {
+    /// `GET /api/v1/libraries`: a page of published libraries.
+    pub(super) async fn list_libraries(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+        let q = query::library_query(req.query, self.inner.config.max_page_size)?;
+        let page = self.inner.store.list_libraries(&q).await?;
+
+        #[derive(Serialize)]
+        struct List<'a> {
+            libraries: Vec<LibraryItemJson<'a>>,
+            pagination: LibraryPagination,
+        }
+        Ok(Reply::json_value(
+            200,
+            &List {
+                libraries: page.items.iter().map(LibraryItemJson).collect(),
+                pagination: LibraryPagination::new(q.page, q.limit, page.total),
+            },
+        ))
+    }
+
+    /// The rows of the published library `id`, or 404.
+    pub(super) async fn published_library(&self, id: Uuid) -> Result<LibraryRows, ApiError> {
+        self.inner
+            .store
+            .load_library(id)
+            .await?
+            .filter(|r| r.library.published)
+            .ok_or(ApiError::NotFound("Library not found"))
+    }
+
+    /// `GET /api/v1/libraries/{library_id}`: the detail of a published library; counts one
+    /// view, and shows the count including it. A `HEAD` counts no view.
+    ///
+    /// With [`crate::Config::detail_cache`] the rendered page is kept under the library's
+    /// content version and reused, with the new view count, while the version stays the same.
+    pub(super) async fn get_library(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
+        let id = validate::parse_id("library_id", id)?;
+        let q = query::detail_query(req.query)?;
+        let render = |rows: &_| {
+            let detail = tree::assemble(rows, q.include_assets, &self.inner.config.files_base_url);
+            Reply::json_value(200, &detail)
+        };
+        if req.head {
+            return Ok(render(&self.published_library(id).await?));
+        }
+        let seen = self
+            .inner
+            .store
+            .record_library_view(id)
+            .await?
+            .ok_or(ApiError::NotFound("Library not found"))?;
+        let key = (id, q.include_assets);
+        let cache = self
+            .inner
+            .config
+            .detail_cache
+            .then_some(&self.inner.details);
+        if let Some(body) = cache.and_then(|c| c.get(key, seen.version, seen.views)) {
+            return Ok(Reply::json_bytes(200, body));
+        }
+        let mut rows = self.published_library(id).await?;
+        rows.library.view_count = seen.views;
+        let reply = render(&rows);
+        if let Some(cache) = cache {
+            cache.put(key, seen.version, seen.views, reply.body.clone());
+        }
+        Ok(reply)
+    }
+
+    /// `PUT /api/v1/libraries/{library_id}`: creates (201) or replaces (200) a whole library,
+    /// answering its detail with assets (a write counts no view).
+    pub(super) async fn put_library(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
+        let mount = req.mount;
+        let body = self.json_body(req).await?;
+        let id = validate::parse_id("library_id", id)?;
+        let doc = validate::library_doc(&body, &self.inner.config)?;
+        let outcome = self.save_library(id, doc).await?;
+        let rows = self
+            .inner
+            .store
+            .load_library(id)
+            .await?
+            .ok_or(ApiError::NotFound("Library not found"))?;
+        let detail = tree::assemble(&rows, true, &self.inner.config.files_base_url);
+        Ok(match outcome {
+            PutOutcome::Created => Reply::json_value(201, &detail)
+                .with_header("location", location(mount, "libraries", id)),
+            PutOutcome::Replaced => Reply::json_value(200, &detail),
+        })
+    }
+
+    /// Creates or replaces the library `id` from a validated document, as
+    /// `PUT /api/v1/libraries/{id}` does: every entry's asset must exist and be of a type a
+    /// library holds (else 400 naming the entry's path), and the whole library is written in
+    /// one atomic change.
+    ///
+    /// ```
+    /// use assetlib_core::{Config, PutOutcome, Service};
+    /// use assetlib_core::validate::library_doc;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = Service::in_memory(Config::default());
+    /// let doc = library_doc(br#"{"title": "Press", "sections": [{"title": "Logos"}]}"#,
+    ///                       service.config())?;
+    /// let id = uuid::Uuid::new_v4();
+    /// assert_eq!(service.save_library(id, doc).await?, PutOutcome::Created);
+    /// # Ok::<(), assetlib_core::ApiError>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// 400 naming the entry or `slug` (a given slug another library holds); 500 when the
+    /// store fails.
+    pub async fn save_library(&self, id: Uuid, doc: LibraryDoc) -> Result<PutOutcome, ApiError> {
+        self.check_entries(&doc).await?;
+        let outcome = self
+            .inner
+            .store
+            .put_library(records::library_write(id, doc))
+            .await?;
+        self.inner.details.forget(id);
+        Ok(outcome)
+    }
+
+    /// The assets with these ids that exist, by id.
+    pub(super) async fn assets_by_id(
+        &self,
+        ids: &[Uuid],
+    ) -> Result<HashMap<Uuid, Asset>, ApiError> {
+        let assets = self.inner.store.get_assets(ids).await?;
+        Ok(assets.into_iter().map(|a| (a.id, a)).collect())
+    }
+
+    /// Checks that every entry's asset exists and may be placed in a library.
+    async fn check_entries(&self, doc: &LibraryDoc) -> Result<(), ApiError> {
+        let ids: Vec<Uuid> = doc.entries().map(|e| e.asset_id).collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let found = self.assets_by_id(&ids).await?;
+        for entry in doc.entries() {
+            match found.get(&entry.asset_id) {
+                None => {
+                    return Err(ApiError::validation(
+                        &entry.path,
+                        format!("asset {} does not exist", entry.asset_id),
+                    ));
+                }
+                Some(a) if !a.asset_type.is_library_type() => {
+                    return Err(ApiError::validation(
+                        &entry.path,
+                        format!(
+                            "asset {} is of type {}; libraries hold pdf, image, video, audio \
+                             and document assets",
+                            a.id, a.asset_type
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `DELETE /api/v1/libraries/{library_id}`: 204, or 404 if there is none.
+    pub(super) async fn delete_library(&self, id: &str) -> Result<Reply, ApiError> {
+        let id = validate::parse_id("library_id", id)?;
+        let deleted = self.inner.store.delete_library(id).await?;
+        self.inner.details.forget(id);
+        if deleted {
+            Ok(Reply::empty(204))
+        } else {
+            Err(ApiError::NotFound("Library not found"))
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! [`Service`]: every operation of the API, from raw request parts to a [`Reply`].
+//!
+//! Adapters hand the service what they have — the operation of the route, the path id, the
+//! raw header values, the query string and the body as it arrives ([`RawRequest`]) — and copy
+//! its [`Reply`] into their framework's response ([`Service::handle`], the one front door).
+//! Everything observable over HTTP is decided here, in one order for every operation:
+//! authentication (401) and scope (403) from the head alone, then body size (413), content
+//! type (415), validation (400) and lookup (404).
+//!
+//! Apps that embed the API also get a small typed API that runs the same validate → ingest →
+//! store path as HTTP: [`Service::create_asset`], [`Service::save_library`],
+//! [`Service::create_key`], [`Service::list_keys`] and [`Service::revoke_key`].
+//!
+//! The operations live in child modules by concern: `assets` (list, read, create, upload),
+//! `libraries` (list, read, write, delete) and `downloads` (files, zips, thumbnails).
+
+mod assets;
+mod downloads;
+mod libraries;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::auth;
+use crate::config::Config;
+use crate::detail_cache::DetailCache;
+use crate::error::ApiError;
+use crate::files::Files;
+use crate::memory::MemoryStore;
+use crate::model::{ApiKey, Scope};
+use crate::records::now;
+use crate::reply::Reply;
+use crate::request::RawRequest;
+use crate::routes::Operation;
+use crate::store::Store;
+
+/// The Digital Assets and Libraries API over a [`Store`] and a file store ([`Files`]).
+/// Cheap to clone (an `Arc`).
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    files: Files,
+    config: Config,
+    details: DetailCache,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Service {
+    /// A service keeping records in `store` and asset files in `files` (for example
+    /// [`Files::local`] on a directory next to a sled store, so both survive a restart).
+    pub fn new(store: impl Store, files: Files, config: Config) -> Self {
+        Self::from_arc(Arc::new(store), files, config)
+    }
+
+    /// A service over a store shared with other parts of the app.
+    pub fn from_arc(store: Arc<dyn Store>, files: Files, config: Config) -> Self {
+        Service {
+            inner: Arc::new(Inner {
+                store,
+                files,
+                config,
+                details: DetailCache::default(),
+            }),
+        }
+    }
+
+    /// A service that keeps everything in memory ([`MemoryStore`] and [`Files::memory`]):
+    /// for tests and examples; nothing survives the process.
+    pub fn in_memory(config: Config) -> Self {
+        Self::new(MemoryStore::new(), Files::memory(), config)
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// The file store.
+    pub fn files(&self) -> &Files {
+        &self.inner.files
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Runs `op` (`id` is the path id, if the route has one) and always answers: errors become
+    /// their contract replies here. The key and scope are checked from the head first; the
+    /// body is read only after that, and only by operations that take one.
+    pub async fn handle(&self, op: Operation, id: Option<&str>, req: RawRequest<'_>) -> Reply {
+        if let Err(e) = self.admit(op, req.authorization).await {
+            return e.into_reply();
+        }
+        let id = id.unwrap_or("");
+        let result = match op {
+            Operation::ListAssets => self.list_assets(req).await,
+            Operation::GetAsset => self.get_asset(id).await,
+            Operation::CreateAsset => self.post_asset(req).await,
+            Operation::UploadAsset => self.upload_asset(req).await,
+            Operation::DownloadAsset => self.download_asset(id, req).await,
+            Operation::ListLibraries => self.list_libraries(req).await,
+            Operation::GetLibrary => self.get_library(id, req).await,
+            Operation::PutLibrary => self.put_library(id, req).await,
+            Operation::DeleteLibrary => self.delete_library(id).await,
+            Operation::DownloadLibrary => self.download_library(id, req).await,
+        };
+        result.unwrap_or_else(ApiError::into_reply)
+    }
+
+    /// Checks the key (the `Authorization` header) and its scopes for `op`, from the head
+    /// alone.
+    async fn admit(&self, op: Operation, authorization: Option<&[u8]>) -> Result<ApiKey, ApiError> {
+        let secret = auth::bearer_key(authorization)?;
+        let record = self.inner.store.find_key(&auth::hash_key(secret)).await?;
+        let key = auth::check_record(record, Utc::now())?;
+        auth::require_scopes(&key, op.scopes())?;
+        Ok(key)
+    }
+
+    /// Reads a JSON body: 413 when it is declared or found larger than
+    /// [`Config::max_json_body`], 400 when it cannot be read, 415 when it is not JSON.
+    async fn json_body(&self, req: RawRequest<'_>) -> Result<Bytes, ApiError> {
+        let limit = self.inner.config.max_json_body;
+        if req.declared_length().is_some_and(|len| len > limit as u64) {
+            return Err(ApiError::PayloadTooLarge {
+                limit: limit as u64,
+            });
+        }
+        let body = req.body.read(limit).await?;
+        if !is_json_media_type(req.content_type) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        Ok(body)
+    }
+
+    /// Makes a new API key with `scopes`, returning its record and the key itself (shown
+    /// once; only its hash is stored).
+    pub async fn create_key(
+        &self,
+        name: &str,
+        scopes: Vec<Scope>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Result<(ApiKey, String), ApiError> {
+        let new = auth::generate_key().map_err(ApiError::internal)?;
+        let record = ApiKey {
+            id: Uuid::new_v4(),
+            name: name.to_owned(),
+            key_hash: new.hash,
+            scopes,
+            created_at: now(),
+            expires_at,
+            revoked_at: None,
+        };
+        self.inner.store.insert_key(record.clone()).await?;
+        Ok((record, new.secret))
+    }
+
+    /// Every key record, oldest first.
+    pub async fn list_keys(&self) -> Result<Vec<ApiKey>, ApiError> {
+        Ok(self.inner.store.list_keys().await?)
+    }
+
+    /// Revokes a key; `false` if there is no such key.
+    pub async fn revoke_key(&self, id: Uuid) -> Result<bool, ApiError> {
+        Ok(self.inner.store.revoke_key(id, now()).await?)
+    }
+}
+
+fn is_json_media_type(content_type: Option<&[u8]>) -> bool {
+    let Some(ct) = content_type.and_then(|c| std::str::from_utf8(c).ok()) else {
+        return false;
+    };
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// The `Location` of a record made at `{mount}/api/v1/{collection}/{id}`.
+fn location(mount: &str, collection: &str, id: Uuid) -> String {
+    format!(
+        "{}{}/{collection}/{id}",
+        mount.trim_end_matches('/'),
+        crate::routes::API_PREFIX
+    )
+}
