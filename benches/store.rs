@@ -23,6 +23,9 @@
 //! median and records read at every size and the ratio largest/smallest; then the durable
 //! create run: creates per second, p50 and p99 latency, with 1 and with 32 writers.
 
+// Every test, bench and example target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

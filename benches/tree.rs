@@ -21,6 +21,9 @@
 //! Both outputs are asserted byte-identical before timing. After the criterion groups it
 //! prints each size's ratio from an interleaved timing loop run in the same process.
 
+// Every test, bench and example target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -12,6 +12,9 @@
 //! `application/json` (the files are fetched from the real server first, see
 //! `benches/load.sh`). Runs until SIGTERM or Ctrl-C.
 
+// Every test, bench and example target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -16,6 +16,9 @@
 //!
 //! Logs go to standard error, filtered by `RUST_LOG` (default `info`), one line per request.
 
+// Every test, bench and example target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
 #[path = "common/mod.rs"]
 mod common;
 

@@ -57,6 +57,9 @@
 //! (`cargo run --release --example server -- serve --demo`, or `--example warp_server`); an app
 //! that needs one adapter takes `default-features = false` and names what it uses.
 
+// Unit tests share the dev-dependencies of the crate's other test targets.
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 pub use assetlib_core::*;
 
 /// The axum adapter (crate `assetlib-axum`).

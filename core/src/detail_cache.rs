@@ -25,14 +25,14 @@ const VIEW_KEY: &[u8] = b"\"view_count\":";
 
 /// One kept page.
 #[derive(Debug)]
-struct Page {
+struct CachedPage {
     version: u64,
     body: Bytes,
     /// Where the `view_count` digits are in `body`.
     digits: Range<usize>,
 }
 
-impl Page {
+impl CachedPage {
     fn with_views(&self, views: u64) -> Bytes {
         let views = views.to_string();
         let body = &self.body;
@@ -47,7 +47,7 @@ impl Page {
 /// Serialized library detail pages by (library, `include_assets`).
 #[derive(Debug, Default)]
 pub(crate) struct DetailCache {
-    pages: Mutex<HashMap<(Uuid, bool), Arc<Page>>>,
+    pages: Mutex<HashMap<(Uuid, bool), Arc<CachedPage>>>,
 }
 
 impl DetailCache {
@@ -75,7 +75,7 @@ impl DetailCache {
         }
         pages.insert(
             key,
-            Arc::new(Page {
+            Arc::new(CachedPage {
                 version,
                 body,
                 digits,

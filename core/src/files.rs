@@ -19,7 +19,7 @@
 //! | `thumbnails/{asset id}.{png,jpg}` | thumbnails of images, served publicly |
 //!
 //! ```
-//! use assetlib_core::files::Files;
+//! use assetlib_core::Files;
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let files = Files::memory();

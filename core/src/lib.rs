@@ -58,6 +58,9 @@
 //! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs (turns on `samples`) |
 //! | `samples` | `assetlib_core::extract::samples`: small real files (PDF, DOCX, ODT, PNG, JPEG, ...) for tests and demos |
 
+// Unit tests share the dev-dependencies of the crate's other test targets.
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 pub mod auth;
 mod bulk;
 mod config;

@@ -21,8 +21,8 @@ use crate::store::Store;
 /// A [`Store`] in memory.
 ///
 /// ```
-/// use assetlib_core::{Config, MemoryStore, Service};
-/// let service = Service::new(MemoryStore::new(), Config::default());
+/// use assetlib_core::{Config, Files, MemoryStore, Service};
+/// let service = Service::new(MemoryStore::new(), Files::memory(), Config::default());
 /// # let _ = service;
 /// ```
 #[derive(Debug, Default)]

@@ -8,6 +8,9 @@
 //!
 //! Run: `cargo test --test http` (it needs the default features `axum`, `warp` and `sled`).
 
+// Every test, bench and example target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
 mod assets;
 mod auth;
 mod differential;

@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 /// The ready servers, each case runs against every one.
 const SERVERS: [&str; 2] = ["server", "warp_server"];
 
+/// The README's embedding examples, built with the ready servers.
+const EMBEDDINGS: [&str; 2] = ["embed_axum", "embed_warp"];
+
 /// A ready server binary, all of them built once per test run with the features of this
 /// test binary.
 fn server_binary(example: &str) -> PathBuf {
@@ -22,7 +25,7 @@ fn server_binary(example: &str) -> PathBuf {
     let examples = BUILT.get_or_init(|| {
         let mut cargo = Command::new(env!("CARGO"));
         cargo.args(["build", "--quiet", "--workspace", "--all-features"]);
-        for name in SERVERS {
+        for name in SERVERS.iter().chain(&EMBEDDINGS) {
             cargo.args(["--example", name]);
         }
         let status = cargo
@@ -510,4 +513,121 @@ async fn downloading_a_256_mib_file_keeps_the_server_memory_flat() {
         peak / (1024 * 1024),
         SIZE / (1024 * 1024)
     );
+}
+
+/// The code of an example as the README must show it: everything from its first `use` line.
+fn example_code(name: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(root.join(format!("examples/{name}.rs"))).unwrap();
+    let start = source.find("\nuse ").expect("an example with imports") + 1;
+    source[start..].to_owned()
+}
+
+#[test]
+fn the_readme_shows_the_embedding_examples_verbatim() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for name in EMBEDDINGS {
+        let code = example_code(name);
+        assert!(
+            readme.contains(&code),
+            "README.md does not show examples/{name}.rs as it is:\n{code}"
+        );
+    }
+}
+
+/// The README's axum embedding, started on `data`: its printed key and address.
+struct Embedded {
+    child: Child,
+    key: Option<String>,
+    base: String,
+}
+
+impl Embedded {
+    async fn start(data: &Path) -> Embedded {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let out = data.with_extension(format!("out-{}", free_port()));
+        let mut child = Command::new(server_binary("embed_axum"))
+            .env("DATA", data)
+            .env("ADDR", &addr)
+            .stdout(Stdio::from(File::create(&out).unwrap()))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the embedding example");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let printed = std::fs::read_to_string(&out).unwrap_or_default();
+            if printed.contains("listening on") {
+                let key = printed
+                    .lines()
+                    .find_map(|l| l.strip_prefix("API key (shown once): "))
+                    .map(str::to_owned);
+                return Embedded {
+                    child,
+                    key,
+                    base: format!("http://{addr}"),
+                };
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the embedding example exited ({status}): {printed}");
+            }
+            assert!(Instant::now() < deadline, "the example did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Embedded {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_embedding_keeps_uploaded_files_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let app = Embedded::start(&data).await;
+    let key = app.key.clone().expect("a key on the first start");
+    let client = reqwest::Client::new();
+    assert_eq!(
+        client
+            .get(&app.base)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+        "my site"
+    );
+    let content = "Uploaded once, kept for good.\n".repeat(50);
+    let body = format!(
+        "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"notes.md\"\r\n\
+         Content-Type: text/markdown\r\n\r\n{content}\r\n--b--\r\n"
+    );
+    let r = client
+        .post(format!("{}/api/v1/assets/upload", app.base))
+        .bearer_auth(&key)
+        .header("content-type", "multipart/form-data; boundary=b")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let asset: Value = r.json().await.unwrap();
+    let id = asset["data"]["id"].as_str().unwrap().to_owned();
+    drop(app);
+
+    let again = Embedded::start(&data).await;
+    assert_eq!(again.key, None, "the key is made once");
+    let r = client
+        .get(format!("{}/api/v1/assets/{id}/download", again.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), content);
 }

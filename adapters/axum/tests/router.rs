@@ -3,6 +3,9 @@
 //! merging and nesting — answers core's JSON. The whole contract is tested over real sockets by
 //! the facade's HTTP suite (`tests/http`).
 
+// Every test, bench and example target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
 use std::pin::Pin;
 use std::task::{Context, Poll};
 

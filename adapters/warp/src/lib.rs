@@ -34,6 +34,9 @@
 //! file's size, or the requested range. The axum adapter streams it. Serve large files with
 //! the axum adapter, or ask for them in ranges.
 
+// Unit tests share the dev-dependencies of the crate's other test targets.
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 use std::convert::Infallible;
 
 use assetlib_core::{

@@ -68,7 +68,7 @@ impl Service {
     /// use assetlib_core::{Config, Service};
     /// use assetlib_core::validate::NewAsset;
     ///
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let service = Service::in_memory(Config::default());
     /// service.files().put("notes/readme.txt", "Hello there, world".into()).await?;
     /// let new = NewAsset::from_json(

@@ -1,6 +1,10 @@
 //! Integration tests of assetlib-core: the conformance suite on MemoryStore, and the Service
 //! end to end over MemoryStore.
 
+// Every test, bench and example target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
 mod conformance;
 mod detail_cache;
+mod modules;
 mod service;

@@ -7,8 +7,8 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::{Error, abort};
-use crate::keys;
 use crate::record::{KeyRec, Ts, decode, decode_id, encode};
+use crate::tree_keys;
 
 impl Inner {
     fn key_rec(&self, id: Uuid) -> Result<Option<KeyRec>, Error> {
@@ -27,7 +27,7 @@ impl Inner {
     pub(crate) fn insert_key(&self, key: &ApiKey) -> Result<(), Error> {
         let id = key.id;
         let value = encode(KeyRec::WHAT, &KeyRec::new(key))?;
-        let created = keys::key_created(&key.created_at, id);
+        let created = tree_keys::key_created(&key.created_at, id);
         (&self.keys, &self.key_hashes, &self.key_idx_created).transaction(
             |(records, hashes, by_created)| {
                 if records.get(id.as_bytes())?.is_some() {
@@ -58,7 +58,7 @@ impl Inner {
         self.scan(&self.key_idx_created, &[], false)
             .map(|kv| {
                 let (k, _) = kv?;
-                self.indexed_key(keys::trailing_id(&k)?)
+                self.indexed_key(tree_keys::trailing_id(&k)?)
             })
             .collect()
     }

@@ -9,8 +9,8 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::{Error, TxError, abort};
-use crate::keys::{self, SCOPE_ALL};
 use crate::record::{AssetRec, decode, decode_id, encode};
+use crate::tree_keys::{self, SCOPE_ALL};
 use crate::tx::add_count;
 use crate::versions;
 
@@ -42,7 +42,7 @@ impl Inner {
     }
 
     fn complete_asset(&self, id: Uuid, rec: AssetRec) -> Result<Asset, Error> {
-        let downloads = self.counter(&keys::downloads(id))?.unwrap_or(0);
+        let downloads = self.counter(&tree_keys::downloads(id))?.unwrap_or(0);
         rec.into_asset(id, downloads)
     }
 
@@ -67,7 +67,7 @@ impl Inner {
 
     pub(crate) fn list_assets(&self, q: &AssetQuery) -> Result<Page<Asset>, Error> {
         let tree = self.asset_index_tree(q.sort);
-        let scope = [q.asset_type.map_or(SCOPE_ALL, keys::scope_of)];
+        let scope = [q.asset_type.map_or(SCOPE_ALL, tree_keys::scope_of)];
         let desc = q.order == SortOrder::Desc;
         let per_page = u64::from(q.per_page);
         let offset = q.offset();
@@ -79,7 +79,7 @@ impl Inner {
             let mut items = Vec::new();
             for kv in self.scan(tree, &scope, desc) {
                 let (key, _) = kv?;
-                let id = keys::trailing_id(&key)?;
+                let id = tree_keys::trailing_id(&key)?;
                 let rec = self.asset_rec(id)?.ok_or_else(|| {
                     Error::invalid("asset index", format!("entry for missing asset {id}"))
                 })?;
@@ -100,8 +100,8 @@ impl Inner {
         }
 
         let total = match q.asset_type {
-            None => self.count(keys::COUNT_ASSETS)?,
-            Some(t) => self.count(&keys::count_asset_type(t))?,
+            None => self.count(tree_keys::COUNT_ASSETS)?,
+            Some(t) => self.count(&tree_keys::count_asset_type(t))?,
         };
         let ids = self.page_ids(tree, &scope, desc, offset, q.per_page, total)?;
         let items = ids
@@ -118,7 +118,7 @@ impl Inner {
         let rec = AssetRec::new(&asset);
         let index_keys = index_keys(&asset);
         let downloads = asset.download_count.to_be_bytes();
-        let type_count = keys::count_asset_type(asset.asset_type);
+        let type_count = tree_keys::count_asset_type(asset.asset_type);
 
         let slug = (
             &self.assets,
@@ -139,14 +139,14 @@ impl Inner {
                     rec.slug.clone_from(&slug);
                     let value = encode(AssetRec::WHAT, &rec).map_err(abort)?;
                     assets.insert(&id.as_bytes()[..], value)?;
-                    counters.insert(&keys::downloads(id)[..], &downloads[..])?;
+                    counters.insert(&tree_keys::downloads(id)[..], &downloads[..])?;
                     for (tree, pair) in [created, updated, title].into_iter().zip(&index_keys) {
                         for key in pair {
                             tree.insert(key.as_slice(), &[][..])?;
                         }
                     }
                     if !index_keys.is_empty() {
-                        add_count(counts, keys::COUNT_ASSETS, 1)?;
+                        add_count(counts, tree_keys::COUNT_ASSETS, 1)?;
                         add_count(counts, &type_count, 1)?;
                     }
                     Ok(slug)
@@ -193,8 +193,8 @@ impl Inner {
                     }
                 }
                 if new.published && new.asset_type != old.asset_type {
-                    add_count(counts, &keys::count_asset_type(old.asset_type), -1)?;
-                    add_count(counts, &keys::count_asset_type(new.asset_type), 1)?;
+                    add_count(counts, &tree_keys::count_asset_type(old.asset_type), -1)?;
+                    add_count(counts, &tree_keys::count_asset_type(new.asset_type), 1)?;
                 }
                 let value = encode(AssetRec::WHAT, &AssetRec::new(&new)).map_err(abort)?;
                 assets.insert(&id.as_bytes()[..], value)?;
@@ -203,7 +203,7 @@ impl Inner {
             })?;
         match updated {
             Some(asset) => {
-                let download_count = self.counter(&keys::downloads(id))?.unwrap_or(0);
+                let download_count = self.counter(&tree_keys::downloads(id))?.unwrap_or(0);
                 Ok(Some(Asset {
                     download_count,
                     ..asset
@@ -223,8 +223,8 @@ fn index_keys(asset: &Asset) -> Vec<[Vec<u8>; 2]> {
     SORTS
         .iter()
         .map(|&sort| {
-            [SCOPE_ALL, keys::scope_of(asset.asset_type)].map(|scope| {
-                keys::asset_index(
+            [SCOPE_ALL, tree_keys::scope_of(asset.asset_type)].map(|scope| {
+                tree_keys::asset_index(
                     scope,
                     sort,
                     asset.id,
@@ -244,7 +244,7 @@ fn index_keys(asset: &Asset) -> Vec<[Vec<u8>; 2]> {
 /// one, found in O(1) reads however many assets share a title.
 fn claim_asset_slug(slugs: &TransactionalTree, wanted: &str, id: Uuid) -> Result<String, TxError> {
     let take = |slug: &str| -> Result<bool, TxError> {
-        let key = keys::asset_slug(slug);
+        let key = tree_keys::asset_slug(slug);
         if let Some(holder) = slugs.get(&key)? {
             // Decode to notice corruption; any holder means taken.
             decode_id("asset slug", &holder).map_err(abort)?;
@@ -256,9 +256,11 @@ fn claim_asset_slug(slugs: &TransactionalTree, wanted: &str, id: Uuid) -> Result
     if take(wanted)? {
         return Ok(wanted.to_owned());
     }
-    let hint_key = keys::asset_slug_hint(wanted);
+    let hint_key = tree_keys::asset_slug_hint(wanted);
     let mut n = match slugs.get(&hint_key)? {
-        Some(v) => keys::decode_u64("slug hint", &v).map_err(abort)?.max(2),
+        Some(v) => tree_keys::decode_u64("slug hint", &v)
+            .map_err(abort)?
+            .max(2),
         None => 2,
     };
     loop {

@@ -89,14 +89,17 @@
 //! Asset published counts in library summaries are computed when the library is written;
 //! that is exact because assets are never deleted or unpublished through the [`Store`] trait.
 
+// Unit tests share the dev-dependencies of the crate's other test targets.
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 mod apikeys;
 mod assets;
 mod commit;
 mod config;
 mod error;
-mod keys;
 mod libraries;
 mod record;
+mod tree_keys;
 mod tx;
 mod verify;
 mod versions;
@@ -200,11 +203,12 @@ impl SledStore {
         let meta = tree("meta")?;
         match meta.get(FORMAT_KEY).map_err(sled_error)? {
             Some(v) => {
-                let found =
-                    keys::decode_u32("format version", &v).map_err(|e| OpenError::Corrupt {
+                let found = tree_keys::decode_u32("format version", &v).map_err(|e| {
+                    OpenError::Corrupt {
                         path: path.clone(),
                         detail: e.to_string(),
-                    })?;
+                    }
+                })?;
                 if found > FORMAT_VERSION {
                     return Err(OpenError::NewerFormat {
                         path,
@@ -343,13 +347,13 @@ impl Inner {
     /// A kept count (0 when absent).
     pub(crate) fn count(&self, key: &[u8]) -> Result<u64, Error> {
         self.get(&self.counts, key)?
-            .map_or(Ok(0), |v| keys::decode_u64("count", &v))
+            .map_or(Ok(0), |v| tree_keys::decode_u64("count", &v))
     }
 
     /// A counter (downloads or views), if it exists.
     pub(crate) fn counter(&self, key: &[u8]) -> Result<Option<u64>, Error> {
         self.get(&self.counters, key)?
-            .map(|v| keys::decode_u64("counter", &v))
+            .map(|v| tree_keys::decode_u64("counter", &v))
             .transpose()
     }
 
@@ -380,7 +384,7 @@ impl Inner {
         let mut bad = None;
         let new = self.counters.update_and_fetch(key, |old| {
             let old = old?;
-            match keys::decode_u64("counter", old) {
+            match tree_keys::decode_u64("counter", old) {
                 Ok(n) => Some(n.saturating_add(1).to_be_bytes().to_vec()),
                 Err(e) => {
                     // Leave the value as it is and report it.
@@ -393,7 +397,8 @@ impl Inner {
             return Err(e);
         }
         self.touched(1);
-        new.map(|v| keys::decode_u64("counter", &v)).transpose()
+        new.map(|v| tree_keys::decode_u64("counter", &v))
+            .transpose()
     }
 }
 
@@ -447,7 +452,7 @@ impl Store for SledStore {
     }
 
     async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
-        self.write(move |inner| inner.increment(&keys::downloads(id)))
+        self.write(move |inner| inner.increment(&tree_keys::downloads(id)))
             .await
     }
 

@@ -12,8 +12,8 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::{Error, TxError, abort};
-use crate::keys;
 use crate::record::{AssetRec, ItemRec, LibraryRec, decode, decode_id, encode};
+use crate::tree_keys;
 use crate::tx::add_count;
 use crate::versions;
 
@@ -32,12 +32,12 @@ impl Inner {
             None => (
                 &self.library_idx_published,
                 Vec::new(),
-                self.count(keys::COUNT_LIBRARIES)?,
+                self.count(tree_keys::COUNT_LIBRARIES)?,
             ),
             Some(ws) => (
                 &self.library_idx_workspace,
-                keys::workspace_prefix(ws),
-                self.count(&keys::count_workspace(ws))?,
+                tree_keys::workspace_prefix(ws),
+                self.count(&tree_keys::count_workspace(ws))?,
             ),
         };
         // Newest first: the index runs oldest first, so the list reads it backwards.
@@ -48,7 +48,7 @@ impl Inner {
             let Some(rec) = self.library_rec(id)? else {
                 continue;
             };
-            let views = self.counter(&keys::views(id))?.unwrap_or(0);
+            let views = self.counter(&tree_keys::views(id))?.unwrap_or(0);
             let asset_count = rec.asset_count;
             items.push(LibrarySummary {
                 library: rec.into_library(id, views)?,
@@ -67,7 +67,7 @@ impl Inner {
         }
         let version = self.library_version(id)?;
         Ok(self
-            .increment(&keys::views(id))?
+            .increment(&tree_keys::views(id))?
             .map(|views| ViewCount { views, version }))
     }
 
@@ -80,7 +80,7 @@ impl Inner {
             let Some(rec) = self.library_rec(id)? else {
                 return Ok(None);
             };
-            let prefix = keys::items_prefix(id, rec.generation);
+            let prefix = tree_keys::items_prefix(id, rec.generation);
             let items = self
                 .scan(&self.library_items, &prefix, false)
                 .map(|kv| kv.map(|(_, v)| v))
@@ -99,7 +99,7 @@ impl Inner {
                     ),
                 ));
             }
-            let views = self.counter(&keys::views(id))?.unwrap_or(0);
+            let views = self.counter(&tree_keys::views(id))?.unwrap_or(0);
             let mut sections = Vec::new();
             let mut entries = Vec::new();
             for value in items {
@@ -225,16 +225,19 @@ impl Inner {
                         }
                     }
                     for (position, value) in (0u32..).zip(&values) {
-                        items
-                            .insert(&keys::item(id, generation, position)[..], value.as_slice())?;
+                        items.insert(
+                            &tree_keys::item(id, generation, position)[..],
+                            value.as_slice(),
+                        )?;
                     }
                     let rec = LibraryRec::new(&lib, generation, item_count, asset_count);
                     if let Some(at) = rec.listed_at().map_err(abort)? {
-                        published.insert(&keys::library_published(&at, id)[..], &[][..])?;
-                        add_count(counts, keys::COUNT_LIBRARIES, 1)?;
+                        published.insert(&tree_keys::library_published(&at, id)[..], &[][..])?;
+                        add_count(counts, tree_keys::COUNT_LIBRARIES, 1)?;
                         if let Some(ws) = &rec.workspace_id {
-                            workspaces.insert(keys::library_workspace(ws, &at, id), &[][..])?;
-                            add_count(counts, &keys::count_workspace(ws), 1)?;
+                            workspaces
+                                .insert(tree_keys::library_workspace(ws, &at, id), &[][..])?;
+                            add_count(counts, &tree_keys::count_workspace(ws), 1)?;
                         }
                     }
                     libs.insert(
@@ -245,8 +248,10 @@ impl Inner {
                     Ok(match old {
                         Some(_) => PutOutcome::Replaced,
                         None => {
-                            counters
-                                .insert(&keys::views(id)[..], &lib.view_count.to_be_bytes()[..])?;
+                            counters.insert(
+                                &tree_keys::views(id)[..],
+                                &lib.view_count.to_be_bytes()[..],
+                            )?;
                             PutOutcome::Created
                         }
                     })
@@ -276,7 +281,7 @@ impl Inner {
                     let old: LibraryRec = decode(LibraryRec::WHAT, &v).map_err(abort)?;
                     remove_document(items, slugs, (published, workspaces, counts), id, &old)?;
                     libs.remove(&id.as_bytes()[..])?;
-                    counters.remove(&keys::views(id)[..])?;
+                    counters.remove(&tree_keys::views(id)[..])?;
                     versions::remove_library(versions, id)?;
                     Ok(true)
                 },
@@ -310,7 +315,7 @@ impl Inner {
             .scan(tree, prefix, reverse)
             .skip(to_usize(skip))
             .take(want)
-            .map(|kv| kv.and_then(|(k, _)| keys::trailing_id(&k)))
+            .map(|kv| kv.and_then(|(k, _)| tree_keys::trailing_id(&k)))
             .collect::<Result<Vec<_>, _>>()?;
         if from_near_end {
             ids.reverse();
@@ -333,7 +338,7 @@ fn remove_document(
     old: &LibraryRec,
 ) -> Result<(), TxError> {
     for position in 0..old.item_count {
-        items.remove(&keys::item(id, old.generation, position)[..])?;
+        items.remove(&tree_keys::item(id, old.generation, position)[..])?;
     }
     if let Some(holder) = slugs.get(old.slug.as_bytes())? {
         if decode_id("library slug", &holder).map_err(abort)? == id {
@@ -341,11 +346,11 @@ fn remove_document(
         }
     }
     if let Some(at) = old.listed_at().map_err(abort)? {
-        published.remove(&keys::library_published(&at, id)[..])?;
-        add_count(counts, keys::COUNT_LIBRARIES, -1)?;
+        published.remove(&tree_keys::library_published(&at, id)[..])?;
+        add_count(counts, tree_keys::COUNT_LIBRARIES, -1)?;
         if let Some(ws) = &old.workspace_id {
-            workspaces.remove(keys::library_workspace(ws, &at, id))?;
-            add_count(counts, &keys::count_workspace(ws), -1)?;
+            workspaces.remove(tree_keys::library_workspace(ws, &at, id))?;
+            add_count(counts, &tree_keys::count_workspace(ws), -1)?;
         }
     }
     Ok(())

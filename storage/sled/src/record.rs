@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use uuid::Uuid;
 
 use crate::error::Error;
-use crate::keys;
+use crate::tree_keys;
 
 /// Encodes a record.
 pub(crate) fn encode<T: Serialize>(what: &'static str, value: &T) -> Result<Vec<u8>, Error> {
@@ -86,7 +86,7 @@ impl AssetRec {
             title: a.title.clone(),
             slug: a.slug.clone(),
             description: a.description.clone(),
-            asset_type: keys::type_code(a.asset_type),
+            asset_type: tree_keys::type_code(a.asset_type),
             file_path: a.file_path.clone(),
             file_size: a.file_size,
             mime_type: a.mime_type.clone(),
@@ -110,7 +110,7 @@ impl AssetRec {
             title: self.title,
             slug: self.slug,
             description: self.description,
-            asset_type: keys::type_from_code(self.asset_type)?,
+            asset_type: tree_keys::type_from_code(self.asset_type)?,
             file_path: self.file_path,
             file_size: self.file_size,
             mime_type: self.mime_type,
@@ -131,7 +131,7 @@ impl AssetRec {
 
     pub(crate) fn entry_asset(self) -> Result<EntryAsset, Error> {
         Ok(EntryAsset {
-            asset_type: keys::type_from_code(self.asset_type)?,
+            asset_type: tree_keys::type_from_code(self.asset_type)?,
             title: self.title,
             description: self.description,
             thumbnail_path: self.thumbnail_path,
@@ -293,7 +293,7 @@ impl KeyRec {
         KeyRec {
             name: k.name.clone(),
             key_hash: k.key_hash,
-            scopes: k.scopes.iter().map(|s| keys::scope_code(*s)).collect(),
+            scopes: k.scopes.iter().map(|s| tree_keys::scope_code(*s)).collect(),
             created_at: (&k.created_at).into(),
             expires_at: k.expires_at.as_ref().map(Ts::from),
             revoked_at: k.revoked_at.as_ref().map(Ts::from),
@@ -308,7 +308,7 @@ impl KeyRec {
             scopes: self
                 .scopes
                 .into_iter()
-                .map(keys::scope_from_code)
+                .map(tree_keys::scope_from_code)
                 .collect::<Result<_, _>>()?,
             created_at: self.created_at.time()?,
             expires_at: opt_time(self.expires_at)?,

@@ -8,8 +8,8 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::Error;
-use crate::keys::{self, SCOPE_ALL};
 use crate::record::{AssetRec, KeyRec, LibraryRec, decode, decode_id};
+use crate::tree_keys::{self, SCOPE_ALL};
 
 /// What [`crate::SledStore::verify`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -107,27 +107,27 @@ impl Inner {
                     continue;
                 }
             };
-            match self.asset_slugs.get(keys::asset_slug(&rec.slug))? {
+            match self.asset_slugs.get(tree_keys::asset_slug(&rec.slug))? {
                 Some(holder) if holder.as_ref() == id.as_bytes() => {}
                 _ => p.push(format!("asset {id}: slug {:?} not claimed by it", rec.slug)),
             }
-            asset_slugs.insert(keys::asset_slug(&rec.slug));
-            counters.insert(keys::downloads(id).to_vec(), ());
+            asset_slugs.insert(tree_keys::asset_slug(&rec.slug));
+            counters.insert(tree_keys::downloads(id).to_vec(), ());
             if !asset.published {
                 continue;
             }
             out.published_assets += 1;
-            *counts.entry(keys::COUNT_ASSETS.to_vec()).or_default() += 1;
+            *counts.entry(tree_keys::COUNT_ASSETS.to_vec()).or_default() += 1;
             *counts
-                .entry(keys::count_asset_type(asset.asset_type).to_vec())
+                .entry(tree_keys::count_asset_type(asset.asset_type).to_vec())
                 .or_default() += 1;
-            for scope in [SCOPE_ALL, keys::scope_of(asset.asset_type)] {
+            for scope in [SCOPE_ALL, tree_keys::scope_of(asset.asset_type)] {
                 for (sort, expect) in [
                     (AssetSort::CreatedAt, &mut created),
                     (AssetSort::UpdatedAt, &mut updated),
                     (AssetSort::Title, &mut title),
                 ] {
-                    expect.keys.insert(keys::asset_index(
+                    expect.keys.insert(tree_keys::asset_index(
                         scope,
                         sort,
                         id,
@@ -175,22 +175,26 @@ impl Inner {
                 )),
             }
             slugs.keys.insert(rec.slug.as_bytes().to_vec());
-            counters.insert(keys::views(id).to_vec(), ());
+            counters.insert(tree_keys::views(id).to_vec(), ());
             for position in 0..rec.item_count {
                 items
                     .keys
-                    .insert(keys::item(id, rec.generation, position).to_vec());
+                    .insert(tree_keys::item(id, rec.generation, position).to_vec());
             }
             match rec.listed_at() {
                 Ok(Some(at)) => {
                     out.published_libraries += 1;
                     published
                         .keys
-                        .insert(keys::library_published(&at, id).to_vec());
-                    *counts.entry(keys::COUNT_LIBRARIES.to_vec()).or_default() += 1;
+                        .insert(tree_keys::library_published(&at, id).to_vec());
+                    *counts
+                        .entry(tree_keys::COUNT_LIBRARIES.to_vec())
+                        .or_default() += 1;
                     if let Some(ws) = &rec.workspace_id {
-                        workspaces.keys.insert(keys::library_workspace(ws, &at, id));
-                        *counts.entry(keys::count_workspace(ws)).or_default() += 1;
+                        workspaces
+                            .keys
+                            .insert(tree_keys::library_workspace(ws, &at, id));
+                        *counts.entry(tree_keys::count_workspace(ws)).or_default() += 1;
                     }
                 }
                 Ok(None) => {}
@@ -213,7 +217,7 @@ impl Inner {
                     hashes.keys.insert(key.key_hash.to_vec());
                     by_created
                         .keys
-                        .insert(keys::key_created(&key.created_at, id).to_vec());
+                        .insert(tree_keys::key_created(&key.created_at, id).to_vec());
                 }
                 Err(e) => p.push(format!("key {id}: {e}")),
             }
@@ -225,7 +229,7 @@ impl Inner {
         let mut stored_counts = BTreeMap::new();
         for kv in self.counts.iter() {
             let (k, v) = kv?;
-            stored_counts.insert(k.to_vec(), keys::decode_u64("count", &v)?);
+            stored_counts.insert(k.to_vec(), tree_keys::decode_u64("count", &v)?);
         }
         if stored_counts != counts {
             p.push(format!(

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::{Error, TxError, abort};
-use crate::keys;
+use crate::tree_keys;
 
 const LAST: &[u8] = b"n";
 const ASSET_EPOCH: &[u8] = b"a";
@@ -30,7 +30,7 @@ pub(crate) fn library(id: Uuid) -> [u8; 17] {
 /// Advances the sequence and returns the new value.
 fn next(versions: &TransactionalTree) -> Result<u64, TxError> {
     let last = match versions.get(LAST)? {
-        Some(v) => keys::decode_u64("last version", &v).map_err(abort)?,
+        Some(v) => tree_keys::decode_u64("last version", &v).map_err(abort)?,
         None => 0,
     };
     let next = last.saturating_add(1);
@@ -63,7 +63,7 @@ impl Inner {
     pub(crate) fn library_version(&self, id: Uuid) -> Result<u64, Error> {
         let read = |key: &[u8]| -> Result<u64, Error> {
             self.get(&self.versions, key)?
-                .map_or(Ok(0), |v| keys::decode_u64("version", &v))
+                .map_or(Ok(0), |v| tree_keys::decode_u64("version", &v))
         };
         Ok(read(&library(id))?.max(read(ASSET_EPOCH)?))
     }

@@ -1,5 +1,6 @@
 //! Builders shared by the tests.
 
+use assetlib_core::testing::{sample_asset_at, sample_library};
 use assetlib_core::{
     Asset, AssetQuery, AssetSort, AssetType, Library, LibraryEntry, LibraryWrite, Section,
     SortOrder, Store,
@@ -32,46 +33,9 @@ pub(crate) fn at(secs: i64) -> DateTime<Utc> {
         .expect("valid time")
 }
 
-/// A published asset.
+/// A published asset, as the API would make it (core's test builder).
 pub(crate) fn asset(title: &str, asset_type: AssetType, created: i64) -> Asset {
-    Asset {
-        id: Uuid::new_v4(),
-        title: title.to_owned(),
-        slug: slug(title),
-        description: None,
-        asset_type,
-        file_path: None,
-        file_size: None,
-        mime_type: None,
-        thumbnail_path: None,
-        page_count: None,
-        word_count: None,
-        width: None,
-        height: None,
-        external_url: None,
-        video_embed: None,
-        download_count: 0,
-        is_public: false,
-        published: true,
-        created_at: at(created),
-        updated_at: at(created),
-    }
-}
-
-/// A slug as core would make it, near enough for tests.
-pub(crate) fn slug(title: &str) -> String {
-    let s: String = title
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let s = s.trim_matches('-').to_owned();
-    if s.is_empty() { "asset".into() } else { s }
+    sample_asset_at(title, asset_type, at(created))
 }
 
 /// A library document with `sections` sections of `per_section` entries each, and the rest
@@ -119,24 +83,11 @@ pub(crate) fn library(
     LibraryWrite {
         library: Library {
             id,
-            title: title.to_owned(),
-            slug: slug(title),
-            description: None,
-            workspace_id: None,
-            cover_image_path: None,
             cover_overlay_color: Some("#1A2B3C".into()),
             cover_overlay_opacity: Some(0.4),
-            show_asset_count: true,
-            allow_individual_downloads: true,
-            allow_bulk_download: false,
-            is_paid: false,
-            price: None,
-            currency: "USD".into(),
-            published: true,
-            published_at: None,
-            view_count: 0,
             created_at: at(0),
             updated_at: at(0),
+            ..sample_library(title, 0)
         },
         slug_given: false,
         sections: secs,

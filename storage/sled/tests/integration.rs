@@ -1,5 +1,8 @@
 //! Integration tests of `SledStore`, compiled into one binary.
 
+// Every test, bench and example target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
 mod common;
 
 mod behaviour;
