@@ -242,7 +242,7 @@ impl PgStore {
         &self,
         write: LibraryWrite,
     ) -> Result<PutOutcome, StoreError> {
-        Ok(self.put_library_tx(write).await??)
+        self.put_library_tx(write).await?
     }
 
     /// The transaction of `put_library`: `Ok(Err(_))` is a refusal (a taken slug), with the
