@@ -51,6 +51,39 @@ CREATE INDEX assets_title_trgm_idx ON __SCHEMA__.assets
 CREATE INDEX assets_description_trgm_idx ON __SCHEMA__.assets
     USING gin (description_lower __TRGM__.gin_trgm_ops) WHERE published;
 
+-- The number of published assets in all (scope '') and of each type (scope = the type), kept
+-- by triggers in the same transaction as the change, so that a list's total costs one lookup.
+-- Every change of a count locks the '' row first, so two changes never wait on each other in
+-- opposite orders.
+CREATE TABLE __SCHEMA__.asset_counts (
+    scope text COLLATE "C" PRIMARY KEY,
+    n     bigint NOT NULL
+);
+
+CREATE FUNCTION __SCHEMA__.count_assets() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.published THEN
+        UPDATE __SCHEMA__.asset_counts SET n = n - 1 WHERE scope = '';
+        UPDATE __SCHEMA__.asset_counts SET n = n - 1 WHERE scope = OLD.asset_type;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.published THEN
+        INSERT INTO __SCHEMA__.asset_counts AS c (scope, n) VALUES ('', 1)
+            ON CONFLICT (scope) DO UPDATE SET n = c.n + 1;
+        INSERT INTO __SCHEMA__.asset_counts AS c (scope, n) VALUES (NEW.asset_type, 1)
+            ON CONFLICT (scope) DO UPDATE SET n = c.n + 1;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER assets_count_insert_delete AFTER INSERT OR DELETE ON __SCHEMA__.assets
+    FOR EACH ROW EXECUTE FUNCTION __SCHEMA__.count_assets();
+CREATE TRIGGER assets_count_update AFTER UPDATE OF published, asset_type ON __SCHEMA__.assets
+    FOR EACH ROW
+    WHEN (OLD.published IS DISTINCT FROM NEW.published
+          OR OLD.asset_type IS DISTINCT FROM NEW.asset_type)
+    EXECUTE FUNCTION __SCHEMA__.count_assets();
+
 -- Downloads live in a narrow table of their own: a download rewrites one small row.
 CREATE TABLE __SCHEMA__.asset_counters (
     asset_id       uuid PRIMARY KEY REFERENCES __SCHEMA__.assets (id) ON DELETE CASCADE,

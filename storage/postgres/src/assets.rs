@@ -145,8 +145,19 @@ impl PgStore {
         };
         let cols = asset_cols("a.");
         let out = asset_cols("p.");
+        // Without a search the total is one lookup in the counts the triggers keep; with
+        // one it is a count of the matches.
+        let count = if q.search.is_some() {
+            format!("SELECT count(*) AS n FROM {s}.assets a WHERE {filter}")
+        } else {
+            params.push(Box::new(q.asset_type.map_or("", |t| t.as_str())));
+            format!(
+                "SELECT coalesce((SELECT n FROM {s}.asset_counts WHERE scope = ${}), 0) AS n",
+                params.len()
+            )
+        };
         let sql = format!(
-            "WITH m AS (SELECT count(*) AS n FROM {s}.assets a WHERE {filter}) \
+            "WITH m AS ({count}) \
              SELECT m.n, {out}, c.download_count \
              FROM m LEFT JOIN LATERAL ( \
                  SELECT {cols}, a.{key} AS sort_key FROM {s}.assets a WHERE {filter} \

@@ -45,7 +45,7 @@
 //! |---|---|
 //! | `list_assets` | one statement: a CTE counts the matches and the page is left-joined to the count, so the total is right even for a page past the end |
 //! | `get_asset`, `get_assets` | one `SELECT` (`= ANY($1)` for many) |
-//! | `insert_asset` | one statement: picks the first free slug, inserts the asset and its counter row (retried if a concurrent insert took the slug) |
+//! | `insert_asset` | one statement: picks the first free slug, inserts the asset and its counter row (tried again if a concurrent insert took the slug) |
 //! | `update_asset` | one statement: updates the asset and gives every library holding it a new content version |
 //! | `list_libraries` | one statement, like `list_assets`, with each library's count of published assets |
 //! | `load_library` | one statement: the library with its sections and its entries joined to their assets, as arrays |
@@ -59,7 +59,11 @@
 //! Lists read published assets through partial indexes (`WHERE published`) of
 //! `(created_at, id)`, `(updated_at, id)` and `(title_lower, id)`, and of the same with the
 //! asset type first for the type filter; PostgreSQL reads them forwards or backwards, so the
-//! first page costs the same at any size. The total is an index-only count of the matches.
+//! first page costs the same at any size (a page deep into the list costs its offset). The
+//! total without a search is one lookup in `asset_counts`, which triggers on `assets` keep in
+//! the same transaction as each change (so concurrent changes of the counts queue on one row
+//! for the length of their transaction). The libraries list counts its published libraries
+//! with an index-only scan, and each listed library's published assets through its entries.
 //! `title_lower` is the title lowercased in Rust by `str::to_lowercase` and compared with
 //! `COLLATE "C"` (byte order), exactly as the other stores sort, whatever the database's
 //! locale.
@@ -75,9 +79,10 @@
 //!
 //! Every write is committed with the connection's normal `synchronous_commit` before the call
 //! returns. Views and downloads are the exception: their transaction commits with
-//! `synchronous_commit = off`, so a count reaches the disk in the background (within
-//! `wal_writer_delay`, 200 ms by default) and a crash loses at most the last moment of counts,
-//! never anything else. Counts are exact under any concurrency.
+//! `synchronous_commit = off`, so a count reaches the disk in the background (at most three
+//! times `wal_writer_delay` later, 600 ms by default) and a crash of the database server loses
+//! at most the counts of that moment, never anything else. Counts are exact under any
+//! concurrency.
 //!
 //! Timestamps are kept as `timestamptz`, to the microsecond; every call returns what is
 //! stored.

@@ -177,3 +177,62 @@ async fn a_pool_of_two_serves_many_callers() {
         50
     );
 }
+
+/// The counts behind list totals follow concurrent inserts and type changes exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_totals_follow_concurrent_writes() {
+    let (store, _db) = store().await;
+    let types = [AssetType::Pdf, AssetType::Image, AssetType::Audio];
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for j in 0..12 {
+                    let mut a = sample_asset(&format!("n{i}-{j}"), types[j % 3], j as i64);
+                    a.published = j % 4 != 0;
+                    let a = store.insert_asset(a).await.expect("insert");
+                    if j % 2 == 0 {
+                        let mut changed = a.clone();
+                        changed.asset_type = AssetType::Video;
+                        store.update_asset(changed).await.expect("update");
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("task");
+    }
+    let client = store.pool().get().await.expect("connection");
+    let total = |t: Option<AssetType>| {
+        let store = store.clone();
+        async move {
+            let q = assetlib_core::AssetQuery {
+                asset_type: t,
+                ..assetlib_core::AssetQuery::default()
+            };
+            store.list_assets(&q).await.expect("list").total
+        }
+    };
+    for t in [
+        None,
+        Some(AssetType::Pdf),
+        Some(AssetType::Image),
+        Some(AssetType::Audio),
+    ]
+    .into_iter()
+    .chain([Some(AssetType::Video), Some(AssetType::Link)])
+    {
+        let counted: i64 = client
+            .query_one(
+                "SELECT count(*) FROM assetlib.assets \
+                 WHERE published AND ($1::text IS NULL OR asset_type = $1)",
+                &[&t.map(|t| t.as_str())],
+            )
+            .await
+            .expect("count")
+            .get(0);
+        assert_eq!(total(t).await, counted as u64, "{t:?}");
+    }
+    assert_eq!(total(None).await, (TASKS * 9) as u64);
+}

@@ -61,6 +61,7 @@ async fn custom_schema_holds_every_table() {
         [
             "api_keys",
             "asset_counters",
+            "asset_counts",
             "assets",
             "libraries",
             "library_counters",
