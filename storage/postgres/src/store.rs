@@ -303,3 +303,36 @@ pub(crate) fn parse_count(what: &'static str, text: &str) -> Result<u64, Failure
     text.parse()
         .map_err(|_| Failure::invalid(what, format!("{text:?} is not a count")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns_match_literally() {
+        assert_eq!(like_escape("50%_off\\now"), "50\\%\\_off\\\\now");
+        assert_eq!(like_escape("ärger"), "ärger");
+    }
+
+    #[test]
+    fn free_slugs_take_the_first_gap() {
+        let taken = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(first_free_slug("kit", &taken(&[])), "kit");
+        assert_eq!(first_free_slug("kit", &taken(&["kit-2"])), "kit");
+        assert_eq!(
+            first_free_slug("kit", &taken(&["kit", "kit-2", "kit-4"])),
+            "kit-3"
+        );
+    }
+
+    #[test]
+    fn schema_names_are_plain_identifiers() {
+        for good in ["assetlib", "_x", "tenant_42", &"a".repeat(63)] {
+            let s = Schema::new(good).expect(good);
+            assert_eq!(s.q, format!("\"{good}\""));
+        }
+        for bad in ["", "A", "9x", "a-b", "a b", "pg_x", "é", &"a".repeat(64)] {
+            assert!(Schema::new(bad).is_err(), "{bad:?}");
+        }
+    }
+}

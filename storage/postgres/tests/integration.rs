@@ -5,6 +5,7 @@
 
 mod common;
 
+mod cluster;
 mod concurrency;
 mod conformance;
 mod migrations;
