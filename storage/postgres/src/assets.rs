@@ -227,7 +227,8 @@ impl PgStore {
         // pick and the insert: the insert then does nothing and is tried again.
         let sql = format!(
             "WITH taken AS ( \
-                 SELECT slug FROM {s}.assets WHERE slug = $4 OR slug LIKE $20 \
+                 SELECT slug FROM {s}.assets \
+                 WHERE slug = $4 OR (slug >= $20 AND slug < $4 || '.') \
              ), pick AS ( \
                  SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM taken WHERE slug = $4) THEN $4 \
                  ELSE (SELECT $4 || '-' || n FROM generate_series(2::bigint, \
@@ -252,7 +253,9 @@ impl PgStore {
         );
         let p = AssetParams::new(&asset)?;
         let downloads = to_i64("download count", asset.download_count)?;
-        let slug_pattern = format!("{}-%", like_escape(&asset.slug));
+        // Every slug starting with `wanted-` lies in [`wanted-`, `wanted.`) in byte order (the
+        // slug column is `COLLATE "C"`): a range the unique index answers in any plan.
+        let suffixed = format!("{}-", asset.slug);
         let client = self.client().await.map_err(StoreError::from)?;
         let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
         for _ in 0..SLUG_TRIES {
@@ -279,7 +282,7 @@ impl PgStore {
                         &asset.video_embed,
                         &asset.is_public,
                         &asset.published,
-                        &slug_pattern,
+                        &suffixed,
                         &asset.created_at,
                         &asset.updated_at,
                         &downloads,

@@ -9,9 +9,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, slug_taken};
-use crate::store::{
-    PgStore, counter_update, first_free_slug, like_escape, parse_count, to_i64, to_u32, to_u64,
-};
+use crate::store::{PgStore, counter_update, first_free_slug, parse_count, to_i64, to_u32, to_u64};
 
 /// The library columns every read returns, in the order [`library_from_row`] decodes them,
 /// each prefixed with `p`.
@@ -296,12 +294,12 @@ impl PgStore {
         .await?;
         // Under the lock, the slugs other libraries hold among `wanted` and `wanted-N`.
         let taken_sql = format!(
-            "SELECT slug FROM {s}.libraries WHERE (slug = $1 OR slug LIKE $2) AND id <> $3"
+            "SELECT slug FROM {s}.libraries \
+             WHERE (slug = $1 OR (slug >= $1 || '-' AND slug < $1 || '.')) AND id <> $2"
         );
         let taken_stmt = tx.prepare_cached(&taken_sql).await?;
-        let pattern = format!("{}-%", like_escape(&lib.slug));
         let taken: Vec<String> = tx
-            .query(&taken_stmt, &[&lib.slug, &pattern, &lib.id])
+            .query(&taken_stmt, &[&lib.slug, &lib.id])
             .await?
             .iter()
             .map(|r| r.try_get(0))
