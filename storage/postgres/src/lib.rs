@@ -108,5 +108,8 @@ pub use store::{PgConfig, PgStore};
 
 #[doc(no_inline)]
 pub use assetlib_core::Store;
+/// The pool crate, for an app that builds its own [`Pool`] for [`PgStore::from_pool`] (with
+/// the same version this crate uses).
+pub use deadpool_postgres;
 #[doc(no_inline)]
 pub use deadpool_postgres::Pool;
