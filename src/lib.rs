@@ -52,8 +52,9 @@
 //! | `axum` | `assetlib::axum::router(service)`, the API as an axum 0.8 `Router` (crate `assetlib-axum`) |
 //! | `warp` | `assetlib::warp::routes(service)`, the API as a warp 0.4 filter (crate `assetlib-warp`) |
 //! | `sled` | `assetlib::sled::SledStore`, an embedded, durable store in one directory (crate `assetlib-sled`) |
+//! | `postgres` | `assetlib::postgres::PgStore`, a store in PostgreSQL for several replicas over one database (crate `assetlib-postgres`); not on by default |
 //!
-//! All three are on by default, so the ready servers run with no flags
+//! `axum`, `warp` and `sled` are on by default, so the ready servers run with no flags
 //! (`cargo run --release --example server -- serve --demo`, or `--example warp_server`); an app
 //! that needs one adapter takes `default-features = false` and names what it uses.
 
@@ -73,3 +74,7 @@ pub use assetlib_warp as warp;
 /// The sled store (crate `assetlib-sled`).
 #[cfg(feature = "sled")]
 pub use assetlib_sled as sled;
+
+/// The PostgreSQL store (crate `assetlib-postgres`).
+#[cfg(feature = "postgres")]
+pub use assetlib_postgres as postgres;

@@ -1,0 +1,373 @@
+//! Assets: lists, reads, inserts (with the slug rule), updates, downloads.
+
+use assetlib_core::{Asset, AssetQuery, AssetSort, AssetType, Page, SortOrder, StoreError};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use crate::error::{Failure, duplicate_id, unique_violation};
+use crate::store::{PgStore, counter_update, like_escape, parse_count, to_i64, to_u32, to_u64};
+
+/// The asset columns every read returns, in the order [`asset_from_row`] decodes them, each
+/// prefixed with `p` (a table alias and a dot, or nothing).
+pub(crate) fn asset_cols(p: &str) -> String {
+    [
+        "id",
+        "title",
+        "slug",
+        "description",
+        "asset_type",
+        "file_path",
+        "file_size",
+        "mime_type",
+        "thumbnail_path",
+        "page_count",
+        "word_count",
+        "width",
+        "height",
+        "external_url",
+        "video_embed",
+        "is_public",
+        "published",
+        "created_at",
+        "updated_at",
+    ]
+    .iter()
+    .map(|c| format!("{p}{c}"))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+/// How many columns [`asset_cols`] names.
+const ASSET_COLS: usize = 19;
+
+/// Decodes the columns of [`asset_cols`] starting at `at`, then the download count.
+fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
+    let opt_u64 = |i: usize, what| -> Result<Option<u64>, Failure> {
+        row.try_get::<_, Option<i64>>(at + i)?
+            .map(|v| to_u64(what, v))
+            .transpose()
+    };
+    let opt_u32 = |i: usize, what| -> Result<Option<u32>, Failure> {
+        row.try_get::<_, Option<i64>>(at + i)?
+            .map(|v| to_u32(what, v))
+            .transpose()
+    };
+    let type_name: String = row.try_get(at + 4)?;
+    let asset_type = AssetType::parse(&type_name)
+        .ok_or_else(|| Failure::invalid("asset type", format!("unknown type {type_name:?}")))?;
+    let downloads: Option<i64> = row.try_get(at + ASSET_COLS)?;
+    Ok(Asset {
+        id: row.try_get(at)?,
+        title: row.try_get(at + 1)?,
+        slug: row.try_get(at + 2)?,
+        description: row.try_get(at + 3)?,
+        asset_type,
+        file_path: row.try_get(at + 5)?,
+        file_size: opt_u64(6, "file size")?,
+        mime_type: row.try_get(at + 7)?,
+        thumbnail_path: row.try_get(at + 8)?,
+        page_count: opt_u64(9, "page count")?,
+        word_count: opt_u64(10, "word count")?,
+        width: opt_u32(11, "width")?,
+        height: opt_u32(12, "height")?,
+        external_url: row.try_get(at + 13)?,
+        video_embed: row.try_get(at + 14)?,
+        is_public: row.try_get(at + 15)?,
+        published: row.try_get(at + 16)?,
+        created_at: row.try_get(at + 17)?,
+        updated_at: row.try_get(at + 18)?,
+        download_count: to_u64("download count", downloads.unwrap_or(0))?,
+    })
+}
+
+/// The values an insert or update writes, as SQL parameters.
+struct AssetParams {
+    title_lower: String,
+    description_lower: Option<String>,
+    asset_type: &'static str,
+    file_size: Option<i64>,
+    page_count: Option<i64>,
+    word_count: Option<i64>,
+    width: Option<i64>,
+    height: Option<i64>,
+}
+
+impl AssetParams {
+    fn new(a: &Asset) -> Result<Self, Failure> {
+        let opt = |what, v: Option<u64>| v.map(|v| to_i64(what, v)).transpose();
+        Ok(AssetParams {
+            title_lower: a.title.to_lowercase(),
+            description_lower: a.description.as_deref().map(str::to_lowercase),
+            asset_type: a.asset_type.as_str(),
+            file_size: opt("file size", a.file_size)?,
+            page_count: opt("page count", a.page_count)?,
+            word_count: opt("word count", a.word_count)?,
+            width: a.width.map(i64::from),
+            height: a.height.map(i64::from),
+        })
+    }
+}
+
+/// How often an insert picks a slug anew after concurrent inserts took the one it picked.
+const SLUG_TRIES: usize = 16;
+
+impl PgStore {
+    pub(crate) async fn list_assets_impl(&self, q: &AssetQuery) -> Result<Page<Asset>, Failure> {
+        let s = &self.schema.q;
+        let mut params: Vec<Box<dyn ToSql + Sync + Send>> = vec![
+            Box::new(i64::from(q.per_page)),
+            Box::new(i64::try_from(q.offset()).unwrap_or(i64::MAX)),
+        ];
+        let mut filter = String::from("a.published");
+        if let Some(t) = q.asset_type {
+            params.push(Box::new(t.as_str()));
+            filter.push_str(&format!(" AND a.asset_type = ${}", params.len()));
+        }
+        if let Some(needle) = q.search.as_deref() {
+            params.push(Box::new(format!(
+                "%{}%",
+                like_escape(&needle.to_lowercase())
+            )));
+            let n = params.len();
+            filter.push_str(&format!(
+                " AND (a.title_lower LIKE ${n} OR a.description_lower LIKE ${n})"
+            ));
+        }
+        let key = match q.sort {
+            AssetSort::CreatedAt => "created_at",
+            AssetSort::UpdatedAt => "updated_at",
+            AssetSort::Title => "title_lower",
+        };
+        let dir = match q.order {
+            SortOrder::Asc => "ASC",
+            SortOrder::Desc => "DESC",
+        };
+        let cols = asset_cols("a.");
+        let out = asset_cols("p.");
+        // Without a search the total is one lookup in the counts the triggers keep; with
+        // one it is a count of the matches.
+        let count = if q.search.is_some() {
+            format!("SELECT count(*) AS n FROM {s}.assets a WHERE {filter}")
+        } else {
+            params.push(Box::new(q.asset_type.map_or("", |t| t.as_str())));
+            format!(
+                "SELECT coalesce((SELECT n FROM {s}.asset_counts WHERE scope = ${}), 0) AS n",
+                params.len()
+            )
+        };
+        let sql = format!(
+            "WITH m AS ({count}) \
+             SELECT m.n, {out}, c.download_count \
+             FROM m LEFT JOIN LATERAL ( \
+                 SELECT {cols}, a.{key} AS sort_key FROM {s}.assets a WHERE {filter} \
+                 ORDER BY a.{key} {dir}, a.id {dir} LIMIT $1 OFFSET $2 \
+             ) p ON true \
+             LEFT JOIN {s}.asset_counters c ON c.asset_id = p.id \
+             ORDER BY p.sort_key {dir}, p.id {dir}"
+        );
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params
+            .iter()
+            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        let rows = client.query(&stmt, &refs).await?;
+        let mut total = 0;
+        let mut items = Vec::with_capacity(rows.len());
+        for row in &rows {
+            total = to_u64("asset count", row.try_get(0)?)?;
+            if row.try_get::<_, Option<Uuid>>(1)?.is_some() {
+                items.push(asset_from_row(row, 1)?);
+            }
+        }
+        Ok(Page { items, total })
+    }
+
+    pub(crate) async fn get_asset_impl(&self, id: Uuid) -> Result<Option<Asset>, Failure> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "SELECT {}, c.download_count FROM {s}.assets a \
+             JOIN {s}.asset_counters c ON c.asset_id = a.id WHERE a.id = $1",
+            asset_cols("a.")
+        );
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query_opt(&stmt, &[&id])
+            .await?
+            .map(|row| asset_from_row(&row, 0))
+            .transpose()
+    }
+
+    pub(crate) async fn get_assets_impl(&self, ids: &[Uuid]) -> Result<Vec<Asset>, Failure> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let s = &self.schema.q;
+        let sql = format!(
+            "SELECT {}, c.download_count FROM {s}.assets a \
+             JOIN {s}.asset_counters c ON c.asset_id = a.id WHERE a.id = ANY($1)",
+            asset_cols("a.")
+        );
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query(&stmt, &[&ids])
+            .await?
+            .iter()
+            .map(|row| asset_from_row(row, 0))
+            .collect()
+    }
+
+    pub(crate) async fn insert_asset_impl(&self, asset: Asset) -> Result<Asset, StoreError> {
+        let s = &self.schema.q;
+        // One statement: the slugs in use among `wanted` and `wanted-N`, the first free one,
+        // the asset and its counter row. A concurrent insert may take the slug between the
+        // pick and the insert: the insert then does nothing and is tried again.
+        let sql = format!(
+            "WITH taken AS ( \
+                 SELECT slug FROM {s}.assets \
+                 WHERE slug = $4 OR (slug >= $20 AND slug < $4 || '.') \
+             ), pick AS ( \
+                 SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM taken WHERE slug = $4) THEN $4 \
+                 ELSE (SELECT $4 || '-' || n FROM generate_series(2::bigint, \
+                           (SELECT count(*) FROM taken) + 2) AS n \
+                       WHERE NOT EXISTS (SELECT 1 FROM taken WHERE slug = $4 || '-' || n) \
+                       ORDER BY n LIMIT 1) END AS slug \
+             ), ins AS ( \
+                 INSERT INTO {s}.assets (id, title, title_lower, slug, description, \
+                     description_lower, asset_type, file_path, file_size, mime_type, \
+                     thumbnail_path, page_count, word_count, width, height, external_url, \
+                     video_embed, is_public, published, created_at, updated_at) \
+                 VALUES ($1, $2, $3, (SELECT slug FROM pick), $5, $6, $7, $8, $9, $10, $11, \
+                     $12, $13, $14, $15, $16, $17, $18, $19, $21, $22) \
+                 ON CONFLICT (slug) DO NOTHING \
+                 RETURNING {cols} \
+             ), counter AS ( \
+                 INSERT INTO {s}.asset_counters (asset_id, download_count) \
+                 SELECT id, $23::bigint FROM ins \
+             ) \
+             SELECT {cols}, $23::bigint FROM ins",
+            cols = asset_cols("")
+        );
+        let p = AssetParams::new(&asset)?;
+        let downloads = to_i64("download count", asset.download_count)?;
+        // Every slug starting with `wanted-` lies in [`wanted-`, `wanted.`) in byte order (the
+        // slug column is `COLLATE "C"`): a range the unique index answers in any plan.
+        let suffixed = format!("{}-", asset.slug);
+        let client = self.client().await.map_err(StoreError::from)?;
+        let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
+        for _ in 0..SLUG_TRIES {
+            let result = client
+                .query_opt(
+                    &stmt,
+                    &[
+                        &asset.id,
+                        &asset.title,
+                        &p.title_lower,
+                        &asset.slug,
+                        &asset.description,
+                        &p.description_lower,
+                        &p.asset_type,
+                        &asset.file_path,
+                        &p.file_size,
+                        &asset.mime_type,
+                        &asset.thumbnail_path,
+                        &p.page_count,
+                        &p.word_count,
+                        &p.width,
+                        &p.height,
+                        &asset.external_url,
+                        &asset.video_embed,
+                        &asset.is_public,
+                        &asset.published,
+                        &suffixed,
+                        &asset.created_at,
+                        &asset.updated_at,
+                        &downloads,
+                    ],
+                )
+                .await;
+            match result {
+                Ok(Some(row)) => return Ok(asset_from_row(&row, 0)?),
+                Ok(None) => continue,
+                Err(e) if unique_violation(&e) == Some("assets_pkey") => {
+                    return Err(duplicate_id("an asset", asset.id));
+                }
+                Err(e) => return Err(Failure::from(e).into()),
+            }
+        }
+        Err(Failure::SlugContention(asset.slug).into())
+    }
+
+    pub(crate) async fn update_asset_impl(&self, asset: Asset) -> Result<Option<Asset>, Failure> {
+        let s = &self.schema.q;
+        // One statement: the asset, and a new content version for every library holding it.
+        let sql = format!(
+            "WITH u AS ( \
+                 UPDATE {s}.assets SET title = $2, title_lower = $3, description = $4, \
+                     description_lower = $5, asset_type = $6, file_path = $7, file_size = $8, \
+                     mime_type = $9, thumbnail_path = $10, page_count = $11, word_count = $12, \
+                     width = $13, height = $14, external_url = $15, video_embed = $16, \
+                     is_public = $17, updated_at = $18 \
+                 WHERE id = $1 RETURNING {cols} \
+             ), v AS ( \
+                 UPDATE {s}.library_counters SET content_version = nextval('{s}.content_versions') \
+                 WHERE library_id IN (SELECT library_id FROM {s}.library_entries WHERE asset_id = $1) \
+                   AND EXISTS (SELECT 1 FROM u) \
+             ) \
+             SELECT {ucols}, c.download_count FROM u \
+             JOIN {s}.asset_counters c ON c.asset_id = u.id",
+            cols = asset_cols(""),
+            ucols = asset_cols("u."),
+        );
+        let p = AssetParams::new(&asset)?;
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query_opt(
+                &stmt,
+                &[
+                    &asset.id,
+                    &asset.title,
+                    &p.title_lower,
+                    &asset.description,
+                    &p.description_lower,
+                    &p.asset_type,
+                    &asset.file_path,
+                    &p.file_size,
+                    &asset.mime_type,
+                    &asset.thumbnail_path,
+                    &p.page_count,
+                    &p.word_count,
+                    &p.width,
+                    &p.height,
+                    &asset.external_url,
+                    &asset.video_embed,
+                    &asset.is_public,
+                    &asset.updated_at,
+                ],
+            )
+            .await?
+            .map(|row| asset_from_row(&row, 0))
+            .transpose()
+    }
+
+    pub(crate) async fn record_download_impl(&self, id: Uuid) -> Result<Option<u64>, Failure> {
+        let s = &self.schema.q;
+        // A UUID's text is hex digits and dashes: safe to put in the statement.
+        let sql = format!(
+            "UPDATE {s}.asset_counters SET download_count = download_count + 1 \
+             WHERE asset_id = '{id}' RETURNING download_count"
+        );
+        let client = self.client().await?;
+        counter_update(&client, &sql)
+            .await?
+            .map(|cols| match cols.as_slice() {
+                [count] => parse_count("download count", count),
+                _ => Err(Failure::Protocol("a download count row of another shape")),
+            })
+            .transpose()
+    }
+}

@@ -1,0 +1,125 @@
+//! Errors: the public [`Error`] of connecting, and the private [`Failure`] of a running store
+//! that becomes core's [`StoreError`].
+
+use assetlib_core::StoreError;
+use tokio_postgres::error::SqlState;
+use uuid::Uuid;
+
+/// Why a [`crate::PgStore`] could not be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The schema name is not a plain SQL identifier.
+    #[error(
+        "invalid schema name {name:?}: use 1 to 63 lower-case ASCII letters, digits and \
+         underscores, not starting with a digit or `pg_`"
+    )]
+    InvalidSchemaName {
+        /// The name given.
+        name: String,
+    },
+    /// The connection URL could not be parsed.
+    #[error("invalid PostgreSQL URL: {0}")]
+    InvalidUrl(#[source] tokio_postgres::Error),
+    /// The pool could not be built.
+    #[error("cannot build the connection pool: {0}")]
+    Pool(#[source] deadpool_postgres::BuildError),
+    /// No connection could be had from the pool.
+    #[error("cannot connect to PostgreSQL: {0}")]
+    Connect(#[source] deadpool_postgres::PoolError),
+    /// PostgreSQL refused a statement of the migration.
+    #[error("cannot migrate schema {schema:?}: {source}")]
+    Migrate {
+        /// The schema.
+        schema: String,
+        /// PostgreSQL's error.
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    /// The schema was migrated by a newer version of this crate.
+    #[error(
+        "schema {schema:?} is at version {found}, newer than this version of \
+         assetlib-postgres knows (it supports versions up to {supported}); run a newer \
+         assetlib-postgres against this database"
+    )]
+    SchemaTooNew {
+        /// The schema.
+        schema: String,
+        /// The version recorded in the database.
+        found: i32,
+        /// The newest version this crate knows ([`crate::SCHEMA_VERSION`]).
+        supported: i32,
+    },
+}
+
+/// A failure while the store runs. Each kind maps to one [`StoreError`] kind and is kept as
+/// its source.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Failure {
+    /// No connection could be had from the pool.
+    #[error("no PostgreSQL connection: {0}")]
+    Pool(#[from] deadpool_postgres::PoolError),
+    /// PostgreSQL failed or refused a statement.
+    #[error("PostgreSQL: {0}")]
+    Db(#[from] tokio_postgres::Error),
+    /// A stored value makes no sense (unknown code, negative count, bad length).
+    #[error("invalid stored {what}: {detail}")]
+    Invalid { what: &'static str, detail: String },
+    /// A number does not fit PostgreSQL's `bigint`.
+    #[error("{what} {value} is too large to store")]
+    TooLarge { what: &'static str, value: u64 },
+    /// Concurrent inserts kept taking the slug this one picked.
+    #[error("no free slug for {0:?} after repeated tries")]
+    SlugContention(String),
+    /// PostgreSQL answered something this crate did not ask for.
+    #[error("unexpected answer from PostgreSQL: {0}")]
+    Protocol(&'static str),
+}
+
+impl Failure {
+    pub(crate) fn invalid(what: &'static str, detail: impl Into<String>) -> Self {
+        Failure::Invalid {
+            what,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl From<Failure> for StoreError {
+    fn from(e: Failure) -> Self {
+        match e {
+            e @ Failure::Invalid { .. } => StoreError::corrupt(e),
+            e => StoreError::backend(e),
+        }
+    }
+}
+
+/// A given library slug is held by another library.
+pub(crate) fn slug_taken(slug: &str) -> StoreError {
+    StoreError::Conflict {
+        field: "slug".into(),
+        message: format!("slug {slug:?} is taken by another library"),
+    }
+}
+
+/// An insert of a record (`what`: "an asset", "a key") whose id exists.
+pub(crate) fn duplicate_id(what: &str, id: Uuid) -> StoreError {
+    StoreError::Conflict {
+        field: "id".into(),
+        message: format!("{what} with id {id} exists"),
+    }
+}
+
+/// An insert of a key whose hash exists.
+pub(crate) fn duplicate_key_hash() -> StoreError {
+    StoreError::Conflict {
+        field: "key_hash".into(),
+        message: "a key with this hash exists".into(),
+    }
+}
+
+/// The constraint a unique violation broke, if `e` is one.
+pub(crate) fn unique_violation(e: &tokio_postgres::Error) -> Option<&str> {
+    let db = e.as_db_error()?;
+    (db.code() == &SqlState::UNIQUE_VIOLATION).then(|| db.constraint().unwrap_or(""))
+}

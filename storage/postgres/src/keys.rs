@@ -1,0 +1,104 @@
+//! API key records: insert, lookup by hash, list, revoke.
+
+use assetlib_core::{ApiKey, Scope, StoreError};
+use chrono::{DateTime, Utc};
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::error::{Failure, duplicate_id, duplicate_key_hash, unique_violation};
+use crate::store::PgStore;
+
+const KEY_COLS: &str = "id, name, key_hash, scopes, created_at, expires_at, revoked_at";
+
+fn key_from_row(row: &Row) -> Result<ApiKey, Failure> {
+    let hash: Vec<u8> = row.try_get(2)?;
+    let key_hash: [u8; 32] = hash
+        .as_slice()
+        .try_into()
+        .map_err(|_| Failure::invalid("key hash", format!("{} bytes, not 32", hash.len())))?;
+    let scopes = row
+        .try_get::<_, Vec<String>>(3)?
+        .iter()
+        .map(|s| Scope::parse(s).ok_or_else(|| Failure::invalid("scope", format!("unknown {s:?}"))))
+        .collect::<Result<_, _>>()?;
+    Ok(ApiKey {
+        id: row.try_get(0)?,
+        name: row.try_get(1)?,
+        key_hash,
+        scopes,
+        created_at: row.try_get(4)?,
+        expires_at: row.try_get(5)?,
+        revoked_at: row.try_get(6)?,
+    })
+}
+
+impl PgStore {
+    pub(crate) async fn insert_key_impl(&self, key: ApiKey) -> Result<(), StoreError> {
+        let s = &self.schema.q;
+        let sql =
+            format!("INSERT INTO {s}.api_keys ({KEY_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
+        let scopes: Vec<&str> = key.scopes.iter().map(|x| x.as_str()).collect();
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
+        let result = client
+            .execute(
+                &stmt,
+                &[
+                    &key.id,
+                    &key.name,
+                    &&key.key_hash[..],
+                    &scopes,
+                    &key.created_at,
+                    &key.expires_at,
+                    &key.revoked_at,
+                ],
+            )
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => Err(match unique_violation(&e) {
+                Some("api_keys_pkey") => duplicate_id("a key", key.id),
+                Some("api_keys_key_hash_key") => duplicate_key_hash(),
+                _ => Failure::from(e).into(),
+            }),
+        }
+    }
+
+    pub(crate) async fn find_key_impl(&self, hash: &[u8; 32]) -> Result<Option<ApiKey>, Failure> {
+        let s = &self.schema.q;
+        let sql = format!("SELECT {KEY_COLS} FROM {s}.api_keys WHERE key_hash = $1");
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query_opt(&stmt, &[&&hash[..]])
+            .await?
+            .map(|row| key_from_row(&row))
+            .transpose()
+    }
+
+    pub(crate) async fn list_keys_impl(&self) -> Result<Vec<ApiKey>, Failure> {
+        let s = &self.schema.q;
+        let sql = format!("SELECT {KEY_COLS} FROM {s}.api_keys ORDER BY created_at, id");
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query(&stmt, &[])
+            .await?
+            .iter()
+            .map(key_from_row)
+            .collect()
+    }
+
+    pub(crate) async fn revoke_key_impl(
+        &self,
+        id: Uuid,
+        at: DateTime<Utc>,
+    ) -> Result<bool, Failure> {
+        let s = &self.schema.q;
+        let sql =
+            format!("UPDATE {s}.api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1");
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        Ok(client.execute(&stmt, &[&id, &at]).await? > 0)
+    }
+}

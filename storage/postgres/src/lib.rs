@@ -1,0 +1,115 @@
+//! # assetlib-postgres
+//!
+//! [`PgStore`]: a [`Store`] for assetlib in PostgreSQL, for apps that already run one and for
+//! several API replicas over one database. Its tables live in a schema of their own (default
+//! `assetlib`, see [`PgConfig::schema`]), so it can share an app's database; every name in its
+//! SQL is qualified with that schema, whatever the connection's `search_path`.
+//!
+//! ```no_run
+//! use assetlib_core::{AssetQuery, Config, Service, Store};
+//! use assetlib_postgres::PgStore;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = PgStore::connect("postgres://app@127.0.0.1/app").await?;
+//! let page = store.list_assets(&AssetQuery::default()).await?;
+//! println!("{} assets", page.total);
+//! let service = Service::new(store, Config::default());
+//! # let _ = service;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! An app with a pool of its own (for example one that connects over TLS) hands it over with
+//! [`PgStore::from_pool`]; [`PgStore::connect`] builds one without TLS.
+//!
+//! ## Migrations
+//!
+//! The schema is created and upgraded at connect by SQL files embedded in the crate, in one
+//! transaction under a fixed advisory lock (`pg_advisory_xact_lock`), so several replicas may
+//! start at once: one migrates, the others wait and find the work done. The schema's
+//! `schema_migrations` table records the versions applied. A database migrated by a newer
+//! version of this crate is refused with [`Error::SchemaTooNew`]. The first migration runs
+//! `CREATE EXTENSION IF NOT EXISTS pg_trgm` (a trusted extension: a role with `CREATE` on the
+//! database may install it).
+//!
+//! ## Why tokio-postgres
+//!
+//! A library crate should need no database and no offline query files when it is built, and
+//! most of this store's SQL is put together at run time (one statement per sort, direction and
+//! filter). sqlx's checked macros need one of those, so this crate uses `tokio-postgres` with a
+//! `deadpool-postgres` pool, and prepares each statement once per connection.
+//!
+//! ## One round trip per call
+//!
+//! | call | SQL |
+//! |---|---|
+//! | `list_assets` | one statement: a CTE counts the matches and the page is left-joined to the count, so the total is right even for a page past the end |
+//! | `get_asset`, `get_assets` | one `SELECT` (`= ANY($1)` for many) |
+//! | `insert_asset` | one statement: picks the first free slug, inserts the asset and its counter row (tried again if a concurrent insert took the slug) |
+//! | `update_asset` | one statement: updates the asset and gives every library holding it a new content version |
+//! | `list_libraries` | one statement, like `list_assets`, with each library's count of published assets |
+//! | `load_library` | one statement: the library with its sections and its entries joined to their assets, as arrays |
+//! | `put_library` | one transaction (lock, slug check, then the writes pipelined) |
+//! | `delete_library` | one `DELETE` (sections, entries and counters cascade) |
+//! | `record_library_view`, `record_download` | one `UPDATE ... RETURNING` on a narrow counter table, sent with `SET LOCAL synchronous_commit = off` in the same message |
+//! | keys | one statement each; `find_key` by a unique index on the hash |
+//!
+//! ## Indexes and search
+//!
+//! Lists read published assets through partial indexes (`WHERE published`) of
+//! `(created_at, id)`, `(updated_at, id)` and `(title_lower, id)`, and of the same with the
+//! asset type first for the type filter; PostgreSQL reads them forwards or backwards, so the
+//! first page costs the same at any size (a page deep into the list costs its offset). The
+//! total without a search is one lookup in `asset_counts`, which triggers on `assets` keep in
+//! the same transaction as each change (so concurrent changes of the counts queue on one row
+//! for the length of their transaction). The libraries list counts its published libraries
+//! with an index-only scan, and each listed library's published assets through its entries.
+//! `title_lower` is the title lowercased in Rust by `str::to_lowercase` and compared with
+//! `COLLATE "C"` (byte order), exactly as the other stores sort, whatever the database's
+//! locale.
+//!
+//! Search keeps assets whose lowercased title or description (`title_lower`,
+//! `description_lower`, lowercased in Rust) contains the lowercased needle, as a `LIKE
+//! '%needle%'` with `%`, `_` and `\` escaped. Both columns carry a `pg_trgm` GIN index: a
+//! needle of three or more characters is looked up by its trigrams (the cost grows with the
+//! assets that share them); a needle of one or two characters has no trigram and scans the
+//! published assets, as does the count of its matches.
+//!
+//! ## Durability
+//!
+//! Every write is committed with the connection's normal `synchronous_commit` before the call
+//! returns. Views and downloads are the exception: their transaction commits with
+//! `synchronous_commit = off`, so a count reaches the disk in the background (at most three
+//! times `wal_writer_delay` later, 600 ms by default) and a crash of the database server loses
+//! at most the counts of that moment, never anything else. Counts are exact under any
+//! concurrency.
+//!
+//! Timestamps are kept as `timestamptz`, to the microsecond; every call returns what is
+//! stored.
+//!
+//! ## Features
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `testing` | [`testing::TestCluster`]: a throwaway PostgreSQL server for tests, and fresh databases in it |
+
+mod assets;
+mod error;
+mod keys;
+mod libraries;
+mod migrate;
+mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use error::Error;
+pub use migrate::SCHEMA_VERSION;
+pub use store::{PgConfig, PgStore};
+
+#[doc(no_inline)]
+pub use assetlib_core::Store;
+/// The pool crate, for an app that builds its own [`Pool`] for [`PgStore::from_pool`] (with
+/// the same version this crate uses).
+pub use deadpool_postgres;
+#[doc(no_inline)]
+pub use deadpool_postgres::Pool;

@@ -1,0 +1,471 @@
+//! Libraries: lists, loads, atomic replaces, deletes, views.
+
+use assetlib_core::{
+    AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryQuery, LibraryRows,
+    LibrarySummary, LibraryWrite, Page, PutOutcome, Section, StoreError, ViewCount,
+};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use crate::error::{Failure, slug_taken};
+use crate::store::{PgStore, counter_update, first_free_slug, parse_count, to_i64, to_u32, to_u64};
+
+/// The library columns every read returns, in the order [`library_from_row`] decodes them,
+/// each prefixed with `p`.
+fn library_cols(p: &str) -> String {
+    [
+        "id",
+        "title",
+        "slug",
+        "description",
+        "workspace_id",
+        "cover_image_path",
+        "cover_overlay_color",
+        "cover_overlay_opacity",
+        "show_asset_count",
+        "allow_individual_downloads",
+        "allow_bulk_download",
+        "is_paid",
+        "price",
+        "currency",
+        "published",
+        "published_at",
+        "created_at",
+        "updated_at",
+    ]
+    .iter()
+    .map(|c| format!("{p}{c}"))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+/// How many columns [`library_cols`] names.
+const LIBRARY_COLS: usize = 18;
+
+/// The advisory lock (with the schema's hash as second key) that serialises library writes,
+/// so that picking a free slug and taking it cannot race: `"lib\0"` in ASCII.
+const LIBRARY_WRITE_LOCK: i32 = 0x6c69_6200;
+
+/// Decodes the columns of [`library_cols`] starting at `at`, then the view count.
+fn library_from_row(row: &Row, at: usize) -> Result<Library, Failure> {
+    let views: Option<i64> = row.try_get(at + LIBRARY_COLS)?;
+    Ok(Library {
+        id: row.try_get(at)?,
+        title: row.try_get(at + 1)?,
+        slug: row.try_get(at + 2)?,
+        description: row.try_get(at + 3)?,
+        workspace_id: row.try_get(at + 4)?,
+        cover_image_path: row.try_get(at + 5)?,
+        cover_overlay_color: row.try_get(at + 6)?,
+        cover_overlay_opacity: row.try_get(at + 7)?,
+        show_asset_count: row.try_get(at + 8)?,
+        allow_individual_downloads: row.try_get(at + 9)?,
+        allow_bulk_download: row.try_get(at + 10)?,
+        is_paid: row.try_get(at + 11)?,
+        price: row.try_get(at + 12)?,
+        currency: row.try_get(at + 13)?,
+        published: row.try_get(at + 14)?,
+        published_at: row.try_get(at + 15)?,
+        created_at: row.try_get(at + 16)?,
+        updated_at: row.try_get(at + 17)?,
+        view_count: to_u64("view count", views.unwrap_or(0))?,
+    })
+}
+
+/// An aggregated array column: `NULL` (no rows) is empty; its length must be `len`.
+fn array<T>(row: &Row, i: usize, len: Option<usize>, what: &'static str) -> Result<Vec<T>, Failure>
+where
+    T: for<'a> tokio_postgres::types::FromSql<'a>,
+{
+    let v: Vec<T> = row.try_get::<_, Option<Vec<T>>>(i)?.unwrap_or_default();
+    match len {
+        Some(n) if n != v.len() => Err(Failure::invalid(what, "arrays of different lengths")),
+        _ => Ok(v),
+    }
+}
+
+impl PgStore {
+    pub(crate) async fn list_libraries_impl(
+        &self,
+        q: &LibraryQuery,
+    ) -> Result<Page<LibrarySummary>, Failure> {
+        let s = &self.schema.q;
+        let mut params: Vec<Box<dyn ToSql + Sync + Send>> = vec![
+            Box::new(i64::from(q.limit)),
+            Box::new(i64::try_from(q.offset()).unwrap_or(i64::MAX)),
+        ];
+        let mut filter = String::from("l.published");
+        if let Some(w) = &q.workspace_id {
+            params.push(Box::new(w.clone()));
+            filter.push_str(" AND l.workspace_id = $3");
+        }
+        let sql = format!(
+            "WITH m AS (SELECT count(*) AS n FROM {s}.libraries l WHERE {filter}) \
+             SELECT m.n, {out}, c.view_count, \
+                 (SELECT count(*) FROM {s}.library_entries e \
+                  JOIN {s}.assets a ON a.id = e.asset_id \
+                  WHERE e.library_id = p.id AND a.published) \
+             FROM m LEFT JOIN LATERAL ( \
+                 SELECT {cols} FROM {s}.libraries l WHERE {filter} \
+                 ORDER BY l.published_at DESC, l.id DESC LIMIT $1 OFFSET $2 \
+             ) p ON true \
+             LEFT JOIN {s}.library_counters c ON c.library_id = p.id \
+             ORDER BY p.published_at DESC, p.id DESC",
+            out = library_cols("p."),
+            cols = library_cols("l."),
+        );
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params
+            .iter()
+            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        let rows = client.query(&stmt, &refs).await?;
+        let mut total = 0;
+        let mut items = Vec::with_capacity(rows.len());
+        for row in &rows {
+            total = to_u64("library count", row.try_get(0)?)?;
+            if row.try_get::<_, Option<Uuid>>(1)?.is_some() {
+                items.push(LibrarySummary {
+                    library: library_from_row(row, 1)?,
+                    asset_count: to_u64("asset count", row.try_get(2 + LIBRARY_COLS)?)?,
+                });
+            }
+        }
+        Ok(Page { items, total })
+    }
+
+    pub(crate) async fn load_library_impl(&self, id: Uuid) -> Result<Option<LibraryRows>, Failure> {
+        let s = &self.schema.q;
+        // One statement, so one snapshot: the sections and the entries (with their assets'
+        // fields) come as arrays, each aggregate fed the same rows in page order.
+        let sql = format!(
+            "SELECT {cols}, c.view_count, \
+                 x.ids, x.titles, x.descriptions, x.orders, x.collapsed, \
+                 y.asset_ids, y.section_ids, y.orders, y.titles, y.descriptions, \
+                 y.a_titles, y.a_descriptions, y.a_types, y.a_thumbnails, y.a_published \
+             FROM {s}.libraries l JOIN {s}.library_counters c ON c.library_id = l.id \
+             CROSS JOIN LATERAL ( \
+                 SELECT array_agg(id) AS ids, array_agg(title) AS titles, \
+                     array_agg(description) AS descriptions, array_agg(display_order) AS orders, \
+                     array_agg(collapsed_by_default) AS collapsed \
+                 FROM (SELECT * FROM {s}.library_sections WHERE library_id = l.id \
+                       ORDER BY display_order, id) sec \
+             ) x \
+             CROSS JOIN LATERAL ( \
+                 SELECT array_agg(asset_id) AS asset_ids, array_agg(section_id) AS section_ids, \
+                     array_agg(display_order) AS orders, array_agg(title) AS titles, \
+                     array_agg(description) AS descriptions, array_agg(a_title) AS a_titles, \
+                     array_agg(a_description) AS a_descriptions, array_agg(a_type) AS a_types, \
+                     array_agg(a_thumbnail) AS a_thumbnails, array_agg(a_published) AS a_published \
+                 FROM (SELECT e.asset_id, e.section_id, e.display_order, e.title, e.description, \
+                           a.title AS a_title, a.description AS a_description, \
+                           a.asset_type AS a_type, a.thumbnail_path AS a_thumbnail, \
+                           a.published AS a_published \
+                       FROM {s}.library_entries e JOIN {s}.assets a ON a.id = e.asset_id \
+                       LEFT JOIN {s}.library_sections sec \
+                           ON sec.library_id = e.library_id AND sec.id = e.section_id \
+                       WHERE e.library_id = l.id \
+                       ORDER BY sec.display_order NULLS LAST, e.display_order) ent \
+             ) y \
+             WHERE l.id = $1",
+            cols = library_cols("l."),
+        );
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        let Some(row) = client.query_opt(&stmt, &[&id]).await? else {
+            return Ok(None);
+        };
+        let library = library_from_row(&row, 0)?;
+        let at = LIBRARY_COLS + 1;
+        let ids: Vec<Uuid> = array(&row, at, None, "sections")?;
+        let n = Some(ids.len());
+        let titles: Vec<String> = array(&row, at + 1, n, "sections")?;
+        let descriptions: Vec<Option<String>> = array(&row, at + 2, n, "sections")?;
+        let orders: Vec<i64> = array(&row, at + 3, n, "sections")?;
+        let collapsed: Vec<bool> = array(&row, at + 4, n, "sections")?;
+        let mut sections = Vec::with_capacity(ids.len());
+        for (i, id) in ids.into_iter().enumerate() {
+            sections.push(Section {
+                id,
+                title: titles[i].clone(),
+                description: descriptions[i].clone(),
+                display_order: to_u32("section order", orders[i])?,
+                collapsed_by_default: collapsed[i],
+            });
+        }
+        let at = at + 5;
+        let asset_ids: Vec<Uuid> = array(&row, at, None, "entries")?;
+        let n = Some(asset_ids.len());
+        let section_ids: Vec<Option<Uuid>> = array(&row, at + 1, n, "entries")?;
+        let orders: Vec<i64> = array(&row, at + 2, n, "entries")?;
+        let titles: Vec<Option<String>> = array(&row, at + 3, n, "entries")?;
+        let descriptions: Vec<Option<String>> = array(&row, at + 4, n, "entries")?;
+        let a_titles: Vec<String> = array(&row, at + 5, n, "entries")?;
+        let a_descriptions: Vec<Option<String>> = array(&row, at + 6, n, "entries")?;
+        let a_types: Vec<String> = array(&row, at + 7, n, "entries")?;
+        let a_thumbnails: Vec<Option<String>> = array(&row, at + 8, n, "entries")?;
+        let a_published: Vec<bool> = array(&row, at + 9, n, "entries")?;
+        let mut entries = Vec::with_capacity(asset_ids.len());
+        for (i, asset_id) in asset_ids.into_iter().enumerate() {
+            let asset_type = AssetType::parse(&a_types[i]).ok_or_else(|| {
+                Failure::invalid("asset type", format!("unknown type {:?}", a_types[i]))
+            })?;
+            entries.push(EntryRow {
+                entry: LibraryEntry {
+                    asset_id,
+                    section_id: section_ids[i],
+                    display_order: to_u32("entry order", orders[i])?,
+                    title: titles[i].clone(),
+                    description: descriptions[i].clone(),
+                },
+                asset: EntryAsset {
+                    title: a_titles[i].clone(),
+                    description: a_descriptions[i].clone(),
+                    asset_type,
+                    thumbnail_path: a_thumbnails[i].clone(),
+                    published: a_published[i],
+                },
+            });
+        }
+        Ok(Some(LibraryRows {
+            library,
+            sections,
+            entries,
+        }))
+    }
+
+    pub(crate) async fn put_library_impl(
+        &self,
+        write: LibraryWrite,
+    ) -> Result<PutOutcome, StoreError> {
+        self.put_library_tx(write).await?
+    }
+
+    /// The transaction of `put_library`: `Ok(Err(_))` is a refusal (a taken slug), with the
+    /// transaction rolled back.
+    async fn put_library_tx(
+        &self,
+        write: LibraryWrite,
+    ) -> Result<Result<PutOutcome, StoreError>, Failure> {
+        let s = &self.schema.q;
+        let lib = &write.library;
+        let views = to_i64("view count", lib.view_count)?;
+        let first_published = lib.published_at.or(lib.published.then_some(lib.updated_at));
+        let sec_ids: Vec<Uuid> = write.sections.iter().map(|x| x.id).collect();
+        let sec_titles: Vec<&str> = write.sections.iter().map(|x| x.title.as_str()).collect();
+        let sec_descriptions: Vec<Option<&str>> = write
+            .sections
+            .iter()
+            .map(|x| x.description.as_deref())
+            .collect();
+        let sec_orders: Vec<i64> = write
+            .sections
+            .iter()
+            .map(|x| i64::from(x.display_order))
+            .collect();
+        let sec_collapsed: Vec<bool> = write
+            .sections
+            .iter()
+            .map(|x| x.collapsed_by_default)
+            .collect();
+        let e_assets: Vec<Uuid> = write.entries.iter().map(|e| e.asset_id).collect();
+        let e_sections: Vec<Option<Uuid>> = write.entries.iter().map(|e| e.section_id).collect();
+        let e_orders: Vec<i64> = write
+            .entries
+            .iter()
+            .map(|e| i64::from(e.display_order))
+            .collect();
+        let e_titles: Vec<Option<&str>> =
+            write.entries.iter().map(|e| e.title.as_deref()).collect();
+        let e_descriptions: Vec<Option<&str>> = write
+            .entries
+            .iter()
+            .map(|e| e.description.as_deref())
+            .collect();
+
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            &[&LIBRARY_WRITE_LOCK, &self.schema.name],
+        )
+        .await?;
+        // Under the lock, the slugs other libraries hold among `wanted` and `wanted-N`.
+        let taken_sql = format!(
+            "SELECT slug FROM {s}.libraries \
+             WHERE (slug = $1 OR (slug >= $1 || '-' AND slug < $1 || '.')) AND id <> $2"
+        );
+        let taken_stmt = tx.prepare_cached(&taken_sql).await?;
+        let taken: Vec<String> = tx
+            .query(&taken_stmt, &[&lib.slug, &lib.id])
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()?;
+        let slug = if write.slug_given {
+            if taken.contains(&lib.slug) {
+                // Dropping the transaction rolls it back.
+                return Ok(Err(slug_taken(&lib.slug)));
+            }
+            lib.slug.clone()
+        } else {
+            first_free_slug(&lib.slug, &taken)
+        };
+
+        let upsert_sql = format!(
+            "WITH l AS ( \
+                 INSERT INTO {s}.libraries AS old (id, title, slug, description, workspace_id, \
+                     cover_image_path, cover_overlay_color, cover_overlay_opacity, \
+                     show_asset_count, allow_individual_downloads, allow_bulk_download, \
+                     is_paid, price, currency, published, published_at, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+                     $17, $18) \
+                 ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, slug = EXCLUDED.slug, \
+                     description = EXCLUDED.description, workspace_id = EXCLUDED.workspace_id, \
+                     cover_image_path = EXCLUDED.cover_image_path, \
+                     cover_overlay_color = EXCLUDED.cover_overlay_color, \
+                     cover_overlay_opacity = EXCLUDED.cover_overlay_opacity, \
+                     show_asset_count = EXCLUDED.show_asset_count, \
+                     allow_individual_downloads = EXCLUDED.allow_individual_downloads, \
+                     allow_bulk_download = EXCLUDED.allow_bulk_download, \
+                     is_paid = EXCLUDED.is_paid, price = EXCLUDED.price, \
+                     currency = EXCLUDED.currency, published = EXCLUDED.published, \
+                     published_at = coalesce(old.published_at, \
+                         CASE WHEN EXCLUDED.published THEN EXCLUDED.updated_at END), \
+                     updated_at = EXCLUDED.updated_at \
+                 RETURNING (old.xmax = 0) AS created \
+             ), c AS ( \
+                 INSERT INTO {s}.library_counters (library_id, view_count, content_version, \
+                     published) \
+                 VALUES ($1, $19, nextval('{s}.content_versions'), $15) \
+                 ON CONFLICT (library_id) DO UPDATE \
+                 SET content_version = EXCLUDED.content_version, published = EXCLUDED.published \
+             ) \
+             SELECT created FROM l"
+        );
+        let clear_sql = format!(
+            "WITH x AS (DELETE FROM {s}.library_sections WHERE library_id = $1) \
+             DELETE FROM {s}.library_entries WHERE library_id = $1"
+        );
+        let sections_sql = format!(
+            "INSERT INTO {s}.library_sections (library_id, id, title, description, \
+                 display_order, collapsed_by_default) \
+             SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::bigint[], \
+                 $6::boolean[])"
+        );
+        let entries_sql = format!(
+            "INSERT INTO {s}.library_entries (library_id, asset_id, section_id, display_order, \
+                 title, description) \
+             SELECT $1, * FROM unnest($2::uuid[], $3::uuid[], $4::bigint[], $5::text[], \
+                 $6::text[])"
+        );
+        let (upsert, clear, sections, entries) = tokio::try_join!(
+            tx.prepare_cached(&upsert_sql),
+            tx.prepare_cached(&clear_sql),
+            tx.prepare_cached(&sections_sql),
+            tx.prepare_cached(&entries_sql),
+        )?;
+        let upsert_params: [&(dyn ToSql + Sync); 19] = [
+            &lib.id,
+            &lib.title,
+            &slug,
+            &lib.description,
+            &lib.workspace_id,
+            &lib.cover_image_path,
+            &lib.cover_overlay_color,
+            &lib.cover_overlay_opacity,
+            &lib.show_asset_count,
+            &lib.allow_individual_downloads,
+            &lib.allow_bulk_download,
+            &lib.is_paid,
+            &lib.price,
+            &lib.currency,
+            &lib.published,
+            &first_published,
+            &lib.created_at,
+            &lib.updated_at,
+            &views,
+        ];
+        let clear_params: [&(dyn ToSql + Sync); 1] = [&lib.id];
+        // Pipelined: sent back to back, run in this order.
+        let (row, _, _, _) = tokio::try_join!(
+            tx.query_one(&upsert, &upsert_params),
+            tx.execute(&clear, &clear_params),
+            async {
+                if sec_ids.is_empty() {
+                    return Ok(0);
+                }
+                tx.execute(
+                    &sections,
+                    &[
+                        &lib.id,
+                        &sec_ids,
+                        &sec_titles,
+                        &sec_descriptions,
+                        &sec_orders,
+                        &sec_collapsed,
+                    ],
+                )
+                .await
+            },
+            async {
+                if e_assets.is_empty() {
+                    return Ok(0);
+                }
+                tx.execute(
+                    &entries,
+                    &[
+                        &lib.id,
+                        &e_assets,
+                        &e_sections,
+                        &e_orders,
+                        &e_titles,
+                        &e_descriptions,
+                    ],
+                )
+                .await
+            },
+        )?;
+        let created: bool = row.try_get(0)?;
+        tx.commit().await?;
+        Ok(Ok(if created {
+            PutOutcome::Created
+        } else {
+            PutOutcome::Replaced
+        }))
+    }
+
+    pub(crate) async fn delete_library_impl(&self, id: Uuid) -> Result<bool, Failure> {
+        let s = &self.schema.q;
+        // Sections, entries and counters go with it (ON DELETE CASCADE).
+        let sql = format!("DELETE FROM {s}.libraries WHERE id = $1");
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        Ok(client.execute(&stmt, &[&id]).await? > 0)
+    }
+
+    pub(crate) async fn record_library_view_impl(
+        &self,
+        id: Uuid,
+    ) -> Result<Option<ViewCount>, Failure> {
+        let s = &self.schema.q;
+        // A UUID's text is hex digits and dashes: safe to put in the statement.
+        let sql = format!(
+            "UPDATE {s}.library_counters SET view_count = view_count + 1 \
+             WHERE library_id = '{id}' AND published RETURNING view_count, content_version"
+        );
+        let client = self.client().await?;
+        counter_update(&client, &sql)
+            .await?
+            .map(|cols| match cols.as_slice() {
+                [views, version] => Ok(ViewCount {
+                    views: parse_count("view count", views)?,
+                    version: parse_count("content version", version)?,
+                }),
+                _ => Err(Failure::Protocol("a view count row of another shape")),
+            })
+            .transpose()
+    }
+}

@@ -1,0 +1,338 @@
+//! [`PgStore`], its [`PgConfig`], and the [`Store`] impl that hands each call to its module.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use assetlib_core::{
+    ApiKey, Asset, AssetQuery, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
+    PutOutcome, Store, StoreError, ViewCount,
+};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+use uuid::Uuid;
+
+use crate::error::{Error, Failure};
+
+/// The schema used unless [`PgConfig::schema`] names another.
+const DEFAULT_SCHEMA: &str = "assetlib";
+
+/// Options of a [`PgStore`]: the schema its tables live in, and the size of the pool that
+/// [`PgStore::connect_with`] builds.
+#[derive(Debug, Clone)]
+pub struct PgConfig {
+    schema: String,
+    pool_size: usize,
+}
+
+impl Default for PgConfig {
+    fn default() -> Self {
+        PgConfig {
+            schema: DEFAULT_SCHEMA.to_owned(),
+            pool_size: 16,
+        }
+    }
+}
+
+impl PgConfig {
+    /// The default options: schema `assetlib`, a pool of 16 connections.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The schema the store's tables live in (created when missing). It must be a plain SQL
+    /// identifier: 1 to 63 lower-case ASCII letters, digits and underscores, not starting with
+    /// a digit or `pg_`; anything else fails at connect with [`Error::InvalidSchemaName`].
+    pub fn schema(mut self, name: impl Into<String>) -> Self {
+        self.schema = name.into();
+        self
+    }
+
+    /// The most connections the pool built by [`PgStore::connect_with`] opens (at least 1).
+    /// A pool given to [`PgStore::from_pool_with`] keeps its own size.
+    pub fn pool_size(mut self, size: usize) -> Self {
+        self.pool_size = size.max(1);
+        self
+    }
+}
+
+/// A [`Store`] in PostgreSQL. Cloning is cheap and shares the pool.
+#[derive(Clone)]
+pub struct PgStore {
+    pub(crate) pool: Pool,
+    pub(crate) schema: Arc<Schema>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("schema", &self.schema.name)
+            .field("pool", &self.pool.status())
+            .finish()
+    }
+}
+
+/// A validated schema name and its quoted form, formatted into every statement.
+#[derive(Debug)]
+pub(crate) struct Schema {
+    /// The name as given.
+    pub(crate) name: String,
+    /// The name as a quoted SQL identifier, e.g. `"assetlib"`.
+    pub(crate) q: String,
+}
+
+impl Schema {
+    fn new(name: &str) -> Result<Self, Error> {
+        let mut chars = name.chars();
+        let valid = name.len() <= 63
+            && chars
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && !name.starts_with("pg_");
+        if !valid {
+            return Err(Error::InvalidSchemaName {
+                name: name.to_owned(),
+            });
+        }
+        Ok(Schema {
+            name: name.to_owned(),
+            q: format!("\"{name}\""),
+        })
+    }
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (a `postgres://` URL or a `key=value` string) with a
+    /// pool of 16 connections and no TLS, and migrates schema `assetlib`.
+    pub async fn connect(url: &str) -> Result<Self, Error> {
+        Self::connect_with(url, PgConfig::default()).await
+    }
+
+    /// Like [`PgStore::connect`], with the schema and pool size of `config`.
+    pub async fn connect_with(url: &str, config: PgConfig) -> Result<Self, Error> {
+        let schema = Schema::new(&config.schema)?;
+        let pg = tokio_postgres::Config::from_str(url).map_err(Error::InvalidUrl)?;
+        let manager = Manager::from_config(
+            pg,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(config.pool_size)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .create_timeout(Some(Duration::from_secs(10)))
+            .wait_timeout(Some(Duration::from_secs(30)))
+            .build()
+            .map_err(Error::Pool)?;
+        Self::open(pool, schema).await
+    }
+
+    /// A store over an app's own pool (for example one that connects over TLS), in schema
+    /// `assetlib`, migrated before this returns.
+    pub async fn from_pool(pool: Pool) -> Result<Self, Error> {
+        Self::from_pool_with(pool, PgConfig::default()).await
+    }
+
+    /// Like [`PgStore::from_pool`], in the schema of `config`.
+    pub async fn from_pool_with(pool: Pool, config: PgConfig) -> Result<Self, Error> {
+        let schema = Schema::new(&config.schema)?;
+        Self::open(pool, schema).await
+    }
+
+    async fn open(pool: Pool, schema: Schema) -> Result<Self, Error> {
+        crate::migrate::migrate(&pool, &schema).await?;
+        Ok(PgStore {
+            pool,
+            schema: Arc::new(schema),
+        })
+    }
+
+    /// The schema the store's tables live in.
+    pub fn schema(&self) -> &str {
+        &self.schema.name
+    }
+
+    /// The connection pool.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, Failure> {
+        Ok(self.pool.get().await?)
+    }
+}
+
+/// `v` as a `bigint`.
+pub(crate) fn to_i64(what: &'static str, v: u64) -> Result<i64, Failure> {
+    i64::try_from(v).map_err(|_| Failure::TooLarge { what, value: v })
+}
+
+/// A stored `bigint` that must not be negative.
+pub(crate) fn to_u64(what: &'static str, v: i64) -> Result<u64, Failure> {
+    u64::try_from(v).map_err(|_| Failure::invalid(what, format!("{v} is negative")))
+}
+
+/// A stored `bigint` that must fit a `u32`.
+pub(crate) fn to_u32(what: &'static str, v: i64) -> Result<u32, Failure> {
+    u32::try_from(v).map_err(|_| Failure::invalid(what, format!("{v} is out of range")))
+}
+
+/// `s` as a `LIKE` pattern matching itself literally (`%`, `_` and `\` escaped).
+pub(crate) fn like_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The first of `wanted`, `wanted-2`, `wanted-3`, ... that is not in `taken`.
+pub(crate) fn first_free_slug(wanted: &str, taken: &[String]) -> String {
+    let is_taken = |s: &str| taken.iter().any(|t| t == s);
+    if !is_taken(wanted) {
+        return wanted.to_owned();
+    }
+    (2u64..)
+        .map(|n| format!("{wanted}-{n}"))
+        .find(|s| !is_taken(s))
+        .unwrap_or_else(|| wanted.to_owned())
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn list_assets(&self, query: &AssetQuery) -> Result<Page<Asset>, StoreError> {
+        Ok(self.list_assets_impl(query).await?)
+    }
+
+    async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
+        Ok(self.get_asset_impl(id).await?)
+    }
+
+    async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
+        Ok(self.get_assets_impl(ids).await?)
+    }
+
+    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
+        self.insert_asset_impl(asset).await
+    }
+
+    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError> {
+        Ok(self.update_asset_impl(asset).await?)
+    }
+
+    async fn list_libraries(
+        &self,
+        query: &LibraryQuery,
+    ) -> Result<Page<LibrarySummary>, StoreError> {
+        Ok(self.list_libraries_impl(query).await?)
+    }
+
+    async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
+        Ok(self.load_library_impl(id).await?)
+    }
+
+    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
+        self.put_library_impl(write).await
+    }
+
+    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
+        Ok(self.delete_library_impl(id).await?)
+    }
+
+    async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
+        Ok(self.record_library_view_impl(id).await?)
+    }
+
+    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+        Ok(self.record_download_impl(id).await?)
+    }
+
+    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
+        self.insert_key_impl(key).await
+    }
+
+    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
+        Ok(self.find_key_impl(key_hash).await?)
+    }
+
+    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
+        Ok(self.list_keys_impl().await?)
+    }
+
+    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+        Ok(self.revoke_key_impl(id, at).await?)
+    }
+}
+
+/// Runs `UPDATE ... RETURNING` statement `sql` with `synchronous_commit = off`, in one round
+/// trip (one simple-query message, which PostgreSQL runs as one transaction), and returns the
+/// text of the returned row's columns, if a row was updated.
+pub(crate) async fn counter_update(
+    client: &tokio_postgres::Client,
+    sql: &str,
+) -> Result<Option<Vec<String>>, Failure> {
+    let message = format!("SET LOCAL synchronous_commit = off; {sql}");
+    let mut row = None;
+    for m in client.simple_query(&message).await? {
+        if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
+            let cols = (0..r.len())
+                .map(|i| {
+                    r.get(i)
+                        .map(str::to_owned)
+                        .ok_or(Failure::Protocol("a counter is NULL"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if row.replace(cols).is_some() {
+                return Err(Failure::Protocol("a counter update returned two rows"));
+            }
+        }
+    }
+    Ok(row)
+}
+
+/// A counter's text as returned by [`counter_update`].
+pub(crate) fn parse_count(what: &'static str, text: &str) -> Result<u64, Failure> {
+    text.parse()
+        .map_err(|_| Failure::invalid(what, format!("{text:?} is not a count")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns_match_literally() {
+        assert_eq!(like_escape("50%_off\\now"), "50\\%\\_off\\\\now");
+        assert_eq!(like_escape("ärger"), "ärger");
+    }
+
+    #[test]
+    fn free_slugs_take_the_first_gap() {
+        let taken = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(first_free_slug("kit", &taken(&[])), "kit");
+        assert_eq!(first_free_slug("kit", &taken(&["kit-2"])), "kit");
+        assert_eq!(
+            first_free_slug("kit", &taken(&["kit", "kit-2", "kit-4"])),
+            "kit-3"
+        );
+    }
+
+    #[test]
+    fn schema_names_are_plain_identifiers() {
+        for good in ["assetlib", "_x", "tenant_42", &"a".repeat(63)] {
+            let s = Schema::new(good).expect(good);
+            assert_eq!(s.q, format!("\"{good}\""));
+        }
+        for bad in ["", "A", "9x", "a-b", "a b", "pg_x", "é", &"a".repeat(64)] {
+            assert!(Schema::new(bad).is_err(), "{bad:?}");
+        }
+    }
+}

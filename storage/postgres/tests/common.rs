@@ -1,0 +1,11 @@
+//! Helpers shared by the tests.
+
+use assetlib_postgres::PgStore;
+use assetlib_postgres::testing::{TestCluster, TestDatabase};
+
+/// A store over a fresh, migrated database; the database lives as long as the guard.
+pub(crate) async fn store() -> (PgStore, TestDatabase) {
+    let db = TestCluster::shared().database().await;
+    let store = PgStore::connect(db.url()).await.expect("connect");
+    (store, db)
+}

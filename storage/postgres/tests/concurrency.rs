@@ -1,0 +1,238 @@
+//! Exact counters and race-free slugs under concurrency, over a pool.
+
+use std::collections::HashSet;
+
+use assetlib_core::testing::{sample_asset, sample_library};
+use assetlib_core::{AssetType, LibraryWrite, Store};
+use assetlib_postgres::PgConfig;
+
+use crate::common::store;
+
+const TASKS: usize = 8;
+const EACH: usize = 100;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_and_downloads_are_exact() {
+    let (store, _db) = store().await;
+    let lib = sample_library("Busy", 1);
+    store
+        .put_library(LibraryWrite {
+            library: lib.clone(),
+            slug_given: false,
+            sections: vec![],
+            entries: vec![],
+        })
+        .await
+        .expect("put");
+    let asset = store
+        .insert_asset(sample_asset("Busy file", AssetType::Pdf, 1))
+        .await
+        .expect("insert");
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut seen = Vec::with_capacity(EACH * 2);
+                for _ in 0..EACH {
+                    let view = store.record_library_view(lib.id).await.expect("view");
+                    let download = store.record_download(asset.id).await.expect("download");
+                    seen.push((view.expect("published").views, download.expect("exists")));
+                }
+                seen
+            })
+        })
+        .collect();
+    let mut views = HashSet::new();
+    let mut downloads = HashSet::new();
+    for t in tasks {
+        for (v, d) in t.await.expect("task") {
+            assert!(views.insert(v), "two views got count {v}");
+            assert!(downloads.insert(d), "two downloads got count {d}");
+        }
+    }
+    let n = (TASKS * EACH) as u64;
+    assert_eq!(views, (1..=n).collect());
+    assert_eq!(downloads, (1..=n).collect());
+    let rows = store.load_library(lib.id).await.unwrap().unwrap();
+    assert_eq!(rows.library.view_count, n);
+    let stored = store.get_asset(asset.id).await.unwrap().unwrap();
+    assert_eq!(stored.download_count, n);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_inserts_take_distinct_slugs() {
+    let (store, _db) = store().await;
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut slugs = Vec::new();
+                for j in 0..10 {
+                    let a = sample_asset("Same title", AssetType::Image, (i * 10 + j) as i64);
+                    slugs.push(store.insert_asset(a).await.expect("insert").slug);
+                }
+                slugs
+            })
+        })
+        .collect();
+    let mut slugs = HashSet::new();
+    for t in tasks {
+        slugs.extend(t.await.expect("task"));
+    }
+    let mut want: HashSet<String> = (2..=TASKS * 10)
+        .map(|n| format!("same-title-{n}"))
+        .collect();
+    want.insert("same-title".into());
+    assert_eq!(slugs, want);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_library_creates_take_distinct_slugs() {
+    let (store, _db) = store().await;
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let lib = sample_library("Kit", i as i64);
+                store
+                    .put_library(LibraryWrite {
+                        library: lib.clone(),
+                        slug_given: false,
+                        sections: vec![],
+                        entries: vec![],
+                    })
+                    .await
+                    .expect("put");
+                store
+                    .load_library(lib.id)
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .library
+                    .slug
+            })
+        })
+        .collect();
+    let mut slugs = HashSet::new();
+    for t in tasks {
+        slugs.insert(t.await.expect("task"));
+    }
+    let mut want: HashSet<String> = (2..=TASKS).map(|n| format!("kit-{n}")).collect();
+    want.insert("kit".into());
+    assert_eq!(slugs, want);
+}
+
+/// Counters commit with `synchronous_commit = off` by sending `SET LOCAL` with the update in
+/// one message, which PostgreSQL runs as one transaction: the setting holds for it and no
+/// longer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_local_in_one_message_holds_for_that_message_only() {
+    let (store, _db) = store().await;
+    let client = store.pool().get().await.expect("connection");
+    let shown = |messages: Vec<tokio_postgres::SimpleQueryMessage>| -> Vec<String> {
+        messages
+            .into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+                _ => None,
+            })
+            .collect()
+    };
+    let inside = client
+        .simple_query("SET LOCAL synchronous_commit = off; SHOW synchronous_commit")
+        .await
+        .expect("inside");
+    assert_eq!(shown(inside), ["off"]);
+    let after = client
+        .simple_query("SHOW synchronous_commit")
+        .await
+        .expect("after");
+    assert_eq!(shown(after), ["on"]);
+}
+
+/// A small pool still serves many concurrent callers (they wait for a connection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_of_two_serves_many_callers() {
+    let db = assetlib_postgres::testing::TestCluster::shared()
+        .database()
+        .await;
+    let store = assetlib_postgres::PgStore::connect_with(db.url(), PgConfig::new().pool_size(2))
+        .await
+        .expect("connect");
+    let a = store
+        .insert_asset(sample_asset("Pooled", AssetType::Pdf, 1))
+        .await
+        .expect("insert");
+    let tasks: Vec<_> = (0..50)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.record_download(a.id).await.expect("download") })
+        })
+        .collect();
+    for t in tasks {
+        assert!(t.await.expect("task").is_some());
+    }
+    assert_eq!(
+        store.get_asset(a.id).await.unwrap().unwrap().download_count,
+        50
+    );
+}
+
+/// The counts behind list totals follow concurrent inserts and type changes exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_totals_follow_concurrent_writes() {
+    let (store, _db) = store().await;
+    let types = [AssetType::Pdf, AssetType::Image, AssetType::Audio];
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for j in 0..12 {
+                    let mut a = sample_asset(&format!("n{i}-{j}"), types[j % 3], j as i64);
+                    a.published = j % 4 != 0;
+                    let a = store.insert_asset(a).await.expect("insert");
+                    if j % 2 == 0 {
+                        let mut changed = a.clone();
+                        changed.asset_type = AssetType::Video;
+                        store.update_asset(changed).await.expect("update");
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("task");
+    }
+    let client = store.pool().get().await.expect("connection");
+    let total = |t: Option<AssetType>| {
+        let store = store.clone();
+        async move {
+            let q = assetlib_core::AssetQuery {
+                asset_type: t,
+                ..assetlib_core::AssetQuery::default()
+            };
+            store.list_assets(&q).await.expect("list").total
+        }
+    };
+    for t in [
+        None,
+        Some(AssetType::Pdf),
+        Some(AssetType::Image),
+        Some(AssetType::Audio),
+    ]
+    .into_iter()
+    .chain([Some(AssetType::Video), Some(AssetType::Link)])
+    {
+        let counted: i64 = client
+            .query_one(
+                "SELECT count(*) FROM assetlib.assets \
+                 WHERE published AND ($1::text IS NULL OR asset_type = $1)",
+                &[&t.map(|t| t.as_str())],
+            )
+            .await
+            .expect("count")
+            .get(0);
+        assert_eq!(total(t).await, counted as u64, "{t:?}");
+    }
+    assert_eq!(total(None).await, (TASKS * 9) as u64);
+}

@@ -1,0 +1,12 @@
+//! Integration tests of `PgStore` against a real PostgreSQL server, compiled into one binary.
+//!
+//! Every test uses the one [`TestCluster`](assetlib_postgres::testing::TestCluster) of this
+//! process, and a fresh database in it.
+
+mod common;
+
+mod cluster;
+mod concurrency;
+mod conformance;
+mod migrations;
+mod schema;
