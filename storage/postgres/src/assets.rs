@@ -293,7 +293,7 @@ impl PgStore {
                 Ok(Some(row)) => return Ok(asset_from_row(&row, 0)?),
                 Ok(None) => continue,
                 Err(e) if unique_violation(&e) == Some("assets_pkey") => {
-                    return Err(duplicate_id("an asset", asset.id));
+                    return Err(duplicate_id(asset.id));
                 }
                 Err(e) => return Err(Failure::from(e).into()),
             }

@@ -96,26 +96,19 @@ impl From<Failure> for StoreError {
 
 /// A given library slug is held by another library.
 pub(crate) fn slug_taken(slug: &str) -> StoreError {
-    StoreError::Conflict {
-        field: "slug".into(),
-        message: format!("slug {slug:?} is taken by another library"),
+    StoreError::SlugTaken {
+        slug: slug.to_owned(),
     }
 }
 
-/// An insert of a record (`what`: "an asset", "a key") whose id exists.
-pub(crate) fn duplicate_id(what: &str, id: Uuid) -> StoreError {
-    StoreError::Conflict {
-        field: "id".into(),
-        message: format!("{what} with id {id} exists"),
-    }
+/// An insert of a record (an asset, a key) whose id exists.
+pub(crate) fn duplicate_id(id: Uuid) -> StoreError {
+    StoreError::DuplicateId { id }
 }
 
 /// An insert of a key whose hash exists.
 pub(crate) fn duplicate_key_hash() -> StoreError {
-    StoreError::Conflict {
-        field: "key_hash".into(),
-        message: "a key with this hash exists".into(),
-    }
+    StoreError::DuplicateKeyHash
 }
 
 /// The constraint a unique violation broke, if `e` is one.

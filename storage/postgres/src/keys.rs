@@ -57,7 +57,7 @@ impl PgStore {
         match result {
             Ok(_) => Ok(()),
             Err(e) => Err(match unique_violation(&e) {
-                Some("api_keys_pkey") => duplicate_id("a key", key.id),
+                Some("api_keys_pkey") => duplicate_id(key.id),
                 Some("api_keys_key_hash_key") => duplicate_key_hash(),
                 _ => Failure::from(e).into(),
             }),

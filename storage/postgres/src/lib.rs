@@ -6,14 +6,14 @@
 //! SQL is qualified with that schema, whatever the connection's `search_path`.
 //!
 //! ```no_run
-//! use assetlib_core::{AssetQuery, Config, Service, Store};
+//! use assetlib_core::{AssetQuery, Config, Files, Service, Store};
 //! use assetlib_postgres::PgStore;
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = PgStore::connect("postgres://app@127.0.0.1/app").await?;
 //! let page = store.list_assets(&AssetQuery::default()).await?;
 //! println!("{} assets", page.total);
-//! let service = Service::new(store, Config::default());
+//! let service = Service::new(store, Files::local("data/files")?, Config::default());
 //! # let _ = service;
 //! # Ok(())
 //! # }
@@ -92,6 +92,9 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `testing` | [`testing::TestCluster`]: a throwaway PostgreSQL server for tests, and fresh databases in it |
+
+// Unit tests share the dev-dependencies of the crate's other test targets.
+#![cfg_attr(test, allow(unused_crate_dependencies))]
 
 mod assets;
 mod error;

@@ -3,6 +3,9 @@
 //! Every test uses the one [`TestCluster`](assetlib_postgres::testing::TestCluster) of this
 //! process, and a fresh database in it.
 
+// Every test target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
 mod common;
 
 mod cluster;
