@@ -37,7 +37,8 @@ fn main() -> ExitCode {
     common::main(serve_http)
 }
 
-/// Serves the API on `listener` with axum until the shutdown signal, one log line a request.
+/// Serves the API on `listener` with axum until the shutdown signal (see `common::http` for the
+/// timeouts), one log line a request.
 /// Thumbnails are public under `/files/thumbnails/`; other paths outside `/api/v1` get the
 /// contract's JSON 404 too.
 async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxError> {
@@ -50,8 +51,5 @@ async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxEr
                 .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(common::shutdown_signal())
-        .await?;
-    Ok(())
+    common::http::serve(listener, app, common::shutdown_signal()).await
 }

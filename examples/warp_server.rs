@@ -30,7 +30,8 @@ fn main() -> ExitCode {
     common::main(serve_http)
 }
 
-/// Serves the API on `listener` with warp until the shutdown signal, one log line a request.
+/// Serves the API on `listener` with warp until the shutdown signal (see `common::http` for the
+/// timeouts), one log line a request.
 /// Thumbnails are public under `/files/thumbnails/`; other paths outside `/api/v1` get the
 /// contract's JSON 404 too (`recover`).
 async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxError> {
@@ -39,10 +40,5 @@ async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxEr
         .unify()
         .recover(assetlib::warp::recover)
         .with(warp::trace::request());
-    warp::serve(app)
-        .incoming(listener)
-        .graceful(common::shutdown_signal())
-        .run()
-        .await;
-    Ok(())
+    common::http::serve(listener, warp::service(app), common::shutdown_signal()).await
 }

@@ -83,25 +83,10 @@ fn index_of(section: &Section, seen: &mut HashMap<Uuid, usize>) -> usize {
     *seen.entry(section.id).or_insert(next)
 }
 
-/// A folder name for a section: its title with path separators, control characters and
-/// leading dots replaced; `Section N` when nothing is left.
+/// A folder name for a section: its title made a safe name
+/// ([`crate::download::safe_name`]); `Section N` when nothing is left.
 pub(crate) fn folder(title: &str, position: usize) -> String {
-    let cleaned: String = title
-        .chars()
-        .map(|c| {
-            if c == '/' || c == '\\' || c.is_control() {
-                '_'
-            } else {
-                c
-            }
-        })
-        .collect();
-    let cleaned = cleaned.trim().trim_start_matches('.').trim();
-    if cleaned.is_empty() {
-        format!("Section {}", position + 1)
-    } else {
-        cleaned.to_owned()
-    }
+    crate::download::safe_name(title, &format!("Section {}", position + 1))
 }
 
 /// Makes `name` unique among `taken` (compared without case, as many file systems do) by
@@ -205,6 +190,9 @@ mod tests {
         assert_eq!(folder("../up", 0), "_up");
         assert_eq!(folder("  ", 2), "Section 3");
         assert_eq!(folder("..", 0), "Section 1");
+        assert_eq!(folder(". ..", 3), "Section 4");
+        assert_eq!(folder(".\u{3000}..", 0), "Section 1");
+        assert_eq!(folder("a/../../b", 0), "a_._._b");
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct Config {
     pub extract_timeout: Duration,
     /// Bounds on the memory and work of reading one file's metadata.
     pub extract_limits: Limits,
+    /// Longest gap in a request body (default 30 s): a client whose body stops arriving for
+    /// longer is answered 408 and its request ends, so it ties up no more than its buffers.
+    pub body_timeout: Duration,
 }
 
 impl Default for Config {
@@ -49,6 +52,7 @@ impl Default for Config {
             detail_cache: true,
             extract_timeout: Duration::from_secs(30),
             extract_limits: Limits::default(),
+            body_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -94,19 +94,57 @@ pub fn attachment(slug: &str, file_path: &str) -> String {
 }
 
 /// The name a downloaded file gets: the asset's slug (`download` when empty) and the
-/// extension of its file, lower-cased.
+/// extension of its file, lower-cased and kept to letters and digits. Like every name core
+/// puts in a header or a zip, it passes [`safe_name`].
 pub fn file_name(slug: &str, file_path: &str) -> String {
     let file_name = file_path.rsplit('/').next().unwrap_or(file_path);
     let extension = file_name
         .rsplit_once('.')
         .map(|(stem, ext)| (stem, ext.to_lowercase()))
-        .filter(|(stem, ext)| !stem.is_empty() && !ext.is_empty())
+        .map(|(stem, ext)| (stem, ext.chars().filter(|c| c.is_alphanumeric()).collect()))
+        .filter(|(stem, ext): &(&str, String)| !stem.is_empty() && !ext.is_empty())
         .map(|(_, ext)| ext);
-    let stem = if slug.is_empty() { "download" } else { slug };
+    let stem = safe_name(slug, "download");
     match extension {
         Some(ext) => format!("{stem}.{ext}"),
-        None => stem.to_owned(),
+        None => stem,
     }
+}
+
+/// A name that is safe as one component of a path, wherever it is unpacked or saved: `/`,
+/// `\`, `:` and control characters become `_`, every run of dots becomes one dot (so it never
+/// holds `..`), and leading and trailing dots and white space go. A name with nothing left (one
+/// made only of dots and spaces, say) becomes `fallback`.
+pub fn safe_name(raw: &str, fallback: &str) -> String {
+    let mut name = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        let c = if matches!(c, '/' | '\\' | ':') || c.is_control() {
+            '_'
+        } else {
+            c
+        };
+        if c == '.' && name.ends_with('.') {
+            continue;
+        }
+        name.push(c);
+    }
+    let trimmed = name.trim_matches(|c: char| c == '.' || c.is_whitespace());
+    if trimmed.is_empty() {
+        fallback.to_owned()
+    } else {
+        trimmed.to_owned()
+    }
+}
+
+/// Whether `if_range` (an `If-Range` header) lets a range be served for a file whose current
+/// `ETag` is `etag`: only an exact match of a strong tag does (RFC 9110 §13.1.5). A date never
+/// matches, as downloads send no `Last-Modified`; a weak tag never matches either.
+pub fn if_range_matches(if_range: &[u8], etag: &str) -> bool {
+    let Ok(given) = std::str::from_utf8(if_range) else {
+        return false;
+    };
+    let given = given.trim();
+    !given.starts_with("W/") && !etag.starts_with("W/") && given == etag
 }
 
 /// `Content-Range` of a part: `bytes START-END/SIZE` (end inclusive).
@@ -161,6 +199,42 @@ mod tests {
     fn an_empty_file_has_no_satisfiable_range() {
         assert_eq!(select(Some(b"bytes=0-"), 0), Selection::Unsatisfiable);
         assert_eq!(select(None, 0), Selection::Whole);
+    }
+
+    #[test]
+    fn safe_names_never_climb_or_hide() {
+        for (raw, want) in [
+            (". ..", "S"),
+            (".\u{3000}..", "S"),
+            ("..", "S"),
+            ("  ", "S"),
+            ("a/../../b", "a_._._b"),
+            ("\\..\\win", "_._win"),
+            ("C:evil", "C_evil"),
+            ("tab\there", "tab_here"),
+            ("Logos", "Logos"),
+            ("v1.2...3", "v1.2.3"),
+            ("trailing. ", "trailing"),
+        ] {
+            let got = safe_name(raw, "S");
+            assert_eq!(got, want, "{raw:?}");
+            assert!(!got.contains("..") && !got.contains(['/', '\\', ':']));
+        }
+        assert_eq!(file_name("report", "a/b.P:DF"), "report.pdf");
+        assert_eq!(file_name("report", "a/b.\u{0}"), "report");
+    }
+
+    #[test]
+    fn if_range_needs_the_same_strong_tag() {
+        assert!(if_range_matches(b"\"abc\"", "\"abc\""));
+        assert!(if_range_matches(b" \"abc\" ", "\"abc\""));
+        assert!(!if_range_matches(b"\"other\"", "\"abc\""));
+        assert!(!if_range_matches(b"W/\"abc\"", "\"abc\""));
+        assert!(!if_range_matches(
+            b"Sat, 01 Jan 2000 00:00:00 GMT",
+            "\"abc\""
+        ));
+        assert!(!if_range_matches(b"\xff", "\"abc\""));
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `BulkDownloadDisabled` | 403 | `Bulk download disabled` | no |
 /// | `NotFound` | 404 | `Not found` | no |
 /// | `MethodNotAllowed` | 405 | `Method not allowed` (+ `Allow`) | no |
+/// | `RequestTimeout` | 408 | `Request timeout` | no |
 /// | `PayloadTooLarge` | 413 | `Payload too large` | no |
 /// | `UnsupportedMediaType` | 415 | `Unsupported media type` | no |
 /// | `Internal` | 500 | `Internal server error` | no |
@@ -54,15 +55,25 @@ pub enum ApiError {
         /// The methods the path accepts, as for the `Allow` header.
         allow: &'static str,
     },
+    /// The body stopped arriving: no part of it came for longer than
+    /// [`crate::Config::body_timeout`].
+    #[error("No part of the request body arrived for {seconds} seconds")]
+    RequestTimeout {
+        /// The longest gap allowed, in seconds.
+        seconds: u64,
+    },
     /// The body is larger than the configured limit.
     #[error("Request body exceeds the limit of {limit} bytes")]
     PayloadTooLarge {
         /// The limit in bytes.
         limit: u64,
     },
-    /// A JSON endpoint got another content type.
-    #[error("Content-Type must be application/json")]
-    UnsupportedMediaType,
+    /// A body of a media type the route does not take.
+    #[error("Content-Type must be {expected}")]
+    UnsupportedMediaType {
+        /// The media type the route takes (`application/json`, `multipart/form-data`).
+        expected: &'static str,
+    },
     /// Anything else. The source is logged, never sent.
     #[error("internal error: {0}")]
     Internal(#[source] BoxError),
@@ -90,8 +101,9 @@ impl ApiError {
             ApiError::Forbidden(_) | ApiError::BulkDownloadDisabled => 403,
             ApiError::NotFound(_) => 404,
             ApiError::MethodNotAllowed { .. } => 405,
+            ApiError::RequestTimeout { .. } => 408,
             ApiError::PayloadTooLarge { .. } => 413,
-            ApiError::UnsupportedMediaType => 415,
+            ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::Internal(_) => 500,
         }
     }
@@ -105,8 +117,9 @@ impl ApiError {
             ApiError::BulkDownloadDisabled => "Bulk download disabled",
             ApiError::NotFound(_) => "Not found",
             ApiError::MethodNotAllowed { .. } => "Method not allowed",
+            ApiError::RequestTimeout { .. } => "Request timeout",
             ApiError::PayloadTooLarge { .. } => "Payload too large",
-            ApiError::UnsupportedMediaType => "Unsupported media type",
+            ApiError::UnsupportedMediaType { .. } => "Unsupported media type",
             ApiError::Internal(_) => "Internal server error",
         }
     }

@@ -327,14 +327,36 @@ impl Files {
         }
     }
 
-    /// Removes a stored file; a file already gone is no error.
+    /// Removes a stored file; a file already gone is no error. On a local file system the
+    /// directories it leaves empty below the store's top level go too (an upload's
+    /// `uploads/{uuid}/`), so a refused request leaves nothing behind.
     pub(crate) async fn delete(&self, path: &str) {
         let Ok(location) = ObjectPath::parse(path) else {
             return;
         };
         match self.store.delete(&location).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => tracing::warn!(error = %e, path, "could not remove a stored file"),
+            Err(e) => {
+                tracing::warn!(error = %e, path, "could not remove a stored file");
+                return;
+            }
+        }
+        let Some(root) = self.local_root.clone() else {
+            return;
+        };
+        let parts: Vec<String> = location.parts().map(|p| p.as_ref().to_owned()).collect();
+        let prune = move || {
+            // From the deepest directory up to (not including) the top-level one; removing a
+            // directory that is not empty fails and stops the walk.
+            for depth in (2..parts.len()).rev() {
+                let dir: PathBuf = parts[..depth].iter().fold(root.clone(), |d, p| d.join(p));
+                if std::fs::remove_dir(&dir).is_err() {
+                    break;
+                }
+            }
+        };
+        if let Err(e) = tokio::task::spawn_blocking(prune).await {
+            tracing::warn!(error = %e, path, "could not remove the empty directories of a file");
         }
     }
 }

@@ -6,6 +6,7 @@
 //! (and a client that sent `Expect: 100-continue` gets its 401 instead of `100 Continue`).
 
 use std::pin::Pin;
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_util::{Stream, StreamExt as _, TryStreamExt as _};
@@ -34,31 +35,32 @@ impl RequestBody {
         RequestBody::Stream(Box::pin(stream.map_err(Into::into)))
     }
 
-    /// The body as a stream, whichever form it has.
-    pub(crate) fn into_stream(self) -> BodyStream {
+    /// The body as a stream, whichever form it has, ending in [`Stalled`] when no chunk
+    /// arrives for `gap`.
+    pub(crate) fn into_stream(self, gap: Duration) -> BodyStream {
         match self {
             RequestBody::Bytes(bytes) => {
                 Box::pin(futures_util::stream::iter([Ok::<_, BoxError>(bytes)]))
             }
-            RequestBody::Stream(stream) => stream,
+            RequestBody::Stream(stream) => with_gap(stream, gap),
         }
     }
 
-    /// Reads the whole body: 413 as soon as it passes `limit` bytes, 400 on `body` when it
-    /// cannot be read to its end (the client went away or sent a malformed chunk).
-    pub(crate) async fn read(self, limit: usize) -> Result<Bytes, ApiError> {
+    /// Reads the whole body: 413 as soon as it passes `limit` bytes, 408 when no part of it
+    /// arrives for `gap`, 400 on `body` when it cannot be read to its end (the client went
+    /// away or sent a malformed chunk).
+    pub(crate) async fn read(self, limit: usize, gap: Duration) -> Result<Bytes, ApiError> {
         let too_large = || ApiError::PayloadTooLarge {
             limit: limit as u64,
         };
         match self {
             RequestBody::Bytes(bytes) if bytes.len() > limit => Err(too_large()),
             RequestBody::Bytes(bytes) => Ok(bytes),
-            RequestBody::Stream(mut stream) => {
+            RequestBody::Stream(stream) => {
+                let mut stream = with_gap(stream, gap);
                 let mut buf = BytesMut::new();
                 while let Some(chunk) = stream.next().await {
-                    let chunk = chunk.map_err(|_| {
-                        ApiError::validation("body", "Request body could not be read")
-                    })?;
+                    let chunk = chunk.map_err(|e| unreadable(e.as_ref()))?;
                     if buf.len() + chunk.len() > limit {
                         return Err(too_large());
                     }
@@ -68,6 +70,40 @@ impl RequestBody {
             }
         }
     }
+}
+
+/// A body stopped arriving: nothing came for longer than the allowed gap.
+#[derive(Debug, thiserror::Error)]
+#[error("no part of the request body arrived for {} seconds", .0.as_secs())]
+pub(crate) struct Stalled(pub(crate) Duration);
+
+/// What a client is told of a body that could not be read: 408 when it stalled, else 400.
+pub(crate) fn unreadable(e: &(dyn std::error::Error + 'static)) -> ApiError {
+    let mut cause = Some(e);
+    while let Some(e) = cause {
+        if let Some(Stalled(gap)) = e.downcast_ref::<Stalled>() {
+            return ApiError::RequestTimeout {
+                seconds: gap.as_secs(),
+            };
+        }
+        cause = e.source();
+    }
+    ApiError::validation("body", "Request body could not be read")
+}
+
+/// `stream`, ending with [`Stalled`] when no chunk arrives for `gap`.
+fn with_gap(stream: BodyStream, gap: Duration) -> BodyStream {
+    Box::pin(futures_util::stream::unfold(
+        Some(stream),
+        move |state| async move {
+            let mut stream = state?;
+            match tokio::time::timeout(gap, stream.next()).await {
+                Ok(Some(chunk)) => Some((chunk, Some(stream))),
+                Ok(None) => None,
+                Err(_) => Some((Err(Stalled(gap).into()), None)),
+            }
+        },
+    ))
 }
 
 impl Default for RequestBody {
@@ -131,6 +167,9 @@ pub struct RawRequest<'a> {
     pub query: Option<&'a str>,
     /// The `Range` header value (downloads answer 206/416 by it).
     pub range: Option<&'a [u8]>,
+    /// The `If-Range` header value: a range is served only while it names the file's current
+    /// strong `ETag`; otherwise the whole file is sent.
+    pub if_range: Option<&'a [u8]>,
     /// The request is a `HEAD`: it runs the `GET` operation and gets the same status and
     /// headers, but counts nothing (no library view, no download). The adapter's server drops
     /// the body.

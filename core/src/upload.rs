@@ -92,14 +92,19 @@ pub(crate) fn body_limit(max_upload: u64) -> u64 {
     max_upload.saturating_add(FORM_OVERHEAD)
 }
 
+/// What a body of another type than an upload's is told.
+const UNSUPPORTED: ApiError = ApiError::UnsupportedMediaType {
+    expected: "multipart/form-data",
+};
+
 /// The boundary of a `multipart/form-data` content type; 415 for any other type.
 pub(crate) fn boundary(content_type: Option<&[u8]>) -> Result<String, ApiError> {
     let ct = content_type
         .and_then(|c| std::str::from_utf8(c).ok())
-        .ok_or(ApiError::UnsupportedMediaType)?;
+        .ok_or(UNSUPPORTED)?;
     let essence = ct.split(';').next().unwrap_or("").trim();
     if !essence.eq_ignore_ascii_case("multipart/form-data") {
-        return Err(ApiError::UnsupportedMediaType);
+        return Err(UNSUPPORTED);
     }
     multer::parse_boundary(ct)
         .map_err(|_| ApiError::validation("body", "multipart/form-data needs a boundary parameter"))
@@ -110,9 +115,7 @@ fn multipart_error(e: multer::Error, max_upload: u64) -> ApiError {
         multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => {
             ApiError::PayloadTooLarge { limit: max_upload }
         }
-        multer::Error::StreamReadFailed(_) => {
-            ApiError::validation("body", "Request body could not be read")
-        }
+        multer::Error::StreamReadFailed(cause) => crate::request::unreadable(cause.as_ref()),
         other => ApiError::validation("body", format!("Malformed multipart body: {other}")),
     }
 }
@@ -140,9 +143,9 @@ fn safe_name(name: &str) -> String {
     }
 }
 
-/// Reads the form, streaming its `file` part to `uploads/{uuid}/{name}` in `files`. The stored
-/// file goes into `written` as soon as it is complete, so the caller's one clean-up removes it
-/// whatever fails later.
+/// Reads the form, streaming its `file` part to `uploads/{uuid}/{name}` in `files`. The file's
+/// path goes into `written` before it is written, so the caller's one clean-up removes it (and
+/// its directory) whatever fails, during the write or later.
 pub(crate) async fn read_form(
     files: &Files,
     boundary: String,
@@ -170,8 +173,9 @@ pub(crate) async fn read_form(
             let client_name = field.file_name().unwrap_or("").to_owned();
             let path = format!("uploads/{}/{}", Uuid::new_v4(), safe_name(&client_name));
             let stream = field.map_err(|e| multipart_error(e, max_upload));
-            files.put_stream(&path, stream, max_upload).await?;
+            // Noted before it is written: a write that fails part way may leave its directory.
             written.push(path.clone());
+            files.put_stream(&path, stream, max_upload).await?;
             form.file = Some((path, client_name));
             continue;
         }
@@ -228,11 +232,15 @@ mod tests {
         );
         assert!(matches!(
             boundary(Some(b"application/json")),
-            Err(ApiError::UnsupportedMediaType)
+            Err(ApiError::UnsupportedMediaType {
+                expected: "multipart/form-data"
+            })
         ));
         assert!(matches!(
             boundary(None),
-            Err(ApiError::UnsupportedMediaType)
+            Err(ApiError::UnsupportedMediaType {
+                expected: "multipart/form-data"
+            })
         ));
         assert!(matches!(
             boundary(Some(b"multipart/form-data")),

@@ -171,6 +171,56 @@ fn external_url_rules() {
 }
 
 #[test]
+fn stored_urls_are_normalised_and_never_carry_control_characters() {
+    for bad in [
+        "https://example.com/a\r\nb",
+        "https://example.com/a\nSet-Cookie: x=1",
+        "https://exa\nmple.com/",
+        "https://example.com/\u{7f}",
+        "https://example.com/\ta",
+        "https://example.com/\u{85}",
+    ] {
+        let m = fails(
+            create(json!({"title": "t", "asset_type": "link", "external_url": bad})),
+            "external_url",
+        );
+        assert_eq!(
+            m, "external_url must not contain control characters",
+            "{bad:?}"
+        );
+    }
+    let a = create(json!({"title": "t", "asset_type": "link",
+        "external_url": "HTTPS://Example.COM:443/a b?q=é"}))
+    .unwrap();
+    assert_eq!(
+        a.external_url.as_deref(),
+        Some("https://example.com/a%20b?q=%C3%A9"),
+        "the parsed, normalised URL is kept"
+    );
+}
+
+#[test]
+fn no_text_field_holds_a_nul() {
+    for (field, body) in [
+        ("title", json!({"title": "a\u{0}b", "asset_type": "pdf"})),
+        (
+            "description",
+            json!({"title": "t", "description": "\u{0}", "asset_type": "pdf"}),
+        ),
+    ] {
+        let m = fails(create(body), field);
+        assert_eq!(m, format!("{field} must not contain NUL characters"));
+    }
+    fails(
+        create(json!({"title": "t", "asset_type": "link", "external_url": "https://a.b/\u{0}"})),
+        "external_url",
+    );
+    let doc = json!({"title": "Kit", "description": "x\u{0}y"});
+    let e = library_doc(doc.to_string().as_bytes(), &Config::default()).unwrap_err();
+    assert!(matches!(e, ApiError::Validation { ref field, .. } if field == "description"));
+}
+
+#[test]
 fn external_video_gets_its_embed() {
     let v = create(json!({"title": "t", "asset_type": "external_video",
         "external_url": "https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=1m"}))

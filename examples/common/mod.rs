@@ -1,9 +1,11 @@
-//! What the ready servers share besides HTTP: the command line, the `keys` commands, opening
-//! the data directory, the first key, the demo data, logging and the shutdown signal.
+//! What the ready servers share: the command line, the `keys` commands, opening the data
+//! directory, the first key, the demo data, logging, the shutdown signal and the connection
+//! loop with its timeouts ([`http`]).
 //!
 //! Each server (`examples/server.rs` for axum, `examples/warp_server.rs` for warp) includes
 //! this file with `#[path = "common/mod.rs"] mod common;`, and its `main` is
-//! `common::main(serve_http)` where `serve_http` is only its framework's serving loop.
+//! `common::main(serve_http)` where `serve_http` builds its framework's service and hands it
+//! to [`http::serve`].
 
 use std::error::Error;
 use std::fmt;
@@ -19,6 +21,7 @@ use clap::{Args, Parser, Subcommand};
 use uuid::Uuid;
 
 pub(crate) mod demo;
+pub(crate) mod http;
 
 /// A boxed error with a message for the user.
 pub(crate) type BoxError = Box<dyn Error + Send + Sync + 'static>;

@@ -43,7 +43,7 @@ async fn fetch(ctx: &Ctx, method: Method, path: &str, range: Option<&str>) -> Ra
 }
 
 /// Stores `bytes` at `path` and creates an asset of `asset_type` on it.
-async fn create_on(ctx: &Ctx, path: &str, bytes: Vec<u8>, asset_type: &str) -> Value {
+pub(crate) async fn create_on(ctx: &Ctx, path: &str, bytes: Vec<u8>, asset_type: &str) -> Value {
     ctx.put_file(path, bytes).await;
     let r = ctx
         .post_asset(
@@ -439,10 +439,10 @@ pub(crate) async fn thumbnails_are_made_and_served_publicly<H: Harness>() {
     }
 }
 
-const BOUNDARY: &str = "x-assetlib-test-boundary";
+pub(crate) const BOUNDARY: &str = "x-assetlib-test-boundary";
 
 /// A multipart/form-data body with text `fields` and, when given, a `file` part.
-fn form(fields: &[(&str, &str)], file: Option<(&str, &[u8])>) -> Vec<u8> {
+pub(crate) fn form(fields: &[(&str, &str)], file: Option<(&str, &[u8])>) -> Vec<u8> {
     let mut body = Vec::new();
     for (name, value) in fields {
         body.extend_from_slice(
@@ -467,7 +467,7 @@ fn form(fields: &[(&str, &str)], file: Option<(&str, &[u8])>) -> Vec<u8> {
     body
 }
 
-async fn upload(ctx: &Ctx, body: Vec<u8>) -> Resp {
+pub(crate) async fn upload(ctx: &Ctx, body: Vec<u8>) -> Resp {
     Resp::from(
         ctx.request(Method::POST, "/api/v1/assets/upload", Some(&ctx.admin))
             .header(
@@ -480,7 +480,7 @@ async fn upload(ctx: &Ctx, body: Vec<u8>) -> Resp {
 }
 
 /// Every file under the store's `uploads/`, staging files included.
-fn uploaded_files(ctx: &Ctx) -> Vec<std::path::PathBuf> {
+pub(crate) fn uploaded_files(ctx: &Ctx) -> Vec<std::path::PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -499,7 +499,7 @@ fn uploaded_files(ctx: &Ctx) -> Vec<std::path::PathBuf> {
     out
 }
 
-async fn total_assets(ctx: &Ctx) -> u64 {
+pub(crate) async fn total_assets(ctx: &Ctx) -> u64 {
     let list = ctx.get("/api/v1/assets").await;
     list.json["pagination"]["total"].as_u64().expect("total")
 }
@@ -746,7 +746,7 @@ pub(crate) async fn a_client_that_disconnects_mid_upload_leaves_nothing<H: Harne
 
 /// The names and contents of a zip's files, in order. Sections and their assets are in
 /// document order, as on the library's page.
-fn unzip(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn unzip(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
     use std::io::Read as _;
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("a zip");
     (0..archive.len())

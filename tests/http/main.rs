@@ -16,6 +16,7 @@ mod auth;
 mod differential;
 mod files;
 mod harness;
+mod hostile;
 mod libraries;
 mod library_writes;
 mod listing;
@@ -85,6 +86,14 @@ macro_rules! cases {
             files::a_2_gib_upload_is_refused_before_its_body,
             files::a_client_that_disconnects_mid_upload_leaves_nothing,
             files::bulk_download_zips_the_library_in_page_order,
+            hostile::control_characters_never_reach_a_stored_url,
+            hostile::zip_entries_never_climb_out_of_their_folder,
+            hostile::no_body_is_read_before_the_key_is_checked,
+            hostile::if_range_serves_the_range_only_on_the_same_strong_etag,
+            hostile::refused_uploads_leave_no_directory_behind,
+            hostile::a_415_names_the_media_type_the_route_takes,
+            hostile::a_target_over_64_kib_is_414,
+            hostile::a_body_that_stops_arriving_is_408,
         ]);
     };
 }

@@ -631,3 +631,114 @@ async fn the_readme_embedding_keeps_uploaded_files_across_a_restart() {
     assert_eq!(r.status(), 200);
     assert_eq!(r.text().await.unwrap(), content);
 }
+
+/// The resident memory of a process, in KiB (`VmRSS` of `/proc/PID/status`).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("process status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_bodies_without_a_key_cost_no_memory() {
+    for example in SERVERS {
+        stalled_bodies_without_a_key_cost_no_memory_on(example).await;
+    }
+}
+
+async fn stalled_bodies_without_a_key_cost_no_memory_on(example: &str) {
+    use tokio::io::AsyncWriteExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (data, logs) = (dir.path().join("data"), dir.path().join("logs"));
+    std::fs::create_dir_all(&logs).unwrap();
+    let server = Running::start(example, &data, &logs, &[]).await;
+    let pid = server.child.id();
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let before = rss_kib(pid);
+    // 200 clients send a key-less POST of 1 MiB, all but its last byte, and stall.
+    let head = "POST /api/v1/assets HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+                Content-Length: 1048576\r\n\r\n";
+    let mut clients = Vec::new();
+    for _ in 0..200 {
+        let addr = addr.clone();
+        clients.push(tokio::spawn(async move {
+            let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+            let _ = stream.write_all(head.as_bytes()).await;
+            let body = vec![b' '; 1024 * 1024 - 1];
+            // The server may answer and stop reading at once; the client keeps the connection.
+            let _ = tokio::time::timeout(Duration::from_secs(3), stream.write_all(&body)).await;
+            stream
+        }));
+    }
+    let mut streams = Vec::new();
+    for c in clients {
+        streams.push(c.await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during = rss_kib(pid);
+    let grown = during.saturating_sub(before);
+    assert!(
+        grown < 40 * 1024,
+        "{example}: resident memory grew by {grown} KiB under 200 stalled key-less bodies \
+         ({before} KiB -> {during} KiB)"
+    );
+    drop(streams);
+    server.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_sent_head_is_cut_off_and_never_holds_a_shutdown() {
+    // Both servers at once: each case waits out its timeouts.
+    let [axum, warp] = SERVERS;
+    tokio::join!(
+        a_half_sent_head_is_cut_off_and_never_holds_a_shutdown_on(axum),
+        a_half_sent_head_is_cut_off_and_never_holds_a_shutdown_on(warp),
+    );
+}
+
+async fn a_half_sent_head_is_cut_off_and_never_holds_a_shutdown_on(example: &str) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let (data, logs) = (dir.path().join("data"), dir.path().join("logs"));
+    std::fs::create_dir_all(&logs).unwrap();
+    let server = Running::start(example, &data, &logs, &[]).await;
+    let addr = server.base.trim_start_matches("http://").to_owned();
+
+    // A head that never ends is cut off after the 10 s head timeout.
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    slow.write_all(b"GET /api/v1/assets HTTP/1.1\r\nHost: te")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 1024];
+    let read = tokio::time::timeout(Duration::from_secs(20), slow.read(&mut buf)).await;
+    let waited = started.elapsed();
+    assert!(
+        matches!(read, Ok(Ok(_) | Err(_))),
+        "{example}: a half-sent head was still open after 20 s"
+    );
+    assert!(
+        waited >= Duration::from_secs(9),
+        "{example}: cut off after {waited:?}, before the head timeout"
+    );
+
+    // A client holding half a head does not hold up SIGTERM for longer than the 10 s grace.
+    let mut holder = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    holder
+        .write_all(b"GET /api/v1/assets HTTP/1.1\r\nHost: te")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let stderr = server.terminate().await;
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(13),
+        "{example}: SIGTERM took {took:?} with a stalled client"
+    );
+    assert!(stderr.contains("the store is flushed"), "{stderr}");
+    drop(holder);
+}

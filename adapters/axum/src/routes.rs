@@ -7,7 +7,7 @@ use assetlib_core::{
 use axum::Router;
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{OriginalUri, RawPathParams, Request, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, RANGE};
+use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, IF_RANGE, RANGE};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method};
 use axum::routing::{MethodFilter, MethodRouter, any};
@@ -110,6 +110,7 @@ async fn handle(
         content_length: header(CONTENT_LENGTH),
         query: parts.uri.query(),
         range: header(RANGE),
+        if_range: header(IF_RANGE),
         head: parts.method == Method::HEAD,
         mount: mount(&parts),
         body: RequestBody::stream(body.into_data_stream()),

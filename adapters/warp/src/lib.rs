@@ -177,6 +177,7 @@ where
         content_length: header(header::CONTENT_LENGTH),
         query: (!query.is_empty()).then_some(query.as_str()),
         range: header(header::RANGE),
+        if_range: header(header::IF_RANGE),
         head: method == Method::HEAD,
         mount: request.mount(),
         body: RequestBody::stream(body.map_ok(|mut chunk| chunk.copy_to_bytes(chunk.remaining()))),

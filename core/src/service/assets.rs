@@ -131,7 +131,11 @@ impl Service {
         }
         let mut written = Written::default();
         let outcome = self
-            .create_uploaded(boundary, req.body.into_stream(), &mut written)
+            .create_uploaded(
+                boundary,
+                req.body.into_stream(self.inner.config.body_timeout),
+                &mut written,
+            )
             .await;
         written.settle(&self.inner.files, &outcome).await;
         Ok(created(&outcome?, req.mount))

@@ -31,7 +31,11 @@ impl Service {
         let path = asset.file_path.as_deref().ok_or_else(no_file)?;
         let stat = self.inner.files.stat(path).await?.ok_or_else(no_file)?;
         let size = stat.size;
-        let (status, part) = match download::select(req.range, size) {
+        let range = match req.if_range {
+            Some(if_range) if !download::if_range_matches(if_range, &stat.etag) => None,
+            _ => req.range,
+        };
+        let (status, part) = match download::select(range, size) {
             download::Selection::Whole => (200, 0..size),
             download::Selection::Part(part) => (206, part),
             download::Selection::Unsatisfiable => {

@@ -141,9 +141,11 @@ impl Service {
                 limit: limit as u64,
             });
         }
-        let body = req.body.read(limit).await?;
+        let body = req.body.read(limit, self.inner.config.body_timeout).await?;
         if !is_json_media_type(req.content_type) {
-            return Err(ApiError::UnsupportedMediaType);
+            return Err(ApiError::UnsupportedMediaType {
+                expected: "application/json",
+            });
         }
         Ok(body)
     }
