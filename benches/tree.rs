@@ -28,7 +28,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use assetlib::tree;
-use assetlib::{AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows, Section};
+use assetlib::{
+    AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows, LibrarySettings, Section,
+};
 use chrono::{TimeZone, Utc};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use serde::Serialize;
@@ -82,20 +84,22 @@ fn rows(sections: usize, per_section: usize, shuffled: bool) -> LibraryRows {
         .expect("date");
     let library = Library {
         id: Uuid::from_u128(1),
-        title: "Brand kit — 2026 édition".into(),
+        settings: LibrarySettings {
+            title: "Brand kit — 2026 édition".into(),
+            description: Some(text(&mut rng, 20)),
+            workspace_id: Some("ws-42".into()),
+            cover_image_path: Some("/covers/brand.png".into()),
+            cover_overlay_color: Some("#1A2B3C".into()),
+            cover_overlay_opacity: Some(0.4),
+            show_asset_count: true,
+            allow_individual_downloads: true,
+            allow_bulk_download: false,
+            is_paid: true,
+            price: Some(49.0),
+            currency: "EUR".into(),
+            published: true,
+        },
         slug: "brand-kit-2026".into(),
-        description: Some(text(&mut rng, 20)),
-        workspace_id: Some("ws-42".into()),
-        cover_image_path: Some("/covers/brand.png".into()),
-        cover_overlay_color: Some("#1A2B3C".into()),
-        cover_overlay_opacity: Some(0.4),
-        show_asset_count: true,
-        allow_individual_downloads: true,
-        allow_bulk_download: false,
-        is_paid: true,
-        price: Some(49.0),
-        currency: "EUR".into(),
-        published: true,
         published_at: Some(at),
         view_count: 12345,
         created_at: at,
@@ -243,23 +247,23 @@ fn owned(rows: &LibraryRows) -> OwnedDetail {
     let l = &rows.library;
     OwnedDetail {
         id: l.id,
-        title: l.title.clone(),
+        title: l.settings.title.clone(),
         slug: l.slug.clone(),
-        description: l.description.clone(),
-        cover_image_path: l.cover_image_path.clone(),
-        cover_overlay_color: l.cover_overlay_color.clone(),
-        cover_overlay_opacity: l.cover_overlay_opacity,
+        description: l.settings.description.clone(),
+        cover_image_path: l.settings.cover_image_path.clone(),
+        cover_overlay_color: l.settings.cover_overlay_color.clone(),
+        cover_overlay_opacity: l.settings.cover_overlay_opacity,
         published_at: l.published_at.map(ts),
-        is_paid: l.is_paid,
-        price: l.price,
-        currency: l.currency.clone(),
-        show_asset_count: l.show_asset_count,
-        allow_individual_downloads: l.allow_individual_downloads,
-        allow_bulk_download: l.allow_bulk_download,
+        is_paid: l.settings.is_paid,
+        price: l.settings.price,
+        currency: l.settings.currency.clone(),
+        show_asset_count: l.settings.show_asset_count,
+        allow_individual_downloads: l.settings.allow_individual_downloads,
+        allow_bulk_download: l.settings.allow_bulk_download,
         view_count: l.view_count,
         created_at: ts(l.created_at),
         updated_at: ts(l.updated_at),
-        workspace_id: l.workspace_id.clone(),
+        workspace_id: l.settings.workspace_id.clone(),
         sections: sections
             .iter()
             .map(|s| OwnedSection {

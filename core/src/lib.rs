@@ -95,7 +95,7 @@ pub use files::{Files, FilesError, Resolved};
 pub use memory::MemoryStore;
 pub use model::{
     ApiKey, Asset, AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows,
-    LibrarySummary, LibraryWrite, Page, PutOutcome, Scope, Section, ViewCount,
+    LibrarySettings, LibrarySummary, LibraryWrite, Page, PutOutcome, Scope, Section, ViewCount,
 };
 pub use query::{AssetQuery, AssetSort, DetailQuery, LibraryQuery, SortOrder};
 pub use reply::{ByteStream, JSON, Reply};

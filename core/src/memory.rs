@@ -177,11 +177,11 @@ impl Store for MemoryStore {
         let mut hits: Vec<&StoredLibrary> = state
             .libraries
             .values()
-            .filter(|l| l.library.published)
+            .filter(|l| l.library.settings.published)
             .filter(|l| {
                 q.workspace_id
                     .as_deref()
-                    .is_none_or(|w| l.library.workspace_id.as_deref() == Some(w))
+                    .is_none_or(|w| l.library.settings.workspace_id.as_deref() == Some(w))
             })
             .collect();
         hits.sort_unstable_by_key(|l| std::cmp::Reverse((l.library.published_at, l.library.id)));
@@ -244,7 +244,7 @@ impl Store for MemoryStore {
             }
             None => PutOutcome::Created,
         };
-        if library.published && library.published_at.is_none() {
+        if library.settings.published && library.published_at.is_none() {
             library.published_at = Some(library.updated_at);
         }
         let version = state.next_version();
@@ -269,7 +269,7 @@ impl Store for MemoryStore {
             .write()
             .libraries
             .get_mut(&id)
-            .filter(|l| l.library.published)
+            .filter(|l| l.library.settings.published)
             .map(|l| {
                 l.library.view_count += 1;
                 ViewCount {

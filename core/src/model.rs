@@ -156,15 +156,14 @@ pub struct Asset {
     pub updated_at: DateTime<Utc>,
 }
 
-/// A library record: its document plus the counters the store keeps.
+/// What a library's document sets and its page shows: its title and description, its
+/// workspace, its cover, its display and download controls, its price and whether it is
+/// published. A [`Library`] record and a validated document (`validate::LibraryDoc`) hold the
+/// same settings, so a write copies them whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Library {
-    /// Identifier.
-    pub id: Uuid,
+pub struct LibrarySettings {
     /// Title, at most 500 characters.
     pub title: String,
-    /// URL-friendly name, unique among libraries.
-    pub slug: String,
     /// Optional text.
     pub description: Option<String>,
     /// The workspace the library belongs to.
@@ -189,6 +188,18 @@ pub struct Library {
     pub currency: String,
     /// Whether the library is published.
     pub published: bool,
+}
+
+/// A library record: its settings plus what the store keeps beside them (its slug, its first
+/// publication, its view count and its times).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Library {
+    /// Identifier.
+    pub id: Uuid,
+    /// URL-friendly name, unique among libraries.
+    pub slug: String,
+    /// What its document sets.
+    pub settings: LibrarySettings,
     /// When the library was first published.
     pub published_at: Option<DateTime<Utc>>,
     /// Times the detail was read.

@@ -60,7 +60,7 @@ pub(crate) fn library_write(id: Uuid, doc: LibraryDoc) -> LibraryWrite {
     let slug_given = doc.slug.is_some();
     let slug = doc
         .slug
-        .unwrap_or_else(|| validate::slug_from_title(&doc.title, "library"));
+        .unwrap_or_else(|| validate::slug_from_title(&doc.settings.title, "library"));
     let mut sections = Vec::with_capacity(doc.sections.len());
     let mut entries = Vec::new();
     let entry = |section_id, display_order, e: validate::EntryDoc| LibraryEntry {
@@ -89,20 +89,8 @@ pub(crate) fn library_write(id: Uuid, doc: LibraryDoc) -> LibraryWrite {
     LibraryWrite {
         library: Library {
             id,
-            title: doc.title,
             slug,
-            description: doc.description,
-            workspace_id: doc.workspace_id,
-            cover_image_path: doc.cover_image_path,
-            cover_overlay_color: doc.cover_overlay_color,
-            cover_overlay_opacity: doc.cover_overlay_opacity,
-            show_asset_count: doc.show_asset_count,
-            allow_individual_downloads: doc.allow_individual_downloads,
-            allow_bulk_download: doc.allow_bulk_download,
-            is_paid: doc.is_paid,
-            price: doc.price,
-            currency: doc.currency,
-            published: doc.published,
+            settings: doc.settings,
             published_at: None,
             view_count: 0,
             created_at: now,

@@ -105,18 +105,18 @@ impl Serialize for LibraryItemJson<'_> {
         let l = &self.0.library;
         let mut m = s.serialize_map(Some(13))?;
         m.serialize_entry("id", &l.id)?;
-        m.serialize_entry("title", &l.title)?;
+        m.serialize_entry("title", &l.settings.title)?;
         m.serialize_entry("slug", &l.slug)?;
-        m.serialize_entry("description", &l.description)?;
-        m.serialize_entry("cover_image_path", &l.cover_image_path)?;
+        m.serialize_entry("description", &l.settings.description)?;
+        m.serialize_entry("cover_image_path", &l.settings.cover_image_path)?;
         m.serialize_entry("published_at", &opt_ts(l.published_at))?;
-        m.serialize_entry("is_paid", &l.is_paid)?;
-        m.serialize_entry("price", &l.price)?;
-        m.serialize_entry("currency", &l.currency)?;
+        m.serialize_entry("is_paid", &l.settings.is_paid)?;
+        m.serialize_entry("price", &l.settings.price)?;
+        m.serialize_entry("currency", &l.settings.currency)?;
         m.serialize_entry("asset_count", &self.0.asset_count)?;
         m.serialize_entry("view_count", &l.view_count)?;
         m.serialize_entry("created_at", &Timestamp(l.created_at))?;
-        m.serialize_entry("workspace_id", &l.workspace_id)?;
+        m.serialize_entry("workspace_id", &l.settings.workspace_id)?;
         m.end()
     }
 }
@@ -124,7 +124,7 @@ impl Serialize for LibraryItemJson<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Library, LibrarySummary};
+    use crate::model::{Library, LibrarySettings, LibrarySummary};
     use chrono::TimeZone;
     use serde_json::{Value, json};
     use uuid::Uuid;
@@ -204,20 +204,22 @@ mod tests {
         let summary = LibrarySummary {
             library: Library {
                 id: Uuid::nil(),
-                title: "L".into(),
+                settings: LibrarySettings {
+                    title: "L".into(),
+                    description: None,
+                    workspace_id: None,
+                    cover_image_path: None,
+                    cover_overlay_color: None,
+                    cover_overlay_opacity: None,
+                    show_asset_count: true,
+                    allow_individual_downloads: true,
+                    allow_bulk_download: false,
+                    is_paid: true,
+                    price: Some(9.5),
+                    currency: "EUR".into(),
+                    published: true,
+                },
                 slug: "l".into(),
-                description: None,
-                workspace_id: None,
-                cover_image_path: None,
-                cover_overlay_color: None,
-                cover_overlay_opacity: None,
-                show_asset_count: true,
-                allow_individual_downloads: true,
-                allow_bulk_download: false,
-                is_paid: true,
-                price: Some(9.5),
-                currency: "EUR".into(),
-                published: true,
                 published_at: Some(at),
                 view_count: 4,
                 created_at: at,

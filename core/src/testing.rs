@@ -22,7 +22,8 @@ use uuid::Uuid;
 
 use crate::error::StoreError;
 use crate::model::{
-    ApiKey, Asset, AssetType, Library, LibraryEntry, LibraryWrite, PutOutcome, Scope, Section,
+    ApiKey, Asset, AssetType, Library, LibraryEntry, LibrarySettings, LibraryWrite, PutOutcome,
+    Scope, Section,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::Store;
@@ -150,20 +151,22 @@ pub fn sample_library(title: &str, secs: i64) -> Library {
     let at = t0() + Duration::seconds(secs);
     Library {
         id: Uuid::new_v4(),
-        title: title.to_owned(),
         slug: crate::validate::slug_from_title(title, "library"),
-        description: None,
-        workspace_id: None,
-        cover_image_path: None,
-        cover_overlay_color: None,
-        cover_overlay_opacity: None,
-        show_asset_count: true,
-        allow_individual_downloads: true,
-        allow_bulk_download: false,
-        is_paid: false,
-        price: None,
-        currency: "USD".to_owned(),
-        published: true,
+        settings: LibrarySettings {
+            title: title.to_owned(),
+            description: None,
+            workspace_id: None,
+            cover_image_path: None,
+            cover_overlay_color: None,
+            cover_overlay_opacity: None,
+            show_asset_count: true,
+            allow_individual_downloads: true,
+            allow_bulk_download: false,
+            is_paid: false,
+            price: None,
+            currency: "USD".to_owned(),
+            published: true,
+        },
         published_at: None,
         view_count: 0,
         created_at: at,
@@ -529,13 +532,13 @@ async fn library_round_trip(store: Arc<dyn Store>) {
     let b = insert(&store, sample_asset("B", AssetType::Image, 2)).await;
     let c = insert(&store, sample_asset("C", AssetType::Audio, 3)).await;
     let mut lib = sample_library("Brand kit", 10);
-    lib.description = Some("All of it".into());
-    lib.workspace_id = Some("ws-1".into());
-    lib.cover_overlay_color = Some("#1A2B3C".into());
-    lib.cover_overlay_opacity = Some(0.4);
-    lib.is_paid = true;
-    lib.price = Some(19.99);
-    lib.currency = "EUR".into();
+    lib.settings.description = Some("All of it".into());
+    lib.settings.workspace_id = Some("ws-1".into());
+    lib.settings.cover_overlay_color = Some("#1A2B3C".into());
+    lib.settings.cover_overlay_opacity = Some(0.4);
+    lib.settings.is_paid = true;
+    lib.settings.price = Some(19.99);
+    lib.settings.currency = "EUR".into();
     let s1 = section("Logos", 0);
     let s2 = section("Docs", 1);
     let mut e1 = entry(&a, Some(&s1), 0);
@@ -589,7 +592,7 @@ async fn library_entries_of_missing_assets_are_left_out(store: Arc<dyn Store>) {
 
 async fn library_replace_keeps_counters_and_first_publication(store: Arc<dyn Store>) {
     let mut draft = sample_library("Draft", 1);
-    draft.published = false;
+    draft.settings.published = false;
     let id = draft.id;
     let created_at = draft.created_at;
     assert_eq!(
@@ -624,7 +627,7 @@ async fn library_replace_keeps_counters_and_first_publication(store: Arc<dyn Sto
         store.record_library_view(id).await.unwrap();
     }
     let rows = store.load_library(id).await.unwrap().unwrap();
-    assert_eq!(rows.library.title, "Published now");
+    assert_eq!(rows.library.settings.title, "Published now");
     assert_eq!(rows.library.view_count, 3);
     assert_eq!(rows.library.created_at, created_at);
     assert_eq!(rows.library.updated_at, v2.updated_at);
@@ -709,7 +712,7 @@ async fn library_list_order_filter_and_counts(store: Arc<dyn Store>) {
     let mut ids = Vec::new();
     for i in 0..7 {
         let mut lib = sample_library(&format!("Lib {i}"), i * 10);
-        lib.workspace_id = Some(if i % 2 == 0 { "even" } else { "odd" }.into());
+        lib.settings.workspace_id = Some(if i % 2 == 0 { "even" } else { "odd" }.into());
         let s = section("S", 0);
         let entries = vec![
             entry(&a, Some(&s), 0),
@@ -723,7 +726,7 @@ async fn library_list_order_filter_and_counts(store: Arc<dyn Store>) {
         ids.push(lib.id);
     }
     let mut draft = sample_library("Draft", 1000);
-    draft.published = false;
+    draft.settings.published = false;
     store
         .put_library(write(draft, vec![], vec![]))
         .await
@@ -761,7 +764,7 @@ async fn library_list_order_filter_and_counts(store: Arc<dyn Store>) {
     assert!(
         page.items
             .iter()
-            .all(|l| l.library.workspace_id.as_deref() == Some("odd"))
+            .all(|l| l.library.settings.workspace_id.as_deref() == Some("odd"))
     );
     let q = LibraryQuery {
         workspace_id: Some("none such".into()),
@@ -907,7 +910,7 @@ async fn library_version_follows_writes(store: Arc<dyn Store>) {
     let id = lib.id;
     let put = |title: &str| {
         let mut l = lib.clone();
-        l.title = title.to_owned();
+        l.settings.title = title.to_owned();
         write(l, vec![], vec![entry(&a, None, 0)])
     };
     store.put_library(put("One")).await.unwrap();
@@ -966,7 +969,7 @@ async fn library_version_follows_writes(store: Arc<dyn Store>) {
 
     // A draft counts no view and tells no version.
     let mut draft = lib.clone();
-    draft.published = false;
+    draft.settings.published = false;
     store
         .put_library(write(draft, vec![], vec![]))
         .await

@@ -126,23 +126,26 @@ impl Serialize for LibraryDetail<'_> {
         let l = &self.rows.library;
         let mut m = s.serialize_map(Some(20))?;
         m.serialize_entry("id", &l.id)?;
-        m.serialize_entry("title", &l.title)?;
+        m.serialize_entry("title", &l.settings.title)?;
         m.serialize_entry("slug", &l.slug)?;
-        m.serialize_entry("description", &l.description)?;
-        m.serialize_entry("cover_image_path", &l.cover_image_path)?;
-        m.serialize_entry("cover_overlay_color", &l.cover_overlay_color)?;
-        m.serialize_entry("cover_overlay_opacity", &l.cover_overlay_opacity)?;
+        m.serialize_entry("description", &l.settings.description)?;
+        m.serialize_entry("cover_image_path", &l.settings.cover_image_path)?;
+        m.serialize_entry("cover_overlay_color", &l.settings.cover_overlay_color)?;
+        m.serialize_entry("cover_overlay_opacity", &l.settings.cover_overlay_opacity)?;
         m.serialize_entry("published_at", &opt_ts(l.published_at))?;
-        m.serialize_entry("is_paid", &l.is_paid)?;
-        m.serialize_entry("price", &l.price)?;
-        m.serialize_entry("currency", &l.currency)?;
-        m.serialize_entry("show_asset_count", &l.show_asset_count)?;
-        m.serialize_entry("allow_individual_downloads", &l.allow_individual_downloads)?;
-        m.serialize_entry("allow_bulk_download", &l.allow_bulk_download)?;
+        m.serialize_entry("is_paid", &l.settings.is_paid)?;
+        m.serialize_entry("price", &l.settings.price)?;
+        m.serialize_entry("currency", &l.settings.currency)?;
+        m.serialize_entry("show_asset_count", &l.settings.show_asset_count)?;
+        m.serialize_entry(
+            "allow_individual_downloads",
+            &l.settings.allow_individual_downloads,
+        )?;
+        m.serialize_entry("allow_bulk_download", &l.settings.allow_bulk_download)?;
         m.serialize_entry("view_count", &l.view_count)?;
         m.serialize_entry("created_at", &Timestamp(l.created_at))?;
         m.serialize_entry("updated_at", &Timestamp(l.updated_at))?;
-        m.serialize_entry("workspace_id", &l.workspace_id)?;
+        m.serialize_entry("workspace_id", &l.settings.workspace_id)?;
         m.serialize_entry("sections", &SectionsJson(self))?;
         m.serialize_entry(
             "unsectioned_assets",

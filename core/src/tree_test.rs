@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::{AssetType, EntryAsset, Library, LibraryEntry};
+use crate::model::{AssetType, EntryAsset, Library, LibraryEntry, LibrarySettings};
 use chrono::{TimeZone, Utc};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -9,20 +9,22 @@ fn library() -> Library {
     let at = Utc.with_ymd_and_hms(2026, 3, 4, 5, 6, 7).unwrap();
     Library {
         id: Uuid::from_u128(1),
-        title: "Brand kit".into(),
+        settings: LibrarySettings {
+            title: "Brand kit".into(),
+            description: None,
+            workspace_id: Some("ws".into()),
+            cover_image_path: Some("/covers/a.png".into()),
+            cover_overlay_color: Some("#1A2B3C".into()),
+            cover_overlay_opacity: Some(0.4),
+            show_asset_count: true,
+            allow_individual_downloads: true,
+            allow_bulk_download: false,
+            is_paid: false,
+            price: None,
+            currency: "USD".into(),
+            published: true,
+        },
         slug: "brand-kit".into(),
-        description: None,
-        workspace_id: Some("ws".into()),
-        cover_image_path: Some("/covers/a.png".into()),
-        cover_overlay_color: Some("#1A2B3C".into()),
-        cover_overlay_opacity: Some(0.4),
-        show_asset_count: true,
-        allow_individual_downloads: true,
-        allow_bulk_download: false,
-        is_paid: false,
-        price: None,
-        currency: "USD".into(),
-        published: true,
         published_at: Some(at),
         view_count: 7,
         created_at: at,

@@ -400,7 +400,7 @@ fn doc() -> serde_json::Value {
 #[test]
 fn the_design_example_document_is_valid() {
     let d = lib(doc()).unwrap();
-    assert_eq!(d.title, "Brand kit");
+    assert_eq!(d.settings.title, "Brand kit");
     assert_eq!(d.sections.len(), 1);
     assert_eq!(d.sections[0].assets.len(), 2);
     assert_eq!(d.sections[0].assets[1].title.as_deref(), Some("Override"));
@@ -418,9 +418,13 @@ fn the_design_example_document_is_valid() {
 #[test]
 fn library_defaults() {
     let d = lib(json!({"title": "Only a title"})).unwrap();
-    assert!(d.show_asset_count && d.allow_individual_downloads && d.published);
-    assert!(!d.allow_bulk_download && !d.is_paid);
-    assert_eq!(d.currency, "USD");
+    assert!(
+        d.settings.show_asset_count
+            && d.settings.allow_individual_downloads
+            && d.settings.published
+    );
+    assert!(!d.settings.allow_bulk_download && !d.settings.is_paid);
+    assert_eq!(d.settings.currency, "USD");
     assert!(d.sections.is_empty() && d.unsectioned_assets.is_empty());
 }
 
@@ -465,7 +469,7 @@ fn library_field_rules() {
     paid["price"] = json!(-5);
     fails(lib(paid.clone()), "price");
     paid["price"] = json!(9.99);
-    assert_eq!(lib(paid).unwrap().price, Some(9.99));
+    assert_eq!(lib(paid).unwrap().settings.price, Some(9.99));
     fails(with("slug", json!("Not A Slug")), "slug");
     fails(with("slug", json!(5)), "slug");
     assert_eq!(

@@ -86,7 +86,7 @@ impl Service {
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
         let rows = self.published_library(id).await?;
-        if !rows.library.allow_bulk_download {
+        if !rows.library.settings.allow_bulk_download {
             return Err(ApiError::BulkDownloadDisabled);
         }
         let reply = protected(

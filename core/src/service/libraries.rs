@@ -44,7 +44,7 @@ impl Service {
             .store
             .load_library(id)
             .await?
-            .filter(|r| r.library.published)
+            .filter(|r| r.library.settings.published)
             .ok_or(ApiError::NotFound("Library not found"))
     }
 

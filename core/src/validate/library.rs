@@ -6,38 +6,17 @@ use uuid::Uuid;
 use super::{Fields, MAX_GIVEN_SLUG_LEN, MAX_SHORT_TEXT, is_slug, json_object, object};
 use crate::config::Config;
 use crate::error::ApiError;
+use crate::model::LibrarySettings;
 
 /// A validated library document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LibraryDoc {
-    /// Title.
-    pub title: String,
     /// Slug given by the user, if any.
     pub slug: Option<String>,
-    /// Description.
-    pub description: Option<String>,
-    /// Workspace.
-    pub workspace_id: Option<String>,
-    /// Cover image path.
-    pub cover_image_path: Option<String>,
-    /// Cover overlay colour, `#RGB` or `#RRGGBB`.
-    pub cover_overlay_color: Option<String>,
-    /// Cover overlay opacity, 0.0 to 1.0.
-    pub cover_overlay_opacity: Option<f64>,
-    /// Default true.
-    pub show_asset_count: bool,
-    /// Default true.
-    pub allow_individual_downloads: bool,
-    /// Default false.
-    pub allow_bulk_download: bool,
-    /// Default false.
-    pub is_paid: bool,
-    /// Above 0; required when paid.
-    pub price: Option<f64>,
-    /// Three upper-case letters, default `USD`.
-    pub currency: String,
-    /// Default true.
-    pub published: bool,
+    /// The settings: title, description, workspace, cover, display and download controls,
+    /// price (`show_asset_count` and `allow_individual_downloads` default true,
+    /// `allow_bulk_download` and `is_paid` false, currency `USD`, `published` true).
+    pub settings: LibrarySettings,
     /// Sections in page order.
     pub sections: Vec<SectionDoc>,
     /// Unsectioned entries in page order.
@@ -208,20 +187,22 @@ pub fn library_doc(body: &[u8], config: &Config) -> Result<LibraryDoc, ApiError>
     let unsectioned_assets = entries(f.opt_array("unsectioned_assets")?, "unsectioned_assets")?;
 
     Ok(LibraryDoc {
-        title,
         slug,
-        description,
-        workspace_id,
-        cover_image_path,
-        cover_overlay_color,
-        cover_overlay_opacity,
-        show_asset_count: f.opt_bool("show_asset_count")?.unwrap_or(true),
-        allow_individual_downloads: f.opt_bool("allow_individual_downloads")?.unwrap_or(true),
-        allow_bulk_download: f.opt_bool("allow_bulk_download")?.unwrap_or(false),
-        is_paid,
-        price,
-        currency,
-        published: f.opt_bool("published")?.unwrap_or(true),
+        settings: LibrarySettings {
+            title,
+            description,
+            workspace_id,
+            cover_image_path,
+            cover_overlay_color,
+            cover_overlay_opacity,
+            show_asset_count: f.opt_bool("show_asset_count")?.unwrap_or(true),
+            allow_individual_downloads: f.opt_bool("allow_individual_downloads")?.unwrap_or(true),
+            allow_bulk_download: f.opt_bool("allow_bulk_download")?.unwrap_or(false),
+            is_paid,
+            price,
+            currency,
+            published: f.opt_bool("published")?.unwrap_or(true),
+        },
         sections,
         unsectioned_assets,
     })

@@ -109,8 +109,12 @@ impl AssetParams {
     }
 }
 
-/// How often an insert picks a slug anew after concurrent inserts took the one it picked.
-const SLUG_TRIES: usize = 16;
+/// How often an insert picks a slug anew after concurrent inserts took the one it picked. A
+/// try fails only when another insert of the same wanted slug committed in between, so a
+/// writer among N contenders for one slug needs at most as many tries as the others make
+/// inserts: the bound is there against a bug, not against contention (16 was seen to be too
+/// few for 8 writers of one title).
+const SLUG_TRIES: usize = 10_000;
 
 impl PgStore {
     pub(crate) async fn list_assets_impl(&self, q: &AssetQuery) -> Result<Page<Asset>, Failure> {

@@ -2,7 +2,8 @@
 
 use assetlib_core::{
     AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryQuery, LibraryRows,
-    LibrarySummary, LibraryWrite, Page, PutOutcome, Section, StoreError, ViewCount,
+    LibrarySettings, LibrarySummary, LibraryWrite, Page, PutOutcome, Section, StoreError,
+    ViewCount,
 };
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -52,20 +53,22 @@ fn library_from_row(row: &Row, at: usize) -> Result<Library, Failure> {
     let views: Option<i64> = row.try_get(at + LIBRARY_COLS)?;
     Ok(Library {
         id: row.try_get(at)?,
-        title: row.try_get(at + 1)?,
+        settings: LibrarySettings {
+            title: row.try_get(at + 1)?,
+            description: row.try_get(at + 3)?,
+            workspace_id: row.try_get(at + 4)?,
+            cover_image_path: row.try_get(at + 5)?,
+            cover_overlay_color: row.try_get(at + 6)?,
+            cover_overlay_opacity: row.try_get(at + 7)?,
+            show_asset_count: row.try_get(at + 8)?,
+            allow_individual_downloads: row.try_get(at + 9)?,
+            allow_bulk_download: row.try_get(at + 10)?,
+            is_paid: row.try_get(at + 11)?,
+            price: row.try_get(at + 12)?,
+            currency: row.try_get(at + 13)?,
+            published: row.try_get(at + 14)?,
+        },
         slug: row.try_get(at + 2)?,
-        description: row.try_get(at + 3)?,
-        workspace_id: row.try_get(at + 4)?,
-        cover_image_path: row.try_get(at + 5)?,
-        cover_overlay_color: row.try_get(at + 6)?,
-        cover_overlay_opacity: row.try_get(at + 7)?,
-        show_asset_count: row.try_get(at + 8)?,
-        allow_individual_downloads: row.try_get(at + 9)?,
-        allow_bulk_download: row.try_get(at + 10)?,
-        is_paid: row.try_get(at + 11)?,
-        price: row.try_get(at + 12)?,
-        currency: row.try_get(at + 13)?,
-        published: row.try_get(at + 14)?,
         published_at: row.try_get(at + 15)?,
         created_at: row.try_get(at + 16)?,
         updated_at: row.try_get(at + 17)?,
@@ -252,7 +255,9 @@ impl PgStore {
         let s = &self.schema.q;
         let lib = &write.library;
         let views = to_i64("view count", lib.view_count)?;
-        let first_published = lib.published_at.or(lib.published.then_some(lib.updated_at));
+        let first_published = lib
+            .published_at
+            .or(lib.settings.published.then_some(lib.updated_at));
         let sec_ids: Vec<Uuid> = write.sections.iter().map(|x| x.id).collect();
         let sec_titles: Vec<&str> = write.sections.iter().map(|x| x.title.as_str()).collect();
         let sec_descriptions: Vec<Option<&str>> = write
@@ -369,20 +374,20 @@ impl PgStore {
         )?;
         let upsert_params: [&(dyn ToSql + Sync); 19] = [
             &lib.id,
-            &lib.title,
+            &lib.settings.title,
             &slug,
-            &lib.description,
-            &lib.workspace_id,
-            &lib.cover_image_path,
-            &lib.cover_overlay_color,
-            &lib.cover_overlay_opacity,
-            &lib.show_asset_count,
-            &lib.allow_individual_downloads,
-            &lib.allow_bulk_download,
-            &lib.is_paid,
-            &lib.price,
-            &lib.currency,
-            &lib.published,
+            &lib.settings.description,
+            &lib.settings.workspace_id,
+            &lib.settings.cover_image_path,
+            &lib.settings.cover_overlay_color,
+            &lib.settings.cover_overlay_opacity,
+            &lib.settings.show_asset_count,
+            &lib.settings.allow_individual_downloads,
+            &lib.settings.allow_bulk_download,
+            &lib.settings.is_paid,
+            &lib.settings.price,
+            &lib.settings.currency,
+            &lib.settings.published,
             &first_published,
             &lib.created_at,
             &lib.updated_at,

@@ -212,7 +212,7 @@ impl Inner {
                             .transpose()
                             .map_err(abort)?;
                     }
-                    if lib.published && lib.published_at.is_none() {
+                    if lib.settings.published && lib.published_at.is_none() {
                         lib.published_at = Some(lib.updated_at);
                     }
                     lib.slug = claim_library_slug(slugs, &lib.slug, id, slug_given)?;

@@ -2,7 +2,7 @@
 //! decided here and not by core's serde attributes. Ids live in keys, counters in the
 //! `counters` tree; the records hold the rest.
 
-use assetlib_core::{ApiKey, Asset, EntryAsset, Library, LibraryEntry, Section};
+use assetlib_core::{ApiKey, Asset, EntryAsset, Library, LibraryEntry, LibrarySettings, Section};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use uuid::Uuid;
@@ -175,20 +175,20 @@ impl LibraryRec {
 
     pub(crate) fn new(l: &Library, generation: u64, item_count: u32, asset_count: u64) -> Self {
         LibraryRec {
-            title: l.title.clone(),
+            title: l.settings.title.clone(),
             slug: l.slug.clone(),
-            description: l.description.clone(),
-            workspace_id: l.workspace_id.clone(),
-            cover_image_path: l.cover_image_path.clone(),
-            cover_overlay_color: l.cover_overlay_color.clone(),
-            cover_overlay_opacity: l.cover_overlay_opacity,
-            show_asset_count: l.show_asset_count,
-            allow_individual_downloads: l.allow_individual_downloads,
-            allow_bulk_download: l.allow_bulk_download,
-            is_paid: l.is_paid,
-            price: l.price,
-            currency: l.currency.clone(),
-            published: l.published,
+            description: l.settings.description.clone(),
+            workspace_id: l.settings.workspace_id.clone(),
+            cover_image_path: l.settings.cover_image_path.clone(),
+            cover_overlay_color: l.settings.cover_overlay_color.clone(),
+            cover_overlay_opacity: l.settings.cover_overlay_opacity,
+            show_asset_count: l.settings.show_asset_count,
+            allow_individual_downloads: l.settings.allow_individual_downloads,
+            allow_bulk_download: l.settings.allow_bulk_download,
+            is_paid: l.settings.is_paid,
+            price: l.settings.price,
+            currency: l.settings.currency.clone(),
+            published: l.settings.published,
             published_at: l.published_at.as_ref().map(Ts::from),
             created_at: (&l.created_at).into(),
             updated_at: (&l.updated_at).into(),
@@ -209,20 +209,22 @@ impl LibraryRec {
     pub(crate) fn into_library(self, id: Uuid, view_count: u64) -> Result<Library, Error> {
         Ok(Library {
             id,
-            title: self.title,
+            settings: LibrarySettings {
+                title: self.title,
+                description: self.description,
+                workspace_id: self.workspace_id,
+                cover_image_path: self.cover_image_path,
+                cover_overlay_color: self.cover_overlay_color,
+                cover_overlay_opacity: self.cover_overlay_opacity,
+                show_asset_count: self.show_asset_count,
+                allow_individual_downloads: self.allow_individual_downloads,
+                allow_bulk_download: self.allow_bulk_download,
+                is_paid: self.is_paid,
+                price: self.price,
+                currency: self.currency,
+                published: self.published,
+            },
             slug: self.slug,
-            description: self.description,
-            workspace_id: self.workspace_id,
-            cover_image_path: self.cover_image_path,
-            cover_overlay_color: self.cover_overlay_color,
-            cover_overlay_opacity: self.cover_overlay_opacity,
-            show_asset_count: self.show_asset_count,
-            allow_individual_downloads: self.allow_individual_downloads,
-            allow_bulk_download: self.allow_bulk_download,
-            is_paid: self.is_paid,
-            price: self.price,
-            currency: self.currency,
-            published: self.published,
             published_at: opt_time(self.published_at)?,
             view_count,
             created_at: self.created_at.time()?,

@@ -131,9 +131,9 @@ async fn libraries_agree_with_the_memory_store() {
             i % 3,
             3,
         );
-        w.library.workspace_id =
+        w.library.settings.workspace_id =
             [None, Some("ws-a".to_owned()), Some("ws-b".to_owned())][i % 3].clone();
-        w.library.published = i % 4 != 3;
+        w.library.settings.published = i % 4 != 3;
         // Shared times, so the id decides the order of equals.
         w.library.updated_at = at((i % 6) as i64);
         w.library.created_at = w.library.updated_at;
@@ -169,8 +169,8 @@ async fn libraries_agree_with_the_memory_store() {
         }
         if i % 5 == 1 {
             let mut w = library(id, &format!("Replaced {}", i % 2), &assets[i..i + 4], 1, 2);
-            w.library.published = i % 2 == 0;
-            w.library.workspace_id = Some("ws-b".into());
+            w.library.settings.published = i % 2 == 0;
+            w.library.settings.workspace_id = Some("ws-b".into());
             w.library.updated_at = at(100 + i as i64);
             assert_eq!(
                 sled.put_library(w.clone()).await.expect("replace"),
@@ -318,7 +318,7 @@ async fn replace_keeps_created_views_and_first_publication() {
     };
     let id = Uuid::new_v4();
     let mut w = library(id, "Kit", &assets, 2, 2);
-    w.library.published = false;
+    w.library.settings.published = false;
     w.library.created_at = at(10);
     w.library.updated_at = at(10);
     sled.put_library(w.clone()).await.expect("create draft");
@@ -336,7 +336,7 @@ async fn replace_keeps_created_views_and_first_publication() {
 
     assert_eq!(view(&sled, id).await, None, "a draft counts no view");
 
-    w.library.published = true;
+    w.library.settings.published = true;
     w.library.created_at = at(20);
     w.library.updated_at = at(20);
     sled.put_library(w.clone()).await.expect("publish");

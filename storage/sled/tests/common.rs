@@ -2,8 +2,8 @@
 
 use assetlib_core::testing::{sample_asset_at, sample_library};
 use assetlib_core::{
-    Asset, AssetQuery, AssetSort, AssetType, Library, LibraryEntry, LibraryWrite, Section,
-    SortOrder, Store,
+    Asset, AssetQuery, AssetSort, AssetType, Library, LibraryEntry, LibrarySettings, LibraryWrite,
+    Section, SortOrder, Store,
 };
 use assetlib_sled::{Durability, OpenError, SledConfig, SledStore};
 use chrono::{DateTime, TimeZone, Utc};
@@ -80,14 +80,18 @@ pub(crate) fn library(
             description: Some("here".into()),
         });
     }
+    let base = sample_library(title, 0);
     LibraryWrite {
         library: Library {
             id,
-            cover_overlay_color: Some("#1A2B3C".into()),
-            cover_overlay_opacity: Some(0.4),
+            settings: LibrarySettings {
+                cover_overlay_color: Some("#1A2B3C".into()),
+                cover_overlay_opacity: Some(0.4),
+                ..base.settings.clone()
+            },
             created_at: at(0),
             updated_at: at(0),
-            ..sample_library(title, 0)
+            ..base
         },
         slug_given: false,
         sections: secs,

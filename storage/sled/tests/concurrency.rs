@@ -23,6 +23,7 @@ async fn check_library(sled: &SledStore, id: Uuid) {
         .expect("library exists");
     let n: usize = rows
         .library
+        .settings
         .title
         .trim_start_matches('n')
         .parse()
