@@ -220,21 +220,6 @@ impl S3Server {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The region clients sign for.
-    pub fn region(&self) -> &str {
-        REGION
-    }
-
-    /// The access key id of the server's one identity.
-    pub fn access_key_id(&self) -> &str {
-        &self.key_id
-    }
-
-    /// The secret access key of the server's one identity.
-    pub fn secret_access_key(&self) -> &str {
-        &self.secret
-    }
-
     /// The standard variables that make [`crate::Files::s3`] reach this server: for a child
     /// process, since a test cannot change its own environment safely.
     pub fn env(&self) -> Vec<(&'static str, String)> {
