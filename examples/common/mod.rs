@@ -56,12 +56,22 @@ pub(crate) enum Command {
     },
 }
 
-/// Where the data lives.
+/// Where the data lives: a data directory by default (records in `DIR/db`, files in
+/// `DIR/files`), or a PostgreSQL database and an S3-compatible bucket shared by replicas.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DataArg {
     /// The data directory (created if missing).
     #[arg(long, value_name = "DIR", default_value = "./assetlib-data")]
     pub(crate) data: PathBuf,
+    /// Keep records in this PostgreSQL database instead of `DIR/db` (several servers may
+    /// share it). Needs a build with `--features postgres`.
+    #[arg(long, value_name = "URL", env = "ASSETLIB_DATABASE_URL")]
+    pub(crate) database_url: Option<String>,
+    /// Keep files in an S3-compatible bucket instead of `DIR/files`: `s3://BUCKET[/PREFIX]`,
+    /// reached with the standard `AWS_*` variables (`AWS_ENDPOINT` and `AWS_ALLOW_HTTP=true`
+    /// for a self-hosted server). Needs a build with `--features s3`.
+    #[arg(long, value_name = "s3://BUCKET[/PREFIX]", env = "ASSETLIB_FILES")]
+    pub(crate) files: Option<String>,
 }
 
 /// Options of `serve`.
@@ -175,7 +185,7 @@ where
     Fut: Future<Output = Result<(), BoxError>>,
 {
     init_logging();
-    let service = open_service(&args.data.data)?;
+    let service = open_service(&args.data).await?;
     ensure_first_key(&service, args.addr).await?;
     if args.demo {
         demo::seed_and_show(&service, args.addr).await?;
@@ -185,7 +195,7 @@ where
         .map_err(|e| UserError(format!("cannot listen on {}: {e}", args.addr)))?;
     tracing::info!(
         addr = %listener.local_addr()?,
-        data = %args.data.data.display(),
+        data = %describe_data(&args.data),
         "serving the API at /api/v1"
     );
     serve_http(service.clone(), listener).await?;
@@ -194,29 +204,60 @@ where
     Ok(())
 }
 
-/// Opens the store in `data` (creating the directory if needed) and a service over it.
+/// Opens the store and the file store `data` names, and a service over them: PostgreSQL
+/// when `--database-url` is given, else sled in `DIR/db`; an S3-compatible bucket when
+/// `--files` is given, else `DIR/files`.
 ///
-/// Fails with a clear message when another process (a running server) holds the directory.
-/// `ASSETLIB_DETAIL_CACHE=off` (or `0`, `false`) turns the library detail cache off, to
-/// measure without it.
-pub(crate) fn open_service(data: &Path) -> Result<Service, BoxError> {
-    std::fs::create_dir_all(data).map_err(|e| {
-        UserError(format!(
-            "cannot create the data directory {}: {e}",
-            data.display()
-        ))
-    })?;
-    let store = open_store(data)?;
+/// Fails with a clear message when another process (a running server) holds a sled
+/// directory, or when the database or bucket cannot be reached. `ASSETLIB_DETAIL_CACHE=off`
+/// (or `0`, `false`) turns the library detail cache off, to measure without it.
+pub(crate) async fn open_service(data: &DataArg) -> Result<Service, BoxError> {
+    let store = match &data.database_url {
+        Some(url) => open_postgres(url).await?,
+        None => {
+            create_data_dir(&data.data)?;
+            open_sled(&data.data)?
+        }
+    };
+    let files = match &data.files {
+        Some(url) => open_s3(url)?,
+        None => {
+            create_data_dir(&data.data)?;
+            Files::local(data.data.join("files")).map_err(|e| UserError(e.to_string()))?
+        }
+    };
     let mut config = Config::default();
     config.detail_cache = !matches!(
         std::env::var("ASSETLIB_DETAIL_CACHE").as_deref(),
         Ok("off" | "0" | "false")
     );
-    let files = Files::local(data.join("files")).map_err(|e| UserError(e.to_string()))?;
     Ok(Service::from_arc(store, files, config))
 }
 
-fn open_store(data: &Path) -> Result<Arc<dyn Store>, BoxError> {
+/// Where the records and files are, for the log and the user.
+pub(crate) fn describe_data(data: &DataArg) -> String {
+    let records = match &data.database_url {
+        Some(_) => "PostgreSQL".to_owned(),
+        None => store_dir(&data.data).display().to_string(),
+    };
+    let files = match &data.files {
+        Some(url) => url.clone(),
+        None => data.data.join("files").display().to_string(),
+    };
+    format!("records in {records}, files in {files}")
+}
+
+fn create_data_dir(data: &Path) -> Result<(), BoxError> {
+    std::fs::create_dir_all(data).map_err(|e| {
+        UserError(format!(
+            "cannot create the data directory {}: {e}",
+            data.display()
+        ))
+        .into()
+    })
+}
+
+fn open_sled(data: &Path) -> Result<Arc<dyn Store>, BoxError> {
     use assetlib::sled::{OpenError, SledStore};
     match SledStore::open(store_dir(data)) {
         Ok(store) => Ok(Arc::new(store)),
@@ -228,6 +269,35 @@ fn open_store(data: &Path) -> Result<Arc<dyn Store>, BoxError> {
         .into()),
         Err(e) => Err(e.into()),
     }
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(url: &str) -> Result<Arc<dyn Store>, BoxError> {
+    match assetlib::postgres::PgStore::connect(url).await {
+        Ok(store) => Ok(Arc::new(store)),
+        Err(e) => Err(UserError(format!("cannot use the database: {e}")).into()),
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(_url: &str) -> Result<Arc<dyn Store>, BoxError> {
+    Err(UserError(
+        "this server was built without PostgreSQL: build it with `--features postgres`".into(),
+    )
+    .into())
+}
+
+#[cfg(feature = "s3")]
+fn open_s3(url: &str) -> Result<Files, BoxError> {
+    Files::s3(url).map_err(|e| UserError(format!("cannot use the bucket {url}: {e}")).into())
+}
+
+#[cfg(not(feature = "s3"))]
+fn open_s3(_url: &str) -> Result<Files, BoxError> {
+    Err(UserError(
+        "this server was built without S3-compatible storage: build it with `--features s3`".into(),
+    )
+    .into())
 }
 
 /// On a store without keys, creates one with every scope and prints it, once.
@@ -264,7 +334,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             expires_in_days,
             data,
         } => {
-            let service = open_service(&data.data)?;
+            let service = open_service(&data).await?;
             let expires_at = expires_in_days.map(|d| Utc::now() + Duration::days(i64::from(d)));
             let (record, key) = service.create_key(&name, scopes.0, expires_at).await?;
             service.store().flush().await?;
@@ -278,7 +348,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             println!("{key}");
         }
         KeysCommand::List { data } => {
-            let service = open_service(&data.data)?;
+            let service = open_service(&data).await?;
             let keys = service.list_keys().await?;
             if keys.is_empty() {
                 println!("No keys.");
@@ -288,7 +358,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             }
         }
         KeysCommand::Revoke { id, data } => {
-            let service = open_service(&data.data)?;
+            let service = open_service(&data).await?;
             if !service.revoke_key(id).await? {
                 return Err(UserError(format!("no key has the id {id}")).into());
             }

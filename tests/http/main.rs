@@ -6,6 +6,9 @@
 //! against every adapter. `cases!` lists them once; `suite!` runs the list against one
 //! harness. A new adapter adds a file under `harness/` and one `cases!(suite!(...))` line.
 //!
+//! Every case runs four times: on axum and on warp, each over sled and over PostgreSQL (a
+//! cluster the test binary starts itself on 127.0.0.1; `OnPostgres` in `harness/`).
+//!
 //! Run: `cargo test --test http` (it needs the default features `axum`, `warp` and `sled`).
 
 // Every test, bench and example target shares the package's dev-dependencies.
@@ -21,6 +24,8 @@ mod libraries;
 mod library_writes;
 mod listing;
 mod ready_server;
+#[cfg(all(feature = "postgres", feature = "s3"))]
+mod replicas;
 mod routing;
 mod support;
 
@@ -114,3 +119,5 @@ macro_rules! suite {
 
 cases!(suite!(crate::harness::axum::Axum => axum));
 cases!(suite!(crate::harness::warp::Warp => warp));
+cases!(suite!(crate::harness::OnPostgres<crate::harness::axum::Axum> => axum_postgres));
+cases!(suite!(crate::harness::OnPostgres<crate::harness::warp::Warp> => warp_postgres));

@@ -20,7 +20,7 @@ const EMBEDDINGS: [&str; 2] = ["embed_axum", "embed_warp"];
 
 /// A ready server binary, all of them built once per test run with the features of this
 /// test binary.
-fn server_binary(example: &str) -> PathBuf {
+pub(crate) fn server_binary(example: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let examples = BUILT.get_or_init(|| {
         let mut cargo = Command::new(env!("CARGO"));
@@ -86,7 +86,7 @@ fn create_key(example: &str, data: &Path, scopes: &str) -> String {
     key
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -95,15 +95,26 @@ fn free_port() -> u16 {
 }
 
 /// A running `serve`, killed if the test ends without stopping it.
-struct Running {
-    child: Child,
-    base: String,
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pub(crate) base: String,
     stdout: PathBuf,
     stderr: PathBuf,
 }
 
 impl Running {
     async fn start(example: &str, data: &Path, logs: &Path, extra: &[&str]) -> Running {
+        Self::start_with(example, data, logs, extra, &[]).await
+    }
+
+    /// [`Running::start`] with more environment variables (`AWS_*` for a bucket, say).
+    pub(crate) async fn start_with(
+        example: &str,
+        data: &Path,
+        logs: &Path,
+        extra: &[&str],
+        env: &[(&str, String)],
+    ) -> Running {
         let port = free_port();
         let addr = format!("127.0.0.1:{port}");
         let n = std::fs::read_dir(logs).unwrap().count();
@@ -112,6 +123,7 @@ impl Running {
         let child = Command::new(server_binary(example))
             .args(["serve", "--data", data.to_str().unwrap(), "--addr", &addr])
             .args(extra)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("RUST_LOG", "info")
             .stdout(Stdio::from(File::create(&stdout).unwrap()))
             .stderr(Stdio::from(File::create(&stderr).unwrap()))
@@ -147,7 +159,7 @@ impl Running {
         std::fs::read_to_string(&self.stdout).unwrap()
     }
 
-    fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         std::fs::read_to_string(&self.stderr).unwrap()
     }
 
@@ -174,7 +186,7 @@ impl Running {
     }
 
     /// Sends SIGTERM and waits for a clean exit.
-    async fn terminate(mut self) -> String {
+    pub(crate) async fn terminate(mut self) -> String {
         let pid = self.child.id().to_string();
         let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         assert!(status.success());

@@ -8,7 +8,7 @@ use reqwest::Method;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
-use crate::harness::{Harness, Server};
+use crate::harness::{Harness, Server, StoreGuard};
 
 /// One case's world: a fresh store, the adapter serving it, and a key with every scope.
 pub(crate) struct Ctx {
@@ -17,14 +17,8 @@ pub(crate) struct Ctx {
     /// A key with every scope.
     pub(crate) admin: String,
     server: Server,
+    _store: StoreGuard,
     _dir: tempfile::TempDir,
-}
-
-/// A fresh sled store in its own directory (removed with the guard).
-fn fresh_store() -> (Arc<dyn Store>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = assetlib::sled::SledStore::open(dir.path().join("db")).expect("open sled store");
-    (Arc::new(store), dir)
 }
 
 impl Ctx {
@@ -44,7 +38,8 @@ impl Ctx {
     }
 
     async fn build<H: Harness>(config: Config, under: Option<&'static str>) -> Ctx {
-        let (store, dir) = fresh_store();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (store, store_guard) = H::store(dir.path()).await;
         let files = Files::local(dir.path().join("files")).expect("file store");
         let service = Service::from_arc(store, files, config);
         let (_, admin) = service
@@ -64,6 +59,7 @@ impl Ctx {
             client: reqwest::Client::new(),
             admin,
             server,
+            _store: store_guard,
             _dir: dir,
         }
     }

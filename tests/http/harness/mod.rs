@@ -1,15 +1,30 @@
 //! How the suite starts an adapter: a [`Harness`] per adapter, each in one small file.
 
+use std::any::Any;
 use std::future::Future;
+use std::marker::PhantomData;
+use std::path::Path;
+use std::sync::Arc;
 
-use assetlib::Service;
+use assetlib::{Service, Store};
 use tokio::sync::oneshot;
 
 pub(crate) mod axum;
 pub(crate) mod warp;
 
-/// Starts one adapter over real sockets.
+/// What keeps a case's store alive (a database, a directory) until the case ends.
+pub(crate) type StoreGuard = Box<dyn Any + Send>;
+
+/// Starts one adapter over real sockets, over the store it names.
 pub(crate) trait Harness {
+    /// A fresh store for one case, with what keeps it alive. Sled in `dir` unless the harness
+    /// says otherwise.
+    fn store(dir: &Path) -> impl Future<Output = (Arc<dyn Store>, StoreGuard)> + Send {
+        let store = assetlib::sled::SledStore::open(dir.join("db")).expect("open sled store");
+        let store: Arc<dyn Store> = Arc::new(store);
+        async move { (store, Box::new(()) as StoreGuard) }
+    }
+
     /// Serves `service` with this adapter on a fresh `127.0.0.1:0` listener, at the root.
     fn spawn(service: Service) -> impl Future<Output = Server> + Send;
 
@@ -40,5 +55,29 @@ impl Drop for Server {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
+    }
+}
+
+/// Harness `H` over PostgreSQL: every case gets a fresh database (a copy of a migrated
+/// template) on the cluster the test binary starts on 127.0.0.1.
+pub(crate) struct OnPostgres<H>(PhantomData<H>);
+
+impl<H: Harness> Harness for OnPostgres<H> {
+    async fn store(_dir: &Path) -> (Arc<dyn Store>, StoreGuard) {
+        let database = assetlib_postgres::testing::TestCluster::shared()
+            .database()
+            .await;
+        let store = assetlib_postgres::PgStore::connect(database.url())
+            .await
+            .expect("connect to the test database");
+        (Arc::new(store), Box::new(database))
+    }
+
+    fn spawn(service: Service) -> impl Future<Output = Server> + Send {
+        H::spawn(service)
+    }
+
+    fn spawn_under(service: Service, segment: &'static str) -> impl Future<Output = Server> + Send {
+        H::spawn_under(service, segment)
     }
 }

@@ -1,0 +1,395 @@
+//! Several replicas as one API: two ready-server processes (one on axum, one on warp) over one
+//! PostgreSQL database and one S3-compatible bucket, both started by the tests on 127.0.0.1
+//! (`assetlib_postgres::testing`, `assetlib::testing::s3`). What one replica writes, the
+//! other reads on its very next request; counters stay exact across them; a replica killed
+//! with SIGKILL loses no write it acknowledged.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use assetlib::testing::s3::{S3Server, TestBucket};
+use assetlib_postgres::testing::{TestCluster, TestDatabase};
+use serde_json::{Value, json};
+
+use crate::ready_server::{Running, server_binary};
+
+/// One database, one bucket, and the environment and flags that point a server at them.
+struct Shared {
+    database: TestDatabase,
+    bucket: TestBucket,
+    env: Vec<(&'static str, String)>,
+    _dir: tempfile::TempDir,
+}
+
+impl Shared {
+    async fn new() -> Shared {
+        let database = TestCluster::shared().database().await;
+        let bucket = S3Server::shared().bucket().await;
+        Shared {
+            database,
+            bucket,
+            env: S3Server::shared().env(),
+            _dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn flags(&self) -> Vec<String> {
+        vec![
+            "--database-url".into(),
+            self.database.url().to_owned(),
+            "--files".into(),
+            format!("{}/assets", self.bucket.url()),
+        ]
+    }
+
+    fn dir(&self) -> &Path {
+        self._dir.path()
+    }
+
+    /// `keys create` against the shared database (allowed while servers run): the new key.
+    fn create_key(&self, example: &str, scopes: &str) -> String {
+        let out = Command::new(server_binary(example))
+            .args(["keys", "create", "--scopes", scopes, "--database-url"])
+            .arg(self.database.url())
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("run keys create");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "keys create: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout.lines().last().expect("the key").trim().to_owned()
+    }
+
+    /// A replica serving from the shared database and bucket.
+    async fn replica(&self, example: &str) -> Running {
+        let logs = self.dir().join(format!("logs-{example}"));
+        std::fs::create_dir_all(&logs).expect("logs dir");
+        let data = self.dir().join(format!("unused-{example}"));
+        let flags = self.flags();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        Running::start_with(example, &data, &logs, &flags, &self.env).await
+    }
+}
+
+async fn send(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: String,
+    key: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut r = client.request(method, url).bearer_auth(key);
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let r = r.send().await.expect("request");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_over_one_database_and_bucket_are_one_api() {
+    let shared = Shared::new().await;
+    let key = shared.create_key(
+        "server",
+        "read:assets,write:assets,read:libraries,write:libraries",
+    );
+    let a = shared.replica("server").await;
+    let b = shared.replica("warp_server").await;
+    let client = reqwest::Client::new();
+    let get = |base: &str, path: &str| {
+        let url = format!("{base}{path}");
+        let (client, key) = (client.clone(), key.clone());
+        async move { send(&client, reqwest::Method::GET, url, &key, None).await }
+    };
+
+    // A create through one is the next read through the other.
+    let (status, created) = send(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/api/v1/assets", a.base),
+        &key,
+        Some(json!({"title": "Made on A", "asset_type": "pdf"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let pdf_id = created["data"]["id"].as_str().expect("id").to_owned();
+    let (status, read) = get(&b.base, &format!("/api/v1/assets/{pdf_id}")).await;
+    assert_eq!((status, &read["data"]), (200, &created["data"]));
+
+    // An upload through B lands in the bucket; A downloads the same bytes.
+    let content = "Kept in the bucket, seen by every replica.\n".repeat(40);
+    let form = format!(
+        "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"notes.md\"\r\n\
+         Content-Type: text/markdown\r\n\r\n{content}\r\n--b--\r\n"
+    );
+    let r = client
+        .post(format!("{}/api/v1/assets/upload", b.base))
+        .bearer_auth(&key)
+        .header("content-type", "multipart/form-data; boundary=b")
+        .body(form)
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(r.status(), 201);
+    let uploaded: Value = r.json().await.expect("json");
+    let doc_id = uploaded["data"]["id"].as_str().expect("id").to_owned();
+    let path = uploaded["data"]["file_path"].as_str().expect("file_path");
+    assert!(
+        shared
+            .bucket
+            .keys()
+            .await
+            .iter()
+            .any(|k| k == &format!("assets/{path}")),
+        "the upload is in the bucket under the prefix"
+    );
+    let r = client
+        .get(format!("{}/api/v1/assets/{doc_id}/download", a.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("download");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.expect("body"), content);
+
+    // A library written through A; B's page follows every replace at once, cache and all.
+    let lib = uuid::Uuid::new_v4();
+    let doc = |title: &str| {
+        json!({"title": title, "sections": [{"title": "Docs",
+            "assets": [{"asset_id": pdf_id}, {"asset_id": doc_id}]}]})
+    };
+    let (status, _) = send(
+        &client,
+        reqwest::Method::PUT,
+        format!("{}/api/v1/libraries/{lib}", a.base),
+        &key,
+        Some(doc("First")),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let (status, page) = get(&b.base, &format!("/api/v1/libraries/{lib}")).await;
+    assert_eq!((status, page["title"].as_str()), (200, Some("First")));
+    let (status, _) = send(
+        &client,
+        reqwest::Method::PUT,
+        format!("{}/api/v1/libraries/{lib}", a.base),
+        &key,
+        Some(doc("Second")),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, page) = get(&b.base, &format!("/api/v1/libraries/{lib}")).await;
+    assert_eq!(page["title"], "Second", "B's cached page follows A's write");
+
+    // 200 concurrent reads spread over both replicas add exactly 200 views, each answer
+    // showing a count of its own.
+    let (_, before) = get(&a.base, &format!("/api/v1/libraries/{lib}")).await;
+    let start = before["view_count"].as_u64().expect("views");
+    let reads: Vec<_> = (0..200)
+        .map(|i| {
+            let base = if i % 2 == 0 { &a.base } else { &b.base };
+            tokio::spawn(get(base, &format!("/api/v1/libraries/{lib}")))
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for r in reads {
+        let (status, page) = r.await.expect("read");
+        assert_eq!(status, 200);
+        seen.push(page["view_count"].as_u64().expect("views"));
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (start + 1..=start + 200).collect::<Vec<_>>());
+
+    // Downloads are counted exactly across replicas too.
+    let downloads: Vec<_> = (0..40)
+        .map(|i| {
+            let base = if i % 2 == 0 {
+                a.base.clone()
+            } else {
+                b.base.clone()
+            };
+            let (client, key, id) = (client.clone(), key.clone(), doc_id.clone());
+            tokio::spawn(async move {
+                let r = client
+                    .get(format!("{base}/api/v1/assets/{id}/download"))
+                    .bearer_auth(&key)
+                    .send()
+                    .await
+                    .expect("download");
+                assert_eq!(r.status(), 200);
+                r.bytes().await.expect("body").len()
+            })
+        })
+        .collect();
+    for d in downloads {
+        assert_eq!(d.await.expect("download"), content.len());
+    }
+    let (_, asset) = get(&b.base, &format!("/api/v1/assets/{doc_id}")).await;
+    assert_eq!(asset["data"]["download_count"], 41);
+
+    // A key made while both run works on both at once.
+    let reader = shared.create_key("warp_server", "read:assets");
+    for base in [&a.base, &b.base] {
+        let (status, _) = send(
+            &client,
+            reqwest::Method::GET,
+            format!("{base}/api/v1/assets"),
+            &reader,
+            None,
+        )
+        .await;
+        assert_eq!(status, 200);
+    }
+
+    // A delete through B is gone through A.
+    let (status, _) = send(
+        &client,
+        reqwest::Method::DELETE,
+        format!("{}/api/v1/libraries/{lib}", b.base),
+        &key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    let (status, _) = get(&a.base, &format!("/api/v1/libraries/{lib}")).await;
+    assert_eq!(status, 404);
+
+    a.terminate().await;
+    b.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_write_loses_no_acknowledged_create() {
+    let shared = Shared::new().await;
+    let key = shared.create_key("server", "read:assets,write:assets");
+    let mut victim = shared.replica("server").await;
+    let survivor = shared.replica("warp_server").await;
+    let client = reqwest::Client::new();
+
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let (client, key, base) = (client.clone(), key.clone(), victim.base.clone());
+            tokio::spawn(async move {
+                let mut acknowledged = Vec::new();
+                for n in 0.. {
+                    let r = client
+                        .post(format!("{base}/api/v1/assets"))
+                        .bearer_auth(&key)
+                        .json(&json!({"title": format!("Writer {w} asset {n}"),
+                            "asset_type": "link", "external_url": "https://example.com/"}))
+                        .send()
+                        .await;
+                    let Ok(r) = r else { break };
+                    if r.status() != 201 {
+                        break;
+                    }
+                    let Ok(body) = r.json::<Value>().await else {
+                        break;
+                    };
+                    acknowledged.push(body["data"]["id"].as_str().expect("id").to_owned());
+                }
+                acknowledged
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    victim.child.kill().expect("SIGKILL the replica");
+    let _ = victim.child.wait();
+
+    let mut acknowledged = Vec::new();
+    for w in writers {
+        acknowledged.extend(w.await.expect("writer"));
+    }
+    assert!(
+        acknowledged.len() >= 20,
+        "the writers got going: {}",
+        acknowledged.len()
+    );
+    for id in &acknowledged {
+        let r = client
+            .get(format!("{}/api/v1/assets/{id}", survivor.base))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .expect("read");
+        assert_eq!(r.status(), 200, "acknowledged create {id} is lost");
+    }
+    survivor.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_runs_on_postgres_and_a_bucket() {
+    let shared = Shared::new().await;
+    let key = shared.create_key("server", "read:assets,read:libraries");
+    let logs = shared.dir().join("logs-demo");
+    std::fs::create_dir_all(&logs).expect("logs dir");
+    let mut flags = shared.flags();
+    flags.push("--demo".into());
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let data = shared.dir().join("unused");
+    let server = Running::start_with("server", &data, &logs, &flags, &shared.env).await;
+    let client = reqwest::Client::new();
+    let get = |path: String| {
+        client
+            .get(format!("{}{path}", server.base))
+            .bearer_auth(&key)
+            .send()
+    };
+    let list: Value = get("/api/v1/libraries".into())
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    let library = &list["libraries"][0];
+    assert_eq!(library["slug"], "sample-brand-library", "{list}");
+    let page: Value = get(format!(
+        "/api/v1/libraries/{}?include_assets=true",
+        library["id"].as_str().expect("id")
+    ))
+    .await
+    .expect("page")
+    .json()
+    .await
+    .expect("json");
+    let logo = &page["sections"][0]["assets"][1];
+    assert_eq!(logo["title"], "Primary logo", "{page}");
+    // The logo's thumbnail is in the bucket, and served publicly by the ready server.
+    let thumb = logo["thumbnail_url"].as_str().expect("thumbnail_url");
+    let r = client
+        .get(format!("{}{thumb}", server.base))
+        .send()
+        .await
+        .expect("thumbnail");
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("image/png")
+    );
+    let guide = &page["sections"][0]["assets"][0];
+    let r = get(format!(
+        "/api/v1/assets/{}/download",
+        guide["id"].as_str().expect("id")
+    ))
+    .await
+    .expect("download");
+    assert_eq!(r.status(), 200);
+    assert!(r.bytes().await.expect("pdf").starts_with(b"%PDF-"));
+    assert!(
+        shared
+            .bucket
+            .keys()
+            .await
+            .iter()
+            .any(|k| k.starts_with("assets/demo/")),
+        "the demo's files are in the bucket"
+    );
+    server.terminate().await;
+}
