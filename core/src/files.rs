@@ -383,9 +383,10 @@ impl Files {
             .map_err(ApiError::internal)
     }
 
-    /// Stores a stream at `path`: written to a temporary object and moved into place only when
-    /// the stream ends well, so a failed stream leaves nothing at `path`. More than `limit`
-    /// bytes fail with [`ApiError::PayloadTooLarge`].
+    /// Stores a stream at `path` as a multipart upload to that key: the object appears only
+    /// when the upload completes (a local file system stages it beside the target and renames
+    /// it), and a stream that fails aborts the upload, so nothing is left at `path`. More than
+    /// `limit` bytes fail with [`ApiError::PayloadTooLarge`].
     pub(crate) async fn put_stream<S, E>(
         &self,
         path: &str,

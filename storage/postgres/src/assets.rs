@@ -8,38 +8,37 @@ use uuid::Uuid;
 use crate::error::{Failure, duplicate_id, unique_violation};
 use crate::store::{PgStore, counter_update, like_escape, parse_count, to_i64, to_u32, to_u64};
 
+/// The columns [`asset_cols`] names, in order.
+const ASSET_COLUMNS: [&str; 19] = [
+    "id",
+    "title",
+    "slug",
+    "description",
+    "asset_type",
+    "file_path",
+    "file_size",
+    "mime_type",
+    "thumbnail_path",
+    "page_count",
+    "word_count",
+    "width",
+    "height",
+    "external_url",
+    "video_embed",
+    "is_public",
+    "published",
+    "created_at",
+    "updated_at",
+];
+
 /// The asset columns every read returns, in the order [`asset_from_row`] decodes them, each
 /// prefixed with `p` (a table alias and a dot, or nothing).
 pub(crate) fn asset_cols(p: &str) -> String {
-    [
-        "id",
-        "title",
-        "slug",
-        "description",
-        "asset_type",
-        "file_path",
-        "file_size",
-        "mime_type",
-        "thumbnail_path",
-        "page_count",
-        "word_count",
-        "width",
-        "height",
-        "external_url",
-        "video_embed",
-        "is_public",
-        "published",
-        "created_at",
-        "updated_at",
-    ]
-    .iter()
-    .map(|c| format!("{p}{c}"))
-    .collect::<Vec<_>>()
-    .join(", ")
+    crate::store::columns(p, &ASSET_COLUMNS)
 }
 
 /// How many columns [`asset_cols`] names.
-const ASSET_COLS: usize = 19;
+const ASSET_COLS: usize = ASSET_COLUMNS.len();
 
 /// Decodes the columns of [`asset_cols`] starting at `at`, then the download count.
 fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {

@@ -12,37 +12,36 @@ use uuid::Uuid;
 use crate::error::{Failure, slug_taken};
 use crate::store::{PgStore, counter_update, first_free_slug, parse_count, to_i64, to_u32, to_u64};
 
+/// The columns [`library_cols`] names, in order.
+const LIBRARY_COLUMNS: [&str; 18] = [
+    "id",
+    "title",
+    "slug",
+    "description",
+    "workspace_id",
+    "cover_image_path",
+    "cover_overlay_color",
+    "cover_overlay_opacity",
+    "show_asset_count",
+    "allow_individual_downloads",
+    "allow_bulk_download",
+    "is_paid",
+    "price",
+    "currency",
+    "published",
+    "published_at",
+    "created_at",
+    "updated_at",
+];
+
 /// The library columns every read returns, in the order [`library_from_row`] decodes them,
 /// each prefixed with `p`.
 fn library_cols(p: &str) -> String {
-    [
-        "id",
-        "title",
-        "slug",
-        "description",
-        "workspace_id",
-        "cover_image_path",
-        "cover_overlay_color",
-        "cover_overlay_opacity",
-        "show_asset_count",
-        "allow_individual_downloads",
-        "allow_bulk_download",
-        "is_paid",
-        "price",
-        "currency",
-        "published",
-        "published_at",
-        "created_at",
-        "updated_at",
-    ]
-    .iter()
-    .map(|c| format!("{p}{c}"))
-    .collect::<Vec<_>>()
-    .join(", ")
+    crate::store::columns(p, &LIBRARY_COLUMNS)
 }
 
 /// How many columns [`library_cols`] names.
-const LIBRARY_COLS: usize = 18;
+const LIBRARY_COLS: usize = LIBRARY_COLUMNS.len();
 
 /// The advisory lock (with the schema's hash as second key) that serialises library writes,
 /// so that picking a free slug and taking it cannot race: `"lib\0"` in ASCII.

@@ -168,6 +168,15 @@ impl PgStore {
 }
 
 /// `v` as a `bigint`.
+/// `names` as a select list, each prefixed with `p` (a table alias and a dot, or nothing).
+pub(crate) fn columns(p: &str, names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|c| format!("{p}{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub(crate) fn to_i64(what: &'static str, v: u64) -> Result<i64, Failure> {
     i64::try_from(v).map_err(|_| Failure::TooLarge { what, value: v })
 }
