@@ -703,12 +703,57 @@ async fn stalled_bodies_without_a_key_cost_no_memory_on(example: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_half_sent_head_is_cut_off_and_never_holds_a_shutdown() {
-    // Both servers at once: each case waits out its timeouts.
+    // Both servers, and the idle case, at once: each waits out its timeouts.
     let [axum, warp] = SERVERS;
     tokio::join!(
         a_half_sent_head_is_cut_off_and_never_holds_a_shutdown_on(axum),
         a_half_sent_head_is_cut_off_and_never_holds_a_shutdown_on(warp),
+        an_idle_connection_stays_open_for_a_minute_then_closes_on(axum),
+        an_idle_connection_stays_open_for_a_minute_then_closes_on(warp),
     );
+}
+
+/// An idle keep-alive connection outlives the 10 s head timeout (it is counted from a head's
+/// first byte), serves another request, and closes after the 60 s idle time.
+async fn an_idle_connection_stays_open_for_a_minute_then_closes_on(example: &str) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let (data, logs) = (dir.path().join("data"), dir.path().join("logs"));
+    std::fs::create_dir_all(&logs).unwrap();
+    let server = Running::start(example, &data, &logs, &[]).await;
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = b"GET /api/v1/assets HTTP/1.1\r\nHost: test\r\n\r\n";
+    let mut buf = vec![0u8; 8192];
+    for round in 0..2 {
+        conn.write_all(request).await.unwrap();
+        let n = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf))
+            .await
+            .unwrap_or_else(|_| panic!("{example}: no answer in round {round}"))
+            .unwrap();
+        let answer = String::from_utf8_lossy(&buf[..n]);
+        assert!(answer.starts_with("HTTP/1.1 401"), "{example}: {answer}");
+        if round == 0 {
+            // Idle for longer than the head timeout: the connection must stay open.
+            let idle = tokio::time::timeout(Duration::from_secs(15), conn.read(&mut buf)).await;
+            assert!(
+                idle.is_err(),
+                "{example}: an idle connection closed before 15 s"
+            );
+        }
+    }
+    let started = Instant::now();
+    let closed = tokio::time::timeout(Duration::from_secs(75), conn.read(&mut buf)).await;
+    assert!(
+        matches!(closed, Ok(Ok(0) | Err(_))),
+        "{example}: an idle connection was still open after 75 s"
+    );
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(55),
+        "{example}: an idle connection closed after {waited:?}"
+    );
+    server.terminate().await;
 }
 
 async fn a_half_sent_head_is_cut_off_and_never_holds_a_shutdown_on(example: &str) {
