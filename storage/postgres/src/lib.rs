@@ -63,7 +63,8 @@
 //! total without a search is the sum of at most 16 rows of `asset_counts`, which triggers on
 //! `assets` keep in the same transaction as each change; a transaction changes the rows of one
 //! shard (its transaction id modulo 16), so concurrent creates seldom wait for each other's
-//! commit and share WAL flushes. The libraries list counts its published libraries
+//! commit and share WAL flushes. A library load looks each entry's asset up by its primary
+//! key, so it costs its entries at any size. The libraries list counts its published libraries
 //! with an index-only scan, and each listed library's published assets through its entries.
 //! `title_lower` is the title lowercased in Rust by `str::to_lowercase` and compared with
 //! `COLLATE "C"` (byte order), exactly as the other stores sort, whatever the database's
