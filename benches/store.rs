@@ -275,10 +275,10 @@ struct PgServer {
 }
 
 /// The server's settings: durable commits (`fsync=on`, `synchronous_commit=on`), as a
-/// production server runs; 256 MB of shared buffers; WAL room for a 1M fill without a forced
-/// checkpoint in the middle.
+/// production server runs; 256 MB of shared buffers; otherwise PostgreSQL's defaults (so the
+/// kept WAL stays under `max_wal_size`, 1 GB).
 const PG_OPTIONS: &str = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on \
-     -c shared_buffers=256MB -c max_wal_size=4GB -c max_connections=100";
+     -c shared_buffers=256MB -c max_connections=100";
 
 impl PgServer {
     fn start() -> PgServer {
