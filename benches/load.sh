@@ -3,16 +3,25 @@
 #
 #   bash benches/load.sh
 #
-# Builds release binaries, makes a dataset (100 assets and one published library holding
-# all of them, in 5 sections), then for each server in turn - the axum ready server
-# (examples/server.rs) with and without the library detail cache, the warp ready server
+# Builds release binaries (with PostgreSQL support), starts a PostgreSQL server of its own,
+# makes the same dataset (100 assets and one published library holding all of them, in 5
+# sections) once in a sled data directory and once in a PostgreSQL database, then for each
+# server in turn - the axum ready server (examples/server.rs) on sled with and without the
+# library detail cache, the same on PostgreSQL, the warp ready server on sled
 # (examples/warp_server.rs, skipped when the example does not exist) and the baseline
 # (examples/bench_baseline.rs: the same response bytes from memory) - runs wrk against:
 #   detail  GET /api/v1/libraries/{id}?include_assets=true   (100 assets)
 #   list    GET /api/v1/assets                                (page 1, 20 per page)
 #   asset   GET /api/v1/assets/{id}
 # and reports req/s, p50 and p99, and req/s as a share of the baseline from the same run.
-# Then durable creates: POST /api/v1/assets from 32 connections (benches/create.lua).
+# Then durable creates: POST /api/v1/assets from 32 connections (benches/create.lua), on sled
+# and on PostgreSQL.
+#
+# The PostgreSQL server: initdb into the work directory (as the `postgres` system user when run
+# as root), listening on 127.0.0.1 only on a free port, fsync=on and synchronous_commit=on
+# (commits are durable, as in production), 256 MB shared buffers. PG_BIN (or ASSETLIB_PG_BIN)
+# may name the directory of initdb/pg_ctl/psql; else they are found on PATH or in the newest
+# /usr/lib/postgresql/*/bin. NO_PG=1 leaves the PostgreSQL rows out.
 #
 # Environment: DURATION (seconds per wrk run, default 10), CONNECTIONS (default 32),
 # THREADS (wrk threads, default 2), PORT (first port, default 18080), KEEP=1 keeps the
@@ -23,19 +32,31 @@ DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-32}
 THREADS=${THREADS:-2}
 PORT=${PORT:-18080}
+NO_PG=${NO_PG:-0}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
 PIDS=()
+PG_PID=
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/assetlib-load.XXXXXX")
 cleanup() {
-    local pid
+    local pid i
     for pid in "${PIDS[@]}"; do
         if kill -0 "$pid" 2>/dev/null; then
             kill -TERM "$pid" 2>/dev/null || true
             wait "$pid" 2>/dev/null || true
         fi
     done
+    # The postmaster is not our child (pg_ctl detaches it): a fast shutdown by its PID, and
+    # wait until it is gone before the directory goes.
+    if [[ -n "$PG_PID" ]] && kill -0 "$PG_PID" 2>/dev/null; then
+        kill -INT "$PG_PID" 2>/dev/null || true
+        for i in $(seq 1 300); do
+            kill -0 "$PG_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -0 "$PG_PID" 2>/dev/null && kill -KILL "$PG_PID" 2>/dev/null || true
+    fi
     if [[ "${KEEP:-0}" != 1 ]]; then rm -rf "$WORK"; else echo "work directory kept: $WORK"; fi
 }
 trap cleanup EXIT
@@ -57,16 +78,40 @@ if ! command -v wrk >/dev/null; then
 fi
 command -v curl >/dev/null || { say "curl is needed"; exit 1; }
 
+# The directory holding initdb, pg_ctl and psql.
+find_pg_bin() {
+    local dir
+    for dir in "${PG_BIN:-}" "${ASSETLIB_PG_BIN:-}"; do
+        [[ -n "$dir" && -x "$dir/initdb" ]] && { echo "$dir"; return 0; }
+    done
+    if command -v initdb >/dev/null; then
+        dir=$(dirname "$(readlink -f "$(command -v initdb)")")
+        [[ -x "$dir/pg_ctl" && -x "$dir/psql" ]] && { echo "$dir"; return 0; }
+    fi
+    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    [[ -n "$dir" && -x "$dir/initdb" ]] && { echo "$dir"; return 0; }
+    return 1
+}
+if [[ $NO_PG != 1 ]]; then
+    if ! PGBIN=$(find_pg_bin); then
+        say "PostgreSQL server binaries (initdb, pg_ctl) were not found: install them"
+        say "(Debian/Ubuntu: apt-get install postgresql), set PG_BIN, or run with NO_PG=1."
+        exit 1
+    fi
+fi
+
 # --- build -------------------------------------------------------------------------------
 say "building release binaries ..."
+FEATURES=axum,sled
+[[ $NO_PG != 1 ]] && FEATURES+=,postgres
 WARP=0
 if [[ -f examples/warp_server.rs ]]; then
     cargo build --release --quiet --example server --example bench_baseline \
-        --example warp_server --features axum,warp,sled
+        --example warp_server --features "$FEATURES,warp"
     WARP=1
 else
     say "examples/warp_server.rs does not exist on this branch: the warp server is skipped."
-    cargo build --release --quiet --example server --example bench_baseline --features axum,sled
+    cargo build --release --quiet --example server --example bench_baseline --features "$FEATURES"
 fi
 BIN=${CARGO_TARGET_DIR:-target}/release/examples
 
@@ -91,13 +136,21 @@ wait_port() {
     done
     say "server on port $port did not come up; its log:"; cat "$WORK"/*.log >&2; exit 1
 }
+# A port nobody listens on at 127.0.0.1, from 15432 up.
+free_port() {
+    local p
+    for p in $(seq 15432 15532); do
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+    done
+    say "no free port for PostgreSQL in 15432-15532"; exit 1
+}
 
-# run_wrk LABEL URL [extra wrk args]: prints "req/s p50 p99" (latencies in ms).
+# run_wrk LABEL KEY URL [extra wrk args]: prints "req/s p50 p99" (latencies in ms).
 run_wrk() {
-    local label=$1 url=$2; shift 2
+    local label=$1 key=$2 url=$3; shift 3
     local out
     out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
-        -H "Authorization: Bearer $KEY" "$@" "$url")
+        -H "Authorization: Bearer $key" "$@" "$url")
     printf '%s\n' "$out" >"$WORK/wrk-$label.txt"
     if grep -q "Non-2xx" <<<"$out"; then
         say "warning: $label had error responses: $(grep Non-2xx <<<"$out")"
@@ -110,102 +163,175 @@ run_wrk() {
         END { printf "%.0f %.2f %.2f\n", rps, p50, p99 }' <<<"$out"
 }
 
+# --- PostgreSQL --------------------------------------------------------------------------
+PG_ARGS=()
+if [[ $NO_PG != 1 ]]; then
+    PGDIR="$WORK/pg"
+    mkdir -p "$PGDIR"
+    AS_PG=()
+    if [[ $(id -u) == 0 ]]; then
+        # PostgreSQL refuses to run as root: its directory belongs to the postgres user, who
+        # may pass through the work directory (not list it).
+        chmod 711 "$WORK"
+        chown postgres: "$PGDIR"
+        AS_PG=(runuser -u postgres --)
+    fi
+    say "PostgreSQL: initdb in $PGDIR ($PGBIN) ..."
+    "${AS_PG[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres -E UTF8 \
+        --locale=C.UTF-8 >"$WORK/initdb.log" 2>&1 ||
+        "${AS_PG[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres -E UTF8 \
+            --no-locale >"$WORK/initdb.log" 2>&1 ||
+        { say "initdb failed:"; cat "$WORK/initdb.log" >&2; exit 1; }
+    PGPORT=$(free_port)
+    PG_OPTS="-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDIR -c fsync=on"
+    PG_OPTS+=" -c synchronous_commit=on -c full_page_writes=on -c shared_buffers=256MB"
+    PG_OPTS+=" -c max_connections=100"
+    "${AS_PG[@]}" "$PGBIN/pg_ctl" start -w -t 60 -D "$PGDIR/data" -l "$PGDIR/server.log" \
+        -o "$PG_OPTS" >/dev/null ||
+        { say "PostgreSQL did not start; its log:"; cat "$PGDIR/server.log" >&2; exit 1; }
+    PG_PID=$(head -n 1 "$PGDIR/data/postmaster.pid")
+    "$PGBIN/psql" -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
+        -c "CREATE DATABASE assetlib_load" >/dev/null
+    PG_ARGS=(--database-url "postgres://postgres@127.0.0.1:$PGPORT/assetlib_load")
+    PG_SETTINGS=$("$PGBIN/psql" -At -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres -c \
+        "SELECT 'PostgreSQL ' || current_setting('server_version') || ', fsync=' || current_setting('fsync') || ', synchronous_commit=' || current_setting('synchronous_commit') || ', shared_buffers=' || current_setting('shared_buffers')")
+    say "PostgreSQL PID $PG_PID on 127.0.0.1:$PGPORT: $PG_SETTINGS"
+fi
+
 # --- dataset -----------------------------------------------------------------------------
-DATA="$WORK/data"
-KEY=$("$BIN/server" keys create --scopes read:assets,write:assets,read:libraries,write:libraries \
-    --name load --data "$DATA" | tail -n 1)
-start seed env RUST_LOG=warn "$BIN/server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
-SEED_PID=$LAST_PID
-wait_port "$PORT"
-API="http://127.0.0.1:$PORT/api/v1"
-say "making 100 assets and a library ..."
-IDS=()
-for i in $(seq 1 100); do
-    body="{\"title\":\"Asset $i of the brand kit\",\"asset_type\":\"pdf\",\"description\":\"Guidelines and files, part $i\"}"
-    id=$(curl -sf -X POST "$API/assets" -H "Authorization: Bearer $KEY" \
-        -H "Content-Type: application/json" -d "$body" |
-        sed -E 's/.*"data":\{"id":"([0-9a-f-]{36})".*/\1/')
-    IDS+=("$id")
-done
-sections=""
-for s in 0 1 2 3 4; do
-    entries=""
-    for j in $(seq 0 19); do
-        entries+="${entries:+,}{\"asset_id\":\"${IDS[$((s * 20 + j))]}\"}"
+# seed STORE DATA_ARGS...: a key, 100 assets and a library in that store; sets KEY[STORE],
+# DETAIL[STORE] and ASSET[STORE], and saves the three responses as $WORK/STORE-*.json.
+declare -A KEY DETAIL ASSET
+seed() {
+    local store=$1; shift
+    local key
+    key=$("$BIN/server" keys create --scopes read:assets,write:assets,read:libraries,write:libraries \
+        --name load "$@" | tail -n 1)
+    KEY[$store]=$key
+    start "seed-$store" env RUST_LOG=warn "$BIN/server" serve "$@" --addr "127.0.0.1:$PORT"
+    local seed_pid=$LAST_PID
+    wait_port "$PORT"
+    local api="http://127.0.0.1:$PORT/api/v1"
+    say "$store: making 100 assets and a library ..."
+    local ids=() i id body s j entries sections=""
+    for i in $(seq 1 100); do
+        body="{\"title\":\"Asset $i of the brand kit\",\"asset_type\":\"pdf\",\"description\":\"Guidelines and files, part $i\"}"
+        id=$(curl -sf -X POST "$api/assets" -H "Authorization: Bearer $key" \
+            -H "Content-Type: application/json" -d "$body" |
+            sed -E 's/.*"data":\{"id":"([0-9a-f-]{36})".*/\1/')
+        ids+=("$id")
     done
-    sections+="${sections:+,}{\"title\":\"Section $s\",\"description\":\"Part $s of the kit\",\"assets\":[$entries]}"
-done
-LIB=$(cat /proc/sys/kernel/random/uuid)
-curl -sf -o /dev/null -X PUT "$API/libraries/$LIB" -H "Authorization: Bearer $KEY" \
-    -H "Content-Type: application/json" \
-    -d "{\"title\":\"Brand kit\",\"description\":\"Everything for the brand\",\"sections\":[$sections],\"unsectioned_assets\":[]}"
-ASSET=${IDS[0]}
-DETAIL_PATH="/api/v1/libraries/$LIB?include_assets=true"
-LIST_PATH="/api/v1/assets"
-ASSET_PATH="/api/v1/assets/$ASSET"
-for pair in "library:$DETAIL_PATH" "list:$LIST_PATH" "asset:$ASSET_PATH"; do
-    curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT${pair#*:}" >"$WORK/${pair%%:*}.json"
-done
-say "detail $(wc -c <"$WORK/library.json") bytes, list $(wc -c <"$WORK/list.json") bytes, asset $(wc -c <"$WORK/asset.json") bytes"
-stop "$SEED_PID"
+    for s in 0 1 2 3 4; do
+        entries=""
+        for j in $(seq 0 19); do
+            entries+="${entries:+,}{\"asset_id\":\"${ids[$((s * 20 + j))]}\"}"
+        done
+        sections+="${sections:+,}{\"title\":\"Section $s\",\"description\":\"Part $s of the kit\",\"assets\":[$entries]}"
+    done
+    local lib
+    lib=$(cat /proc/sys/kernel/random/uuid)
+    curl -sf -o /dev/null -X PUT "$api/libraries/$lib" -H "Authorization: Bearer $key" \
+        -H "Content-Type: application/json" \
+        -d "{\"title\":\"Brand kit\",\"description\":\"Everything for the brand\",\"sections\":[$sections],\"unsectioned_assets\":[]}"
+    DETAIL[$store]="/api/v1/libraries/$lib?include_assets=true"
+    ASSET[$store]="/api/v1/assets/${ids[0]}"
+    local pair
+    for pair in "library:${DETAIL[$store]}" "list:/api/v1/assets" "asset:${ASSET[$store]}"; do
+        curl -sf -H "Authorization: Bearer $key" "http://127.0.0.1:$PORT${pair#*:}" \
+            >"$WORK/$store-${pair%%:*}.json"
+    done
+    say "$store: detail $(wc -c <"$WORK/$store-library.json") bytes, list $(wc -c <"$WORK/$store-list.json") bytes, asset $(wc -c <"$WORK/$store-asset.json") bytes"
+    stop "$seed_pid"
+}
+DATA="$WORK/data"
+seed sled --data "$DATA"
+if [[ $NO_PG != 1 ]]; then
+    # Records in PostgreSQL; the (unused) files directory in the work directory.
+    PGDATA_ARGS=(--data "$WORK/pg-files" "${PG_ARGS[@]}")
+    seed pg "${PGDATA_ARGS[@]}"
+fi
 
 # --- runs --------------------------------------------------------------------------------
+LIST_PATH="/api/v1/assets"
 declare -A RESULT
-measure() { # NAME: runs the three reads against 127.0.0.1:$PORT
-    local name=$1 ep
+measure() { # NAME STORE: runs the three reads of STORE's dataset against 127.0.0.1:$PORT
+    local name=$1 store=$2 ep path
     for ep in detail list asset; do
-        local path
-        case $ep in detail) path=$DETAIL_PATH ;; list) path=$LIST_PATH ;; asset) path=$ASSET_PATH ;; esac
-        RESULT[$name:$ep]=$(run_wrk "$name-$ep" "http://127.0.0.1:$PORT$path")
+        case $ep in detail) path=${DETAIL[$store]} ;; list) path=$LIST_PATH ;; asset) path=${ASSET[$store]} ;; esac
+        RESULT[$name:$ep]=$(run_wrk "$name-$ep" "${KEY[$store]}" "http://127.0.0.1:$PORT$path")
         say "  $name $ep: ${RESULT[$name:$ep]}"
     done
 }
-serve_and_measure() { # NAME CMD...: starts CMD, measures it, stops it
-    local name=$1; shift
+serve_and_measure() { # NAME STORE CMD...: starts CMD, measures it, stops it
+    local name=$1 store=$2; shift 2
     start "$name" "$@"
     local pid=$LAST_PID
     wait_port "$PORT"
-    measure "$name"
+    measure "$name" "$store"
     stop "$pid"
 }
 
 say "baseline ..."
-serve_and_measure baseline "$BIN/bench_baseline" --addr "127.0.0.1:$PORT" \
-    --library "$WORK/library.json" --list "$WORK/list.json" --asset "$WORK/asset.json"
+serve_and_measure baseline sled "$BIN/bench_baseline" --addr "127.0.0.1:$PORT" \
+    --library "$WORK/sled-library.json" --list "$WORK/sled-list.json" --asset "$WORK/sled-asset.json"
 say "axum ready server ..."
-serve_and_measure axum env RUST_LOG=warn "$BIN/server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
+serve_and_measure axum sled env RUST_LOG=warn "$BIN/server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
 say "axum ready server, detail cache off ..."
-serve_and_measure axum-nocache env RUST_LOG=warn ASSETLIB_DETAIL_CACHE=off \
+serve_and_measure axum-nocache sled env RUST_LOG=warn ASSETLIB_DETAIL_CACHE=off \
     "$BIN/server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
 SERVERS=(axum axum-nocache)
+if [[ $NO_PG != 1 ]]; then
+    say "axum ready server on PostgreSQL ..."
+    serve_and_measure axum-pg pg env RUST_LOG=warn "$BIN/server" serve "${PGDATA_ARGS[@]}" \
+        --addr "127.0.0.1:$PORT"
+    say "axum ready server on PostgreSQL, detail cache off ..."
+    serve_and_measure axum-pg-nocache pg env RUST_LOG=warn ASSETLIB_DETAIL_CACHE=off \
+        "$BIN/server" serve "${PGDATA_ARGS[@]}" --addr "127.0.0.1:$PORT"
+    SERVERS+=(axum-pg axum-pg-nocache)
+fi
 if [[ $WARP == 1 ]]; then
     say "warp ready server ..."
-    serve_and_measure warp env RUST_LOG=warn "$BIN/warp_server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
+    serve_and_measure warp sled env RUST_LOG=warn "$BIN/warp_server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
     SERVERS+=(warp)
 fi
 
-say "durable creates, $CONNECTIONS connections ..."
-start creates env RUST_LOG=warn "$BIN/server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
-CREATE_PID=$LAST_PID
-wait_port "$PORT"
-CREATES=$(ASSETLIB_KEY=$KEY run_wrk creates "$API/assets" -s benches/create.lua)
-stop "$CREATE_PID"
+declare -A CREATES
+create_run() { # NAME STORE DATA_ARGS...: durable creates from $CONNECTIONS connections
+    local name=$1 store=$2; shift 2
+    say "$name: durable creates, $CONNECTIONS connections ..."
+    start "$name-creates" env RUST_LOG=warn "$BIN/server" serve "$@" --addr "127.0.0.1:$PORT"
+    local pid=$LAST_PID
+    wait_port "$PORT"
+    CREATES[$name]=$(ASSETLIB_KEY=${KEY[$store]} run_wrk "$name-creates" "${KEY[$store]}" \
+        "http://127.0.0.1:$PORT/api/v1/assets" -s benches/create.lua)
+    say "  $name create: ${CREATES[$name]}"
+    stop "$pid"
+}
+create_run axum sled --data "$DATA"
+CREATORS=(axum)
+if [[ $NO_PG != 1 ]]; then
+    create_run axum-pg pg "${PGDATA_ARGS[@]}"
+    CREATORS+=(axum-pg)
+fi
 
 # --- report ------------------------------------------------------------------------------
 echo
 echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
 echo "wrk: $THREADS threads, $CONNECTIONS connections, ${DURATION}s per run; latencies in ms"
-printf '%-14s %-7s %10s %9s %9s %9s\n' server endpoint req/s p50 p99 "vs base"
+[[ $NO_PG != 1 ]] && echo "postgres: $PG_SETTINGS, on 127.0.0.1 (same machine)"
+printf '%-16s %-7s %10s %9s %9s %9s\n' server endpoint req/s p50 p99 "vs base"
 for name in baseline "${SERVERS[@]}"; do
     for ep in detail list asset; do
         read -r rps p50 p99 <<<"${RESULT[$name:$ep]}"
         read -r base _ <<<"${RESULT[baseline:$ep]}"
         share=$(awk -v a="$rps" -v b="$base" 'BEGIN { printf "%.0f%%", (b > 0 ? 100 * a / b : 0) }')
-        printf '%-14s %-7s %10s %9s %9s %9s\n' "$name" "$ep" "$rps" "$p50" "$p99" "$share"
+        printf '%-16s %-7s %10s %9s %9s %9s\n' "$name" "$ep" "$rps" "$p50" "$p99" "$share"
     done
 done
-read -r rps p50 p99 <<<"$CREATES"
-printf '%-14s %-7s %10s %9s %9s\n' axum create "$rps" "$p50" "$p99"
+for name in "${CREATORS[@]}"; do
+    read -r rps p50 p99 <<<"${CREATES[$name]}"
+    printf '%-16s %-7s %10s %9s %9s\n' "$name" create "$rps" "$p50" "$p99"
+done
 if [[ $WARP == 1 ]]; then
     for ep in detail list asset; do
         read -r a _ <<<"${RESULT[axum:$ep]}"

@@ -1,36 +1,60 @@
-//! SledStore at scale: list page 1 and library loads on a small and a large database, and
-//! durable create latency under 32 concurrent writers.
+//! The stores at scale, side by side: `SledStore` and `PgStore`, list page 1 and library loads
+//! on a small and a large database, and durable create latency from 1 and 32 concurrent
+//! writers.
 //!
 //! ```text
-//! cargo bench --features sled --bench store
-//! ASSETLIB_BENCH_SIZES=2000,20000 ASSETLIB_BENCH_SECS=1 cargo bench --features sled --bench store
+//! cargo bench --features sled,postgres --bench store
+//! ASSETLIB_BENCH_SIZES=2000,20000 ASSETLIB_BENCH_SECS=1 cargo bench --features sled,postgres --bench store
+//! ASSETLIB_BENCH_STORES=postgres cargo bench --features sled,postgres --bench store
 //! ```
 //!
 //! Environment:
+//! - `ASSETLIB_BENCH_STORES`: the stores, comma-separated, of `sled` and `postgres` (default
+//!   both).
 //! - `ASSETLIB_BENCH_SIZES`: database sizes in assets, comma-separated (default
-//!   `10000,1000000`). Ratios are printed for the largest against the smallest.
+//!   `10000,1000000`). Ratios are printed for the largest against the smallest, per store.
 //! - `ASSETLIB_BENCH_SECS`: criterion measurement time per benchmark (default 3).
-//! - `ASSETLIB_BENCH_CREATES`: durable creates in the latency run (default 6400).
+//! - `ASSETLIB_BENCH_CREATES`: durable creates in the 32-writer run (default 6400).
 //! - `ASSETLIB_BENCH_DATA`: where the databases are kept (default `target/bench-data`).
+//! - `ASSETLIB_PG_BIN`: the directory of `initdb`, `pg_ctl` and `postgres` (default: found on
+//!   `PATH`, else the newest `/usr/lib/postgresql/*/bin`).
 //!
-//! Each database is built once (a 1,000,000-asset one takes a few minutes) and reused by
-//! later runs: its directory holds a `complete` marker, written only after the fill was
-//! flushed, that names the libraries in it. A directory without the marker is rebuilt.
+//! Each database is built once and reused by later runs.
 //!
-//! Measured per size: `list_assets` page 1 (20 per page, newest first) sorted by
+//! - sled: `DATA/store-N/` holds the sled directory and a `complete` marker, written only
+//!   after the fill was flushed, naming the libraries in it. A directory without the marker is
+//!   rebuilt.
+//! - PostgreSQL: one cluster in `DATA/pg/` (made with `initdb` on first use; as root it belongs
+//!   to the `postgres` system user and every server binary runs as that user). The bench starts
+//!   it with `pg_ctl` on 127.0.0.1 and a free port, with `fsync=on` and
+//!   `synchronous_commit=on`, and stops it by its PID when it ends (a watchdog process stops
+//!   it too if the bench dies first). Database `assets_N` holds size N; its comment, written
+//!   last, names the libraries. A database without that comment, or whose `list_assets`
+//!   totals or first page are not as filled, is rebuilt. The fill is set-based SQL (see
+//!   [`pg_fill`]), not one round trip per asset.
+//!
+//! Measured per store and size: `list_assets` page 1 (20 per page, newest first) sorted by
 //! created_at, title and updated_at; `load_library` of a 100-entry and a 1,000-entry library.
 //! After the criterion groups it prints, from a timing loop in the same process, each call's
-//! median and records read at every size and the ratio largest/smallest; then the durable
-//! create run: creates per second, p50 and p99 latency, with 1 and with 32 writers.
+//! median at every size (and for sled the records read) and the ratio largest/smallest; then
+//! the durable create runs per store: creates per second, p50 and p99 latency, with 1 and with
+//! 32 writers. PostgreSQL's creates go to a fresh database in the same cluster (`fsync=on`,
+//! `synchronous_commit=on`, printed from the server), through a pool of one connection per
+//! writer.
 
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
 use std::collections::HashMap;
 use std::hint::black_box;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use assetlib::postgres::deadpool_postgres::tokio_postgres::{self, NoTls};
+use assetlib::postgres::{PgConfig, PgStore};
 use assetlib::sled::{Durability, SledConfig, SledStore};
 use assetlib::testing::sample_asset;
 use assetlib::{
@@ -41,6 +65,8 @@ use uuid::Uuid;
 
 const MARKER: &str = "complete";
 const WRITERS: usize = 32;
+/// The store's schema in the bench databases (`PgConfig`'s default).
+const PG_SCHEMA: &str = "assetlib";
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -62,6 +88,26 @@ fn sizes() -> Vec<usize> {
     sizes
 }
 
+/// The stores to run, from `ASSETLIB_BENCH_STORES`: (sled, postgres).
+fn stores() -> (bool, bool) {
+    let raw = std::env::var("ASSETLIB_BENCH_STORES").unwrap_or_else(|_| "sled,postgres".into());
+    let names: Vec<String> = raw
+        .split(',')
+        .map(|s| s.trim().to_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect();
+    for n in &names {
+        assert!(
+            n == "sled" || n == "postgres",
+            "ASSETLIB_BENCH_STORES: unknown store {n:?} (sled, postgres)"
+        );
+    }
+    let sled = names.iter().any(|n| n == "sled");
+    let pg = names.iter().any(|n| n == "postgres");
+    assert!(sled || pg, "ASSETLIB_BENCH_STORES names no store");
+    (sled, pg)
+}
+
 fn data_root() -> PathBuf {
     std::env::var_os("ASSETLIB_BENCH_DATA")
         .map(PathBuf::from)
@@ -78,8 +124,12 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// One built database and the libraries in it.
 struct Db {
+    /// `sled` or `postgres`.
+    kind: &'static str,
     size: usize,
-    store: SledStore,
+    store: Arc<dyn Store>,
+    /// For the records each call reads (sled counts them; PostgreSQL does not).
+    sled: Option<SledStore>,
     lib100: Uuid,
     lib1000: Uuid,
 }
@@ -116,22 +166,38 @@ fn library(id: Uuid, title: &str, assets: &[Uuid], per_section: usize) -> Librar
     }
 }
 
-/// Opens the database of `size` assets, building it first unless a complete one exists.
-fn open_or_build(rt: &tokio::runtime::Runtime, size: usize) -> Db {
+/// The two libraries of every database: 100 entries in 10 sections of the assets 0..100, and
+/// 1,000 in 20 sections of the assets 0..1000 (fewer in a smaller database).
+async fn put_libraries(store: &dyn Store, ids: &[Uuid]) -> (Uuid, Uuid) {
+    let (lib100, lib1000) = (Uuid::new_v4(), Uuid::new_v4());
+    let n100 = ids.len().min(100);
+    let n1000 = ids.len().min(1000);
+    store
+        .put_library(library(lib100, "Brand kit", &ids[..n100], 10))
+        .await
+        .expect("put 100-entry library");
+    store
+        .put_library(library(lib1000, "Archive", &ids[..n1000], 50))
+        .await
+        .expect("put 1,000-entry library");
+    (lib100, lib1000)
+}
+
+// --- sled --------------------------------------------------------------------------------
+
+/// Opens the sled database of `size` assets, building it first unless a complete one exists.
+fn sled_open_or_build(rt: &tokio::runtime::Runtime, size: usize) -> Db {
     let dir = data_root().join(format!("store-{size}"));
     let marker = dir.join(MARKER);
     if let Ok(text) = std::fs::read_to_string(&marker) {
-        let ids: HashMap<&str, Uuid> = text
-            .lines()
-            .filter_map(|l| l.split_once('='))
-            .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
-            .collect();
-        if let (Some(&lib100), Some(&lib1000)) = (ids.get("lib100"), ids.get("lib1000")) {
+        if let Some((lib100, lib1000)) = parse_libs(&text) {
             let store = SledStore::open(dir.join("db")).expect("open bench database");
-            println!("using {} ({size} assets)", dir.display());
+            println!("sled: using {} ({size} assets)", dir.display());
             return Db {
+                kind: "sled",
                 size,
-                store,
+                store: Arc::new(store.clone()),
+                sled: Some(store),
                 lib100,
                 lib1000,
             };
@@ -141,32 +207,33 @@ fn open_or_build(rt: &tokio::runtime::Runtime, size: usize) -> Db {
         std::fs::remove_dir_all(&dir).expect("remove incomplete bench database");
     }
     std::fs::create_dir_all(&dir).expect("create bench data directory");
-    println!("building {} ({size} assets, once)...", dir.display());
+    println!("sled: building {} ({size} assets, once)...", dir.display());
     let started = Instant::now();
     let config = SledConfig::default().durability(Durability::Periodic { every_ms: 1000 });
     let store = SledStore::open_with(dir.join("db"), config).expect("open new bench database");
-    let ids = rt.block_on(fill(&store, size));
-    let (lib100, lib1000) = (Uuid::new_v4(), Uuid::new_v4());
-    rt.block_on(async {
-        let n100 = ids.len().min(100);
-        let n1000 = ids.len().min(1000);
-        store
-            .put_library(library(lib100, "Brand kit", &ids[..n100], 10))
-            .await
-            .expect("put 100-entry library");
-        store
-            .put_library(library(lib1000, "Archive", &ids[..n1000], 50))
-            .await
-            .expect("put 1,000-entry library");
+    let ids = rt.block_on(sled_fill(&store, size));
+    let (lib100, lib1000) = rt.block_on(async {
+        let libs = put_libraries(&store, &ids).await;
         store.flush().await.expect("flush");
+        libs
     });
     drop(store);
     std::fs::write(&marker, format!("lib100={lib100}\nlib1000={lib1000}\n")).expect("write marker");
-    println!("built in {:.1?}", started.elapsed());
-    open_or_build(rt, size)
+    println!("sled: built in {:.1?}", started.elapsed());
+    sled_open_or_build(rt, size)
 }
 
-async fn fill(store: &SledStore, size: usize) -> Vec<Uuid> {
+/// `lib100=UUID` and `lib1000=UUID` lines.
+fn parse_libs(text: &str) -> Option<(Uuid, Uuid)> {
+    let ids: HashMap<&str, Uuid> = text
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .filter_map(|(k, v)| Some((k.trim(), v.trim().parse().ok()?)))
+        .collect();
+    Some((*ids.get("lib100")?, *ids.get("lib1000")?))
+}
+
+async fn sled_fill(store: &SledStore, size: usize) -> Vec<Uuid> {
     const TASKS: usize = 8;
     let mut tasks = tokio::task::JoinSet::new();
     for t in 0..TASKS {
@@ -193,6 +260,477 @@ async fn fill(store: &SledStore, size: usize) -> Vec<Uuid> {
     ids.sort_unstable_by_key(|(i, _)| *i);
     ids.into_iter().map(|(_, id)| id).collect()
 }
+
+// --- PostgreSQL: the cluster ---------------------------------------------------------------
+
+/// The bench's PostgreSQL cluster in `DATA/pg/`, kept across runs, running while this lives.
+struct PgServer {
+    root: PathBuf,
+    data: PathBuf,
+    bin: PathBuf,
+    as_postgres: bool,
+    port: u16,
+    pid: u32,
+    watchdog: Option<Child>,
+}
+
+/// The server's settings: durable commits (`fsync=on`, `synchronous_commit=on`), as a
+/// production server runs; 256 MB of shared buffers; otherwise PostgreSQL's defaults (so the
+/// kept WAL stays under `max_wal_size`, 1 GB).
+const PG_OPTIONS: &str = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on \
+     -c shared_buffers=256MB -c max_connections=100";
+
+impl PgServer {
+    fn start() -> PgServer {
+        let bin = pg_bin().unwrap_or_else(|| {
+            panic!(
+                "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found on PATH nor in \
+                 /usr/lib/postgresql/*/bin: install them (`apt-get install postgresql`) or set \
+                 ASSETLIB_PG_BIN, or leave PostgreSQL out with ASSETLIB_BENCH_STORES=sled"
+            )
+        });
+        let as_postgres = running_as_root();
+        let root = data_root().join("pg");
+        std::fs::create_dir_all(&root).expect("create the cluster directory");
+        let root = std::fs::canonicalize(&root).expect("cluster directory");
+        if as_postgres {
+            run(
+                Command::new("chown").arg("postgres:").arg(&root),
+                "chown the cluster directory to the postgres user",
+            );
+        }
+        let data = root.join("data");
+        let mut server = PgServer {
+            root,
+            data,
+            bin,
+            as_postgres,
+            port: 0,
+            pid: 0,
+            watchdog: None,
+        };
+        if !server.data.join("PG_VERSION").is_file() {
+            server.initdb();
+        }
+        server.start_server();
+        server
+    }
+
+    fn url(&self, db: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{db}", self.port)
+    }
+
+    fn command(&self, name: &str) -> Command {
+        let exe = self.bin.join(name);
+        let mut cmd = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(exe);
+            c
+        } else {
+            Command::new(exe)
+        };
+        cmd.current_dir(&self.root).stdin(Stdio::null());
+        cmd
+    }
+
+    fn initdb(&self) {
+        println!("postgres: initdb {}", self.data.display());
+        let _ = std::fs::remove_dir_all(&self.data);
+        let attempt = |locale: &str| {
+            self.command("initdb")
+                .arg("-D")
+                .arg(&self.data)
+                .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", locale])
+                .output()
+                .unwrap_or_else(|e| panic!("cannot run initdb: {e}"))
+        };
+        if attempt("--locale=C.UTF-8").status.success() {
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&self.data);
+        let out = attempt("--no-locale");
+        assert!(
+            out.status.success(),
+            "initdb failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn start_server(&mut self) {
+        let log = self.root.join("server.log");
+        for _ in 0..5 {
+            let port = free_port();
+            let options = format!(
+                "-c listen_addresses=127.0.0.1 -p {port} -k {} {PG_OPTIONS}",
+                self.root.display()
+            );
+            let status = self
+                .command("pg_ctl")
+                .args(["start", "-w", "-t", "120", "-D"])
+                .arg(&self.data)
+                .arg("-l")
+                .arg(&log)
+                .arg("-o")
+                .arg(options)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .unwrap_or_else(|e| panic!("cannot run pg_ctl: {e}"));
+            if let (true, Some(pid)) = (status.success(), read_pid(&self.data)) {
+                self.port = port;
+                self.pid = pid;
+                self.watchdog = Some(spawn_watchdog(&self.data, pid));
+                println!(
+                    "postgres: cluster {} running on 127.0.0.1:{port}, PID {pid}",
+                    self.data.display()
+                );
+                return;
+            }
+        }
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(20).collect();
+        panic!(
+            "cannot start the bench's PostgreSQL in {} (is a server of an earlier run still \
+             running? see {}/postmaster.pid); its log ends:\n{}",
+            self.data.display(),
+            self.data.display(),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
+        if self.pid != 0 {
+            stop_pid(self.pid);
+            println!("postgres: stopped PID {}", self.pid);
+        }
+    }
+}
+
+/// The directory of `initdb`, `pg_ctl` and `postgres`.
+fn pg_bin() -> Option<PathBuf> {
+    let has_all = |dir: &Path| {
+        ["initdb", "pg_ctl", "postgres"]
+            .iter()
+            .all(|b| dir.join(b).is_file())
+    };
+    if let Some(dir) = std::env::var_os("ASSETLIB_PG_BIN").map(PathBuf::from) {
+        return has_all(&dir).then_some(dir);
+    }
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path).find_map(|dir| {
+            let real = std::fs::canonicalize(dir.join("initdb")).ok()?;
+            let real = real.parent()?.to_owned();
+            has_all(&real).then_some(real)
+        })
+    });
+    if on_path.is_some() {
+        return on_path;
+    }
+    let mut versions: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let version = name
+                .split('.')
+                .map(str::parse)
+                .collect::<Result<Vec<u64>, _>>()
+                .ok()?;
+            let bin = e.path().join("bin");
+            has_all(&bin).then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin)
+}
+
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    match cmd.output() {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => panic!("cannot {what}: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => panic!("cannot {what}: {e}"),
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port on 127.0.0.1")
+}
+
+/// The postmaster's PID, from the first line of `postmaster.pid`.
+fn read_pid(data: &Path) -> Option<u32> {
+    std::fs::read_to_string(data.join("postmaster.pid"))
+        .ok()?
+        .lines()
+        .next()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn signal(pid: u32, sig: &str) -> bool {
+    Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Stops postmaster `pid` with a fast shutdown (`SIGINT`, which checkpoints), killing it if it
+/// is still there after 60 s.
+fn stop_pid(pid: u32) {
+    if !signal(pid, "INT") {
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while signal(pid, "0") {
+        if Instant::now() > deadline {
+            signal(pid, "KILL");
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A shell in a process group of its own that waits for this process to exit and then stops
+/// the postmaster (when `postmaster.pid` still names it): a Ctrl-C or a panic in the bench
+/// leaves no server behind.
+fn spawn_watchdog(data: &Path, postmaster: u32) -> Child {
+    const SCRIPT: &str = r#"
+        parent=$1; pm=$2; data=$3
+        while kill -0 "$parent" 2>/dev/null; do sleep 0.2; done
+        if [ "$(head -n 1 "$data/postmaster.pid" 2>/dev/null)" = "$pm" ]; then
+            kill -INT "$pm" 2>/dev/null
+        fi
+    "#;
+    Command::new("sh")
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg("assetlib-bench-pg-watchdog")
+        .arg(std::process::id().to_string())
+        .arg(postmaster.to_string())
+        .arg(data)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            stop_pid(postmaster);
+            panic!("cannot start the cluster's watchdog: {e}")
+        })
+}
+
+/// A plain connection (not the store's pool), its connection task on the current runtime.
+async fn pg_connect(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    client
+}
+
+// --- PostgreSQL: the databases -------------------------------------------------------------
+
+/// Opens database `assets_N` of the cluster, building it first unless a complete one exists.
+fn pg_open_or_build(rt: &tokio::runtime::Runtime, server: &PgServer, size: usize) -> Db {
+    let name = format!("assets_{size}");
+    let url = server.url(&name);
+    rt.block_on(async {
+        let admin = pg_connect(&server.url("postgres")).await;
+        let comment: Option<String> = admin
+            .query_opt(
+                "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1",
+                &[&name],
+            )
+            .await
+            .expect("look up the bench database")
+            .and_then(|row| row.get(0));
+        if let Some((lib100, lib1000)) = comment.as_deref().and_then(parse_libs) {
+            let store = PgStore::connect_with(&url, PgConfig::default().pool_size(4))
+                .await
+                .expect("connect to the bench database");
+            match pg_check(&store, size).await {
+                Ok(()) => {
+                    println!("postgres: using database {name} ({size} assets, checked)");
+                    return Db {
+                        kind: "postgres",
+                        size,
+                        store: Arc::new(store),
+                        sled: None,
+                        lib100,
+                        lib1000,
+                    };
+                }
+                Err(e) => println!("postgres: database {name} is not as filled ({e}): rebuilding"),
+            }
+        }
+        println!("postgres: building database {name} ({size} assets, once)...");
+        let started = Instant::now();
+        // Two messages: neither statement runs inside a transaction block.
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            format!("CREATE DATABASE {name}"),
+        ] {
+            admin
+                .batch_execute(&sql)
+                .await
+                .expect("create the bench database");
+        }
+        // Connecting migrates the store's schema into the new database.
+        let store = PgStore::connect_with(&url, PgConfig::default().pool_size(4))
+            .await
+            .expect("connect to and migrate the bench database");
+        pg_fill(&store, size).await;
+        let client = store.pool().get().await.expect("connection");
+        let ids: Vec<Uuid> = client
+            .query(
+                &format!(
+                    "SELECT id FROM {PG_SCHEMA}.assets ORDER BY created_at LIMIT {}",
+                    size.min(1000)
+                ),
+                &[],
+            )
+            .await
+            .expect("the first assets")
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let (lib100, lib1000) = put_libraries(&store, &ids).await;
+        // Statistics and the visibility map now, not from autovacuum during the measurements;
+        // and a checkpoint, so the fill's dirty pages are not written during them either.
+        client
+            .batch_execute("VACUUM (ANALYZE)")
+            .await
+            .expect("vacuum the bench database");
+        client
+            .batch_execute("CHECKPOINT")
+            .await
+            .expect("checkpoint");
+        drop(client);
+        pg_check(&store, size)
+            .await
+            .unwrap_or_else(|e| panic!("the new database {name} is not as filled: {e}"));
+        admin
+            .batch_execute(&format!(
+                "COMMENT ON DATABASE {name} IS 'lib100={lib100}\nlib1000={lib1000}'"
+            ))
+            .await
+            .expect("mark the bench database complete");
+        println!("postgres: built in {:.1?}", started.elapsed());
+        Db {
+            kind: "postgres",
+            size,
+            store: Arc::new(store),
+            sled: None,
+            lib100,
+            lib1000,
+        }
+    })
+}
+
+/// Fills a freshly migrated database with `size` assets in one transaction of set-based SQL,
+/// the same assets `sled_fill` inserts one by one: for i in 0..size, title `Asset {i}
+/// quarterly report` (slug `asset-{i}-quarterly-report`), description `Description of asset
+/// number {i}`, type pdf, image, video by turns, thumbnail `thumbs/{i}.png`, published, not
+/// public, created and updated at 2026-01-01 + i seconds, no file, 0 downloads.
+///
+/// What it writes: the `assets` rows (one `INSERT ... SELECT ... FROM generate_series`, the
+/// rows in random order on the heap, as a database that grew over years has them, not in
+/// creation order), one `asset_counters` row per asset, and the `asset_counts` rows the
+/// store's triggers would have kept (total and per type, one `INSERT ... SELECT ... GROUP
+/// BY`). The triggers are off during the fill (`session_replication_role = replica`), as 1M
+/// per-row count updates on one row would be the whole cost; [`pg_check`] checks afterwards
+/// with the store's own `list_assets` that the counts are right. Every index of the
+/// migration is in place and maintained by the inserts.
+async fn pg_fill(store: &PgStore, size: usize) {
+    let s = PG_SCHEMA;
+    let n = size as i64;
+    let sql = format!(
+        "BEGIN;
+         SET LOCAL session_replication_role = replica;
+         SET LOCAL synchronous_commit = off;
+         SET LOCAL work_mem = '256MB';
+         SET LOCAL maintenance_work_mem = '256MB';
+         INSERT INTO {s}.assets (id, title, title_lower, slug, description, description_lower,
+             asset_type, thumbnail_path, is_public, published, created_at, updated_at)
+         SELECT gen_random_uuid(),
+             'Asset ' || i || ' quarterly report', 'asset ' || i || ' quarterly report',
+             'asset-' || i || '-quarterly-report',
+             'Description of asset number ' || i, 'description of asset number ' || i,
+             (ARRAY['pdf', 'image', 'video'])[i % 3 + 1], 'thumbs/' || i || '.png',
+             false, true, t, t
+         FROM (SELECT i, timestamptz '2026-01-01 00:00:00+00' + i * interval '1 second' AS t
+               FROM generate_series(0::bigint, {n} - 1) AS i) g
+         ORDER BY random();
+         INSERT INTO {s}.asset_counters (asset_id, download_count) SELECT id, 0 FROM {s}.assets;
+         INSERT INTO {s}.asset_counts (scope, n)
+             SELECT '', count(*) FROM {s}.assets WHERE published
+             UNION ALL
+             SELECT asset_type, count(*) FROM {s}.assets WHERE published GROUP BY asset_type;
+         COMMIT;"
+    );
+    let client = store.pool().get().await.expect("connection");
+    client.batch_execute(&sql).await.expect("fill");
+}
+
+/// Checks a filled database with the store's own reads: the totals (all, and per type) and
+/// page 1 by created_at, newest first: assets size-1 down to size-20, in order.
+async fn pg_check(store: &PgStore, size: usize) -> Result<(), String> {
+    let all = store
+        .list_assets(&page1(AssetSort::CreatedAt))
+        .await
+        .map_err(|e| e.to_string())?;
+    if all.total != size as u64 {
+        return Err(format!("total {} instead of {size}", all.total));
+    }
+    for (k, kind) in [AssetType::Pdf, AssetType::Image, AssetType::Video]
+        .into_iter()
+        .enumerate()
+    {
+        let want = (0..size).filter(|i| i % 3 == k).count() as u64;
+        let q = AssetQuery {
+            asset_type: Some(kind),
+            ..page1(AssetSort::CreatedAt)
+        };
+        let got = store
+            .list_assets(&q)
+            .await
+            .map_err(|e| e.to_string())?
+            .total;
+        if got != want {
+            return Err(format!("{} total {got} instead of {want}", kind.as_str()));
+        }
+    }
+    let want: Vec<String> = (0..size.min(20))
+        .map(|k| format!("Asset {} quarterly report", size - 1 - k))
+        .collect();
+    let got: Vec<String> = all.items.iter().map(|a| a.title.clone()).collect();
+    if got != want {
+        return Err(format!("page 1 is {got:?}"));
+    }
+    Ok(())
+}
+
+// --- the measurements --------------------------------------------------------------------
 
 fn page1(sort: AssetSort) -> AssetQuery {
     AssetQuery {
@@ -227,7 +765,7 @@ enum Call {
 }
 
 impl Call {
-    async fn run(&self, store: &SledStore) -> usize {
+    async fn run(&self, store: &dyn Store) -> usize {
         match self {
             Call::List(q) => store.list_assets(q).await.expect("list").items.len(),
             Call::Load(id) => store
@@ -245,30 +783,34 @@ fn bench(c: &mut Criterion, rt: &tokio::runtime::Runtime, dbs: &[Db]) {
     let mut group = c.benchmark_group("store");
     for db in dbs {
         for (name, call) in calls(db) {
-            let id = name.replace(' ', "_").replace(',', "");
+            let id = format!("{}_{}", db.kind, name.replace(' ', "_").replace(',', ""));
             group.bench_with_input(BenchmarkId::new(id, db.size), &call, |b, call| {
-                b.iter(|| black_box(rt.block_on(call.run(&db.store))));
+                b.iter(|| black_box(rt.block_on(call.run(db.store.as_ref()))));
             });
         }
     }
     group.finish();
 }
 
-/// Median time and records read of each call on `db`, from a timing loop.
-fn timings(rt: &tokio::runtime::Runtime, db: &Db) -> Vec<(String, Duration, u64)> {
+/// Median time of each call on `db` from a timing loop, and the records it read (sled).
+fn timings(rt: &tokio::runtime::Runtime, db: &Db) -> Vec<(String, Duration, Option<u64>)> {
     calls(db)
         .into_iter()
         .map(|(name, call)| {
-            let before = db.store.records_read();
-            rt.block_on(call.run(&db.store));
-            let reads = db.store.records_read() - before;
+            let before = db.sled.as_ref().map(SledStore::records_read);
+            rt.block_on(call.run(db.store.as_ref()));
+            let reads = db
+                .sled
+                .as_ref()
+                .zip(before)
+                .map(|(s, b)| s.records_read() - b);
             let mut times = Vec::new();
             let start = Instant::now();
             while times.len() < 2000
                 && (times.len() < 20 || start.elapsed() < Duration::from_millis(700))
             {
                 let t = Instant::now();
-                black_box(rt.block_on(call.run(&db.store)));
+                black_box(rt.block_on(call.run(db.store.as_ref())));
                 times.push(t.elapsed());
             }
             times.sort_unstable();
@@ -277,22 +819,37 @@ fn timings(rt: &tokio::runtime::Runtime, db: &Db) -> Vec<(String, Duration, u64)
         .collect()
 }
 
+fn reads_text(reads: Option<u64>) -> String {
+    reads.map_or_else(|| "-".into(), |r| r.to_string())
+}
+
 fn print_ratios(rt: &tokio::runtime::Runtime, dbs: &[Db]) {
-    let all: Vec<_> = dbs.iter().map(|db| (db.size, timings(rt, db))).collect();
-    println!("\nstore: median per call (records read)");
-    for (size, rows) in &all {
+    let all: Vec<_> = dbs
+        .iter()
+        .map(|db| (db.kind, db.size, timings(rt, db)))
+        .collect();
+    println!("\nstore: median per call (records read, sled only)");
+    for (kind, size, rows) in &all {
         for (name, time, reads) in rows {
-            println!("  {size:>8} assets  {name:<26} {time:>10.1?}  ({reads} reads)");
+            println!(
+                "  {kind:<8} {size:>8} assets  {name:<26} {time:>10.1?}  ({} reads)",
+                reads_text(*reads)
+            );
         }
     }
-    if let (Some((small, a)), Some((large, b))) = (all.first(), all.last()) {
-        if small != large {
-            println!("ratio {large}/{small} assets:");
-            for ((name, ta, ra), (_, tb, rb)) in a.iter().zip(b) {
-                println!(
-                    "  {name:<26} {:.2}x time, reads {ra} -> {rb}",
-                    tb.as_secs_f64() / ta.as_secs_f64()
-                );
+    for kind in ["sled", "postgres"] {
+        let mine: Vec<_> = all.iter().filter(|(k, _, _)| *k == kind).collect();
+        if let (Some((_, small, a)), Some((_, large, b))) = (mine.first(), mine.last()) {
+            if small != large {
+                println!("{kind}: ratio {large}/{small} assets:");
+                for ((name, ta, ra), (_, tb, rb)) in a.iter().zip(b) {
+                    println!(
+                        "  {name:<26} {:.2}x time, reads {} -> {}",
+                        tb.as_secs_f64() / ta.as_secs_f64(),
+                        reads_text(*ra),
+                        reads_text(*rb)
+                    );
+                }
             }
         }
     }
@@ -303,12 +860,8 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// Durable creates (flushed before success) from `writers` concurrent tasks.
-fn creates(rt: &tokio::runtime::Runtime, writers: usize, total: usize) {
-    let root = data_root();
-    std::fs::create_dir_all(&root).expect("bench data directory");
-    let dir = tempfile::tempdir_in(&root).expect("temporary directory");
-    let store = SledStore::open(dir.path().join("db")).expect("open");
+/// Durable creates (durable before success) into `store` from `writers` concurrent tasks.
+fn creates(rt: &tokio::runtime::Runtime, store: Arc<dyn Store>, writers: usize, total: usize) {
     let per = (total / writers).max(1);
     let started = Instant::now();
     let mut latencies: Vec<Duration> = rt.block_on(async {
@@ -343,9 +896,95 @@ fn creates(rt: &tokio::runtime::Runtime, writers: usize, total: usize) {
     );
 }
 
+fn sled_creates(rt: &tokio::runtime::Runtime, total: usize) {
+    println!("\nsled: durable creates (each flushed before it returns):");
+    let root = data_root();
+    std::fs::create_dir_all(&root).expect("bench data directory");
+    for writers in [1, WRITERS] {
+        let n = if writers == 1 {
+            (total / 16).max(50)
+        } else {
+            total
+        };
+        let dir = tempfile::tempdir_in(&root).expect("temporary directory");
+        let store = SledStore::open(dir.path().join("db")).expect("open");
+        creates(rt, Arc::new(store), writers, n);
+    }
+}
+
+fn pg_creates(rt: &tokio::runtime::Runtime, server: &PgServer, total: usize) {
+    let name = format!("creates_{}", std::process::id());
+    let settings: Vec<String> = rt.block_on(async {
+        let admin = pg_connect(&server.url("postgres")).await;
+        let mut out = Vec::new();
+        for s in [
+            "server_version",
+            "fsync",
+            "synchronous_commit",
+            "full_page_writes",
+            "wal_sync_method",
+            "commit_delay",
+        ] {
+            let row = admin
+                .query_one(&format!("SHOW {s}"), &[])
+                .await
+                .expect("SHOW");
+            out.push(format!("{s}={}", row.get::<_, String>(0)));
+        }
+        out
+    });
+    println!(
+        "\npostgres: durable creates (each committed before it returns; {}):",
+        settings.join(", ")
+    );
+    for writers in [1, WRITERS] {
+        let n = if writers == 1 {
+            (total / 16).max(50)
+        } else {
+            total
+        };
+        let url = server.url(&name);
+        let store = rt.block_on(async {
+            let admin = pg_connect(&server.url("postgres")).await;
+            for sql in [
+                format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+                format!("CREATE DATABASE {name}"),
+            ] {
+                admin
+                    .batch_execute(&sql)
+                    .await
+                    .expect("create the creates database");
+            }
+            // One connection per writer.
+            PgStore::connect_with(&url, PgConfig::default().pool_size(writers))
+                .await
+                .expect("connect to the creates database")
+        });
+        creates(rt, Arc::new(store.clone()), writers, n);
+        drop(store);
+    }
+    rt.block_on(async {
+        pg_connect(&server.url("postgres"))
+            .await
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .await
+            .expect("drop the creates database");
+    });
+}
+
 fn main() {
     let rt = runtime();
-    let dbs: Vec<Db> = sizes().into_iter().map(|n| open_or_build(&rt, n)).collect();
+    let (use_sled, use_pg) = stores();
+    let sizes = sizes();
+    // Declared before the databases, so dropped after them: the server outlives the pools.
+    let pg = use_pg.then(PgServer::start);
+    let mut dbs: Vec<Db> = Vec::new();
+    if use_sled {
+        dbs.extend(sizes.iter().map(|&n| sled_open_or_build(&rt, n)));
+    }
+    if let Some(server) = &pg {
+        dbs.extend(sizes.iter().map(|&n| pg_open_or_build(&rt, server, n)));
+    }
     let secs = env_or("ASSETLIB_BENCH_SECS", 3u64);
     let mut c = Criterion::default()
         .sample_size(20)
@@ -355,8 +994,14 @@ fn main() {
     bench(&mut c, &rt, &dbs);
     c.final_summary();
     print_ratios(&rt, &dbs);
+    drop(dbs);
     let total = env_or("ASSETLIB_BENCH_CREATES", 6400usize);
-    println!("\ndurable creates (each flushed before it returns):");
-    creates(&rt, 1, (total / 16).max(50));
-    creates(&rt, WRITERS, total);
+    if use_sled {
+        sled_creates(&rt, total);
+    }
+    if let Some(server) = &pg {
+        pg_creates(&rt, server, total);
+    }
+    drop(rt);
+    drop(pg);
 }

@@ -148,14 +148,14 @@ impl PgStore {
         };
         let cols = asset_cols("a.");
         let out = asset_cols("p.");
-        // Without a search the total is one lookup in the counts the triggers keep; with
-        // one it is a count of the matches.
+        // Without a search the total is the sum of the (at most 16) count rows the triggers
+        // keep for the scope; with one it is a count of the matches.
         let count = if q.search.is_some() {
             format!("SELECT count(*) AS n FROM {s}.assets a WHERE {filter}")
         } else {
             params.push(Box::new(q.asset_type.map_or("", |t| t.as_str())));
             format!(
-                "SELECT coalesce((SELECT n FROM {s}.asset_counts WHERE scope = ${}), 0) AS n",
+                "SELECT coalesce((SELECT sum(n) FROM {s}.asset_counts WHERE scope = ${}), 0)::bigint AS n",
                 params.len()
             )
         };

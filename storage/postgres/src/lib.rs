@@ -60,9 +60,11 @@
 //! `(created_at, id)`, `(updated_at, id)` and `(title_lower, id)`, and of the same with the
 //! asset type first for the type filter; PostgreSQL reads them forwards or backwards, so the
 //! first page costs the same at any size (a page deep into the list costs its offset). The
-//! total without a search is one lookup in `asset_counts`, which triggers on `assets` keep in
-//! the same transaction as each change (so concurrent changes of the counts queue on one row
-//! for the length of their transaction). The libraries list counts its published libraries
+//! total without a search is the sum of at most 16 rows of `asset_counts`, which triggers on
+//! `assets` keep in the same transaction as each change; a transaction changes the rows of one
+//! shard (its transaction id modulo 16), so concurrent creates seldom wait for each other's
+//! commit and share WAL flushes. A library load looks each entry's asset up by its primary
+//! key, so it costs its entries at any size. The libraries list counts its published libraries
 //! with an index-only scan, and each listed library's published assets through its entries.
 //! `title_lower` is the title lowercased in Rust by `str::to_lowercase` and compared with
 //! `COLLATE "C"` (byte order), exactly as the other stores sort, whatever the database's

@@ -141,7 +141,11 @@ impl PgStore {
     pub(crate) async fn load_library_impl(&self, id: Uuid) -> Result<Option<LibraryRows>, Failure> {
         let s = &self.schema.q;
         // One statement, so one snapshot: the sections and the entries (with their assets'
-        // fields) come as arrays, each aggregate fed the same rows in page order.
+        // fields) come as arrays, each aggregate fed the same rows in page order. Each entry's
+        // asset is one primary-key lookup (the lateral subquery, kept apart by `OFFSET 0`), so
+        // a load costs its entries whatever the planner guesses of a library's size: as a
+        // plain join, a guess of many entries per library turned it into a hash join over
+        // every asset, a cost growing with the whole table.
         let sql = format!(
             "SELECT {cols}, c.view_count, \
                  x.ids, x.titles, x.descriptions, x.orders, x.collapsed, \
@@ -165,7 +169,11 @@ impl PgStore {
                            a.title AS a_title, a.description AS a_description, \
                            a.asset_type AS a_type, a.thumbnail_path AS a_thumbnail, \
                            a.published AS a_published \
-                       FROM {s}.library_entries e JOIN {s}.assets a ON a.id = e.asset_id \
+                       FROM {s}.library_entries e CROSS JOIN LATERAL ( \
+                           SELECT a.title, a.description, a.asset_type, a.thumbnail_path, \
+                               a.published \
+                           FROM {s}.assets a WHERE a.id = e.asset_id OFFSET 0 \
+                       ) a \
                        LEFT JOIN {s}.library_sections sec \
                            ON sec.library_id = e.library_id AND sec.id = e.section_id \
                        WHERE e.library_id = l.id \

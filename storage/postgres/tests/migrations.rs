@@ -33,7 +33,10 @@ async fn concurrent_first_connects_both_succeed() {
     for c in connects {
         stores.push(c.await.expect("task").expect("connect"));
     }
-    assert_eq!(versions(&stores[0], "assetlib").await, vec![SCHEMA_VERSION]);
+    assert_eq!(
+        versions(&stores[0], "assetlib").await,
+        (1..=SCHEMA_VERSION).collect::<Vec<_>>()
+    );
     // Both work on the one schema.
     let a = stores[0]
         .insert_asset(sample_asset("Shared", AssetType::Pdf, 1))
@@ -52,7 +55,10 @@ async fn reconnect_is_a_no_op() {
         .expect("insert");
     drop(first);
     let again = PgStore::connect(db.url()).await.expect("reconnect");
-    assert_eq!(versions(&again, "assetlib").await, vec![SCHEMA_VERSION]);
+    assert_eq!(
+        versions(&again, "assetlib").await,
+        (1..=SCHEMA_VERSION).collect::<Vec<_>>()
+    );
     assert_eq!(again.get_asset(a.id).await.expect("get"), Some(a));
 }
 
