@@ -47,13 +47,12 @@
 
 use std::collections::HashMap;
 use std::hint::black_box;
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use assetlib::postgres::deadpool_postgres::tokio_postgres::{self, NoTls};
+use assetlib::postgres::testing::TestCluster;
 use assetlib::postgres::{PgConfig, PgStore};
 use assetlib::sled::{Durability, SledConfig, SledStore};
 use assetlib::testing::sample_asset;
@@ -263,280 +262,6 @@ async fn sled_fill(store: &SledStore, size: usize) -> Vec<Uuid> {
 
 // --- PostgreSQL: the cluster ---------------------------------------------------------------
 
-/// The bench's PostgreSQL cluster in `DATA/pg/`, kept across runs, running while this lives.
-struct PgServer {
-    root: PathBuf,
-    data: PathBuf,
-    bin: PathBuf,
-    as_postgres: bool,
-    port: u16,
-    pid: u32,
-    watchdog: Option<Child>,
-}
-
-/// The server's settings: durable commits (`fsync=on`, `synchronous_commit=on`), as a
-/// production server runs; 256 MB of shared buffers; otherwise PostgreSQL's defaults (so the
-/// kept WAL stays under `max_wal_size`, 1 GB).
-const PG_OPTIONS: &str = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on \
-     -c shared_buffers=256MB -c max_connections=100";
-
-impl PgServer {
-    fn start() -> PgServer {
-        let bin = pg_bin().unwrap_or_else(|| {
-            panic!(
-                "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found on PATH nor in \
-                 /usr/lib/postgresql/*/bin: install them (`apt-get install postgresql`) or set \
-                 ASSETLIB_PG_BIN, or leave PostgreSQL out with ASSETLIB_BENCH_STORES=sled"
-            )
-        });
-        let as_postgres = running_as_root();
-        let root = data_root().join("pg");
-        std::fs::create_dir_all(&root).expect("create the cluster directory");
-        let root = std::fs::canonicalize(&root).expect("cluster directory");
-        if as_postgres {
-            run(
-                Command::new("chown").arg("postgres:").arg(&root),
-                "chown the cluster directory to the postgres user",
-            );
-        }
-        let data = root.join("data");
-        let mut server = PgServer {
-            root,
-            data,
-            bin,
-            as_postgres,
-            port: 0,
-            pid: 0,
-            watchdog: None,
-        };
-        if !server.data.join("PG_VERSION").is_file() {
-            server.initdb();
-        }
-        server.start_server();
-        server
-    }
-
-    fn url(&self, db: &str) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/{db}", self.port)
-    }
-
-    fn command(&self, name: &str) -> Command {
-        let exe = self.bin.join(name);
-        let mut cmd = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(exe);
-            c
-        } else {
-            Command::new(exe)
-        };
-        cmd.current_dir(&self.root).stdin(Stdio::null());
-        cmd
-    }
-
-    fn initdb(&self) {
-        println!("postgres: initdb {}", self.data.display());
-        let _ = std::fs::remove_dir_all(&self.data);
-        let attempt = |locale: &str| {
-            self.command("initdb")
-                .arg("-D")
-                .arg(&self.data)
-                .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", locale])
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run initdb: {e}"))
-        };
-        if attempt("--locale=C.UTF-8").status.success() {
-            return;
-        }
-        let _ = std::fs::remove_dir_all(&self.data);
-        let out = attempt("--no-locale");
-        assert!(
-            out.status.success(),
-            "initdb failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn start_server(&mut self) {
-        let log = self.root.join("server.log");
-        for _ in 0..5 {
-            let port = free_port();
-            let options = format!(
-                "-c listen_addresses=127.0.0.1 -p {port} -k {} {PG_OPTIONS}",
-                self.root.display()
-            );
-            let status = self
-                .command("pg_ctl")
-                .args(["start", "-w", "-t", "120", "-D"])
-                .arg(&self.data)
-                .arg("-l")
-                .arg(&log)
-                .arg("-o")
-                .arg(options)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .unwrap_or_else(|e| panic!("cannot run pg_ctl: {e}"));
-            if let (true, Some(pid)) = (status.success(), read_pid(&self.data)) {
-                self.port = port;
-                self.pid = pid;
-                self.watchdog = Some(spawn_watchdog(&self.data, pid));
-                println!(
-                    "postgres: cluster {} running on 127.0.0.1:{port}, PID {pid}",
-                    self.data.display()
-                );
-                return;
-            }
-        }
-        let log = std::fs::read_to_string(&log).unwrap_or_default();
-        let tail: Vec<&str> = log.lines().rev().take(20).collect();
-        panic!(
-            "cannot start the bench's PostgreSQL in {} (is a server of an earlier run still \
-             running? see {}/postmaster.pid); its log ends:\n{}",
-            self.data.display(),
-            self.data.display(),
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        );
-    }
-}
-
-impl Drop for PgServer {
-    fn drop(&mut self) {
-        if let Some(mut w) = self.watchdog.take() {
-            let _ = w.kill();
-            let _ = w.wait();
-        }
-        if self.pid != 0 {
-            stop_pid(self.pid);
-            println!("postgres: stopped PID {}", self.pid);
-        }
-    }
-}
-
-/// The directory of `initdb`, `pg_ctl` and `postgres`.
-fn pg_bin() -> Option<PathBuf> {
-    let has_all = |dir: &Path| {
-        ["initdb", "pg_ctl", "postgres"]
-            .iter()
-            .all(|b| dir.join(b).is_file())
-    };
-    if let Some(dir) = std::env::var_os("ASSETLIB_PG_BIN").map(PathBuf::from) {
-        return has_all(&dir).then_some(dir);
-    }
-    let on_path = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path).find_map(|dir| {
-            let real = std::fs::canonicalize(dir.join("initdb")).ok()?;
-            let real = real.parent()?.to_owned();
-            has_all(&real).then_some(real)
-        })
-    });
-    if on_path.is_some() {
-        return on_path;
-    }
-    let mut versions: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let version = name
-                .split('.')
-                .map(str::parse)
-                .collect::<Result<Vec<u64>, _>>()
-                .ok()?;
-            let bin = e.path().join("bin");
-            has_all(&bin).then_some((version, bin))
-        })
-        .collect();
-    versions.sort();
-    versions.pop().map(|(_, bin)| bin)
-}
-
-fn running_as_root() -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-}
-
-fn run(cmd: &mut Command, what: &str) {
-    match cmd.output() {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => panic!("cannot {what}: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => panic!("cannot {what}: {e}"),
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port on 127.0.0.1")
-}
-
-/// The postmaster's PID, from the first line of `postmaster.pid`.
-fn read_pid(data: &Path) -> Option<u32> {
-    std::fs::read_to_string(data.join("postmaster.pid"))
-        .ok()?
-        .lines()
-        .next()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-fn signal(pid: u32, sig: &str) -> bool {
-    Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Stops postmaster `pid` with a fast shutdown (`SIGINT`, which checkpoints), killing it if it
-/// is still there after 60 s.
-fn stop_pid(pid: u32) {
-    if !signal(pid, "INT") {
-        return;
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while signal(pid, "0") {
-        if Instant::now() > deadline {
-            signal(pid, "KILL");
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A shell in a process group of its own that waits for this process to exit and then stops
-/// the postmaster (when `postmaster.pid` still names it): a Ctrl-C or a panic in the bench
-/// leaves no server behind.
-fn spawn_watchdog(data: &Path, postmaster: u32) -> Child {
-    const SCRIPT: &str = r#"
-        parent=$1; pm=$2; data=$3
-        while kill -0 "$parent" 2>/dev/null; do sleep 0.2; done
-        if [ "$(head -n 1 "$data/postmaster.pid" 2>/dev/null)" = "$pm" ]; then
-            kill -INT "$pm" 2>/dev/null
-        fi
-    "#;
-    Command::new("sh")
-        .arg("-c")
-        .arg(SCRIPT)
-        .arg("assetlib-bench-pg-watchdog")
-        .arg(std::process::id().to_string())
-        .arg(postmaster.to_string())
-        .arg(data)
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| {
-            stop_pid(postmaster);
-            panic!("cannot start the cluster's watchdog: {e}")
-        })
-}
-
 /// A plain connection (not the store's pool), its connection task on the current runtime.
 async fn pg_connect(url: &str) -> tokio_postgres::Client {
     let (client, conn) = tokio_postgres::connect(url, NoTls)
@@ -551,7 +276,7 @@ async fn pg_connect(url: &str) -> tokio_postgres::Client {
 // --- PostgreSQL: the databases -------------------------------------------------------------
 
 /// Opens database `assets_N` of the cluster, building it first unless a complete one exists.
-fn pg_open_or_build(rt: &tokio::runtime::Runtime, server: &PgServer, size: usize) -> Db {
+fn pg_open_or_build(rt: &tokio::runtime::Runtime, server: &TestCluster, size: usize) -> Db {
     let name = format!("assets_{size}");
     let url = server.url(&name);
     rt.block_on(async {
@@ -912,7 +637,7 @@ fn sled_creates(rt: &tokio::runtime::Runtime, total: usize) {
     }
 }
 
-fn pg_creates(rt: &tokio::runtime::Runtime, server: &PgServer, total: usize) {
+fn pg_creates(rt: &tokio::runtime::Runtime, server: &TestCluster, total: usize) {
     let name = format!("creates_{}", std::process::id());
     let settings: Vec<String> = rt.block_on(async {
         let admin = pg_connect(&server.url("postgres")).await;
@@ -977,7 +702,7 @@ fn main() {
     let (use_sled, use_pg) = stores();
     let sizes = sizes();
     // Declared before the databases, so dropped after them: the server outlives the pools.
-    let pg = use_pg.then(PgServer::start);
+    let pg = use_pg.then(|| TestCluster::durable_in(data_root().join("pg")));
     let mut dbs: Vec<Db> = Vec::new();
     if use_sled {
         dbs.extend(sizes.iter().map(|&n| sled_open_or_build(&rt, n)));

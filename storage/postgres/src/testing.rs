@@ -6,6 +6,8 @@
 //! temporary directory, and starts it listening on `127.0.0.1` only, on a free port, with its
 //! unix socket in that directory. As root it runs the binaries as the `postgres` system user
 //! (PostgreSQL refuses to run as root). Durability is off (`fsync=off`): it is for tests.
+//! [`TestCluster::durable_in`] starts a durable one (`fsync=on`) kept in a directory across
+//! runs instead, for benches.
 //!
 //! [`TestCluster::database`] makes a fresh database in it for one test from a template
 //! database that is migrated once, so a database costs one `CREATE DATABASE`; dropping the
@@ -43,6 +45,15 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::NoTls;
 
+/// Settings of a throwaway cluster: fast, not durable.
+const FAST: &str = "-c fsync=off -c full_page_writes=off -c max_connections=300 \
+     -c shared_buffers=64MB";
+
+/// Settings of a kept, durable cluster ([`TestCluster::durable_in`]): commits reach the disk
+/// as on a production server; otherwise PostgreSQL's defaults, with 256 MB of shared buffers.
+const DURABLE: &str = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on \
+     -c shared_buffers=256MB -c max_connections=100";
+
 /// The database every [`TestCluster::database`] is copied from, migrated once.
 const TEMPLATE: &str = "assetlib_template";
 
@@ -59,7 +70,13 @@ const INSTALL_HINT: &str = "PostgreSQL server binaries (initdb, pg_ctl, postgres
 /// See the [module docs](self) for how it is started and stopped.
 #[derive(Debug)]
 pub struct TestCluster {
-    root: Option<tempfile::TempDir>,
+    /// The cluster's directory: its data, its log and its socket.
+    dir: PathBuf,
+    /// The temporary directory behind `dir`, removed when the cluster stops; `None` for a
+    /// kept cluster ([`TestCluster::durable_in`]).
+    temp: Option<tempfile::TempDir>,
+    /// Server settings beyond where it listens.
+    options: &'static str,
     data: PathBuf,
     bin: PathBuf,
     as_postgres: bool,
@@ -83,22 +100,48 @@ impl TestCluster {
     /// When the server binaries are missing (the message says what to install), or when
     /// the cluster cannot be made or started (the message carries the server's log).
     pub fn start() -> TestCluster {
-        let bin = find_bin().unwrap_or_else(|| panic!("{INSTALL_HINT}"));
-        let as_postgres = running_as_root();
-        let root = tempfile::Builder::new()
+        let temp = tempfile::Builder::new()
             .prefix("assetlib-pg-")
             .tempdir()
             .unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}"));
+        let dir = temp.path().to_owned();
+        Self::start_in(dir, Some(temp), FAST)
+    }
+
+    /// Starts a durable cluster (`fsync=on`, `synchronous_commit=on`, as a production server
+    /// runs) kept in `dir` across runs: made there on first use, reused after, never removed.
+    /// For benches, whose databases take minutes to fill and whose commits must be real.
+    ///
+    /// # Panics
+    /// As [`TestCluster::start`].
+    pub fn durable_in(dir: impl Into<PathBuf>) -> TestCluster {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot make {}: {e}", dir.display()));
+        let dir = std::fs::canonicalize(&dir)
+            .unwrap_or_else(|e| panic!("cannot resolve {}: {e}", dir.display()));
+        Self::start_in(dir, None, DURABLE)
+    }
+
+    fn start_in(
+        dir: PathBuf,
+        temp: Option<tempfile::TempDir>,
+        options: &'static str,
+    ) -> TestCluster {
+        let bin = find_bin().unwrap_or_else(|| panic!("{INSTALL_HINT}"));
+        let as_postgres = running_as_root();
         if as_postgres {
             run(
-                Command::new("chown").arg("postgres:").arg(root.path()),
+                Command::new("chown").arg("postgres:").arg(&dir),
                 "chown the cluster directory to the postgres user (does the `postgres` \
                  system user exist? `apt-get install postgresql` makes it)",
             );
         }
-        let data = root.path().join("data");
         let mut cluster = TestCluster {
-            data,
+            data: dir.join("data"),
+            dir,
+            temp,
+            options,
             bin,
             as_postgres,
             port: 0,
@@ -106,9 +149,11 @@ impl TestCluster {
             watchdog: None,
             template: tokio::sync::OnceCell::new(),
             next_db: AtomicU64::new(0),
-            root: Some(root),
         };
-        cluster.initdb();
+        if !cluster.data.join("PG_VERSION").is_file() {
+            let _ = std::fs::remove_dir_all(&cluster.data);
+            cluster.initdb();
+        }
         cluster.start_server();
         cluster
     }
@@ -196,10 +241,7 @@ impl TestCluster {
         } else {
             Command::new(exe)
         };
-        if let Some(root) = &self.root {
-            cmd.current_dir(root.path());
-        }
-        cmd.stdin(Stdio::null());
+        cmd.current_dir(&self.dir).stdin(Stdio::null());
         cmd
     }
 
@@ -237,17 +279,14 @@ impl TestCluster {
     }
 
     fn start_server(&mut self) {
-        let Some(root) = self.root.as_ref().map(|r| r.path().to_owned()) else {
-            return;
-        };
-        let log = root.join("server.log");
+        let log = self.dir.join("server.log");
         let mut last_error = String::new();
         for _ in 0..5 {
             let port = free_port();
             let options = format!(
-                "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off \
-                 -c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB",
-                root.display()
+                "-c listen_addresses=127.0.0.1 -p {port} -k {} {}",
+                self.dir.display(),
+                self.options
             );
             let status = self
                 .command("pg_ctl")
@@ -269,7 +308,8 @@ impl TestCluster {
                 Some(pid) if status.success() => {
                     self.port = port;
                     self.pid = pid;
-                    self.watchdog = Some(spawn_watchdog(&self.data, &root, pid));
+                    let removed = self.temp.as_ref().map(|t| t.path());
+                    self.watchdog = Some(spawn_watchdog(&self.data, removed, pid));
                     wait_until_ready(&self.url("postgres"));
                     return;
                 }
@@ -290,7 +330,7 @@ impl TestCluster {
             stop_pid(self.pid);
             self.pid = 0;
         }
-        if let Some(Err(e)) = self.root.take().map(tempfile::TempDir::close) {
+        if let Some(Err(e)) = self.temp.take().map(tempfile::TempDir::close) {
             eprintln!("cannot remove the test cluster's directory: {e}");
         }
     }
@@ -476,7 +516,7 @@ fn stop_pid(pid: u32) {
 /// Starts the watchdog: a shell, in a process group of its own (so a Ctrl-C to the tests does
 /// not stop it before it cleans up), that waits for this process to exit, then stops the
 /// postmaster and removes the cluster's directory.
-fn spawn_watchdog(data: &Path, root: &Path, postmaster: u32) -> Child {
+fn spawn_watchdog(data: &Path, removed: Option<&Path>, postmaster: u32) -> Child {
     const SCRIPT: &str = r#"
         parent=$1; pm=$2; data=$3; root=$4
         while kill -0 "$parent" 2>/dev/null; do sleep 0.2; done
@@ -486,7 +526,7 @@ fn spawn_watchdog(data: &Path, root: &Path, postmaster: u32) -> Child {
             while kill -0 "$pm" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
             kill -KILL "$pm" 2>/dev/null
         fi
-        rm -rf "$root"
+        [ -n "$root" ] && rm -rf "$root"
     "#;
     let child = Command::new("sh")
         .arg("-c")
@@ -495,7 +535,7 @@ fn spawn_watchdog(data: &Path, root: &Path, postmaster: u32) -> Child {
         .arg(std::process::id().to_string())
         .arg(postmaster.to_string())
         .arg(data)
-        .arg(root)
+        .arg(removed.unwrap_or(Path::new("")))
         .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
