@@ -169,22 +169,8 @@ impl PgStore {
              LEFT JOIN {s}.asset_counters c ON c.asset_id = p.id \
              ORDER BY p.sort_key {dir}, p.id {dir}"
         );
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(&sql).await?;
-        let refs: Vec<&(dyn ToSql + Sync)> = params
-            .iter()
-            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-            .collect();
-        let rows = client.query(&stmt, &refs).await?;
-        let mut total = 0;
-        let mut items = Vec::with_capacity(rows.len());
-        for row in &rows {
-            total = to_u64("asset count", row.try_get(0)?)?;
-            if row.try_get::<_, Option<Uuid>>(1)?.is_some() {
-                items.push(asset_from_row(row, 1)?);
-            }
-        }
-        Ok(Page { items, total })
+        self.query_page(&sql, &params, "asset count", |row| asset_from_row(row, 1))
+            .await
     }
 
     pub(crate) async fn get_asset_impl(&self, id: Uuid) -> Result<Option<Asset>, Failure> {

@@ -117,25 +117,13 @@ impl PgStore {
             out = library_cols("p."),
             cols = library_cols("l."),
         );
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(&sql).await?;
-        let refs: Vec<&(dyn ToSql + Sync)> = params
-            .iter()
-            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-            .collect();
-        let rows = client.query(&stmt, &refs).await?;
-        let mut total = 0;
-        let mut items = Vec::with_capacity(rows.len());
-        for row in &rows {
-            total = to_u64("library count", row.try_get(0)?)?;
-            if row.try_get::<_, Option<Uuid>>(1)?.is_some() {
-                items.push(LibrarySummary {
-                    library: library_from_row(row, 1)?,
-                    asset_count: to_u64("asset count", row.try_get(2 + LIBRARY_COLS)?)?,
-                });
-            }
-        }
-        Ok(Page { items, total })
+        self.query_page(&sql, &params, "library count", |row| {
+            Ok(LibrarySummary {
+                library: library_from_row(row, 1)?,
+                asset_count: to_u64("asset count", row.try_get(2 + LIBRARY_COLS)?)?,
+            })
+        })
+        .await
     }
 
     pub(crate) async fn load_library_impl(&self, id: Uuid) -> Result<Option<LibraryRows>, Failure> {

@@ -11,7 +11,8 @@ use assetlib_core::{
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
 use crate::error::{Error, Failure};
@@ -168,6 +169,36 @@ impl PgStore {
 }
 
 /// `v` as a `bigint`.
+impl PgStore {
+    /// Runs a list query whose every row holds the total matching (column 0) and one record
+    /// from column 1 on, decoded by `decode`; a page past the end is one row with the total
+    /// and nulls from column 1 on (the record's id is null).
+    pub(crate) async fn query_page<T>(
+        &self,
+        sql: &str,
+        params: &[Box<dyn ToSql + Sync + Send>],
+        what: &'static str,
+        decode: impl Fn(&Row) -> Result<T, Failure>,
+    ) -> Result<Page<T>, Failure> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql).await?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params
+            .iter()
+            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        let rows = client.query(&stmt, &refs).await?;
+        let mut total = 0;
+        let mut items = Vec::with_capacity(rows.len());
+        for row in &rows {
+            total = to_u64(what, row.try_get(0)?)?;
+            if row.try_get::<_, Option<Uuid>>(1)?.is_some() {
+                items.push(decode(row)?);
+            }
+        }
+        Ok(Page { items, total })
+    }
+}
+
 /// `names` as a select list, each prefixed with `p` (a table alias and a dot, or nothing).
 pub(crate) fn columns(p: &str, names: &[&str]) -> String {
     names
