@@ -191,6 +191,12 @@ pub enum StoreError {
     /// A key with the same hash exists already.
     #[error("a key with this hash exists")]
     DuplicateKeyHash,
+    /// A library write places an asset that does not exist (any more).
+    #[error("asset {id} does not exist")]
+    UnknownAsset {
+        /// The asset's id.
+        id: uuid::Uuid,
+    },
     /// Stored data could not be decoded.
     #[error("stored data is corrupt: {0}")]
     Corrupt(#[source] BoxError),

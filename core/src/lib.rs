@@ -64,6 +64,7 @@
 
 pub mod auth;
 mod bulk;
+mod change;
 mod config;
 mod detail_cache;
 pub mod download;
@@ -90,6 +91,7 @@ mod upload;
 pub mod validate;
 
 pub use async_trait::async_trait;
+pub use change::{AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse, LinkFields};
 pub use config::Config;
 pub use error::{ApiError, BoxError, StoreError};
 pub use files::{Files, FilesError, Resolved};
@@ -98,7 +100,7 @@ pub use model::{
     ApiKey, Asset, AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows,
     LibrarySettings, LibrarySummary, LibraryWrite, Page, PutOutcome, Scope, Section, ViewCount,
 };
-pub use query::{AssetQuery, AssetSort, DetailQuery, LibraryQuery, SortOrder};
+pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, SortOrder};
 pub use reply::{ByteStream, JSON, Reply};
 pub use request::{BodyStream, RawRequest, RequestBody};
 pub use routes::{

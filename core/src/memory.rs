@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use crate::error::StoreError;
 use crate::model::{
     ApiKey, Asset, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows, LibrarySummary,
@@ -88,6 +89,36 @@ impl State {
         self.last_version
     }
 
+    /// Gives every library holding the asset `id` a new content version.
+    fn touch_holders(&mut self, id: Uuid) {
+        let version = self.next_version();
+        for library in self.libraries.values_mut() {
+            if library.entries.iter().any(|e| e.asset_id == id) {
+                library.version = version;
+            }
+        }
+    }
+
+    /// The libraries holding the asset `id`, newest first.
+    fn usage(&self, id: Uuid) -> Vec<LibraryUse> {
+        let mut holders: Vec<&Library> = self
+            .libraries
+            .values()
+            .filter(|l| l.entries.iter().any(|e| e.asset_id == id))
+            .map(|l| &l.library)
+            .collect();
+        holders.sort_unstable_by_key(|l| std::cmp::Reverse((l.created_at, l.id)));
+        holders
+            .into_iter()
+            .map(|l| LibraryUse {
+                id: l.id,
+                title: l.settings.title.clone(),
+                slug: l.slug.clone(),
+                published: l.settings.published,
+            })
+            .collect()
+    }
+
     fn published_count(&self, entries: &[LibraryEntry]) -> u64 {
         entries
             .iter()
@@ -104,7 +135,7 @@ impl Store for MemoryStore {
         let mut hits: Vec<&Asset> = state
             .assets
             .values()
-            .filter(|a| a.published)
+            .filter(|a| q.status.admits(a.published))
             .filter(|a| q.asset_type.is_none_or(|t| a.asset_type == t))
             .filter(|a| needle.as_deref().is_none_or(|n| matches_search(a, n)))
             .collect();
@@ -150,26 +181,47 @@ impl Store for MemoryStore {
         Ok(asset)
     }
 
-    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError> {
+    async fn update_asset(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+    ) -> Result<Option<AssetUpdate>, StoreError> {
         let mut state = self.write();
-        let Some(old) = state.assets.get(&asset.id) else {
+        let Some(before) = state.assets.get(&id).cloned() else {
             return Ok(None);
         };
-        let stored = Asset {
-            slug: old.slug.clone(),
-            created_at: old.created_at,
-            published: old.published,
-            download_count: old.download_count,
-            ..asset
+        let Some(after) = change.apply(&before) else {
+            return Ok(Some(AssetUpdate {
+                after: before.clone(),
+                before,
+            }));
         };
-        let version = state.next_version();
-        for library in state.libraries.values_mut() {
-            if library.entries.iter().any(|e| e.asset_id == stored.id) {
-                library.version = version;
-            }
+        state.touch_holders(id);
+        state.assets.insert(id, after.clone());
+        Ok(Some(AssetUpdate { before, after }))
+    }
+
+    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+        let mut state = self.write();
+        if !state.assets.contains_key(&id) {
+            return Ok(AssetDeletion::NotFound);
         }
-        state.assets.insert(stored.id, stored.clone());
-        Ok(Some(stored))
+        let holders = state.usage(id);
+        if !holders.is_empty() && !force {
+            return Ok(AssetDeletion::InUse(holders));
+        }
+        state.touch_holders(id);
+        for library in state.libraries.values_mut() {
+            library.entries.retain(|e| e.asset_id != id);
+        }
+        Ok(state
+            .assets
+            .remove(&id)
+            .map_or(AssetDeletion::NotFound, AssetDeletion::Deleted))
+    }
+
+    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
+        Ok(self.read().usage(id))
     }
 
     async fn list_libraries(&self, q: &LibraryQuery) -> Result<Page<LibrarySummary>, StoreError> {
@@ -218,6 +270,15 @@ impl Store for MemoryStore {
 
     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
         let mut state = self.write();
+        if let Some(missing) = write
+            .entries
+            .iter()
+            .find(|e| !state.assets.contains_key(&e.asset_id))
+        {
+            return Err(StoreError::UnknownAsset {
+                id: missing.asset_id,
+            });
+        }
         let mut library = write.library;
         let id = library.id;
         let taken = |s: &str| {

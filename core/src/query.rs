@@ -29,6 +29,29 @@ pub enum SortOrder {
     Desc,
 }
 
+/// Which assets a list shows, by publication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum AssetStatus {
+    /// Published assets only (the default, and all a key without `write:assets` may list).
+    #[default]
+    Published,
+    /// Drafts only.
+    Draft,
+    /// Published assets and drafts.
+    Any,
+}
+
+impl AssetStatus {
+    /// Whether an asset with this `published` flag is shown.
+    pub const fn admits(self, published: bool) -> bool {
+        match self {
+            AssetStatus::Published => published,
+            AssetStatus::Draft => !published,
+            AssetStatus::Any => true,
+        }
+    }
+}
+
 /// A validated asset list query. Every sort ends with the asset id, in the same direction,
 /// so the order is total.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +68,8 @@ pub struct AssetQuery {
     pub sort: AssetSort,
     /// Sort direction.
     pub order: SortOrder,
+    /// Published assets, drafts, or both.
+    pub status: AssetStatus,
 }
 
 impl Default for AssetQuery {
@@ -56,6 +81,7 @@ impl Default for AssetQuery {
             search: None,
             sort: AssetSort::CreatedAt,
             order: SortOrder::Desc,
+            status: AssetStatus::Published,
         }
     }
 }
@@ -170,7 +196,15 @@ fn one_of<T: Copy>(name: &'static str, value: &str, options: &[(&str, T)]) -> Re
 
 /// Parses the query of `GET /api/v1/assets`.
 pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<AssetQuery, ApiError> {
-    const KNOWN: &[&str] = &["page", "per_page", "asset_type", "search", "sort", "order"];
+    const KNOWN: &[&str] = &[
+        "page",
+        "per_page",
+        "asset_type",
+        "search",
+        "sort",
+        "order",
+        "status",
+    ];
     let mut p = Params::parse(raw, KNOWN)?;
     let page = page_number(p.take("page"))?;
     let per_page = page_size("per_page", p.take("per_page"), max_page_size)?;
@@ -212,6 +246,18 @@ pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<Asset
             &[("asc", SortOrder::Asc), ("desc", SortOrder::Desc)],
         )?,
     };
+    let status = match p.take("status") {
+        None => AssetStatus::Published,
+        Some(v) => one_of(
+            "status",
+            &v,
+            &[
+                ("published", AssetStatus::Published),
+                ("draft", AssetStatus::Draft),
+                ("any", AssetStatus::Any),
+            ],
+        )?,
+    };
     Ok(AssetQuery {
         page,
         per_page,
@@ -219,6 +265,7 @@ pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<Asset
         search,
         sort,
         order,
+        status,
     })
 }
 
@@ -240,15 +287,27 @@ pub(crate) fn library_query(
 pub(crate) fn detail_query(raw: Option<&str>) -> Result<DetailQuery, ApiError> {
     const KNOWN: &[&str] = &["include_assets"];
     let mut p = Params::parse(raw, KNOWN)?;
-    let include_assets = match p.take("include_assets") {
-        None => false,
+    let include_assets = flag("include_assets", p.take("include_assets"))?;
+    Ok(DetailQuery { include_assets })
+}
+
+/// Parses the query of `DELETE /api/v1/assets/{id}`: whether `force` is set.
+pub(crate) fn force_query(raw: Option<&str>) -> Result<bool, ApiError> {
+    const KNOWN: &[&str] = &["force"];
+    let mut p = Params::parse(raw, KNOWN)?;
+    flag("force", p.take("force"))
+}
+
+/// A boolean parameter: `true`/`false` (also `1`/`0`), false when absent.
+fn flag(name: &'static str, value: Option<String>) -> Result<bool, ApiError> {
+    match value {
+        None => Ok(false),
         Some(v) => one_of(
-            "include_assets",
+            name,
             &v,
             &[("true", true), ("false", false), ("1", true), ("0", false)],
-        )?,
-    };
-    Ok(DetailQuery { include_assets })
+        ),
+    }
 }
 
 #[cfg(test)]

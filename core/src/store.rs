@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use crate::error::StoreError;
 use crate::model::{
     ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, ViewCount,
@@ -38,9 +39,9 @@ use crate::query::{AssetQuery, LibraryQuery};
 /// Keep the methods small and exact; conveniences belong in [`crate::Service`].
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
-    /// One page of published assets matching `query`, and the number of published assets
-    /// matching it in all.
+    /// One page of the assets matching `query`, and the number of assets matching it in all.
     ///
+    /// - `status` keeps published assets ([`crate::AssetStatus::Published`]), drafts, or both.
     /// - `asset_type` keeps assets of that type; `search` keeps assets whose title or
     ///   description contains it, compared in Unicode lowercase.
     /// - The order is `query.sort` (titles compared in Unicode lowercase) in `query.order`,
@@ -64,23 +65,47 @@ pub trait Store: Send + Sync + 'static {
     /// [`StoreError::DuplicateId`], and nothing changes.
     async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError>;
 
-    /// Replaces the fields of an existing asset with those of `asset`, keeping its slug,
-    /// `created_at`, `published` and download count, and returns it as stored (`None` if
-    /// there is no asset with `asset.id`). Its indexes and counts follow, and the content
-    /// version of every library holding it changes (see [`Store::record_library_view`]), in
-    /// one durable change.
-    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError>;
+    /// Applies `change` to the asset `id` and returns it just before and just after (`None`,
+    /// changing nothing, if there is no such asset).
+    ///
+    /// The new asset is [`AssetChange::apply`] of the asset as stored when the change lands,
+    /// so concurrent changes of one asset never mix: each applies to the result of another.
+    /// When `apply` answers `None` nothing is written and `after` equals `before`. Otherwise
+    /// the asset, its indexes and counts (a change of `published` moves it into or out of the
+    /// lists, and out of or into the asset counts of the libraries holding it) and the content
+    /// version of every library holding it (see [`Store::record_library_view`]) change in
+    /// one durable change. The download count is the current one.
+    async fn update_asset(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+    ) -> Result<Option<AssetUpdate>, StoreError>;
+
+    /// Deletes the asset `id`, atomically.
+    ///
+    /// When libraries hold the asset and `force` is false, nothing changes and the answer is
+    /// [`AssetDeletion::InUse`] with those libraries, as [`Store::asset_usage`] lists them.
+    /// Otherwise the asset, its indexes, counts and download counter, and its entries in
+    /// every library (whose content versions and asset counts change with them) go in one
+    /// durable change, and the answer is [`AssetDeletion::Deleted`] with the record as it
+    /// was. A deleted asset's slug may stay reserved. [`AssetDeletion::NotFound`] if there is
+    /// no such asset.
+    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError>;
+
+    /// The libraries (published or not) holding the asset `id`, newest `created_at` first,
+    /// then by id descending; empty for an asset no library holds or that does not exist.
+    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError>;
 
     /// One page of published libraries (optionally of one workspace), newest `published_at`
-    /// first, then by id descending, with each library's count of published assets; and the
-    /// number of such libraries in all.
+    /// first, then by id descending, with each library's count of published assets (exact
+    /// after every asset change and delete); and the number of such libraries in all.
     async fn list_libraries(
         &self,
         query: &LibraryQuery,
     ) -> Result<Page<LibrarySummary>, StoreError>;
 
     /// The library with this id (published or not), its sections, and its entries joined with
-    /// their assets' fields, in one call. Entries whose asset no longer exists are left out.
+    /// their assets' fields, in one call.
     async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError>;
 
     /// Creates or replaces a whole library, atomically: readers see the old document or the
@@ -91,6 +116,11 @@ pub trait Store: Send + Sync + 'static {
     /// none. Slugs are unique among libraries: a given slug (`slug_given`) that another
     /// library holds is [`StoreError::SlugTaken`]; a slug made from the title
     /// gets the first free `-2`, `-3`, ... suffix. A library never clashes with itself.
+    ///
+    /// Every entry's asset must exist when the change lands (drafts may be placed): an entry
+    /// of a missing asset is [`StoreError::UnknownAsset`], and nothing changes. So a library
+    /// write racing [`Store::delete_asset`] of an asset it places either fails or makes the
+    /// delete see the library.
     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError>;
 
     /// Deletes a library with its sections and entries (not its assets). `false` if there was
@@ -103,7 +133,8 @@ pub trait Store: Send + Sync + 'static {
     ///
     /// The version changes on every write that can change the library's detail page other
     /// than views: [`Store::put_library`], [`Store::delete_library`] followed by a new
-    /// library with the same id, and [`Store::update_asset`] of an asset the library holds.
+    /// library with the same id, [`Store::update_asset`] that changes an asset the library
+    /// holds, and [`Store::delete_asset`] that removes one from it.
     /// A version is never reused for a library, and what [`Store::load_library`] returns
     /// after this call is at least as new as the version returned, so a reader may keep a
     /// rendered page under its version and reuse it while the version stays the same.

@@ -15,6 +15,7 @@
 //! With the feature `s3` too, `testing::s3` starts a real S3-compatible server (SeaweedFS)
 //! for tests of `Files::s3`.
 
+mod lifecycle;
 #[cfg(feature = "s3")]
 pub mod s3;
 
@@ -33,6 +34,12 @@ use crate::model::{
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::Store;
+use lifecycle::{
+    concurrent_changes_never_mix, delete_racing_library_write_is_consistent,
+    delete_refuses_held_assets_unless_forced, drafts_are_listed_by_status,
+    library_writes_place_existing_assets_only, publication_changes_library_counts_and_versions,
+    update_asset_merges_and_keeps_identity, update_asset_replaces_file_fields,
+};
 
 type CaseFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -76,7 +83,6 @@ cases!(
     unpublished_assets_are_not_listed,
     totals_follow_creates,
     library_round_trip,
-    library_entries_of_missing_assets_are_left_out,
     library_replace_keeps_counters_and_first_publication,
     library_slugs,
     library_list_order_filter_and_counts,
@@ -84,7 +90,14 @@ cases!(
     library_delete,
     concurrent_views_are_all_counted,
     library_version_follows_writes,
-    update_asset_keeps_identity_and_reindexes,
+    update_asset_merges_and_keeps_identity,
+    update_asset_replaces_file_fields,
+    drafts_are_listed_by_status,
+    publication_changes_library_counts_and_versions,
+    concurrent_changes_never_mix,
+    delete_refuses_held_assets_unless_forced,
+    library_writes_place_existing_assets_only,
+    delete_racing_library_write_is_consistent,
     concurrent_downloads_are_all_counted,
     keys_lookup_list_expiry_revocation,
     duplicate_ids_and_key_hashes_are_refused,
@@ -579,23 +592,6 @@ async fn library_round_trip(store: Arc<dyn Store>) {
     }
 }
 
-async fn library_entries_of_missing_assets_are_left_out(store: Arc<dyn Store>) {
-    let a = insert(&store, sample_asset("A", AssetType::Pdf, 1)).await;
-    let ghost = sample_asset("never stored", AssetType::Pdf, 2);
-    let lib = sample_library("L", 3);
-    store
-        .put_library(write(
-            lib.clone(),
-            vec![],
-            vec![entry(&a, None, 0), entry(&ghost, None, 1)],
-        ))
-        .await
-        .unwrap();
-    let rows = store.load_library(lib.id).await.unwrap().unwrap();
-    assert_eq!(rows.entries.len(), 1);
-    assert_eq!(rows.entries[0].entry.asset_id, a.id);
-}
-
 async fn library_replace_keeps_counters_and_first_publication(store: Arc<dyn Store>) {
     let mut draft = sample_library("Draft", 1);
     draft.settings.published = false;
@@ -941,11 +937,14 @@ async fn library_version_follows_writes(store: Arc<dyn Store>) {
     seen.push(replaced.version);
 
     // A change of an asset the library holds changes it, and the load shows the change.
-    let mut changed = a.clone();
-    changed.title = "Held, renamed".into();
-    changed.thumbnail_path = Some("thumbs/held.png".into());
+    let mut changed = crate::change::AssetChange::at(t0() + Duration::seconds(9));
+    changed.title = Some("Held, renamed".into());
+    changed.file = Some(crate::change::FileFields {
+        thumbnail_path: Some("thumbs/held.png".into()),
+        ..Default::default()
+    });
     store
-        .update_asset(changed)
+        .update_asset(a.id, &changed)
         .await
         .unwrap()
         .expect("asset exists");
@@ -983,49 +982,6 @@ async fn library_version_follows_writes(store: Arc<dyn Store>) {
     assert_eq!(store.record_library_view(id).await.unwrap(), None);
     let rows = store.load_library(id).await.unwrap().unwrap();
     assert_eq!(rows.library.view_count, 1);
-}
-
-async fn update_asset_keeps_identity_and_reindexes(store: Arc<dyn Store>) {
-    let a = insert(&store, sample_asset("Alpha", AssetType::Pdf, 1)).await;
-    let b = insert(&store, sample_asset("Mike", AssetType::Pdf, 2)).await;
-    store.record_download(a.id).await.unwrap();
-    let mut changed = sample_asset("Zulu", AssetType::Image, 50);
-    changed.id = a.id;
-    changed.description = Some("now a picture".into());
-    changed.width = Some(640);
-    changed.height = Some(480);
-    let stored = store
-        .update_asset(changed.clone())
-        .await
-        .unwrap()
-        .expect("asset exists");
-    assert_eq!(stored.slug, a.slug, "slug kept");
-    assert_eq!(stored.created_at, a.created_at, "created_at kept");
-    assert_eq!(stored.download_count, 1, "downloads kept");
-    assert_eq!(stored.title, "Zulu");
-    assert_eq!(stored.updated_at, changed.updated_at);
-    assert_eq!(store.get_asset(a.id).await.unwrap(), Some(stored.clone()));
-
-    let titles = |items: Vec<Asset>| items.into_iter().map(|x| x.title).collect::<Vec<_>>();
-    let (items, total) = list(&store, query(AssetSort::Title, SortOrder::Asc, 10)).await;
-    assert_eq!(
-        (titles(items), total),
-        (vec!["Mike".into(), "Zulu".into()], 2)
-    );
-    let (items, _) = list(&store, query(AssetSort::UpdatedAt, SortOrder::Desc, 10)).await;
-    assert_eq!(titles(items), vec!["Zulu", "Mike"]);
-    let mut pdfs = query(AssetSort::CreatedAt, SortOrder::Asc, 10);
-    pdfs.asset_type = Some(AssetType::Pdf);
-    let (items, total) = list(&store, pdfs).await;
-    assert_eq!((titles(items), total), (vec!["Mike".into()], 1));
-    let mut search = query(AssetSort::CreatedAt, SortOrder::Asc, 10);
-    search.search = Some("alpha".into());
-    assert_eq!(list(&store, search).await.1, 0);
-    assert_eq!(store.get_asset(b.id).await.unwrap(), Some(b));
-
-    let mut missing = sample_asset("Nobody", AssetType::Pdf, 3);
-    missing.id = Uuid::new_v4();
-    assert_eq!(store.update_asset(missing).await.unwrap(), None);
 }
 
 async fn concurrent_downloads_are_all_counted(store: Arc<dyn Store>) {

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use assetlib_core::{
-    Config, Files, MemoryStore, Operation, RawRequest, Reply, Scope, Service, Store,
+    AssetChange, Config, FileFields, Files, MemoryStore, Operation, RawRequest, Reply, Scope,
+    Service, Store,
 };
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -145,10 +146,14 @@ async fn writes_show_on_the_next_read(detail_cache: bool) {
 
     // An asset change in the store: the next read shows it.
     let a_id = a["id"].as_str().unwrap().parse().unwrap();
-    let mut asset = store.get_asset(a_id).await.unwrap().unwrap();
-    asset.title = "Alpha renamed".into();
-    asset.thumbnail_path = Some("thumbs/alpha.png".into());
-    store.update_asset(asset).await.unwrap().unwrap();
+    let asset = store.get_asset(a_id).await.unwrap().unwrap();
+    let mut change = AssetChange::at(chrono::Utc::now());
+    change.title = Some("Alpha renamed".into());
+    change.file = Some(FileFields {
+        thumbnail_path: Some("thumbs/alpha.png".into()),
+        ..FileFields::of(&asset)
+    });
+    store.update_asset(a_id, &change).await.unwrap().unwrap();
     let v = e.detail(&id, WITH).await;
     assert_eq!(v["unsectioned_assets"][0]["title"], "Alpha renamed");
     assert_eq!(

@@ -1,0 +1,173 @@
+//! The asset lifecycle's records: a change of an asset's editable fields ([`AssetChange`]),
+//! what a change did ([`AssetUpdate`]), what a delete did ([`AssetDeletion`]) and the libraries
+//! that hold an asset ([`LibraryUse`]).
+//!
+//! The merge of a change into an asset is [`AssetChange::apply`], one function every store
+//! calls on the record as stored when its change lands, so two concurrent changes of one asset
+//! never mix: each applies to the result of the other.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::model::Asset;
+
+/// The fields a file gives an asset, all read from the file: they change together.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileFields {
+    /// Path of the file in the file store.
+    pub file_path: Option<String>,
+    /// Size of the file in bytes.
+    pub file_size: Option<u64>,
+    /// Media type of the file.
+    pub mime_type: Option<String>,
+    /// Path of the thumbnail in the file store.
+    pub thumbnail_path: Option<String>,
+    /// Pages of a paged document.
+    pub page_count: Option<u64>,
+    /// Words of a pdf or document.
+    pub word_count: Option<u64>,
+    /// Width of an image as displayed, in pixels.
+    pub width: Option<u32>,
+    /// Height of an image as displayed, in pixels.
+    pub height: Option<u32>,
+}
+
+impl FileFields {
+    /// The file fields of `asset`.
+    pub fn of(asset: &Asset) -> Self {
+        FileFields {
+            file_path: asset.file_path.clone(),
+            file_size: asset.file_size,
+            mime_type: asset.mime_type.clone(),
+            thumbnail_path: asset.thumbnail_path.clone(),
+            page_count: asset.page_count,
+            word_count: asset.word_count,
+            width: asset.width,
+            height: asset.height,
+        }
+    }
+
+    /// Writes these fields into `asset`.
+    pub fn set_on(self, asset: &mut Asset) {
+        asset.file_path = self.file_path;
+        asset.file_size = self.file_size;
+        asset.mime_type = self.mime_type;
+        asset.thumbnail_path = self.thumbnail_path;
+        asset.page_count = self.page_count;
+        asset.word_count = self.word_count;
+        asset.width = self.width;
+        asset.height = self.height;
+    }
+}
+
+/// An address and the embed it gives (for an external video); they change together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkFields {
+    /// The new `external_url` (`None` clears it, where the type allows that).
+    pub external_url: Option<String>,
+    /// The `video_embed` that follows from it.
+    pub video_embed: Option<String>,
+}
+
+/// A change of an asset's editable fields: each `Some` sets a field, each `None` leaves it.
+/// Its id, type, slug, creation time and download count never change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssetChange {
+    /// A new title.
+    pub title: Option<String>,
+    /// A new description (`Some(None)` clears it).
+    pub description: Option<Option<String>>,
+    /// Whether the asset may be shared without a key.
+    pub is_public: Option<bool>,
+    /// Whether the asset is published.
+    pub published: Option<bool>,
+    /// A new address (links, external videos and git references).
+    pub link: Option<LinkFields>,
+    /// A new file (file-based assets), with everything read from it.
+    pub file: Option<FileFields>,
+    /// The time of the change: the asset's `updated_at` when the change changes anything.
+    pub at: DateTime<Utc>,
+}
+
+impl AssetChange {
+    /// A change at `at` that changes nothing yet.
+    pub fn at(at: DateTime<Utc>) -> Self {
+        AssetChange {
+            title: None,
+            description: None,
+            is_public: None,
+            published: None,
+            link: None,
+            file: None,
+            at,
+        }
+    }
+
+    /// `asset` with this change applied, or `None` when the change would change nothing (then
+    /// `updated_at` stays too, and a store writes nothing). `updated_at` becomes
+    /// [`AssetChange::at`], or stays when that is not later.
+    pub fn apply(&self, asset: &Asset) -> Option<Asset> {
+        let mut next = asset.clone();
+        if let Some(title) = &self.title {
+            next.title.clone_from(title);
+        }
+        if let Some(description) = &self.description {
+            next.description.clone_from(description);
+        }
+        if let Some(is_public) = self.is_public {
+            next.is_public = is_public;
+        }
+        if let Some(published) = self.published {
+            next.published = published;
+        }
+        if let Some(link) = &self.link {
+            next.external_url.clone_from(&link.external_url);
+            next.video_embed.clone_from(&link.video_embed);
+        }
+        if let Some(file) = &self.file {
+            file.clone().set_on(&mut next);
+        }
+        if next == *asset {
+            return None;
+        }
+        next.updated_at = next.updated_at.max(self.at);
+        Some(next)
+    }
+}
+
+/// What [`crate::Store::update_asset`] did: the asset just before the change and as stored
+/// after it (equal when the change changed nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssetUpdate {
+    /// The asset as it was when the change landed.
+    pub before: Asset,
+    /// The asset as stored now.
+    pub after: Asset,
+}
+
+/// A library that holds an asset, as [`crate::Store::asset_usage`] and a refused delete tell
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibraryUse {
+    /// The library's id.
+    pub id: Uuid,
+    /// Its title.
+    pub title: String,
+    /// Its slug.
+    pub slug: String,
+    /// Whether it is published.
+    pub published: bool,
+}
+
+/// What [`crate::Store::delete_asset`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AssetDeletion {
+    /// The asset is gone; this is the record as it was (its files are the caller's to
+    /// remove).
+    Deleted(Asset),
+    /// Libraries hold the asset and the delete was not forced: nothing changed. The libraries
+    /// come newest first, as [`crate::Store::asset_usage`] gives them.
+    InUse(Vec<LibraryUse>),
+    /// There is no asset with this id.
+    NotFound,
+}

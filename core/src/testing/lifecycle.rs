@@ -1,0 +1,474 @@
+//! Conformance cases of the asset lifecycle: changes, drafts, deletes and usage.
+
+use std::sync::Arc;
+
+use chrono::Duration;
+use uuid::Uuid;
+
+use super::{entry, insert, list, query, sample_asset, sample_library, t0, write};
+use crate::change::{AssetChange, AssetDeletion, FileFields, LibraryUse};
+use crate::error::StoreError;
+use crate::model::{Asset, AssetType, Library};
+use crate::query::{AssetQuery, AssetSort, AssetStatus, LibraryQuery, SortOrder};
+use crate::store::Store;
+
+fn change(secs: i64) -> AssetChange {
+    AssetChange::at(t0() + Duration::seconds(secs))
+}
+
+async fn update(store: &Arc<dyn Store>, id: Uuid, change: &AssetChange) -> (Asset, Asset) {
+    let done = store
+        .update_asset(id, change)
+        .await
+        .expect("update_asset")
+        .expect("asset exists");
+    (done.before, done.after)
+}
+
+fn with_status(status: AssetStatus) -> AssetQuery {
+    AssetQuery {
+        status,
+        ..query(AssetSort::CreatedAt, SortOrder::Asc, 50)
+    }
+}
+
+async fn ids_of(store: &Arc<dyn Store>, q: AssetQuery) -> (Vec<Uuid>, u64) {
+    let (items, total) = list(store, q).await;
+    (items.into_iter().map(|a| a.id).collect(), total)
+}
+
+async fn asset_count_of(store: &Arc<dyn Store>, library: Uuid) -> u64 {
+    let page = store
+        .list_libraries(&LibraryQuery {
+            limit: 100,
+            ..LibraryQuery::default()
+        })
+        .await
+        .expect("list_libraries");
+    page.items
+        .into_iter()
+        .find(|s| s.library.id == library)
+        .map(|s| s.asset_count)
+        .expect("library listed")
+}
+
+async fn put(store: &Arc<dyn Store>, library: &Library, assets: &[&Asset]) {
+    let entries = assets
+        .iter()
+        .enumerate()
+        .map(|(i, a)| entry(a, None, i as u32))
+        .collect();
+    store
+        .put_library(write(library.clone(), vec![], entries))
+        .await
+        .expect("put_library");
+}
+
+async fn version(store: &Arc<dyn Store>, library: Uuid) -> u64 {
+    store
+        .record_library_view(library)
+        .await
+        .expect("view")
+        .expect("published library")
+        .version
+}
+
+fn use_of(library: &Library) -> LibraryUse {
+    LibraryUse {
+        id: library.id,
+        title: library.settings.title.clone(),
+        slug: library.slug.clone(),
+        published: library.settings.published,
+    }
+}
+
+pub(super) async fn update_asset_merges_and_keeps_identity(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("Alpha", AssetType::Pdf, 1)).await;
+    let b = insert(&store, sample_asset("Mike", AssetType::Pdf, 2)).await;
+    store.record_download(a.id).await.unwrap();
+
+    let mut rename = change(50);
+    rename.title = Some("Zulu".into());
+    rename.description = Some(Some("now with a description".into()));
+    rename.is_public = Some(true);
+    let (before, after) = update(&store, a.id, &rename).await;
+    assert_eq!(before.title, "Alpha", "before is the stored asset");
+    assert_eq!(before.download_count, 1);
+    assert_eq!(after.slug, a.slug, "slug kept");
+    assert_eq!(after.created_at, a.created_at, "created_at kept");
+    assert_eq!(after.download_count, 1, "downloads kept");
+    assert_eq!(after.asset_type, AssetType::Pdf);
+    assert_eq!(after.title, "Zulu");
+    assert_eq!(after.description.as_deref(), Some("now with a description"));
+    assert!(after.is_public);
+    assert_eq!(after.updated_at, t0() + Duration::seconds(50));
+    assert_eq!(store.get_asset(a.id).await.unwrap(), Some(after.clone()));
+
+    // The indexes follow the new title and time.
+    let titles = |items: Vec<Asset>| items.into_iter().map(|x| x.title).collect::<Vec<_>>();
+    let (items, total) = list(&store, query(AssetSort::Title, SortOrder::Asc, 10)).await;
+    assert_eq!(
+        (titles(items), total),
+        (vec!["Mike".into(), "Zulu".into()], 2)
+    );
+    let (items, _) = list(&store, query(AssetSort::UpdatedAt, SortOrder::Desc, 10)).await;
+    assert_eq!(titles(items), vec!["Zulu", "Mike"]);
+    let mut search = query(AssetSort::CreatedAt, SortOrder::Asc, 10);
+    search.search = Some("alpha".into());
+    assert_eq!(list(&store, search.clone()).await.1, 0);
+    search.search = Some("DESCRIPTION".into());
+    assert_eq!(list(&store, search).await.1, 1);
+
+    // A change that changes nothing writes nothing, and the time stays.
+    let mut same = change(90);
+    same.title = Some("Zulu".into());
+    let (before, after) = update(&store, a.id, &same).await;
+    assert_eq!(before, after);
+    assert_eq!(after.updated_at, t0() + Duration::seconds(50));
+
+    // Clearing a description; the other asset is untouched.
+    let mut clear = change(60);
+    clear.description = Some(None);
+    let (_, after) = update(&store, a.id, &clear).await;
+    assert_eq!(after.description, None);
+    assert_eq!(store.get_asset(b.id).await.unwrap(), Some(b));
+
+    assert_eq!(
+        store.update_asset(Uuid::new_v4(), &rename).await.unwrap(),
+        None
+    );
+}
+
+pub(super) async fn update_asset_replaces_file_fields(store: Arc<dyn Store>) {
+    let mut a = sample_asset("Photo", AssetType::Image, 1);
+    a.file_path = Some("uploads/1/old.png".into());
+    a.file_size = Some(10);
+    a.mime_type = Some("image/png".into());
+    a.thumbnail_path = Some("thumbnails/old.png".into());
+    a.width = Some(4);
+    a.height = Some(3);
+    let a = insert(&store, a).await;
+    let file = FileFields {
+        file_path: Some("uploads/2/new.jpg".into()),
+        file_size: Some(20),
+        mime_type: Some("image/jpeg".into()),
+        thumbnail_path: Some("thumbnails/new.jpg".into()),
+        page_count: None,
+        word_count: None,
+        width: Some(40),
+        height: Some(30),
+    };
+    let mut replace = change(5);
+    replace.file = Some(file.clone());
+    let (before, after) = update(&store, a.id, &replace).await;
+    assert_eq!(before, a);
+    assert_eq!(FileFields::of(&after), file);
+    assert_eq!(after.title, a.title);
+    assert_eq!(store.get_asset(a.id).await.unwrap(), Some(after));
+}
+
+pub(super) async fn drafts_are_listed_by_status(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("A", AssetType::Pdf, 1)).await;
+    let b = insert(&store, sample_asset("B", AssetType::Image, 2)).await;
+    let mut c = sample_asset("C draft", AssetType::Pdf, 3);
+    c.published = false;
+    let c = insert(&store, c).await;
+
+    assert_eq!(
+        ids_of(&store, with_status(AssetStatus::Published)).await,
+        (vec![a.id, b.id], 2)
+    );
+    assert_eq!(
+        ids_of(&store, with_status(AssetStatus::Draft)).await,
+        (vec![c.id], 1)
+    );
+    assert_eq!(
+        ids_of(&store, with_status(AssetStatus::Any)).await,
+        (vec![a.id, b.id, c.id], 3)
+    );
+
+    // Unpublishing and publishing move assets between the lists, with every filter.
+    let mut hide = change(10);
+    hide.published = Some(false);
+    let (_, hidden) = update(&store, b.id, &hide).await;
+    assert!(!hidden.published);
+    let mut publish = change(11);
+    publish.published = Some(true);
+    update(&store, c.id, &publish).await;
+    assert_eq!(
+        ids_of(&store, with_status(AssetStatus::Published)).await,
+        (vec![a.id, c.id], 2)
+    );
+    assert_eq!(
+        ids_of(&store, with_status(AssetStatus::Draft)).await,
+        (vec![b.id], 1)
+    );
+    let mut images = with_status(AssetStatus::Draft);
+    images.asset_type = Some(AssetType::Image);
+    assert_eq!(ids_of(&store, images.clone()).await, (vec![b.id], 1));
+    images.status = AssetStatus::Published;
+    assert_eq!(ids_of(&store, images).await, (vec![], 0));
+    let mut pdfs = with_status(AssetStatus::Any);
+    pdfs.asset_type = Some(AssetType::Pdf);
+    assert_eq!(ids_of(&store, pdfs).await, (vec![a.id, c.id], 2));
+    let mut search = with_status(AssetStatus::Draft);
+    search.search = Some("b".into());
+    assert_eq!(ids_of(&store, search.clone()).await, (vec![b.id], 1));
+    search.status = AssetStatus::Any;
+    search.search = Some("draft".into());
+    assert_eq!(ids_of(&store, search).await, (vec![c.id], 1));
+    let mut by_update = with_status(AssetStatus::Any);
+    by_update.sort = AssetSort::UpdatedAt;
+    by_update.order = SortOrder::Desc;
+    by_update.per_page = 2;
+    by_update.page = 1;
+    assert_eq!(ids_of(&store, by_update).await, (vec![c.id, b.id], 3));
+}
+
+pub(super) async fn publication_changes_library_counts_and_versions(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("A", AssetType::Pdf, 1)).await;
+    let b = insert(&store, sample_asset("B", AssetType::Pdf, 2)).await;
+    let lib = sample_library("Holder", 3);
+    put(&store, &lib, &[&a, &b]).await;
+    assert_eq!(asset_count_of(&store, lib.id).await, 2);
+    let v1 = version(&store, lib.id).await;
+
+    let mut hide = change(10);
+    hide.published = Some(false);
+    update(&store, b.id, &hide).await;
+    assert_eq!(asset_count_of(&store, lib.id).await, 1);
+    let v2 = version(&store, lib.id).await;
+    assert_ne!(v1, v2, "unpublishing a held asset changes the page");
+    let rows = store.load_library(lib.id).await.unwrap().unwrap();
+    let row = rows.entries.iter().find(|r| r.entry.asset_id == b.id);
+    assert!(!row.expect("the draft's entry stays").asset.published);
+
+    let mut show = change(11);
+    show.published = Some(true);
+    update(&store, b.id, &show).await;
+    assert_eq!(asset_count_of(&store, lib.id).await, 2);
+    assert_ne!(version(&store, lib.id).await, v2);
+
+    // A library written while an asset is a draft counts it once it is published.
+    let mut c = sample_asset("C", AssetType::Pdf, 4);
+    c.published = false;
+    let c = insert(&store, c).await;
+    let second = sample_library("Second", 5);
+    put(&store, &second, &[&a, &c]).await;
+    assert_eq!(asset_count_of(&store, second.id).await, 1);
+    update(&store, c.id, &show).await;
+    assert_eq!(asset_count_of(&store, second.id).await, 2);
+}
+
+pub(super) async fn concurrent_changes_never_mix(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("Start", AssetType::Pdf, 1)).await;
+    const ROUNDS: i64 = 40;
+    // One writer renames, the other describes: neither change is ever lost.
+    let rename = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for i in 0..ROUNDS {
+                let mut c = change(10 + i);
+                c.title = Some(format!("T{i}"));
+                store.update_asset(a.id, &c).await.unwrap().unwrap();
+            }
+        })
+    };
+    let describe = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for i in 0..ROUNDS {
+                let mut c = change(10 + i);
+                c.description = Some(Some(format!("D{i}")));
+                store.update_asset(a.id, &c).await.unwrap().unwrap();
+            }
+        })
+    };
+    rename.await.unwrap();
+    describe.await.unwrap();
+    let last = ROUNDS - 1;
+    let got = store.get_asset(a.id).await.unwrap().unwrap();
+    assert_eq!(got.title, format!("T{last}"), "a rename was lost");
+    assert_eq!(
+        got.description,
+        Some(format!("D{last}")),
+        "a describe was lost"
+    );
+
+    // Two writers that each set both fields: the result is one writer's pair.
+    let tasks: Vec<_> = ["X", "Y"]
+        .into_iter()
+        .map(|who| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for i in 0..ROUNDS {
+                    let mut c = change(100 + i);
+                    c.title = Some(format!("{who}{i}"));
+                    c.description = Some(Some(format!("{who}{i}")));
+                    let done = store.update_asset(a.id, &c).await.unwrap().unwrap();
+                    assert_eq!(Some(done.after.title), done.after.description);
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let got = store.get_asset(a.id).await.unwrap().unwrap();
+    assert_eq!(
+        Some(got.title),
+        got.description,
+        "fields of two changes mixed"
+    );
+}
+
+pub(super) async fn delete_refuses_held_assets_unless_forced(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("Held", AssetType::Pdf, 1)).await;
+    let b = insert(&store, sample_asset("Other", AssetType::Pdf, 2)).await;
+    store.record_download(a.id).await.unwrap();
+    let older = sample_library("Older", 3);
+    let mut newer = sample_library("Newer draft", 4);
+    newer.settings.published = false;
+    put(&store, &older, &[&a, &b]).await;
+    put(&store, &newer, &[&a]).await;
+    let holders = vec![use_of(&newer), use_of(&older)];
+    assert_eq!(store.asset_usage(a.id).await.unwrap(), holders);
+    assert_eq!(store.asset_usage(b.id).await.unwrap(), vec![use_of(&older)]);
+    assert_eq!(store.asset_usage(Uuid::new_v4()).await.unwrap(), vec![]);
+
+    // Refused: nothing changes.
+    let v1 = version(&store, older.id).await;
+    assert_eq!(
+        store.delete_asset(a.id, false).await.unwrap(),
+        AssetDeletion::InUse(holders)
+    );
+    assert!(store.get_asset(a.id).await.unwrap().is_some());
+    assert_eq!(asset_count_of(&store, older.id).await, 2);
+    assert_eq!(version(&store, older.id).await, v1);
+    let (_, total) = list(&store, AssetQuery::default()).await;
+    assert_eq!(total, 2);
+
+    // Forced: the asset and its entries go together.
+    let mut gone = store.get_asset(a.id).await.unwrap().unwrap();
+    gone.download_count = 1;
+    assert_eq!(
+        store.delete_asset(a.id, true).await.unwrap(),
+        AssetDeletion::Deleted(gone)
+    );
+    assert_eq!(store.get_asset(a.id).await.unwrap(), None);
+    assert_eq!(
+        store.get_assets(&[a.id, b.id]).await.unwrap(),
+        vec![b.clone()]
+    );
+    assert_eq!(store.asset_usage(a.id).await.unwrap(), vec![]);
+    assert_eq!(store.record_download(a.id).await.unwrap(), None);
+    for lib in [&older, &newer] {
+        let rows = store.load_library(lib.id).await.unwrap().unwrap();
+        assert!(rows.entries.iter().all(|r| r.entry.asset_id != a.id));
+    }
+    assert_ne!(version(&store, older.id).await, v1, "the page changed");
+    assert_eq!(asset_count_of(&store, older.id).await, 1);
+    let (items, total) = list(&store, with_status(AssetStatus::Any)).await;
+    assert_eq!((items, total), (vec![b.clone()], 1));
+    let mut pdfs = AssetQuery::default();
+    pdfs.asset_type = Some(AssetType::Pdf);
+    assert_eq!(list(&store, pdfs).await.1, 1);
+    assert_eq!(
+        store.delete_asset(a.id, true).await.unwrap(),
+        AssetDeletion::NotFound
+    );
+
+    // An asset no library holds goes without force; a draft too.
+    let mut draft = sample_asset("Draft", AssetType::Image, 5);
+    draft.published = false;
+    let draft = insert(&store, draft).await;
+    assert_eq!(
+        store.delete_asset(draft.id, false).await.unwrap(),
+        AssetDeletion::Deleted(draft)
+    );
+    assert_eq!(
+        ids_of(&store, with_status(AssetStatus::Draft)).await,
+        (vec![], 0)
+    );
+    store.delete_library(older.id).await.unwrap();
+    assert!(matches!(
+        store.delete_asset(b.id, false).await.unwrap(),
+        AssetDeletion::Deleted(_)
+    ));
+    assert_eq!(list(&store, with_status(AssetStatus::Any)).await.1, 0);
+}
+
+pub(super) async fn library_writes_place_existing_assets_only(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("A", AssetType::Pdf, 1)).await;
+    let ghost = sample_asset("never stored", AssetType::Pdf, 2);
+    let lib = sample_library("L", 3);
+    let refused = store
+        .put_library(write(
+            lib.clone(),
+            vec![],
+            vec![entry(&a, None, 0), entry(&ghost, None, 1)],
+        ))
+        .await;
+    assert!(
+        matches!(refused, Err(StoreError::UnknownAsset { id }) if id == ghost.id),
+        "{refused:?}"
+    );
+    assert_eq!(store.load_library(lib.id).await.unwrap(), None);
+
+    put(&store, &lib, &[&a]).await;
+    let before = store.load_library(lib.id).await.unwrap().unwrap();
+    let mut renamed = lib.clone();
+    renamed.settings.title = "Renamed".into();
+    let refused = store
+        .put_library(write(renamed, vec![], vec![entry(&ghost, None, 0)]))
+        .await;
+    assert!(matches!(refused, Err(StoreError::UnknownAsset { .. })));
+    assert_eq!(store.load_library(lib.id).await.unwrap(), Some(before));
+
+    // A deleted asset cannot be placed again.
+    let b = insert(&store, sample_asset("B", AssetType::Pdf, 4)).await;
+    store.delete_asset(b.id, false).await.unwrap();
+    let refused = store
+        .put_library(write(lib.clone(), vec![], vec![entry(&b, None, 0)]))
+        .await;
+    assert!(matches!(refused, Err(StoreError::UnknownAsset { id }) if id == b.id));
+}
+
+pub(super) async fn delete_racing_library_write_is_consistent(store: Arc<dyn Store>) {
+    for round in 0..20 {
+        let x = insert(
+            &store,
+            sample_asset(&format!("x{round}"), AssetType::Pdf, round),
+        )
+        .await;
+        let lib = sample_library(&format!("L{round}"), round);
+        let writer = {
+            let (store, lib, x) = (store.clone(), lib.clone(), x.clone());
+            tokio::spawn(async move {
+                store
+                    .put_library(write(lib, vec![], vec![entry(&x, None, 0)]))
+                    .await
+            })
+        };
+        let deleter = {
+            let store = store.clone();
+            tokio::spawn(async move { store.delete_asset(x.id, false).await.unwrap() })
+        };
+        let (written, deleted) = (writer.await.unwrap(), deleter.await.unwrap());
+        let rows = store.load_library(lib.id).await.unwrap();
+        let asset = store.get_asset(x.id).await.unwrap();
+        match (written, deleted) {
+            (Ok(_), AssetDeletion::InUse(by)) => {
+                assert_eq!(by, vec![use_of(&lib)]);
+                assert!(asset.is_some());
+                assert_eq!(rows.expect("written").entries.len(), 1);
+            }
+            (Err(StoreError::UnknownAsset { id }), AssetDeletion::Deleted(_)) => {
+                assert_eq!(id, x.id);
+                assert!(asset.is_none());
+                assert_eq!(rows, None);
+            }
+            (w, d) => panic!("round {round}: inconsistent outcome {w:?} / {d:?}"),
+        }
+    }
+}
