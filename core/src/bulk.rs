@@ -51,7 +51,7 @@ pub(crate) async fn plan(
     let mut items = Vec::new();
     let mut section_index: HashMap<Uuid, usize> = HashMap::new();
     for (section, row) in detail.page_order() {
-        let Some(asset) = assets.get(&row.entry.asset_id) else {
+        let Some(asset) = assets.get(&row.entry.asset_id).filter(|a| a.published) else {
             continue;
         };
         let Some(path) = asset.file_path.as_deref() else {

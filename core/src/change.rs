@@ -146,8 +146,9 @@ pub struct AssetUpdate {
 }
 
 /// A library that holds an asset, as [`crate::Store::asset_usage`] and a refused delete tell
-/// it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// it. On the wire (`GET /api/v1/assets/{id}/usage`) it is `{"id", "title", "slug",
+/// "published"}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct LibraryUse {
     /// The library's id.
     pub id: Uuid,
@@ -170,4 +171,75 @@ pub enum AssetDeletion {
     InUse(Vec<LibraryUse>),
     /// There is no asset with this id.
     NotFound,
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration;
+
+    use super::*;
+    use crate::model::AssetType;
+
+    fn asset() -> Asset {
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
+        Asset {
+            id: Uuid::from_u128(1),
+            title: "Logo".into(),
+            slug: "logo".into(),
+            description: Some("old".into()),
+            asset_type: AssetType::Image,
+            file_path: Some("uploads/a/logo.png".into()),
+            file_size: Some(10),
+            mime_type: Some("image/png".into()),
+            thumbnail_path: None,
+            page_count: None,
+            word_count: None,
+            width: Some(2),
+            height: Some(1),
+            external_url: None,
+            video_embed: None,
+            download_count: 4,
+            is_public: false,
+            published: true,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+
+    #[test]
+    fn a_change_sets_only_what_it_names_and_moves_the_time() {
+        let a = asset();
+        let mut change = AssetChange::at(a.updated_at + Duration::seconds(5));
+        change.description = Some(None);
+        change.published = Some(false);
+        let next = change.apply(&a).expect("a change");
+        assert_eq!(next.description, None);
+        assert!(!next.published);
+        assert_eq!(next.updated_at, change.at);
+        let rest = Asset {
+            description: a.description.clone(),
+            published: true,
+            updated_at: a.updated_at,
+            ..next
+        };
+        assert_eq!(rest, a);
+    }
+
+    #[test]
+    fn a_change_to_the_same_values_is_no_change() {
+        let a = asset();
+        let mut change = AssetChange::at(a.updated_at + Duration::seconds(5));
+        change.title = Some("Logo".into());
+        change.file = Some(FileFields::of(&a));
+        assert_eq!(change.apply(&a), None);
+        assert_eq!(AssetChange::at(change.at).apply(&a), None);
+    }
+
+    #[test]
+    fn the_time_never_goes_back() {
+        let a = asset();
+        let mut change = AssetChange::at(a.updated_at - Duration::seconds(5));
+        change.title = Some("Earlier clock".into());
+        assert_eq!(change.apply(&a).map(|n| n.updated_at), Some(a.updated_at));
+    }
 }

@@ -1,6 +1,7 @@
 //! Errors: [`ApiError`], the one place where failures become HTTP answers, and
 //! [`StoreError`], the normalised failures of a [`crate::Store`].
 
+use crate::change::LibraryUse;
 use crate::model::Scope;
 use crate::reply::Reply;
 
@@ -20,6 +21,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `BulkDownloadDisabled` | 403 | `Bulk download disabled` | no |
 /// | `NotFound` | 404 | `Not found` | no |
 /// | `MethodNotAllowed` | 405 | `Method not allowed` (+ `Allow`) | no |
+/// | `Conflict` | 409 | `Conflict` (+ `libraries`) | no |
 /// | `RequestTimeout` | 408 | `Request timeout` | no |
 /// | `PayloadTooLarge` | 413 | `Payload too large` | no |
 /// | `UnsupportedMediaType` | 415 | `Unsupported media type` | no |
@@ -54,6 +56,14 @@ pub enum ApiError {
         method: String,
         /// The methods the path accepts, as for the `Allow` header.
         allow: &'static str,
+    },
+    /// The change would break something that exists: an asset that libraries hold.
+    #[error("{message}")]
+    Conflict {
+        /// What is in the way.
+        message: String,
+        /// The libraries that hold the asset, sent as `libraries: [{id, title, slug}]`.
+        libraries: Vec<LibraryUse>,
     },
     /// The body stopped arriving: no part of it came for longer than
     /// [`crate::Config::body_timeout`].
@@ -101,6 +111,7 @@ impl ApiError {
             ApiError::Forbidden(_) | ApiError::BulkDownloadDisabled => 403,
             ApiError::NotFound(_) => 404,
             ApiError::MethodNotAllowed { .. } => 405,
+            ApiError::Conflict { .. } => 409,
             ApiError::RequestTimeout { .. } => 408,
             ApiError::PayloadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType { .. } => 415,
@@ -117,6 +128,7 @@ impl ApiError {
             ApiError::BulkDownloadDisabled => "Bulk download disabled",
             ApiError::NotFound(_) => "Not found",
             ApiError::MethodNotAllowed { .. } => "Method not allowed",
+            ApiError::Conflict { .. } => "Conflict",
             ApiError::RequestTimeout { .. } => "Request timeout",
             ApiError::PayloadTooLarge { .. } => "Payload too large",
             ApiError::UnsupportedMediaType { .. } => "Unsupported media type",
@@ -141,8 +153,18 @@ impl ApiError {
         let mut body = serde_json::Map::with_capacity(3);
         body.insert("error".into(), self.error_text().into());
         body.insert("message".into(), self.message().into());
-        if let ApiError::Validation { field, .. } = &self {
-            body.insert("field".into(), field.as_str().into());
+        match &self {
+            ApiError::Validation { field, .. } => {
+                body.insert("field".into(), field.as_str().into());
+            }
+            ApiError::Conflict { libraries, .. } => {
+                let list = libraries
+                    .iter()
+                    .map(|l| serde_json::json!({"id": l.id, "title": l.title, "slug": l.slug}))
+                    .collect();
+                body.insert("libraries".into(), serde_json::Value::Array(list));
+            }
+            _ => {}
         }
         let mut reply = Reply::json_value(self.status(), &serde_json::Value::Object(body));
         match &self {
@@ -164,6 +186,9 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::SlugTaken { slug } => {
                 ApiError::validation("slug", format!("slug {slug:?} is taken by another library"))
+            }
+            StoreError::UnknownAsset { id } => {
+                ApiError::validation("asset_id", format!("asset {id} does not exist"))
             }
             other => ApiError::Internal(Box::new(other)),
         }

@@ -3,6 +3,7 @@
 
 use uuid::Uuid;
 
+use crate::change::FileFields;
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::extract::{self, ExtractError, FileInfo};
@@ -27,14 +28,33 @@ pub(crate) struct Ingested {
     pub(crate) thumbnail_path: Option<String>,
 }
 
-/// Reads the file at `file_path` for the asset `id` of the `declared` type (`None`: inferred
-/// from the content). Answers 400 on `file_path` for a missing file or one outside the store,
+impl Ingested {
+    /// The asset fields this file gives.
+    pub(crate) fn into_fields(self) -> FileFields {
+        let info = self.info;
+        FileFields {
+            file_path: Some(self.file_path),
+            file_size: Some(info.file_size),
+            mime_type: Some(info.mime_type),
+            thumbnail_path: self.thumbnail_path,
+            page_count: info.page_count,
+            word_count: info.word_count,
+            width: info.width,
+            height: info.height,
+        }
+    }
+}
+
+/// Reads the file at `file_path` for an asset of the `declared` type (`None`: inferred
+/// from the content); an image's thumbnail is stored at `thumbnails/{thumbnail}.{png,jpg}`
+/// (`thumbnail` is the asset's id on create, a fresh id on a replacement, so the old
+/// thumbnail stays until the new one is in place). Answers 400 on `file_path` for a missing file or one outside the store,
 /// and 400 on `field` (`file_path` on create, `file` on upload) for content of another type
 /// or a file that needs more time or memory than allowed.
 pub(crate) async fn ingest(
     files: &Files,
     config: &Config,
-    id: Uuid,
+    thumbnail: Uuid,
     file_path: &str,
     declared: Option<AssetType>,
     field: &'static str,
@@ -96,7 +116,7 @@ pub(crate) async fn ingest(
     info.file_size = resolved.size;
     let thumbnail_path = match thumb {
         Some(t) => {
-            let path = format!("thumbnails/{id}.{}", t.extension);
+            let path = format!("thumbnails/{thumbnail}.{}", t.extension);
             files.put(&path, t.bytes.into()).await?;
             Some(path)
         }

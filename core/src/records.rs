@@ -14,7 +14,7 @@ pub(crate) fn now() -> DateTime<Utc> {
     DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
 }
 
-/// A new, published asset record `id` from a validated create and, for an asset with a file,
+/// A new asset record `id` from a validated create and, for an asset with a file,
 /// what was read from the file: the slug of its title (stores make it unique), created now.
 pub(crate) fn new_asset(id: Uuid, new: NewAsset, file: Option<Ingested>) -> Asset {
     let now = now();
@@ -36,20 +36,12 @@ pub(crate) fn new_asset(id: Uuid, new: NewAsset, file: Option<Ingested>) -> Asse
         video_embed: new.video_embed,
         download_count: 0,
         is_public: new.is_public,
-        published: true,
+        published: new.published,
         created_at: now,
         updated_at: now,
     };
     if let Some(file) = file {
-        let info = file.info;
-        asset.file_path = Some(file.file_path);
-        asset.file_size = Some(info.file_size);
-        asset.mime_type = Some(info.mime_type);
-        asset.thumbnail_path = file.thumbnail_path;
-        asset.page_count = info.page_count;
-        asset.word_count = info.word_count;
-        asset.width = info.width;
-        asset.height = info.height;
+        file.into_fields().set_on(&mut asset);
     }
     asset
 }

@@ -73,6 +73,7 @@ impl Serialize for AssetJson<'_> {
         m.serialize_entry("page_count", &a.page_count)?;
         m.serialize_entry("download_count", &a.download_count)?;
         m.serialize_entry("is_public", &a.is_public)?;
+        m.serialize_entry("published", &a.published)?;
         m.serialize_entry("created_at", &Timestamp(a.created_at))?;
         m.serialize_entry("updated_at", &Timestamp(a.updated_at))?;
         match a.asset_type {
@@ -160,7 +161,7 @@ mod tests {
         v.as_object().unwrap().keys().map(String::as_str).collect()
     }
 
-    const BASE: [&str; 14] = [
+    const BASE: [&str; 15] = [
         "id",
         "title",
         "slug",
@@ -173,6 +174,7 @@ mod tests {
         "page_count",
         "download_count",
         "is_public",
+        "published",
         "created_at",
         "updated_at",
     ];

@@ -30,6 +30,14 @@ pub enum Operation {
     UploadAsset,
     /// `GET /api/v1/libraries/{library_id}/download`
     DownloadLibrary,
+    /// `PATCH /api/v1/assets/{asset_id}`
+    UpdateAsset,
+    /// `DELETE /api/v1/assets/{asset_id}`
+    DeleteAsset,
+    /// `PUT /api/v1/assets/{asset_id}/file`
+    ReplaceAssetFile,
+    /// `GET /api/v1/assets/{asset_id}/usage`
+    AssetUsage,
 }
 
 impl Operation {
@@ -39,7 +47,12 @@ impl Operation {
             Operation::ListAssets | Operation::GetAsset | Operation::DownloadAsset => {
                 &[Scope::ReadAssets]
             }
-            Operation::CreateAsset | Operation::UploadAsset => &[Scope::WriteAssets],
+            Operation::CreateAsset
+            | Operation::UploadAsset
+            | Operation::UpdateAsset
+            | Operation::DeleteAsset
+            | Operation::ReplaceAssetFile => &[Scope::WriteAssets],
+            Operation::AssetUsage => &[Scope::ReadAssets, Scope::ReadLibraries],
             Operation::ListLibraries | Operation::GetLibrary => &[Scope::ReadLibraries],
             Operation::PutLibrary | Operation::DeleteLibrary => &[Scope::WriteLibraries],
             Operation::DownloadLibrary => &[Scope::ReadLibraries, Scope::ReadAssets],
@@ -48,7 +61,10 @@ impl Operation {
 
     /// Whether the operation reads a JSON body.
     pub const fn takes_json_body(self) -> bool {
-        matches!(self, Operation::CreateAsset | Operation::PutLibrary)
+        matches!(
+            self,
+            Operation::CreateAsset | Operation::PutLibrary | Operation::UpdateAsset
+        )
     }
 }
 
@@ -80,7 +96,21 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         path: "/api/v1/assets/{id}",
-        methods: &[("GET", Operation::GetAsset)],
+        methods: &[
+            ("GET", Operation::GetAsset),
+            ("PATCH", Operation::UpdateAsset),
+            ("DELETE", Operation::DeleteAsset),
+        ],
+        allow: "GET, HEAD, PATCH, DELETE",
+    },
+    Route {
+        path: "/api/v1/assets/{id}/file",
+        methods: &[("PUT", Operation::ReplaceAssetFile)],
+        allow: "PUT",
+    },
+    Route {
+        path: "/api/v1/assets/{id}/usage",
+        methods: &[("GET", Operation::AssetUsage)],
         allow: "GET, HEAD",
     },
     Route {

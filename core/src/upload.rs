@@ -26,6 +26,7 @@ pub(crate) struct Form {
     pub(crate) description: Option<String>,
     pub(crate) asset_type: Option<String>,
     pub(crate) is_public: Option<String>,
+    pub(crate) published: Option<String>,
     /// Where the file was stored, and the name the client gave it.
     pub(crate) file: Option<(String, String)>,
 }
@@ -65,16 +66,8 @@ pub(crate) fn new_asset(
             ),
         )
     })?;
-    let is_public = match form.is_public.as_deref().map(str::trim) {
-        None | Some("" | "false") => false,
-        Some("true") => true,
-        Some(_) => {
-            return Err(ApiError::validation(
-                "is_public",
-                "is_public must be true or false",
-            ));
-        }
-    };
+    let is_public = form_flag("is_public", form.is_public.as_deref(), false)?;
+    let published = form_flag("published", form.published.as_deref(), true)?;
     let title = form.title.clone().unwrap_or_else(|| {
         let base = client_name.rsplit(['/', '\\']).next().unwrap_or("");
         base.to_owned()
@@ -84,7 +77,21 @@ pub(crate) fn new_asset(
     fields.insert("description".into(), form.description.clone().into());
     fields.insert("asset_type".into(), asset_type.as_str().into());
     fields.insert("is_public".into(), is_public.into());
+    fields.insert("published".into(), published.into());
     validate::new_asset_fields(&fields, config)
+}
+
+/// A boolean text part: `true` or `false`, `default` when absent or empty.
+fn form_flag(name: &'static str, value: Option<&str>, default: bool) -> Result<bool, ApiError> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(default),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(_) => Err(ApiError::validation(
+            name,
+            format!("{name} must be true or false"),
+        )),
+    }
 }
 
 /// The most bytes an upload's body may have: the file limit plus room for the rest.
@@ -184,6 +191,7 @@ pub(crate) async fn read_form(
             "description" => &mut form.description,
             "asset_type" => &mut form.asset_type,
             "is_public" => &mut form.is_public,
+            "published" => &mut form.published,
             _ => continue,
         };
         let mut text = Vec::new();

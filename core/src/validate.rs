@@ -1,5 +1,6 @@
-//! Validation of request bodies and path values: `POST /api/v1/assets`, the library document
-//! of `PUT /api/v1/libraries/{id}`, ids, slugs and file paths. Pure functions, no I/O.
+//! Validation of request bodies and path values: `POST /api/v1/assets`, `PATCH
+//! /api/v1/assets/{id}`, the library document of `PUT /api/v1/libraries/{id}`, ids, slugs and
+//! file paths. Pure functions, no I/O.
 //!
 //! Every failure is a 400 naming the field or path, e.g. `title` or
 //! `sections[0].assets[2].asset_id`. A wrong JSON type is an error naming the field; `null`
@@ -14,8 +15,10 @@ use crate::error::ApiError;
 use crate::model::AssetType;
 
 mod library;
+mod patch;
 
 pub use library::{EntryDoc, LibraryDoc, SectionDoc, library_doc};
+pub use patch::{AssetPatch, asset_patch};
 
 /// Longest slug made from a title, in bytes.
 pub const MAX_SLUG_LEN: usize = 80;
@@ -42,6 +45,8 @@ pub struct NewAsset {
     pub video_embed: Option<String>,
     /// Whether the asset may be shared without a key.
     pub is_public: bool,
+    /// Whether the asset is published (else a draft); default true.
+    pub published: bool,
     /// Relative path in the file store, for file-based types.
     pub file_path: Option<String>,
 }
@@ -345,7 +350,44 @@ pub(crate) fn new_asset_fields(
             )
         })?
     };
-    let external_url = match f.opt_str("external_url")? {
+    let (external_url, video_embed) = link_fields(asset_type, f.opt_str("external_url")?, config)?;
+    let is_public = f.opt_bool("is_public")?.unwrap_or(false);
+    let published = f.opt_bool("published")?.unwrap_or(true);
+    let file_path = match f.opt_str("file_path")? {
+        None => None,
+        Some(_) if !asset_type.is_file_based() => {
+            return Err(ApiError::validation(
+                "file_path",
+                "file_path is only accepted for pdf, document, image, video and audio assets",
+            ));
+        }
+        Some(p) => {
+            check_file_path(p)?;
+            check_not_api_folder(p)?;
+            Some(p.to_owned())
+        }
+    };
+    Ok(NewAsset {
+        title,
+        description,
+        asset_type,
+        external_url,
+        video_embed,
+        is_public,
+        published,
+        file_path,
+    })
+}
+
+/// The `external_url` of an asset of `asset_type` (`raw`: the value given, if any) and the
+/// `video_embed` that follows from it: required for link and external_video, accepted for
+/// git, refused for the other types.
+fn link_fields(
+    asset_type: AssetType,
+    raw: Option<&str>,
+    config: &Config,
+) -> Result<(Option<String>, Option<String>), ApiError> {
+    let external_url = match raw {
         None if asset_type.requires_external_url() => {
             return Err(ApiError::validation(
                 "external_url",
@@ -365,29 +407,30 @@ pub(crate) fn new_asset_fields(
         (Some(url), AssetType::ExternalVideo) => Some(video_embed(url, config)?),
         _ => None,
     };
-    let is_public = f.opt_bool("is_public")?.unwrap_or(false);
-    let file_path = match f.opt_str("file_path")? {
-        None => None,
-        Some(_) if !asset_type.is_file_based() => {
-            return Err(ApiError::validation(
-                "file_path",
-                "file_path is only accepted for pdf, document, image, video and audio assets",
-            ));
-        }
-        Some(p) => {
-            check_file_path(p)?;
-            Some(p.to_owned())
-        }
-    };
-    Ok(NewAsset {
-        title,
-        description,
-        asset_type,
-        external_url: external_url.map(String::from),
-        video_embed,
-        is_public,
-        file_path,
-    })
+    Ok((external_url.map(String::from), video_embed))
+}
+
+/// The folders of the file store where the API keeps the files it stores itself (uploads,
+/// replaced files, thumbnails). It removes them when their asset goes, so an asset created
+/// with a `file_path` names a file the app placed elsewhere.
+pub const API_FOLDERS: [&str; 2] = ["uploads/", "thumbnails/"];
+
+/// Whether `path` is in one of [`API_FOLDERS`].
+pub fn in_api_folder(path: &str) -> bool {
+    API_FOLDERS.iter().any(|folder| path.starts_with(folder))
+}
+
+fn check_not_api_folder(path: &str) -> Result<(), ApiError> {
+    if in_api_folder(path) {
+        return Err(ApiError::validation(
+            "file_path",
+            format!(
+                "file_path must not be in {}: the API keeps its own files there",
+                API_FOLDERS.join(" or ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

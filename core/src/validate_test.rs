@@ -32,8 +32,18 @@ fn minimal_create() {
             external_url: None,
             video_embed: None,
             is_public: false,
+            published: true,
             file_path: None,
         }
+    );
+    let draft = create(json!({"title": "Report", "asset_type": "pdf", "published": false}));
+    assert!(!draft.unwrap().published);
+    assert_eq!(
+        fails(
+            create(json!({"title": "R", "asset_type": "pdf", "published": "no"})),
+            "published"
+        ),
+        "published must be a boolean"
     );
 }
 

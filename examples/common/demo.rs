@@ -29,6 +29,8 @@ struct Sample {
     is_public: bool,
     /// A real file for it: its name under `demo/` in the file store, and its content.
     file: Option<SampleFile>,
+    /// Whether it is published (else a draft).
+    published: bool,
 }
 
 /// A sample's file: its name under `demo/` and a function making its content.
@@ -54,7 +56,7 @@ fn one_pager_docx() -> Vec<u8> {
     ])
 }
 
-const SAMPLES: [Sample; 10] = [
+const SAMPLES: [Sample; 11] = [
     Sample {
         title: "Brand guidelines",
         description: "Logo use, colours and type, in twelve pages.",
@@ -62,6 +64,7 @@ const SAMPLES: [Sample; 10] = [
         external_url: None,
         is_public: true,
         file: Some(("brand-guidelines.pdf", guidelines_pdf)),
+        published: true,
     },
     Sample {
         title: "Logo (full colour)",
@@ -70,6 +73,7 @@ const SAMPLES: [Sample; 10] = [
         external_url: None,
         is_public: true,
         file: Some(("logo.png", logo_png)),
+        published: true,
     },
     Sample {
         title: "Team photo 2026",
@@ -78,6 +82,7 @@ const SAMPLES: [Sample; 10] = [
         external_url: None,
         is_public: false,
         file: Some(("team-photo-2026.jpg", team_jpeg)),
+        published: true,
     },
     Sample {
         title: "Product one-pager",
@@ -86,6 +91,7 @@ const SAMPLES: [Sample; 10] = [
         external_url: None,
         is_public: true,
         file: Some(("product-one-pager.docx", one_pager_docx)),
+        published: true,
     },
     Sample {
         title: "Product tour",
@@ -94,6 +100,7 @@ const SAMPLES: [Sample; 10] = [
         external_url: None,
         is_public: true,
         file: None,
+        published: true,
     },
     Sample {
         title: "Podcast: episode 1",
@@ -102,6 +109,7 @@ const SAMPLES: [Sample; 10] = [
         external_url: None,
         is_public: false,
         file: None,
+        published: true,
     },
     Sample {
         title: "Launch keynote",
@@ -110,6 +118,7 @@ const SAMPLES: [Sample; 10] = [
         external_url: Some("https://www.youtube.com/watch?v=aqz-KE-bpKQ"),
         is_public: true,
         file: None,
+        published: true,
     },
     Sample {
         title: "Company website",
@@ -118,6 +127,7 @@ const SAMPLES: [Sample; 10] = [
         external_url: Some("https://example.com/"),
         is_public: true,
         file: None,
+        published: true,
     },
     Sample {
         title: "Press kit",
@@ -126,8 +136,17 @@ const SAMPLES: [Sample; 10] = [
         external_url: None,
         is_public: false,
         file: None,
+        published: true,
     },
-    // Added last: its presence marks the demo as done.
+    Sample {
+        title: "Rebrand proposal",
+        description: "Next year's look, not yet approved: a draft only writers see.",
+        asset_type: AssetType::Document,
+        external_url: None,
+        is_public: false,
+        file: None,
+        published: false,
+    },
     Sample {
         title: "Website source",
         description: "The site's repository.",
@@ -135,6 +154,7 @@ const SAMPLES: [Sample; 10] = [
         external_url: Some("https://example.com/website.git"),
         is_public: false,
         file: None,
+        published: true,
     },
 ];
 
@@ -144,12 +164,12 @@ pub(crate) async fn seed_and_show(service: &Service, addr: SocketAddr) -> Result
     let library = format!("http://{addr}/api/v1/libraries/{LIBRARY_ID}?include_assets=true");
     if added {
         println!(
-            "  Demo data added: {} sample assets and a published library:",
+            "  Demo data added: {} sample assets (one a draft) and a published library:",
             SAMPLES.len()
         );
     } else {
         println!(
-            "  Demo data (added before): {} sample assets and a library:",
+            "  Demo data (added before): {} sample assets (one a draft) and a library:",
             SAMPLES.len()
         );
     }
@@ -192,6 +212,7 @@ async fn add_asset(service: &Service, s: &Sample) -> Result<Uuid, BoxError> {
             "asset_type": s.asset_type.as_str(),
             "external_url": s.external_url,
             "is_public": s.is_public,
+            "published": s.published,
             "file_path": file_path,
         }),
         service.config(),

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::harness::Harness;
 use crate::support::{Ctx, Resp, asset, id_of, ids, keys};
 
-const BASE_FIELDS: [&str; 14] = [
+const BASE_FIELDS: [&str; 15] = [
     "asset_type",
     "created_at",
     "description",
@@ -20,6 +20,7 @@ const BASE_FIELDS: [&str; 14] = [
     "is_public",
     "mime_type",
     "page_count",
+    "published",
     "slug",
     "thumbnail_path",
     "title",
@@ -68,7 +69,7 @@ pub(crate) async fn create_answers_201_with_location_and_the_asset<H: Harness>()
             "description": "How to use the logo", "asset_type": "pdf",
             "file_path": "docs/brand-guide.pdf", "file_size": size,
             "mime_type": "application/pdf", "thumbnail_path": null, "page_count": 3,
-            "download_count": 0, "is_public": true,
+            "download_count": 0, "is_public": true, "published": true,
             "created_at": created_at, "updated_at": created_at, "word_count": 150
         })
     );
@@ -385,12 +386,16 @@ pub(crate) async fn drafts_are_hidden_from_reads_and_lists<H: Harness>() {
     draft.published = false;
     let draft = ctx.insert(draft).await;
     let published = ctx.asset_id("Published", "pdf").await;
-    let r = ctx.get(&format!("/api/v1/assets/{}", draft.id)).await;
+    // Drafts are for keys with write:assets; a reader does not see them.
+    let reader = ctx.key(&[assetlib::Scope::ReadAssets]).await;
+    let r = ctx
+        .get_as(&format!("/api/v1/assets/{}", draft.id), Some(&reader))
+        .await;
     r.assert(
         404,
         json!({"error": "Not found", "message": "Asset not found"}),
     );
-    let list = ctx.get("/api/v1/assets").await;
+    let list = ctx.get_as("/api/v1/assets", Some(&reader)).await;
     assert_eq!(ids(&list.json["data"]), vec![published]);
     assert_eq!(list.json["pagination"]["total"], 1);
     let search = ctx.get("/api/v1/assets?search=draft").await;

@@ -572,6 +572,92 @@ fn requests(keys: &Keys, seed: &Seed) -> Vec<Req> {
     r.get(&format!("{lib_path}/download"), admin);
     r.get(&format!("/api/v1/libraries/{missing}/download"), admin);
 
+    // The asset lifecycle: changes, drafts, usage, refused and forced deletes, replacements.
+    let read_assets = keys.read_assets.as_str();
+    let asset_path = |id: &str| format!("/api/v1/assets/{id}");
+    r.json(
+        "PATCH",
+        &asset_path(pdf),
+        admin,
+        r#"{"title": "Guide v2", "description": null}"#,
+    );
+    r.json("PATCH", &asset_path(pdf), admin, r#"{"title": "Guide v2"}"#);
+    for body in [
+        r#"{"slug": "x"}"#,
+        r#"{"asset_type": "image"}"#,
+        r#"{"title": ""}"#,
+        r#"{"title": null}"#,
+        r#"{"is_public": "yes"}"#,
+        r#"{"external_url": "https://example.com/"}"#,
+        "[]",
+        "{",
+    ] {
+        r.json("PATCH", &asset_path(pdf), admin, body);
+    }
+    r.json(
+        "PATCH",
+        &asset_path(git),
+        admin,
+        r#"{"external_url": "https://example.com/repo.git"}"#,
+    );
+    r.json("PATCH", &asset_path(&missing), admin, "{}");
+    r.json("PATCH", &asset_path("nope"), admin, "{}");
+    r.json("PATCH", &asset_path(pdf), read_assets, "{}");
+    let draft_id = seed.draft.to_string();
+    r.get(&asset_path(&draft_id), admin);
+    r.get(&asset_path(&draft_id), read_assets);
+    for status in ["draft", "any", "published", "drafts"] {
+        r.get(
+            &format!("/api/v1/assets?status={status}&per_page=100"),
+            admin,
+        );
+    }
+    r.get("/api/v1/assets?status=any", read_assets);
+    r.get(&format!("{}/usage", asset_path(image)), admin);
+    r.get(&format!("{}/usage", asset_path(&missing)), admin);
+    r.get(&format!("{}/usage", asset_path(image)), read_assets);
+    r.send(
+        "DELETE",
+        &asset_path(image),
+        &[("Authorization", &format!("Bearer {admin}"))],
+        None,
+    );
+    r.send(
+        "DELETE",
+        &format!("{}?force=perhaps", asset_path(image)),
+        &[("Authorization", &format!("Bearer {admin}"))],
+        None,
+    );
+    r.send(
+        "DELETE",
+        &asset_path(git),
+        &[("Authorization", &format!("Bearer {admin}"))],
+        None,
+    );
+    r.send(
+        "DELETE",
+        &asset_path(git),
+        &[("Authorization", &format!("Bearer {admin}"))],
+        None,
+    );
+    r.send(
+        "DELETE",
+        &format!("{}?force=true", asset_path(audio)),
+        &[("Authorization", &format!("Bearer {admin}"))],
+        None,
+    );
+    r.get(&format!("{lib_path}?include_assets=true"), admin);
+    r.json("PUT", &format!("{}/file", asset_path(pdf)), admin, "{}");
+    for target in [&ids[3], &ids[1]] {
+        r.send(
+            "PUT",
+            &format!("{}/file", asset_path(target)),
+            &upload_headers,
+            Some(with_file.as_bytes()),
+        );
+    }
+    r.get(&format!("{}/download", asset_path(&ids[1])), admin);
+
     // The effects of all of the above, as both stores now hold them. (Lists that hold the
     // records created above are compared where each was created: among equal titles or
     // timestamps their order comes from their ids, which differ by nature.)

@@ -22,8 +22,10 @@ mod harness;
 mod hostile;
 mod libraries;
 mod library_writes;
+mod lifecycle;
 mod listing;
 mod ready_server;
+mod replace;
 #[cfg(all(feature = "postgres", feature = "s3"))]
 mod replicas;
 mod routing;
@@ -99,6 +101,17 @@ macro_rules! cases {
             hostile::a_415_names_the_media_type_the_route_takes,
             hostile::a_target_over_64_kib_is_414,
             hostile::a_body_that_stops_arriving_is_408,
+            lifecycle::patch_merges_fields_and_moves_updated_at_only_on_change,
+            lifecycle::patch_validation_names_each_field,
+            lifecycle::a_change_shows_in_every_library_on_the_next_read,
+            lifecycle::concurrent_patches_never_mix_fields,
+            lifecycle::drafts_are_seen_only_by_writers,
+            lifecycle::delete_refuses_held_assets_unless_forced,
+            lifecycle::usage_lists_the_libraries_newest_first,
+            lifecycle::a_delete_racing_a_library_write_ends_consistent,
+            replace::a_replaced_file_downloads_new_bytes_under_the_same_id,
+            replace::a_failed_replacement_changes_nothing,
+            replace::delete_removes_the_files_the_api_stored_and_only_those,
         ]);
     };
 }

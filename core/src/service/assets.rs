@@ -2,13 +2,14 @@
 
 use uuid::Uuid;
 
+use super::lifecycle::sees_drafts;
 use super::{Service, location};
 use crate::error::ApiError;
 use crate::files::Written;
 use crate::ingest;
-use crate::model::Asset;
+use crate::model::{ApiKey, Asset, Scope};
 use crate::page::AssetPagination;
-use crate::query;
+use crate::query::{self, AssetStatus};
 use crate::records;
 use crate::render::{AssetJson, Envelope, data};
 use crate::reply::Reply;
@@ -17,9 +18,17 @@ use crate::upload;
 use crate::validate::{self, NewAsset};
 
 impl Service {
-    /// `GET /api/v1/assets`: a page of published assets.
-    pub(super) async fn list_assets(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    /// `GET /api/v1/assets`: a page of published assets, or with `status=draft|any` (only for
+    /// a key with `write:assets`, else 403) of drafts or of both.
+    pub(super) async fn list_assets(
+        &self,
+        req: RawRequest<'_>,
+        key: &ApiKey,
+    ) -> Result<Reply, ApiError> {
         let q = query::asset_query(req.query, self.inner.config.max_page_size)?;
+        if q.status != AssetStatus::Published && !sees_drafts(key) {
+            return Err(ApiError::Forbidden(Scope::WriteAssets));
+        }
         let page = self.inner.store.list_assets(&q).await?;
         let items: Vec<AssetJson<'_>> = page.items.iter().map(AssetJson).collect();
         Ok(Reply::json_value(
@@ -31,21 +40,10 @@ impl Service {
         ))
     }
 
-    /// The published asset with the path id `id`: 400 for an id that is not a UUID, 404 for
-    /// one that is unknown or unpublished.
-    pub(super) async fn published_asset(&self, id: &str) -> Result<Asset, ApiError> {
-        let id = validate::parse_id("asset_id", id)?;
-        self.inner
-            .store
-            .get_asset(id)
-            .await?
-            .filter(|a| a.published)
-            .ok_or(ApiError::NotFound("Asset not found"))
-    }
-
-    /// `GET /api/v1/assets/{asset_id}`: one published asset.
-    pub(super) async fn get_asset(&self, id: &str) -> Result<Reply, ApiError> {
-        let asset = self.published_asset(id).await?;
+    /// `GET /api/v1/assets/{asset_id}`: one asset (a draft only for a key with
+    /// `write:assets`).
+    pub(super) async fn get_asset(&self, id: &str, key: &ApiKey) -> Result<Reply, ApiError> {
+        let asset = self.visible_asset(id, key).await?;
         Ok(data(200, AssetJson(&asset)))
     }
 
@@ -118,8 +116,9 @@ impl Service {
     /// soon as it does. A failed or aborted upload leaves no file and no asset.
     ///
     /// Parts: `file` (required), and text parts `title` (default: the file's name),
-    /// `description`, `asset_type` (default: inferred from the content) and `is_public`
-    /// (`true` or `false`, default false). Other parts are ignored.
+    /// `description`, `asset_type` (default: inferred from the content), `is_public`
+    /// (`true` or `false`, default false) and `published` (`true` or `false`, default true).
+    /// Other parts are ignored.
     pub(super) async fn upload_asset(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         let boundary = upload::boundary(req.content_type)?;
         let max = self.inner.config.max_upload;

@@ -7,7 +7,7 @@ use super::Service;
 use crate::bulk;
 use crate::download::{self, protected};
 use crate::error::ApiError;
-use crate::model::AssetType;
+use crate::model::{ApiKey, AssetType};
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::tree;
@@ -15,13 +15,15 @@ use crate::validate;
 
 impl Service {
     /// `GET /api/v1/assets/{asset_id}/download`: the asset's file, streamed; one `Range` gives
-    /// 206, an unsatisfiable one 416; link and external_video answer 302 to their URL.
+    /// 206, an unsatisfiable one 416; link and external_video answer 302 to their URL. A
+    /// draft is 404 but for a key with `write:assets`.
     pub(super) async fn download_asset(
         &self,
         id: &str,
         req: RawRequest<'_>,
+        key: &ApiKey,
     ) -> Result<Reply, ApiError> {
-        let asset = self.published_asset(id).await?;
+        let asset = self.visible_asset(id, key).await?;
         if let (AssetType::Link | AssetType::ExternalVideo, Some(url)) =
             (asset.asset_type, &asset.external_url)
         {

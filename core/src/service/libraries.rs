@@ -7,7 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{Service, location};
-use crate::error::ApiError;
+use crate::error::{ApiError, StoreError};
 use crate::model::{Asset, LibraryRows, PutOutcome};
 use crate::page::LibraryPagination;
 use crate::query;
@@ -141,11 +141,27 @@ impl Service {
     /// store fails.
     pub async fn save_library(&self, id: Uuid, doc: LibraryDoc) -> Result<PutOutcome, ApiError> {
         self.check_entries(&doc).await?;
-        let outcome = self
+        let paths: HashMap<Uuid, String> = doc
+            .entries()
+            .map(|e| (e.asset_id, e.path.clone()))
+            .collect();
+        let outcome = match self
             .inner
             .store
             .put_library(records::library_write(id, doc))
-            .await?;
+            .await
+        {
+            Ok(outcome) => outcome,
+            // The asset was deleted after the check above: the entry is what is wrong.
+            Err(StoreError::UnknownAsset { id }) => {
+                let path = paths.get(&id).map_or("asset_id", String::as_str);
+                return Err(ApiError::validation(
+                    path,
+                    format!("asset {id} does not exist"),
+                ));
+            }
+            Err(other) => return Err(other.into()),
+        };
         self.inner.details.forget(id);
         Ok(outcome)
     }

@@ -9,14 +9,17 @@
 //!
 //! Apps that embed the API also get a small typed API that runs the same validate → ingest →
 //! store path as HTTP: [`Service::create_asset`], [`Service::save_library`],
+//! [`Service::update_asset`], [`Service::delete_asset`], [`Service::asset_usage`],
 //! [`Service::create_key`], [`Service::list_keys`] and [`Service::revoke_key`].
 //!
 //! The operations live in child modules by concern: `assets` (list, read, create, upload),
-//! `libraries` (list, read, write, delete) and `downloads` (files, zips, thumbnails).
+//! `lifecycle` (change, file replacement, delete, usage), `libraries` (list, read, write,
+//! delete) and `downloads` (files, zips, thumbnails).
 
 mod assets;
 mod downloads;
 mod libraries;
+mod lifecycle;
 
 use std::sync::Arc;
 
@@ -103,16 +106,21 @@ impl Service {
     /// their contract replies here. The key and scope are checked from the head first; the
     /// body is read only after that, and only by operations that take one.
     pub async fn handle(&self, op: Operation, id: Option<&str>, req: RawRequest<'_>) -> Reply {
-        if let Err(e) = self.admit(op, req.authorization).await {
-            return e.into_reply();
-        }
+        let key = match self.admit(op, req.authorization).await {
+            Ok(key) => key,
+            Err(e) => return e.into_reply(),
+        };
         let id = id.unwrap_or("");
         let result = match op {
-            Operation::ListAssets => self.list_assets(req).await,
-            Operation::GetAsset => self.get_asset(id).await,
+            Operation::ListAssets => self.list_assets(req, &key).await,
+            Operation::GetAsset => self.get_asset(id, &key).await,
             Operation::CreateAsset => self.post_asset(req).await,
             Operation::UploadAsset => self.upload_asset(req).await,
-            Operation::DownloadAsset => self.download_asset(id, req).await,
+            Operation::UpdateAsset => self.patch_asset(id, req).await,
+            Operation::ReplaceAssetFile => self.replace_file(id, req).await,
+            Operation::DeleteAsset => self.delete_asset_request(id, req).await,
+            Operation::AssetUsage => self.usage(id, &key).await,
+            Operation::DownloadAsset => self.download_asset(id, req, &key).await,
             Operation::ListLibraries => self.list_libraries(req).await,
             Operation::GetLibrary => self.get_library(id, req).await,
             Operation::PutLibrary => self.put_library(id, req).await,

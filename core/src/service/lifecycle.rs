@@ -1,0 +1,232 @@
+//! The asset lifecycle: change (`PATCH`), file replacement, delete and usage, with the typed
+//! API for embedders ([`Service::update_asset`], [`Service::delete_asset`],
+//! [`Service::asset_usage`]).
+
+use uuid::Uuid;
+
+use super::Service;
+use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
+use crate::error::ApiError;
+use crate::files::Written;
+use crate::ingest;
+use crate::model::{ApiKey, Asset, Scope};
+use crate::query;
+use crate::records::now;
+use crate::render::{AssetJson, data};
+use crate::reply::Reply;
+use crate::request::{BodyStream, RawRequest};
+use crate::upload;
+use crate::validate::{self, AssetPatch};
+
+const NOT_FOUND: ApiError = ApiError::NotFound("Asset not found");
+
+/// Whether `key` sees drafts: keys with `write:assets` read and list them.
+pub(super) fn sees_drafts(key: &ApiKey) -> bool {
+    key.scopes.contains(&Scope::WriteAssets)
+}
+
+impl Service {
+    /// The asset with the path id `id` as `key` may see it: 400 for an id that is not a UUID,
+    /// 404 for one that is unknown, or a draft and the key has no `write:assets`.
+    pub(super) async fn visible_asset(&self, id: &str, key: &ApiKey) -> Result<Asset, ApiError> {
+        let id = validate::parse_id("asset_id", id)?;
+        self.inner
+            .store
+            .get_asset(id)
+            .await?
+            .filter(|a| a.published || sees_drafts(key))
+            .ok_or(NOT_FOUND)
+    }
+
+    /// `PATCH /api/v1/assets/{asset_id}`: merges the body into the asset (200, the asset).
+    pub(super) async fn patch_asset(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
+        let body = self.json_body(req).await?;
+        let id = validate::parse_id("asset_id", id)?;
+        let patch = validate::asset_patch(&body, &self.inner.config)?;
+        let asset = self.update_asset(id, patch).await?;
+        Ok(data(200, AssetJson(&asset)))
+    }
+
+    /// Changes the asset `id` as `PATCH /api/v1/assets/{id}` does and returns it as stored:
+    /// `external_url` is checked against the asset's type (and gives a new `video_embed`),
+    /// and the change lands in one atomic store change, so every library holding the asset
+    /// shows it on its next read. `updated_at` moves only when something changed.
+    ///
+    /// ```
+    /// use assetlib_core::{Config, Service};
+    /// use assetlib_core::validate::{NewAsset, asset_patch};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let service = Service::in_memory(Config::default());
+    /// let new = NewAsset::from_json(
+    ///     &serde_json::json!({"title": "Old name", "asset_type": "link",
+    ///                         "external_url": "https://example.com/"}),
+    ///     service.config(),
+    /// )?;
+    /// let asset = service.create_asset(new).await?;
+    /// let patch = asset_patch(br#"{"title": "New name", "published": false}"#, service.config())?;
+    /// let changed = service.update_asset(asset.id, patch).await?;
+    /// assert_eq!((changed.title.as_str(), changed.published), ("New name", false));
+    /// # Ok::<(), assetlib_core::ApiError>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// 404 when there is no such asset; 400 on `external_url` for a value the asset's type
+    /// does not take; 500 when the store fails.
+    pub async fn update_asset(&self, id: Uuid, patch: AssetPatch) -> Result<Asset, ApiError> {
+        let store = &self.inner.store;
+        let current = store.get_asset(id).await?.ok_or(NOT_FOUND)?;
+        let change = patch.into_change(current.asset_type, &self.inner.config, now())?;
+        let done = store.update_asset(id, &change).await?.ok_or(NOT_FOUND)?;
+        Ok(done.after)
+    }
+
+    /// `PUT /api/v1/assets/{asset_id}/file`: replaces the file of a file-based asset from a
+    /// multipart/form-data body with one `file` part (limits as upload; other parts are
+    /// ignored). The new file is streamed to `uploads/{uuid}/{name}`, checked against the
+    /// asset's type (else 400 on `file`), read for metadata and a thumbnail, and swapped in by
+    /// one store change; only then are the old file and thumbnail removed (when the API stored
+    /// them). A failed replacement removes what it wrote and leaves the asset as it was.
+    pub(super) async fn replace_file(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
+        let boundary = upload::boundary(req.content_type)?;
+        let max = self.inner.config.max_upload;
+        if req
+            .declared_length()
+            .is_some_and(|len| len > upload::body_limit(max))
+        {
+            return Err(ApiError::PayloadTooLarge { limit: max });
+        }
+        let id = validate::parse_id("asset_id", id)?;
+        let current = self.inner.store.get_asset(id).await?.ok_or(NOT_FOUND)?;
+        if !current.asset_type.is_file_based() {
+            return Err(ApiError::validation(
+                "file",
+                format!(
+                    "{} assets have no file; files belong to pdf, document, image, video and \
+                     audio assets",
+                    current.asset_type
+                ),
+            ));
+        }
+        let body = req.body.into_stream(self.inner.config.body_timeout);
+        let mut written = Written::default();
+        let outcome = self.swap_file(&current, boundary, body, &mut written).await;
+        written.settle(&self.inner.files, &outcome).await;
+        let done = outcome?;
+        self.remove_replaced(&done.before, Some(&done.after)).await;
+        Ok(data(200, AssetJson(&done.after)))
+    }
+
+    /// The steps of a replacement; what they write goes into `written`.
+    async fn swap_file(
+        &self,
+        current: &Asset,
+        boundary: String,
+        body: BodyStream,
+        written: &mut Written,
+    ) -> Result<AssetUpdate, ApiError> {
+        let files = &self.inner.files;
+        let config = &self.inner.config;
+        let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
+        let Some((path, _)) = &form.file else {
+            return Err(ApiError::validation(
+                "file",
+                "A file part named 'file' is required",
+            ));
+        };
+        let kind = Some(current.asset_type);
+        let file = ingest::ingest(files, config, Uuid::new_v4(), path, kind, "file").await?;
+        written.extend(file.thumbnail_path.clone());
+        let mut change = AssetChange::at(now());
+        change.file = Some(file.into_fields());
+        self.inner
+            .store
+            .update_asset(current.id, &change)
+            .await?
+            .ok_or(NOT_FOUND)
+    }
+
+    /// Removes the files of `before` that the API stored itself and that `after` no longer
+    /// uses (all of them when the asset is gone). A file that fails to go is logged, never an
+    /// error: the record is already right.
+    async fn remove_replaced(&self, before: &Asset, after: Option<&Asset>) {
+        let kept = |path: &str| {
+            after.is_some_and(|a| {
+                a.file_path.as_deref() == Some(path) || a.thumbnail_path.as_deref() == Some(path)
+            })
+        };
+        for path in [&before.file_path, &before.thumbnail_path]
+            .into_iter()
+            .flatten()
+        {
+            if validate::in_api_folder(path) && !kept(path) {
+                self.inner.files.delete(path).await;
+            }
+        }
+    }
+
+    /// `DELETE /api/v1/assets/{asset_id}`: 204; 409 with the libraries that hold the asset
+    /// unless `?force=true`.
+    pub(super) async fn delete_asset_request(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
+        let id = validate::parse_id("asset_id", id)?;
+        let force = query::force_query(req.query)?;
+        self.delete_asset(id, force).await?;
+        Ok(Reply::empty(204))
+    }
+
+    /// Deletes the asset `id` as `DELETE /api/v1/assets/{id}` does. When libraries hold it,
+    /// the delete is refused (409, naming them) unless `force`, which removes it from them in
+    /// the same atomic change. After the record is gone, the files the API stored for it
+    /// (under `uploads/` and `thumbnails/`) are removed; a file the app placed stays.
+    ///
+    /// # Errors
+    /// 404 when there is no such asset; 409 when libraries hold it and `force` is false; 500
+    /// when the store fails.
+    pub async fn delete_asset(&self, id: Uuid, force: bool) -> Result<(), ApiError> {
+        match self.inner.store.delete_asset(id, force).await? {
+            AssetDeletion::Deleted(asset) => {
+                self.remove_replaced(&asset, None).await;
+                Ok(())
+            }
+            AssetDeletion::InUse(libraries) => Err(ApiError::Conflict {
+                message: format!(
+                    "The asset is in {} {}; remove it from them first, or delete with \
+                     force=true to remove it from them too",
+                    libraries.len(),
+                    if libraries.len() == 1 {
+                        "library"
+                    } else {
+                        "libraries"
+                    }
+                ),
+                libraries,
+            }),
+            AssetDeletion::NotFound => Err(NOT_FOUND),
+        }
+    }
+
+    /// `GET /api/v1/assets/{asset_id}/usage`: the libraries holding the asset, newest first.
+    pub(super) async fn usage(&self, id: &str, key: &ApiKey) -> Result<Reply, ApiError> {
+        let asset = self.visible_asset(id, key).await?;
+        Ok(data(200, self.asset_usage(asset.id).await?))
+    }
+
+    /// The libraries (published or not) holding the asset `id`, newest first; empty when
+    /// none does or there is no such asset.
+    pub async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, ApiError> {
+        Ok(self.inner.store.asset_usage(id).await?)
+    }
+}
