@@ -83,12 +83,14 @@ mod reply;
 mod request;
 mod routes;
 mod service;
+mod signed;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tree;
 mod upload;
 pub mod validate;
+mod web;
 
 pub use async_trait::async_trait;
 pub use change::{AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse, LinkFields};

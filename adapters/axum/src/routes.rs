@@ -7,7 +7,9 @@ use assetlib_core::{
 use axum::Router;
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{OriginalUri, RawPathParams, Request, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, IF_RANGE, RANGE};
+use axum::http::header::{
+    AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, IF_NONE_MATCH, IF_RANGE, ORIGIN, RANGE,
+};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method};
 use axum::routing::{MethodFilter, MethodRouter, any};
@@ -111,6 +113,8 @@ async fn handle(
         query: parts.uri.query(),
         range: header(RANGE),
         if_range: header(IF_RANGE),
+        if_none_match: header(IF_NONE_MATCH),
+        origin: header(ORIGIN),
         head: parts.method == Method::HEAD,
         mount: mount(&parts),
         body: RequestBody::stream(body.into_data_stream()),

@@ -178,6 +178,8 @@ where
         query: (!query.is_empty()).then_some(query.as_str()),
         range: header(header::RANGE),
         if_range: header(header::IF_RANGE),
+        if_none_match: header(header::IF_NONE_MATCH),
+        origin: header(header::ORIGIN),
         head: method == Method::HEAD,
         mount: request.mount(),
         body: RequestBody::stream(body.map_ok(|mut chunk| chunk.copy_to_bytes(chunk.remaining()))),
