@@ -85,6 +85,15 @@ pub(crate) struct ServeArgs {
     /// Add sample assets and a published sample library (once).
     #[arg(long)]
     pub(crate) demo: bool,
+    /// An origin whose web pages may call the API (CORS), e.g. `https://www.example.com`;
+    /// repeat it for more, or `*` for any. Default: none.
+    #[arg(
+        long = "cors-origin",
+        value_name = "ORIGIN",
+        env = "ASSETLIB_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub(crate) cors_origins: Vec<String>,
 }
 
 /// The `keys` commands.
@@ -185,7 +194,7 @@ where
     Fut: Future<Output = Result<(), BoxError>>,
 {
     init_logging();
-    let service = open_service(&args.data).await?;
+    let service = open_service(&args.data, args.cors_origins.clone()).await?;
     ensure_first_key(&service, args.addr).await?;
     if args.demo {
         demo::seed_and_show(&service, args.addr).await?;
@@ -211,7 +220,10 @@ where
 /// Fails with a clear message when another process (a running server) holds a sled
 /// directory, or when the database or bucket cannot be reached. `ASSETLIB_DETAIL_CACHE=off`
 /// (or `0`, `false`) turns the library detail cache off, to measure without it.
-pub(crate) async fn open_service(data: &DataArg) -> Result<Service, BoxError> {
+pub(crate) async fn open_service(
+    data: &DataArg,
+    cors_origins: Vec<String>,
+) -> Result<Service, BoxError> {
     let store = match &data.database_url {
         Some(url) => open_postgres(url).await?,
         None => {
@@ -231,6 +243,7 @@ pub(crate) async fn open_service(data: &DataArg) -> Result<Service, BoxError> {
         std::env::var("ASSETLIB_DETAIL_CACHE").as_deref(),
         Ok("off" | "0" | "false")
     );
+    config.cors_origins = cors_origins;
     Ok(Service::from_arc(store, files, config))
 }
 
@@ -334,7 +347,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             expires_in_days,
             data,
         } => {
-            let service = open_service(&data).await?;
+            let service = open_service(&data, Vec::new()).await?;
             let expires_at = expires_in_days.map(|d| Utc::now() + Duration::days(i64::from(d)));
             let (record, key) = service.create_key(&name, scopes.0, expires_at).await?;
             service.store().flush().await?;
@@ -348,7 +361,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             println!("{key}");
         }
         KeysCommand::List { data } => {
-            let service = open_service(&data).await?;
+            let service = open_service(&data, Vec::new()).await?;
             let keys = service.list_keys().await?;
             if keys.is_empty() {
                 println!("No keys.");
@@ -358,7 +371,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             }
         }
         KeysCommand::Revoke { id, data } => {
-            let service = open_service(&data).await?;
+            let service = open_service(&data, Vec::new()).await?;
             if !service.revoke_key(id).await? {
                 return Err(UserError(format!("no key has the id {id}")).into());
             }
