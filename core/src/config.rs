@@ -43,6 +43,10 @@ pub struct Config {
     /// `Access-Control-Allow-Origin` on every answer; no credentials are involved (keys are
     /// bearer tokens).
     pub cors_origins: Vec<String>,
+    /// A per-key budget of requests (default none). Spent: 429 with `Retry-After`. Kept in
+    /// this process's memory: N replicas behind one balancer allow N times it. Requests
+    /// without a valid key never count against a key.
+    pub rate_limit: Option<crate::limit::RateLimit>,
 }
 
 impl Default for Config {
@@ -59,6 +63,7 @@ impl Default for Config {
             extract_limits: Limits::default(),
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
+            rate_limit: None,
         }
     }
 }

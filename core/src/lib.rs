@@ -73,6 +73,7 @@ mod error;
 pub mod extract;
 mod files;
 mod ingest;
+mod limit;
 mod memory;
 mod model;
 pub mod page;
@@ -97,6 +98,7 @@ pub use change::{AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse
 pub use config::Config;
 pub use error::{ApiError, BoxError, StoreError};
 pub use files::{Files, FilesError, Resolved};
+pub use limit::RateLimit;
 pub use memory::MemoryStore;
 pub use model::{
     ApiKey, Asset, AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows,

@@ -33,6 +33,7 @@ use crate::config::Config;
 use crate::detail_cache::DetailCache;
 use crate::error::ApiError;
 use crate::files::Files;
+use crate::limit::Limiter;
 use crate::memory::MemoryStore;
 use crate::model::{ApiKey, Scope};
 use crate::records::now;
@@ -57,6 +58,8 @@ struct Inner {
     details: DetailCache,
     /// The store's signing secret, read once.
     secret: tokio::sync::OnceCell<[u8; 32]>,
+    /// The per-key rate limiter, when the configuration sets a limit.
+    limiter: Option<Limiter>,
 }
 
 /// Who a request acts as, once admitted.
@@ -91,6 +94,7 @@ impl Service {
 
     /// A service over a store shared with other parts of the app.
     pub fn from_arc(store: Arc<dyn Store>, files: Files, config: Config) -> Self {
+        let limiter = config.rate_limit.map(Limiter::new);
         Service {
             inner: Arc::new(Inner {
                 store,
@@ -98,6 +102,7 @@ impl Service {
                 config,
                 details: DetailCache::default(),
                 secret: tokio::sync::OnceCell::new(),
+                limiter,
             }),
         }
     }
@@ -236,6 +241,9 @@ impl Service {
         let record = self.inner.store.find_key(&auth::hash_key(secret)).await?;
         let key = auth::check_record(record, Utc::now())?;
         auth::require_scopes(&key, op.scopes())?;
+        if let Some(limiter) = &self.inner.limiter {
+            limiter.check(key.id)?;
+        }
         Ok(Access::Key(key))
     }
 
