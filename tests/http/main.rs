@@ -119,6 +119,7 @@ macro_rules! cases {
             websites::a_signed_link_downloads_a_library_zip,
             websites::public_assets_need_no_key,
             websites::json_reads_answer_304_to_a_matching_etag,
+            websites::rate_limits_are_per_key,
         ]);
     };
 }

@@ -480,3 +480,43 @@ pub(crate) async fn json_reads_answer_304_to_a_matching_etag<H: Harness>() {
         "the page changed"
     );
 }
+
+pub(crate) async fn rate_limits_are_per_key<H: Harness>() {
+    let config = Config {
+        rate_limit: Some(assetlib::RateLimit {
+            per_second: std::num::NonZeroU32::new(1).expect("1"),
+            burst: std::num::NonZeroU32::new(5).expect("5"),
+        }),
+        ..Config::default()
+    };
+    let ctx = Ctx::with_config::<H>(config).await;
+    let first = ctx.key(&[Scope::ReadAssets]).await;
+    let second = ctx.key(&[Scope::ReadAssets]).await;
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        statuses.push(ctx.get_as("/api/v1/assets", Some(&first)).await);
+    }
+    let ok = statuses.iter().filter(|r| r.status == 200).count();
+    assert!((5..=6).contains(&ok), "{ok} of 8 passed a burst of 5");
+    let limited = statuses.last().expect("answers");
+    assert_eq!(limited.status, 429);
+    assert_eq!(limited.json["error"], "Too many requests");
+    let retry: u64 = limited
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After in whole seconds");
+    assert!((1..=2).contains(&retry), "{retry}");
+    // Another key has a budget of its own; requests without a valid key count for no key.
+    assert_eq!(
+        ctx.get_as("/api/v1/assets", Some(&second)).await.status,
+        200
+    );
+    assert_eq!(
+        ctx.get_as("/api/v1/assets", Some("alk_unknown"))
+            .await
+            .status,
+        401
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1100 * retry)).await;
+    assert_eq!(ctx.get_as("/api/v1/assets", Some(&first)).await.status, 200);
+}
