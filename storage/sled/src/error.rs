@@ -75,6 +75,9 @@ pub(crate) enum Error {
     /// A given library slug is held by another library.
     #[error("library slug {0:?} is taken")]
     SlugTaken(String),
+    /// A library write places an asset that does not exist.
+    #[error("asset {0} does not exist")]
+    UnknownAsset(uuid::Uuid),
     /// A record with this id exists.
     #[error("a record with id {0} exists")]
     DuplicateId(uuid::Uuid),
@@ -103,6 +106,7 @@ impl From<Error> for StoreError {
         match e {
             Error::SlugTaken(slug) => StoreError::SlugTaken { slug },
             Error::DuplicateId(id) => StoreError::DuplicateId { id },
+            Error::UnknownAsset(id) => StoreError::UnknownAsset { id },
             Error::DuplicateKeyHash => StoreError::DuplicateKeyHash,
             e @ (Error::Decode { .. }
             | Error::Invalid { .. }

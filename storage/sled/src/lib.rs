@@ -98,6 +98,7 @@ mod commit;
 mod config;
 mod error;
 mod libraries;
+mod lifecycle;
 mod record;
 mod tree_keys;
 mod tx;
@@ -109,8 +110,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use assetlib_core::{
-    ApiKey, Asset, AssetQuery, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
-    PutOutcome, Store, StoreError, ViewCount, async_trait,
+    ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, LibraryQuery, LibraryRows,
+    LibrarySummary, LibraryUse, LibraryWrite, Page, PutOutcome, Store, StoreError, ViewCount,
+    async_trait,
 };
 use chrono::{DateTime, Utc};
 use sled::{IVec, Tree};
@@ -155,6 +157,7 @@ pub(crate) struct Inner {
     pub(crate) asset_idx_created: Tree,
     pub(crate) asset_idx_updated: Tree,
     pub(crate) asset_idx_title: Tree,
+    pub(crate) asset_uses: Tree,
     pub(crate) counts: Tree,
     pub(crate) counters: Tree,
     pub(crate) libraries: Tree,
@@ -235,6 +238,7 @@ impl SledStore {
             asset_idx_created: tree("asset_idx_created")?,
             asset_idx_updated: tree("asset_idx_updated")?,
             asset_idx_title: tree("asset_idx_title")?,
+            asset_uses: tree("asset_uses")?,
             counts: tree("counts")?,
             counters: tree("counters")?,
             libraries: tree("libraries")?,
@@ -263,9 +267,10 @@ impl SledStore {
     }
 
     /// Walks every record and index and reports where they disagree: index keys without a
-    /// published record or missing for one, counts that differ from the records, slugs not
-    /// claimed, library items that no record owns. Reads the whole database: for checks and
-    /// tests, not for serving.
+    /// record or missing for one, counts that differ from the records, slugs not claimed,
+    /// library items that no record owns, entries of missing assets, asset uses that differ
+    /// from the entries, and library asset counts or versions that are off. Reads the whole
+    /// database: for checks and tests, not for serving.
     ///
     /// # Errors
     /// A [`StoreError`] if the database cannot be read.
@@ -422,8 +427,22 @@ impl Store for SledStore {
         self.write(move |inner| inner.insert_asset(asset)).await
     }
 
-    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError> {
-        self.write(move |inner| inner.update_asset(asset)).await
+    async fn update_asset(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+    ) -> Result<Option<AssetUpdate>, StoreError> {
+        let change = change.clone();
+        self.write(move |inner| inner.update_asset(id, &change))
+            .await
+    }
+
+    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+        self.write(move |inner| inner.delete_asset(id, force)).await
+    }
+
+    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
+        self.blocking(move |inner| inner.asset_usage(id)).await
     }
 
     async fn list_libraries(

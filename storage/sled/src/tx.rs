@@ -2,8 +2,10 @@
 
 use assetlib_core::Asset;
 use sled::transaction::TransactionalTree;
+use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
+use crate::record::{UsesRec, decode, encode};
 use crate::tree_keys;
 
 /// Adds `delta` to the count at `key` in the `counts` tree; a count that reaches zero is
@@ -77,6 +79,28 @@ pub(crate) fn move_asset_keys(
         for key in tree_keys::counts_of(new.published, new.asset_type) {
             add_count(counts, &key, 1)?;
         }
+    }
+    Ok(())
+}
+
+/// The libraries holding `asset`, as the `asset_uses` tree of a transaction says.
+pub(crate) fn read_uses(uses: &TransactionalTree, asset: Uuid) -> Result<UsesRec, TxError> {
+    match uses.get(asset.as_bytes())? {
+        Some(value) => decode(UsesRec::WHAT, &value).map_err(abort),
+        None => Ok(UsesRec::default()),
+    }
+}
+
+/// Stores the libraries holding `asset` (removing its key when none does).
+pub(crate) fn write_uses(
+    uses: &TransactionalTree,
+    asset: Uuid,
+    rec: &UsesRec,
+) -> Result<(), TxError> {
+    if rec.holders.is_empty() {
+        uses.remove(asset.as_bytes())?;
+    } else {
+        uses.insert(asset.as_bytes(), encode(UsesRec::WHAT, rec).map_err(abort)?)?;
     }
     Ok(())
 }
