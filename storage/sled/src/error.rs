@@ -37,6 +37,18 @@ pub enum OpenError {
         /// What is wrong.
         detail: String,
     },
+    /// The database has an older format, and bringing it to [`crate::FORMAT_VERSION`] failed.
+    /// Nothing is lost: the upgrade runs again, from the start, on the next open.
+    #[error("cannot upgrade the database at {path:?} from format version {from}: {source}")]
+    Upgrade {
+        /// The directory.
+        path: PathBuf,
+        /// The format version stored in the database.
+        from: u32,
+        /// What failed.
+        #[source]
+        source: StoreError,
+    },
     /// sled failed to open or initialise the database (I/O, corruption, bad configuration).
     #[error("cannot open the database at {path:?}: {source}")]
     Sled {

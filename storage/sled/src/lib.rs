@@ -99,6 +99,7 @@ mod config;
 mod error;
 mod libraries;
 mod lifecycle;
+mod migrate;
 mod record;
 mod tree_keys;
 mod tx;
@@ -124,8 +125,9 @@ pub use verify::Integrity;
 
 use error::Error;
 
-/// The newest on-disk format this crate reads and the one it writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The on-disk format this crate writes. It reads this one and upgrades older ones when it
+/// opens them.
+pub const FORMAT_VERSION: u32 = 2;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 
@@ -179,7 +181,8 @@ impl SledStore {
     ///
     /// # Errors
     /// [`OpenError::Locked`] if another process holds the directory,
-    /// [`OpenError::NewerFormat`] if a newer version of this crate wrote it, and
+    /// [`OpenError::NewerFormat`] if a newer version of this crate wrote it,
+    /// [`OpenError::Upgrade`] if it has an older format and upgrading it failed, and
     /// [`OpenError::Sled`] / [`OpenError::Corrupt`] if it cannot be read.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
         Self::open_with(path, SledConfig::default())
@@ -187,8 +190,9 @@ impl SledStore {
 
     /// Opens (or creates) the database in directory `path` with `config`.
     ///
-    /// This blocks while sled recovers the database; call it before serving, or from a
-    /// blocking task.
+    /// This blocks while sled recovers the database, and while a database of an older format
+    /// is upgraded (a walk of every record; see [`FORMAT_VERSION`]); call it before serving,
+    /// or from a blocking task.
     ///
     /// # Errors
     /// As [`SledStore::open`].
@@ -204,7 +208,7 @@ impl SledStore {
         let db = config.to_sled(&path).open().map_err(sled_error)?;
         let tree = |name: &str| db.open_tree(name).map_err(sled_error);
         let meta = tree("meta")?;
-        match meta.get(FORMAT_KEY).map_err(sled_error)? {
+        let found = match meta.get(FORMAT_KEY).map_err(sled_error)? {
             Some(v) => {
                 let found = tree_keys::decode_u32("format version", &v).map_err(|e| {
                     OpenError::Corrupt {
@@ -225,13 +229,15 @@ impl SledStore {
                         detail: "format version 0".into(),
                     });
                 }
+                found
             }
             None => {
                 meta.insert(FORMAT_KEY, &FORMAT_VERSION.to_be_bytes())
                     .map_err(sled_error)?;
                 db.flush().map_err(sled_error)?;
+                FORMAT_VERSION
             }
-        }
+        };
         let inner = Inner {
             assets: tree("assets")?,
             asset_slugs: tree("asset_slugs")?,
@@ -256,6 +262,19 @@ impl SledStore {
             path,
             db,
         };
+        if found < FORMAT_VERSION {
+            let failed = |e: Error| OpenError::Upgrade {
+                path: inner.path.clone(),
+                from: found,
+                source: e.into(),
+            };
+            inner.upgrade(found).map_err(failed)?;
+            // Everything the upgrade wrote is on disk before the version says it is done.
+            inner.db.flush().map_err(|e| failed(e.into()))?;
+            meta.insert(FORMAT_KEY, &FORMAT_VERSION.to_be_bytes())
+                .map_err(|e| failed(e.into()))?;
+            inner.db.flush().map_err(|e| failed(e.into()))?;
+        }
         Ok(SledStore {
             inner: Arc::new(inner),
         })
