@@ -25,52 +25,65 @@
 //! ```
 //!
 //! Opening fails with a typed [`OpenError`]: [`OpenError::Locked`] when another process holds
-//! the directory, [`OpenError::NewerFormat`] when a newer version of this crate wrote it.
+//! the directory, [`OpenError::NewerFormat`] when a newer version of this crate wrote it,
+//! [`OpenError::Upgrade`] when it has an older format and the upgrade failed.
 //!
 //! ## Trees and keys
 //!
 //! `id` is a 16-byte UUID; `ts` is a time as 12 bytes that sort like the time (seconds as a
 //! big-endian `i64` with the sign bit flipped, then nanoseconds as a big-endian `u32`); `text`
 //! is a string's UTF-8 with each `0x00` written `0x00 0xFF`, ended by `0x00 0x00`, so it sorts
-//! like the string whatever follows; `scope` is `0` for every published asset, `1 + type code`
-//! for the published assets of one type; counts are big-endian `u64`. Records are
+//! like the string whatever follows; `scope` names one asset list: a family byte (`0x00`
+//! published assets, `0x10` drafts, `0x20` every asset) plus `0` for all types or `1 + type
+//! code` for one type, so each asset has four keys in each index (all and its type, in its
+//! own family and in `0x20`); counts are big-endian `u64`. Records are
 //! [postcard](https://docs.rs/postcard/1)-encoded structs of this crate.
 //!
 //! | tree | key | value |
 //! |---|---|---|
 //! | `meta` | `format_version` | big-endian `u32`, [`FORMAT_VERSION`] |
 //! | `assets` | `id` | asset record |
-//! | `asset_slugs` | `s` + slug | owning asset `id` |
+//! | `asset_slugs` | `s` + slug | claiming asset `id` (kept after the asset is deleted: slugs are never given twice) |
 //! | `asset_slugs` | `n` + wanted slug | next `-N` suffix to try for it (`u64`) |
 //! | `asset_idx_created` | `scope` + `ts(created_at)` + `id` | empty |
 //! | `asset_idx_updated` | `scope` + `ts(updated_at)` + `id` | empty |
 //! | `asset_idx_title` | `scope` + `text(lowercase(title))` + `id` | empty |
-//! | `counts` | `0` / `1` + type code / `2` / `3` + workspace | published assets / of a type / published libraries / of a workspace |
+//! | `asset_uses` | asset `id` | the libraries holding the asset, by library `id`, each with the positions of the asset's entries among its items (absent when none does) |
+//! | `counts` | `0` / `1` + type code / `4` / `5` + type code / `2` / `3` + workspace | published assets / of a type / drafts / of a type / published libraries / of a workspace |
 //! | `counters` | `d` + asset `id` / `v` + library `id` | downloads / views (`u64`) |
 //! | `libraries` | `id` | library record (with its item generation, item count and published asset count) |
 //! | `library_slugs` | slug | owning library `id` |
-//! | `library_items` | library `id` + generation (`u64`) + position (`u32`) | section or entry, in display order |
+//! | `library_items` | library `id` + generation (`u64`) + position (`u32`) | section, entry, or the emptied place of a deleted asset's entry, in display order |
 //! | `library_idx_published` | `ts(published_at)` + `id` | empty |
 //! | `library_idx_workspace` | `text(workspace_id)` + `ts(published_at)` + `id` | empty |
 //! | `keys` | key `id` | API key record |
 //! | `key_hashes` | SHA-256 of the key | key `id` |
 //! | `key_idx_created` | `ts(created_at)` + `id` | empty |
-//! | `versions` | `n` / `a` / `l` + library `id` | last content version handed out / the asset epoch / a library's version (`u64`; see `versions.rs`) |
+//! | `versions` | `n` / `l` + library `id` | last content version handed out / a library's version (`u64`; see `versions.rs`) |
 //!
-//! Only published records enter the list indexes and counts.
+//! Only published libraries enter the library indexes and counts. Every asset enters the
+//! asset indexes, and the count of published assets or of drafts; the number of all assets
+//! is the sum of the two.
+//!
+//! Format 1 (before the asset lifecycle) had the published asset family only, no draft
+//! counts, no `asset_uses`, and an asset epoch `a` in `versions`; opening such a directory
+//! upgrades it first (see `migrate.rs`), in a way that a crash part way simply runs again.
 //!
 //! ## Costs
 //!
 //! | call | work |
 //! |---|---|
-//! | `list_assets` without `search` | one count read, O(min(offset, total - offset) + page) index keys (a page is read from whichever end of the index is nearer), and one record and one counter read per item |
-//! | `list_assets` with `search` | a walk of the published assets of the type filter (or of all) in index order, decoding each record: O(published assets) whatever the page, since the total needs the whole walk |
+//! | `list_assets` without `search` | one count read (two for both statuses), O(min(offset, total - offset) + page) index keys (a page is read from whichever end of the index is nearer), and one record and one counter read per item |
+//! | `list_assets` with `search` | a walk of the list of the status and type filter in index order, decoding each record: O(assets in that list) whatever the page, since the total needs the whole walk |
 //! | `list_libraries` | one count read, O(min(offset, total - offset) + limit) index keys, one record and one counter read per item |
 //! | `load_library` | one record read, one prefix scan of its items, one asset read per entry |
-//! | `put_library` | one transaction: the old items removed, the new ones written, one asset read per entry (for the published count), then a flush |
-//! | `delete_library` | one transaction removing the record, its items, index keys and counters, then a flush |
-//! | `insert_asset` | one transaction (record, slug claim, six index keys, two counts, download counter), then a flush |
-//! | `record_library_view` | one library record read, two version reads, one compare-and-swap on a counter, then a flush |
+//! | `put_library` | one transaction: the old items read and removed, the new ones written, one asset read per entry (it must exist; the published count), and the uses of each asset of the old and new document rewritten (their size grows with the libraries holding the asset), then a flush |
+//! | `delete_library` | one transaction removing the record, its items, index keys and counters and rewriting the uses of each asset it held, then a flush |
+//! | `insert_asset` | one transaction (record, slug claim, twelve index keys, two counts, download counter), then a flush |
+//! | `update_asset` | one transaction: the record, the index keys that change (counts when `published` flips), one read of the asset's uses, and per library holding it a new version (and its record rewritten when `published` flips), then a flush |
+//! | `delete_asset` | one transaction: one read of the asset's uses (and one record read per library holding it); unless refused, the record, twelve index keys, two counts, the download counter and the uses removed, and per library holding it its entries emptied, its record rewritten and a new version, then a flush |
+//! | `asset_usage` | one read of the asset's uses and one record read per library holding it |
+//! | `record_library_view` | one library record read, one version read, one compare-and-swap on a counter, then a flush |
 //! | `record_download` | one compare-and-swap on a counter, then a flush |
 //! | `get_asset`, `find_key` | one or two key lookups, run on the calling task (no blocking thread) |
 //!
@@ -86,8 +99,12 @@
 //! library load is consistent: it sees one whole document (it checks the items it scanned
 //! against the record and reads again if a replace raced it).
 //!
-//! Asset published counts in library summaries are computed when the library is written;
-//! that is exact because assets are never deleted or unpublished through the [`Store`] trait.
+//! The published-asset count of each library (what `list_libraries` shows) is kept in its
+//! record and is exact: a library write counts its entries' published assets, and a change of
+//! an asset's `published` or a delete of the asset moves the count of every library holding
+//! it, in the same transaction, found through `asset_uses`. (A sled transaction cannot scan,
+//! so `asset_uses` keeps one key per asset that the transactions read whole; see
+//! `lifecycle.rs`.)
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
 #![cfg_attr(test, allow(unused_crate_dependencies))]
