@@ -42,6 +42,7 @@
 //! | tree | key | value |
 //! |---|---|---|
 //! | `meta` | `format_version` | big-endian `u32`, [`FORMAT_VERSION`] |
+//! | `meta` | `signing_secret` | the 32 bytes that sign download links, made on first use |
 //! | `assets` | `id` | asset record |
 //! | `asset_slugs` | `s` + slug | claiming asset `id` (kept after the asset is deleted: slugs are never given twice) |
 //! | `asset_slugs` | `n` + wanted slug | next `-N` suffix to try for it (`u64`) |
@@ -122,6 +123,7 @@ mod tree_keys;
 mod tx;
 mod verify;
 mod versions;
+mod websites;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -498,6 +500,10 @@ impl Store for SledStore {
         self.write(move |inner| inner.put_library(write)).await
     }
 
+    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
+        self.point_read(|inner| inner.library_id_by_slug(slug))
+    }
+
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
         self.write(move |inner| inner.delete_library(id)).await
     }
@@ -525,6 +531,11 @@ impl Store for SledStore {
 
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
         self.write(move |inner| inner.revoke_key(id, at)).await
+    }
+
+    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        self.write(move |inner| inner.signing_secret(candidate))
+            .await
     }
 
     async fn flush(&self) -> Result<(), StoreError> {
