@@ -1,6 +1,8 @@
 //! Assets: lists, reads, inserts (with the slug rule), updates, downloads.
 
-use assetlib_core::{Asset, AssetQuery, AssetSort, AssetType, Page, SortOrder, StoreError};
+use assetlib_core::{
+    Asset, AssetQuery, AssetSort, AssetStatus, AssetType, Page, SortOrder, StoreError,
+};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
@@ -115,6 +117,16 @@ impl AssetParams {
 /// few for 8 writers of one title).
 const SLUG_TRIES: usize = 10_000;
 
+/// The condition on `published` of the assets a list of `status` shows: the predicate of the
+/// partial indexes it reads, or none.
+fn status_filter(status: AssetStatus) -> &'static str {
+    match status {
+        AssetStatus::Published => "a.published",
+        AssetStatus::Draft => "NOT a.published",
+        AssetStatus::Any => "true",
+    }
+}
+
 impl PgStore {
     pub(crate) async fn list_assets_impl(&self, q: &AssetQuery) -> Result<Page<Asset>, Failure> {
         let s = &self.schema.q;
@@ -122,7 +134,8 @@ impl PgStore {
             Box::new(i64::from(q.per_page)),
             Box::new(i64::try_from(q.offset()).unwrap_or(i64::MAX)),
         ];
-        let mut filter = String::from("a.published");
+        // The filters besides the status, each ANDed on.
+        let mut filter = String::new();
         if let Some(t) = q.asset_type {
             params.push(Box::new(t.as_str()));
             filter.push_str(&format!(" AND a.asset_type = ${}", params.len()));
@@ -146,25 +159,48 @@ impl PgStore {
             SortOrder::Asc => "ASC",
             SortOrder::Desc => "DESC",
         };
-        let cols = asset_cols("a.");
+        // The matching assets as one SELECT of `select` (or two, a published and a draft leg,
+        // for a search of both: each leg reads its own partial trigram indexes).
+        let matching = |select: &str| match (q.status, q.search.is_some()) {
+            (AssetStatus::Any, true) => format!(
+                "SELECT {select} FROM {s}.assets a WHERE a.published{filter} \
+                 UNION ALL \
+                 SELECT {select} FROM {s}.assets a WHERE NOT a.published{filter}"
+            ),
+            (status, _) => format!(
+                "SELECT {select} FROM {s}.assets a WHERE {}{filter}",
+                status_filter(status)
+            ),
+        };
+        let rows = matching(&format!("{}, a.{key} AS sort_key", asset_cols("a.")));
         let out = asset_cols("p.");
-        // Without a search the total is the sum of the (at most 16) count rows the triggers
-        // keep for the scope; with one it is a count of the matches.
+        // Without a search the total is the sum of the (at most 16 per kind) count rows the
+        // triggers keep for the scope; with one it is a count of the matches.
         let count = if q.search.is_some() {
-            format!("SELECT count(*) AS n FROM {s}.assets a WHERE {filter}")
+            format!("SELECT count(*) AS n FROM ({}) x", matching("a.id"))
         } else {
             params.push(Box::new(q.asset_type.map_or("", |t| t.as_str())));
-            format!(
-                "SELECT coalesce((SELECT sum(n) FROM {s}.asset_counts WHERE scope = ${}), 0)::bigint AS n",
-                params.len()
-            )
+            let sum = |table: &str| {
+                format!(
+                    "coalesce((SELECT sum(n) FROM {s}.{table} WHERE scope = ${}), 0)",
+                    params.len()
+                )
+            };
+            let n = match q.status {
+                AssetStatus::Published => sum("asset_counts"),
+                AssetStatus::Draft => sum("asset_draft_counts"),
+                AssetStatus::Any => {
+                    format!("{} + {}", sum("asset_counts"), sum("asset_draft_counts"))
+                }
+            };
+            format!("SELECT ({n})::bigint AS n")
         };
         let sql = format!(
             "WITH m AS ({count}) \
              SELECT m.n, {out}, c.download_count \
              FROM m LEFT JOIN LATERAL ( \
-                 SELECT {cols}, a.{key} AS sort_key FROM {s}.assets a WHERE {filter} \
-                 ORDER BY a.{key} {dir}, a.id {dir} LIMIT $1 OFFSET $2 \
+                 SELECT r.* FROM ({rows}) r \
+                 ORDER BY r.sort_key {dir}, r.id {dir} LIMIT $1 OFFSET $2 \
              ) p ON true \
              LEFT JOIN {s}.asset_counters c ON c.asset_id = p.id \
              ORDER BY p.sort_key {dir}, p.id {dir}"
