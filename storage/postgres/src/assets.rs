@@ -1,4 +1,5 @@
-//! Assets: lists, reads, inserts (with the slug rule), updates, downloads.
+//! Assets: lists, reads, inserts (with the slug rule), downloads. Changes and deletes are in
+//! [`crate::lifecycle`].
 
 use assetlib_core::{
     Asset, AssetQuery, AssetSort, AssetStatus, AssetType, Page, SortOrder, StoreError,
@@ -43,7 +44,7 @@ pub(crate) fn asset_cols(p: &str) -> String {
 const ASSET_COLS: usize = ASSET_COLUMNS.len();
 
 /// Decodes the columns of [`asset_cols`] starting at `at`, then the download count.
-fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
+pub(crate) fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
     let opt_u64 = |i: usize, what| -> Result<Option<u64>, Failure> {
         row.try_get::<_, Option<i64>>(at + i)?
             .map(|v| to_u64(what, v))
@@ -83,19 +84,19 @@ fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
 }
 
 /// The values an insert or update writes, as SQL parameters.
-struct AssetParams {
-    title_lower: String,
-    description_lower: Option<String>,
-    asset_type: &'static str,
-    file_size: Option<i64>,
-    page_count: Option<i64>,
-    word_count: Option<i64>,
-    width: Option<i64>,
-    height: Option<i64>,
+pub(crate) struct AssetParams {
+    pub(crate) title_lower: String,
+    pub(crate) description_lower: Option<String>,
+    pub(crate) asset_type: &'static str,
+    pub(crate) file_size: Option<i64>,
+    pub(crate) page_count: Option<i64>,
+    pub(crate) word_count: Option<i64>,
+    pub(crate) width: Option<i64>,
+    pub(crate) height: Option<i64>,
 }
 
 impl AssetParams {
-    fn new(a: &Asset) -> Result<Self, Failure> {
+    pub(crate) fn new(a: &Asset) -> Result<Self, Failure> {
         let opt = |what, v: Option<u64>| v.map(|v| to_i64(what, v)).transpose();
         Ok(AssetParams {
             title_lower: a.title.to_lowercase(),
@@ -324,59 +325,6 @@ impl PgStore {
             }
         }
         Err(Failure::SlugContention(asset.slug).into())
-    }
-
-    pub(crate) async fn update_asset_impl(&self, asset: Asset) -> Result<Option<Asset>, Failure> {
-        let s = &self.schema.q;
-        // One statement: the asset, and a new content version for every library holding it.
-        let sql = format!(
-            "WITH u AS ( \
-                 UPDATE {s}.assets SET title = $2, title_lower = $3, description = $4, \
-                     description_lower = $5, asset_type = $6, file_path = $7, file_size = $8, \
-                     mime_type = $9, thumbnail_path = $10, page_count = $11, word_count = $12, \
-                     width = $13, height = $14, external_url = $15, video_embed = $16, \
-                     is_public = $17, updated_at = $18 \
-                 WHERE id = $1 RETURNING {cols} \
-             ), v AS ( \
-                 UPDATE {s}.library_counters SET content_version = nextval('{s}.content_versions') \
-                 WHERE library_id IN (SELECT library_id FROM {s}.library_entries WHERE asset_id = $1) \
-                   AND EXISTS (SELECT 1 FROM u) \
-             ) \
-             SELECT {ucols}, c.download_count FROM u \
-             JOIN {s}.asset_counters c ON c.asset_id = u.id",
-            cols = asset_cols(""),
-            ucols = asset_cols("u."),
-        );
-        let p = AssetParams::new(&asset)?;
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(&sql).await?;
-        client
-            .query_opt(
-                &stmt,
-                &[
-                    &asset.id,
-                    &asset.title,
-                    &p.title_lower,
-                    &asset.description,
-                    &p.description_lower,
-                    &p.asset_type,
-                    &asset.file_path,
-                    &p.file_size,
-                    &asset.mime_type,
-                    &asset.thumbnail_path,
-                    &p.page_count,
-                    &p.word_count,
-                    &p.width,
-                    &p.height,
-                    &asset.external_url,
-                    &asset.video_embed,
-                    &asset.is_public,
-                    &asset.updated_at,
-                ],
-            )
-            .await?
-            .map(|row| asset_from_row(&row, 0))
-            .transpose()
     }
 
     pub(crate) async fn record_download_impl(&self, id: Uuid) -> Result<Option<u64>, Failure> {

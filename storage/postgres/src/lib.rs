@@ -102,6 +102,7 @@ mod assets;
 mod error;
 mod keys;
 mod libraries;
+mod lifecycle;
 mod migrate;
 mod store;
 #[cfg(feature = "testing")]
