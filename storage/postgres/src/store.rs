@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use assetlib_core::{
-    ApiKey, Asset, AssetQuery, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
-    PutOutcome, Store, StoreError, ViewCount,
+    ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, LibraryQuery, LibraryRows,
+    LibrarySummary, LibraryUse, LibraryWrite, Page, PutOutcome, Store, StoreError, ViewCount,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -264,8 +264,20 @@ impl Store for PgStore {
         self.insert_asset_impl(asset).await
     }
 
-    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError> {
-        Ok(self.update_asset_impl(asset).await?)
+    async fn update_asset(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+    ) -> Result<Option<AssetUpdate>, StoreError> {
+        Ok(self.update_asset_impl(id, change).await?)
+    }
+
+    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+        Ok(self.delete_asset_impl(id, force).await?)
+    }
+
+    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
+        Ok(self.asset_usage_impl(id).await?)
     }
 
     async fn list_libraries(
