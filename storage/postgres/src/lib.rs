@@ -132,6 +132,7 @@ mod migrate;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod websites;
 
 pub use error::Error;
 pub use migrate::SCHEMA_VERSION;

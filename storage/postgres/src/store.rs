@@ -299,6 +299,14 @@ impl Store for PgStore {
         Ok(self.delete_library_impl(id).await?)
     }
 
+    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
+        self.library_id_by_slug_impl(slug).await
+    }
+
+    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        self.signing_secret_impl(candidate).await
+    }
+
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
         Ok(self.record_library_view_impl(id).await?)
     }
