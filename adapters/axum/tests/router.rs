@@ -68,7 +68,12 @@ async fn other_methods_answer_cores_405_with_allow() {
     let app = assetlib_axum::router::<()>(service);
     for route in ROUTES {
         let path = route.path.replace("{id}", "x");
-        for method in ["PATCH", "OPTIONS", "PUT", "POST", "DELETE"] {
+        // OPTIONS is a preflight (204 with Allow), on every route.
+        let (status, headers, _) =
+            send(&app, request("OPTIONS", &path).body(Body::empty()).unwrap()).await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "OPTIONS {path}");
+        assert_eq!(headers["allow"], route.allow, "OPTIONS {path}");
+        for method in ["PATCH", "TRACE", "PUT", "POST", "DELETE"] {
             if route.methods.iter().any(|(m, _)| *m == method) {
                 continue;
             }
