@@ -187,10 +187,30 @@ async function sign(path, key) {
 }
 
 /**
- * Makes `link` a download button for the signed link `path` answers: signed now, and signed
- * again on click when it is about to expire. Resolves once the first signing is done.
+ * Whether a signed asset link has something to download: a `HEAD` (which counts no download)
+ * that is not a 404. Library assets may have no file yet (a video to come, say).
  */
-async function armDownload(link, path, key) {
+async function hasFile(url) {
+  try {
+    const response = await fetch(url, {
+      method: 'HEAD',
+      redirect: 'manual',
+      credentials: 'omit',
+      cache: 'no-store',
+      referrerPolicy: 'no-referrer',
+    });
+    return response.status !== 404;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Makes `link` a download button for the signed link `path` answers: signed now, and signed
+ * again on click when it is about to expire. With `probe`, a link to nothing (404) is shown
+ * as unavailable. Resolves once the first signing is done.
+ */
+async function armDownload(link, path, key, probe = false) {
   let signed = null;
   const fresh = () =>
     signed && (Number.isNaN(signed.expiresAt) || signed.expiresAt - Date.now() > RESIGN_MARGIN_MS);
@@ -212,13 +232,20 @@ async function armDownload(link, path, key) {
       link.title = e.message;
     }
   });
-  try {
-    apply(await sign(path, key));
-  } catch (e) {
+  const unavailable = (reason) => {
     link.dataset.signed = 'false';
-    link.title = e.message;
+    link.title = reason;
     link.lastChild.textContent = 'Unavailable';
+  };
+  let first;
+  try {
+    first = await sign(path, key);
+  } catch (e) {
+    unavailable(e.message);
+    return;
   }
+  if (probe && !(await hasFile(first.url))) unavailable('This asset has no file to download yet.');
+  else apply(first);
 }
 
 function downloadButton(label, className, role) {
@@ -359,7 +386,7 @@ function renderAsset(asset, library, key, signing) {
     const link = downloadButton('Download', 'button button-quiet', 'download');
     body.append(h('div', { className: 'card-actions' }, link));
     const path = `/assets/${encodeURIComponent(asset.id)}/download-url?expires_in=${SIGN_SECONDS}`;
-    signing.push(armDownload(link, path, key));
+    signing.push(armDownload(link, path, key, true));
   }
   card.append(body);
   return card;
