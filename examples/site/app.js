@@ -140,17 +140,49 @@ class ApiError extends Error {
   }
 }
 
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** At most this many API calls at once, so a big library stays within a key's rate limit. */
+const MAX_IN_FLIGHT = 4;
+let inFlight = 0;
+const waiting = [];
+
+async function slot() {
+  if (inFlight >= MAX_IN_FLIGHT) await new Promise((resolve) => waiting.push(resolve));
+  inFlight += 1;
+}
+
+function release() {
+  inFlight -= 1;
+  waiting.shift()?.();
+}
+
+/** One GET of the API with the key; a 429 is tried again after its `Retry-After`. */
 async function api(path, key) {
-  let response;
+  await slot();
   try {
-    response = await fetch(API + path, {
-      headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
-      credentials: 'omit',
-      cache: 'no-store',
-      referrerPolicy: 'no-referrer',
-    });
-  } catch {
-    throw new ApiError(0, 'Network error', 'The server could not be reached. Try again in a moment.');
+    return await call(path, key);
+  } finally {
+    release();
+  }
+}
+
+async function call(path, key) {
+  let response;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      response = await fetch(API + path, {
+        headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+        credentials: 'omit',
+        cache: 'no-store',
+        referrerPolicy: 'no-referrer',
+      });
+    } catch {
+      throw new ApiError(0, 'Network error', 'The server could not be reached. Try again in a moment.');
+    }
+    if (response.status !== 429 || attempt >= 3) break;
+    const seconds = Number(response.headers.get('Retry-After'));
+    await sleep(1000 * (Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 10) : 1));
   }
   let body = null;
   try {
@@ -191,6 +223,7 @@ async function sign(path, key) {
  * that is not a 404. Library assets may have no file yet (a video to come, say).
  */
 async function hasFile(url) {
+  await slot();
   try {
     const response = await fetch(url, {
       method: 'HEAD',
@@ -202,6 +235,8 @@ async function hasFile(url) {
     return response.status !== 404;
   } catch {
     return true;
+  } finally {
+    release();
   }
 }
 
@@ -524,7 +559,7 @@ function showForm(slug) {
   showState('need-key', 'lock', true, 'Open a library', 'Enter the library to show and an API key that can read it.', keyForm(slug, 'Open library'));
 }
 
-function showError(error, slug, key) {
+function showError(error, slug) {
   document.title = 'Library unavailable · Asset library';
   const status = error instanceof ApiError ? error.status : 0;
   let title = 'The library could not be loaded';
@@ -539,7 +574,6 @@ function showError(error, slug, key) {
   }
   showState('error', 'alert', false, title, error.message || 'Something went wrong.', form);
   document.getElementById('error').dataset.status = String(status);
-  if (status !== 401 && status !== 403 && key) storeKey(key);
 }
 
 async function load(slug, key) {
@@ -548,7 +582,7 @@ async function load(slug, key) {
   try {
     library = await api(`/libraries/slug/${encodeURIComponent(slug)}?include_assets=true`, key);
   } catch (error) {
-    showError(error, slug, key);
+    showError(error, slug);
     return;
   }
   await renderLibrary(library, key);
