@@ -38,6 +38,15 @@ pub struct Config {
     /// Longest gap in a request body (default 30 s): a client whose body stops arriving for
     /// longer is answered 408 and its request ends, so it ties up no more than its buffers.
     pub body_timeout: Duration,
+    /// Origins whose browser pages may call the API (CORS), e.g. `https://www.example.com`;
+    /// `*` allows any. Default empty: no CORS headers at all. An allowed origin is echoed in
+    /// `Access-Control-Allow-Origin` on every answer; no credentials are involved (keys are
+    /// bearer tokens).
+    pub cors_origins: Vec<String>,
+    /// A per-key budget of requests (default none). Spent: 429 with `Retry-After`. Kept in
+    /// this process's memory: N replicas behind one balancer allow N times it. Requests
+    /// without a valid key never count against a key.
+    pub rate_limit: Option<crate::limit::RateLimit>,
 }
 
 impl Default for Config {
@@ -53,6 +62,8 @@ impl Default for Config {
             extract_timeout: Duration::from_secs(30),
             extract_limits: Limits::default(),
             body_timeout: Duration::from_secs(30),
+            cors_origins: Vec::new(),
+            rate_limit: None,
         }
     }
 }

@@ -27,6 +27,8 @@ const VIEW_KEY: &[u8] = b"\"view_count\":";
 #[derive(Debug)]
 struct CachedPage {
     version: u64,
+    /// The page's `ETag` (its content without the view count).
+    etag: String,
     body: Bytes,
     /// Where the `view_count` digits are in `body`.
     digits: Range<usize>,
@@ -51,8 +53,13 @@ pub(crate) struct DetailCache {
 }
 
 impl DetailCache {
-    /// The kept page for this key at `version`, with `views` spliced in.
-    pub(crate) fn get(&self, key: (Uuid, bool), version: u64, views: u64) -> Option<Bytes> {
+    /// The kept page for this key at `version`, with `views` spliced in, and its `ETag`.
+    pub(crate) fn get(
+        &self,
+        key: (Uuid, bool),
+        version: u64,
+        views: u64,
+    ) -> Option<(Bytes, String)> {
         let page = self
             .pages
             .lock()
@@ -60,12 +67,19 @@ impl DetailCache {
             .get(&key)
             .filter(|p| p.version == version)
             .cloned()?;
-        Some(page.with_views(views))
+        Some((page.with_views(views), page.etag.clone()))
     }
 
     /// Keeps `body`, rendered at `version` with `views` as its view count. A body whose
     /// view count cannot be found is not kept.
-    pub(crate) fn put(&self, key: (Uuid, bool), version: u64, views: u64, body: Bytes) {
+    pub(crate) fn put(
+        &self,
+        key: (Uuid, bool),
+        version: u64,
+        views: u64,
+        body: Bytes,
+        etag: String,
+    ) {
         let Some(digits) = view_digits(&body, views) else {
             return;
         };
@@ -77,6 +91,7 @@ impl DetailCache {
             key,
             Arc::new(CachedPage {
                 version,
+                etag,
                 body,
                 digits,
             }),
@@ -88,6 +103,15 @@ impl DetailCache {
         let mut pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
         pages.remove(&(id, false));
         pages.remove(&(id, true));
+    }
+}
+
+/// The `ETag` of a serialized detail whose view count is `views`: a hash of everything but
+/// the count, so it stays the same from one view to the next (and across replicas).
+pub(crate) fn page_etag(body: &[u8], views: u64) -> String {
+    match view_digits(body, views) {
+        Some(d) => crate::web::etag_of(&[&body[..d.start], &body[d.end..]]),
+        None => crate::web::etag_of(&[body]),
     }
 }
 
@@ -115,11 +139,13 @@ mod tests {
         let body = br#"{"title":"\"view_count\":7","view_count":7,"sections":[]}"#;
         let cache = DetailCache::default();
         let key = (Uuid::nil(), true);
-        cache.put(key, 3, 7, Bytes::from_static(body));
+        cache.put(key, 3, 7, Bytes::from_static(body), page_etag(body, 7));
+        let (page, etag) = cache.get(key, 3, 12345).expect("kept");
         assert_eq!(
-            cache.get(key, 3, 12345).as_deref(),
-            Some(&br#"{"title":"\"view_count\":7","view_count":12345,"sections":[]}"#[..])
+            &page[..],
+            &br#"{"title":"\"view_count\":7","view_count":12345,"sections":[]}"#[..]
         );
+        assert_eq!(etag, page_etag(&page, 12345), "the tag ignores the count");
         assert_eq!(cache.get(key, 4, 8), None, "another version is a miss");
         assert_eq!(cache.get((Uuid::nil(), false), 3, 8), None);
         cache.forget(Uuid::nil());
@@ -130,8 +156,15 @@ mod tests {
     fn a_body_without_the_count_is_not_kept() {
         let cache = DetailCache::default();
         let key = (Uuid::nil(), false);
-        cache.put(key, 1, 5, Bytes::from_static(br#"{"view_count":6}"#));
-        cache.put((Uuid::max(), false), 1, 5, Bytes::from_static(b"{}"));
+        cache.put(
+            key,
+            1,
+            5,
+            Bytes::from_static(br#"{"view_count":6}"#),
+            String::new(),
+        );
+        let max = (Uuid::max(), false);
+        cache.put(max, 1, 5, Bytes::from_static(b"{}"), String::new());
         assert_eq!(cache.get(key, 1, 5), None);
         assert_eq!(cache.get((Uuid::max(), false), 1, 5), None);
     }

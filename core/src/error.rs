@@ -24,6 +24,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `Conflict` | 409 | `Conflict` (+ `libraries`) | no |
 /// | `RequestTimeout` | 408 | `Request timeout` | no |
 /// | `PayloadTooLarge` | 413 | `Payload too large` | no |
+/// | `TooManyRequests` | 429 | `Too many requests` (+ `Retry-After`) | no |
 /// | `UnsupportedMediaType` | 415 | `Unsupported media type` | no |
 /// | `Internal` | 500 | `Internal server error` | no |
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +79,12 @@ pub enum ApiError {
         /// The limit in bytes.
         limit: u64,
     },
+    /// The key's rate limit is spent ([`crate::Config::rate_limit`]).
+    #[error("Rate limit exceeded; retry after {retry_after} seconds")]
+    TooManyRequests {
+        /// Whole seconds until the key may send again (at least 1).
+        retry_after: u64,
+    },
     /// A body of a media type the route does not take.
     #[error("Content-Type must be {expected}")]
     UnsupportedMediaType {
@@ -115,6 +122,7 @@ impl ApiError {
             ApiError::RequestTimeout { .. } => 408,
             ApiError::PayloadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType { .. } => 415,
+            ApiError::TooManyRequests { .. } => 429,
             ApiError::Internal(_) => 500,
         }
     }
@@ -132,6 +140,7 @@ impl ApiError {
             ApiError::RequestTimeout { .. } => "Request timeout",
             ApiError::PayloadTooLarge { .. } => "Payload too large",
             ApiError::UnsupportedMediaType { .. } => "Unsupported media type",
+            ApiError::TooManyRequests { .. } => "Too many requests",
             ApiError::Internal(_) => "Internal server error",
         }
     }
@@ -171,6 +180,9 @@ impl ApiError {
             ApiError::Unauthorized(_) => reply.headers.push(("www-authenticate", "Bearer".into())),
             ApiError::MethodNotAllowed { allow, .. } => {
                 reply.headers.push(("allow", (*allow).to_owned()))
+            }
+            ApiError::TooManyRequests { retry_after } => {
+                reply.headers.push(("retry-after", retry_after.to_string()))
             }
             _ => {}
         }

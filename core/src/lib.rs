@@ -73,6 +73,7 @@ mod error;
 pub mod extract;
 mod files;
 mod ingest;
+mod limit;
 mod memory;
 mod model;
 pub mod page;
@@ -83,18 +84,21 @@ mod reply;
 mod request;
 mod routes;
 mod service;
+mod signed;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tree;
 mod upload;
 pub mod validate;
+mod web;
 
 pub use async_trait::async_trait;
 pub use change::{AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse, LinkFields};
 pub use config::Config;
 pub use error::{ApiError, BoxError, StoreError};
 pub use files::{Files, FilesError, Resolved};
+pub use limit::RateLimit;
 pub use memory::MemoryStore;
 pub use model::{
     ApiKey, Asset, AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows,

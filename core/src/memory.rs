@@ -38,6 +38,8 @@ struct State {
     keys: Vec<ApiKey>,
     /// The last content version handed out; every version comes from it, so none repeats.
     last_version: u64,
+    /// The secret for signing download links, once made.
+    signing_secret: Option<[u8; 32]>,
 }
 
 #[derive(Debug, Clone)]
@@ -319,6 +321,19 @@ impl Store for MemoryStore {
             },
         );
         Ok(outcome)
+    }
+
+    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
+        Ok(self
+            .read()
+            .libraries
+            .values()
+            .find(|l| l.library.slug == slug)
+            .map(|l| l.library.id))
+    }
+
+    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        Ok(*self.write().signing_secret.get_or_insert(candidate))
     }
 
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {

@@ -38,25 +38,51 @@ pub enum Operation {
     ReplaceAssetFile,
     /// `GET /api/v1/assets/{asset_id}/usage`
     AssetUsage,
+    /// `GET /api/v1/libraries/slug/{slug}`
+    GetLibraryBySlug,
+    /// `GET /api/v1/assets/{asset_id}/download-url`
+    AssetDownloadUrl,
+    /// `GET /api/v1/libraries/{library_id}/download-url`
+    LibraryDownloadUrl,
 }
 
 impl Operation {
     /// The scope table: what each operation requires of the key.
     pub const fn scopes(self) -> &'static [Scope] {
         match self {
-            Operation::ListAssets | Operation::GetAsset | Operation::DownloadAsset => {
-                &[Scope::ReadAssets]
-            }
+            Operation::ListAssets
+            | Operation::GetAsset
+            | Operation::DownloadAsset
+            | Operation::AssetDownloadUrl => &[Scope::ReadAssets],
             Operation::CreateAsset
             | Operation::UploadAsset
             | Operation::UpdateAsset
             | Operation::DeleteAsset
             | Operation::ReplaceAssetFile => &[Scope::WriteAssets],
             Operation::AssetUsage => &[Scope::ReadAssets, Scope::ReadLibraries],
-            Operation::ListLibraries | Operation::GetLibrary => &[Scope::ReadLibraries],
+            Operation::ListLibraries | Operation::GetLibrary | Operation::GetLibraryBySlug => {
+                &[Scope::ReadLibraries]
+            }
             Operation::PutLibrary | Operation::DeleteLibrary => &[Scope::WriteLibraries],
-            Operation::DownloadLibrary => &[Scope::ReadLibraries, Scope::ReadAssets],
+            Operation::DownloadLibrary | Operation::LibraryDownloadUrl => {
+                &[Scope::ReadLibraries, Scope::ReadAssets]
+            }
         }
+    }
+
+    /// Whether the operation only reads (a JSON `GET` answers with an `ETag` then).
+    pub const fn is_read(self) -> bool {
+        matches!(
+            self,
+            Operation::ListAssets
+                | Operation::GetAsset
+                | Operation::AssetUsage
+                | Operation::AssetDownloadUrl
+                | Operation::ListLibraries
+                | Operation::GetLibrary
+                | Operation::GetLibraryBySlug
+                | Operation::LibraryDownloadUrl
+        )
     }
 
     /// Whether the operation reads a JSON body.
@@ -109,6 +135,11 @@ pub const ROUTES: &[Route] = &[
         allow: "PUT",
     },
     Route {
+        path: "/api/v1/assets/{id}/download-url",
+        methods: &[("GET", Operation::AssetDownloadUrl)],
+        allow: "GET, HEAD",
+    },
+    Route {
         path: "/api/v1/assets/{id}/usage",
         methods: &[("GET", Operation::AssetUsage)],
         allow: "GET, HEAD",
@@ -123,6 +154,12 @@ pub const ROUTES: &[Route] = &[
         methods: &[("GET", Operation::ListLibraries)],
         allow: "GET, HEAD",
     },
+    // Before `/api/v1/libraries/{id}/...`: a library id is never `slug`.
+    Route {
+        path: "/api/v1/libraries/slug/{id}",
+        methods: &[("GET", Operation::GetLibraryBySlug)],
+        allow: "GET, HEAD",
+    },
     Route {
         path: "/api/v1/libraries/{id}",
         methods: &[
@@ -135,6 +172,11 @@ pub const ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/libraries/{id}/download",
         methods: &[("GET", Operation::DownloadLibrary)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/libraries/{id}/download-url",
+        methods: &[("GET", Operation::LibraryDownloadUrl)],
         allow: "GET, HEAD",
     },
 ];

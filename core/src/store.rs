@@ -123,6 +123,9 @@ pub trait Store: Send + Sync + 'static {
     /// delete see the library.
     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError>;
 
+    /// The id of the library (published or not) whose slug is `slug`, if any.
+    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError>;
+
     /// Deletes a library with its sections and entries (not its assets). `false` if there was
     /// none.
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError>;
@@ -157,6 +160,12 @@ pub trait Store: Send + Sync + 'static {
     /// Marks a key revoked at `at` (a key already revoked keeps its first time). `false` if
     /// there is no such key.
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError>;
+
+    /// The store's secret for signing download links: the first call keeps `candidate`
+    /// (32 random bytes the caller made) durably and returns it; every later call, from any
+    /// process sharing the store, returns that same secret and ignores its candidate.
+    /// Concurrent first calls all return the one secret kept.
+    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError>;
 
     /// Makes every acknowledged write durable; called on shutdown. Stores that flush on every
     /// write may do nothing.

@@ -18,6 +18,7 @@
 mod lifecycle;
 #[cfg(feature = "s3")]
 pub mod s3;
+mod websites;
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -39,6 +40,10 @@ use lifecycle::{
     delete_refuses_held_assets_unless_forced, drafts_are_listed_by_status,
     library_writes_place_existing_assets_only, publication_changes_library_counts_and_versions,
     update_asset_merges_and_keeps_identity, update_asset_replaces_file_fields,
+};
+
+use websites::{
+    concurrent_first_secrets_agree, libraries_are_found_by_slug, the_signing_secret_is_made_once,
 };
 
 type CaseFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -98,6 +103,9 @@ cases!(
     delete_refuses_held_assets_unless_forced,
     library_writes_place_existing_assets_only,
     delete_racing_library_write_is_consistent,
+    libraries_are_found_by_slug,
+    the_signing_secret_is_made_once,
+    concurrent_first_secrets_agree,
     concurrent_downloads_are_all_counted,
     keys_lookup_list_expiry_revocation,
     duplicate_ids_and_key_hashes_are_refused,

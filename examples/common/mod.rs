@@ -11,11 +11,12 @@ use std::error::Error;
 use std::fmt;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use assetlib::{ApiKey, Config, Files, Scope, Service, Store};
+use assetlib::{ApiKey, Config, Files, RateLimit, Scope, Service, Store};
 use chrono::{Duration, Utc};
 use clap::{Args, Parser, Subcommand};
 use uuid::Uuid;
@@ -85,6 +86,34 @@ pub(crate) struct ServeArgs {
     /// Add sample assets and a published sample library (once).
     #[arg(long)]
     pub(crate) demo: bool,
+    /// An origin whose web pages may call the API (CORS), e.g. `https://www.example.com`;
+    /// repeat it for more, or `*` for any. Default: none.
+    #[arg(
+        long = "cors-origin",
+        value_name = "ORIGIN",
+        env = "ASSETLIB_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub(crate) cors_origins: Vec<String>,
+    /// Allow each key N requests per second on average (bursts of 2N); more get 429 with
+    /// `Retry-After`. Default: no limit.
+    #[arg(long, value_name = "N", env = "ASSETLIB_RATE_LIMIT", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub(crate) rate_limit: Option<u32>,
+}
+
+impl ServeArgs {
+    /// The configuration these options ask for.
+    fn config(&self) -> Config {
+        let mut config = Config::default();
+        config.cors_origins.clone_from(&self.cors_origins);
+        config.rate_limit = self.rate_limit.and_then(|n| {
+            Some(RateLimit {
+                per_second: NonZeroU32::new(n)?,
+                burst: NonZeroU32::new(n.saturating_mul(2))?,
+            })
+        });
+        config
+    }
 }
 
 /// The `keys` commands.
@@ -185,7 +214,7 @@ where
     Fut: Future<Output = Result<(), BoxError>>,
 {
     init_logging();
-    let service = open_service(&args.data).await?;
+    let service = open_service(&args.data, args.config()).await?;
     ensure_first_key(&service, args.addr).await?;
     if args.demo {
         demo::seed_and_show(&service, args.addr).await?;
@@ -211,7 +240,7 @@ where
 /// Fails with a clear message when another process (a running server) holds a sled
 /// directory, or when the database or bucket cannot be reached. `ASSETLIB_DETAIL_CACHE=off`
 /// (or `0`, `false`) turns the library detail cache off, to measure without it.
-pub(crate) async fn open_service(data: &DataArg) -> Result<Service, BoxError> {
+pub(crate) async fn open_service(data: &DataArg, mut config: Config) -> Result<Service, BoxError> {
     let store = match &data.database_url {
         Some(url) => open_postgres(url).await?,
         None => {
@@ -226,7 +255,6 @@ pub(crate) async fn open_service(data: &DataArg) -> Result<Service, BoxError> {
             Files::local(data.data.join("files")).map_err(|e| UserError(e.to_string()))?
         }
     };
-    let mut config = Config::default();
     config.detail_cache = !matches!(
         std::env::var("ASSETLIB_DETAIL_CACHE").as_deref(),
         Ok("off" | "0" | "false")
@@ -334,7 +362,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             expires_in_days,
             data,
         } => {
-            let service = open_service(&data).await?;
+            let service = open_service(&data, Config::default()).await?;
             let expires_at = expires_in_days.map(|d| Utc::now() + Duration::days(i64::from(d)));
             let (record, key) = service.create_key(&name, scopes.0, expires_at).await?;
             service.store().flush().await?;
@@ -348,7 +376,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             println!("{key}");
         }
         KeysCommand::List { data } => {
-            let service = open_service(&data).await?;
+            let service = open_service(&data, Config::default()).await?;
             let keys = service.list_keys().await?;
             if keys.is_empty() {
                 println!("No keys.");
@@ -358,7 +386,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             }
         }
         KeysCommand::Revoke { id, data } => {
-            let service = open_service(&data).await?;
+            let service = open_service(&data, Config::default()).await?;
             if !service.revoke_key(id).await? {
                 return Err(UserError(format!("no key has the id {id}")).into());
             }

@@ -17,7 +17,7 @@ use crate::harness::{Harness, Server};
 use crate::support::{RawAnswer, asset, raw_request};
 
 /// The headers compared besides the status and the body.
-const COMPARED: [&str; 10] = [
+const COMPARED: [&str; 13] = [
     "content-type",
     "content-length",
     "content-range",
@@ -28,6 +28,9 @@ const COMPARED: [&str; 10] = [
     "www-authenticate",
     "allow",
     "transfer-encoding",
+    "vary",
+    "access-control-allow-origin",
+    "access-control-allow-methods",
 ];
 
 /// The keys both stores know.
@@ -91,7 +94,9 @@ fn seed_assets() -> Seed {
 /// A service over a fresh in-memory store holding `seed` and the key records of `keys_from`
 /// (or new keys, returned, when `keys_from` is `None`).
 async fn seeded(seed: &Seed, keys_from: Option<&Service>) -> (Service, Option<Keys>) {
-    let service = Service::in_memory(Config::default());
+    let mut config = Config::default();
+    config.cors_origins = vec!["https://www.example.com".to_owned()];
+    let service = Service::in_memory(config);
     service
         .files()
         .put(SEED_FILE, SEED_PDF.into())
@@ -657,6 +662,49 @@ fn requests(keys: &Keys, seed: &Seed) -> Vec<Req> {
         );
     }
     r.get(&format!("{}/download", asset_path(&ids[1])), admin);
+
+    // Websites: by slug, preflights, keyless reads, signed-link refusals, conditional reads.
+    r.get(
+        "/api/v1/libraries/slug/brand-kit?include_assets=true",
+        admin,
+    );
+    r.get("/api/v1/libraries/slug/no-such-library", admin);
+    for path in ["/api/v1/assets", &asset_path(pdf), "/api/v1/nothing"] {
+        r.send(
+            "OPTIONS",
+            path,
+            &[("Origin", "https://www.example.com")],
+            None,
+        );
+    }
+    r.send("GET", &asset_path(pdf), &[], None);
+    r.send(
+        "GET",
+        &format!("{}/download?expires=1&signature=x", asset_path(pdf)),
+        &[],
+        None,
+    );
+    r.send(
+        "GET",
+        &format!("{lib_path}/download?signature=x"),
+        &[],
+        None,
+    );
+    r.get(
+        &format!("{}/download-url?expires_in=0", asset_path(pdf)),
+        admin,
+    );
+    r.get(&format!("{}/download-url", asset_path(&missing)), admin);
+    r.get(&format!("{lib_path}/download-url"), admin);
+    r.send(
+        "GET",
+        &asset_path(pdf),
+        &[
+            ("Authorization", &format!("Bearer {admin}")),
+            ("If-None-Match", "\"nope\", *"),
+        ],
+        None,
+    );
 
     // The effects of all of the above, as both stores now hold them. (Lists that hold the
     // records created above are compared where each was created: among equal titles or

@@ -30,6 +30,7 @@ mod replace;
 mod replicas;
 mod routing;
 mod support;
+mod websites;
 
 /// Every case of the suite, handed to `$then!` after its own arguments.
 macro_rules! cases {
@@ -112,6 +113,13 @@ macro_rules! cases {
             replace::a_replaced_file_downloads_new_bytes_under_the_same_id,
             replace::a_failed_replacement_changes_nothing,
             replace::delete_removes_the_files_the_api_stored_and_only_those,
+            websites::a_library_reads_by_slug_as_by_id,
+            websites::cors_answers_only_allowed_origins,
+            websites::signed_links_download_without_a_key,
+            websites::a_signed_link_downloads_a_library_zip,
+            websites::public_assets_need_no_key,
+            websites::json_reads_answer_304_to_a_matching_etag,
+            websites::rate_limits_are_per_key,
         ]);
     };
 }

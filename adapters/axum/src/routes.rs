@@ -2,12 +2,13 @@
 
 use assetlib_core::{
     API_PREFIX, Operation, ROUTES, RawRequest, RequestBody, Route, Service, THUMBNAIL_ROUTE,
-    method_not_allowed, route_not_found,
 };
 use axum::Router;
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{OriginalUri, RawPathParams, Request, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, IF_RANGE, RANGE};
+use axum::http::header::{
+    AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, IF_NONE_MATCH, IF_RANGE, ORIGIN, RANGE,
+};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method};
 use axum::routing::{MethodFilter, MethodRouter, any};
@@ -32,7 +33,13 @@ where
     for route in ROUTES {
         app = app.route(route.path, methods(route));
     }
-    let not_found = || any(|| async { ApiResponse(route_not_found()) });
+    let not_found = || {
+        any(
+            |State(service): State<Service>, request: Request| async move {
+                handle(service, Target::Other(None), None, request).await
+            },
+        )
+    };
     app.route(API_PREFIX, not_found())
         .route(&format!("{API_PREFIX}/"), not_found())
         .route(&format!("{API_PREFIX}/{{*rest}}"), not_found())
@@ -73,13 +80,23 @@ fn methods(route: &'static Route) -> MethodRouter<Service> {
             move |State(service): State<Service>,
                   params: Result<RawPathParams, RawPathParamsRejection>,
                   request: Request| async move {
-                handle(service, op, path_id(params), request).await
+                handle(service, Target::Operation(op), path_id(params), request).await
             },
         );
     }
-    router.fallback(move |method: Method| async move {
-        ApiResponse(method_not_allowed(method.as_str(), route))
-    })
+    router.fallback(
+        move |State(service): State<Service>,
+              params: Result<RawPathParams, RawPathParamsRejection>,
+              request: Request| async move {
+            handle(
+                service,
+                Target::Other(Some(route)),
+                path_id(params),
+                request,
+            )
+            .await
+        },
+    )
 }
 
 /// The route's path id, percent-decoded. An id that is not UTF-8 once decoded is handed on
@@ -98,7 +115,7 @@ fn path_id(params: Result<RawPathParams, RawPathParamsRejection>) -> Option<Stri
 /// it only after the key and scope are checked, and only as far as the operation's limit.
 async fn handle(
     service: Service,
-    op: Operation,
+    target: Target,
     id: Option<String>,
     request: Request,
 ) -> ApiResponse {
@@ -111,11 +128,31 @@ async fn handle(
         query: parts.uri.query(),
         range: header(RANGE),
         if_range: header(IF_RANGE),
+        if_none_match: header(IF_NONE_MATCH),
+        origin: header(ORIGIN),
         head: parts.method == Method::HEAD,
         mount: mount(&parts),
         body: RequestBody::stream(body.into_data_stream()),
     };
-    ApiResponse(service.handle(op, id.as_deref(), request).await)
+    let id = id.as_deref();
+    ApiResponse(match target {
+        Target::Operation(op) => service.handle(op, id, request).await,
+        Target::Other(route) => {
+            service
+                .answer(parts.method.as_str(), route, id, request)
+                .await
+        }
+    })
+}
+
+/// What a request runs in core.
+#[derive(Clone, Copy)]
+enum Target {
+    /// A route's operation for the method.
+    Operation(Operation),
+    /// No operation: `OPTIONS` or a method the route does not take (405) on a route, or no
+    /// route at all (404); core's [`Service::answer`] answers, CORS headers included.
+    Other(Option<&'static Route>),
 }
 
 /// The path an app nested the router under: what the original URI has before the path the

@@ -41,7 +41,7 @@ use std::convert::Infallible;
 
 use assetlib_core::{
     API_PREFIX, ApiError, RawRequest, Reply, RequestBody, RouteMatch, Service, THUMBNAIL_ROUTE,
-    match_route, method_not_allowed, route_not_found,
+    match_route, route_not_found,
 };
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt, TryStreamExt};
@@ -164,11 +164,8 @@ where
         format!("{API_PREFIX}/{}", tail.as_str())
     };
     let (route, id) = match match_route(&path) {
-        RouteMatch::Route { route, id } => (route, id),
-        RouteMatch::NotFound | RouteMatch::Outside => return ApiResponse(route_not_found()),
-    };
-    let Some(op) = route.operation(method.as_str()) else {
-        return ApiResponse(method_not_allowed(method.as_str(), route));
+        RouteMatch::Route { route, id } => (Some(route), id),
+        RouteMatch::NotFound | RouteMatch::Outside => (None, None),
     };
     let header = |name| headers.get(name).map(HeaderValue::as_bytes);
     let req = RawRequest {
@@ -178,11 +175,17 @@ where
         query: (!query.is_empty()).then_some(query.as_str()),
         range: header(header::RANGE),
         if_range: header(header::IF_RANGE),
+        if_none_match: header(header::IF_NONE_MATCH),
+        origin: header(header::ORIGIN),
         head: method == Method::HEAD,
         mount: request.mount(),
         body: RequestBody::stream(body.map_ok(|mut chunk| chunk.copy_to_bytes(chunk.remaining()))),
     };
-    ApiResponse::gather(service.handle(op, id.as_deref(), req).await).await
+    // Core answers what its table gives no operation for: OPTIONS, 405 and 404.
+    let reply = service
+        .answer(method.as_str(), route, id.as_deref(), req)
+        .await;
+    ApiResponse::gather(reply).await
 }
 
 /// Serves the file store's `thumbnails/` at core's [`THUMBNAIL_ROUTE`] (`GET` and `HEAD`),

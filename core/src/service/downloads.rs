@@ -7,7 +7,7 @@ use super::Service;
 use crate::bulk;
 use crate::download::{self, protected};
 use crate::error::ApiError;
-use crate::model::{ApiKey, AssetType};
+use crate::model::{Asset, AssetType};
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::tree;
@@ -19,11 +19,9 @@ impl Service {
     /// draft is 404 but for a key with `write:assets`.
     pub(super) async fn download_asset(
         &self,
-        id: &str,
+        asset: Asset,
         req: RawRequest<'_>,
-        key: &ApiKey,
     ) -> Result<Reply, ApiError> {
-        let asset = self.visible_asset(id, key).await?;
         if let (AssetType::Link | AssetType::ExternalVideo, Some(url)) =
             (asset.asset_type, &asset.external_url)
         {

@@ -7,6 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{Service, location};
+use crate::detail_cache::page_etag;
 use crate::error::{ApiError, StoreError};
 use crate::model::{Asset, LibraryRows, PutOutcome};
 use crate::page::LibraryPagination;
@@ -59,13 +60,26 @@ impl Service {
         req: RawRequest<'_>,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
+        self.library_page(id, req).await
+    }
+
+    /// The detail of the published library `id`, counting one view (none for a `HEAD`), with
+    /// an `ETag` that covers everything on the page but the view count.
+    pub(super) async fn library_page(
+        &self,
+        id: Uuid,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
         let q = query::detail_query(req.query)?;
-        let render = |rows: &_| {
+        let render = |rows: &LibraryRows| {
             let detail = tree::assemble(rows, q.include_assets, &self.inner.config.files_base_url);
-            Reply::json_value(200, &detail)
+            let reply = Reply::json_value(200, &detail);
+            let etag = page_etag(&reply.body, rows.library.view_count);
+            (reply, etag)
         };
         if req.head {
-            return Ok(render(&self.published_library(id).await?));
+            let (reply, etag) = render(&self.published_library(id).await?);
+            return Ok(reply.with_header("etag", etag));
         }
         let seen = self
             .inner
@@ -79,16 +93,22 @@ impl Service {
             .config
             .detail_cache
             .then_some(&self.inner.details);
-        if let Some(body) = cache.and_then(|c| c.get(key, seen.version, seen.views)) {
-            return Ok(Reply::json_bytes(200, body));
+        if let Some((body, etag)) = cache.and_then(|c| c.get(key, seen.version, seen.views)) {
+            return Ok(Reply::json_bytes(200, body).with_header("etag", etag));
         }
         let mut rows = self.published_library(id).await?;
         rows.library.view_count = seen.views;
-        let reply = render(&rows);
+        let (reply, etag) = render(&rows);
         if let Some(cache) = cache {
-            cache.put(key, seen.version, seen.views, reply.body.clone());
+            cache.put(
+                key,
+                seen.version,
+                seen.views,
+                reply.body.clone(),
+                etag.clone(),
+            );
         }
-        Ok(reply)
+        Ok(reply.with_header("etag", etag))
     }
 
     /// `PUT /api/v1/libraries/{library_id}`: creates (201) or replaces (200) a whole library,

@@ -20,6 +20,7 @@ mod assets;
 mod downloads;
 mod libraries;
 mod lifecycle;
+mod websites;
 
 use std::sync::Arc;
 
@@ -32,13 +33,16 @@ use crate::config::Config;
 use crate::detail_cache::DetailCache;
 use crate::error::ApiError;
 use crate::files::Files;
+use crate::limit::Limiter;
 use crate::memory::MemoryStore;
 use crate::model::{ApiKey, Scope};
 use crate::records::now;
 use crate::reply::Reply;
 use crate::request::RawRequest;
-use crate::routes::Operation;
+use crate::routes::{Operation, Route};
+use crate::signed;
 use crate::store::Store;
+use crate::web;
 
 /// The Digital Assets and Libraries API over a [`Store`] and a file store ([`Files`]).
 /// Cheap to clone (an `Arc`).
@@ -52,6 +56,25 @@ struct Inner {
     files: Files,
     config: Config,
     details: DetailCache,
+    /// The store's signing secret, read once.
+    secret: tokio::sync::OnceCell<[u8; 32]>,
+    /// The per-key rate limiter, when the configuration sets a limit.
+    limiter: Option<Limiter>,
+}
+
+/// Who a request acts as, once admitted.
+enum Access {
+    /// A valid key with the operation's scopes.
+    Key(ApiKey),
+    /// A keyless read or download of one asset, served only for a published, public asset.
+    Public,
+    /// A download through a valid signed link.
+    Signed,
+}
+
+/// Seconds since the Unix epoch, now.
+fn unix_now() -> u64 {
+    u64::try_from(Utc::now().timestamp()).unwrap_or(0)
 }
 
 impl std::fmt::Debug for Service {
@@ -71,12 +94,15 @@ impl Service {
 
     /// A service over a store shared with other parts of the app.
     pub fn from_arc(store: Arc<dyn Store>, files: Files, config: Config) -> Self {
+        let limiter = config.rate_limit.map(Limiter::new);
         Service {
             inner: Arc::new(Inner {
                 store,
                 files,
                 config,
                 details: DetailCache::default(),
+                secret: tokio::sync::OnceCell::new(),
+                limiter,
             }),
         }
     }
@@ -104,13 +130,59 @@ impl Service {
 
     /// Runs `op` (`id` is the path id, if the route has one) and always answers: errors become
     /// their contract replies here. The key and scope are checked from the head first; the
-    /// body is read only after that, and only by operations that take one.
+    /// body is read only after that, and only by operations that take one. A JSON `GET`
+    /// answers with an `ETag` (304 when `If-None-Match` names it), and an answer to an origin
+    /// of [`Config::cors_origins`] carries CORS headers.
     pub async fn handle(&self, op: Operation, id: Option<&str>, req: RawRequest<'_>) -> Reply {
-        let key = match self.admit(op, req.authorization).await {
-            Ok(key) => key,
+        let (origin, if_none_match) = (req.origin, req.if_none_match);
+        let mut reply = self.run(op, id.unwrap_or(""), req).await;
+        if op.is_read() {
+            reply = web::conditional(reply, if_none_match);
+        }
+        self.cors().apply(&mut reply, origin);
+        reply
+    }
+
+    /// Answers `method` on a path of the API that core's [`crate::match_route`] (or the
+    /// adapter's router) matched to `route`, or to no route (`None`: 404): `OPTIONS` is 204
+    /// with `Allow` (and the CORS preflight headers for an allowed origin) and needs no key; a
+    /// method the route does not take is 405; anything else runs as [`Service::handle`].
+    pub async fn answer(
+        &self,
+        method: &str,
+        route: Option<&'static Route>,
+        id: Option<&str>,
+        req: RawRequest<'_>,
+    ) -> Reply {
+        let origin = req.origin;
+        let mut reply = match route {
+            None => crate::routes::route_not_found(),
+            Some(route) if method == "OPTIONS" => return self.cors().preflight(route, origin),
+            Some(route) => match route.operation(method) {
+                Some(op) => return self.handle(op, id, req).await,
+                None => crate::routes::method_not_allowed(method, route),
+            },
+        };
+        self.cors().apply(&mut reply, origin);
+        reply
+    }
+
+    fn cors(&self) -> web::Cors<'_> {
+        web::Cors {
+            origins: &self.inner.config.cors_origins,
+        }
+    }
+
+    async fn run(&self, op: Operation, id: &str, req: RawRequest<'_>) -> Reply {
+        let access = match self.admit(op, id, req.authorization, req.query).await {
+            Ok(access) => access,
             Err(e) => return e.into_reply(),
         };
-        let id = id.unwrap_or("");
+        let key = match access {
+            Access::Key(key) => key,
+            Access::Public => return self.public(op, id, req).await,
+            Access::Signed => return self.signed(op, id, req).await,
+        };
         let result = match op {
             Operation::ListAssets => self.list_assets(req, &key).await,
             Operation::GetAsset => self.get_asset(id, &key).await,
@@ -120,24 +192,59 @@ impl Service {
             Operation::ReplaceAssetFile => self.replace_file(id, req).await,
             Operation::DeleteAsset => self.delete_asset_request(id, req).await,
             Operation::AssetUsage => self.usage(id, &key).await,
-            Operation::DownloadAsset => self.download_asset(id, req, &key).await,
+            Operation::DownloadAsset => match self.visible_asset(id, &key).await {
+                Ok(asset) => self.download_asset(asset, req).await,
+                Err(e) => Err(e),
+            },
+            Operation::AssetDownloadUrl => self.asset_download_url(id, req, &key).await,
             Operation::ListLibraries => self.list_libraries(req).await,
             Operation::GetLibrary => self.get_library(id, req).await,
+            Operation::GetLibraryBySlug => self.get_library_by_slug(id, req).await,
             Operation::PutLibrary => self.put_library(id, req).await,
             Operation::DeleteLibrary => self.delete_library(id).await,
             Operation::DownloadLibrary => self.download_library(id, req).await,
+            Operation::LibraryDownloadUrl => self.library_download_url(id, req).await,
         };
         result.unwrap_or_else(ApiError::into_reply)
     }
 
-    /// Checks the key (the `Authorization` header) and its scopes for `op`, from the head
-    /// alone.
-    async fn admit(&self, op: Operation, authorization: Option<&[u8]>) -> Result<ApiKey, ApiError> {
+    /// Who may run `op`: a request with an `Authorization` header is judged by its key and
+    /// scopes alone, from the head. Without one, a download with a signed link's parameters is
+    /// judged by them, and a read or download of one asset may go on as a public request
+    /// (served only for a published, public asset); anything else is 401.
+    async fn admit(
+        &self,
+        op: Operation,
+        id: &str,
+        authorization: Option<&[u8]>,
+        query: Option<&str>,
+    ) -> Result<Access, ApiError> {
+        if authorization.is_none() {
+            match op {
+                Operation::DownloadAsset | Operation::DownloadLibrary
+                    if signed::is_signed(query) =>
+                {
+                    let id = Uuid::try_parse(id).map_err(|_| signed::INVALID)?;
+                    let target = match op {
+                        Operation::DownloadAsset => signed::Target::Asset(id),
+                        _ => signed::Target::Library(id),
+                    };
+                    let secret = self.signing_secret().await?;
+                    signed::verify(&secret, target, query, unix_now())?;
+                    return Ok(Access::Signed);
+                }
+                Operation::GetAsset | Operation::DownloadAsset => return Ok(Access::Public),
+                _ => {}
+            }
+        }
         let secret = auth::bearer_key(authorization)?;
         let record = self.inner.store.find_key(&auth::hash_key(secret)).await?;
         let key = auth::check_record(record, Utc::now())?;
         auth::require_scopes(&key, op.scopes())?;
-        Ok(key)
+        if let Some(limiter) = &self.inner.limiter {
+            limiter.check(key.id)?;
+        }
+        Ok(Access::Key(key))
     }
 
     /// Reads a JSON body: 413 when it is declared or found larger than

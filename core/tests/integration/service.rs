@@ -428,21 +428,30 @@ async fn unpublished_assets_are_hidden() {
     let mut draft = sample_asset("Draft", AssetType::Pdf, 0);
     draft.published = false;
     e.service.store().insert_asset(draft.clone()).await.unwrap();
+    // Drafts are for keys with write:assets; a reader does not see them.
+    let (_, reader) = e
+        .service
+        .create_key("reader", vec![Scope::ReadAssets], None)
+        .await
+        .unwrap();
+    let reader = format!("Bearer {reader}");
+    let id = draft.id.to_string();
     let r = e
-        .call(
-            Operation::GetAsset,
-            Some(&draft.id.to_string()),
-            &e.all,
-            None,
-            None,
-        )
+        .call(Operation::GetAsset, Some(&id), &reader, None, None)
         .await;
     assert_eq!(r.status, 404);
     let v = json_of(
-        &e.call(Operation::ListAssets, None, &e.all, None, None)
+        &e.call(Operation::ListAssets, None, &reader, None, None)
             .await,
     );
     assert_eq!(v["pagination"]["total"], 0);
+    let r = e
+        .call(Operation::GetAsset, Some(&id), &e.all, None, None)
+        .await;
+    assert_eq!(
+        (r.status, json_of(&r)["data"]["published"].clone()),
+        (200, json!(false))
+    );
 }
 
 #[tokio::test]

@@ -62,6 +62,7 @@ async fn custom_schema_holds_every_table() {
             "api_keys",
             "asset_counters",
             "asset_counts",
+            "asset_draft_counts",
             "assets",
             "libraries",
             "library_counters",

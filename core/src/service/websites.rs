@@ -1,0 +1,186 @@
+//! What websites use: libraries by slug, signed download links, and keyless reads of public
+//! assets.
+
+use uuid::Uuid;
+
+use super::{Service, unix_now};
+use crate::error::ApiError;
+use crate::model::{ApiKey, Asset};
+use crate::render::{Timestamp, data};
+use crate::reply::Reply;
+use crate::request::RawRequest;
+use crate::routes::Operation;
+use crate::signed::{self, Target};
+use crate::{auth, validate};
+
+impl Service {
+    /// The store's signing secret, read (or made, on the store's first use) once per process.
+    pub(super) async fn signing_secret(&self) -> Result<[u8; 32], ApiError> {
+        self.inner
+            .secret
+            .get_or_try_init(|| async {
+                let mut candidate = [0u8; 32];
+                getrandom::fill(&mut candidate).map_err(ApiError::internal)?;
+                Ok(self.inner.store.signing_secret(candidate).await?)
+            })
+            .await
+            .copied()
+    }
+
+    /// `GET /api/v1/libraries/slug/{slug}`: exactly what `GET /api/v1/libraries/{id}` answers
+    /// for the library with that slug.
+    pub(super) async fn get_library_by_slug(
+        &self,
+        slug: &str,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
+        let id = self
+            .inner
+            .store
+            .library_id_by_slug(slug)
+            .await?
+            .ok_or(ApiError::NotFound("Library not found"))?;
+        self.library_page(id, req).await
+    }
+
+    /// A keyless `GET` of one asset or of its download: served for a published asset with
+    /// `is_public: true`; for any other id (unknown, malformed, private or a draft) the same
+    /// 401 as a request without a key, so nothing is told about it.
+    pub(super) async fn public(&self, op: Operation, id: &str, req: RawRequest<'_>) -> Reply {
+        let asset = match self.public_asset(id).await {
+            Ok(asset) => asset,
+            Err(e) => return e.into_reply(),
+        };
+        let result = match op {
+            Operation::DownloadAsset => self.download_asset(asset, req).await,
+            _ => Ok(data(200, crate::render::AssetJson(&asset))),
+        };
+        result.unwrap_or_else(ApiError::into_reply)
+    }
+
+    async fn public_asset(&self, id: &str) -> Result<Asset, ApiError> {
+        let no_key = || auth::bearer_key(None).err().unwrap_or(signed::INVALID);
+        let id = Uuid::try_parse(id).map_err(|_| no_key())?;
+        self.inner
+            .store
+            .get_asset(id)
+            .await?
+            .filter(|a| a.published && a.is_public)
+            .ok_or_else(no_key)
+    }
+
+    /// A download through a signed link (already verified): the asset's file, or the
+    /// library's zip, as for a key.
+    pub(super) async fn signed(&self, op: Operation, id: &str, req: RawRequest<'_>) -> Reply {
+        let result = match op {
+            Operation::DownloadLibrary => self.download_library(id, req).await,
+            _ => match self.published_asset(id).await {
+                Ok(asset) => self.download_asset(asset, req).await,
+                Err(e) => Err(e),
+            },
+        };
+        result.unwrap_or_else(ApiError::into_reply)
+    }
+
+    /// The published asset with the path id `id`, or 404.
+    async fn published_asset(&self, id: &str) -> Result<Asset, ApiError> {
+        let id = validate::parse_id("asset_id", id)?;
+        self.inner
+            .store
+            .get_asset(id)
+            .await?
+            .filter(|a| a.published)
+            .ok_or(ApiError::NotFound("Asset not found"))
+    }
+
+    /// `GET /api/v1/assets/{asset_id}/download-url?expires_in=S`: a link that downloads the
+    /// asset without a key for `S` seconds (1 to 604800, default 3600).
+    pub(super) async fn asset_download_url(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+        key: &ApiKey,
+    ) -> Result<Reply, ApiError> {
+        let asset = self.visible_asset(id, key).await?;
+        let expires_in = expires_in(req.query)?;
+        self.signed_link(
+            Target::Asset(asset.id),
+            "assets",
+            asset.id,
+            expires_in,
+            req.mount,
+        )
+        .await
+    }
+
+    /// `GET /api/v1/libraries/{library_id}/download-url?expires_in=S`: a link to the library's
+    /// zip, for a library that allows bulk download (else 403, as the zip itself).
+    pub(super) async fn library_download_url(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
+        let id = validate::parse_id("library_id", id)?;
+        let rows = self.published_library(id).await?;
+        if !rows.library.settings.allow_bulk_download {
+            return Err(ApiError::BulkDownloadDisabled);
+        }
+        let expires_in = expires_in(req.query)?;
+        self.signed_link(Target::Library(id), "libraries", id, expires_in, req.mount)
+            .await
+    }
+
+    async fn signed_link(
+        &self,
+        target: Target,
+        collection: &str,
+        id: Uuid,
+        expires_in: u64,
+        mount: &str,
+    ) -> Result<Reply, ApiError> {
+        let expires = unix_now().saturating_add(expires_in);
+        let query = signed::query(&self.signing_secret().await?, target, expires);
+        let url = format!(
+            "{}{}/{collection}/{id}/download?{query}",
+            mount.trim_end_matches('/'),
+            crate::routes::API_PREFIX
+        );
+        let expires_at = chrono::DateTime::from_timestamp(expires as i64, 0)
+            .ok_or_else(|| ApiError::internal("expiry out of range"))?;
+        Ok(data(
+            200,
+            serde_json::json!({"url": url, "expires_at": Timestamp(expires_at)}),
+        ))
+    }
+}
+
+/// The `expires_in` parameter: seconds from 1 to 604800 (7 days), default 3600.
+fn expires_in(query: Option<&str>) -> Result<u64, ApiError> {
+    let mut found = None;
+    for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        if name == "expires_in" && found.replace(value).is_some() {
+            return Err(ApiError::validation(
+                "expires_in",
+                "expires_in must be given at most once",
+            ));
+        }
+    }
+    let Some(value) = found else {
+        return Ok(signed::DEFAULT_EXPIRES_IN);
+    };
+    value
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| value.parse::<u64>().ok())
+        .flatten()
+        .filter(|s| (1..=signed::MAX_EXPIRES_IN).contains(s))
+        .ok_or_else(|| {
+            ApiError::validation(
+                "expires_in",
+                format!(
+                    "expires_in must be a whole number of seconds from 1 to {}",
+                    signed::MAX_EXPIRES_IN
+                ),
+            )
+        })
+}

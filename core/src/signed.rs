@@ -1,0 +1,151 @@
+//! Signed download links: `?expires=<unix seconds>&signature=<base64url HMAC-SHA256>` on a
+//! download path, so a plain link can download without a key until it expires.
+//!
+//! The signature covers what the link opens (an asset's file or a library's zip, by id) and
+//! its expiry, under the store's secret ([`crate::Store::signing_secret`]), so every replica
+//! signs and checks alike. Signatures are compared in constant time.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use uuid::Uuid;
+
+use crate::error::ApiError;
+
+/// The longest a link may live, in seconds (7 days).
+pub(crate) const MAX_EXPIRES_IN: u64 = 7 * 24 * 3600;
+/// How long a link lives when `expires_in` is not given, in seconds.
+pub(crate) const DEFAULT_EXPIRES_IN: u64 = 3600;
+/// How far a replica's clock may run behind the one that signed, in seconds.
+const CLOCK_SKEW: u64 = 300;
+
+/// The refusal of every bad link, whatever is wrong with it.
+pub(crate) const INVALID: ApiError =
+    ApiError::Unauthorized("Signed link is invalid or has expired");
+
+/// What a link opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// An asset's file.
+    Asset(Uuid),
+    /// A library's zip.
+    Library(Uuid),
+}
+
+fn mac(secret: &[u8; 32], target: Target, expires: u64) -> Hmac<Sha256> {
+    // A 32-byte key is always accepted: HMAC takes keys of any length.
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
+        .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+    let (kind, id) = match target {
+        Target::Asset(id) => ("asset", id),
+        Target::Library(id) => ("library", id),
+    };
+    mac.update(format!("{kind}:{id}:{expires}").as_bytes());
+    mac
+}
+
+/// The query of a link to `target` valid until `expires` (unix seconds).
+pub(crate) fn query(secret: &[u8; 32], target: Target, expires: u64) -> String {
+    let signature = URL_SAFE_NO_PAD.encode(mac(secret, target, expires).finalize().into_bytes());
+    format!("expires={expires}&signature={signature}")
+}
+
+/// Whether a query string carries a signed link's parameters (then the request is judged by
+/// them, not as a keyless request).
+pub(crate) fn is_signed(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        form_urlencoded::parse(q.as_bytes())
+            .any(|(name, _)| name == "expires" || name == "signature")
+    })
+}
+
+/// Checks the link parameters in `query` for `target` at `now` (unix seconds): exactly one
+/// `expires` (decimal digits, not past, at most 7 days and the clock skew ahead) and exactly
+/// one `signature` that matches. Anything else is 401.
+pub(crate) fn verify(
+    secret: &[u8; 32],
+    target: Target,
+    query: Option<&str>,
+    now: u64,
+) -> Result<(), ApiError> {
+    let (mut expires, mut signature) = (None, None);
+    for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        let slot = match name.as_ref() {
+            "expires" => &mut expires,
+            "signature" => &mut signature,
+            _ => continue,
+        };
+        if slot.replace(value).is_some() {
+            return Err(INVALID);
+        }
+    }
+    let (Some(expires), Some(signature)) = (expires, signature) else {
+        return Err(INVALID);
+    };
+    if expires.is_empty() || !expires.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(INVALID);
+    }
+    let expires: u64 = expires.parse().map_err(|_| INVALID)?;
+    if expires < now || expires > now.saturating_add(MAX_EXPIRES_IN + CLOCK_SKEW) {
+        return Err(INVALID);
+    }
+    let signature = URL_SAFE_NO_PAD
+        .decode(signature.as_bytes())
+        .map_err(|_| INVALID)?;
+    mac(secret, target, expires)
+        .verify_slice(&signature)
+        .map_err(|_| INVALID)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: [u8; 32] = [9; 32];
+    const NOW: u64 = 1_800_000_000;
+
+    fn target() -> Target {
+        Target::Asset(Uuid::from_u128(5))
+    }
+
+    #[test]
+    fn a_link_verifies_until_it_expires() {
+        let q = query(&SECRET, target(), NOW + 60);
+        assert!(is_signed(Some(&q)));
+        assert!(verify(&SECRET, target(), Some(&q), NOW).is_ok());
+        assert!(verify(&SECRET, target(), Some(&q), NOW + 60).is_ok());
+        assert!(verify(&SECRET, target(), Some(&q), NOW + 61).is_err());
+    }
+
+    #[test]
+    fn every_bad_link_is_refused() {
+        let good = query(&SECRET, target(), NOW + 60);
+        let sig = good
+            .split("signature=")
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned();
+        let far = NOW + MAX_EXPIRES_IN + CLOCK_SKEW + 1;
+        let bad = [
+            String::new(),
+            format!("expires={}", NOW + 60),
+            format!("signature={sig}"),
+            format!("{good}&expires={}", NOW + 60),
+            format!("{good}&signature={sig}"),
+            format!("expires=+{}&signature={sig}", NOW + 60),
+            format!("expires=abc&signature={sig}"),
+            format!("expires={}&signature={sig}", NOW + 61),
+            format!("expires={}&signature=AAAA", NOW + 60),
+            format!("expires={}&signature=%%%", NOW + 60),
+            query(&SECRET, target(), far),
+            query(&[8; 32], target(), NOW + 60),
+            query(&SECRET, Target::Library(Uuid::from_u128(5)), NOW + 60),
+            query(&SECRET, Target::Asset(Uuid::from_u128(6)), NOW + 60),
+        ];
+        for q in bad {
+            assert!(verify(&SECRET, target(), Some(&q), NOW).is_err(), "{q}");
+        }
+        assert!(verify(&SECRET, target(), None, NOW).is_err());
+    }
+}

@@ -1,0 +1,75 @@
+//! Conformance cases of what websites need: libraries by slug and the signing secret.
+
+use std::sync::Arc;
+
+use super::{sample_library, write};
+use crate::model::LibraryWrite;
+use crate::store::Store;
+
+pub(super) async fn libraries_are_found_by_slug(store: Arc<dyn Store>) {
+    assert_eq!(store.library_id_by_slug("nothing").await.unwrap(), None);
+    let mut lib = sample_library("Brand kit", 1);
+    lib.slug = "brand-kit".into();
+    store
+        .put_library(write(lib.clone(), vec![], vec![]))
+        .await
+        .unwrap();
+    let mut draft = sample_library("Draft kit", 2);
+    draft.slug = "draft-kit".into();
+    draft.settings.published = false;
+    store
+        .put_library(write(draft.clone(), vec![], vec![]))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.library_id_by_slug("brand-kit").await.unwrap(),
+        Some(lib.id)
+    );
+    assert_eq!(
+        store.library_id_by_slug("draft-kit").await.unwrap(),
+        Some(draft.id),
+        "drafts are found too"
+    );
+    assert_eq!(store.library_id_by_slug("Brand-Kit").await.unwrap(), None);
+
+    // A new slug frees the old one; a delete frees its slug.
+    let mut renamed = lib.clone();
+    renamed.slug = "press-kit".into();
+    store
+        .put_library(LibraryWrite {
+            library: renamed,
+            slug_given: true,
+            sections: vec![],
+            entries: vec![],
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.library_id_by_slug("brand-kit").await.unwrap(), None);
+    assert_eq!(
+        store.library_id_by_slug("press-kit").await.unwrap(),
+        Some(lib.id)
+    );
+    assert!(store.delete_library(lib.id).await.unwrap());
+    assert_eq!(store.library_id_by_slug("press-kit").await.unwrap(), None);
+}
+
+pub(super) async fn the_signing_secret_is_made_once(store: Arc<dyn Store>) {
+    let first = store.signing_secret([1; 32]).await.unwrap();
+    assert_eq!(first, [1; 32], "the first candidate is kept");
+    assert_eq!(store.signing_secret([2; 32]).await.unwrap(), [1; 32]);
+}
+
+pub(super) async fn concurrent_first_secrets_agree(store: Arc<dyn Store>) {
+    let tasks: Vec<_> = (0..8u8)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.signing_secret([i + 10; 32]).await.unwrap() })
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for t in tasks {
+        seen.push(t.await.unwrap());
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+    assert_eq!(store.signing_secret([0; 32]).await.unwrap(), seen[0]);
+}
