@@ -777,6 +777,15 @@ fn seen(answer: &RawAnswer, normalize: &mut Normalizer) -> Seen {
         .iter()
         .filter_map(|name| {
             let value = answer.headers.iter().find(|(n, _)| n == name)?;
+            // A JSON answer's tag hashes its bytes, ids and times included, which differ by
+            // nature between the two runs: that it is there is what both must agree on.
+            let json = answer
+                .headers
+                .iter()
+                .any(|(n, v)| n == "content-type" && v == "application/json");
+            if *name == "etag" && (json || answer.status == 304) {
+                return Some((value.0.clone(), "<json etag>".to_owned()));
+            }
             Some((value.0.clone(), normalize.text(&value.1)))
         })
         .collect();

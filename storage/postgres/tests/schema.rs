@@ -69,6 +69,7 @@ async fn custom_schema_holds_every_table() {
             "library_entries",
             "library_sections",
             "schema_migrations",
+            "secrets",
         ]
     );
     let stray: i64 = client
