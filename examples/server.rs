@@ -24,8 +24,10 @@ mod common;
 
 use std::process::ExitCode;
 
+use axum::http::{Method, Request, Uri};
+use axum::response::{IntoResponse as _, Response};
 use tokio::net::TcpListener;
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use assetlib::Service;
@@ -39,17 +41,39 @@ fn main() -> ExitCode {
 
 /// Serves the API on `listener` with axum until the shutdown signal (see `common::http` for the
 /// timeouts), one log line a request.
-/// Thumbnails are public under `/files/thumbnails/`; other paths outside `/api/v1` get the
-/// contract's JSON 404 too.
+/// Thumbnails are public under `/files/thumbnails/`, the example page under `/site/`
+/// (`common::site`); other paths outside `/api/v1` get the contract's JSON 404 too. Logged
+/// addresses have their `key` parameter redacted.
 async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxError> {
-    let app = axum::Router::new()
+    let mut app = axum::Router::new()
         .merge(assetlib::axum::router(service.clone()))
-        .merge(assetlib::axum::thumbnails(service))
+        .merge(assetlib::axum::thumbnails(service));
+    for path in common::site::PATHS {
+        app = app.route(path, axum::routing::any(site));
+    }
+    let app = app
         .fallback(|| async { ApiResponse(route_not_found()) })
         .layer(
             TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .make_span_with(|request: &Request<_>| {
+                    let uri = request.uri();
+                    let target = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
+                    tracing::info_span!(
+                        "request",
+                        method = %request.method(),
+                        uri = %common::site::redact_key(target),
+                        version = ?request.version(),
+                    )
+                })
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         );
     common::http::serve(listener, app, common::shutdown_signal()).await
+}
+
+/// The example page's files, or the JSON 404 for a method they do not take.
+async fn site(method: Method, uri: Uri) -> Response {
+    match common::site::response(&method, uri.path(), uri.query()) {
+        Some(page) => page.map(axum::body::Body::from).into_response(),
+        None => ApiResponse(route_not_found()).into_response(),
+    }
 }

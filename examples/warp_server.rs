@@ -22,6 +22,8 @@ use std::process::ExitCode;
 
 use tokio::net::TcpListener;
 use warp::Filter as _;
+use warp::http::Method;
+use warp::path::FullPath;
 
 use assetlib::Service;
 use common::BoxError;
@@ -31,14 +33,46 @@ fn main() -> ExitCode {
 }
 
 /// Serves the API on `listener` with warp until the shutdown signal (see `common::http` for the
-/// timeouts), one log line a request.
-/// Thumbnails are public under `/files/thumbnails/`; other paths outside `/api/v1` get the
-/// contract's JSON 404 too (`recover`).
+/// timeouts), one log line a request (warp's own, with any `key` parameter of the referer
+/// redacted).
+/// Thumbnails are public under `/files/thumbnails/`, the example page under `/site/`
+/// (`common::site`); other paths outside `/api/v1` get the contract's JSON 404 too
+/// (`recover`).
 async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxError> {
+    let site = warp::path::full()
+        .and_then(|path: FullPath| async move {
+            if common::site::PATHS.contains(&path.as_str()) {
+                Ok(path)
+            } else {
+                Err(warp::reject::not_found())
+            }
+        })
+        .and(warp::method())
+        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
+        .and_then(|path: FullPath, method: Method, query: String| async move {
+            common::site::response(&method, path.as_str(), Some(query.as_str()))
+                .ok_or_else(warp::reject::not_found)
+        });
     let app = assetlib::warp::routes(service.clone())
         .or(assetlib::warp::thumbnails(service))
         .unify()
+        .or(site)
         .recover(assetlib::warp::recover)
-        .with(warp::trace::request());
+        .with(warp::trace(|info: warp::trace::Info<'_>| {
+            let span = tracing::info_span!(
+                "request",
+                method = %info.method(),
+                path = %info.path(),
+                version = ?info.version(),
+                referer = tracing::field::Empty,
+            );
+            if let Some(referer) = info.referer() {
+                span.record(
+                    "referer",
+                    tracing::field::display(common::site::redact_key(referer)),
+                );
+            }
+            span
+        }));
     common::http::serve(listener, warp::service(app), common::shutdown_signal()).await
 }

@@ -174,6 +174,8 @@ pub(crate) async fn seed_and_show(service: &Service, addr: SocketAddr) -> Result
         );
     }
     println!("      {library}");
+    println!("  and as a website would show it (the page asks for a key if the address has none):");
+    println!("      http://{addr}/site/?library={LIBRARY_SLUG}&key=<your key>");
     println!();
     Ok(())
 }

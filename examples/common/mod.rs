@@ -1,6 +1,6 @@
 //! What the ready servers share: the command line, the `keys` commands, opening the data
-//! directory, the first key, the demo data, logging, the shutdown signal and the connection
-//! loop with its timeouts ([`http`]).
+//! directory, the first key, the demo data, logging, the shutdown signal, the connection
+//! loop with its timeouts ([`http`]) and the example website page ([`site`]).
 //!
 //! Each server (`examples/server.rs` for axum, `examples/warp_server.rs` for warp) includes
 //! this file with `#[path = "common/mod.rs"] mod common;`, and its `main` is
@@ -23,6 +23,7 @@ use uuid::Uuid;
 
 pub(crate) mod demo;
 pub(crate) mod http;
+pub(crate) mod site;
 
 /// A boxed error with a message for the user.
 pub(crate) type BoxError = Box<dyn Error + Send + Sync + 'static>;

@@ -29,6 +29,7 @@ mod replace;
 #[cfg(all(feature = "postgres", feature = "s3"))]
 mod replicas;
 mod routing;
+mod site;
 mod support;
 mod websites;
 

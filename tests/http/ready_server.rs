@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// The ready servers, each case runs against every one.
-const SERVERS: [&str; 2] = ["server", "warp_server"];
+pub(crate) const SERVERS: [&str; 2] = ["server", "warp_server"];
 
 /// The README's embedding examples, built with the ready servers.
 const EMBEDDINGS: [&str; 2] = ["embed_axum", "embed_warp"];
@@ -155,7 +155,7 @@ impl Running {
         }
     }
 
-    fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         std::fs::read_to_string(&self.stdout).unwrap()
     }
 
@@ -163,7 +163,7 @@ impl Running {
         std::fs::read_to_string(&self.stderr).unwrap()
     }
 
-    async fn send(
+    pub(crate) async fn send(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -181,7 +181,7 @@ impl Running {
         (status, r.json().await.unwrap_or(Value::Null))
     }
 
-    async fn get(&self, path: &str, key: &str) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str, key: &str) -> (u16, Value) {
         self.send(reqwest::Method::GET, path, key, None).await
     }
 

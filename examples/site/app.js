@@ -1,0 +1,594 @@
+// The example library page: renders one library of the assetlib API, as a company website
+// would, from `?library=<slug>` and an API key with read:libraries and read:assets.
+//
+// - The key comes from the address (`&key=...` or `#key=...`) or from the form this page shows
+//   when it is missing. It is kept in sessionStorage for this tab and removed from the address
+//   at once, so it ends up in no bookmark, link or shared URL; the page sends no referrer.
+// - Everything the API returns is inserted as text (`textContent`, `createElement`), never
+//   as markup.
+// - Downloads go through signed links: each asset's link is signed when the page renders and
+//   signed again on click once it is about to expire; the signed address needs no key.
+
+const API = '/api/v1';
+const KEY_STORAGE = 'assetlib-site-key';
+/** Lifetime asked for each signed download link, in seconds. */
+const SIGN_SECONDS = 3600;
+/** A signed link this close to its expiry is signed again before use, in milliseconds. */
+const RESIGN_MARGIN_MS = 60 * 1000;
+
+const app = document.getElementById('app');
+
+// ---------------------------------------------------------------------------------------------
+// DOM helpers: every string goes in as text.
+
+/**
+ * Creates an element. `props`: `className`, `text`, `dataset`, `attrs` (fixed attribute
+ * names), and any other property set directly (`href`, `src`, `type`, `open`...).
+ */
+function h(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(props)) {
+    if (value === undefined || value === null) continue;
+    if (name === 'text') node.textContent = String(value);
+    else if (name === 'dataset') Object.assign(node.dataset, value);
+    else if (name === 'attrs') {
+      for (const [attr, v] of Object.entries(value)) node.setAttribute(attr, String(v));
+    } else node[name] = value;
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** Stroke icons on a 24-unit grid: each is a list of path data. */
+const ICONS = {
+  file: ['M14 3H6a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2V9z', 'M14 3v6h6', 'M8 13h8', 'M8 17h5'],
+  image: [
+    'M5 4h14a1 1 0 0 1 1 1v14a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V5a1 1 0 0 1 1-1z',
+    'M9 11a2 2 0 1 0 0-4 2 2 0 0 0 0 4z',
+    'M20 15l-5-5L5 20',
+  ],
+  video: ['M4 6h10a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H4a2 2 0 0 1-2-2V8a2 2 0 0 1 2-2z', 'M16 10.5l6-3.5v10l-6-3.5z'],
+  audio: ['M9 18V5l11-2v13', 'M6 21a3 3 0 1 0 0-6 3 3 0 0 0 0 6z', 'M17 19a3 3 0 1 0 0-6 3 3 0 0 0 0 6z'],
+  link: [
+    'M10 14a4 4 0 0 0 5.66 0l3-3a4 4 0 0 0-5.66-5.66l-1 1',
+    'M14 10a4 4 0 0 0-5.66 0l-3 3a4 4 0 0 0 5.66 5.66l1-1',
+  ],
+  folder: ['M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z'],
+  download: ['M12 4v11', 'M7 10l5 5 5-5', 'M5 20h14'],
+  chevron: ['M9 6l6 6-6 6'],
+  lock: ['M6 11h12a1 1 0 0 1 1 1v8a1 1 0 0 1-1 1H6a1 1 0 0 1-1-1v-8a1 1 0 0 1 1-1z', 'M8 11V7a4 4 0 0 1 8 0v4'],
+  alert: ['M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18z', 'M12 8v5', 'M12 16.5v.01'],
+  tag: ['M20.6 13.4l-7.2 7.2a2 2 0 0 1-2.8 0L3 13V3h10l7.6 7.6a2 2 0 0 1 0 2.8z', 'M7.5 7.5h.01'],
+  grid: ['M4 4h7v7H4z', 'M13 4h7v7h-7z', 'M4 13h7v7H4z', 'M13 13h7v7h-7z'],
+};
+
+function icon(name, className = 'icon') {
+  const svg = document.createElementNS(SVG_NS, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('fill', 'none');
+  svg.setAttribute('stroke', 'currentColor');
+  svg.setAttribute('stroke-width', '2');
+  svg.setAttribute('stroke-linecap', 'round');
+  svg.setAttribute('stroke-linejoin', 'round');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', className);
+  for (const d of ICONS[name] ?? ICONS.file) {
+    const path = document.createElementNS(SVG_NS, 'path');
+    path.setAttribute('d', d);
+    svg.append(path);
+  }
+  return svg;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The key and the address.
+
+function storedKey() {
+  try {
+    return sessionStorage.getItem(KEY_STORAGE) || '';
+  } catch {
+    return '';
+  }
+}
+
+function storeKey(key) {
+  try {
+    if (key) sessionStorage.setItem(KEY_STORAGE, key);
+    else sessionStorage.removeItem(KEY_STORAGE);
+  } catch {
+    // Storage is off: the key lives as long as this page.
+  }
+}
+
+/** Reads the slug and the key from the address, and takes the key out of the address. */
+function readAddress() {
+  const url = new URL(window.location.href);
+  const hash = new URLSearchParams(url.hash.replace(/^#/, ''));
+  const slug = (url.searchParams.get('library') || hash.get('library') || '').trim();
+  const key = (url.searchParams.get('key') || hash.get('key') || '').trim();
+  if (url.searchParams.has('key') || hash.has('key')) {
+    url.searchParams.delete('key');
+    hash.delete('key');
+    const rest = hash.toString();
+    url.hash = rest ? `#${rest}` : '';
+    window.history.replaceState(null, '', url.pathname + url.search + url.hash);
+  }
+  if (key) storeKey(key);
+  return { slug, key: key || storedKey() };
+}
+
+/** Puts `slug` in the address (never the key). */
+function showSlugInAddress(slug) {
+  const url = new URL(window.location.href);
+  url.searchParams.set('library', slug);
+  window.history.replaceState(null, '', url.pathname + url.search);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API.
+
+class ApiError extends Error {
+  constructor(status, error, message) {
+    super(message);
+    this.status = status;
+    this.error = error;
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** At most this many API calls at once, so a big library stays within a key's rate limit. */
+const MAX_IN_FLIGHT = 4;
+let inFlight = 0;
+const waiting = [];
+
+async function slot() {
+  if (inFlight >= MAX_IN_FLIGHT) await new Promise((resolve) => waiting.push(resolve));
+  inFlight += 1;
+}
+
+function release() {
+  inFlight -= 1;
+  waiting.shift()?.();
+}
+
+/** One GET of the API with the key; a 429 is tried again after its `Retry-After`. */
+async function api(path, key) {
+  await slot();
+  try {
+    return await call(path, key);
+  } finally {
+    release();
+  }
+}
+
+async function call(path, key) {
+  let response;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      response = await fetch(API + path, {
+        headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+        credentials: 'omit',
+        cache: 'no-store',
+        referrerPolicy: 'no-referrer',
+      });
+    } catch {
+      throw new ApiError(0, 'Network error', 'The server could not be reached. Try again in a moment.');
+    }
+    if (response.status !== 429 || attempt >= 3) break;
+    const seconds = Number(response.headers.get('Retry-After'));
+    await sleep(1000 * (Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 10) : 1));
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const error = typeof body?.error === 'string' ? body.error : `HTTP ${response.status}`;
+    const message = typeof body?.message === 'string' ? body.message : response.statusText;
+    throw new ApiError(response.status, error, message);
+  }
+  return body;
+}
+
+/** A signed link's address, if it is one this page may follow (same site, http or https). */
+function safeUrl(value) {
+  if (typeof value !== 'string' || value === '') return null;
+  try {
+    const url = new URL(value, window.location.href);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    return url.origin === window.location.origin ? url.pathname + url.search : url.href;
+  } catch {
+    return null;
+  }
+}
+
+/** Asks for a signed download link: `{url, expiresAt}` (ms since the epoch, or NaN). */
+async function sign(path, key) {
+  const body = await api(path, key);
+  const url = safeUrl(body?.data?.url);
+  if (!url) throw new ApiError(0, 'Bad answer', 'The server sent no download link.');
+  return { url, expiresAt: Date.parse(body?.data?.expires_at ?? '') };
+}
+
+/**
+ * Whether a signed asset link has something to download: a `HEAD` (which counts no download)
+ * that is not a 404. Library assets may have no file yet (a video to come, say).
+ */
+async function hasFile(url) {
+  await slot();
+  try {
+    const response = await fetch(url, {
+      method: 'HEAD',
+      redirect: 'manual',
+      credentials: 'omit',
+      cache: 'no-store',
+      referrerPolicy: 'no-referrer',
+    });
+    return response.status !== 404;
+  } catch {
+    return true;
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Makes `link` a download button for the signed link `path` answers: signed now, and signed
+ * again on click when it is about to expire. With `probe`, a link to nothing (404) is shown
+ * as unavailable. Resolves once the first signing is done.
+ */
+async function armDownload(link, path, key, probe = false) {
+  let signed = null;
+  const fresh = () =>
+    signed && (Number.isNaN(signed.expiresAt) || signed.expiresAt - Date.now() > RESIGN_MARGIN_MS);
+  const apply = (s) => {
+    signed = s;
+    link.href = s.url;
+    link.removeAttribute('aria-disabled');
+    link.removeAttribute('tabindex');
+    link.dataset.signed = 'true';
+    if (!Number.isNaN(s.expiresAt)) link.dataset.expiresAt = new Date(s.expiresAt).toISOString();
+  };
+  link.addEventListener('click', async (event) => {
+    if (fresh()) return;
+    event.preventDefault();
+    try {
+      apply(await sign(path, key));
+      window.location.assign(signed.url);
+    } catch (e) {
+      link.title = e.message;
+    }
+  });
+  const unavailable = (reason) => {
+    link.dataset.signed = 'false';
+    link.title = reason;
+    link.lastChild.textContent = 'Unavailable';
+  };
+  let first;
+  try {
+    first = await sign(path, key);
+  } catch (e) {
+    unavailable(e.message);
+    return;
+  }
+  if (probe && !(await hasFile(first.url))) unavailable('This asset has no file to download yet.');
+  else apply(first);
+}
+
+function downloadButton(label, className, role) {
+  return h(
+    'a',
+    {
+      className,
+      dataset: { role, signed: 'pending' },
+      attrs: { 'aria-disabled': 'true', tabindex: '-1', download: '' },
+    },
+    icon('download'),
+    h('span', { text: label }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering.
+
+const TYPES = {
+  pdf: { label: 'PDF', tone: 'pdf', icon: 'file' },
+  image: { label: 'Image', tone: 'image', icon: 'image' },
+  video: { label: 'Video', tone: 'video', icon: 'video' },
+  audio: { label: 'Audio', tone: 'audio', icon: 'audio' },
+  document: { label: 'Document', tone: 'document', icon: 'file' },
+  external_video: { label: 'Video link', tone: 'video', icon: 'video' },
+  link: { label: 'Link', tone: 'other', icon: 'link' },
+  collection: { label: 'Collection', tone: 'other', icon: 'folder' },
+  git: { label: 'Git', tone: 'other', icon: 'link' },
+};
+
+function typeOf(asset) {
+  const known = Object.hasOwn(TYPES, asset.asset_type) ? TYPES[asset.asset_type] : null;
+  return known ?? { label: String(asset.asset_type ?? 'Asset'), tone: 'other', icon: 'file' };
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function formatPrice(price, currency) {
+  if (typeof price !== 'number') return 'Paid';
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency: currency || 'USD' }).format(price);
+  } catch {
+    return `${price.toFixed(2)} ${currency ?? ''}`.trim();
+  }
+}
+
+/** A #RGB or #RRGGBB colour, or null. */
+function hexColour(value) {
+  return typeof value === 'string' && /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i.test(value) ? value : null;
+}
+
+/** Where a cover image or thumbnail is: an http(s) address, or a file of the file store. */
+function imageUrl(value) {
+  if (typeof value !== 'string' || value.trim() === '') return null;
+  const path = /^(?:https?:)?\//i.test(value) ? value : `/files/${value.replace(/^\/+/, '')}`;
+  return safeUrl(path);
+}
+
+function renderCover(library, assetCount) {
+  const overlayColour = hexColour(library.cover_overlay_color);
+  const opacity = Number(library.cover_overlay_opacity);
+  const overlayOpacity = Number.isFinite(opacity) ? Math.min(1, Math.max(0, opacity)) : 0.5;
+  const overlay = h('div', {
+    className: 'cover-overlay',
+    dataset: {
+      role: 'cover-overlay',
+      overlayColor: overlayColour ?? '',
+      overlayOpacity: overlayColour ? String(overlayOpacity) : '0',
+    },
+  });
+  if (overlayColour) {
+    overlay.style.backgroundColor = overlayColour;
+    overlay.style.opacity = String(overlayOpacity);
+  }
+  const coverUrl = imageUrl(library.cover_image_path);
+  const cover = coverUrl
+    ? h('img', { className: 'cover-image', src: coverUrl, alt: '', dataset: { role: 'cover-image' } })
+    : null;
+  cover?.addEventListener('error', () => cover.remove());
+
+  const meta = h('div', { className: 'cover-meta' });
+  if (library.is_paid) {
+    meta.append(
+      h('span', { className: 'pill pill-price', dataset: { role: 'price' } }, icon('tag'),
+        h('span', { text: formatPrice(library.price, library.currency) })),
+    );
+  }
+  if (library.show_asset_count) {
+    meta.append(
+      h('span', { className: 'pill', dataset: { role: 'asset-count', count: String(assetCount) } },
+        icon('grid'), h('span', { text: plural(assetCount, 'asset') })),
+    );
+  }
+  if (library.allow_bulk_download) {
+    meta.append(downloadButton('Download all', 'button button-light', 'download-all'));
+  }
+  return h(
+    'section',
+    { className: 'cover', dataset: { role: 'cover' } },
+    cover,
+    overlay,
+    h(
+      'div',
+      { className: 'wrap' },
+      h('p', { className: 'eyebrow', text: 'Asset library' }),
+      h('h1', { id: 'library-title', text: library.title ?? '' }),
+      library.description ? h('p', { className: 'cover-description', text: library.description }) : null,
+      meta.childElementCount ? meta : null,
+    ),
+  );
+}
+
+function renderThumb(asset, type) {
+  const placeholder = () => h('div', { className: 'thumb-placeholder' }, icon(type.icon));
+  const src = imageUrl(asset.thumbnail_url);
+  if (!src) return h('div', { className: 'thumb' }, placeholder());
+  const img = h('img', { src, alt: '', decoding: 'async', dataset: { role: 'thumbnail' } });
+  const thumb = h('div', { className: 'thumb' }, img);
+  img.addEventListener('error', () => img.replaceWith(placeholder()));
+  return thumb;
+}
+
+function renderAsset(asset, library, key, signing) {
+  const type = typeOf(asset);
+  const card = h(
+    'article',
+    { className: `card tone-${type.tone}`, dataset: { role: 'asset', assetId: asset.id, assetType: asset.asset_type } },
+    renderThumb(asset, type),
+  );
+  const body = h(
+    'div',
+    { className: 'card-body' },
+    h('span', { className: 'type', dataset: { role: 'asset-type' }, text: type.label }),
+    h('h3', { dataset: { role: 'asset-title' }, text: asset.title ?? '' }),
+    asset.description ? h('p', { className: 'card-description', text: asset.description }) : null,
+  );
+  if (library.allow_individual_downloads) {
+    const link = downloadButton('Download', 'button button-quiet', 'download');
+    body.append(h('div', { className: 'card-actions' }, link));
+    const path = `/assets/${encodeURIComponent(asset.id)}/download-url?expires_in=${SIGN_SECONDS}`;
+    signing.push(armDownload(link, path, key, true));
+  }
+  card.append(body);
+  return card;
+}
+
+function renderGrid(assets, library, key, signing) {
+  return h('div', { className: 'grid' }, assets.map((a) => renderAsset(a, library, key, signing)));
+}
+
+function renderSection(section, library, key, signing) {
+  const assets = Array.isArray(section.assets) ? section.assets : [];
+  const collapsed = section.collapsed_by_default === true;
+  return h(
+    'details',
+    {
+      className: 'block',
+      open: !collapsed,
+      dataset: { role: 'section', sectionId: section.id, collapsed: String(collapsed) },
+    },
+    h(
+      'summary',
+      {},
+      h('span', { className: 'chevron' }, icon('chevron')),
+      h(
+        'div',
+        { className: 'block-heading' },
+        h('h2', { dataset: { role: 'section-title' }, text: section.title ?? '' }),
+        section.description ? h('p', { text: section.description }) : null,
+      ),
+      library.show_asset_count ? h('span', { className: 'count', text: plural(assets.length, 'asset') }) : null,
+    ),
+    h(
+      'div',
+      { className: 'block-body' },
+      assets.length
+        ? renderGrid(assets, library, key, signing)
+        : h('p', { className: 'empty', text: 'Nothing in this section yet.' }),
+    ),
+  );
+}
+
+/** Renders `library` (the API's detail with assets); resolves once every link is signed. */
+async function renderLibrary(library, key) {
+  const sections = (Array.isArray(library.sections) ? library.sections : [])
+    .map((s, i) => ({ s, i }))
+    .sort((a, b) => (a.s.display_order ?? 0) - (b.s.display_order ?? 0) || a.i - b.i)
+    .map(({ s }) => s);
+  const unsectioned = Array.isArray(library.unsectioned_assets) ? library.unsectioned_assets : [];
+  const count = sections.reduce((n, s) => n + (s.assets?.length ?? 0), 0) + unsectioned.length;
+  const signing = [];
+
+  document.title = `${library.title ?? 'Library'} · Asset library`;
+  const main = h('main', { className: 'wrap' });
+  for (const section of sections) main.append(renderSection(section, library, key, signing));
+  if (unsectioned.length) {
+    main.append(
+      h(
+        'section',
+        { className: 'block', dataset: { role: 'unsectioned' } },
+        h(
+          'div',
+          { className: 'block-header' },
+          h('div', { className: 'block-heading' }, h('h2', { text: sections.length ? 'More assets' : 'Assets' })),
+          library.show_asset_count ? h('span', { className: 'count', text: plural(unsectioned.length, 'asset') }) : null,
+        ),
+        h('div', { className: 'block-body' }, renderGrid(unsectioned, library, key, signing)),
+      ),
+    );
+  }
+  if (!count) main.append(h('p', { className: 'empty', text: 'This library has no assets yet.' }));
+
+  const cover = renderCover(library, count);
+  app.replaceChildren(cover, main);
+  const all = cover.querySelector('[data-role="download-all"]');
+  if (all) signing.push(armDownload(all, `/libraries/${encodeURIComponent(library.id)}/download-url`, key));
+  await Promise.allSettled(signing);
+}
+
+function keyForm(slug, submitLabel) {
+  const slugInput = h('input', {
+    id: 'library-slug',
+    name: 'library',
+    value: slug,
+    required: true,
+    attrs: { autocomplete: 'off', spellcheck: 'false', placeholder: 'sample-brand-library' },
+  });
+  const keyInput = h('input', {
+    id: 'api-key',
+    name: 'key',
+    type: 'password',
+    required: true,
+    attrs: { autocomplete: 'off', spellcheck: 'false', placeholder: 'alk_…' },
+  });
+  const form = h(
+    'form',
+    { className: 'key-form', dataset: { role: 'key-form' } },
+    h('div', { className: 'field' }, h('label', { htmlFor: 'library-slug', text: 'Library' }), slugInput),
+    h(
+      'div',
+      { className: 'field' },
+      h('label', { htmlFor: 'api-key', text: 'API key' }),
+      keyInput,
+      h('small', { text: 'A key with read:libraries and read:assets. It stays in this tab.' }),
+    ),
+    h('button', { className: 'button', type: 'submit', text: submitLabel }),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const newSlug = slugInput.value.trim();
+    const key = keyInput.value.trim();
+    if (!newSlug || !key) return;
+    storeKey(key);
+    showSlugInAddress(newSlug);
+    load(newSlug, key);
+  });
+  return form;
+}
+
+function showState(state, iconName, neutral, title, message, extra) {
+  document.body.dataset.state = state;
+  app.replaceChildren(
+    h(
+      'div',
+      { className: 'state', id: state === 'error' ? 'error' : 'prompt' },
+      h('div', { className: neutral ? 'state-icon neutral' : 'state-icon' }, icon(iconName)),
+      h('h1', { text: title }),
+      message ? h('p', { dataset: { role: 'message' }, text: message }) : null,
+      extra,
+    ),
+  );
+}
+
+function showForm(slug) {
+  document.title = 'Open a library · Asset library';
+  showState('need-key', 'lock', true, 'Open a library', 'Enter the library to show and an API key that can read it.', keyForm(slug, 'Open library'));
+}
+
+function showError(error, slug) {
+  document.title = 'Library unavailable · Asset library';
+  const status = error instanceof ApiError ? error.status : 0;
+  let title = 'The library could not be loaded';
+  let form = null;
+  if (status === 401 || status === 403) {
+    storeKey('');
+    title = status === 401 ? 'This key is not valid' : 'This key cannot open the library';
+    form = keyForm(slug, 'Try another key');
+  } else if (status === 404) {
+    title = 'No such library';
+    form = keyForm(slug, 'Open another library');
+  }
+  showState('error', 'alert', false, title, error.message || 'Something went wrong.', form);
+  document.getElementById('error').dataset.status = String(status);
+}
+
+async function load(slug, key) {
+  document.body.dataset.state = 'loading';
+  let library;
+  try {
+    library = await api(`/libraries/slug/${encodeURIComponent(slug)}?include_assets=true`, key);
+  } catch (error) {
+    showError(error, slug);
+    return;
+  }
+  await renderLibrary(library, key);
+  document.body.dataset.state = 'ready';
+}
+
+const { slug, key } = readAddress();
+if (slug && key) load(slug, key);
+else showForm(slug);

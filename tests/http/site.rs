@@ -1,0 +1,609 @@
+//! The example website page (`examples/site/`) on the ready servers, in a real headless
+//! browser: Debian's `chromium` loads `/site/?library=...&key=...` from a server started with
+//! `--demo`, and the test reads the DOM it ends with (`--dump-dom`) and takes screenshots at
+//! desktop and phone widths (under `target/site-screenshots/`).
+//!
+//! Before the browser runs, the test changes the demo library through the API so that every
+//! display setting shows: a paid library with a bulk download and a collapsed section, and an
+//! asset whose title is markup (it must show as text).
+//!
+//! The DOM is read with plain string searches on the stable `id` and `data-*` attributes the
+//! page writes (`data-role`, `data-asset-id`, `data-section-id`, `data-collapsed`...), which
+//! is all the checks need.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::ready_server::{Running, SERVERS};
+
+/// The demo library's slug (`examples/common/demo.rs`).
+const SLUG: &str = "sample-brand-library";
+
+/// A title that would run script if the page inserted it as markup.
+const HOSTILE: &str = "<img src=x onerror=alert(1)>";
+
+/// The files the servers must serve byte for byte.
+const INDEX_HTML: &str = include_str!("../../examples/site/index.html");
+const APP_JS: &str = include_str!("../../examples/site/app.js");
+
+/// Longest time one browser run may take.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_page_renders_a_library_in_a_headless_browser() {
+    require_chromium();
+    for example in SERVERS {
+        the_example_page_renders_a_library_on(example).await;
+    }
+}
+
+async fn the_example_page_renders_a_library_on(example: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, logs) = (dir.path().join("data"), dir.path().join("logs"));
+    std::fs::create_dir_all(&logs).unwrap();
+    let server = Running::start_with(example, &data, &logs, &["--demo"], &[]).await;
+    let key = printed_key(&server.stdout());
+
+    the_files_are_served_with_their_headers(&server, example).await;
+    let expected = prepare_the_library(&server, &key).await;
+
+    // The page, with the key in its address.
+    let page = format!("{}/site/?library={SLUG}&key={key}", server.base);
+    let dom = browser(&dir.path().join("browser"), &["--dump-dom"], &page).await;
+    let body = opening_tag(&dom, "<body");
+    assert!(
+        body.contains(r#"data-state="ready""#),
+        "{example}: {body}\n{dom}"
+    );
+    assert!(
+        dom.contains(&format!(
+            r#"id="library-title">{}</h1>"#,
+            escape(&expected.title)
+        )),
+        "{example}: no library title\n{dom}"
+    );
+    assert!(!dom.contains(&key), "{example}: the key is in the page");
+
+    // The cover: the overlay colour and opacity, the price, the count, the bulk download.
+    let overlay = opening_tag(&dom, r#"data-role="cover-overlay""#);
+    assert!(
+        overlay.contains(r##"data-overlay-color="#1A2B3C""##)
+            && overlay.contains(r#"data-overlay-opacity="0.4""#)
+            && overlay.contains("background-color: rgb(26, 43, 60)")
+            && overlay.contains("opacity: 0.4"),
+        "{example}: {overlay}"
+    );
+    let at = dom.find(r#"data-role="price""#).expect("a price badge");
+    let badge = &dom[at..at + dom[at..].find("</span></span>").unwrap()];
+    assert!(badge.contains("49"), "{example}: price badge {badge}");
+    let count = opening_tag(&dom, r#"data-role="asset-count""#);
+    let total = expected.assets.len();
+    assert!(
+        count.contains(&format!(r#"data-count="{total}""#)),
+        "{example}: {count}"
+    );
+
+    // Sections in order, the collapsed one collapsed, the others open.
+    let titles = texts(&dom, r#"data-role="section-title">"#);
+    let want: Vec<String> = expected.sections.iter().map(|s| escape(&s.1)).collect();
+    assert_eq!(titles, want, "{example}: section titles");
+    for (id, title, collapsed) in &expected.sections {
+        let tag = opening_tag(&dom, &format!(r#"data-section-id="{id}""#));
+        assert!(tag.starts_with("<details"), "{example}: {tag}");
+        assert_eq!(
+            (
+                tag.contains(r#"data-collapsed="true""#),
+                tag.contains(" open")
+            ),
+            (*collapsed, !*collapsed),
+            "{example}: section {title}: {tag}"
+        );
+    }
+
+    // One card per asset, in page order, each with its title as text and a signed link.
+    let cards = cards(&dom);
+    let got: Vec<(String, String)> = cards
+        .iter()
+        .map(|c| (c.id.clone(), c.title.clone()))
+        .collect();
+    let want: Vec<(String, String)> = expected
+        .assets
+        .iter()
+        .map(|(id, title)| (id.clone(), escape(title)))
+        .collect();
+    assert_eq!(got, want, "{example}: asset cards");
+    assert!(
+        dom.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{example}: the hostile title is not shown as text"
+    );
+    assert!(
+        !dom.contains(r#"<img src="x""#) && !dom.contains("<img src=x"),
+        "{example}: the hostile title became markup"
+    );
+    for (card, thumbnail) in cards.iter().zip(&expected.thumbnails) {
+        assert!(
+            card.html.contains(r#"data-role="asset-type""#),
+            "{example}: {}",
+            card.html
+        );
+        match thumbnail {
+            Some(url) => assert!(
+                card.html.contains(&format!(r#"src="{url}""#)),
+                "{example}: no thumbnail {url}: {}",
+                card.html
+            ),
+            None => assert!(!card.html.contains("<img"), "{}", card.html),
+        }
+    }
+    assert!(expected.thumbnails.iter().any(Option::is_some));
+
+    // Every asset with a file has a signed link that downloads without a key, the same bytes
+    // as a keyed download; the others are shown unavailable.
+    let client = reqwest::Client::new();
+    for (card, with_file) in cards.iter().zip(&expected.with_file) {
+        let Some(href) = download_href(&card.html) else {
+            assert!(!with_file, "{example}: no signed link: {}", card.html);
+            assert!(
+                card.html.contains(r#"data-signed="false""#),
+                "{}",
+                card.html
+            );
+            continue;
+        };
+        assert!(with_file, "{example}: a link to no file: {}", card.html);
+        assert!(!href.contains(&key), "{example}: the key is in a link");
+        let signed = fetch(&client, &format!("{}{href}", server.base), None).await;
+        let keyed = fetch(
+            &client,
+            &format!("{}/api/v1/assets/{}/download", server.base, card.id),
+            Some(&key),
+        )
+        .await;
+        assert!(!keyed.is_empty());
+        assert_eq!(
+            signed, keyed,
+            "{example}: signed and keyed downloads differ"
+        );
+    }
+    let hostile = cards.iter().find(|c| c.title == escape(HOSTILE)).unwrap();
+    assert!(download_href(&hostile.html).is_some(), "{example}");
+    let all = opening_tag(&dom, r#"data-role="download-all""#);
+    let href = attr(all, "href").expect("a signed bulk download link");
+    let zip = fetch(&client, &format!("{}{}", server.base, unescape(href)), None).await;
+    assert!(
+        zip.starts_with(b"PK"),
+        "{example}: the bulk download is no zip"
+    );
+
+    // The error states: a bad key, an unknown slug, no key at all.
+    let bad = format!(
+        "{}/site/?library={SLUG}&key=alk_{}",
+        server.base,
+        "x".repeat(43)
+    );
+    let dom = browser(&dir.path().join("browser"), &["--dump-dom"], &bad).await;
+    assert!(
+        opening_tag(&dom, "<body").contains(r#"data-state="error""#)
+            && opening_tag(&dom, r#"id="error""#).contains(r#"data-status="401""#),
+        "{example}: a bad key\n{dom}"
+    );
+    let unknown = format!("{}/site/?library=no-such-library&key={key}", server.base);
+    let dom = browser(&dir.path().join("browser"), &["--dump-dom"], &unknown).await;
+    assert!(
+        opening_tag(&dom, r#"id="error""#).contains(r#"data-status="404""#),
+        "{example}: an unknown slug\n{dom}"
+    );
+    let bare = format!("{}/site/?library={SLUG}", server.base);
+    let dom = browser(&dir.path().join("browser"), &["--dump-dom"], &bare).await;
+    assert!(
+        opening_tag(&dom, "<body").contains(r#"data-state="need-key""#)
+            && dom.contains(r#"data-role="key-form""#),
+        "{example}: no key\n{dom}"
+    );
+
+    // Screenshots at desktop and phone widths.
+    let shots = screenshot_dir();
+    for (width, height) in [(1280, 900), (390, 844)] {
+        let path = shots.join(format!("{example}-{width}x{height}.png"));
+        let _ = std::fs::remove_file(&path);
+        let size = format!("--window-size={width},{height}");
+        let shot = format!("--screenshot={}", path.display());
+        browser(&dir.path().join("browser"), &[&shot, &size], &page).await;
+        let png = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 20_000,
+            "{example}: {} is no real screenshot ({} bytes)",
+            path.display(),
+            png.len()
+        );
+    }
+
+    // The key never reached the server's log, though the page's address held it.
+    let stderr = server.terminate().await;
+    assert!(!stderr.contains(&key), "{example}: the key is in the log");
+    assert!(
+        stderr.contains("/site/"),
+        "{example}: the page was not logged"
+    );
+}
+
+/// `/site/`, `/site/index.html` and `/site/app.js` are the embedded files with their types
+/// and security headers, without a key; `/site` redirects; other methods are the JSON 404.
+async fn the_files_are_served_with_their_headers(server: &Running, example: &str) {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for (path, content_type, body) in [
+        ("/site/", "text/html; charset=utf-8", INDEX_HTML),
+        ("/site/index.html", "text/html; charset=utf-8", INDEX_HTML),
+        ("/site/app.js", "text/javascript; charset=utf-8", APP_JS),
+    ] {
+        let r = client
+            .get(format!("{}{path}", server.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{example} {path}");
+        let headers = r.headers().clone();
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert_eq!(header("content-type"), content_type, "{example} {path}");
+        assert_eq!(header("x-content-type-options"), "nosniff");
+        assert_eq!(header("referrer-policy"), "no-referrer");
+        let csp = header("content-security-policy");
+        assert!(
+            csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
+            "{example} {path}: {csp}"
+        );
+        assert_eq!(r.text().await.unwrap(), body, "{example} {path}");
+        let head = client
+            .head(format!("{}{path}", server.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(head.status(), 200, "{example} HEAD {path}");
+        assert!(head.bytes().await.unwrap().is_empty());
+    }
+    let r = client
+        .get(format!("{}/site?library={SLUG}", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 308, "{example} /site");
+    assert_eq!(r.headers()["location"], format!("/site/?library={SLUG}"));
+    for path in ["/site/", "/site/app.js"] {
+        let r = client
+            .post(format!("{}{path}", server.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404, "{example} POST {path}");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["error"], "Not found", "{example} POST {path}");
+    }
+    let r = client
+        .get(format!("{}/site/other.js", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404, "{example} /site/other.js");
+}
+
+/// What the page must show, in page order.
+struct Expected {
+    title: String,
+    /// Each section's id, title and whether it starts collapsed.
+    sections: Vec<(String, String, bool)>,
+    /// Each asset's id and title, sections first, then the unsectioned ones.
+    assets: Vec<(String, String)>,
+    /// Whether each asset has a file to download, in the same order.
+    with_file: Vec<bool>,
+    /// Each asset's thumbnail address, in the same order.
+    thumbnails: Vec<Option<String>>,
+}
+
+/// Makes the demo library paid, bulk-downloadable and with its last section collapsed, and
+/// gives one of its assets a title of markup; returns the library as the API then shows it.
+async fn prepare_the_library(server: &Running, key: &str) -> Expected {
+    let path = format!("/api/v1/libraries/slug/{SLUG}?include_assets=true");
+    let (status, detail) = server.get(&path, key).await;
+    assert_eq!(status, 200, "{detail}");
+    let id = detail["id"].as_str().unwrap().to_owned();
+    let entries = |assets: &Value| -> Vec<Value> {
+        assets
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| json!({"asset_id": a["id"], "title": null, "description": null}))
+            .collect()
+    };
+    let sections = detail["sections"].as_array().unwrap();
+    assert!(sections.len() >= 2, "{detail}");
+    let last = sections.len() - 1;
+    let doc = json!({
+        "title": detail["title"],
+        "slug": detail["slug"],
+        "description": detail["description"],
+        "cover_overlay_color": detail["cover_overlay_color"],
+        "cover_overlay_opacity": detail["cover_overlay_opacity"],
+        "show_asset_count": true,
+        "allow_individual_downloads": true,
+        "allow_bulk_download": true,
+        "is_paid": true,
+        "price": 49.0,
+        "currency": "USD",
+        "published": true,
+        "sections": sections.iter().enumerate().map(|(i, s)| json!({
+            "id": s["id"],
+            "title": s["title"],
+            "description": s["description"],
+            "collapsed_by_default": i == last,
+            "assets": entries(&s["assets"]),
+        })).collect::<Vec<_>>(),
+        "unsectioned_assets": entries(&detail["unsectioned_assets"]),
+    });
+    let (status, body) = server
+        .send(
+            Method::PUT,
+            &format!("/api/v1/libraries/{id}"),
+            key,
+            Some(doc),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    let first = &detail["sections"][0]["assets"][0];
+    let (status, body) = server
+        .send(
+            Method::PATCH,
+            &format!("/api/v1/assets/{}", first["id"].as_str().unwrap()),
+            key,
+            Some(json!({ "title": HOSTILE })),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    let (status, detail) = server.get(&path, key).await;
+    assert_eq!(status, 200, "{detail}");
+    let asset = |a: &Value| {
+        (
+            a["id"].as_str().unwrap().to_owned(),
+            a["title"].as_str().unwrap().to_owned(),
+        )
+    };
+    let sections = detail["sections"].as_array().unwrap();
+    let in_order: Vec<&Value> = sections
+        .iter()
+        .flat_map(|s| s["assets"].as_array().unwrap())
+        .chain(detail["unsectioned_assets"].as_array().unwrap())
+        .collect();
+    let assets: Vec<(String, String)> = in_order.iter().map(|a| asset(a)).collect();
+    let thumbnails = in_order
+        .iter()
+        .map(|a| a["thumbnail_url"].as_str().map(str::to_owned))
+        .collect();
+    assert!(assets.iter().any(|(_, t)| t == HOSTILE), "{detail}");
+    assert_eq!(detail["is_paid"], true);
+    let mut with_file = Vec::new();
+    for (id, _) in &assets {
+        let (status, asset) = server.get(&format!("/api/v1/assets/{id}"), key).await;
+        assert_eq!(status, 200, "{asset}");
+        with_file.push(asset["data"]["file_path"].is_string());
+    }
+    assert!(with_file.contains(&true) && with_file.contains(&false));
+    Expected {
+        title: detail["title"].as_str().unwrap().to_owned(),
+        sections: sections
+            .iter()
+            .map(|s| {
+                (
+                    s["id"].as_str().unwrap().to_owned(),
+                    s["title"].as_str().unwrap().to_owned(),
+                    s["collapsed_by_default"] == true,
+                )
+            })
+            .collect(),
+        assets,
+        with_file,
+        thumbnails,
+    }
+}
+
+/// The key the server printed on its first start.
+fn printed_key(stdout: &str) -> String {
+    stdout
+        .split_whitespace()
+        .find(|w| w.starts_with("alk_") && w.len() == 47)
+        .unwrap_or_else(|| panic!("no key printed: {stdout}"))
+        .to_owned()
+}
+
+/// A GET's body, which must be a 200.
+async fn fetch(client: &reqwest::Client, url: &str, key: Option<&str>) -> Vec<u8> {
+    let mut request = client.get(url);
+    if let Some(key) = key {
+        request = request.bearer_auth(key);
+    }
+    let r = request.send().await.unwrap();
+    assert_eq!(r.status(), 200, "GET {url}");
+    r.bytes().await.unwrap().to_vec()
+}
+
+/// Fails the test, saying how to install it, when Debian's `chromium` is missing.
+fn require_chromium() {
+    let found = Command::new("chromium")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "the example page is tested in a real headless browser, and `chromium` is not \
+         installed: run `apt-get install chromium` (bash .ci/run does it)"
+    );
+}
+
+/// Where the screenshots go: `target/site-screenshots/`.
+fn screenshot_dir() -> PathBuf {
+    // This test runs from target/<profile>/deps/.
+    let exe = std::env::current_exe().unwrap();
+    let target = exe.ancestors().nth(3).expect("the target directory");
+    let dir = target.join("site-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs headless Chromium on `url` with `args` and a fresh profile under `scratch`, and
+/// returns what it printed. The browser runs in its own process group, which is killed
+/// if it outlives [`BROWSER_TIMEOUT`].
+async fn browser(scratch: &Path, args: &[&str], url: &str) -> String {
+    std::fs::create_dir_all(scratch).unwrap();
+    let profile = tempfile::tempdir_in(scratch).unwrap();
+    let stdout = profile.path().with_extension("out");
+    let stderr = profile.path().with_extension("err");
+    let mut child = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--virtual-time-budget=10000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(File::create(&stdout).unwrap()))
+        .stderr(Stdio::from(File::create(&stderr).unwrap()))
+        .process_group(0)
+        .spawn()
+        .expect("start chromium");
+    let deadline = Instant::now() + BROWSER_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            // The browser's helpers are in its group: end them all, by the group's id.
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            let _ = child.wait();
+            panic!(
+                "chromium did not finish in {BROWSER_TIMEOUT:?}: {}",
+                std::fs::read_to_string(&stderr).unwrap_or_default()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        status.success(),
+        "chromium failed ({status}): {}",
+        std::fs::read_to_string(&stderr).unwrap_or_default()
+    );
+    std::fs::read_to_string(&stdout).unwrap()
+}
+
+/// `text` as an HTML serializer writes a text node.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('\u{a0}', "&nbsp;")
+}
+
+/// An attribute value as the serializer wrote it, unescaped.
+fn unescape(value: &str) -> String {
+    value
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The opening tag around the first occurrence of `needle` (or starting with it).
+fn opening_tag<'a>(dom: &'a str, needle: &str) -> &'a str {
+    let at = dom
+        .find(needle)
+        .unwrap_or_else(|| panic!("no {needle} in the page:\n{dom}"));
+    let start = if needle.starts_with('<') {
+        at
+    } else {
+        dom[..at].rfind('<').unwrap()
+    };
+    let end = start + dom[start..].find('>').unwrap();
+    &dom[start..=end]
+}
+
+/// The value of attribute `name` in an opening tag.
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let end = start + tag[start..].find('"')?;
+    Some(&tag[start..end])
+}
+
+/// Every text right after `marker` up to the next tag, in order.
+fn texts(dom: &str, marker: &str) -> Vec<String> {
+    dom.match_indices(marker)
+        .map(|(at, _)| {
+            let rest = &dom[at + marker.len()..];
+            rest[..rest.find('<').unwrap()].to_owned()
+        })
+        .collect()
+}
+
+/// One asset card: its asset id, its title as serialized, its markup.
+struct Card {
+    id: String,
+    title: String,
+    html: String,
+}
+
+/// Every asset card, in page order.
+fn cards(dom: &str) -> Vec<Card> {
+    dom.split("<article ")
+        .skip(1)
+        .map(|chunk| {
+            let html = &chunk[..chunk.find("</article>").expect("a closed card")];
+            let tag = &html[..html.find('>').unwrap()];
+            assert!(tag.contains(r#"data-role="asset""#), "{tag}");
+            let id = attr(&format!(" {tag}"), "data-asset-id")
+                .expect("data-asset-id")
+                .to_owned();
+            let title = texts(html, r#"data-role="asset-title">"#)
+                .pop()
+                .expect("a card title");
+            Card {
+                id,
+                title,
+                html: html.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// The signed address of a card's download link, once the page has signed it.
+fn download_href(card: &str) -> Option<String> {
+    let at = card.find(r#"data-role="download""#)?;
+    let start = card[..at].rfind('<')?;
+    let tag = &card[start..start + card[start..].find('>')?];
+    if !tag.contains(r#"data-signed="true""#) {
+        return None;
+    }
+    attr(tag, "href").map(unescape)
+}
