@@ -42,7 +42,8 @@ pub struct Timestamp(pub DateTime<Utc>);
 
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ"))
+        // A fixed layout, written without parsing a format pattern per call.
+        s.serialize_str(&self.0.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
     }
 }
 
@@ -129,6 +130,16 @@ mod tests {
     use chrono::TimeZone;
     use serde_json::{Value, json};
     use uuid::Uuid;
+
+    #[test]
+    fn timestamps_always_have_three_fraction_digits_and_z() {
+        let whole = Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap();
+        let v = serde_json::to_value(Timestamp(whole)).unwrap();
+        assert_eq!(v, "2026-01-02T03:04:05.000Z");
+        let v =
+            serde_json::to_value(Timestamp(whole + chrono::Duration::microseconds(7_999))).unwrap();
+        assert_eq!(v, "2026-01-02T03:04:05.007Z", "truncated, not rounded");
+    }
 
     fn asset(t: AssetType) -> Asset {
         let at = Utc.with_ymd_and_hms(2026, 11, 22, 10, 15, 30).unwrap()
