@@ -73,6 +73,7 @@ mod error;
 pub mod extract;
 mod files;
 mod ingest;
+mod key_cache;
 mod limit;
 mod memory;
 mod model;
@@ -98,6 +99,7 @@ pub use change::{AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse
 pub use config::Config;
 pub use error::{ApiError, BoxError, StoreError};
 pub use files::{Files, FilesError, Resolved};
+pub use key_cache::KEY_CACHE_TTL;
 pub use limit::RateLimit;
 pub use memory::MemoryStore;
 pub use model::{

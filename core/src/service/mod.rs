@@ -33,6 +33,7 @@ use crate::config::Config;
 use crate::detail_cache::DetailCache;
 use crate::error::ApiError;
 use crate::files::Files;
+use crate::key_cache::KeyCache;
 use crate::limit::Limiter;
 use crate::memory::MemoryStore;
 use crate::model::{ApiKey, Scope};
@@ -60,6 +61,8 @@ struct Inner {
     secret: tokio::sync::OnceCell<[u8; 32]>,
     /// The per-key rate limiter, when the configuration sets a limit.
     limiter: Option<Limiter>,
+    /// Keys read lately (see [`crate::KEY_CACHE_TTL`]).
+    keys: KeyCache,
 }
 
 /// Who a request acts as, once admitted.
@@ -103,6 +106,7 @@ impl Service {
                 details: DetailCache::default(),
                 secret: tokio::sync::OnceCell::new(),
                 limiter,
+                keys: KeyCache::default(),
             }),
         }
     }
@@ -238,7 +242,17 @@ impl Service {
             }
         }
         let secret = auth::bearer_key(authorization)?;
-        let record = self.inner.store.find_key(&auth::hash_key(secret)).await?;
+        let hash = auth::hash_key(secret);
+        let record = match self.inner.keys.get(&hash) {
+            Some(kept) => Some(kept),
+            None => {
+                let record = self.inner.store.find_key(&hash).await?;
+                if let Some(found) = record.as_ref().filter(|k| k.revoked_at.is_none()) {
+                    self.inner.keys.put(found.clone());
+                }
+                record
+            }
+        };
         let key = auth::check_record(record, Utc::now())?;
         auth::require_scopes(&key, op.scopes())?;
         if let Some(limiter) = &self.inner.limiter {
@@ -292,9 +306,12 @@ impl Service {
         Ok(self.inner.store.list_keys().await?)
     }
 
-    /// Revokes a key; `false` if there is no such key.
+    /// Revokes a key; `false` if there is no such key. This service refuses it at once; other
+    /// processes sharing the store do within [`crate::KEY_CACHE_TTL`].
     pub async fn revoke_key(&self, id: Uuid) -> Result<bool, ApiError> {
-        Ok(self.inner.store.revoke_key(id, now()).await?)
+        let revoked = self.inner.store.revoke_key(id, now()).await?;
+        self.inner.keys.forget(id);
+        Ok(revoked)
     }
 }
 

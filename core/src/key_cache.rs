@@ -1,0 +1,55 @@
+//! Verified keys kept in memory for a short while, so a request does not read its key from the
+//! store every time.
+//!
+//! Only keys the store knows are kept (a key made by another process works at once), for at
+//! most [`KEY_CACHE_TTL`]; a revocation through this process drops the key at once, one
+//! through another process sharing the store takes effect within that time. Expiry is checked
+//! on every request against the kept record.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use uuid::Uuid;
+
+use crate::model::ApiKey;
+
+/// How long a key read from the store is used without reading it again.
+pub const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
+
+/// Keys kept at most; past it the cache starts over (a flood of distinct valid keys is rare,
+/// and every kept key is a valid one).
+const MAX_KEYS: usize = 10_000;
+
+#[derive(Debug, Default)]
+pub(crate) struct KeyCache {
+    keys: Mutex<HashMap<[u8; 32], (ApiKey, Instant)>>,
+}
+
+impl KeyCache {
+    /// The kept record of the key with this hash, if it was read less than the TTL ago.
+    pub(crate) fn get(&self, hash: &[u8; 32]) -> Option<ApiKey> {
+        let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        keys.get(hash)
+            .filter(|(_, read)| read.elapsed() < KEY_CACHE_TTL)
+            .map(|(key, _)| key.clone())
+    }
+
+    /// Keeps a record just read from the store.
+    pub(crate) fn put(&self, key: ApiKey) {
+        let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        if keys.len() >= MAX_KEYS {
+            keys.retain(|_, (_, read)| read.elapsed() < KEY_CACHE_TTL);
+            if keys.len() >= MAX_KEYS {
+                keys.clear();
+            }
+        }
+        keys.insert(key.key_hash, (key, Instant::now()));
+    }
+
+    /// Drops the key with this id (it was revoked).
+    pub(crate) fn forget(&self, id: Uuid) {
+        let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        keys.retain(|_, (key, _)| key.id != id);
+    }
+}
