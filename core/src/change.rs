@@ -161,6 +161,8 @@ pub struct LibraryUse {
 }
 
 /// What [`crate::Store::delete_asset`] did.
+// Made once per delete and matched at once: boxing the record would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssetDeletion {
     /// The asset is gone; this is the record as it was (its files are the caller's to

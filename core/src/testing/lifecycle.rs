@@ -370,8 +370,10 @@ pub(super) async fn delete_refuses_held_assets_unless_forced(store: Arc<dyn Stor
     assert_eq!(asset_count_of(&store, older.id).await, 1);
     let (items, total) = list(&store, with_status(AssetStatus::Any)).await;
     assert_eq!((items, total), (vec![b.clone()], 1));
-    let mut pdfs = AssetQuery::default();
-    pdfs.asset_type = Some(AssetType::Pdf);
+    let pdfs = AssetQuery {
+        asset_type: Some(AssetType::Pdf),
+        ..AssetQuery::default()
+    };
     assert_eq!(list(&store, pdfs).await.1, 1);
     assert_eq!(
         store.delete_asset(a.id, true).await.unwrap(),

@@ -1,8 +1,8 @@
-//! Assets: reads, lists, inserts and updates.
+//! Assets: reads, lists and inserts (changes and deletes are in `lifecycle.rs`).
 
 use std::collections::HashSet;
 
-use assetlib_core::{Asset, AssetQuery, AssetSort, Page, SortOrder};
+use assetlib_core::{Asset, AssetQuery, AssetSort, AssetStatus, AssetType, Page, SortOrder};
 use sled::Transactional;
 use sled::transaction::TransactionalTree;
 use uuid::Uuid;
@@ -10,12 +10,8 @@ use uuid::Uuid;
 use crate::Inner;
 use crate::error::{Error, TxError, abort};
 use crate::record::{AssetRec, decode, decode_id, encode};
-use crate::tree_keys::{self, SCOPE_ALL};
-use crate::tx::add_count;
-use crate::versions;
-
-/// The three sorts, in the order of the index trees in [`Inner::insert_asset`].
-const SORTS: [AssetSort; 3] = [AssetSort::CreatedAt, AssetSort::UpdatedAt, AssetSort::Title];
+use crate::tree_keys;
+use crate::tx;
 
 impl Inner {
     fn asset_index_tree(&self, sort: AssetSort) -> &sled::Tree {
@@ -67,13 +63,14 @@ impl Inner {
 
     pub(crate) fn list_assets(&self, q: &AssetQuery) -> Result<Page<Asset>, Error> {
         let tree = self.asset_index_tree(q.sort);
-        let scope = [q.asset_type.map_or(SCOPE_ALL, tree_keys::scope_of)];
+        let scope = [tree_keys::scope(tree_keys::family(q.status), q.asset_type)];
         let desc = q.order == SortOrder::Desc;
         let per_page = u64::from(q.per_page);
         let offset = q.offset();
 
         if let Some(needle) = &q.search {
-            // No text index: walk the published assets in order and keep the matches.
+            // No text index: walk the list of the status and type in order and keep the
+            // matches.
             let needle = needle.to_lowercase();
             let mut total = 0u64;
             let mut items = Vec::new();
@@ -99,10 +96,7 @@ impl Inner {
             return Ok(Page { items, total });
         }
 
-        let total = match q.asset_type {
-            None => self.count(tree_keys::COUNT_ASSETS)?,
-            Some(t) => self.count(&tree_keys::count_asset_type(t))?,
-        };
+        let total = self.asset_total(q.status, q.asset_type)?;
         let ids = self.page_ids(tree, &scope, desc, offset, q.per_page, total)?;
         let items = ids
             .into_iter()
@@ -111,14 +105,29 @@ impl Inner {
         Ok(Page { items, total })
     }
 
+    /// The number of assets of a status (and type), from the kept counts: the published
+    /// count, the draft count, or both added up.
+    fn asset_total(
+        &self,
+        status: AssetStatus,
+        asset_type: Option<AssetType>,
+    ) -> Result<u64, Error> {
+        let mut total = 0u64;
+        for published in [true, false] {
+            if status.admits(published) {
+                let n = self.count(&tree_keys::count_assets(published, asset_type))?;
+                total = total.saturating_add(n);
+            }
+        }
+        Ok(total)
+    }
+
     /// Stores a new asset, its slug claim, download counter, index keys and counts in one
     /// transaction.
     pub(crate) fn insert_asset(&self, asset: Asset) -> Result<Asset, Error> {
         let id = asset.id;
         let rec = AssetRec::new(&asset);
-        let index_keys = index_keys(&asset);
         let downloads = asset.download_count.to_be_bytes();
-        let type_count = tree_keys::count_asset_type(asset.asset_type);
 
         let slug = (
             &self.assets,
@@ -140,108 +149,19 @@ impl Inner {
                     let value = encode(AssetRec::WHAT, &rec).map_err(abort)?;
                     assets.insert(&id.as_bytes()[..], value)?;
                     counters.insert(&tree_keys::downloads(id)[..], &downloads[..])?;
-                    for (tree, pair) in [created, updated, title].into_iter().zip(&index_keys) {
-                        for key in pair {
-                            tree.insert(key.as_slice(), &[][..])?;
-                        }
-                    }
-                    if !index_keys.is_empty() {
-                        add_count(counts, tree_keys::COUNT_ASSETS, 1)?;
-                        add_count(counts, &type_count, 1)?;
-                    }
+                    tx::asset_keys([created, updated, title], counts, &asset, true)?;
                     Ok(slug)
                 },
             )?;
         Ok(Asset { slug, ..asset })
     }
-
-    /// Replaces an asset's fields, keeping its slug, `created_at` and `published`, moving its
-    /// index keys and type counts, and advancing the asset epoch, in one transaction.
-    pub(crate) fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, Error> {
-        let id = asset.id;
-        let updated = (
-            &self.assets,
-            &self.asset_idx_created,
-            &self.asset_idx_updated,
-            &self.asset_idx_title,
-            &self.counts,
-            &self.versions,
-        )
-            .transaction(|(assets, created, updated, title, counts, versions)| {
-                let Some(v) = assets.get(id.as_bytes())? else {
-                    return Ok(None);
-                };
-                let old = decode::<AssetRec>(AssetRec::WHAT, &v)
-                    .and_then(|rec| rec.into_asset(id, 0))
-                    .map_err(abort)?;
-                let new = Asset {
-                    slug: old.slug.clone(),
-                    created_at: old.created_at,
-                    published: old.published,
-                    download_count: 0,
-                    ..asset.clone()
-                };
-                let trees = [created, updated, title];
-                for (tree, pair) in trees.iter().zip(&index_keys(&old)) {
-                    for key in pair {
-                        tree.remove(key.as_slice())?;
-                    }
-                }
-                for (tree, pair) in trees.iter().zip(&index_keys(&new)) {
-                    for key in pair {
-                        tree.insert(key.as_slice(), &[][..])?;
-                    }
-                }
-                if new.published && new.asset_type != old.asset_type {
-                    add_count(counts, &tree_keys::count_asset_type(old.asset_type), -1)?;
-                    add_count(counts, &tree_keys::count_asset_type(new.asset_type), 1)?;
-                }
-                let value = encode(AssetRec::WHAT, &AssetRec::new(&new)).map_err(abort)?;
-                assets.insert(&id.as_bytes()[..], value)?;
-                versions::bump_assets(versions)?;
-                Ok(Some(new))
-            })?;
-        match updated {
-            Some(asset) => {
-                let download_count = self.counter(&tree_keys::downloads(id))?.unwrap_or(0);
-                Ok(Some(Asset {
-                    download_count,
-                    ..asset
-                }))
-            }
-            None => Ok(None),
-        }
-    }
-}
-
-/// Index keys of an asset per tree (created, updated, title): in the list of all and of its
-/// type. None for an unpublished asset.
-fn index_keys(asset: &Asset) -> Vec<[Vec<u8>; 2]> {
-    if !asset.published {
-        return Vec::new();
-    }
-    SORTS
-        .iter()
-        .map(|&sort| {
-            [SCOPE_ALL, tree_keys::scope_of(asset.asset_type)].map(|scope| {
-                tree_keys::asset_index(
-                    scope,
-                    sort,
-                    asset.id,
-                    &asset.created_at,
-                    &asset.updated_at,
-                    &asset.title,
-                )
-            })
-        })
-        .collect()
 }
 
 /// Claims `wanted`, or the first free one of `wanted-2`, `wanted-3`, ... for asset `id`.
 ///
-/// Asset slugs are never released (assets are never deleted), so every suffix below the
-/// stored hint is taken and the search can start there: the result is still the first free
-/// one, found in O(1) reads however many assets share a title.
+/// Asset slugs are never released (a deleted asset's slug stays claimed by its id), so every
+/// suffix below the stored hint is taken and the search can start there: the result is still
+/// the first free one, found in O(1) reads however many assets share a title.
 fn claim_asset_slug(slugs: &TransactionalTree, wanted: &str, id: Uuid) -> Result<String, TxError> {
     let take = |slug: &str| -> Result<bool, TxError> {
         let key = tree_keys::asset_slug(slug);

@@ -37,6 +37,18 @@ pub enum OpenError {
         /// What is wrong.
         detail: String,
     },
+    /// The database has an older format, and bringing it to [`crate::FORMAT_VERSION`] failed.
+    /// Nothing is lost: the upgrade runs again, from the start, on the next open.
+    #[error("cannot upgrade the database at {path:?} from format version {from}: {source}")]
+    Upgrade {
+        /// The directory.
+        path: PathBuf,
+        /// The format version stored in the database.
+        from: u32,
+        /// What failed.
+        #[source]
+        source: StoreError,
+    },
     /// sled failed to open or initialise the database (I/O, corruption, bad configuration).
     #[error("cannot open the database at {path:?}: {source}")]
     Sled {
@@ -75,6 +87,9 @@ pub(crate) enum Error {
     /// A given library slug is held by another library.
     #[error("library slug {0:?} is taken")]
     SlugTaken(String),
+    /// A library write places an asset that does not exist.
+    #[error("asset {0} does not exist")]
+    UnknownAsset(uuid::Uuid),
     /// A record with this id exists.
     #[error("a record with id {0} exists")]
     DuplicateId(uuid::Uuid),
@@ -103,6 +118,7 @@ impl From<Error> for StoreError {
         match e {
             Error::SlugTaken(slug) => StoreError::SlugTaken { slug },
             Error::DuplicateId(id) => StoreError::DuplicateId { id },
+            Error::UnknownAsset(id) => StoreError::UnknownAsset { id },
             Error::DuplicateKeyHash => StoreError::DuplicateKeyHash,
             e @ (Error::Decode { .. }
             | Error::Invalid { .. }

@@ -25,52 +25,66 @@
 //! ```
 //!
 //! Opening fails with a typed [`OpenError`]: [`OpenError::Locked`] when another process holds
-//! the directory, [`OpenError::NewerFormat`] when a newer version of this crate wrote it.
+//! the directory, [`OpenError::NewerFormat`] when a newer version of this crate wrote it,
+//! [`OpenError::Upgrade`] when it has an older format and the upgrade failed.
 //!
 //! ## Trees and keys
 //!
 //! `id` is a 16-byte UUID; `ts` is a time as 12 bytes that sort like the time (seconds as a
 //! big-endian `i64` with the sign bit flipped, then nanoseconds as a big-endian `u32`); `text`
 //! is a string's UTF-8 with each `0x00` written `0x00 0xFF`, ended by `0x00 0x00`, so it sorts
-//! like the string whatever follows; `scope` is `0` for every published asset, `1 + type code`
-//! for the published assets of one type; counts are big-endian `u64`. Records are
+//! like the string whatever follows; `scope` names one asset list: a family byte (`0x00`
+//! published assets, `0x10` drafts, `0x20` every asset) plus `0` for all types or `1 + type
+//! code` for one type, so each asset has four keys in each index (all and its type, in its
+//! own family and in `0x20`); counts are big-endian `u64`. Records are
 //! [postcard](https://docs.rs/postcard/1)-encoded structs of this crate.
 //!
 //! | tree | key | value |
 //! |---|---|---|
 //! | `meta` | `format_version` | big-endian `u32`, [`FORMAT_VERSION`] |
+//! | `meta` | `signing_secret` | the 32 bytes that sign download links, made on first use |
 //! | `assets` | `id` | asset record |
-//! | `asset_slugs` | `s` + slug | owning asset `id` |
+//! | `asset_slugs` | `s` + slug | claiming asset `id` (kept after the asset is deleted: slugs are never given twice) |
 //! | `asset_slugs` | `n` + wanted slug | next `-N` suffix to try for it (`u64`) |
 //! | `asset_idx_created` | `scope` + `ts(created_at)` + `id` | empty |
 //! | `asset_idx_updated` | `scope` + `ts(updated_at)` + `id` | empty |
 //! | `asset_idx_title` | `scope` + `text(lowercase(title))` + `id` | empty |
-//! | `counts` | `0` / `1` + type code / `2` / `3` + workspace | published assets / of a type / published libraries / of a workspace |
+//! | `asset_uses` | asset `id` | the libraries holding the asset, by library `id`, each with the positions of the asset's entries among its items (absent when none does) |
+//! | `counts` | `0` / `1` + type code / `4` / `5` + type code / `2` / `3` + workspace | published assets / of a type / drafts / of a type / published libraries / of a workspace |
 //! | `counters` | `d` + asset `id` / `v` + library `id` | downloads / views (`u64`) |
 //! | `libraries` | `id` | library record (with its item generation, item count and published asset count) |
 //! | `library_slugs` | slug | owning library `id` |
-//! | `library_items` | library `id` + generation (`u64`) + position (`u32`) | section or entry, in display order |
+//! | `library_items` | library `id` + generation (`u64`) + position (`u32`) | section, entry, or the emptied place of a deleted asset's entry, in display order |
 //! | `library_idx_published` | `ts(published_at)` + `id` | empty |
 //! | `library_idx_workspace` | `text(workspace_id)` + `ts(published_at)` + `id` | empty |
 //! | `keys` | key `id` | API key record |
 //! | `key_hashes` | SHA-256 of the key | key `id` |
 //! | `key_idx_created` | `ts(created_at)` + `id` | empty |
-//! | `versions` | `n` / `a` / `l` + library `id` | last content version handed out / the asset epoch / a library's version (`u64`; see `versions.rs`) |
+//! | `versions` | `n` / `l` + library `id` | last content version handed out / a library's version (`u64`; see `versions.rs`) |
 //!
-//! Only published records enter the list indexes and counts.
+//! Only published libraries enter the library indexes and counts. Every asset enters the
+//! asset indexes, and the count of published assets or of drafts; the number of all assets
+//! is the sum of the two.
+//!
+//! Format 1 (before the asset lifecycle) had the published asset family only, no draft
+//! counts, no `asset_uses`, and an asset epoch `a` in `versions`; opening such a directory
+//! upgrades it first (see `migrate.rs`), in a way that a crash part way simply runs again.
 //!
 //! ## Costs
 //!
 //! | call | work |
 //! |---|---|
-//! | `list_assets` without `search` | one count read, O(min(offset, total - offset) + page) index keys (a page is read from whichever end of the index is nearer), and one record and one counter read per item |
-//! | `list_assets` with `search` | a walk of the published assets of the type filter (or of all) in index order, decoding each record: O(published assets) whatever the page, since the total needs the whole walk |
+//! | `list_assets` without `search` | one count read (two for both statuses), O(min(offset, total - offset) + page) index keys (a page is read from whichever end of the index is nearer), and one record and one counter read per item |
+//! | `list_assets` with `search` | a walk of the list of the status and type filter in index order, decoding each record: O(assets in that list) whatever the page, since the total needs the whole walk |
 //! | `list_libraries` | one count read, O(min(offset, total - offset) + limit) index keys, one record and one counter read per item |
 //! | `load_library` | one record read, one prefix scan of its items, one asset read per entry |
-//! | `put_library` | one transaction: the old items removed, the new ones written, one asset read per entry (for the published count), then a flush |
-//! | `delete_library` | one transaction removing the record, its items, index keys and counters, then a flush |
-//! | `insert_asset` | one transaction (record, slug claim, six index keys, two counts, download counter), then a flush |
-//! | `record_library_view` | one library record read, two version reads, one compare-and-swap on a counter, then a flush |
+//! | `put_library` | one transaction: the old items read and removed, the new ones written, one asset read per entry (it must exist; the published count), and the uses of each asset of the old and new document rewritten (their size grows with the libraries holding the asset), then a flush |
+//! | `delete_library` | one transaction removing the record, its items, index keys and counters and rewriting the uses of each asset it held, then a flush |
+//! | `insert_asset` | one transaction (record, slug claim, twelve index keys, two counts, download counter), then a flush |
+//! | `update_asset` | one transaction: the record, the index keys that change (counts when `published` flips), one read of the asset's uses, and per library holding it a new version (and its record rewritten when `published` flips), then a flush |
+//! | `delete_asset` | one transaction: one read of the asset's uses (and one record read per library holding it); unless refused, the record, twelve index keys, two counts, the download counter and the uses removed, and per library holding it its entries emptied, its record rewritten and a new version, then a flush |
+//! | `asset_usage` | one read of the asset's uses and one record read per library holding it |
+//! | `record_library_view` | one library record read, one version read, one compare-and-swap on a counter, then a flush |
 //! | `record_download` | one compare-and-swap on a counter, then a flush |
 //! | `get_asset`, `find_key` | one or two key lookups, run on the calling task (no blocking thread) |
 //!
@@ -86,8 +100,12 @@
 //! library load is consistent: it sees one whole document (it checks the items it scanned
 //! against the record and reads again if a replace raced it).
 //!
-//! Asset published counts in library summaries are computed when the library is written;
-//! that is exact because assets are never deleted or unpublished through the [`Store`] trait.
+//! The published-asset count of each library (what `list_libraries` shows) is kept in its
+//! record and is exact: a library write counts its entries' published assets, and a change of
+//! an asset's `published` or a delete of the asset moves the count of every library holding
+//! it, in the same transaction, found through `asset_uses`. (A sled transaction cannot scan,
+//! so `asset_uses` keeps one key per asset that the transactions read whole; see
+//! `lifecycle.rs`.)
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
 #![cfg_attr(test, allow(unused_crate_dependencies))]
@@ -98,19 +116,23 @@ mod commit;
 mod config;
 mod error;
 mod libraries;
+mod lifecycle;
+mod migrate;
 mod record;
 mod tree_keys;
 mod tx;
 mod verify;
 mod versions;
+mod websites;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use assetlib_core::{
-    ApiKey, Asset, AssetQuery, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
-    PutOutcome, Store, StoreError, ViewCount, async_trait,
+    ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, LibraryQuery, LibraryRows,
+    LibrarySummary, LibraryUse, LibraryWrite, Page, PutOutcome, Store, StoreError, ViewCount,
+    async_trait,
 };
 use chrono::{DateTime, Utc};
 use sled::{IVec, Tree};
@@ -122,8 +144,9 @@ pub use verify::Integrity;
 
 use error::Error;
 
-/// The newest on-disk format this crate reads and the one it writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The on-disk format this crate writes. It reads this one and upgrades older ones when it
+/// opens them.
+pub const FORMAT_VERSION: u32 = 2;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 
@@ -155,6 +178,7 @@ pub(crate) struct Inner {
     pub(crate) asset_idx_created: Tree,
     pub(crate) asset_idx_updated: Tree,
     pub(crate) asset_idx_title: Tree,
+    pub(crate) asset_uses: Tree,
     pub(crate) counts: Tree,
     pub(crate) counters: Tree,
     pub(crate) libraries: Tree,
@@ -176,7 +200,8 @@ impl SledStore {
     ///
     /// # Errors
     /// [`OpenError::Locked`] if another process holds the directory,
-    /// [`OpenError::NewerFormat`] if a newer version of this crate wrote it, and
+    /// [`OpenError::NewerFormat`] if a newer version of this crate wrote it,
+    /// [`OpenError::Upgrade`] if it has an older format and upgrading it failed, and
     /// [`OpenError::Sled`] / [`OpenError::Corrupt`] if it cannot be read.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
         Self::open_with(path, SledConfig::default())
@@ -184,8 +209,9 @@ impl SledStore {
 
     /// Opens (or creates) the database in directory `path` with `config`.
     ///
-    /// This blocks while sled recovers the database; call it before serving, or from a
-    /// blocking task.
+    /// This blocks while sled recovers the database, and while a database of an older format
+    /// is upgraded (a walk of every record; see [`FORMAT_VERSION`]); call it before serving,
+    /// or from a blocking task.
     ///
     /// # Errors
     /// As [`SledStore::open`].
@@ -201,7 +227,7 @@ impl SledStore {
         let db = config.to_sled(&path).open().map_err(sled_error)?;
         let tree = |name: &str| db.open_tree(name).map_err(sled_error);
         let meta = tree("meta")?;
-        match meta.get(FORMAT_KEY).map_err(sled_error)? {
+        let found = match meta.get(FORMAT_KEY).map_err(sled_error)? {
             Some(v) => {
                 let found = tree_keys::decode_u32("format version", &v).map_err(|e| {
                     OpenError::Corrupt {
@@ -222,19 +248,22 @@ impl SledStore {
                         detail: "format version 0".into(),
                     });
                 }
+                found
             }
             None => {
                 meta.insert(FORMAT_KEY, &FORMAT_VERSION.to_be_bytes())
                     .map_err(sled_error)?;
                 db.flush().map_err(sled_error)?;
+                FORMAT_VERSION
             }
-        }
+        };
         let inner = Inner {
             assets: tree("assets")?,
             asset_slugs: tree("asset_slugs")?,
             asset_idx_created: tree("asset_idx_created")?,
             asset_idx_updated: tree("asset_idx_updated")?,
             asset_idx_title: tree("asset_idx_title")?,
+            asset_uses: tree("asset_uses")?,
             counts: tree("counts")?,
             counters: tree("counters")?,
             libraries: tree("libraries")?,
@@ -252,6 +281,19 @@ impl SledStore {
             path,
             db,
         };
+        if found < FORMAT_VERSION {
+            let failed = |e: Error| OpenError::Upgrade {
+                path: inner.path.clone(),
+                from: found,
+                source: e.into(),
+            };
+            inner.upgrade(found).map_err(failed)?;
+            // Everything the upgrade wrote is on disk before the version says it is done.
+            inner.db.flush().map_err(|e| failed(e.into()))?;
+            meta.insert(FORMAT_KEY, &FORMAT_VERSION.to_be_bytes())
+                .map_err(|e| failed(e.into()))?;
+            inner.db.flush().map_err(|e| failed(e.into()))?;
+        }
         Ok(SledStore {
             inner: Arc::new(inner),
         })
@@ -263,9 +305,10 @@ impl SledStore {
     }
 
     /// Walks every record and index and reports where they disagree: index keys without a
-    /// published record or missing for one, counts that differ from the records, slugs not
-    /// claimed, library items that no record owns. Reads the whole database: for checks and
-    /// tests, not for serving.
+    /// record or missing for one, counts that differ from the records, slugs not claimed,
+    /// library items that no record owns, entries of missing assets, asset uses that differ
+    /// from the entries, and library asset counts or versions that are off. Reads the whole
+    /// database: for checks and tests, not for serving.
     ///
     /// # Errors
     /// A [`StoreError`] if the database cannot be read.
@@ -422,8 +465,22 @@ impl Store for SledStore {
         self.write(move |inner| inner.insert_asset(asset)).await
     }
 
-    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError> {
-        self.write(move |inner| inner.update_asset(asset)).await
+    async fn update_asset(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+    ) -> Result<Option<AssetUpdate>, StoreError> {
+        let change = change.clone();
+        self.write(move |inner| inner.update_asset(id, &change))
+            .await
+    }
+
+    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+        self.write(move |inner| inner.delete_asset(id, force)).await
+    }
+
+    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
+        self.blocking(move |inner| inner.asset_usage(id)).await
     }
 
     async fn list_libraries(
@@ -441,6 +498,10 @@ impl Store for SledStore {
 
     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
         self.write(move |inner| inner.put_library(write)).await
+    }
+
+    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
+        self.point_read(|inner| inner.library_id_by_slug(slug))
     }
 
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
@@ -470,6 +531,11 @@ impl Store for SledStore {
 
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
         self.write(move |inner| inner.revoke_key(id, at)).await
+    }
+
+    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        self.write(move |inner| inner.signing_secret(candidate))
+            .await
     }
 
     async fn flush(&self) -> Result<(), StoreError> {

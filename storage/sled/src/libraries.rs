@@ -1,6 +1,6 @@
 //! Libraries: lists, loads, atomic replaces and deletes.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use assetlib_core::{
     EntryRow, LibraryEntry, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
@@ -14,7 +14,7 @@ use crate::Inner;
 use crate::error::{Error, TxError, abort};
 use crate::record::{AssetRec, ItemRec, LibraryRec, decode, decode_id, encode};
 use crate::tree_keys;
-use crate::tx::add_count;
+use crate::tx::{self, add_count};
 use crate::versions;
 
 /// How often a library load reads again when replaces keep racing it before giving up.
@@ -139,6 +139,7 @@ impl Inner {
                             asset: asset.entry_asset()?,
                         });
                     }
+                    ItemRec::Removed => {}
                 }
             }
             return Ok(Some(LibraryRows {
@@ -154,7 +155,10 @@ impl Inner {
     }
 
     /// Replaces (or creates) a library in one transaction: the old items, slug claim, index
-    /// keys and counts go, the new ones come, with the record.
+    /// keys, counts and asset uses go, the new ones come, with the record. Every entry's asset
+    /// is read inside the transaction, so an entry of a missing asset aborts it
+    /// ([`Error::UnknownAsset`]), and a delete of a placed asset either runs first (and the
+    /// write fails) or sees this library among the asset's uses.
     pub(crate) fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, Error> {
         let LibraryWrite {
             library,
@@ -163,10 +167,12 @@ impl Inner {
             entries,
         } = write;
         let id = library.id;
-        let values = ordered_items(&sections, &entries)
+        let ordered = ordered_items(&sections, &entries);
+        let values = ordered
             .iter()
             .map(|item| encode(ItemRec::WHAT, item))
             .collect::<Result<Vec<_>, _>>()?;
+        let uses = entry_positions(&ordered);
         let item_count = u32::try_from(values.len()).map_err(|_| {
             Error::TooLarge("a library holds at most 2^32 - 1 sections and entries")
         })?;
@@ -183,6 +189,7 @@ impl Inner {
             &self.counts,
             &self.counters,
             &self.assets,
+            &self.asset_uses,
             &self.versions,
         )
             .transaction(
@@ -195,8 +202,17 @@ impl Inner {
                     counts,
                     counters,
                     assets,
+                    asset_uses,
                     versions,
                 )| {
+                    let mut asset_count = 0u64;
+                    for entry in &entries {
+                        let Some(v) = assets.get(entry.asset_id.as_bytes())? else {
+                            return Err(abort(Error::UnknownAsset(entry.asset_id)));
+                        };
+                        let asset: AssetRec = decode(AssetRec::WHAT, &v).map_err(abort)?;
+                        asset_count += u64::from(asset.published);
+                    }
                     let old = match libs.get(id.as_bytes())? {
                         Some(v) => Some(decode::<LibraryRec>(LibraryRec::WHAT, &v).map_err(abort)?),
                         None => None,
@@ -204,7 +220,7 @@ impl Inner {
                     let mut lib = library.clone();
                     if let Some(old) = &old {
                         let index = (published, workspaces, counts);
-                        remove_document(items, slugs, index, id, old)?;
+                        remove_document(items, slugs, asset_uses, index, id, old)?;
                         lib.created_at = old.created_at.time().map_err(abort)?;
                         lib.published_at = old
                             .published_at
@@ -217,12 +233,10 @@ impl Inner {
                     }
                     lib.slug = claim_library_slug(slugs, &lib.slug, id, slug_given)?;
 
-                    let mut asset_count = 0u64;
-                    for entry in &entries {
-                        if let Some(v) = assets.get(entry.asset_id.as_bytes())? {
-                            let asset: AssetRec = decode(AssetRec::WHAT, &v).map_err(abort)?;
-                            asset_count += u64::from(asset.published);
-                        }
+                    for (asset, positions) in &uses {
+                        let mut rec = tx::read_uses(asset_uses, *asset)?;
+                        rec.set(id, positions.clone());
+                        tx::write_uses(asset_uses, *asset, &rec)?;
                     }
                     for (position, value) in (0u32..).zip(&values) {
                         items.insert(
@@ -260,8 +274,8 @@ impl Inner {
         Ok(outcome)
     }
 
-    /// Deletes a library, its items, slug claim, index keys, counts and view counter in one
-    /// transaction.
+    /// Deletes a library, its items, slug claim, index keys, counts, asset uses and view
+    /// counter in one transaction.
     pub(crate) fn delete_library(&self, id: Uuid) -> Result<bool, Error> {
         let deleted = (
             &self.libraries,
@@ -271,15 +285,17 @@ impl Inner {
             &self.library_idx_workspace,
             &self.counts,
             &self.counters,
+            &self.asset_uses,
             &self.versions,
         )
             .transaction(
-                |(libs, slugs, items, published, workspaces, counts, counters, versions)| {
+                |(libs, slugs, items, published, workspaces, counts, counters, uses, versions)| {
                     let Some(v) = libs.get(id.as_bytes())? else {
                         return Ok(false);
                     };
                     let old: LibraryRec = decode(LibraryRec::WHAT, &v).map_err(abort)?;
-                    remove_document(items, slugs, (published, workspaces, counts), id, &old)?;
+                    let index = (published, workspaces, counts);
+                    remove_document(items, slugs, uses, index, id, &old)?;
                     libs.remove(&id.as_bytes()[..])?;
                     counters.remove(&tree_keys::views(id)[..])?;
                     versions::remove_library(versions, id)?;
@@ -329,16 +345,31 @@ fn to_usize(n: u64) -> usize {
 }
 
 /// Removes what a stored library document owns besides its record and view counter: its
-/// items, its slug claim, its list index keys and its share of the counts.
+/// items, the asset uses of its entries, its slug claim, its list index keys and its share of
+/// the counts.
 fn remove_document(
     items: &TransactionalTree,
     slugs: &TransactionalTree,
+    uses: &TransactionalTree,
     (published, workspaces, counts): (&TransactionalTree, &TransactionalTree, &TransactionalTree),
     id: Uuid,
     old: &LibraryRec,
 ) -> Result<(), TxError> {
     for position in 0..old.item_count {
-        items.remove(&tree_keys::item(id, old.generation, position)[..])?;
+        let key = tree_keys::item(id, old.generation, position);
+        let Some(value) = items.get(key)? else {
+            return Err(abort(Error::invalid(
+                "library items",
+                format!("library {id} lacks its item {position}"),
+            )));
+        };
+        if let ItemRec::Entry { asset_id, .. } = decode(ItemRec::WHAT, &value).map_err(abort)? {
+            let asset = Uuid::from_bytes(asset_id);
+            let mut rec = tx::read_uses(uses, asset)?;
+            rec.remove(id);
+            tx::write_uses(uses, asset, &rec)?;
+        }
+        items.remove(&key[..])?;
     }
     if let Some(holder) = slugs.get(old.slug.as_bytes())? {
         if decode_id("library slug", &holder).map_err(abort)? == id {
@@ -388,6 +419,19 @@ fn claim_library_slug(
     };
     slugs.insert(slug.as_bytes(), &id.as_bytes()[..])?;
     Ok(slug)
+}
+
+/// The positions of each asset's entries among `items`, ascending.
+fn entry_positions(items: &[ItemRec]) -> BTreeMap<Uuid, Vec<u32>> {
+    let mut uses: BTreeMap<Uuid, Vec<u32>> = BTreeMap::new();
+    for (position, item) in (0u32..).zip(items) {
+        if let ItemRec::Entry { asset_id, .. } = item {
+            uses.entry(Uuid::from_bytes(*asset_id))
+                .or_default()
+                .push(position);
+        }
+    }
+    uses
 }
 
 /// The items of a document in display order: each section (by `display_order`, then document
@@ -451,6 +495,7 @@ mod tests {
         match item {
             ItemRec::Section { id, .. } => format!("S{}", id[0]),
             ItemRec::Entry { asset_id, .. } => format!("e{}", asset_id[0]),
+            ItemRec::Removed => "-".into(),
         }
     }
 
@@ -473,5 +518,20 @@ mod tests {
             order,
             ["S1", "e12", "S2", "e13", "e11", "e14", "e10", "e15"]
         );
+    }
+
+    #[test]
+    fn entry_positions_follow_the_items() {
+        let entries = [
+            entry(10, None, 0),
+            entry(11, Some(1), 0),
+            entry(10, None, 1),
+        ];
+        let items = ordered_items(&[section(1, 0)], &entries);
+        let uses = entry_positions(&items);
+        let id = |n: u8| Uuid::from_bytes([n; 16]);
+        assert_eq!(uses.get(&id(11)), Some(&vec![1]));
+        assert_eq!(uses.get(&id(10)), Some(&vec![2, 3]));
+        assert_eq!(uses.len(), 2);
     }
 }

@@ -2,7 +2,9 @@
 //! decided here and not by core's serde attributes. Ids live in keys, counters in the
 //! `counters` tree; the records hold the rest.
 
-use assetlib_core::{ApiKey, Asset, EntryAsset, Library, LibraryEntry, LibrarySettings, Section};
+use assetlib_core::{
+    ApiKey, Asset, EntryAsset, Library, LibraryEntry, LibrarySettings, LibraryUse, Section,
+};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use uuid::Uuid;
@@ -166,7 +168,8 @@ pub(crate) struct LibraryRec {
     pub(crate) generation: u64,
     /// Number of items (sections and entries) of that generation.
     pub(crate) item_count: u32,
-    /// Entries whose asset was published when the document was written.
+    /// Entries whose asset is published, kept exact by every write of the library and every
+    /// change of `published` or delete of an asset it holds.
     pub(crate) asset_count: u64,
 }
 
@@ -206,6 +209,16 @@ impl LibraryRec {
         }
     }
 
+    /// How [`assetlib_core::Store::asset_usage`] names this library.
+    pub(crate) fn library_use(&self, id: Uuid) -> LibraryUse {
+        LibraryUse {
+            id,
+            title: self.title.clone(),
+            slug: self.slug.clone(),
+            published: self.published,
+        }
+    }
+
     pub(crate) fn into_library(self, id: Uuid, view_count: u64) -> Result<Library, Error> {
         Ok(Library {
             id,
@@ -234,7 +247,9 @@ impl LibraryRec {
 }
 
 /// One item of a library document, stored under `id | generation | position` in display
-/// order: each section followed by its entries, then the unsectioned entries.
+/// order: each section followed by its entries, then the unsectioned entries. A deleted
+/// asset's entries become [`ItemRec::Removed`] in place, so the other items keep their
+/// positions and the record its item count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) enum ItemRec {
     Section {
@@ -251,6 +266,8 @@ pub(crate) enum ItemRec {
         title: Option<String>,
         description: Option<String>,
     },
+    /// The place of an entry whose asset was deleted; gone when the library is next written.
+    Removed,
 }
 
 impl ItemRec {
@@ -274,6 +291,46 @@ impl ItemRec {
             title: e.title.clone(),
             description: e.description.clone(),
         }
+    }
+}
+
+/// The libraries holding one asset: the value of its key (its id) in the `asset_uses` tree,
+/// by library id ascending. An asset no library holds has no key.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct UsesRec {
+    pub(crate) holders: Vec<HolderRec>,
+}
+
+/// One library holding an asset, and the positions (ascending) of the asset's entries among
+/// the items of the library's current generation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct HolderRec {
+    pub(crate) library: [u8; 16],
+    pub(crate) positions: Vec<u32>,
+}
+
+impl HolderRec {
+    pub(crate) fn library(&self) -> Uuid {
+        Uuid::from_bytes(self.library)
+    }
+}
+
+impl UsesRec {
+    pub(crate) const WHAT: &'static str = "asset uses";
+
+    /// Records that `library` holds the asset at `positions` (replacing what it said before).
+    pub(crate) fn set(&mut self, library: Uuid, positions: Vec<u32>) {
+        let library = library.into_bytes();
+        match self.holders.binary_search_by(|h| h.library.cmp(&library)) {
+            Ok(i) => self.holders[i].positions = positions,
+            Err(i) => self.holders.insert(i, HolderRec { library, positions }),
+        }
+    }
+
+    /// Records that `library` no longer holds the asset.
+    pub(crate) fn remove(&mut self, library: Uuid) {
+        let library = library.into_bytes();
+        self.holders.retain(|h| h.library != library);
     }
 }
 

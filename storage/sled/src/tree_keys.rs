@@ -1,18 +1,67 @@
 //! Key encodings. Every index key is built so that byte order (sled's order) is the sort
 //! order of the list it serves; the crate docs have the table.
 
-use assetlib_core::{AssetSort, AssetType, Scope};
+use assetlib_core::{Asset, AssetSort, AssetStatus, AssetType, Scope};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::Error;
 
-/// Scope byte of an asset index key that holds every published asset.
-pub(crate) const SCOPE_ALL: u8 = 0;
+/// First scope byte of the lists of published assets.
+pub(crate) const PUBLISHED: u8 = 0x00;
 
-/// Scope byte of an asset index key that holds published assets of one type.
-pub(crate) fn scope_of(t: AssetType) -> u8 {
-    1 + type_code(t)
+/// First scope byte of the lists of drafts.
+pub(crate) const DRAFTS: u8 = 0x10;
+
+/// First scope byte of the lists of every asset, published or not.
+pub(crate) const ANY: u8 = 0x20;
+
+/// The first scope byte of the lists of `status`.
+pub(crate) fn family(status: AssetStatus) -> u8 {
+    match status {
+        AssetStatus::Published => PUBLISHED,
+        AssetStatus::Draft => DRAFTS,
+        AssetStatus::Any => ANY,
+    }
+}
+
+/// The scope byte of a list: the family's first byte for every type, plus `1 + type code`
+/// for one type (type codes are below 15, so the families never overlap).
+pub(crate) fn scope(family: u8, asset_type: Option<AssetType>) -> u8 {
+    family + asset_type.map_or(0, |t| 1 + type_code(t))
+}
+
+/// The scopes an asset is listed in: all and its type, in its own family (published or
+/// drafts) and in the family of every asset.
+pub(crate) fn scopes_of(published: bool, asset_type: AssetType) -> [u8; 4] {
+    let own = if published { PUBLISHED } else { DRAFTS };
+    [
+        scope(own, None),
+        scope(own, Some(asset_type)),
+        scope(ANY, None),
+        scope(ANY, Some(asset_type)),
+    ]
+}
+
+/// The three sorts, in the order of the index trees (created, updated, title).
+pub(crate) const SORTS: [AssetSort; 3] =
+    [AssetSort::CreatedAt, AssetSort::UpdatedAt, AssetSort::Title];
+
+/// Every index key of an asset, per index tree in the order of [`SORTS`]: one per scope of
+/// [`scopes_of`].
+pub(crate) fn asset_index_keys(asset: &Asset) -> [[Vec<u8>; 4]; 3] {
+    SORTS.map(|sort| {
+        scopes_of(asset.published, asset.asset_type).map(|scope| {
+            asset_index(
+                scope,
+                sort,
+                asset.id,
+                &asset.created_at,
+                &asset.updated_at,
+                &asset.title,
+            )
+        })
+    })
 }
 
 /// The stored code of an asset type. Fixed forever: never reorder.
@@ -125,12 +174,27 @@ fn prefixed(tag: u8, id: Uuid) -> [u8; 17] {
     k
 }
 
-/// Key of the number of published assets in the `counts` tree.
-pub(crate) const COUNT_ASSETS: &[u8] = &[0];
+/// Key of the number of published assets (`0`), or of drafts (`4`), in the `counts` tree;
+/// with a type, of those of the type (`1` or `5`, then the type code).
+pub(crate) fn count_assets(published: bool, asset_type: Option<AssetType>) -> Vec<u8> {
+    let (all, of_type) = if published { (0, 1) } else { (4, 5) };
+    match asset_type {
+        None => vec![all],
+        Some(t) => vec![of_type, type_code(t)],
+    }
+}
 
-/// Key of the number of published assets of one type in the `counts` tree.
-pub(crate) fn count_asset_type(t: AssetType) -> [u8; 2] {
-    [1, type_code(t)]
+/// The counts an asset is counted in: all and its type, published or drafts.
+pub(crate) fn counts_of(published: bool, asset_type: AssetType) -> [Vec<u8>; 2] {
+    [
+        count_assets(published, None),
+        count_assets(published, Some(asset_type)),
+    ]
+}
+
+/// Whether a key of the `counts` tree counts assets (published or drafts).
+pub(crate) fn is_asset_count(key: &[u8]) -> bool {
+    matches!(key.first(), Some(0 | 1 | 4 | 5))
 }
 
 /// Key of the number of published libraries in the `counts` tree.
@@ -158,6 +222,16 @@ pub(crate) fn asset_slug_hint(slug: &str) -> Vec<u8> {
     k.push(b'n');
     k.extend_from_slice(slug.as_bytes());
     k
+}
+
+/// The position that ends a `library_items` key.
+pub(crate) fn item_position(key: &[u8]) -> Result<u32, Error> {
+    key.len()
+        .checked_sub(4)
+        .and_then(|start| key.get(start..))
+        .and_then(|tail| <[u8; 4]>::try_from(tail).ok())
+        .map(u32::from_be_bytes)
+        .ok_or_else(|| Error::invalid("library item key", format!("{} bytes", key.len())))
 }
 
 /// Prefix of the items of one generation of a library in the `library_items` tree.
@@ -280,6 +354,40 @@ mod tests {
             assert_eq!(scope_from_code(scope_code(s)).ok(), Some(s));
         }
         assert!(type_from_code(200).is_err());
+    }
+
+    #[test]
+    fn scopes_and_asset_counts_never_collide() {
+        let mut scopes = Vec::new();
+        let mut counts = Vec::new();
+        for status in [AssetStatus::Published, AssetStatus::Draft, AssetStatus::Any] {
+            scopes.push(scope(family(status), None));
+            for t in AssetType::ALL {
+                scopes.push(scope(family(status), Some(t)));
+            }
+        }
+        for published in [true, false] {
+            counts.push(count_assets(published, None));
+            for t in AssetType::ALL {
+                counts.push(count_assets(published, Some(t)));
+            }
+        }
+        let (n_scopes, n_counts) = (scopes.len(), counts.len());
+        scopes.sort_unstable();
+        scopes.dedup();
+        counts.sort_unstable();
+        counts.dedup();
+        assert_eq!((scopes.len(), counts.len()), (n_scopes, n_counts));
+        assert!(counts.iter().all(|k| is_asset_count(k)));
+        for other in [
+            COUNT_LIBRARIES.to_vec(),
+            count_workspace("ws"),
+            count_workspace(""),
+        ] {
+            assert!(!is_asset_count(&other));
+        }
+        let draft = scopes_of(false, AssetType::Image);
+        assert_eq!(draft, [DRAFTS, DRAFTS + 3, ANY, ANY + 3]);
     }
 
     #[test]

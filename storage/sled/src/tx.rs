@@ -1,8 +1,11 @@
 //! Helpers for code inside sled transactions.
 
+use assetlib_core::Asset;
 use sled::transaction::TransactionalTree;
+use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
+use crate::record::{UsesRec, decode, encode};
 use crate::tree_keys;
 
 /// Adds `delta` to the count at `key` in the `counts` tree; a count that reaches zero is
@@ -22,6 +25,82 @@ pub(crate) fn add_count(counts: &TransactionalTree, key: &[u8], delta: i64) -> R
         counts.remove(key)?;
     } else {
         counts.insert(key, &new.to_be_bytes()[..])?;
+    }
+    Ok(())
+}
+
+/// The asset index trees of a transaction, in the order of [`tree_keys::SORTS`].
+pub(crate) type IndexTrees<'a> = [&'a TransactionalTree; 3];
+
+/// Writes the index keys and counts of `asset` (`add`) or removes them (`!add`).
+pub(crate) fn asset_keys(
+    indexes: IndexTrees<'_>,
+    counts: &TransactionalTree,
+    asset: &Asset,
+    add: bool,
+) -> Result<(), TxError> {
+    for (tree, keys) in indexes.into_iter().zip(tree_keys::asset_index_keys(asset)) {
+        for key in keys {
+            if add {
+                tree.insert(key, &[][..])?;
+            } else {
+                tree.remove(key)?;
+            }
+        }
+    }
+    for key in tree_keys::counts_of(asset.published, asset.asset_type) {
+        add_count(counts, &key, if add { 1 } else { -1 })?;
+    }
+    Ok(())
+}
+
+/// Moves the index keys and counts of an asset from how it was (`old`) to how it is (`new`),
+/// touching only the keys that differ.
+pub(crate) fn move_asset_keys(
+    indexes: IndexTrees<'_>,
+    counts: &TransactionalTree,
+    old: &Asset,
+    new: &Asset,
+) -> Result<(), TxError> {
+    let before = tree_keys::asset_index_keys(old);
+    let after = tree_keys::asset_index_keys(new);
+    for ((tree, old_keys), new_keys) in indexes.into_iter().zip(before).zip(after) {
+        for key in old_keys.iter().filter(|k| !new_keys.contains(k)) {
+            tree.remove(key.as_slice())?;
+        }
+        for key in new_keys.iter().filter(|k| !old_keys.contains(k)) {
+            tree.insert(key.as_slice(), &[][..])?;
+        }
+    }
+    if (old.published, old.asset_type) != (new.published, new.asset_type) {
+        for key in tree_keys::counts_of(old.published, old.asset_type) {
+            add_count(counts, &key, -1)?;
+        }
+        for key in tree_keys::counts_of(new.published, new.asset_type) {
+            add_count(counts, &key, 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// The libraries holding `asset`, as the `asset_uses` tree of a transaction says.
+pub(crate) fn read_uses(uses: &TransactionalTree, asset: Uuid) -> Result<UsesRec, TxError> {
+    match uses.get(asset.as_bytes())? {
+        Some(value) => decode(UsesRec::WHAT, &value).map_err(abort),
+        None => Ok(UsesRec::default()),
+    }
+}
+
+/// Stores the libraries holding `asset` (removing its key when none does).
+pub(crate) fn write_uses(
+    uses: &TransactionalTree,
+    asset: Uuid,
+    rec: &UsesRec,
+) -> Result<(), TxError> {
+    if rec.holders.is_empty() {
+        uses.remove(asset.as_bytes())?;
+    } else {
+        uses.insert(asset.as_bytes(), encode(UsesRec::WHAT, rec).map_err(abort)?)?;
     }
     Ok(())
 }

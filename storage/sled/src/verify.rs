@@ -1,15 +1,15 @@
 //! [`Integrity`]: a full walk that checks every index and count against the records.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
-use assetlib_core::AssetSort;
 use sled::{IVec, Tree};
 use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::Error;
-use crate::record::{AssetRec, KeyRec, LibraryRec, decode, decode_id};
-use crate::tree_keys::{self, SCOPE_ALL};
+use crate::record::{AssetRec, ItemRec, KeyRec, LibraryRec, UsesRec, decode, decode_id, encode};
+use crate::tree_keys;
+use crate::versions;
 
 /// What [`crate::SledStore::verify`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -17,8 +17,10 @@ use crate::tree_keys::{self, SCOPE_ALL};
 pub struct Integrity {
     /// Asset records.
     pub assets: u64,
-    /// Published asset records (the ones lists show).
+    /// Published asset records (the ones lists show by default).
     pub published_assets: u64,
+    /// Draft asset records.
+    pub draft_assets: u64,
     /// Library records.
     pub libraries: u64,
     /// Published library records.
@@ -36,11 +38,11 @@ impl Integrity {
     }
 }
 
-/// Every key a tree should hold, compared with what it holds.
+/// Every key a tree should hold (and, where given, its value), compared with what it holds.
 struct Expect<'a> {
     name: &'static str,
     tree: &'a Tree,
-    keys: HashSet<Vec<u8>>,
+    keys: HashMap<Vec<u8>, Option<Vec<u8>>>,
 }
 
 impl<'a> Expect<'a> {
@@ -48,18 +50,40 @@ impl<'a> Expect<'a> {
         Expect {
             name,
             tree,
-            keys: HashSet::new(),
+            keys: HashMap::new(),
         }
+    }
+
+    /// Expects `key`, with any value.
+    fn key(&mut self, key: impl Into<Vec<u8>>) {
+        self.keys.insert(key.into(), None);
+    }
+
+    /// Expects `key` with `value`.
+    fn pair(&mut self, key: impl Into<Vec<u8>>, value: Vec<u8>) {
+        self.keys.insert(key.into(), Some(value));
     }
 
     fn check(self, problems: &mut Vec<String>) -> Result<(), Error> {
         let mut seen = 0usize;
         for kv in self.tree.iter() {
-            let (k, _) = kv?;
-            if self.keys.contains(k.as_ref()) {
-                seen += 1;
-            } else {
-                problems.push(format!("{}: unexpected key {:?}", self.name, k.as_ref()));
+            let (k, v) = kv?;
+            match self.keys.get(k.as_ref()) {
+                Some(expected) => {
+                    seen += 1;
+                    if expected
+                        .as_ref()
+                        .is_some_and(|e| e.as_slice() != v.as_ref())
+                    {
+                        problems.push(format!(
+                            "{}: key {:?} holds {:?}, expected {expected:?}",
+                            self.name,
+                            k.as_ref(),
+                            v.as_ref()
+                        ));
+                    }
+                }
+                None => problems.push(format!("{}: unexpected key {:?}", self.name, k.as_ref())),
             }
         }
         if seen != self.keys.len() {
@@ -88,11 +112,14 @@ impl Inner {
         let mut created = Expect::new("asset_idx_created", &self.asset_idx_created);
         let mut updated = Expect::new("asset_idx_updated", &self.asset_idx_updated);
         let mut title = Expect::new("asset_idx_title", &self.asset_idx_title);
-        let mut asset_slugs = HashSet::new();
+        // Every asset record by id: whether it is published (`None`: it does not decode).
+        let mut assets: HashMap<Uuid, Option<bool>> = HashMap::new();
+        let mut asset_slugs: HashMap<Uuid, Vec<u8>> = HashMap::new();
         for kv in self.assets.iter() {
             let (k, v) = kv?;
             out.assets += 1;
             let id = id_of(&k)?;
+            assets.insert(id, None);
             let rec: AssetRec = match decode(AssetRec::WHAT, &v) {
                 Ok(r) => r,
                 Err(e) => {
@@ -107,55 +134,67 @@ impl Inner {
                     continue;
                 }
             };
+            assets.insert(id, Some(asset.published));
             match self.asset_slugs.get(tree_keys::asset_slug(&rec.slug))? {
                 Some(holder) if holder.as_ref() == id.as_bytes() => {}
                 _ => p.push(format!("asset {id}: slug {:?} not claimed by it", rec.slug)),
             }
-            asset_slugs.insert(tree_keys::asset_slug(&rec.slug));
+            asset_slugs.insert(id, tree_keys::asset_slug(&rec.slug));
             counters.insert(tree_keys::downloads(id).to_vec(), ());
-            if !asset.published {
-                continue;
+            if asset.published {
+                out.published_assets += 1;
+            } else {
+                out.draft_assets += 1;
             }
-            out.published_assets += 1;
-            *counts.entry(tree_keys::COUNT_ASSETS.to_vec()).or_default() += 1;
-            *counts
-                .entry(tree_keys::count_asset_type(asset.asset_type).to_vec())
-                .or_default() += 1;
-            for scope in [SCOPE_ALL, tree_keys::scope_of(asset.asset_type)] {
-                for (sort, expect) in [
-                    (AssetSort::CreatedAt, &mut created),
-                    (AssetSort::UpdatedAt, &mut updated),
-                    (AssetSort::Title, &mut title),
-                ] {
-                    expect.keys.insert(tree_keys::asset_index(
-                        scope,
-                        sort,
-                        id,
-                        &asset.created_at,
-                        &asset.updated_at,
-                        &asset.title,
-                    ));
+            for key in tree_keys::counts_of(asset.published, asset.asset_type) {
+                *counts.entry(key).or_default() += 1;
+            }
+            let keys = tree_keys::asset_index_keys(&asset);
+            for (expect, keys) in [&mut created, &mut updated, &mut title]
+                .into_iter()
+                .zip(keys)
+            {
+                for key in keys {
+                    expect.key(key);
                 }
             }
         }
         for expect in [created, updated, title] {
             expect.check(p)?;
         }
+        // A claim of an asset's id names its slug; claims of ids of no asset are the slugs of
+        // deleted assets, kept so they are never given again.
         for kv in self.asset_slugs.iter() {
-            let (k, _) = kv?;
-            if k.first() == Some(&b's') && !asset_slugs.contains(k.as_ref()) {
-                p.push(format!(
-                    "asset_slugs: claim {:?} held by no asset",
-                    k.as_ref()
-                ));
+            let (k, v) = kv?;
+            if k.first() != Some(&b's') {
+                continue;
+            }
+            match decode_id("asset slug", &v) {
+                Ok(holder) => match asset_slugs.get(&holder) {
+                    Some(own) if own.as_slice() != k.as_ref() => p.push(format!(
+                        "asset_slugs: claim {:?} held by asset {holder}, whose slug is another",
+                        k.as_ref()
+                    )),
+                    _ => {}
+                },
+                Err(e) => p.push(format!("asset_slugs: claim {:?}: {e}", k.as_ref())),
             }
         }
 
-        // Libraries, their items, index keys, slugs and view counters.
+        // Libraries, their items, asset uses, index keys, slugs, view counters and versions.
         let mut published = Expect::new("library_idx_published", &self.library_idx_published);
         let mut workspaces = Expect::new("library_idx_workspace", &self.library_idx_workspace);
         let mut slugs = Expect::new("library_slugs", &self.library_slugs);
         let mut items = Expect::new("library_items", &self.library_items);
+        let mut uses: BTreeMap<Uuid, UsesRec> = BTreeMap::new();
+        let mut versions = Expect::new("versions", &self.versions);
+        let last_version = match self.versions.get(versions::LAST)? {
+            Some(v) => {
+                versions.key(versions::LAST);
+                tree_keys::decode_u64("last version", &v)?
+            }
+            None => 0,
+        };
         for kv in self.libraries.iter() {
             let (k, v) = kv?;
             out.libraries += 1;
@@ -174,26 +213,27 @@ impl Inner {
                     rec.slug
                 )),
             }
-            slugs.keys.insert(rec.slug.as_bytes().to_vec());
+            slugs.key(rec.slug.as_bytes());
             counters.insert(tree_keys::views(id).to_vec(), ());
             for position in 0..rec.item_count {
-                items
-                    .keys
-                    .insert(tree_keys::item(id, rec.generation, position).to_vec());
+                items.key(tree_keys::item(id, rec.generation, position));
+            }
+            self.check_entries(id, &rec, &assets, &mut uses, p)?;
+            versions.key(versions::library(id));
+            match self.versions.get(versions::library(id))? {
+                Some(v) if tree_keys::decode_u64("version", &v)? <= last_version => {}
+                Some(_) => p.push(format!("library {id}: version above the last handed out")),
+                None => {}
             }
             match rec.listed_at() {
                 Ok(Some(at)) => {
                     out.published_libraries += 1;
-                    published
-                        .keys
-                        .insert(tree_keys::library_published(&at, id).to_vec());
+                    published.key(tree_keys::library_published(&at, id));
                     *counts
                         .entry(tree_keys::COUNT_LIBRARIES.to_vec())
                         .or_default() += 1;
                     if let Some(ws) = &rec.workspace_id {
-                        workspaces
-                            .keys
-                            .insert(tree_keys::library_workspace(ws, &at, id));
+                        workspaces.key(tree_keys::library_workspace(ws, &at, id));
                         *counts.entry(tree_keys::count_workspace(ws)).or_default() += 1;
                     }
                 }
@@ -201,7 +241,11 @@ impl Inner {
                 Err(e) => p.push(format!("library {id}: {e}")),
             }
         }
-        for expect in [published, workspaces, slugs, items] {
+        let mut asset_uses = Expect::new("asset_uses", &self.asset_uses);
+        for (asset, rec) in uses {
+            asset_uses.pair(asset.as_bytes(), encode(UsesRec::WHAT, &rec)?);
+        }
+        for expect in [published, workspaces, slugs, items, asset_uses, versions] {
             expect.check(p)?;
         }
 
@@ -214,10 +258,8 @@ impl Inner {
             let id = id_of(&k)?;
             match decode::<KeyRec>(KeyRec::WHAT, &v).and_then(|r| r.into_key(id)) {
                 Ok(key) => {
-                    hashes.keys.insert(key.key_hash.to_vec());
-                    by_created
-                        .keys
-                        .insert(tree_keys::key_created(&key.created_at, id).to_vec());
+                    hashes.key(key.key_hash);
+                    by_created.key(tree_keys::key_created(&key.created_at, id));
                 }
                 Err(e) => p.push(format!("key {id}: {e}")),
             }
@@ -237,8 +279,57 @@ impl Inner {
             ));
         }
         let mut counter_keys = Expect::new("counters", &self.counters);
-        counter_keys.keys.extend(counters.into_keys());
+        for key in counters.into_keys() {
+            counter_keys.key(key);
+        }
         counter_keys.check(p)?;
         Ok(out)
+    }
+
+    /// Checks the items of one library: every entry's asset exists and the record counts the
+    /// published ones; adds the library's entries to the asset uses expected.
+    fn check_entries(
+        &self,
+        id: Uuid,
+        rec: &LibraryRec,
+        assets: &HashMap<Uuid, Option<bool>>,
+        uses: &mut BTreeMap<Uuid, UsesRec>,
+        p: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        let mut positions: BTreeMap<Uuid, Vec<u32>> = BTreeMap::new();
+        let mut asset_count = 0u64;
+        let prefix = tree_keys::items_prefix(id, rec.generation);
+        for kv in self.library_items.scan_prefix(prefix) {
+            let (k, v) = kv?;
+            let item = match decode(ItemRec::WHAT, &v) {
+                Ok(item) => item,
+                Err(e) => {
+                    p.push(format!("library {id}: {e}"));
+                    continue;
+                }
+            };
+            let ItemRec::Entry { asset_id, .. } = item else {
+                continue;
+            };
+            let asset_id = Uuid::from_bytes(asset_id);
+            match assets.get(&asset_id) {
+                None => p.push(format!("library {id}: entry of missing asset {asset_id}")),
+                Some(published) => {
+                    asset_count += u64::from(published.unwrap_or(false));
+                    let position = tree_keys::item_position(&k)?;
+                    positions.entry(asset_id).or_default().push(position);
+                }
+            }
+        }
+        if asset_count != rec.asset_count {
+            p.push(format!(
+                "library {id}: {asset_count} published assets, its record says {}",
+                rec.asset_count
+            ));
+        }
+        for (asset, positions) in positions {
+            uses.entry(asset).or_default().set(id, positions);
+        }
+        Ok(())
     }
 }

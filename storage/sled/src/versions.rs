@@ -1,13 +1,18 @@
 //! Content versions of libraries (what [`assetlib_core::ViewCount::version`] reports).
 //!
-//! The `versions` tree holds one sequence, `n` -> the last version handed out, advanced
-//! inside each transaction that changes a library's page: a library replace stores the next
-//! value under `l` + library id, and an asset update stores it under `a` (the asset epoch).
-//! A library's version is the larger of its own and the asset epoch. Because the sequence
-//! is advanced in the same serializable transaction as the change, each such commit makes
-//! that larger value grow, so a version is never seen again after a change, in this process
-//! or any other one sharing the directory. An asset update moves every library's version;
-//! asset updates are rare next to views, and it needs no index from assets to libraries.
+//! The `versions` tree holds one sequence, `n` -> the last version handed out, and each
+//! library's version under `l` + library id. Every transaction that changes a library's page
+//! stores the next value of the sequence as that library's version: a replace of the library,
+//! and a change or delete of an asset it holds (found through the `asset_uses` index). The
+//! sequence is advanced in the same serializable transaction as the change, so each such
+//! commit gives the library a value it never had, in this process or any other one sharing
+//! the directory; a deleted library's version goes with it, and a new library with its id
+//! starts above every value handed out before.
+//!
+//! A transaction holds sled's concurrency lock for writing until all of it is committed, and
+//! every read outside a transaction takes that lock for reading, so no read sees part of a
+//! commit: a reader who reads a new version and then loads the library sees the change the
+//! version stands for, and a page rendered after reading the version is at least that new.
 
 use sled::transaction::TransactionalTree;
 use uuid::Uuid;
@@ -16,8 +21,8 @@ use crate::Inner;
 use crate::error::{Error, TxError, abort};
 use crate::tree_keys;
 
-const LAST: &[u8] = b"n";
-const ASSET_EPOCH: &[u8] = b"a";
+/// Key of the last version handed out.
+pub(crate) const LAST: &[u8] = b"n";
 
 /// Key of a library's own version.
 pub(crate) fn library(id: Uuid) -> [u8; 17] {
@@ -51,20 +56,10 @@ pub(crate) fn remove_library(versions: &TransactionalTree, id: Uuid) -> Result<(
     Ok(())
 }
 
-/// Gives every library a new version: an asset changed.
-pub(crate) fn bump_assets(versions: &TransactionalTree) -> Result<(), TxError> {
-    let v = next(versions)?;
-    versions.insert(ASSET_EPOCH, &v.to_be_bytes()[..])?;
-    Ok(())
-}
-
 impl Inner {
     /// The current version of library `id`.
     pub(crate) fn library_version(&self, id: Uuid) -> Result<u64, Error> {
-        let read = |key: &[u8]| -> Result<u64, Error> {
-            self.get(&self.versions, key)?
-                .map_or(Ok(0), |v| tree_keys::decode_u64("version", &v))
-        };
-        Ok(read(&library(id))?.max(read(ASSET_EPOCH)?))
+        self.get(&self.versions, &library(id))?
+            .map_or(Ok(0), |v| tree_keys::decode_u64("version", &v))
     }
 }

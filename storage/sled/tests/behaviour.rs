@@ -376,7 +376,17 @@ async fn entries_of_missing_or_unpublished_assets() {
     let draft = sled.insert_asset(draft).await.expect("insert").id;
     let missing = Uuid::new_v4();
     let id = Uuid::new_v4();
-    sled.put_library(library(id, "Kit", &[shown, draft, missing], 1, 2))
+    match sled
+        .put_library(library(id, "Kit", &[shown, draft, missing], 1, 2))
+        .await
+    {
+        Err(StoreError::UnknownAsset { id }) => assert_eq!(id, missing),
+        other => panic!("expected an unknown asset, got {other:?}"),
+    }
+    assert_eq!(sled.load_library(id).await.expect("load"), None);
+    assert!(sled.asset_usage(shown).await.expect("usage").is_empty());
+
+    sled.put_library(library(id, "Kit", &[shown, draft], 1, 2))
         .await
         .expect("put");
     let rows = sled.load_library(id).await.expect("load").expect("library");
@@ -388,12 +398,14 @@ async fn entries_of_missing_or_unpublished_assets() {
     found.sort();
     let mut expected = vec![(shown, true), (draft, false)];
     expected.sort();
-    assert_eq!(found, expected, "the missing asset's entry is left out");
+    assert_eq!(found, expected);
     let list = sled
         .list_libraries(&LibraryQuery::default())
         .await
         .expect("list");
     assert_eq!(list.items[0].asset_count, 1, "only published assets count");
+    let integrity = sled.verify().await.expect("verify");
+    assert!(integrity.is_ok(), "{:?}", integrity.problems);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use assetlib_core::{AssetQuery, AssetType, LibraryQuery, Store};
+use assetlib_core::{AssetChange, AssetDeletion, AssetQuery, AssetType, LibraryQuery, Store};
 use assetlib_sled::SledStore;
 use uuid::Uuid;
 
@@ -79,10 +79,34 @@ async fn child(path: PathBuf) {
                         .expect("put");
                     say(format!("library {lib} {}", entries.len()));
                 }
+                if n % 6 == 0 {
+                    scratch_lifecycle(&store, w, n, mine[mine.len() - 1]).await;
+                }
             }
         });
     }
     while tasks.join_next().await.is_some() {}
+}
+
+/// Changes and deletes that the checks after a kill see only through `verify`: an asset no
+/// acknowledged record depends on, placed with an acknowledged one in a library of its own,
+/// unpublished, then deleted with its entry.
+async fn scratch_lifecycle(store: &SledStore, w: usize, n: usize, kept: Uuid) {
+    let t = asset(&format!("Scratch {w} {n}"), AssetType::Pdf, 0);
+    let t = store.insert_asset(t).await.expect("insert scratch");
+    let lib = library(Uuid::new_v4(), "Scratch kit", &[t.id, kept], 0, 0);
+    store.put_library(lib).await.expect("put scratch");
+    let mut hide = AssetChange::at(t.created_at);
+    hide.published = Some(false);
+    store
+        .update_asset(t.id, &hide)
+        .await
+        .expect("update scratch");
+    let deleted = store
+        .delete_asset(t.id, true)
+        .await
+        .expect("delete scratch");
+    assert!(matches!(deleted, AssetDeletion::Deleted(_)));
 }
 
 fn random_below(n: u64, salt: u64) -> u64 {

@@ -9,5 +9,6 @@ mod behaviour;
 mod concurrency;
 mod conformance;
 mod crash;
+mod lifecycle;
 mod open;
 mod scale;
