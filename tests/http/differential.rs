@@ -94,10 +94,8 @@ fn seed_assets() -> Seed {
 /// A service over a fresh in-memory store holding `seed` and the key records of `keys_from`
 /// (or new keys, returned, when `keys_from` is `None`).
 async fn seeded(seed: &Seed, keys_from: Option<&Service>) -> (Service, Option<Keys>) {
-    let config = Config {
-        cors_origins: vec!["https://www.example.com".to_owned()],
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.cors_origins = vec!["https://www.example.com".to_owned()];
     let service = Service::in_memory(config);
     service
         .files()

@@ -347,6 +347,16 @@ pub(crate) async fn concurrent_patches_never_mix_fields<H: Harness>() {
     );
 }
 
+/// The ids of `GET /api/v1/assets?status=...` by title, and the total.
+async fn by_status(ctx: &Ctx, status: &str) -> (Vec<String>, Value) {
+    let r = ctx
+        .get(&format!(
+            "/api/v1/assets?status={status}&sort=title&order=asc"
+        ))
+        .await;
+    (ids(&r.json["data"]), r.json["pagination"]["total"].clone())
+}
+
 pub(crate) async fn drafts_are_seen_only_by_writers<H: Harness>() {
     let ctx = Ctx::start::<H>().await;
     let shown = ctx.asset_id("Shown", "pdf").await;
@@ -383,20 +393,18 @@ pub(crate) async fn drafts_are_seen_only_by_writers<H: Harness>() {
 
     // A writer reads the draft and lists by status.
     assert_eq!(asset_json(&ctx, &draft).await["published"], false);
-    let by = |status: &'static str| async move {
-        let r = ctx
-            .get(&format!(
-                "/api/v1/assets?status={status}&sort=title&order=asc"
-            ))
-            .await;
-        (ids(&r.json["data"]), r.json["pagination"]["total"].clone())
-    };
-    assert_eq!(by("draft").await, (vec![draft.clone()], json!(1)));
     assert_eq!(
-        by("any").await,
+        by_status(&ctx, "draft").await,
+        (vec![draft.clone()], json!(1))
+    );
+    assert_eq!(
+        by_status(&ctx, "any").await,
         (vec![draft.clone(), shown.clone()], json!(2))
     );
-    assert_eq!(by("published").await, (vec![shown.clone()], json!(1)));
+    assert_eq!(
+        by_status(&ctx, "published").await,
+        (vec![shown.clone()], json!(1))
+    );
     assert_eq!(
         ctx.get("/api/v1/assets").await.json["pagination"]["total"],
         1

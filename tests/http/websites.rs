@@ -482,13 +482,11 @@ pub(crate) async fn json_reads_answer_304_to_a_matching_etag<H: Harness>() {
 }
 
 pub(crate) async fn rate_limits_are_per_key<H: Harness>() {
-    let config = Config {
-        rate_limit: Some(assetlib::RateLimit {
-            per_second: std::num::NonZeroU32::new(1).expect("1"),
-            burst: std::num::NonZeroU32::new(5).expect("5"),
-        }),
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.rate_limit = Some(assetlib::RateLimit {
+        per_second: std::num::NonZeroU32::new(1).expect("1"),
+        burst: std::num::NonZeroU32::new(5).expect("5"),
+    });
     let ctx = Ctx::with_config::<H>(config).await;
     let first = ctx.key(&[Scope::ReadAssets]).await;
     let second = ctx.key(&[Scope::ReadAssets]).await;

@@ -1,6 +1,9 @@
-//! Assets: lists, reads, inserts (with the slug rule), updates, downloads.
+//! Assets: lists, reads, inserts (with the slug rule), downloads. Changes and deletes are in
+//! [`crate::lifecycle`].
 
-use assetlib_core::{Asset, AssetQuery, AssetSort, AssetType, Page, SortOrder, StoreError};
+use assetlib_core::{
+    Asset, AssetQuery, AssetSort, AssetStatus, AssetType, Page, SortOrder, StoreError,
+};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
@@ -41,7 +44,7 @@ pub(crate) fn asset_cols(p: &str) -> String {
 const ASSET_COLS: usize = ASSET_COLUMNS.len();
 
 /// Decodes the columns of [`asset_cols`] starting at `at`, then the download count.
-fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
+pub(crate) fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
     let opt_u64 = |i: usize, what| -> Result<Option<u64>, Failure> {
         row.try_get::<_, Option<i64>>(at + i)?
             .map(|v| to_u64(what, v))
@@ -81,19 +84,19 @@ fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
 }
 
 /// The values an insert or update writes, as SQL parameters.
-struct AssetParams {
-    title_lower: String,
-    description_lower: Option<String>,
-    asset_type: &'static str,
-    file_size: Option<i64>,
-    page_count: Option<i64>,
-    word_count: Option<i64>,
-    width: Option<i64>,
-    height: Option<i64>,
+pub(crate) struct AssetParams {
+    pub(crate) title_lower: String,
+    pub(crate) description_lower: Option<String>,
+    pub(crate) asset_type: &'static str,
+    pub(crate) file_size: Option<i64>,
+    pub(crate) page_count: Option<i64>,
+    pub(crate) word_count: Option<i64>,
+    pub(crate) width: Option<i64>,
+    pub(crate) height: Option<i64>,
 }
 
 impl AssetParams {
-    fn new(a: &Asset) -> Result<Self, Failure> {
+    pub(crate) fn new(a: &Asset) -> Result<Self, Failure> {
         let opt = |what, v: Option<u64>| v.map(|v| to_i64(what, v)).transpose();
         Ok(AssetParams {
             title_lower: a.title.to_lowercase(),
@@ -115,6 +118,16 @@ impl AssetParams {
 /// few for 8 writers of one title).
 const SLUG_TRIES: usize = 10_000;
 
+/// The condition on `published` of the assets a list of `status` shows: the predicate of the
+/// partial indexes it reads, or none.
+fn status_filter(status: AssetStatus) -> &'static str {
+    match status {
+        AssetStatus::Published => "a.published",
+        AssetStatus::Draft => "NOT a.published",
+        AssetStatus::Any => "true",
+    }
+}
+
 impl PgStore {
     pub(crate) async fn list_assets_impl(&self, q: &AssetQuery) -> Result<Page<Asset>, Failure> {
         let s = &self.schema.q;
@@ -122,7 +135,8 @@ impl PgStore {
             Box::new(i64::from(q.per_page)),
             Box::new(i64::try_from(q.offset()).unwrap_or(i64::MAX)),
         ];
-        let mut filter = String::from("a.published");
+        // The filters besides the status, each ANDed on.
+        let mut filter = String::new();
         if let Some(t) = q.asset_type {
             params.push(Box::new(t.as_str()));
             filter.push_str(&format!(" AND a.asset_type = ${}", params.len()));
@@ -146,25 +160,48 @@ impl PgStore {
             SortOrder::Asc => "ASC",
             SortOrder::Desc => "DESC",
         };
-        let cols = asset_cols("a.");
+        // The matching assets as one SELECT of `select` (or two, a published and a draft leg,
+        // for a search of both: each leg reads its own partial trigram indexes).
+        let matching = |select: &str| match (q.status, q.search.is_some()) {
+            (AssetStatus::Any, true) => format!(
+                "SELECT {select} FROM {s}.assets a WHERE a.published{filter} \
+                 UNION ALL \
+                 SELECT {select} FROM {s}.assets a WHERE NOT a.published{filter}"
+            ),
+            (status, _) => format!(
+                "SELECT {select} FROM {s}.assets a WHERE {}{filter}",
+                status_filter(status)
+            ),
+        };
+        let rows = matching(&format!("{}, a.{key} AS sort_key", asset_cols("a.")));
         let out = asset_cols("p.");
-        // Without a search the total is the sum of the (at most 16) count rows the triggers
-        // keep for the scope; with one it is a count of the matches.
+        // Without a search the total is the sum of the (at most 16 per kind) count rows the
+        // triggers keep for the scope; with one it is a count of the matches.
         let count = if q.search.is_some() {
-            format!("SELECT count(*) AS n FROM {s}.assets a WHERE {filter}")
+            format!("SELECT count(*) AS n FROM ({}) x", matching("a.id"))
         } else {
             params.push(Box::new(q.asset_type.map_or("", |t| t.as_str())));
-            format!(
-                "SELECT coalesce((SELECT sum(n) FROM {s}.asset_counts WHERE scope = ${}), 0)::bigint AS n",
-                params.len()
-            )
+            let sum = |table: &str| {
+                format!(
+                    "coalesce((SELECT sum(n) FROM {s}.{table} WHERE scope = ${}), 0)",
+                    params.len()
+                )
+            };
+            let n = match q.status {
+                AssetStatus::Published => sum("asset_counts"),
+                AssetStatus::Draft => sum("asset_draft_counts"),
+                AssetStatus::Any => {
+                    format!("{} + {}", sum("asset_counts"), sum("asset_draft_counts"))
+                }
+            };
+            format!("SELECT ({n})::bigint AS n")
         };
         let sql = format!(
             "WITH m AS ({count}) \
              SELECT m.n, {out}, c.download_count \
              FROM m LEFT JOIN LATERAL ( \
-                 SELECT {cols}, a.{key} AS sort_key FROM {s}.assets a WHERE {filter} \
-                 ORDER BY a.{key} {dir}, a.id {dir} LIMIT $1 OFFSET $2 \
+                 SELECT r.* FROM ({rows}) r \
+                 ORDER BY r.sort_key {dir}, r.id {dir} LIMIT $1 OFFSET $2 \
              ) p ON true \
              LEFT JOIN {s}.asset_counters c ON c.asset_id = p.id \
              ORDER BY p.sort_key {dir}, p.id {dir}"
@@ -288,59 +325,6 @@ impl PgStore {
             }
         }
         Err(Failure::SlugContention(asset.slug).into())
-    }
-
-    pub(crate) async fn update_asset_impl(&self, asset: Asset) -> Result<Option<Asset>, Failure> {
-        let s = &self.schema.q;
-        // One statement: the asset, and a new content version for every library holding it.
-        let sql = format!(
-            "WITH u AS ( \
-                 UPDATE {s}.assets SET title = $2, title_lower = $3, description = $4, \
-                     description_lower = $5, asset_type = $6, file_path = $7, file_size = $8, \
-                     mime_type = $9, thumbnail_path = $10, page_count = $11, word_count = $12, \
-                     width = $13, height = $14, external_url = $15, video_embed = $16, \
-                     is_public = $17, updated_at = $18 \
-                 WHERE id = $1 RETURNING {cols} \
-             ), v AS ( \
-                 UPDATE {s}.library_counters SET content_version = nextval('{s}.content_versions') \
-                 WHERE library_id IN (SELECT library_id FROM {s}.library_entries WHERE asset_id = $1) \
-                   AND EXISTS (SELECT 1 FROM u) \
-             ) \
-             SELECT {ucols}, c.download_count FROM u \
-             JOIN {s}.asset_counters c ON c.asset_id = u.id",
-            cols = asset_cols(""),
-            ucols = asset_cols("u."),
-        );
-        let p = AssetParams::new(&asset)?;
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(&sql).await?;
-        client
-            .query_opt(
-                &stmt,
-                &[
-                    &asset.id,
-                    &asset.title,
-                    &p.title_lower,
-                    &asset.description,
-                    &p.description_lower,
-                    &p.asset_type,
-                    &asset.file_path,
-                    &p.file_size,
-                    &asset.mime_type,
-                    &asset.thumbnail_path,
-                    &p.page_count,
-                    &p.word_count,
-                    &p.width,
-                    &p.height,
-                    &asset.external_url,
-                    &asset.video_embed,
-                    &asset.is_public,
-                    &asset.updated_at,
-                ],
-            )
-            .await?
-            .map(|row| asset_from_row(&row, 0))
-            .transpose()
     }
 
     pub(crate) async fn record_download_impl(&self, id: Uuid) -> Result<Option<u64>, Failure> {

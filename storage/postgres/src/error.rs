@@ -101,6 +101,11 @@ pub(crate) fn slug_taken(slug: &str) -> StoreError {
     }
 }
 
+/// A library write placing an asset that does not exist.
+pub(crate) fn unknown_asset(id: Uuid) -> StoreError {
+    StoreError::UnknownAsset { id }
+}
+
 /// An insert of a record (an asset, a key) whose id exists.
 pub(crate) fn duplicate_id(id: Uuid) -> StoreError {
     StoreError::DuplicateId { id }

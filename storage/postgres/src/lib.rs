@@ -39,43 +39,68 @@
 //! filter). sqlx's checked macros need one of those, so this crate uses `tokio-postgres` with a
 //! `deadpool-postgres` pool, and prepares each statement once per connection.
 //!
-//! ## One round trip per call
+//! ## Statements per call
 //!
 //! | call | SQL |
 //! |---|---|
 //! | `list_assets` | one statement: a CTE counts the matches and the page is left-joined to the count, so the total is right even for a page past the end |
 //! | `get_asset`, `get_assets` | one `SELECT` (`= ANY($1)` for many) |
 //! | `insert_asset` | one statement: picks the first free slug, inserts the asset and its counter row (tried again if a concurrent insert took the slug) |
-//! | `update_asset` | one statement: updates the asset and gives every library holding it a new content version |
+//! | `update_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset, core's `AssetChange::apply` in Rust (a change that changes nothing writes nothing and rolls back), then, pipelined, a new content version for every library holding it and the `UPDATE` of the asset |
+//! | `delete_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset pipelined with the libraries holding it (unless forced); refused or missing, it rolls back; else, pipelined, a new content version for every library holding it, and one statement deleting its entries, its counter row and the asset |
+//! | `asset_usage` | one `SELECT` of the asset's entries (index `library_entries_asset_idx`) joined to their libraries |
 //! | `list_libraries` | one statement, like `list_assets`, with each library's count of published assets |
 //! | `load_library` | one statement: the library with its sections and its entries joined to their assets, as arrays |
-//! | `put_library` | one transaction (lock, slug check, then the writes pipelined) |
+//! | `put_library` | one transaction (write lock; slug check pipelined with the placed assets' lock; then the writes pipelined) |
 //! | `delete_library` | one `DELETE` (sections, entries and counters cascade) |
 //! | `record_library_view`, `record_download` | one `UPDATE ... RETURNING` on a narrow counter table, sent with `SET LOCAL synchronous_commit = off` in the same message |
 //! | keys | one statement each; `find_key` by a unique index on the hash |
 //!
+//! ## Changes, deletes and locks
+//!
+//! Transactions run at PostgreSQL's default isolation, READ COMMITTED. A change locks its
+//! asset `FOR UPDATE` before it reads it, so concurrent changes of one asset (from any number
+//! of connections, pools or replicas) run one after the other, each applied to the result of
+//! the one before, and none is lost. `put_library` locks the assets it places `FOR KEY SHARE`
+//! (in id order) and answers [`StoreError::UnknownAsset`](assetlib_core::StoreError::UnknownAsset) for the first entry whose asset is
+//! missing, changing nothing; `delete_asset` locks its asset `FOR UPDATE` and reads the
+//! libraries holding it in a later statement, whose snapshot is taken once the lock is granted.
+//! So a library write racing a delete of an asset it places either commits first, and the
+//! delete sees the library (refused unless forced, and a forced delete removes the new entry),
+//! or waits for the delete and finds the asset gone.
+//!
+//! Every transaction takes its row locks in one order, so none waits for another that waits
+//! for it: the library write lock (advisory, library writes only), then assets in id order,
+//! then libraries rows, library counters (the content versions) and entries, each in id order,
+//! then the list counts (changed by triggers as a statement ends, in a fixed order too).
+//!
 //! ## Indexes and search
 //!
-//! Lists read published assets through partial indexes (`WHERE published`) of
-//! `(created_at, id)`, `(updated_at, id)` and `(title_lower, id)`, and of the same with the
-//! asset type first for the type filter; PostgreSQL reads them forwards or backwards, so the
-//! first page costs the same at any size (a page deep into the list costs its offset). The
-//! total without a search is the sum of at most 16 rows of `asset_counts`, which triggers on
-//! `assets` keep in the same transaction as each change; a transaction changes the rows of one
-//! shard (its transaction id modulo 16), so concurrent creates seldom wait for each other's
-//! commit and share WAL flushes. A library load looks each entry's asset up by its primary
-//! key, so it costs its entries at any size. The libraries list counts its published libraries
-//! with an index-only scan, and each listed library's published assets through its entries.
+//! Lists read assets through indexes of `(created_at, id)`, `(updated_at, id)` and
+//! `(title_lower, id)`, and of the same with the asset type first for the type filter, in
+//! three sets: partial on `published` (the public lists), partial on `NOT published` (drafts),
+//! and over every asset (both); PostgreSQL reads them forwards or backwards, so the first page
+//! costs the same at any size (a page deep into the list costs its offset). The total without a
+//! search is the sum of at most 16 rows of `asset_counts` (published assets) or of
+//! `asset_draft_counts` (drafts), or of both, which triggers on `assets` keep in the same
+//! transaction as each change, a change of `published` included; a transaction changes the rows
+//! of one shard (its transaction id modulo 16), so concurrent creates seldom wait for each
+//! other's commit and share WAL flushes. A library load looks each entry's asset up by its
+//! primary key, so it costs its entries at any size. The libraries list counts its published
+//! libraries with an index-only scan, and each listed library's published assets through its
+//! entries, so the count follows every change of an asset's publication and every delete.
 //! `title_lower` is the title lowercased in Rust by `str::to_lowercase` and compared with
 //! `COLLATE "C"` (byte order), exactly as the other stores sort, whatever the database's
 //! locale.
 //!
 //! Search keeps assets whose lowercased title or description (`title_lower`,
 //! `description_lower`, lowercased in Rust) contains the lowercased needle, as a `LIKE
-//! '%needle%'` with `%`, `_` and `\` escaped. Both columns carry a `pg_trgm` GIN index: a
-//! needle of three or more characters is looked up by its trigrams (the cost grows with the
-//! assets that share them); a needle of one or two characters has no trigram and scans the
-//! published assets, as does the count of its matches.
+//! '%needle%'` with `%`, `_` and `\` escaped. Both columns carry `pg_trgm` GIN indexes,
+//! partial on `published` and on `NOT published`; a search of both kinds is a `UNION ALL` of a
+//! published and a draft part, each read through its own indexes. A needle of three or more
+//! characters is looked up by its trigrams (the cost grows with the assets that share them); a
+//! needle of one or two characters has no trigram and scans the assets of the kinds listed, as
+//! does the count of its matches.
 //!
 //! ## Durability
 //!
@@ -102,10 +127,12 @@ mod assets;
 mod error;
 mod keys;
 mod libraries;
+mod lifecycle;
 mod migrate;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod websites;
 
 pub use error::Error;
 pub use migrate::SCHEMA_VERSION;

@@ -9,7 +9,8 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::error::{Failure, slug_taken};
+use crate::error::{Failure, slug_taken, unknown_asset};
+use crate::lifecycle::lock_placed_assets;
 use crate::store::{PgStore, counter_update, first_free_slug, parse_count, to_i64, to_u32, to_u64};
 
 /// The columns [`library_cols`] names, in order.
@@ -241,8 +242,8 @@ impl PgStore {
         self.put_library_tx(write).await?
     }
 
-    /// The transaction of `put_library`: `Ok(Err(_))` is a refusal (a taken slug), with the
-    /// transaction rolled back.
+    /// The transaction of `put_library`: `Ok(Err(_))` is a refusal (a taken slug, an entry of
+    /// a missing asset), with the transaction rolled back.
     async fn put_library_tx(
         &self,
         write: LibraryWrite,
@@ -298,9 +299,17 @@ impl PgStore {
              WHERE (slug = $1 OR (slug >= $1 || '-' AND slug < $1 || '.')) AND id <> $2"
         );
         let taken_stmt = tx.prepare_cached(&taken_sql).await?;
-        let taken: Vec<String> = tx
-            .query(&taken_stmt, &[&lib.slug, &lib.id])
-            .await?
+        // Pipelined with it: the placed assets, locked so that none is deleted before this
+        // commits (see `crate::lifecycle` for the lock order).
+        let (taken, missing) = tokio::try_join!(
+            async { Ok(tx.query(&taken_stmt, &[&lib.slug, &lib.id]).await?) },
+            lock_placed_assets(&tx, s, &e_assets),
+        )?;
+        if let Some(id) = missing {
+            // Dropping the transaction rolls it back.
+            return Ok(Err(unknown_asset(id)));
+        }
+        let taken: Vec<String> = taken
             .iter()
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()?;

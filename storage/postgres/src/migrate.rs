@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::store::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
@@ -16,6 +16,8 @@ const MIGRATIONS: &[(i32, &str)] = &[
         2,
         include_str!("../migrations/0002_sharded_asset_counts.sql"),
     ),
+    (3, include_str!("../migrations/0003_drafts.sql")),
+    (4, include_str!("../migrations/0004_secrets.sql")),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas

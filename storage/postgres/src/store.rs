@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use assetlib_core::{
-    ApiKey, Asset, AssetQuery, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
-    PutOutcome, Store, StoreError, ViewCount,
+    ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, LibraryQuery, LibraryRows,
+    LibrarySummary, LibraryUse, LibraryWrite, Page, PutOutcome, Store, StoreError, ViewCount,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -264,8 +264,20 @@ impl Store for PgStore {
         self.insert_asset_impl(asset).await
     }
 
-    async fn update_asset(&self, asset: Asset) -> Result<Option<Asset>, StoreError> {
-        Ok(self.update_asset_impl(asset).await?)
+    async fn update_asset(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+    ) -> Result<Option<AssetUpdate>, StoreError> {
+        Ok(self.update_asset_impl(id, change).await?)
+    }
+
+    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+        Ok(self.delete_asset_impl(id, force).await?)
+    }
+
+    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
+        Ok(self.asset_usage_impl(id).await?)
     }
 
     async fn list_libraries(
@@ -285,6 +297,14 @@ impl Store for PgStore {
 
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
         Ok(self.delete_library_impl(id).await?)
+    }
+
+    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
+        self.library_id_by_slug_impl(slug).await
+    }
+
+    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        self.signing_secret_impl(candidate).await
     }
 
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {

@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 
 use assetlib_core::testing::{sample_asset, sample_library};
-use assetlib_core::{AssetType, LibraryWrite, Store};
+use assetlib_core::{
+    AssetChange, AssetDeletion, AssetQuery, AssetStatus, AssetType, LibraryWrite, Store,
+};
 use assetlib_postgres::PgConfig;
 
 use crate::common::store;
@@ -178,7 +180,8 @@ async fn a_pool_of_two_serves_many_callers() {
     );
 }
 
-/// The counts behind list totals follow concurrent inserts and type changes exactly.
+/// The counts behind list totals follow concurrent inserts, publication changes and deletes
+/// exactly, for published assets, drafts and both.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_totals_follow_concurrent_writes() {
     let (store, _db) = store().await;
@@ -192,9 +195,13 @@ async fn list_totals_follow_concurrent_writes() {
                     a.published = j % 4 != 0;
                     let a = store.insert_asset(a).await.expect("insert");
                     if j % 2 == 0 {
-                        let mut changed = a.clone();
-                        changed.asset_type = AssetType::Video;
-                        store.update_asset(changed).await.expect("update");
+                        let mut flip = AssetChange::at(a.updated_at);
+                        flip.published = Some(!a.published);
+                        store.update_asset(a.id, &flip).await.expect("update");
+                    }
+                    if j % 6 == 5 {
+                        let gone = store.delete_asset(a.id, false).await.expect("delete");
+                        assert!(matches!(gone, AssetDeletion::Deleted(_)), "{gone:?}");
                     }
                 }
             })
@@ -204,35 +211,51 @@ async fn list_totals_follow_concurrent_writes() {
         t.await.expect("task");
     }
     let client = store.pool().get().await.expect("connection");
-    let total = |t: Option<AssetType>| {
+    let total = |status: AssetStatus, t: Option<AssetType>| {
         let store = store.clone();
         async move {
-            let q = assetlib_core::AssetQuery {
+            let q = AssetQuery {
                 asset_type: t,
-                ..assetlib_core::AssetQuery::default()
+                status,
+                ..AssetQuery::default()
             };
             store.list_assets(&q).await.expect("list").total
         }
     };
-    for t in [
-        None,
-        Some(AssetType::Pdf),
-        Some(AssetType::Image),
-        Some(AssetType::Audio),
-    ]
-    .into_iter()
-    .chain([Some(AssetType::Video), Some(AssetType::Link)])
-    {
-        let counted: i64 = client
-            .query_one(
-                "SELECT count(*) FROM assetlib.assets \
-                 WHERE published AND ($1::text IS NULL OR asset_type = $1)",
-                &[&t.map(|t| t.as_str())],
-            )
-            .await
-            .expect("count")
-            .get(0);
-        assert_eq!(total(t).await, counted as u64, "{t:?}");
+    for status in [AssetStatus::Published, AssetStatus::Draft, AssetStatus::Any] {
+        for t in [
+            None,
+            Some(AssetType::Pdf),
+            Some(AssetType::Image),
+            Some(AssetType::Audio),
+            Some(AssetType::Link),
+        ] {
+            let counted: i64 = client
+                .query_one(
+                    "SELECT count(*) FROM assetlib.assets \
+                     WHERE ($1::boolean IS NULL OR published = $1) \
+                       AND ($2::text IS NULL OR asset_type = $2)",
+                    &[
+                        &match status {
+                            AssetStatus::Published => Some(true),
+                            AssetStatus::Draft => Some(false),
+                            AssetStatus::Any => None,
+                        },
+                        &t.map(|t| t.as_str()),
+                    ],
+                )
+                .await
+                .expect("count")
+                .get(0);
+            assert_eq!(total(status, t).await, counted as u64, "{status:?} {t:?}");
+        }
     }
-    assert_eq!(total(None).await, (TASKS * 9) as u64);
+    // Per task: 12 inserted, 2 deleted (j = 5, 11: published, not flipped); of the other 10,
+    // j = 0, 4, 8 start as drafts and are published, j = 2, 6, 10 are unpublished.
+    assert_eq!(total(AssetStatus::Any, None).await, (TASKS * 10) as u64);
+    assert_eq!(total(AssetStatus::Draft, None).await, (TASKS * 3) as u64);
+    assert_eq!(
+        total(AssetStatus::Published, None).await,
+        (TASKS * 7) as u64
+    );
 }

@@ -11,5 +11,6 @@ mod common;
 mod cluster;
 mod concurrency;
 mod conformance;
+mod lifecycle;
 mod migrations;
 mod schema;

@@ -62,12 +62,14 @@ async fn custom_schema_holds_every_table() {
             "api_keys",
             "asset_counters",
             "asset_counts",
+            "asset_draft_counts",
             "assets",
             "libraries",
             "library_counters",
             "library_entries",
             "library_sections",
             "schema_migrations",
+            "secrets",
         ]
     );
     let stray: i64 = client

@@ -1,0 +1,295 @@
+//! The asset lifecycle: changes ([`PgStore::update_asset_impl`]), deletes
+//! ([`PgStore::delete_asset_impl`]), the libraries holding an asset
+//! ([`PgStore::asset_usage_impl`]), and the lock a library write takes on the assets it places
+//! ([`lock_placed_assets`]).
+//!
+//! # Locks
+//!
+//! Every transaction that writes more than one of these takes its row locks in one order, so
+//! two never wait on each other in opposite orders (READ COMMITTED, PostgreSQL's default):
+//!
+//! 1. the library write lock (advisory; library writes only);
+//! 2. assets, in id order: `FOR UPDATE` by a change or a delete (one asset), `FOR KEY SHARE`
+//!    by a library write (the assets it places);
+//! 3. libraries rows, in id order (`FOR KEY SHARE` by a delete, so that it and a
+//!    [`delete_library`](PgStore::delete_library_impl), whose cascades lock the library's
+//!    counter and entries, meet at the library row first);
+//! 4. library counters, in id order (the content versions);
+//! 5. library entries;
+//! 6. the list counts, which the `assets` triggers change as a statement ends.
+//!
+//! A library write holds its assets' key-share locks until it commits, and a delete reads the
+//! holders in a statement after its `FOR UPDATE` lock was granted (so with a snapshot taken
+//! after the write committed): a write racing a delete either places the asset and the delete
+//! sees the library, or finds the asset gone and fails with
+//! [`StoreError::UnknownAsset`](assetlib_core::StoreError::UnknownAsset).
+
+use assetlib_core::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
+use deadpool_postgres::Transaction;
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use crate::assets::{AssetParams, asset_cols, asset_from_row};
+use crate::error::Failure;
+use crate::store::{PgStore, to_u64};
+
+/// The statement that gives every library holding asset `$1` a new content version, locking
+/// the counters in id order first; with `lock_libraries`, the libraries rows before them
+/// (`FOR KEY SHARE`, in id order).
+fn bump_holders_sql(s: &str, lock_libraries: bool) -> String {
+    let holders = if lock_libraries {
+        format!(
+            "SELECT l.id FROM {s}.libraries l \
+             WHERE l.id IN (SELECT e.library_id FROM {s}.library_entries e WHERE e.asset_id = $1) \
+             ORDER BY l.id FOR KEY SHARE"
+        )
+    } else {
+        format!("SELECT e.library_id FROM {s}.library_entries e WHERE e.asset_id = $1")
+    };
+    format!(
+        "WITH h AS ( \
+             SELECT k.library_id FROM {s}.library_counters k \
+             WHERE k.library_id IN ({holders}) \
+             ORDER BY k.library_id FOR UPDATE \
+         ) \
+         UPDATE {s}.library_counters k SET content_version = nextval('{s}.content_versions') \
+         FROM h WHERE k.library_id = h.library_id"
+    )
+}
+
+/// The statement reading asset `$1` with its download count, locked `FOR UPDATE` until the
+/// transaction ends; no row if there is none (or it was deleted while this waited for the
+/// lock).
+fn lock_asset_sql(s: &str) -> String {
+    format!(
+        "SELECT {}, c.download_count FROM {s}.assets a \
+         JOIN {s}.asset_counters c ON c.asset_id = a.id WHERE a.id = $1 FOR UPDATE OF a",
+        asset_cols("a.")
+    )
+}
+
+/// The statement listing the libraries holding asset `$1`, newest `created_at` first, then
+/// by id descending (through `library_entries_asset_idx`), as [`usage_from_rows`] decodes.
+fn usage_sql(s: &str) -> String {
+    format!(
+        "SELECT l.id, l.title, l.slug, l.published FROM {s}.library_entries e \
+         JOIN {s}.libraries l ON l.id = e.library_id \
+         WHERE e.asset_id = $1 ORDER BY l.created_at DESC, l.id DESC"
+    )
+}
+
+fn usage_from_rows(rows: &[Row]) -> Result<Vec<LibraryUse>, Failure> {
+    rows.iter()
+        .map(|r| {
+            Ok(LibraryUse {
+                id: r.try_get(0)?,
+                title: r.try_get(1)?,
+                slug: r.try_get(2)?,
+                published: r.try_get(3)?,
+            })
+        })
+        .collect()
+}
+
+/// Locks the assets `ids` `FOR KEY SHARE` in id order until `tx` ends, so none of them can be
+/// deleted before it does; returns the first of `ids` that does not exist, if any.
+pub(crate) async fn lock_placed_assets(
+    tx: &Transaction<'_>,
+    s: &str,
+    ids: &[Uuid],
+) -> Result<Option<Uuid>, Failure> {
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    let mut wanted = ids.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let sql = format!("SELECT id FROM {s}.assets WHERE id = ANY($1) ORDER BY id FOR KEY SHARE");
+    let stmt = tx.prepare_cached(&sql).await?;
+    let found: Vec<Uuid> = tx
+        .query(&stmt, &[&wanted])
+        .await?
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, _>>()?;
+    Ok(first_missing(ids, &found))
+}
+
+/// The first of `ids` not in `found` (which is sorted).
+fn first_missing(ids: &[Uuid], found: &[Uuid]) -> Option<Uuid> {
+    ids.iter()
+        .copied()
+        .find(|id| found.binary_search(id).is_err())
+}
+
+impl PgStore {
+    /// `update_asset`: the asset locked, the change applied in Rust by core's
+    /// [`AssetChange::apply`], then the holders' content versions and the asset written, in one
+    /// transaction.
+    pub(crate) async fn update_asset_impl(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+    ) -> Result<Option<AssetUpdate>, Failure> {
+        let s = &self.schema.q;
+        let write_sql = format!(
+            "WITH u AS ( \
+                 UPDATE {s}.assets SET title = $2, title_lower = $3, description = $4, \
+                     description_lower = $5, file_path = $6, file_size = $7, mime_type = $8, \
+                     thumbnail_path = $9, page_count = $10, word_count = $11, width = $12, \
+                     height = $13, external_url = $14, video_embed = $15, is_public = $16, \
+                     published = $17, updated_at = $18 \
+                 WHERE id = $1 RETURNING {cols} \
+             ) \
+             SELECT {ucols}, c.download_count FROM u \
+             JOIN {s}.asset_counters c ON c.asset_id = u.id",
+            cols = asset_cols(""),
+            ucols = asset_cols("u."),
+        );
+        let lock_sql = lock_asset_sql(s);
+        let bump_sql = bump_holders_sql(s, false);
+
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let (lock, bump, write) = tokio::try_join!(
+            tx.prepare_cached(&lock_sql),
+            tx.prepare_cached(&bump_sql),
+            tx.prepare_cached(&write_sql)
+        )?;
+        let before = tx
+            .query_opt(&lock, &[&id])
+            .await?
+            .map(|row| asset_from_row(&row, 0))
+            .transpose()?;
+        let Some(before) = before else {
+            tx.rollback().await?;
+            return Ok(None);
+        };
+        let Some(next) = change.apply(&before) else {
+            // Nothing changes: nothing is written.
+            tx.rollback().await?;
+            return Ok(Some(AssetUpdate {
+                after: before.clone(),
+                before,
+            }));
+        };
+        let p = AssetParams::new(&next)?;
+        // Pipelined, run in this order: the counters are locked before the asset's row
+        // changes (and its triggers lock the list counts).
+        let by_id: [&(dyn ToSql + Sync); 1] = [&id];
+        let values: [&(dyn ToSql + Sync); 18] = [
+            &id,
+            &next.title,
+            &p.title_lower,
+            &next.description,
+            &p.description_lower,
+            &next.file_path,
+            &p.file_size,
+            &next.mime_type,
+            &next.thumbnail_path,
+            &p.page_count,
+            &p.word_count,
+            &p.width,
+            &p.height,
+            &next.external_url,
+            &next.video_embed,
+            &next.is_public,
+            &next.published,
+            &next.updated_at,
+        ];
+        let (_, row) = tokio::try_join!(tx.execute(&bump, &by_id), tx.query_one(&write, &values))?;
+        let after = asset_from_row(&row, 0)?;
+        tx.commit().await?;
+        Ok(Some(AssetUpdate { before, after }))
+    }
+
+    /// `delete_asset`: the asset locked, its holders read after the lock, then (unless refused)
+    /// the holders' versions, its entries, its counter row and the asset, in one transaction.
+    pub(crate) async fn delete_asset_impl(
+        &self,
+        id: Uuid,
+        force: bool,
+    ) -> Result<AssetDeletion, Failure> {
+        let s = &self.schema.q;
+        let bump_sql = bump_holders_sql(s, true);
+        let delete_sql = format!(
+            "WITH e AS (DELETE FROM {s}.library_entries WHERE asset_id = $1), \
+             c AS (DELETE FROM {s}.asset_counters WHERE asset_id = $1 RETURNING download_count) \
+             DELETE FROM {s}.assets WHERE id = $1 RETURNING (SELECT download_count FROM c)"
+        );
+        let lock_sql = lock_asset_sql(s);
+        let usage_sql = usage_sql(s);
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let (lock, usage, bump, delete) = tokio::try_join!(
+            tx.prepare_cached(&lock_sql),
+            tx.prepare_cached(&usage_sql),
+            tx.prepare_cached(&bump_sql),
+            tx.prepare_cached(&delete_sql)
+        )?;
+        let by_id: [&(dyn ToSql + Sync); 1] = [&id];
+        let (asset, holders) = if force {
+            (tx.query_opt(&lock, &by_id).await?, Vec::new())
+        } else {
+            // Pipelined, run in this order: the holders are read by a statement that starts
+            // once the lock is granted, so with a snapshot that holds every library write
+            // that placed the asset before.
+            tokio::try_join!(tx.query_opt(&lock, &by_id), tx.query(&usage, &by_id))?
+        };
+        let holders = usage_from_rows(&holders)?;
+        let Some(mut asset) = asset.map(|row| asset_from_row(&row, 0)).transpose()? else {
+            tx.rollback().await?;
+            return Ok(AssetDeletion::NotFound);
+        };
+        if !holders.is_empty() {
+            tx.rollback().await?;
+            return Ok(AssetDeletion::InUse(holders));
+        }
+        let (_, row) = tokio::try_join!(tx.execute(&bump, &by_id), tx.query_one(&delete, &by_id))?;
+        // The counter as deleted: a download that raced the delete is in it.
+        let downloads: Option<i64> = row.try_get(0)?;
+        if let Some(n) = downloads {
+            asset.download_count = to_u64("download count", n)?;
+        }
+        tx.commit().await?;
+        Ok(AssetDeletion::Deleted(asset))
+    }
+
+    /// `asset_usage`: one statement over `library_entries_asset_idx`.
+    pub(crate) async fn asset_usage_impl(&self, id: Uuid) -> Result<Vec<LibraryUse>, Failure> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&usage_sql(&self.schema.q)).await?;
+        usage_from_rows(&client.query(&stmt, &[&id]).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_missing_asset_is_in_entry_order() {
+        let ids: Vec<Uuid> = (0..4).map(|_| Uuid::new_v4()).collect();
+        let mut found = vec![ids[0], ids[2]];
+        found.sort_unstable();
+        assert_eq!(first_missing(&ids, &found), Some(ids[1]));
+        let mut all = ids.clone();
+        all.sort_unstable();
+        assert_eq!(first_missing(&ids, &all), None);
+        assert_eq!(first_missing(&[], &[]), None);
+    }
+
+    #[test]
+    fn holders_are_locked_in_id_order() {
+        let sql = bump_holders_sql("\"x\"", true);
+        let libraries = sql
+            .find("ORDER BY l.id FOR KEY SHARE")
+            .expect("libraries locked");
+        let counters = sql
+            .find("ORDER BY k.library_id FOR UPDATE")
+            .expect("counters");
+        assert!(libraries < counters);
+        assert!(!bump_holders_sql("\"x\"", false).contains("FOR KEY SHARE"));
+    }
+}

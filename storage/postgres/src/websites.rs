@@ -1,0 +1,54 @@
+//! What websites need of the store: libraries by slug and the signing secret.
+
+use assetlib_core::StoreError;
+use uuid::Uuid;
+
+use crate::error::Failure;
+use crate::store::PgStore;
+
+impl PgStore {
+    pub(crate) async fn library_id_by_slug_impl(
+        &self,
+        slug: &str,
+    ) -> Result<Option<Uuid>, StoreError> {
+        let s = &self.schema.q;
+        let sql = format!("SELECT id FROM {s}.libraries WHERE slug = $1");
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
+        let row = client
+            .query_opt(&stmt, &[&slug])
+            .await
+            .map_err(Failure::from)?;
+        Ok(row
+            .map(|r| r.try_get::<_, Uuid>(0))
+            .transpose()
+            .map_err(Failure::from)?)
+    }
+
+    /// Keeps `candidate` unless a secret is kept already (`ON CONFLICT DO NOTHING`), then
+    /// reads the one kept: concurrent first calls all read the row that won.
+    pub(crate) async fn signing_secret_impl(
+        &self,
+        candidate: [u8; 32],
+    ) -> Result<[u8; 32], StoreError> {
+        let s = &self.schema.q;
+        let insert = format!(
+            "INSERT INTO {s}.secrets (name, value) VALUES ('signing', $1) \
+             ON CONFLICT (name) DO NOTHING"
+        );
+        let select = format!("SELECT value FROM {s}.secrets WHERE name = 'signing'");
+        let client = self.client().await?;
+        client
+            .execute(&insert, &[&&candidate[..]])
+            .await
+            .map_err(Failure::from)?;
+        let row = client
+            .query_one(&select, &[])
+            .await
+            .map_err(Failure::from)?;
+        let value: Vec<u8> = row.try_get(0).map_err(Failure::from)?;
+        Ok(value.as_slice().try_into().map_err(|_| {
+            Failure::invalid("signing secret", format!("{} bytes, not 32", value.len()))
+        })?)
+    }
+}
