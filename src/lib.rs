@@ -53,9 +53,10 @@
 //! | `warp` | `assetlib::warp::routes(service)`, the API as a warp 0.4 filter (crate `assetlib-warp`) |
 //! | `sled` | `assetlib::sled::SledStore`, an embedded, durable store in one directory (crate `assetlib-sled`) |
 //! | `postgres` | `assetlib::postgres::PgStore`, a store in PostgreSQL for several replicas over one database (crate `assetlib-postgres`); not on by default |
+//! | `openapi` | `assetlib::openapi`, the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` (without it, that route answers 404) |
 //! | `s3` | `Files::s3("s3://bucket/prefix")`, asset files in a bucket of any S3-compatible service, configured from the `AWS_*` environment variables; not on by default |
 //!
-//! `axum`, `warp` and `sled` are on by default, so the ready servers run with no flags
+//! `axum`, `warp`, `sled` and `openapi` are on by default, so the ready servers run with no flags
 //! (`cargo run --release --example server -- serve --demo`, or `--example warp_server`); an app
 //! that needs one adapter takes `default-features = false` and names what it uses.
 

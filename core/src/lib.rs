@@ -50,6 +50,7 @@
 //! | [`extract`] | file metadata from content: MIME by magic bytes, pages, words, image size, thumbnails |
 //! | [`download`] | `Range` selection and `Content-Disposition` of downloads |
 //! | [`render`] | assets, library list items and timestamps on the wire |
+//! | `openapi` | the OpenAPI 3.1 document of the API, served at `GET /api/v1/openapi.json` (feature `openapi`) |
 //! | `testing` | the store conformance suite (feature `testing`) |
 //!
 //! ## Features
@@ -57,6 +58,7 @@
 //! |---|---|
 //! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs (turns on `samples`) |
 //! | `samples` | `assetlib_core::extract::samples`: small real files (PDF, DOCX, ODT, PNG, JPEG, ...) for tests and demos |
+//! | `openapi` | `assetlib_core::openapi`: the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` (without the feature that route answers 404) |
 //! | `s3` | `Files::s3`: files in a bucket of any S3-compatible service, through object_store's `aws` backend; with `testing`, `assetlib_core::testing::s3` starts a real S3 server (SeaweedFS) for tests |
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
@@ -77,6 +79,8 @@ mod key_cache;
 mod limit;
 mod memory;
 mod model;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod page;
 mod query;
 mod records;

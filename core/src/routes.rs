@@ -44,6 +44,9 @@ pub enum Operation {
     AssetDownloadUrl,
     /// `GET /api/v1/libraries/{library_id}/download-url`
     LibraryDownloadUrl,
+    /// `GET /api/v1/openapi.json`: the OpenAPI document of the API; needs no key (a 404
+    /// when core is built without its `openapi` feature).
+    OpenApi,
 }
 
 impl Operation {
@@ -67,6 +70,7 @@ impl Operation {
             Operation::DownloadLibrary | Operation::LibraryDownloadUrl => {
                 &[Scope::ReadLibraries, Scope::ReadAssets]
             }
+            Operation::OpenApi => &[],
         }
     }
 
@@ -82,6 +86,7 @@ impl Operation {
                 | Operation::GetLibrary
                 | Operation::GetLibraryBySlug
                 | Operation::LibraryDownloadUrl
+                | Operation::OpenApi
         )
     }
 
@@ -177,6 +182,11 @@ pub const ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/libraries/{id}/download-url",
         methods: &[("GET", Operation::LibraryDownloadUrl)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/openapi.json",
+        methods: &[("GET", Operation::OpenApi)],
         allow: "GET, HEAD",
     },
 ];

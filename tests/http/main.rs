@@ -9,7 +9,8 @@
 //! Every case runs four times: on axum and on warp, each over sled and over PostgreSQL (a
 //! cluster the test binary starts itself on 127.0.0.1; `OnPostgres` in `harness/`).
 //!
-//! Run: `cargo test --test http` (it needs the default features `axum`, `warp` and `sled`).
+//! Run: `cargo test --test http` (it needs the default features `axum`, `warp`, `sled` and
+//! `openapi`).
 
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
@@ -82,6 +83,7 @@ macro_rules! cases {
             routing::bodies_cut_short_are_400,
             routing::head_answers_like_get_without_a_body,
             routing::nested_under_a_prefix_locations_include_it,
+            routing::the_openapi_document_is_served_without_a_key,
             files::create_reads_metadata_from_real_files,
             files::file_paths_outside_the_store_or_missing_are_400,
             files::content_of_another_type_is_400,

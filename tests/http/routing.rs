@@ -243,3 +243,28 @@ pub(crate) async fn nested_under_a_prefix_locations_include_it<H: Harness>() {
         json!({"error": "Not found", "message": "No such route"}),
     );
 }
+
+pub(crate) async fn the_openapi_document_is_served_without_a_key<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let committed = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json"))
+        .expect("openapi.json at the repository root");
+    for key in [None, Some(ctx.admin.as_str())] {
+        let r = ctx.get_as("/api/v1/openapi.json", key).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(r.headers["content-type"], "application/json");
+        assert!(
+            r.raw == committed,
+            "the served document is not openapi.json"
+        );
+        let etag = r.headers["etag"].clone();
+        let again = Resp::from(
+            ctx.request(Method::GET, "/api/v1/openapi.json", key)
+                .header("if-none-match", etag),
+        )
+        .await;
+        assert_eq!(again.status, 304);
+    }
+    let head = Resp::from(ctx.request(Method::HEAD, "/api/v1/openapi.json", None)).await;
+    assert_eq!(head.status, 200);
+    assert!(head.raw.is_empty());
+}

@@ -45,6 +45,12 @@ use crate::signed;
 use crate::store::Store;
 use crate::web;
 
+// `GET /api/v1/openapi.json`: the OpenAPI document, or a 404 without the `openapi` feature.
+#[cfg(feature = "openapi")]
+use crate::openapi::reply as openapi_document;
+#[cfg(not(feature = "openapi"))]
+use crate::routes::route_not_found as openapi_document;
+
 /// The Digital Assets and Libraries API over a [`Store`] and a file store ([`Files`]).
 /// Cheap to clone (an `Arc`).
 #[derive(Clone)]
@@ -73,6 +79,8 @@ enum Access {
     Public,
     /// A download through a valid signed link.
     Signed,
+    /// An operation that needs no scope, so no key: the OpenAPI document.
+    Open,
 }
 
 /// Seconds since the Unix epoch, now.
@@ -186,6 +194,7 @@ impl Service {
             Access::Key(key) => key,
             Access::Public => return self.public(op, id, req).await,
             Access::Signed => return self.signed(op, id, req).await,
+            Access::Open => return openapi_document(),
         };
         let result = match op {
             Operation::ListAssets => self.list_assets(req, &key).await,
@@ -208,11 +217,13 @@ impl Service {
             Operation::DeleteLibrary => self.delete_library(id).await,
             Operation::DownloadLibrary => self.download_library(id, req).await,
             Operation::LibraryDownloadUrl => self.library_download_url(id, req).await,
+            Operation::OpenApi => Ok(openapi_document()),
         };
         result.unwrap_or_else(ApiError::into_reply)
     }
 
-    /// Who may run `op`: a request with an `Authorization` header is judged by its key and
+    /// Who may run `op`: an operation that needs no scope needs no key (any key sent is not
+    /// looked at); otherwise a request with an `Authorization` header is judged by its key and
     /// scopes alone, from the head. Without one, a download with a signed link's parameters is
     /// judged by them, and a read or download of one asset may go on as a public request
     /// (served only for a published, public asset); anything else is 401.
@@ -223,6 +234,9 @@ impl Service {
         authorization: Option<&[u8]>,
         query: Option<&str>,
     ) -> Result<Access, ApiError> {
+        if op.scopes().is_empty() {
+            return Ok(Access::Open);
+        }
         if authorization.is_none() {
             match op {
                 Operation::DownloadAsset | Operation::DownloadLibrary

@@ -7,6 +7,8 @@
 mod conformance;
 mod detail_cache;
 mod modules;
+#[cfg(feature = "openapi")]
+mod openapi;
 #[cfg(feature = "s3")]
 mod s3;
 mod service;

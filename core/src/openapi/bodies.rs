@@ -1,0 +1,323 @@
+//! The schemas of request bodies: the JSON of create ([`crate::validate::new_asset`]),
+//! change ([`crate::validate::asset_patch`]) and library writes
+//! ([`crate::validate::library_doc`]), and the multipart forms of uploads.
+//!
+//! A schema here is never stricter than validation: what it refuses, the API refuses too
+//! (400). Rules no schema can state — an entry's asset must exist, a file must be of the
+//! asset's type — are in the descriptions. `null` for an optional field means "not given".
+
+use serde_json::{Value, json};
+
+use super::build::{array, boolean, describe, object, one_of_strings, or_null, string, uuid};
+use crate::model::AssetType;
+use crate::validate::{MAX_GIVEN_SLUG_LEN, MAX_SHORT_TEXT};
+
+/// The longest title of the default configuration.
+const MAX_TITLE: usize = 500;
+
+/// Adds the request body schemas.
+pub(super) fn add_all(add: &mut impl FnMut(&str, Value)) {
+    add("NewAsset", new_asset());
+    add("AssetPatch", asset_patch());
+    add("LibraryDocument", library_document());
+    add("SectionDocument", section_document());
+    add("EntryDocument", entry_document());
+    add("UploadForm", upload_form());
+    add("FileForm", file_form());
+}
+
+fn title() -> Value {
+    describe(
+        json!({"type": "string", "minLength": 1, "maxLength": MAX_TITLE}),
+        "Not blank; at most 500 characters.",
+    )
+}
+
+fn short_text(description: &str) -> Value {
+    describe(
+        or_null(json!({"type": "string", "maxLength": MAX_SHORT_TEXT})),
+        description,
+    )
+}
+
+fn external_url() -> Value {
+    short_text(
+        "An absolute http(s) URL with a host, without control characters. Required for link \
+         and external_video (a YouTube, Vimeo or, when the server allows it, Dailymotion \
+         address: it gives the asset its `video_embed`), accepted for git, refused for the \
+         other types.",
+    )
+}
+
+fn new_asset() -> Value {
+    let types: Vec<&str> = AssetType::ALL.iter().map(|t| t.as_str()).collect();
+    let fields = vec![
+        ("title", title()),
+        ("description", or_null(string())),
+        ("asset_type", one_of_strings(&types)),
+        ("external_url", external_url()),
+        (
+            "is_public",
+            describe(
+                or_null(boolean()),
+                "Whether the published asset is read and downloaded without a key; default \
+                 false.",
+            ),
+        ),
+        (
+            "published",
+            describe(or_null(boolean()), "Default true; false makes a draft."),
+        ),
+        (
+            "file_path",
+            describe(
+                or_null(json!({"type": "string", "minLength": 1, "maxLength": MAX_SHORT_TEXT})),
+                "For pdf, document, image, video and audio only: a relative path of a file that \
+                 exists in the server's file store (no `..`, `.` or empty segments, no \
+                 absolute paths, not under `uploads/` or `thumbnails/`), of the asset's type. \
+                 It is read for the asset's size, media type, pages, words, pixel size and \
+                 thumbnail.",
+            ),
+        ),
+    ];
+    describe(
+        object(fields, &["title", "asset_type"]),
+        "An asset to create. Text fields hold no NUL character; unknown fields are ignored.",
+    )
+}
+
+/// The asset fields a PATCH may not set.
+const FIXED: &[&str] = &[
+    "id",
+    "slug",
+    "asset_type",
+    "file_path",
+    "file_size",
+    "mime_type",
+    "thumbnail_path",
+    "thumbnail_url",
+    "page_count",
+    "word_count",
+    "width",
+    "height",
+    "video_embed",
+    "download_count",
+    "created_at",
+    "updated_at",
+];
+
+fn asset_patch() -> Value {
+    let fields = vec![
+        ("title", title()),
+        (
+            "description",
+            describe(or_null(string()), "`null` clears it."),
+        ),
+        ("is_public", boolean()),
+        ("published", boolean()),
+        (
+            "external_url",
+            describe(
+                or_null(json!({"type": "string", "maxLength": MAX_SHORT_TEXT})),
+                "For link, external_video and git assets, as on create; `null` clears the \
+                 address of a git asset.",
+            ),
+        ),
+    ];
+    let mut patch = describe(
+        object(fields, &[]),
+        "A change: the fields given replace the asset's, the others stay. The asset's other \
+         fields (its id, slug, type, file fields, counts and times) cannot be set: naming one \
+         is 400. Unknown fields are ignored.",
+    );
+    patch["propertyNames"] = json!({"not": {"enum": FIXED}});
+    patch
+}
+
+fn flag(description: &str) -> Value {
+    describe(or_null(boolean()), description)
+}
+
+fn library_document() -> Value {
+    let fields = vec![
+        ("title", title()),
+        (
+            "slug",
+            describe(
+                or_null(json!({"type": "string", "maxLength": MAX_GIVEN_SLUG_LEN,
+                    "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"})),
+                "Lower-case letters and digits in words joined by single hyphens; one another \
+                 library holds is 400. Default: made from the title (with `-2`, `-3`, ... when \
+                 taken).",
+            ),
+        ),
+        ("description", or_null(string())),
+        (
+            "workspace_id",
+            short_text("The workspace the library belongs to; not blank."),
+        ),
+        (
+            "cover_image_path",
+            short_text("URL path of the cover image."),
+        ),
+        (
+            "cover_overlay_color",
+            describe(
+                or_null(json!({"type": "string",
+                    "pattern": "^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"})),
+                "`#RGB` or `#RRGGBB`.",
+            ),
+        ),
+        (
+            "cover_overlay_opacity",
+            or_null(json!({"type": "number", "minimum": 0, "maximum": 1})),
+        ),
+        ("show_asset_count", flag("Default true.")),
+        ("allow_individual_downloads", flag("Default true.")),
+        (
+            "allow_bulk_download",
+            flag("Default false: the zip and its signed links are 403 then."),
+        ),
+        (
+            "is_paid",
+            flag("Default false; a paid library needs a `price`."),
+        ),
+        (
+            "price",
+            or_null(json!({"type": "number", "exclusiveMinimum": 0})),
+        ),
+        (
+            "currency",
+            describe(
+                or_null(json!({"type": "string", "pattern": "^[A-Z]{3}$"})),
+                "Three upper-case letters; default `USD`.",
+            ),
+        ),
+        (
+            "published",
+            flag("Default true; an unpublished library is 404 to every read."),
+        ),
+        (
+            "sections",
+            describe(
+                or_null(array(super::build::schema("SectionDocument"))),
+                "In display order.",
+            ),
+        ),
+        (
+            "unsectioned_assets",
+            describe(
+                or_null(array(super::build::schema("EntryDocument"))),
+                "The assets in no section, in display order.",
+            ),
+        ),
+    ];
+    describe(
+        object(fields, &["title"]),
+        "A whole library: it replaces whatever the library held. Every entry's asset must exist \
+         and be a pdf, document, image, video or audio asset, and appear once in the library \
+         (else 400 naming the entry's path). Unknown fields are ignored.",
+    )
+}
+
+fn section_document() -> Value {
+    let fields = vec![
+        (
+            "id",
+            describe(
+                or_null(uuid()),
+                "Keep a section's id across writes; a new one is made when absent. Unique in \
+                 the document.",
+            ),
+        ),
+        ("title", title()),
+        ("description", or_null(string())),
+        ("collapsed_by_default", flag("Default false.")),
+        (
+            "assets",
+            describe(
+                or_null(array(super::build::schema("EntryDocument"))),
+                "In display order.",
+            ),
+        ),
+    ];
+    object(fields, &["title"])
+}
+
+fn entry_document() -> Value {
+    let fields = vec![
+        ("asset_id", uuid()),
+        (
+            "title",
+            describe(
+                or_null(json!({"type": "string", "minLength": 1, "maxLength": MAX_TITLE})),
+                "The library's title for the asset (not blank), shown instead of its own.",
+            ),
+        ),
+        (
+            "description",
+            describe(
+                or_null(string()),
+                "The library's description for the asset, shown instead of its own.",
+            ),
+        ),
+    ];
+    describe(
+        object(fields, &["asset_id"]),
+        "An asset placed in a library.",
+    )
+}
+
+fn file_part() -> Value {
+    describe(
+        json!({"type": "string", "format": "binary"}),
+        "The file, with its name in the part's `filename`. Its type is read from its content.",
+    )
+}
+
+fn upload_form() -> Value {
+    let types: Vec<&str> = AssetType::ALL
+        .iter()
+        .filter(|t| t.is_file_based())
+        .map(|t| t.as_str())
+        .collect();
+    let mut with_empty = types.clone();
+    with_empty.push("");
+    let text_flag =
+        |description: &str| describe(one_of_strings(&["true", "false", ""]), description);
+    let fields = vec![
+        ("file", file_part()),
+        (
+            "title",
+            describe(
+                json!({"maxLength": MAX_TITLE}),
+                "Text: not blank, at most 500 characters. Default: the file's name.",
+            ),
+        ),
+        ("description", describe(json!({}), "Any text.")),
+        (
+            "asset_type",
+            describe(
+                one_of_strings(&with_empty),
+                "Default (or empty): inferred from the content. When given, the file must be \
+                 of that type.",
+            ),
+        ),
+        ("is_public", text_flag("Default false.")),
+        ("published", text_flag("Default true.")),
+    ];
+    describe(
+        object(fields, &["file"]),
+        "An upload: exactly one `file` part and optional text parts (UTF-8, at most 64 KiB \
+         each); other parts are ignored. A text part is any text, so `title` and \
+         `description` take whatever a part holds.",
+    )
+}
+
+fn file_form() -> Value {
+    describe(
+        object(vec![("file", file_part())], &["file"]),
+        "A new file for a file-based asset, of the asset's type: exactly one `file` part; \
+         other parts are ignored.",
+    )
+}

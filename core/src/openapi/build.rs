@@ -1,0 +1,143 @@
+//! Small helpers for writing JSON Schema and OpenAPI objects.
+
+use serde_json::{Map, Value, json};
+
+/// A reference to `#/components/{kind}/{name}`.
+fn reference(kind: &str, name: &str) -> Value {
+    json!({"$ref": format!("#/components/{kind}/{name}")})
+}
+
+/// A reference to the schema `name`.
+pub(super) fn schema(name: &str) -> Value {
+    reference("schemas", name)
+}
+
+/// A reference to the shared response `name`.
+pub(super) fn response(name: &str) -> Value {
+    reference("responses", name)
+}
+
+/// A reference to the shared parameter `name`.
+pub(super) fn parameter(name: &str) -> Value {
+    reference("parameters", name)
+}
+
+/// A reference to the shared header `name`.
+pub(super) fn header(name: &str) -> Value {
+    reference("headers", name)
+}
+
+/// `schema`, with `description`.
+pub(super) fn describe(mut schema: Value, description: &str) -> Value {
+    if let Value::Object(map) = &mut schema {
+        map.insert("description".into(), description.into());
+    }
+    schema
+}
+
+/// `schema` or `null`: a nullable type adds `"null"` to its `type` (and to its `enum`); a
+/// reference becomes `anyOf` the reference and `null`.
+pub(super) fn or_null(schema: Value) -> Value {
+    let Value::Object(mut map) = schema else {
+        return schema;
+    };
+    if let Some(reference) = map.remove("$ref") {
+        let mut outer = Map::new();
+        outer.insert(
+            "anyOf".into(),
+            json!([{"$ref": reference}, {"type": "null"}]),
+        );
+        if let Some(description) = map.remove("description") {
+            outer.insert("description".into(), description);
+        }
+        return Value::Object(outer);
+    }
+    if let Some(Value::String(kind)) = map.get("type").cloned() {
+        map.insert("type".into(), json!([kind, "null"]));
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.push(Value::Null);
+    }
+    Value::Object(map)
+}
+
+/// A string.
+pub(super) fn string() -> Value {
+    json!({"type": "string"})
+}
+
+/// A UUID in its hyphenated form.
+pub(super) fn uuid() -> Value {
+    json!({"type": "string", "format": "uuid"})
+}
+
+/// An RFC 3339 UTC timestamp with milliseconds.
+pub(super) fn timestamp() -> Value {
+    json!({"type": "string", "format": "date-time",
+        "description": "RFC 3339, UTC, with milliseconds: `2026-11-22T10:15:30.123Z`."})
+}
+
+/// A boolean.
+pub(super) fn boolean() -> Value {
+    json!({"type": "boolean"})
+}
+
+/// A whole number from 0.
+pub(super) fn count() -> Value {
+    json!({"type": "integer", "minimum": 0})
+}
+
+/// One of `values`, all strings.
+pub(super) fn one_of_strings(values: &[&str]) -> Value {
+    json!({"type": "string", "enum": values})
+}
+
+/// An array of `items`.
+pub(super) fn array(items: Value) -> Value {
+    json!({"type": "array", "items": items})
+}
+
+/// An object with `properties` (in order), of which `required` are always present. Other
+/// properties are not forbidden: clients should ignore fields they do not know.
+pub(super) fn object(properties: Vec<(&str, Value)>, required: &[&str]) -> Value {
+    let properties: Map<String, Value> = properties
+        .into_iter()
+        .map(|(name, schema)| (name.to_owned(), schema))
+        .collect();
+    let mut map = Map::new();
+    map.insert("type".into(), "object".into());
+    map.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        map.insert("required".into(), json!(required));
+    }
+    Value::Object(map)
+}
+
+/// The names of an object schema's properties, for a `required` list of all of them.
+pub(super) fn names<'a>(properties: &'a [(&'a str, Value)]) -> Vec<&'a str> {
+    properties.iter().map(|(name, _)| *name).collect()
+}
+
+/// A JSON body of `schema`.
+pub(super) fn json_content(schema: Value) -> Value {
+    json!({"application/json": {"schema": schema}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nullable_types_enums_and_references() {
+        assert_eq!(or_null(string()), json!({"type": ["string", "null"]}));
+        assert_eq!(
+            or_null(one_of_strings(&["a"])),
+            json!({"type": ["string", "null"], "enum": ["a", null]})
+        );
+        assert_eq!(
+            or_null(describe(schema("X"), "d")),
+            json!({"anyOf": [{"$ref": "#/components/schemas/X"}, {"type": "null"}],
+                "description": "d"})
+        );
+    }
+}

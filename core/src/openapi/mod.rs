@@ -1,0 +1,137 @@
+//! The OpenAPI 3.1 document of the API (feature `openapi`), served without a key at
+//! `GET /api/v1/openapi.json`.
+//!
+//! It describes every route of [`crate::ROUTES`] (a test checks that no route is missing and
+//! none is extra), each path and query parameter with its range, enumeration and default,
+//! each request body (JSON and multipart), every status each operation can answer with its
+//! body and headers (`ETag`, `Location`, `Retry-After`, `Content-Range`, ...), the
+//! `bearerAuth` scheme, and each operation's scopes (in its description and as the roles of its
+//! security requirement). It describes a service with the default [`crate::Config`]: limits
+//! such as the largest page size or title length are those defaults.
+//!
+//! The document is plain JSON built here, by concern: `schemas` (what answers carry),
+//! `bodies` (what requests send), `parts` (shared parameters, headers and error answers) and
+//! `operations` (each operation of the route table). Its keys are sorted, so the same
+//! document is always the same bytes; the repository keeps a copy as `openapi.json`, which a
+//! test compares with what is served.
+//!
+//! ```
+//! let doc = assetlib_core::openapi::document();
+//! assert_eq!(doc["openapi"], "3.1.0");
+//! assert!(doc["paths"]["/api/v1/assets"]["get"].is_object());
+//! ```
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use crate::reply::Reply;
+
+mod bodies;
+mod build;
+mod operations;
+mod parts;
+mod schemas;
+#[cfg(test)]
+mod tests;
+
+use operations::DESCRIBED;
+
+/// The OpenAPI document, as a JSON value with sorted keys.
+pub fn document() -> Value {
+    let mut paths = serde_json::Map::new();
+    for described in DESCRIBED {
+        let item = paths.entry(described.path).or_insert_with(|| json!({}));
+        item[described.method.to_ascii_lowercase()] = operations::describe(described);
+    }
+    let mut doc = json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "assetlib: the Digital Assets and Libraries API",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": INTRO,
+            "license": {"name": "MIT OR Apache-2.0", "identifier": "MIT OR Apache-2.0"},
+        },
+        "tags": [
+            {"name": "assets", "description": "Files and links: list, read, create, upload, change, replace, delete."},
+            {"name": "libraries", "description": "Published, sectioned groupings of assets, written whole."},
+            {"name": "downloads", "description": "Files, library zips, and signed links that download without a key."},
+            {"name": "meta", "description": "This document."},
+        ],
+        "paths": Value::Object(paths),
+        "components": {
+            "schemas": schemas::all(),
+            "parameters": parts::parameters(),
+            "headers": parts::headers(),
+            "responses": parts::responses(),
+            "securitySchemes": {
+                "bearerAuth": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "alk_ followed by 43 base64url characters",
+                    "description": "An API key: `Authorization: Bearer alk_...`. Keys carry \
+                        scopes (`read:assets`, `write:assets`, `read:libraries`, \
+                        `write:libraries`); each operation names those it needs. A missing, \
+                        malformed, unknown, revoked or expired key is 401; a key without a \
+                        needed scope is 403.",
+                },
+            },
+        },
+    });
+    doc.sort_all_objects();
+    doc
+}
+
+/// The document as the served bytes: pretty-printed JSON with sorted keys and a final line
+/// break (the form of the repository's `openapi.json`).
+pub fn to_json() -> String {
+    // A `Value` always serializes: its keys are strings.
+    let mut text = serde_json::to_string_pretty(&document()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The answer of `GET /api/v1/openapi.json`: the document, built once per process, with its
+/// `ETag`.
+pub(crate) fn reply() -> Reply {
+    static SERVED: OnceLock<(Bytes, String)> = OnceLock::new();
+    let (body, etag) = SERVED.get_or_init(|| {
+        let body = Bytes::from(to_json());
+        let etag = crate::web::etag_of(&[&body]);
+        (body, etag)
+    });
+    Reply::json_bytes(200, body.clone()).with_header("etag", etag.clone())
+}
+
+/// The document's introduction: what holds for every operation.
+const INTRO: &str = "\
+Assets are files and links (PDFs, documents, images, videos, audio, links, collections, git \
+references, externally hosted videos); libraries are published, sectioned groupings of assets \
+that a website renders as a page. Everything lives under `/api/v1` and speaks JSON.
+
+**Keys.** Every operation but this document and the keyless reads below needs an API key as a \
+bearer token (`bearerAuth`); each operation's description names the scopes it needs, and so do \
+the roles of its security requirement.
+
+**Keyless access.** A published asset with `is_public: true` is read (`GET \
+/api/v1/assets/{asset_id}`) and downloaded without a key; any other asset answers such a \
+request with the same 401 as a missing key. A signed link (from a `download-url` operation) \
+downloads without a key until it expires; a tampered, expired or malformed link is 401.
+
+**Errors.** Every error is JSON: `{\"error\", \"message\"}`, with `field` on a 400 (the offending \
+field or path, e.g. `sections[0].assets[2].asset_id`) and `libraries` on a 409. The checks run \
+in one order: route (404 for an unknown path under `/api/v1`; 405 with `Allow` for a method the \
+path does not take), key (401 with `WWW-Authenticate: Bearer`), scope (403), rate limit (429 \
+with `Retry-After`, when the server sets one), then body size (413), content type (415), \
+validation (400) and lookup (404). A request body that stops arriving for 30 seconds is 408.
+
+**Caching.** Every JSON `GET` answers with an `ETag` and answers 304 to a matching \
+`If-None-Match` (a library page's `ETag` leaves out its `view_count`).
+
+**Methods.** `HEAD` is answered wherever `GET` is, with the same status and headers and no \
+body (it counts no library view and no download). `OPTIONS` on every path answers 204 with \
+`Allow`, and with the CORS preflight headers for an origin the server allows.
+
+**Limits.** The limits shown are the defaults of a server: page sizes above 100 are clamped, \
+titles have at most 500 characters, JSON bodies at most 1 MiB, uploads at most 100 MiB.";

@@ -1,0 +1,239 @@
+//! The asset operations, described: list, read, create, upload, change, replace, delete,
+//! usage, and the asset's download and signed link.
+
+use serde_json::json;
+
+use super::{
+    JSON_BODY_ERRORS, JSON_BODY_RECORD_ERRORS, Keys, Spec, asset_links, created, file_answer,
+    json_answer, json_body, multipart_body, read_answer,
+};
+use crate::openapi::build::{parameter as p, schema};
+use crate::openapi::parts::named_headers;
+
+/// `Operation::ListAssets`.
+pub(super) fn list_assets() -> Spec {
+    Spec {
+        id: "listAssets",
+        tag: "assets",
+        summary: "List assets",
+        description: "A page of assets, newest first by default. Only published assets, \
+            unless `status` asks for drafts (which needs `write:assets`).",
+        keys: Keys::Required,
+        parameters: vec![
+            p("Page"),
+            p("PerPage"),
+            p("AssetTypeFilter"),
+            p("Search"),
+            p("Sort"),
+            p("Order"),
+            p("Status"),
+            p("IfNoneMatch"),
+        ],
+        body: None,
+        answers: vec![("200", read_answer("A page of assets.", schema("AssetList")))],
+        errors: &["BadRequest"],
+    }
+}
+
+/// `Operation::CreateAsset`.
+pub(super) fn create_asset() -> Spec {
+    Spec {
+        id: "createAsset",
+        tag: "assets",
+        summary: "Create an asset",
+        description: "Creates an asset from JSON: a link, external video, git reference or \
+            collection, or a file-based asset whose file is already in the server's file \
+            store (`file_path`). `\"published\": false` makes a draft.",
+        keys: Keys::Required,
+        parameters: vec![],
+        body: Some(json_body("NewAsset")),
+        answers: vec![(
+            "201",
+            created(
+                "The asset, created.",
+                schema("AssetEnvelope"),
+                asset_links(),
+            ),
+        )],
+        errors: JSON_BODY_ERRORS,
+    }
+}
+
+/// `Operation::UploadAsset`.
+pub(super) fn upload_asset() -> Spec {
+    Spec {
+        id: "uploadAsset",
+        tag: "assets",
+        summary: "Upload a file as a new asset",
+        description: "Creates a file-based asset from a multipart/form-data upload. The \
+            file is streamed into the file store and read for its type, size, pages, \
+            words, pixel size and thumbnail; a failed upload leaves no file and no asset. \
+            A body declared or found larger than the limit is 413.",
+        keys: Keys::Required,
+        parameters: vec![],
+        body: Some(multipart_body("UploadForm")),
+        answers: vec![(
+            "201",
+            created(
+                "The asset, created.",
+                schema("AssetEnvelope"),
+                asset_links(),
+            ),
+        )],
+        errors: JSON_BODY_ERRORS,
+    }
+}
+
+/// `Operation::GetAsset`.
+pub(super) fn get_asset() -> Spec {
+    Spec {
+        id: "getAsset",
+        tag: "assets",
+        summary: "Read an asset",
+        description: "One asset. A draft is 404 but for a key with `write:assets`. Without \
+            a key, a published asset with `is_public: true` is answered; any other id is \
+            401.",
+        keys: Keys::Optional,
+        parameters: vec![p("AssetId"), p("IfNoneMatch")],
+        body: None,
+        answers: vec![("200", read_answer("The asset.", schema("AssetEnvelope")))],
+        errors: &["BadRequest", "NotFound"],
+    }
+}
+
+/// `Operation::UpdateAsset`.
+pub(super) fn update_asset() -> Spec {
+    Spec {
+        id: "updateAsset",
+        tag: "assets",
+        summary: "Change an asset",
+        description: "Merges the body into the asset: `title`, `description`, \
+            `is_public`, `published` and (for links, external videos and git references) \
+            `external_url`. Every library holding the asset shows the change on its next \
+            read.",
+        keys: Keys::Required,
+        parameters: vec![p("AssetId")],
+        body: Some(json_body("AssetPatch")),
+        answers: vec![(
+            "200",
+            json_answer("The asset, changed.", schema("AssetEnvelope")),
+        )],
+        errors: JSON_BODY_RECORD_ERRORS,
+    }
+}
+
+/// `Operation::DeleteAsset`.
+pub(super) fn delete_asset() -> Spec {
+    Spec {
+        id: "deleteAsset",
+        tag: "assets",
+        summary: "Delete an asset",
+        description: "Deletes the asset and the files the API stored for it. When \
+            libraries hold it, the answer is 409 naming them, unless `force=true`, which \
+            removes it from them in the same change.",
+        keys: Keys::Required,
+        parameters: vec![p("AssetId"), p("Force")],
+        body: None,
+        answers: vec![("204", json!({"description": "Deleted."}))],
+        errors: &["BadRequest", "NotFound", "Conflict"],
+    }
+}
+
+/// `Operation::ReplaceAssetFile`.
+pub(super) fn replace_asset_file() -> Spec {
+    Spec {
+        id: "replaceAssetFile",
+        tag: "assets",
+        summary: "Replace an asset's file",
+        description: "A new file for a file-based asset (pdf, document, image, video, \
+            audio), of the asset's type, from a multipart/form-data body with one `file` \
+            part: same id and links, new bytes, metadata and thumbnail. The old file goes \
+            once the new one is in place; a failed replacement leaves the asset as it was. \
+            Other asset types are 400 on `file`.",
+        keys: Keys::Required,
+        parameters: vec![p("AssetId")],
+        body: Some(multipart_body("FileForm")),
+        answers: vec![(
+            "200",
+            json_answer("The asset with its new file.", schema("AssetEnvelope")),
+        )],
+        errors: JSON_BODY_RECORD_ERRORS,
+    }
+}
+
+/// `Operation::AssetUsage`.
+pub(super) fn asset_usage() -> Spec {
+    Spec {
+        id: "assetUsage",
+        tag: "assets",
+        summary: "Libraries holding an asset",
+        description: "The libraries (published or not) that hold the asset, newest first.",
+        keys: Keys::Required,
+        parameters: vec![p("AssetId"), p("IfNoneMatch")],
+        body: None,
+        answers: vec![(
+            "200",
+            read_answer("The libraries holding the asset.", schema("AssetUsage")),
+        )],
+        errors: &["BadRequest", "NotFound"],
+    }
+}
+
+/// `Operation::AssetDownloadUrl`.
+pub(super) fn asset_download_url() -> Spec {
+    Spec {
+        id: "assetDownloadUrl",
+        tag: "downloads",
+        summary: "A signed download link for an asset",
+        description: "A link that downloads the asset's file without a key until it \
+            expires.",
+        keys: Keys::Required,
+        parameters: vec![p("AssetId"), p("ExpiresIn"), p("IfNoneMatch")],
+        body: None,
+        answers: vec![("200", read_answer("The link.", schema("DownloadLink")))],
+        errors: &["BadRequest", "NotFound"],
+    }
+}
+
+/// `Operation::DownloadAsset`.
+pub(super) fn download_asset() -> Spec {
+    Spec {
+        id: "downloadAsset",
+        tag: "downloads",
+        summary: "Download an asset's file",
+        description: "The asset's file, streamed, with its media type. One `Range` gives \
+            206, an unsatisfiable one 416; a link or external video answers 302 to its \
+            address. A draft is 404 but for a key with `write:assets`; an asset without a \
+            file is 404. A whole download counts one `download_count`. Without a key, a \
+            published public asset, or any published asset through a signed link \
+            (`expires` and `signature`), is downloaded; otherwise the answer is 401.",
+        keys: Keys::Optional,
+        parameters: vec![
+            p("AssetId"),
+            p("Range"),
+            p("IfRange"),
+            p("Expires"),
+            p("Signature"),
+        ],
+        body: None,
+        answers: vec![
+            ("200", file_answer("The whole file.", false)),
+            (
+                "206",
+                file_answer("The part of the file the range asked for.", true),
+            ),
+            (
+                "302",
+                json!({"description": "A link or external video: its address.",
+                    "headers": named_headers(&[("Location", "Location")])}),
+            ),
+            (
+                "416",
+                json!({"description": "The range starts past the end of the file.",
+                    "headers": named_headers(&[("Content-Range", "ContentRange"),
+                        ("Accept-Ranges", "AcceptRanges"), ("ETag", "ETag")])}),
+            ),
+        ],
+        errors: &["BadRequest", "NotFound"],
+    }
+}

@@ -1,0 +1,314 @@
+//! Each operation of the route table, described: where it lives, what it reads, what it
+//! answers. The services it describes are in [`crate::Service`]'s modules (`assets`,
+//! `lifecycle`, `libraries`, `downloads`, `websites`); the descriptions themselves are in
+//! `assets` and `libraries`.
+
+use serde_json::{Map, Value, json};
+
+mod assets;
+mod libraries;
+
+use super::build::{json_content, response, schema};
+use super::parts::{ERRORS, named_headers};
+use crate::routes::Operation;
+
+/// Where an operation lives in the document. Paths name their parameter (`asset_id`,
+/// `library_id`, `slug`) where the route table says `{id}`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Described {
+    pub(super) operation: Operation,
+    pub(super) method: &'static str,
+    pub(super) path: &'static str,
+}
+
+const fn at(operation: Operation, method: &'static str, path: &'static str) -> Described {
+    Described {
+        operation,
+        method,
+        path,
+    }
+}
+
+/// Every operation of the document.
+pub(super) const DESCRIBED: &[Described] = &[
+    at(Operation::ListAssets, "GET", "/api/v1/assets"),
+    at(Operation::CreateAsset, "POST", "/api/v1/assets"),
+    at(Operation::UploadAsset, "POST", "/api/v1/assets/upload"),
+    at(Operation::GetAsset, "GET", "/api/v1/assets/{asset_id}"),
+    at(Operation::UpdateAsset, "PATCH", "/api/v1/assets/{asset_id}"),
+    at(
+        Operation::DeleteAsset,
+        "DELETE",
+        "/api/v1/assets/{asset_id}",
+    ),
+    at(
+        Operation::ReplaceAssetFile,
+        "PUT",
+        "/api/v1/assets/{asset_id}/file",
+    ),
+    at(
+        Operation::AssetDownloadUrl,
+        "GET",
+        "/api/v1/assets/{asset_id}/download-url",
+    ),
+    at(
+        Operation::AssetUsage,
+        "GET",
+        "/api/v1/assets/{asset_id}/usage",
+    ),
+    at(
+        Operation::DownloadAsset,
+        "GET",
+        "/api/v1/assets/{asset_id}/download",
+    ),
+    at(Operation::ListLibraries, "GET", "/api/v1/libraries"),
+    at(
+        Operation::GetLibraryBySlug,
+        "GET",
+        "/api/v1/libraries/slug/{slug}",
+    ),
+    at(
+        Operation::GetLibrary,
+        "GET",
+        "/api/v1/libraries/{library_id}",
+    ),
+    at(
+        Operation::PutLibrary,
+        "PUT",
+        "/api/v1/libraries/{library_id}",
+    ),
+    at(
+        Operation::DeleteLibrary,
+        "DELETE",
+        "/api/v1/libraries/{library_id}",
+    ),
+    at(
+        Operation::DownloadLibrary,
+        "GET",
+        "/api/v1/libraries/{library_id}/download",
+    ),
+    at(
+        Operation::LibraryDownloadUrl,
+        "GET",
+        "/api/v1/libraries/{library_id}/download-url",
+    ),
+    at(Operation::OpenApi, "GET", "/api/v1/openapi.json"),
+];
+
+/// Who may call an operation besides a key with its scopes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// Only a key.
+    Required,
+    /// A key, or none (a public asset, a signed link).
+    Optional,
+    /// No key at all.
+    None,
+}
+
+/// What an operation is, before it becomes an OpenAPI operation object.
+struct Spec {
+    id: &'static str,
+    tag: &'static str,
+    summary: &'static str,
+    description: &'static str,
+    keys: Keys,
+    parameters: Vec<Value>,
+    body: Option<Value>,
+    /// The answers other than the shared errors, by status.
+    answers: Vec<(&'static str, Value)>,
+    /// The shared error answers (names of `components.responses`) beyond those of every keyed
+    /// operation (401, 403, 429, 500).
+    errors: &'static [&'static str],
+}
+
+/// The OpenAPI operation object of `described`.
+pub(super) fn describe(described: &Described) -> Value {
+    let op = described.operation;
+    let spec = spec(op);
+    let scopes: Vec<&str> = op.scopes().iter().map(|s| s.as_str()).collect();
+    let mut description = spec.description.to_owned();
+    description.push_str("\n\n");
+    description.push_str(&match spec.keys {
+        Keys::None => "No key needed.".to_owned(),
+        _ => format!(
+            "Scopes: {}.",
+            scopes
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    });
+    let security = match spec.keys {
+        Keys::Required => json!([{"bearerAuth": scopes}]),
+        Keys::Optional => json!([{"bearerAuth": scopes}, {}]),
+        Keys::None => json!([]),
+    };
+
+    let mut responses = Map::new();
+    for (status, answer) in spec.answers {
+        responses.insert(status.to_owned(), answer);
+    }
+    if op.is_read() {
+        responses.insert("304".into(), response("NotModified"));
+    }
+    let mut errors: Vec<&str> = spec.errors.to_vec();
+    if spec.keys != Keys::None {
+        errors.extend(["Unauthorized", "TooManyRequests", "InternalError"]);
+        if !errors.contains(&"ForbiddenOrNoBulk") {
+            errors.push("Forbidden");
+        }
+    }
+    for name in errors {
+        let status = ERRORS
+            .iter()
+            .find(|(n, ..)| *n == name)
+            .map_or(500, |(_, status, ..)| *status);
+        responses.insert(status.to_string(), response(name));
+    }
+
+    let mut operation = json!({
+        "operationId": spec.id,
+        "tags": [spec.tag],
+        "summary": spec.summary,
+        "description": description,
+        "security": security,
+        "responses": responses,
+    });
+    if !spec.parameters.is_empty() {
+        operation["parameters"] = Value::Array(spec.parameters);
+    }
+    if let Some(body) = spec.body {
+        operation["requestBody"] = body;
+    }
+    operation
+}
+
+/// A JSON answer of `schema`.
+fn json_answer(description: &str, schema: Value) -> Value {
+    json!({"description": description, "content": json_content(schema)})
+}
+
+/// A JSON answer of `schema` to a read, with its `ETag`.
+fn read_answer(description: &str, schema: Value) -> Value {
+    let mut answer = json_answer(description, schema);
+    answer["headers"] = named_headers(&[("ETag", "ETag")]);
+    answer
+}
+
+/// A 201 of `schema` with its `Location`, and `links` to what may follow.
+fn created(description: &str, schema: Value, links: Value) -> Value {
+    let mut answer = json_answer(description, schema);
+    answer["headers"] = named_headers(&[("Location", "Location")]);
+    answer["links"] = links;
+    answer
+}
+
+/// A required JSON body of `schema`.
+fn json_body(name: &str) -> Value {
+    json!({"required": true, "content": json_content(schema(name))})
+}
+
+/// A required multipart body of `schema`.
+fn multipart_body(name: &str) -> Value {
+    json!({"required": true, "content": {"multipart/form-data": {"schema": schema(name)}}})
+}
+
+/// Links from an answer carrying an asset to the operations on it.
+fn asset_links() -> Value {
+    let mut links = Map::new();
+    for (name, id) in [
+        ("GetAsset", "getAsset"),
+        ("UpdateAsset", "updateAsset"),
+        ("DeleteAsset", "deleteAsset"),
+        ("AssetUsage", "assetUsage"),
+        ("DownloadAsset", "downloadAsset"),
+        ("AssetDownloadUrl", "assetDownloadUrl"),
+    ] {
+        links.insert(
+            name.into(),
+            json!({"operationId": id, "parameters": {"asset_id": "$response.body#/data/id"}}),
+        );
+    }
+    Value::Object(links)
+}
+
+/// Links from an answer carrying a library to the operations on it.
+fn library_links() -> Value {
+    let mut links = Map::new();
+    for (name, id) in [
+        ("GetLibrary", "getLibrary"),
+        ("DeleteLibrary", "deleteLibrary"),
+        ("DownloadLibrary", "downloadLibrary"),
+        ("LibraryDownloadUrl", "libraryDownloadUrl"),
+    ] {
+        links.insert(
+            name.into(),
+            json!({"operationId": id, "parameters": {"library_id": "$response.body#/id"}}),
+        );
+    }
+    links.insert(
+        "GetLibraryBySlug".into(),
+        json!({"operationId": "getLibraryBySlug", "parameters": {"slug": "$response.body#/slug"}}),
+    );
+    Value::Object(links)
+}
+
+/// The errors of an operation that reads a JSON body.
+const JSON_BODY_ERRORS: &[&str] = &[
+    "BadRequest",
+    "RequestTimeout",
+    "PayloadTooLarge",
+    "UnsupportedMediaType",
+];
+
+/// The errors of an operation that reads a JSON body and names a record.
+const JSON_BODY_RECORD_ERRORS: &[&str] = &[
+    "BadRequest",
+    "NotFound",
+    "RequestTimeout",
+    "PayloadTooLarge",
+    "UnsupportedMediaType",
+];
+
+fn spec(op: Operation) -> Spec {
+    match op {
+        Operation::ListAssets => assets::list_assets(),
+        Operation::CreateAsset => assets::create_asset(),
+        Operation::UploadAsset => assets::upload_asset(),
+        Operation::GetAsset => assets::get_asset(),
+        Operation::UpdateAsset => assets::update_asset(),
+        Operation::DeleteAsset => assets::delete_asset(),
+        Operation::ReplaceAssetFile => assets::replace_asset_file(),
+        Operation::AssetUsage => assets::asset_usage(),
+        Operation::AssetDownloadUrl => assets::asset_download_url(),
+        Operation::DownloadAsset => assets::download_asset(),
+        Operation::ListLibraries => libraries::list_libraries(),
+        Operation::GetLibrary => libraries::get_library(),
+        Operation::GetLibraryBySlug => libraries::get_library_by_slug(),
+        Operation::PutLibrary => libraries::put_library(),
+        Operation::DeleteLibrary => libraries::delete_library(),
+        Operation::DownloadLibrary => libraries::download_library(),
+        Operation::LibraryDownloadUrl => libraries::library_download_url(),
+        Operation::OpenApi => libraries::open_api(),
+    }
+}
+
+/// A download's 200 (`part: false`) or 206.
+fn file_answer(description: &str, part: bool) -> Value {
+    let mut headers = vec![
+        ("Content-Length", "ContentLength"),
+        ("Accept-Ranges", "AcceptRanges"),
+        ("ETag", "ETag"),
+        ("Content-Disposition", "ContentDisposition"),
+    ];
+    if part {
+        headers.push(("Content-Range", "ContentRange"));
+    }
+    json!({
+        "description": description,
+        "headers": named_headers(&headers),
+        "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+    })
+}

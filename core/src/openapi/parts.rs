@@ -1,0 +1,234 @@
+//! What operations share: parameters ([`crate::query`] and the path ids), response headers,
+//! and the error answers of [`crate::ApiError`].
+
+use serde_json::{Map, Value, json};
+
+use super::build::{header, json_content, one_of_strings, schema, string, uuid};
+use crate::model::AssetType;
+
+/// Every parameter of `components.parameters`.
+pub(super) fn parameters() -> Value {
+    let filterable: Vec<&str> = AssetType::ALL
+        .iter()
+        .filter(|t| t.is_filterable())
+        .map(|t| t.as_str())
+        .collect();
+    let size = |name: &str| {
+        query(
+            name,
+            json!({"type": "integer", "minimum": 1, "default": 20}),
+            "Page size: a positive whole number (digits only); values above 100 are clamped \
+             to 100, and the answer's pagination says the size used.",
+        )
+    };
+    let flag = |name: &str, description: &str| {
+        query(
+            name,
+            json!({"type": "string", "enum": ["true", "false", "1", "0"], "default": "false"}),
+            description,
+        )
+    };
+    let all = json!({
+        "AssetId": path("asset_id", uuid(), "The asset's id (a hyphenated UUID; anything \
+            else is 400 on `asset_id`)."),
+        "LibraryId": path("library_id", uuid(), "The library's id (a hyphenated UUID; anything \
+            else is 400 on `library_id`)."),
+        "Slug": path("slug", json!({"type": "string", "minLength": 1}), "The library's slug."),
+        "Page": query("page", json!({"type": "integer", "minimum": 1, "default": 1}),
+            "1-based page: a positive whole number (digits only); a page past the end is \
+             empty."),
+        "PerPage": size("per_page"),
+        "Limit": size("limit"),
+        "AssetTypeFilter": query("asset_type", one_of_strings(&filterable),
+            "Only assets of this type (every type but external_video)."),
+        "Search": query("search", string(),
+            "Only assets whose title or description contains this, ignoring case; empty \
+             means no filter."),
+        "Sort": query("sort", json!({"type": "string",
+            "enum": ["created_at", "title", "updated_at"], "default": "created_at"}),
+            "Sort key; ties are broken by id, so paging never repeats or skips an asset."),
+        "Order": query("order", json!({"type": "string", "enum": ["asc", "desc"],
+            "default": "desc"}), "Sort direction."),
+        "Status": query("status", json!({"type": "string",
+            "enum": ["published", "draft", "any"], "default": "published"}),
+            "Published assets, drafts, or both; `draft` and `any` need `write:assets` \
+             (else 403)."),
+        "WorkspaceId": query("workspace_id", string(),
+            "Only libraries of this workspace; empty means no filter."),
+        "IncludeAssets": flag("include_assets",
+            "Whether sections list their assets (else their asset count)."),
+        "Force": flag("force",
+            "Delete also when libraries hold the asset, removing it from them in the same \
+             change."),
+        "ExpiresIn": query("expires_in", json!({"type": "integer", "minimum": 1,
+            "maximum": 604_800, "default": 3600}),
+            "Seconds the link works: 1 to 604800 (7 days), digits only."),
+        "Expires": query("expires", string(),
+            "A signed link's expiry, in Unix seconds (from `download-url`). Read only on a \
+             request without `Authorization`."),
+        "Signature": query("signature", string(),
+            "A signed link's signature (from `download-url`). Read only on a request without \
+             `Authorization`."),
+        "IfNoneMatch": request_header("If-None-Match",
+            "`ETag`s of copies the client holds (or `*`): when one matches, the answer is 304 \
+             without a body."),
+        "Range": request_header("Range",
+            "One byte range, e.g. `bytes=0-99`: 206 with that part, or 416 when it starts past \
+             the end. Anything else (several ranges, a malformed value) gets the whole file."),
+        "IfRange": request_header("If-Range",
+            "The range is served only while this names the file's current `ETag`; otherwise \
+             the whole file is sent."),
+    });
+    all
+}
+
+fn path(name: &str, schema: Value, description: &str) -> Value {
+    json!({"name": name, "in": "path", "required": true, "schema": schema,
+        "description": description})
+}
+
+fn query(name: &str, schema: Value, description: &str) -> Value {
+    json!({"name": name, "in": "query", "required": false, "schema": schema,
+        "description": description})
+}
+
+fn request_header(name: &str, description: &str) -> Value {
+    json!({"name": name, "in": "header", "required": false, "schema": string(),
+        "description": description})
+}
+
+/// Every header of `components.headers`.
+pub(super) fn headers() -> Value {
+    let always = |schema: Value, description: &str| json!({"required": true, "schema": schema, "description": description});
+    json!({
+        "ETag": always(string(), "A strong entity tag of the answer (quoted)."),
+        "Location": always(string(), "Where the resource lives: `/api/v1/...` (behind the \
+            path the API is mounted under), or for a redirect the link's address."),
+        "RetryAfter": always(json!({"type": "integer", "minimum": 1}),
+            "Whole seconds until the key may send again."),
+        "WWWAuthenticate": always(json!({"type": "string", "const": "Bearer"}),
+            "The scheme to authenticate with."),
+        "ContentRange": always(json!({"type": "string",
+            "pattern": "^bytes ([0-9]+-[0-9]+|\\*)/[0-9]+$"}),
+            "`bytes first-last/size` of a part, or `bytes */size` when the range cannot be \
+             satisfied."),
+        "AcceptRanges": always(json!({"type": "string", "const": "bytes"}),
+            "Ranges of bytes are served."),
+        "ContentDisposition": always(string(),
+            "`attachment` with the file's name (ASCII, and UTF-8 in `filename*` when needed)."),
+        "ContentLength": always(json!({"type": "integer", "minimum": 0}),
+            "Bytes in the body."),
+    })
+}
+
+/// Every response of `components.responses`: the error answers and 304.
+pub(super) fn responses() -> Value {
+    let mut all = Map::new();
+    for (name, status, texts, description) in ERRORS {
+        let body = match *status {
+            400 => schema("ValidationError"),
+            409 => schema("ConflictError"),
+            _ => json!({"allOf": [schema("Error"),
+                {"properties": {"error": one_of_strings(texts)}}]}),
+        };
+        let mut response = json!({"description": description, "content": json_content(body)});
+        let named = match *status {
+            401 => Some(("WWW-Authenticate", "WWWAuthenticate")),
+            429 => Some(("Retry-After", "RetryAfter")),
+            _ => None,
+        };
+        if let Some((name, component)) = named {
+            response["headers"] = json!({ name: header(component) });
+        }
+        all.insert((*name).to_owned(), response);
+    }
+    all.insert(
+        "NotModified".into(),
+        json!({"description": "Not modified: `If-None-Match` names the current `ETag`; no body.",
+            "headers": {"ETag": header("ETag")}}),
+    );
+    Value::Object(all)
+}
+
+/// Each shared error answer: its name, status, `error` texts and description.
+pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[
+    (
+        "BadRequest",
+        400,
+        &["Validation error"],
+        "Validation error: a query parameter, path id, body field or part is not valid; \
+         `field` names it.",
+    ),
+    (
+        "Unauthorized",
+        401,
+        &["Unauthorized"],
+        "No usable key: missing, malformed, unknown, revoked or expired (or, without a key, \
+         an asset that is not public, or a signed link that is invalid or expired).",
+    ),
+    (
+        "Forbidden",
+        403,
+        &["Insufficient permissions"],
+        "The key lacks a scope the operation needs; the message names it.",
+    ),
+    (
+        "ForbiddenOrNoBulk",
+        403,
+        &["Insufficient permissions", "Bulk download disabled"],
+        "The key lacks a scope the operation needs, or the library does not allow bulk \
+         download.",
+    ),
+    (
+        "NotFound",
+        404,
+        &["Not found"],
+        "No such record (or one the key may not see: a draft asset without `write:assets`, an \
+         unpublished library).",
+    ),
+    (
+        "Conflict",
+        409,
+        &["Conflict"],
+        "Libraries hold the asset; `libraries` names them.",
+    ),
+    (
+        "RequestTimeout",
+        408,
+        &["Request timeout"],
+        "No part of the body arrived for 30 seconds.",
+    ),
+    (
+        "PayloadTooLarge",
+        413,
+        &["Payload too large"],
+        "The body is larger than the limit (1 MiB of JSON; 100 MiB of upload).",
+    ),
+    (
+        "UnsupportedMediaType",
+        415,
+        &["Unsupported media type"],
+        "The body is not of the media type the operation takes; the message names it.",
+    ),
+    (
+        "TooManyRequests",
+        429,
+        &["Too many requests"],
+        "The key's rate limit is spent (when the server sets one).",
+    ),
+    (
+        "InternalError",
+        500,
+        &["Internal server error"],
+        "The server could not complete the request (the store or file store failed).",
+    ),
+];
+
+/// The `headers` of a response: each header's name and its component's name.
+pub(super) fn named_headers(names: &[(&str, &str)]) -> Value {
+    let mut map = Map::new();
+    for (name, component) in names {
+        map.insert((*name).to_owned(), header(component));
+    }
+    Value::Object(map)
+}
