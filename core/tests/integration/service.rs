@@ -675,3 +675,45 @@ async fn concurrent_detail_reads_count_every_view() {
     counts.sort_unstable();
     assert_eq!(counts, (1..=100).collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn a_key_revoked_elsewhere_is_refused_within_the_cache_lifetime() {
+    let e = env().await;
+    let (record, key) = e
+        .service
+        .create_key("elsewhere", vec![Scope::ReadAssets], None)
+        .await
+        .unwrap();
+    let auth = format!("Bearer {key}");
+    let list = || e.call(Operation::ListAssets, None, &auth, None, None);
+    assert_eq!(list().await.status, 200);
+    // Another process revokes it in the shared store: this one learns within the lifetime.
+    e.service
+        .store()
+        .revoke_key(record.id, chrono::Utc::now())
+        .await
+        .unwrap();
+    tokio::time::sleep(assetlib_core::KEY_CACHE_TTL + std::time::Duration::from_millis(200)).await;
+    assert_eq!(list().await.status, 401);
+
+    // Revoked through this service: refused at once.
+    let (record, key) = e
+        .service
+        .create_key("here", vec![Scope::ReadAssets], None)
+        .await
+        .unwrap();
+    let auth = format!("Bearer {key}");
+    assert_eq!(
+        e.call(Operation::ListAssets, None, &auth, None, None)
+            .await
+            .status,
+        200
+    );
+    assert!(e.service.revoke_key(record.id).await.unwrap());
+    assert_eq!(
+        e.call(Operation::ListAssets, None, &auth, None, None)
+            .await
+            .status,
+        401
+    );
+}
