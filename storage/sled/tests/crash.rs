@@ -1,5 +1,6 @@
-//! Kill -9 at random moments: every acknowledged write is there afterwards, and every index
-//! agrees with the records.
+//! Kill -9 at random moments: every acknowledged write is there afterwards, every count
+//! (downloads, views) acknowledged over a second before the kill too, and every index agrees
+//! with the records.
 //!
 //! The test binary runs itself as the child (`child_process` with `CHILD_ENV` set). The child
 //! writes in a loop and prints a line for each write after the call returned; the parent kills
@@ -24,6 +25,8 @@ use crate::common::{all_orders, asset, library, walk};
 const CHILD_ENV: &str = "ASSETLIB_SLED_CRASH_CHILD";
 const MARK: &str = "@@ack ";
 const ROUNDS: usize = 5;
+/// How long the child writes records before it only counts views.
+const WRITERS_FOR: Duration = Duration::from_millis(700);
 
 fn say(line: String) {
     let mut out = std::io::stdout().lock();
@@ -48,15 +51,24 @@ fn child_process() {
 
 async fn child(path: PathBuf) {
     let store = SledStore::open(&path).expect("child opens the store");
+    // Writers for a while, then only views until the kill: counts that no write's flush
+    // carries, so only sled's background flush can save them.
+    let quiet = Instant::now() + WRITERS_FOR;
     // Stop on its own should the parent never kill it.
     let deadline = Instant::now() + Duration::from_secs(60);
+    let viewed = Uuid::new_v4();
+    store
+        .put_library(library(viewed, "Viewed kit", &[], 0, 0))
+        .await
+        .expect("put viewed");
+    say(format!("library {viewed} 0"));
     let mut tasks = tokio::task::JoinSet::new();
     for w in 0..4 {
         let store = store.clone();
         tasks.spawn(async move {
             let mut mine: Vec<Uuid> = Vec::new();
             let mut n = 0usize;
-            while Instant::now() < deadline {
+            while Instant::now() < quiet {
                 let a = asset(
                     &format!("Crash {w} {n}"),
                     AssetType::ALL[n % 9],
@@ -78,6 +90,12 @@ async fn child(path: PathBuf) {
                         .await
                         .expect("put");
                     say(format!("library {lib} {}", entries.len()));
+                    // Views alone for a while: counts that no other write flushes.
+                    for _ in 0..3 {
+                        if let Some(v) = store.record_library_view(lib).await.expect("view") {
+                            say(format!("view {lib} {}", v.views));
+                        }
+                    }
                 }
                 if n % 6 == 0 {
                     scratch_lifecycle(&store, w, n, mine[mine.len() - 1]).await;
@@ -86,6 +104,12 @@ async fn child(path: PathBuf) {
         });
     }
     while tasks.join_next().await.is_some() {}
+    while Instant::now() < deadline {
+        if let Some(v) = store.record_library_view(viewed).await.expect("view") {
+            say(format!("view {viewed} {}", v.views));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 /// Changes and deletes that the checks after a kill see only through `verify`: an asset no
@@ -115,15 +139,22 @@ fn random_below(n: u64, salt: u64) -> u64 {
     h.finish() % n
 }
 
+/// Counts reach the disk in the background: only those acknowledged this long before the kill
+/// must survive it (DESIGN.md "Durability": at most one second of counts is lost).
+const COUNT_WINDOW: Duration = Duration::from_secs(1);
+
 #[derive(Default)]
 struct Acked {
     assets: HashSet<Uuid>,
     libraries: HashMap<Uuid, usize>,
     downloads: HashMap<Uuid, u64>,
+    views: HashMap<Uuid, u64>,
 }
 
 impl Acked {
-    fn read(&mut self, line: &str) {
+    /// Reads one line of the child; `counts` says whether its counts are old enough to be
+    /// owed (writes of records always are).
+    fn read(&mut self, line: &str, counts: bool) {
         let Some(at) = line.find(MARK) else {
             return;
         };
@@ -137,9 +168,13 @@ impl Acked {
             (Some("library"), Some(id), Some(n)) => {
                 self.libraries.insert(id, n as usize);
             }
-            (Some("download"), Some(id), Some(n)) => {
+            (Some("download"), Some(id), Some(n)) if counts => {
                 let d = self.downloads.entry(id).or_default();
                 *d = (*d).max(n);
+            }
+            (Some("view"), Some(id), Some(n)) if counts => {
+                let v = self.views.entry(id).or_default();
+                *v = (*v).max(n);
             }
             // A line cut short by the kill: its write may or may not have landed.
             _ => {}
@@ -169,29 +204,35 @@ fn run_and_kill(path: &Path, round: usize, acked: &mut Acked) {
     let reader = std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
+            // When the parent saw it: the child acknowledged it no later.
+            if tx.send((Instant::now(), line)).is_err() {
                 break;
             }
         }
     });
+    let mut seen = Vec::new();
     let started = Instant::now();
     loop {
-        let line = rx
+        let (at, line) = rx
             .recv_timeout(Duration::from_secs(60).saturating_sub(started.elapsed()))
             .unwrap_or_else(|e| panic!("round {round}: child acknowledged nothing ({e})"));
         let first = line.contains(MARK);
-        acked.read(&line);
+        seen.push((at, line));
         if first {
             break;
         }
     }
-    std::thread::sleep(Duration::from_millis(random_below(400, round as u64)));
+    // Long enough that some counts are older than the window when the kill comes.
+    let run = 1800 + random_below(600, round as u64);
+    std::thread::sleep(Duration::from_millis(run));
+    let killed = Instant::now();
     child.kill().expect("kill child");
     let status = child.wait().expect("wait for child");
     assert!(!status.success(), "the child was killed, not finished");
     reader.join().expect("reader thread");
-    for line in rx.try_iter() {
-        acked.read(&line);
+    seen.extend(rx.try_iter());
+    for (at, line) in seen {
+        acked.read(&line, at + COUNT_WINDOW <= killed);
     }
 }
 
@@ -212,7 +253,18 @@ async fn check(path: &Path, acked: &Acked, round: usize) {
         let a = store.get_asset(id).await.expect("get").expect("asset");
         assert!(
             a.download_count >= n,
-            "round {round}: downloads of {id} went back"
+            "round {round}: downloads of {id} counted over a second before the kill were lost"
+        );
+    }
+    for (&id, &n) in &acked.views {
+        let rows = store
+            .load_library(id)
+            .await
+            .expect("load")
+            .expect("library");
+        assert!(
+            rows.library.view_count >= n,
+            "round {round}: views of {id} counted over a second before the kill were lost"
         );
     }
     let integrity = store.verify().await.expect("verify");
@@ -260,10 +312,11 @@ fn acknowledged_writes_survive_sigkill() {
     for round in 0..ROUNDS {
         run_and_kill(&path, round, &mut acked);
         eprintln!(
-            "round {round}: {} assets, {} libraries, {} download counts acknowledged so far",
+            "round {round}: {} assets, {} libraries, {} download and {} view counts owed so far",
             acked.assets.len(),
             acked.libraries.len(),
-            acked.downloads.len()
+            acked.downloads.len(),
+            acked.views.len()
         );
         rt.block_on(check(&path, &acked, round));
     }
@@ -272,4 +325,8 @@ fn acknowledged_writes_survive_sigkill() {
         "each round acknowledged writes"
     );
     assert!(!acked.libraries.is_empty() || acked.assets.len() < 8);
+    assert!(
+        !acked.downloads.is_empty() && !acked.views.is_empty(),
+        "some counts were acknowledged over a second before a kill"
+    );
 }
