@@ -81,6 +81,26 @@ pub(crate) fn new_asset(
     validate::new_asset_fields(&fields, config)
 }
 
+impl Form {
+    /// The stored `file` part: where it was written and the name the client gave it; 400 on
+    /// `file` when the form has none.
+    pub(crate) fn stored_file(&self) -> Result<(&str, &str), ApiError> {
+        self.file
+            .as_ref()
+            .map(|(path, name)| (path.as_str(), name.as_str()))
+            .ok_or_else(|| ApiError::validation("file", "A file part named 'file' is required"))
+    }
+}
+
+/// 413 before anything is read when the declared length of a multipart body is over what an
+/// upload of at most `max_upload` bytes (plus its other parts) may take.
+pub(crate) fn check_declared(declared: Option<u64>, max_upload: u64) -> Result<(), ApiError> {
+    if declared.is_some_and(|len| len > body_limit(max_upload)) {
+        return Err(ApiError::PayloadTooLarge { limit: max_upload });
+    }
+    Ok(())
+}
+
 /// A boolean text part: `true` or `false`, `default` when absent or empty.
 fn form_flag(name: &'static str, value: Option<&str>, default: bool) -> Result<bool, ApiError> {
     match value.map(str::trim) {
@@ -95,7 +115,7 @@ fn form_flag(name: &'static str, value: Option<&str>, default: bool) -> Result<b
 }
 
 /// The most bytes an upload's body may have: the file limit plus room for the rest.
-pub(crate) fn body_limit(max_upload: u64) -> u64 {
+fn body_limit(max_upload: u64) -> u64 {
     max_upload.saturating_add(FORM_OVERHEAD)
 }
 

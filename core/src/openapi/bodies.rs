@@ -86,26 +86,6 @@ fn new_asset() -> Value {
     )
 }
 
-/// The asset fields a PATCH may not set.
-const FIXED: &[&str] = &[
-    "id",
-    "slug",
-    "asset_type",
-    "file_path",
-    "file_size",
-    "mime_type",
-    "thumbnail_path",
-    "thumbnail_url",
-    "page_count",
-    "word_count",
-    "width",
-    "height",
-    "video_embed",
-    "download_count",
-    "created_at",
-    "updated_at",
-];
-
 fn asset_patch() -> Value {
     let fields = vec![
         ("title", title()),
@@ -130,7 +110,7 @@ fn asset_patch() -> Value {
          fields (its id, slug, type, file fields, counts and times) cannot be set: naming one \
          is 400. Unknown fields are ignored.",
     );
-    patch["propertyNames"] = json!({"not": {"enum": FIXED}});
+    patch["propertyNames"] = json!({"not": {"enum": crate::validate::PATCH_FIXED}});
     patch
 }
 

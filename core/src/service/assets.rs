@@ -121,13 +121,7 @@ impl Service {
     /// Other parts are ignored.
     pub(super) async fn upload_asset(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         let boundary = upload::boundary(req.content_type)?;
-        let max = self.inner.config.max_upload;
-        if req
-            .declared_length()
-            .is_some_and(|len| len > upload::body_limit(max))
-        {
-            return Err(ApiError::PayloadTooLarge { limit: max });
-        }
+        upload::check_declared(req.declared_length(), self.inner.config.max_upload)?;
         let mut written = Written::default();
         let outcome = self
             .create_uploaded(
@@ -150,12 +144,7 @@ impl Service {
         let files = &self.inner.files;
         let config = &self.inner.config;
         let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
-        let Some((path, client_name)) = &form.file else {
-            return Err(ApiError::validation(
-                "file",
-                "A file part named 'file' is required",
-            ));
-        };
+        let (path, client_name) = form.stored_file()?;
         let declared = upload::declared_type(&form)?;
         let id = Uuid::new_v4();
         let file = ingest::ingest(files, config, id, path, declared, "file").await?;

@@ -98,13 +98,7 @@ impl Service {
         req: RawRequest<'_>,
     ) -> Result<Reply, ApiError> {
         let boundary = upload::boundary(req.content_type)?;
-        let max = self.inner.config.max_upload;
-        if req
-            .declared_length()
-            .is_some_and(|len| len > upload::body_limit(max))
-        {
-            return Err(ApiError::PayloadTooLarge { limit: max });
-        }
+        upload::check_declared(req.declared_length(), self.inner.config.max_upload)?;
         let id = validate::parse_id("asset_id", id)?;
         let current = self.inner.store.get_asset(id).await?.ok_or(NOT_FOUND)?;
         if !current.asset_type.is_file_based() {
@@ -137,12 +131,7 @@ impl Service {
         let files = &self.inner.files;
         let config = &self.inner.config;
         let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
-        let Some((path, _)) = &form.file else {
-            return Err(ApiError::validation(
-                "file",
-                "A file part named 'file' is required",
-            ));
-        };
+        let (path, _) = form.stored_file()?;
         let kind = Some(current.asset_type);
         let file = ingest::ingest(files, config, Uuid::new_v4(), path, kind, "file").await?;
         written.extend(file.thumbnail_path.clone());

@@ -11,7 +11,7 @@ use crate::model::AssetType;
 
 /// Fields of an asset that exist but that a PATCH may not set: its identity, type, file
 /// fields (a new file goes through `PUT .../file`), counts and times.
-const FIXED: &[&str] = &[
+pub(crate) const FIXED: &[&str] = &[
     "id",
     "slug",
     "asset_type",
