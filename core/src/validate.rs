@@ -18,6 +18,7 @@ mod library;
 mod patch;
 
 pub use library::{EntryDoc, LibraryDoc, SectionDoc, library_doc};
+#[cfg(feature = "openapi")]
 pub(crate) use patch::FIXED as PATCH_FIXED;
 pub use patch::{AssetPatch, asset_patch};
 
