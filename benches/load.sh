@@ -277,7 +277,7 @@ serve_and_measure baseline sled "$BIN/bench_baseline" --addr "127.0.0.1:$PORT" \
 say "axum ready server ..."
 serve_and_measure axum sled env RUST_LOG=warn "$BIN/server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
 say "axum ready server, detail cache off ..."
-serve_and_measure axum-nocache sled env RUST_LOG=warn ASSETLIB_DETAIL_CACHE=off \
+serve_and_measure axum-nocache sled env RUST_LOG=warn ASSETLIB_DETAIL_CACHE=off ASSETLIB_PAGE_CACHE=off \
     "$BIN/server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
 SERVERS=(axum axum-nocache)
 if [[ $NO_PG != 1 ]]; then
@@ -285,7 +285,7 @@ if [[ $NO_PG != 1 ]]; then
     serve_and_measure axum-pg pg env RUST_LOG=warn "$BIN/server" serve "${PGDATA_ARGS[@]}" \
         --addr "127.0.0.1:$PORT"
     say "axum ready server on PostgreSQL, detail cache off ..."
-    serve_and_measure axum-pg-nocache pg env RUST_LOG=warn ASSETLIB_DETAIL_CACHE=off \
+    serve_and_measure axum-pg-nocache pg env RUST_LOG=warn ASSETLIB_DETAIL_CACHE=off ASSETLIB_PAGE_CACHE=off \
         "$BIN/server" serve "${PGDATA_ARGS[@]}" --addr "127.0.0.1:$PORT"
     SERVERS+=(axum-pg axum-pg-nocache)
 fi

@@ -30,6 +30,11 @@ pub struct Config {
     /// content version (default on). Writes through any process sharing the store show on
     /// the very next read either way; off renders every view anew.
     pub detail_cache: bool,
+    /// Keep rendered asset list pages and single assets and reuse them while the store
+    /// reports the same assets version ([`crate::Store::assets_version`]; default on). Writes
+    /// through any process sharing the store show on the very next read either way; off
+    /// renders every read anew.
+    pub page_cache: bool,
     /// Longest time reading one file's metadata may take (default 30 s); longer is 400 on
     /// `file_path`.
     pub extract_timeout: Duration,
@@ -59,6 +64,7 @@ impl Default for Config {
             files_base_url: crate::routes::files_base_url!().to_owned(),
             dailymotion_player_id: None,
             detail_cache: true,
+            page_cache: true,
             extract_timeout: Duration::from_secs(30),
             extract_limits: Limits::default(),
             body_timeout: Duration::from_secs(30),

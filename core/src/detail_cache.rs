@@ -8,12 +8,12 @@
 //! changes the version in the store, so the very next read renders again, in this process
 //! or in any other one sharing the store.
 
-use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use uuid::Uuid;
+
+use crate::page_cache::VersionedCache;
 
 /// Most pages kept; when full the cache starts over (simple, and cheap next to a render).
 const MAX_PAGES: usize = 4096;
@@ -26,7 +26,6 @@ const VIEW_KEY: &[u8] = b"\"view_count\":";
 /// One kept page.
 #[derive(Debug)]
 struct CachedPage {
-    version: u64,
     /// The page's `ETag` (its content without the view count).
     etag: String,
     body: Bytes,
@@ -47,9 +46,17 @@ impl CachedPage {
 }
 
 /// Serialized library detail pages by (library, `include_assets`).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct DetailCache {
-    pages: Mutex<HashMap<(Uuid, bool), Arc<CachedPage>>>,
+    pages: VersionedCache<(Uuid, bool), CachedPage>,
+}
+
+impl Default for DetailCache {
+    fn default() -> Self {
+        DetailCache {
+            pages: VersionedCache::new(MAX_PAGES),
+        }
+    }
 }
 
 impl DetailCache {
@@ -60,13 +67,7 @@ impl DetailCache {
         version: u64,
         views: u64,
     ) -> Option<(Bytes, String)> {
-        let page = self
-            .pages
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
-            .filter(|p| p.version == version)
-            .cloned()?;
+        let page = self.pages.get(&key, version)?;
         Some((page.with_views(views), page.etag.clone()))
     }
 
@@ -83,26 +84,14 @@ impl DetailCache {
         let Some(digits) = view_digits(&body, views) else {
             return;
         };
-        let mut pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
-        if pages.len() >= MAX_PAGES && !pages.contains_key(&key) {
-            pages.clear();
-        }
-        pages.insert(
-            key,
-            Arc::new(CachedPage {
-                version,
-                etag,
-                body,
-                digits,
-            }),
-        );
+        let page = CachedPage { etag, body, digits };
+        self.pages.put(key, version, std::sync::Arc::new(page));
     }
 
     /// Drops the pages of one library.
     pub(crate) fn forget(&self, id: Uuid) {
-        let mut pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
-        pages.remove(&(id, false));
-        pages.remove(&(id, true));
+        self.pages.forget(&(id, false));
+        self.pages.forget(&(id, true));
     }
 }
 

@@ -82,6 +82,7 @@ mod model;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub mod page;
+mod page_cache;
 mod query;
 mod records;
 pub mod render;

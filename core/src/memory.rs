@@ -38,6 +38,8 @@ struct State {
     keys: Vec<ApiKey>,
     /// The last content version handed out; every version comes from it, so none repeats.
     last_version: u64,
+    /// The content version of the assets ([`Store::assets_version`]).
+    assets_version: u64,
     /// The secret for signing download links, once made.
     signing_secret: Option<[u8; 32]>,
 }
@@ -180,6 +182,7 @@ impl Store for MemoryStore {
         }
         asset.slug = free_slug(&asset.slug, |s| state.assets.values().any(|a| a.slug == s));
         state.assets.insert(asset.id, asset.clone());
+        state.assets_version += 1;
         Ok(asset)
     }
 
@@ -200,6 +203,7 @@ impl Store for MemoryStore {
         };
         state.touch_holders(id);
         state.assets.insert(id, after.clone());
+        state.assets_version += 1;
         Ok(Some(AssetUpdate { before, after }))
     }
 
@@ -216,6 +220,7 @@ impl Store for MemoryStore {
         for library in state.libraries.values_mut() {
             library.entries.retain(|e| e.asset_id != id);
         }
+        state.assets_version += 1;
         Ok(state
             .assets
             .remove(&id)
@@ -356,10 +361,19 @@ impl Store for MemoryStore {
     }
 
     async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
-        Ok(self.write().assets.get_mut(&id).map(|a| {
+        let mut state = self.write();
+        let count = state.assets.get_mut(&id).map(|a| {
             a.download_count += 1;
             a.download_count
-        }))
+        });
+        if count.is_some() {
+            state.assets_version += 1;
+        }
+        Ok(count)
+    }
+
+    async fn assets_version(&self) -> Result<u64, StoreError> {
+        Ok(self.read().assets_version)
     }
 
     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {

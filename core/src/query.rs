@@ -54,7 +54,7 @@ impl AssetStatus {
 
 /// A validated asset list query. Every sort ends with the asset id, in the same direction,
 /// so the order is total.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AssetQuery {
     /// 1-based page.
     pub page: u64,

@@ -147,6 +147,17 @@ pub trait Store: Send + Sync + 'static {
     /// asset). Concurrent calls never lose an increment.
     async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError>;
 
+    /// The content version of the assets: a number that changes on every write that can
+    /// change what [`Store::list_assets`] or [`Store::get_asset`] return —
+    /// [`Store::insert_asset`], [`Store::update_asset`] that changes something,
+    /// [`Store::delete_asset`] that deletes, and [`Store::record_download`].
+    ///
+    /// A version is never reused while the store is open, and what those reads return after
+    /// this call is at least as new as the version returned, so a reader may keep a rendered
+    /// list page or asset under the version and reuse it while the version stays the same (in
+    /// this process or, for a store shared by several, in any of them).
+    async fn assets_version(&self) -> Result<u64, StoreError>;
+
     /// Stores a new API key record. A key with the same id is [`StoreError::DuplicateId`], one
     /// with the same hash [`StoreError::DuplicateKeyHash`]; nothing changes then.
     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError>;

@@ -95,6 +95,7 @@ cases!(
     library_delete,
     concurrent_views_are_all_counted,
     library_version_follows_writes,
+    assets_version_follows_asset_writes,
     update_asset_merges_and_keeps_identity,
     update_asset_replaces_file_fields,
     drafts_are_listed_by_status,
@@ -990,6 +991,62 @@ async fn library_version_follows_writes(store: Arc<dyn Store>) {
     assert_eq!(store.record_library_view(id).await.unwrap(), None);
     let rows = store.load_library(id).await.unwrap().unwrap();
     assert_eq!(rows.library.view_count, 1);
+}
+
+async fn assets_version_follows_asset_writes(store: Arc<dyn Store>) {
+    let mut seen = vec![store.assets_version().await.unwrap()];
+    let mut moved = |v: u64, what: &str| {
+        assert!(
+            !seen.contains(&v),
+            "{what} keeps or reuses the assets version"
+        );
+        seen.push(v);
+    };
+    let version = || async { store.assets_version().await.unwrap() };
+
+    let a = insert(&store, sample_asset("Versioned", AssetType::Pdf, 1)).await;
+    let after_insert = version().await;
+    moved(after_insert, "an insert");
+    let (items, _) = list(&store, AssetQuery::default()).await;
+    assert_eq!(items.len(), 1, "a read after the version sees the insert");
+
+    // Reads, library writes and views are no change of the assets.
+    let lib = sample_library("Holder", 1);
+    let lib_id = lib.id;
+    store
+        .put_library(write(lib, vec![], vec![entry(&a, None, 0)]))
+        .await
+        .unwrap();
+    store.record_library_view(lib_id).await.unwrap();
+    store.get_asset(a.id).await.unwrap();
+    assert_eq!(
+        version().await,
+        after_insert,
+        "no asset write, same version"
+    );
+
+    store.record_download(a.id).await.unwrap();
+    let after_download = version().await;
+    moved(after_download, "a download");
+    assert_eq!(
+        store.get_asset(a.id).await.unwrap().unwrap().download_count,
+        1
+    );
+    assert_eq!(store.record_download(Uuid::new_v4()).await.unwrap(), None);
+
+    let mut change = crate::change::AssetChange::at(t0() + Duration::seconds(5));
+    change.title = Some("Versioned, renamed".into());
+    store.update_asset(a.id, &change).await.unwrap().unwrap();
+    moved(version().await, "a change");
+    let (items, _) = list(&store, AssetQuery::default()).await;
+    assert_eq!(items[0].title, "Versioned, renamed");
+
+    assert!(matches!(
+        store.delete_asset(a.id, true).await.unwrap(),
+        crate::change::AssetDeletion::Deleted(_)
+    ));
+    moved(version().await, "a delete");
+    assert_eq!(store.get_asset(a.id).await.unwrap(), None);
 }
 
 async fn concurrent_downloads_are_all_counted(store: Arc<dyn Store>) {

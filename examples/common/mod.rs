@@ -240,7 +240,8 @@ where
 ///
 /// Fails with a clear message when another process (a running server) holds a sled
 /// directory, or when the database or bucket cannot be reached. `ASSETLIB_DETAIL_CACHE=off`
-/// (or `0`, `false`) turns the library detail cache off, to measure without it.
+/// (or `0`, `false`) turns the library detail cache off, and `ASSETLIB_PAGE_CACHE=off` the
+/// asset list and asset cache, to measure without them.
 pub(crate) async fn open_service(data: &DataArg, mut config: Config) -> Result<Service, BoxError> {
     let store = match &data.database_url {
         Some(url) => open_postgres(url).await?,
@@ -256,10 +257,9 @@ pub(crate) async fn open_service(data: &DataArg, mut config: Config) -> Result<S
             Files::local(data.data.join("files")).map_err(|e| UserError(e.to_string()))?
         }
     };
-    config.detail_cache = !matches!(
-        std::env::var("ASSETLIB_DETAIL_CACHE").as_deref(),
-        Ok("off" | "0" | "false")
-    );
+    let on = |var| !matches!(std::env::var(var).as_deref(), Ok("off" | "0" | "false"));
+    config.detail_cache = on("ASSETLIB_DETAIL_CACHE");
+    config.page_cache = on("ASSETLIB_PAGE_CACHE");
     Ok(Service::from_arc(store, files, config))
 }
 

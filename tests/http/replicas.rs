@@ -263,6 +263,112 @@ async fn two_replicas_over_one_database_and_bucket_are_one_api() {
     b.terminate().await;
 }
 
+/// Asset list pages and single assets are kept by each replica under the store's assets
+/// version: with both replicas' caches warm, every write through one shows on the other's
+/// very next read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_lists_and_assets_follow_the_other_replicas_writes() {
+    let shared = Shared::new().await;
+    let key = shared.create_key("server", "read:assets,write:assets");
+    let a = shared.replica("server").await;
+    let b = shared.replica("warp_server").await;
+    let client = reqwest::Client::new();
+    let call = |method: reqwest::Method, base: &str, path: &str, body: Option<Value>| {
+        let url = format!("{base}/api/v1{path}");
+        let (client, key) = (client.clone(), key.clone());
+        async move { send(&client, method, url, &key, body).await }
+    };
+    let titles = |base: String| async move {
+        let (status, page) = call(
+            reqwest::Method::GET,
+            &base,
+            "/assets?sort=title&order=asc",
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{page}");
+        let titles: Vec<String> = page["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .map(|a| a["title"].as_str().expect("title").to_owned())
+            .collect();
+        (titles, page["pagination"]["total"].clone())
+    };
+
+    let (status, made) = call(
+        reqwest::Method::POST,
+        &a.base,
+        "/assets",
+        Some(json!({"title": "Alpha", "asset_type": "link",
+            "external_url": "https://example.com/alpha"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["data"]["id"].as_str().expect("id").to_owned();
+    let one = format!("/assets/{id}");
+    // Warm both: twice each, so the second read is a kept answer.
+    for base in [&a.base, &b.base] {
+        for _ in 0..2 {
+            assert_eq!(titles(base.clone()).await.0, ["Alpha"]);
+            let (status, asset) = call(reqwest::Method::GET, base, &one, None).await;
+            assert_eq!((status, &asset["data"]["title"]), (200, &json!("Alpha")));
+        }
+    }
+
+    // A create through B: A's next list has it.
+    let (status, _) = call(
+        reqwest::Method::POST,
+        &b.base,
+        "/assets",
+        Some(json!({"title": "Bravo", "asset_type": "pdf"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        titles(a.base.clone()).await,
+        (vec!["Alpha".to_owned(), "Bravo".to_owned()], json!(2))
+    );
+
+    // A change through A: B's next reads of the asset and of the list show it.
+    let (status, _) = call(
+        reqwest::Method::PATCH,
+        &a.base,
+        &one,
+        Some(json!({"title": "Alpha renamed"})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, asset) = call(reqwest::Method::GET, &b.base, &one, None).await;
+    assert_eq!(asset["data"]["title"], "Alpha renamed");
+    assert_eq!(titles(b.base.clone()).await.0[0], "Alpha renamed");
+
+    // Unpublished through B: A's next list leaves it out.
+    let (status, _) = call(
+        reqwest::Method::PATCH,
+        &b.base,
+        &one,
+        Some(json!({"published": false})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        titles(a.base.clone()).await,
+        (vec!["Bravo".to_owned()], json!(1))
+    );
+
+    // A delete through A: B's next read is 404 and its list does not have it.
+    let (status, _) = call(reqwest::Method::DELETE, &a.base, &one, None).await;
+    assert_eq!(status, 204);
+    let (status, _) = call(reqwest::Method::GET, &b.base, &one, None).await;
+    assert_eq!(status, 404);
+    let (status, drafts) = call(reqwest::Method::GET, &b.base, "/assets?status=any", None).await;
+    assert_eq!((status, &drafts["pagination"]["total"]), (200, &json!(1)));
+
+    a.terminate().await;
+    b.terminate().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_killed_mid_write_loses_no_acknowledged_create() {
     let shared = Shared::new().await;

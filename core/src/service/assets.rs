@@ -1,5 +1,7 @@
 //! Asset operations: list, read, create (from JSON or an upload), and the typed create.
 
+use std::sync::Arc;
+
 use uuid::Uuid;
 
 use super::lifecycle::sees_drafts;
@@ -9,6 +11,7 @@ use crate::files::Written;
 use crate::ingest;
 use crate::model::{ApiKey, Asset, Scope};
 use crate::page::AssetPagination;
+use crate::page_cache::Rendered;
 use crate::query::{self, AssetStatus};
 use crate::records;
 use crate::render::{AssetJson, Envelope, data};
@@ -29,22 +32,39 @@ impl Service {
         if q.status != AssetStatus::Published && !sees_drafts(key) {
             return Err(ApiError::Forbidden(Scope::WriteAssets));
         }
+        let cache = self.page_cache();
+        let version = match cache {
+            Some(_) => Some(self.inner.store.assets_version().await?),
+            None => None,
+        };
+        if let Some(kept) = cache.zip(version).and_then(|(c, v)| c.lists.get(&q, v)) {
+            return Ok(kept.reply());
+        }
         let page = self.inner.store.list_assets(&q).await?;
         let items: Vec<AssetJson<'_>> = page.items.iter().map(AssetJson).collect();
-        Ok(Reply::json_value(
+        let rendered = Rendered::of(&Reply::json_value(
             200,
             &Envelope {
                 data: items,
                 pagination: Some(AssetPagination::new(q.page, q.per_page, page.total)),
             },
-        ))
+        ));
+        let reply = rendered.reply();
+        if let Some((cache, version)) = cache.zip(version) {
+            cache.lists.put(q, version, Arc::new(rendered));
+        }
+        Ok(reply)
     }
 
     /// `GET /api/v1/assets/{asset_id}`: one asset (a draft only for a key with
-    /// `write:assets`).
+    /// `write:assets`). With [`crate::Config::page_cache`] the rendered asset is kept under the
+    /// store's assets version, as list pages are.
     pub(super) async fn get_asset(&self, id: &str, key: &ApiKey) -> Result<Reply, ApiError> {
-        let asset = self.visible_asset(id, key).await?;
-        Ok(data(200, AssetJson(&asset)))
+        let id = validate::parse_id("asset_id", id)?;
+        match self.rendered_asset(id).await? {
+            Some(kept) if kept.published || sees_drafts(key) => Ok(kept.page.reply()),
+            _ => Err(ApiError::NotFound("Asset not found")),
+        }
     }
 
     /// `POST /api/v1/assets`: creates an asset (201, `Location`).

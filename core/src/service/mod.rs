@@ -37,6 +37,7 @@ use crate::key_cache::KeyCache;
 use crate::limit::Limiter;
 use crate::memory::MemoryStore;
 use crate::model::{ApiKey, Scope};
+use crate::page_cache::{AssetPages, Rendered, RenderedAsset};
 use crate::records::now;
 use crate::reply::Reply;
 use crate::request::RawRequest;
@@ -63,6 +64,8 @@ struct Inner {
     files: Files,
     config: Config,
     details: DetailCache,
+    /// Asset list pages and single assets, when [`Config::page_cache`] is on.
+    pages: AssetPages,
     /// The store's signing secret, read once.
     secret: tokio::sync::OnceCell<[u8; 32]>,
     /// The per-key rate limiter, when the configuration sets a limit.
@@ -112,6 +115,7 @@ impl Service {
                 files,
                 config,
                 details: DetailCache::default(),
+                pages: AssetPages::default(),
                 secret: tokio::sync::OnceCell::new(),
                 limiter,
                 keys: KeyCache::default(),
@@ -177,6 +181,36 @@ impl Service {
         };
         self.cors().apply(&mut reply, origin);
         reply
+    }
+
+    /// The rendered asset `id` (`None` if there is none), from the page cache when it holds
+    /// it at the store's current assets version; rendered and kept otherwise.
+    async fn rendered_asset(&self, id: Uuid) -> Result<Option<Arc<RenderedAsset>>, ApiError> {
+        let cache = self.page_cache();
+        let version = match cache {
+            Some(_) => Some(self.inner.store.assets_version().await?),
+            None => None,
+        };
+        if let Some(kept) = cache.zip(version).and_then(|(c, v)| c.assets.get(&id, v)) {
+            return Ok(Some(kept));
+        }
+        let Some(asset) = self.inner.store.get_asset(id).await? else {
+            return Ok(None);
+        };
+        let rendered = Arc::new(RenderedAsset {
+            page: Rendered::of(&crate::render::data(200, crate::render::AssetJson(&asset))),
+            published: asset.published,
+            is_public: asset.is_public,
+        });
+        if let (Some(cache), Some(version)) = (cache, version) {
+            cache.assets.put(id, version, Arc::clone(&rendered));
+        }
+        Ok(Some(rendered))
+    }
+
+    /// The asset page cache, when [`Config::page_cache`] is on.
+    fn page_cache(&self) -> Option<&AssetPages> {
+        self.inner.config.page_cache.then_some(&self.inner.pages)
     }
 
     fn cors(&self) -> web::Cors<'_> {

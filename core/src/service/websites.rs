@@ -47,26 +47,38 @@ impl Service {
     /// `is_public: true`; for any other id (unknown, malformed, private or a draft) the same
     /// 401 as a request without a key, so nothing is told about it.
     pub(super) async fn public(&self, op: Operation, id: &str, req: RawRequest<'_>) -> Reply {
-        let asset = match self.public_asset(id).await {
-            Ok(asset) => asset,
-            Err(e) => return e.into_reply(),
-        };
         let result = match op {
-            Operation::DownloadAsset => self.download_asset(asset, req).await,
-            _ => Ok(data(200, crate::render::AssetJson(&asset))),
+            Operation::DownloadAsset => match self.public_asset(id).await {
+                Ok(asset) => self.download_asset(asset, req).await,
+                Err(e) => Err(e),
+            },
+            _ => self.public_asset_page(id).await,
         };
         result.unwrap_or_else(ApiError::into_reply)
     }
 
+    /// The 401 of a keyless request for an asset that is not served without a key.
+    fn no_key() -> ApiError {
+        auth::bearer_key(None).err().unwrap_or(signed::INVALID)
+    }
+
     async fn public_asset(&self, id: &str) -> Result<Asset, ApiError> {
-        let no_key = || auth::bearer_key(None).err().unwrap_or(signed::INVALID);
-        let id = Uuid::try_parse(id).map_err(|_| no_key())?;
+        let id = Uuid::try_parse(id).map_err(|_| Self::no_key())?;
         self.inner
             .store
             .get_asset(id)
             .await?
             .filter(|a| a.published && a.is_public)
-            .ok_or_else(no_key)
+            .ok_or_else(Self::no_key)
+    }
+
+    /// A keyless read of a public asset, through the page cache as a read with a key.
+    async fn public_asset_page(&self, id: &str) -> Result<Reply, ApiError> {
+        let id = Uuid::try_parse(id).map_err(|_| Self::no_key())?;
+        match self.rendered_asset(id).await? {
+            Some(kept) if kept.published && kept.is_public => Ok(kept.page.reply()),
+            _ => Err(Self::no_key()),
+        }
     }
 
     /// A download through a signed link (already verified): the asset's file, or the

@@ -18,13 +18,13 @@ fn service(store: &Arc<MemoryStore>, detail_cache: bool) -> Service {
     Service::from_arc(store, Files::memory(), config)
 }
 
-struct Env {
-    service: Service,
-    auth: String,
+pub(crate) struct Env {
+    pub(crate) service: Service,
+    pub(crate) auth: String,
 }
 
 impl Env {
-    async fn new(service: Service) -> Self {
+    pub(crate) async fn new(service: Service) -> Self {
         let (_, key) = service
             .create_key("all", Scope::ALL.to_vec(), None)
             .await
@@ -36,14 +36,14 @@ impl Env {
     }
 
     /// Another service on the same store, with the same key.
-    fn replica(&self, service: Service) -> Self {
+    pub(crate) fn replica(&self, service: Service) -> Self {
         Env {
             service,
             auth: self.auth.clone(),
         }
     }
 
-    async fn call(
+    pub(crate) async fn call(
         &self,
         op: Operation,
         id: &str,
@@ -68,7 +68,7 @@ impl Env {
             .await
     }
 
-    async fn create(&self, title: &str) -> Value {
+    pub(crate) async fn create(&self, title: &str) -> Value {
         let body = json!({"title": title, "asset_type": "pdf"});
         let r = self
             .service
@@ -108,7 +108,7 @@ impl Env {
     }
 }
 
-fn json_of(r: &Reply) -> Value {
+pub(crate) fn json_of(r: &Reply) -> Value {
     serde_json::from_slice(&r.body).unwrap_or_else(|e| panic!("{e}: {:?}", r.body))
 }
 

@@ -9,6 +9,7 @@ mod detail_cache;
 mod modules;
 #[cfg(feature = "openapi")]
 mod openapi;
+mod page_cache;
 #[cfg(feature = "s3")]
 mod s3;
 mod service;

@@ -327,6 +327,19 @@ impl PgStore {
         Err(Failure::SlugContention(asset.slug).into())
     }
 
+    /// The sum of the `asset_versions` shards, which every asset write and download count
+    /// moves (migration 5's triggers).
+    pub(crate) async fn assets_version_impl(&self) -> Result<u64, Failure> {
+        let s = &self.schema.q;
+        let sql = format!("SELECT sum(version)::bigint FROM {s}.asset_versions");
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        let row = client.query_one(&stmt, &[]).await?;
+        let version: i64 = row.try_get(0)?;
+        u64::try_from(version)
+            .map_err(|_| Failure::invalid("assets version", format!("{version} is negative")))
+    }
+
     pub(crate) async fn record_download_impl(&self, id: Uuid) -> Result<Option<u64>, Failure> {
         let s = &self.schema.q;
         // A UUID's text is hex digits and dashes: safe to put in the statement.

@@ -54,6 +54,7 @@
 //! | `put_library` | one transaction (write lock; slug check pipelined with the placed assets' lock; then the writes pipelined) |
 //! | `delete_library` | one `DELETE` (sections, entries and counters cascade) |
 //! | `record_library_view`, `record_download` | one `UPDATE ... RETURNING` on a narrow counter table, sent with `SET LOCAL synchronous_commit = off` in the same message |
+//! | `assets_version` | one `SELECT` of the sum of the 16 `asset_versions` rows, which a statement trigger on `assets` and on the download counters moves in the writing transaction (migration 5) |
 //! | keys | one statement each; `find_key` by a unique index on the hash |
 //!
 //! ## Changes, deletes and locks

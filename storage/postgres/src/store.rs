@@ -315,6 +315,10 @@ impl Store for PgStore {
         Ok(self.record_download_impl(id).await?)
     }
 
+    async fn assets_version(&self) -> Result<u64, StoreError> {
+        Ok(self.assets_version_impl().await?)
+    }
+
     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
         self.insert_key_impl(key).await
     }

@@ -63,6 +63,7 @@ async fn custom_schema_holds_every_table() {
             "asset_counters",
             "asset_counts",
             "asset_draft_counts",
+            "asset_versions",
             "assets",
             "libraries",
             "library_counters",

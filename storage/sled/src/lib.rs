@@ -197,6 +197,10 @@ pub(crate) struct Inner {
     pub(crate) versions: Tree,
     /// Records and index keys read so far (see [`SledStore::records_read`]).
     reads: AtomicU64,
+    /// The content version of the assets ([`Store::assets_version`]). It lives in memory: a
+    /// sled database is open in one process at a time, and the readers that keep pages under
+    /// it live as long as this store. Moved after every asset write is committed.
+    assets_version: AtomicU64,
     group: commit::GroupCommit,
 }
 
@@ -281,6 +285,7 @@ impl SledStore {
             key_idx_created: tree("key_idx_created")?,
             versions: tree("versions")?,
             reads: AtomicU64::new(0),
+            assets_version: AtomicU64::new(0),
             group: commit::GroupCommit::default(),
             durability: config.durability,
             path,
@@ -380,6 +385,14 @@ fn is_lock_error(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::WouldBlock || e.to_string().contains("could not acquire lock")
 }
 
+impl SledStore {
+    /// Moves the assets' content version, after a write that changed them is committed (so
+    /// a reader that sees the new version reads the write).
+    fn assets_changed(&self) {
+        self.inner.assets_version.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
 impl Inner {
     /// Counts `n` records or keys read.
     pub(crate) fn touched(&self, n: u64) {
@@ -467,7 +480,9 @@ impl Store for SledStore {
     }
 
     async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
-        self.write(move |inner| inner.insert_asset(asset)).await
+        let inserted = self.write(move |inner| inner.insert_asset(asset)).await?;
+        self.assets_changed();
+        Ok(inserted)
     }
 
     async fn update_asset(
@@ -476,12 +491,23 @@ impl Store for SledStore {
         change: &AssetChange,
     ) -> Result<Option<AssetUpdate>, StoreError> {
         let change = change.clone();
-        self.write(move |inner| inner.update_asset(id, &change))
-            .await
+        let update = self
+            .write(move |inner| inner.update_asset(id, &change))
+            .await?;
+        if update.as_ref().is_some_and(|u| u.before != u.after) {
+            self.assets_changed();
+        }
+        Ok(update)
     }
 
     async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
-        self.write(move |inner| inner.delete_asset(id, force)).await
+        let deletion = self
+            .write(move |inner| inner.delete_asset(id, force))
+            .await?;
+        if matches!(deletion, AssetDeletion::Deleted(_)) {
+            self.assets_changed();
+        }
+        Ok(deletion)
     }
 
     async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
@@ -514,14 +540,23 @@ impl Store for SledStore {
     }
 
     // Counters are exact at once but reach the disk in the background (sled's own flush,
-    // every 500 ms): no flush of their own, as DESIGN.md "Durability" allows.
+    // every 500 ms): no flush of their own, as DESIGN.md "Durability" allows. So a count is a
+    // few point reads and one compare-and-swap in sled's page cache, run on the calling task
+    // like a point read.
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
-        self.blocking(move |inner| inner.record_view(id)).await
+        self.point_read(|inner| inner.record_view(id))
     }
 
     async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
-        self.blocking(move |inner| inner.increment(&tree_keys::downloads(id)))
-            .await
+        let count = self.point_read(|inner| inner.increment(&tree_keys::downloads(id)))?;
+        if count.is_some() {
+            self.assets_changed();
+        }
+        Ok(count)
+    }
+
+    async fn assets_version(&self) -> Result<u64, StoreError> {
+        Ok(self.inner.assets_version.load(Ordering::Acquire))
     }
 
     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {

@@ -1,0 +1,152 @@
+//! Rendered answers kept under a store content version ([`VersionedCache`]), and the asset
+//! answers kept under [`crate::Store::assets_version`]: list pages by their query, single
+//! assets by id ([`AssetPages`]).
+//!
+//! A reader takes the version first, then looks the answer up under it; on a miss it reads
+//! the store, renders, and keeps the answer under the version it took. Stores promise that
+//! what they return after handing out a version is at least as new as it, and that every write
+//! that can change the answer moves the version, so an answer kept under the current version
+//! is the answer a fresh render would give: a write shows on the very next read, in this
+//! process and in every other one sharing the store.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use uuid::Uuid;
+
+use crate::query::AssetQuery;
+use crate::reply::Reply;
+
+/// Values by key, each with the version it was made at. When full it starts over (simple, and
+/// cheap next to a render).
+#[derive(Debug)]
+pub(crate) struct VersionedCache<K, V> {
+    entries: Mutex<HashMap<K, (u64, Arc<V>)>>,
+    max: usize,
+}
+
+impl<K: Hash + Eq, V> VersionedCache<K, V> {
+    /// A cache of at most `max` values.
+    pub(crate) fn new(max: usize) -> Self {
+        VersionedCache {
+            entries: Mutex::new(HashMap::new()),
+            max,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<K, (u64, Arc<V>)>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The value kept for `key` at exactly `version`.
+    pub(crate) fn get(&self, key: &K, version: u64) -> Option<Arc<V>> {
+        self.lock()
+            .get(key)
+            .filter(|(v, _)| *v == version)
+            .map(|(_, value)| Arc::clone(value))
+    }
+
+    /// Keeps `value` for `key`, made at `version`.
+    pub(crate) fn put(&self, key: K, version: u64, value: Arc<V>) {
+        let mut entries = self.lock();
+        if entries.len() >= self.max && !entries.contains_key(&key) {
+            entries.clear();
+        }
+        entries.insert(key, (version, value));
+    }
+
+    /// Drops the value of `key`.
+    pub(crate) fn forget(&self, key: &K) {
+        self.lock().remove(key);
+    }
+}
+
+/// A rendered JSON answer (status 200) and its `ETag`.
+#[derive(Debug)]
+pub(crate) struct Rendered {
+    body: Bytes,
+    etag: String,
+}
+
+impl Rendered {
+    /// Keeps `reply`'s body with the `ETag` of its bytes.
+    pub(crate) fn of(reply: &Reply) -> Self {
+        Rendered {
+            body: reply.body.clone(),
+            etag: crate::web::etag_of(&[&reply.body]),
+        }
+    }
+
+    /// The answer again.
+    pub(crate) fn reply(&self) -> Reply {
+        Reply::json_bytes(200, self.body.clone()).with_header("etag", self.etag.clone())
+    }
+}
+
+/// One asset's rendered answer with what decides who may see it.
+#[derive(Debug)]
+pub(crate) struct RenderedAsset {
+    /// The answer.
+    pub(crate) page: Rendered,
+    /// Whether the asset is published.
+    pub(crate) published: bool,
+    /// Whether the asset is public.
+    pub(crate) is_public: bool,
+}
+
+/// Most list pages kept: each is up to a few tens of KB.
+const MAX_LIST_PAGES: usize = 1024;
+/// Most single assets kept: each is under a KB or two.
+const MAX_ASSETS: usize = 16_384;
+
+/// The asset answers of a [`crate::Service`].
+#[derive(Debug)]
+pub(crate) struct AssetPages {
+    /// List pages by their validated query.
+    pub(crate) lists: VersionedCache<AssetQuery, Rendered>,
+    /// Single assets by id.
+    pub(crate) assets: VersionedCache<Uuid, RenderedAsset>,
+}
+
+impl Default for AssetPages {
+    fn default() -> Self {
+        AssetPages {
+            lists: VersionedCache::new(MAX_LIST_PAGES),
+            assets: VersionedCache::new(MAX_ASSETS),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_is_found_only_at_its_version() {
+        let cache = VersionedCache::new(2);
+        cache.put(1, 7, Arc::new("a"));
+        assert_eq!(cache.get(&1, 7).as_deref(), Some(&"a"));
+        assert_eq!(cache.get(&1, 8), None, "another version is a miss");
+        assert_eq!(cache.get(&2, 7), None);
+        cache.put(1, 8, Arc::new("b"));
+        assert_eq!(cache.get(&1, 7), None, "a newer value replaces the older");
+        assert_eq!(cache.get(&1, 8).as_deref(), Some(&"b"));
+        cache.forget(&1);
+        assert_eq!(cache.get(&1, 8), None);
+    }
+
+    #[test]
+    fn a_full_cache_starts_over() {
+        let cache = VersionedCache::new(2);
+        cache.put(1, 1, Arc::new('a'));
+        cache.put(2, 1, Arc::new('b'));
+        cache.put(2, 2, Arc::new('c'));
+        assert!(cache.get(&1, 1).is_some(), "replacing a key makes no room");
+        cache.put(3, 1, Arc::new('d'));
+        assert_eq!(cache.get(&1, 1), None);
+        assert_eq!(cache.get(&2, 2), None);
+        assert_eq!(cache.get(&3, 1).as_deref(), Some(&'d'));
+    }
+}
