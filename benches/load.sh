@@ -25,7 +25,10 @@
 #
 # Environment: DURATION (seconds per wrk run, default 10), CONNECTIONS (default 32),
 # THREADS (wrk threads, default 2), PORT (first port, default 18080), KEEP=1 keeps the
-# work directory. Every process started here is stopped by its PID on exit.
+# work directory. PROFILE=1 also samples the server under each wrk run with `perf record -g`
+# (Debian's linux-perf, installed like wrk) and prints its hottest functions; that costs the
+# server some throughput, so its figures are not the ones to report. Every process started
+# here is stopped by its PID on exit.
 set -euo pipefail
 
 DURATION=${DURATION:-10}
@@ -33,6 +36,7 @@ CONNECTIONS=${CONNECTIONS:-32}
 THREADS=${THREADS:-2}
 PORT=${PORT:-18080}
 NO_PG=${NO_PG:-0}
+PROFILE=${PROFILE:-0}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
@@ -77,6 +81,13 @@ if ! command -v wrk >/dev/null; then
     exit 1
 fi
 command -v curl >/dev/null || { say "curl is needed"; exit 1; }
+if [[ $PROFILE == 1 ]] && ! command -v perf >/dev/null; then
+    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+        say "installing perf (Debian package linux-perf) ..."
+        apt-get install -y linux-perf >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y linux-perf >/dev/null; }
+    fi
+    command -v perf >/dev/null || { say "PROFILE=1 needs perf (Debian: apt-get install linux-perf)"; exit 1; }
+fi
 
 # The directory holding initdb, pg_ctl and psql.
 find_pg_bin() {
@@ -145,12 +156,35 @@ free_port() {
     say "no free port for PostgreSQL in 15432-15532"; exit 1
 }
 
+# profile LABEL: with PROFILE=1, samples $SERVER_PID for the next $DURATION seconds in the
+# background (perf's PID in PERF_PID).
+SERVER_PID=
+PERF_PID=
+profile() {
+    [[ $PROFILE == 1 && -n $SERVER_PID ]] || return 0
+    perf record -q -F 999 -g -p "$SERVER_PID" -o "$WORK/perf-$1.data" -- sleep "$DURATION" \
+        >/dev/null 2>&1 &
+    PERF_PID=$!
+}
+# profile_report LABEL: the hottest functions of that sample (self time, 2% and more).
+profile_report() {
+    [[ -n $PERF_PID ]] || return 0
+    wait "$PERF_PID" 2>/dev/null || true
+    PERF_PID=
+    perf report -i "$WORK/perf-$1.data" --stdio --no-children --sort dso,symbol \
+        --percent-limit 2 -g none 2>/dev/null | grep -v '^#' | grep -v '^$' >"$WORK/perf-$1.txt" || true
+    say "  perf, $1 (self time):"
+    head -n 12 "$WORK/perf-$1.txt" | sed 's/^/    /' >&2
+}
+
 # run_wrk LABEL KEY URL [extra wrk args]: prints "req/s p50 p99" (latencies in ms).
 run_wrk() {
     local label=$1 key=$2 url=$3; shift 3
     local out
+    profile "$label"
     out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
         -H "Authorization: Bearer $key" "$@" "$url")
+    profile_report "$label"
     printf '%s\n' "$out" >"$WORK/wrk-$label.txt"
     if grep -q "Non-2xx" <<<"$out"; then
         say "warning: $label had error responses: $(grep Non-2xx <<<"$out")"
@@ -266,8 +300,10 @@ serve_and_measure() { # NAME STORE CMD...: starts CMD, measures it, stops it
     local name=$1 store=$2; shift 2
     start "$name" "$@"
     local pid=$LAST_PID
+    SERVER_PID=$pid
     wait_port "$PORT"
     measure "$name" "$store"
+    SERVER_PID=
     stop "$pid"
 }
 
@@ -301,10 +337,12 @@ create_run() { # NAME STORE DATA_ARGS...: durable creates from $CONNECTIONS conn
     say "$name: durable creates, $CONNECTIONS connections ..."
     start "$name-creates" env RUST_LOG=warn "$BIN/server" serve "$@" --addr "127.0.0.1:$PORT"
     local pid=$LAST_PID
+    SERVER_PID=$pid
     wait_port "$PORT"
     CREATES[$name]=$(ASSETLIB_KEY=${KEY[$store]} run_wrk "$name-creates" "${KEY[$store]}" \
         "http://127.0.0.1:$PORT/api/v1/assets" -s benches/create.lua)
     say "  $name create: ${CREATES[$name]}"
+    SERVER_PID=
     stop "$pid"
 }
 create_run axum sled --data "$DATA"

@@ -38,8 +38,9 @@ use crate::store::Store;
 use lifecycle::{
     concurrent_changes_never_mix, delete_racing_library_write_is_consistent,
     delete_refuses_held_assets_unless_forced, drafts_are_listed_by_status,
-    library_writes_place_existing_assets_only, publication_changes_library_counts_and_versions,
-    update_asset_merges_and_keeps_identity, update_asset_replaces_file_fields,
+    library_loads_follow_asset_changes, library_writes_place_existing_assets_only,
+    publication_changes_library_counts_and_versions, update_asset_merges_and_keeps_identity,
+    update_asset_replaces_file_fields,
 };
 
 use websites::{
@@ -98,6 +99,7 @@ cases!(
     assets_version_follows_asset_writes,
     update_asset_merges_and_keeps_identity,
     update_asset_replaces_file_fields,
+    library_loads_follow_asset_changes,
     drafts_are_listed_by_status,
     publication_changes_library_counts_and_versions,
     concurrent_changes_never_mix,

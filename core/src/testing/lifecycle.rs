@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::{entry, insert, list, query, sample_asset, sample_library, t0, write};
 use crate::change::{AssetChange, AssetDeletion, FileFields, LibraryUse};
 use crate::error::StoreError;
-use crate::model::{Asset, AssetType, Library};
+use crate::model::{Asset, AssetType, EntryAsset, Library};
 use crate::query::{AssetQuery, AssetSort, AssetStatus, LibraryQuery, SortOrder};
 use crate::store::Store;
 
@@ -165,6 +165,109 @@ pub(super) async fn update_asset_replaces_file_fields(store: Arc<dyn Store>) {
     assert_eq!(FileFields::of(&after), file);
     assert_eq!(after.title, a.title);
     assert_eq!(store.get_asset(a.id).await.unwrap(), Some(after));
+}
+
+/// What a library page shows of `asset`.
+fn shown(asset: &Asset) -> EntryAsset {
+    EntryAsset {
+        title: asset.title.clone(),
+        description: asset.description.clone(),
+        asset_type: asset.asset_type,
+        thumbnail_path: asset.thumbnail_path.clone(),
+        published: asset.published,
+    }
+}
+
+/// The library's entries: each asset and what the page shows of it, in display order.
+async fn page_of(store: &Arc<dyn Store>, library: Uuid) -> Vec<(Uuid, EntryAsset)> {
+    store
+        .load_library(library)
+        .await
+        .expect("load_library")
+        .expect("library exists")
+        .entries
+        .into_iter()
+        .map(|row| (row.entry.asset_id, row.asset))
+        .collect()
+}
+
+pub(super) async fn library_loads_follow_asset_changes(store: Arc<dyn Store>) {
+    let mut a = sample_asset("Alpha", AssetType::Image, 1);
+    a.thumbnail_path = Some("thumbnails/alpha.png".into());
+    let a = insert(&store, a).await;
+    let b = insert(&store, sample_asset("Bravo", AssetType::Pdf, 2)).await;
+    let first = sample_library("First", 3);
+    let second = sample_library("Second", 4);
+    // Both libraries hold both assets (an asset is placed at most once per library).
+    put(&store, &first, &[&a, &b]).await;
+    put(&store, &second, &[&b, &a]).await;
+    let expect = |a: &Asset, b: &Asset| {
+        (
+            vec![(a.id, shown(a)), (b.id, shown(b))],
+            vec![(b.id, shown(b)), (a.id, shown(a))],
+        )
+    };
+    let pages = || async {
+        (
+            page_of(&store, first.id).await,
+            page_of(&store, second.id).await,
+        )
+    };
+    assert_eq!(pages().await, expect(&a, &b));
+
+    // Title and description.
+    let mut rename = change(10);
+    rename.title = Some("Alpha renamed".into());
+    rename.description = Some(Some("described".into()));
+    let (_, a) = update(&store, a.id, &rename).await;
+    assert_eq!(pages().await, expect(&a, &b));
+
+    // A new file brings a new thumbnail.
+    let mut replace = change(20);
+    replace.file = Some(FileFields {
+        file_path: Some("uploads/2/new.png".into()),
+        file_size: Some(20),
+        mime_type: Some("image/png".into()),
+        thumbnail_path: Some("thumbnails/new.png".into()),
+        page_count: None,
+        word_count: None,
+        width: Some(4),
+        height: Some(3),
+    });
+    let (_, a) = update(&store, a.id, &replace).await;
+    assert_eq!(a.thumbnail_path.as_deref(), Some("thumbnails/new.png"));
+    assert_eq!(pages().await, expect(&a, &b));
+
+    // Unpublishing and publishing again; the other asset's change leaves this one's rows.
+    let mut hide = change(30);
+    hide.published = Some(false);
+    let (_, a) = update(&store, a.id, &hide).await;
+    assert!(!a.published);
+    assert_eq!(pages().await, expect(&a, &b));
+    let mut describe = change(40);
+    describe.description = Some(None);
+    let (_, b) = update(&store, b.id, &describe).await;
+    assert_eq!(pages().await, expect(&a, &b));
+    let mut show = change(50);
+    show.published = Some(true);
+    let (_, a) = update(&store, a.id, &show).await;
+    assert_eq!(pages().await, expect(&a, &b));
+
+    // A change of what a page does not show leaves the rows as they were.
+    let mut share = change(60);
+    share.is_public = Some(!a.is_public);
+    let (_, a) = update(&store, a.id, &share).await;
+    assert_eq!(pages().await, expect(&a, &b));
+
+    // A forced delete takes the asset's rows from both pages.
+    store.delete_asset(a.id, true).await.expect("delete_asset");
+    assert_eq!(
+        pages().await,
+        (vec![(b.id, shown(&b))], vec![(b.id, shown(&b))])
+    );
+    // The libraries written again hold what they are given, with the assets as they are now.
+    put(&store, &first, &[&b]).await;
+    assert_eq!(page_of(&store, first.id).await, vec![(b.id, shown(&b))]);
 }
 
 pub(super) async fn drafts_are_listed_by_status(store: Arc<dyn Store>) {

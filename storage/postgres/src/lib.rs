@@ -46,12 +46,12 @@
 //! | `list_assets` | one statement: a CTE counts the matches and the page is left-joined to the count, so the total is right even for a page past the end |
 //! | `get_asset`, `get_assets` | one `SELECT` (`= ANY($1)` for many) |
 //! | `insert_asset` | one statement: picks the first free slug, inserts the asset and its counter row (tried again if a concurrent insert took the slug) |
-//! | `update_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset, core's `AssetChange::apply` in Rust (a change that changes nothing writes nothing and rolls back), then, pipelined, a new content version for every library holding it and the `UPDATE` of the asset |
+//! | `update_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset, core's `AssetChange::apply` in Rust (a change that changes nothing writes nothing and rolls back), then, pipelined, a new content version for every library holding it and the `UPDATE` of the asset (whose trigger rewrites the copies of its page fields in its entries when one of them changes) |
 //! | `delete_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset pipelined with the libraries holding it (unless forced); refused or missing, it rolls back; else, pipelined, a new content version for every library holding it, and one statement deleting its entries, its counter row and the asset |
 //! | `asset_usage` | one `SELECT` of the asset's entries (index `library_entries_asset_idx`) joined to their libraries |
-//! | `list_libraries` | one statement, like `list_assets`, with each library's count of published assets |
-//! | `load_library` | one statement: the library with its sections and its entries joined to their assets, as arrays |
-//! | `put_library` | one transaction (write lock; slug check pipelined with the placed assets' lock; then the writes pipelined) |
+//! | `list_libraries` | one statement, like `list_assets`, with each library's count of published assets (from its entries' copies of `published`) |
+//! | `load_library` | one statement: the library with its sections and its entries, as arrays; each entry holds a copy of its asset's title, description, type, thumbnail and `published`, so no asset is read |
+//! | `put_library` | one transaction (write lock; slug check pipelined with the placed assets' lock; then the writes pipelined, the entries with copies of their assets' page fields) |
 //! | `delete_library` | one `DELETE` (sections, entries and counters cascade) |
 //! | `record_library_view`, `record_download` | one `UPDATE ... RETURNING` on a narrow counter table, sent with `SET LOCAL synchronous_commit = off` in the same message |
 //! | `assets_version` | one `SELECT` of the sum of the 16 `asset_versions` rows, which a statement trigger on `assets` and on the download counters moves in the writing transaction (migration 5) |
@@ -68,7 +68,9 @@
 //! libraries holding it in a later statement, whose snapshot is taken once the lock is granted.
 //! So a library write racing a delete of an asset it places either commits first, and the
 //! delete sees the library (refused unless forced, and a forced delete removes the new entry),
-//! or waits for the delete and finds the asset gone.
+//! or waits for the delete and finds the asset gone. In the same way, a library write racing a
+//! change of an asset it places either commits first, and the change's trigger rewrites the
+//! new entry's copy of the asset's fields, or waits for the change and copies the new fields.
 //!
 //! Every transaction takes its row locks in one order, so none waits for another that waits
 //! for it: the library write lock (advisory, library writes only), then assets in id order,

@@ -107,8 +107,7 @@ impl PgStore {
             "WITH m AS (SELECT count(*) AS n FROM {s}.libraries l WHERE {filter}) \
              SELECT m.n, {out}, c.view_count, \
                  (SELECT count(*) FROM {s}.library_entries e \
-                  JOIN {s}.assets a ON a.id = e.asset_id \
-                  WHERE e.library_id = p.id AND a.published) \
+                  WHERE e.library_id = p.id AND e.a_published) \
              FROM m LEFT JOIN LATERAL ( \
                  SELECT {cols} FROM {s}.libraries l WHERE {filter} \
                  ORDER BY l.published_at DESC, l.id DESC LIMIT $1 OFFSET $2 \
@@ -129,12 +128,10 @@ impl PgStore {
 
     pub(crate) async fn load_library_impl(&self, id: Uuid) -> Result<Option<LibraryRows>, Failure> {
         let s = &self.schema.q;
-        // One statement, so one snapshot: the sections and the entries (with their assets'
-        // fields) come as arrays, each aggregate fed the same rows in page order. Each entry's
-        // asset is one primary-key lookup (the lateral subquery, kept apart by `OFFSET 0`), so
-        // a load costs its entries whatever the planner guesses of a library's size: as a
-        // plain join, a guess of many entries per library turned it into a hash join over
-        // every asset, a cost growing with the whole table.
+        // One statement, so one snapshot: the sections and the entries (with the copies of
+        // their assets' fields that each entry keeps) come as arrays, each aggregate fed the
+        // same rows in page order. No asset is read: a load costs its entries and sections,
+        // read by their primary keys' library prefix, whatever the number of assets.
         let sql = format!(
             "SELECT {cols}, c.view_count, \
                  x.ids, x.titles, x.descriptions, x.orders, x.collapsed, \
@@ -155,14 +152,8 @@ impl PgStore {
                      array_agg(a_description) AS a_descriptions, array_agg(a_type) AS a_types, \
                      array_agg(a_thumbnail) AS a_thumbnails, array_agg(a_published) AS a_published \
                  FROM (SELECT e.asset_id, e.section_id, e.display_order, e.title, e.description, \
-                           a.title AS a_title, a.description AS a_description, \
-                           a.asset_type AS a_type, a.thumbnail_path AS a_thumbnail, \
-                           a.published AS a_published \
-                       FROM {s}.library_entries e CROSS JOIN LATERAL ( \
-                           SELECT a.title, a.description, a.asset_type, a.thumbnail_path, \
-                               a.published \
-                           FROM {s}.assets a WHERE a.id = e.asset_id OFFSET 0 \
-                       ) a \
+                           e.a_title, e.a_description, e.a_type, e.a_thumbnail, e.a_published \
+                       FROM {s}.library_entries e \
                        LEFT JOIN {s}.library_sections sec \
                            ON sec.library_id = e.library_id AND sec.id = e.section_id \
                        WHERE e.library_id = l.id \
@@ -364,11 +355,17 @@ impl PgStore {
              SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::bigint[], \
                  $6::boolean[])"
         );
+        // Each entry with a copy of its asset's page fields, read after the assets were
+        // locked `FOR KEY SHARE` (so no change of them commits before this does; see
+        // `crate::lifecycle`). Every asset exists: the lock found them all.
         let entries_sql = format!(
             "INSERT INTO {s}.library_entries (library_id, asset_id, section_id, display_order, \
-                 title, description) \
-             SELECT $1, * FROM unnest($2::uuid[], $3::uuid[], $4::bigint[], $5::text[], \
-                 $6::text[])"
+                 title, description, a_title, a_description, a_type, a_thumbnail, a_published) \
+             SELECT $1, e.asset_id, e.section_id, e.display_order, e.title, e.description, \
+                 a.title, a.description, a.asset_type, a.thumbnail_path, a.published \
+             FROM unnest($2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[]) \
+                 AS e (asset_id, section_id, display_order, title, description) \
+             JOIN {s}.assets a ON a.id = e.asset_id"
         );
         let (upsert, clear, sections, entries) = tokio::try_join!(
             tx.prepare_cached(&upsert_sql),

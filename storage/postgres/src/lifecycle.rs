@@ -18,6 +18,13 @@
 //! 5. library entries;
 //! 6. the list counts, which the `assets` triggers change as a statement ends.
 //!
+//! Each entry keeps a copy of its asset's page fields (title, description, type, thumbnail,
+//! `published`; schema version 6), which a trigger on `assets` rewrites as the asset's
+//! `UPDATE` runs. A change locks its asset `FOR UPDATE` before that, which waits for every
+//! library write holding the asset `FOR KEY SHARE` to commit, and a library write copies the
+//! fields after its lock was granted: so the trigger's statement sees every entry written
+//! before the change, and a write after it copies the changed asset.
+//!
 //! A library write holds its assets' key-share locks until it commits, and a delete reads the
 //! holders in a statement after its `FOR UPDATE` lock was granted (so with a snapshot taken
 //! after the write committed): a write racing a delete either places the asset and the delete

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::store::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
@@ -19,6 +19,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (3, include_str!("../migrations/0003_drafts.sql")),
     (4, include_str!("../migrations/0004_secrets.sql")),
     (5, include_str!("../migrations/0005_asset_versions.sql")),
+    (6, include_str!("../migrations/0006_entry_copies.sql")),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas

@@ -2,9 +2,14 @@
 //! it, and a schema newer than this crate.
 
 use assetlib_core::testing::sample_asset;
-use assetlib_core::{AssetChange, AssetQuery, AssetStatus, AssetType, Store};
+use assetlib_core::{AssetChange, AssetQuery, AssetStatus, AssetType, EntryAsset, Store};
 use assetlib_postgres::testing::TestCluster;
 use assetlib_postgres::{Error, PgConfig, PgStore, SCHEMA_VERSION};
+
+/// The versions a fully migrated schema records: 1 to [`SCHEMA_VERSION`].
+fn all_versions() -> Vec<i32> {
+    (1..=SCHEMA_VERSION).collect()
+}
 
 /// The versions recorded in `schema_migrations` of `schema`.
 async fn versions(store: &PgStore, schema: &str) -> Vec<i32> {
@@ -34,10 +39,7 @@ async fn concurrent_first_connects_both_succeed() {
     for c in connects {
         stores.push(c.await.expect("task").expect("connect"));
     }
-    assert_eq!(
-        versions(&stores[0], "assetlib").await,
-        (1..=SCHEMA_VERSION).collect::<Vec<_>>()
-    );
+    assert_eq!(versions(&stores[0], "assetlib").await, all_versions());
     // Both work on the one schema.
     let a = stores[0]
         .insert_asset(sample_asset("Shared", AssetType::Pdf, 1))
@@ -56,10 +58,7 @@ async fn reconnect_is_a_no_op() {
         .expect("insert");
     drop(first);
     let again = PgStore::connect(db.url()).await.expect("reconnect");
-    assert_eq!(
-        versions(&again, "assetlib").await,
-        (1..=SCHEMA_VERSION).collect::<Vec<_>>()
-    );
+    assert_eq!(versions(&again, "assetlib").await, all_versions());
     assert_eq!(again.get_asset(a.id).await.expect("get"), Some(a));
 }
 
@@ -167,10 +166,7 @@ async fn an_upgrade_from_version_2_counts_the_drafts_there() {
     let _ = conn.await;
 
     let store = PgStore::connect(db.url()).await.expect("upgrade");
-    assert_eq!(
-        versions(&store, "assetlib").await,
-        (1..=SCHEMA_VERSION).collect::<Vec<_>>()
-    );
+    assert_eq!(versions(&store, "assetlib").await, all_versions());
     let total = |status: AssetStatus, asset_type: Option<AssetType>| {
         let store = store.clone();
         async move {
@@ -211,4 +207,140 @@ async fn an_upgrade_from_version_2_counts_the_drafts_there() {
     assert_eq!(total(AssetStatus::Published, None).await, 9);
     assert_eq!(total(AssetStatus::Draft, None).await, 4);
     assert_eq!(total(AssetStatus::Any, None).await, 13);
+}
+
+/// A database at version 4 with libraries in it (and an entry whose asset is gone, which
+/// version 1 allowed) is upgraded at connect: every entry gets a copy of its asset's page
+/// fields, the dangling entry goes, and the copies follow changes from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
+    let db = TestCluster::shared().empty_database().await;
+    let (client, conn) = tokio_postgres::connect(db.url(), tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    let conn = tokio::spawn(conn);
+    let fill = |sql: &str| {
+        sql.replace("__SCHEMA__", "\"assetlib\"")
+            .replace("__TRGM__", "\"public\"")
+    };
+    let library = uuid::Uuid::new_v4();
+    let (pdf, image, gone) = (
+        uuid::Uuid::new_v4(),
+        uuid::Uuid::new_v4(),
+        uuid::Uuid::new_v4(),
+    );
+    client
+        .batch_execute(&format!(
+            "CREATE EXTENSION pg_trgm; CREATE SCHEMA assetlib; \
+             CREATE TABLE assetlib.schema_migrations ( \
+                 version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now()); \
+             {}; {}; {}; {}; \
+             INSERT INTO assetlib.schema_migrations (version) VALUES (1), (2), (3), (4);",
+            fill(include_str!("../migrations/0001_initial.sql")),
+            fill(include_str!("../migrations/0002_sharded_asset_counts.sql")),
+            fill(include_str!("../migrations/0003_drafts.sql")),
+            fill(include_str!("../migrations/0004_secrets.sql")),
+        ))
+        .await
+        .expect("a version 4 database");
+    client
+        .execute(
+            "INSERT INTO assetlib.assets (id, title, title_lower, slug, description, \
+                 asset_type, thumbnail_path, is_public, published, created_at, updated_at) \
+             VALUES ($1, 'Report', 'report', 'report', 'yearly', 'pdf', 'thumbs/r.png', true, \
+                     true, now(), now()), \
+                    ($2, 'Photo', 'photo', 'photo', NULL, 'image', NULL, true, false, now(), \
+                     now())",
+            &[&pdf, &image],
+        )
+        .await
+        .expect("assets");
+    client
+        .execute(
+            "INSERT INTO assetlib.asset_counters (asset_id) SELECT id FROM assetlib.assets",
+            &[],
+        )
+        .await
+        .expect("counters");
+    client
+        .execute(
+            "INSERT INTO assetlib.libraries (id, title, slug, show_asset_count, \
+                 allow_individual_downloads, allow_bulk_download, is_paid, currency, published, \
+                 published_at, created_at, updated_at) \
+             VALUES ($1, 'Kit', 'kit', true, true, true, false, 'USD', true, now(), now(), \
+                     now())",
+            &[&library],
+        )
+        .await
+        .expect("library");
+    client
+        .execute(
+            "INSERT INTO assetlib.library_counters (library_id, content_version, published) \
+             VALUES ($1, nextval('assetlib.content_versions'), true)",
+            &[&library],
+        )
+        .await
+        .expect("library counter");
+    client
+        .execute(
+            "INSERT INTO assetlib.library_entries (library_id, asset_id, display_order) \
+             VALUES ($1, $2, 0), ($1, $3, 1), ($1, $4, 2)",
+            &[&library, &pdf, &gone, &image],
+        )
+        .await
+        .expect("entries");
+    drop(client);
+    let _ = conn.await;
+
+    let store = PgStore::connect(db.url()).await.expect("upgrade");
+    assert_eq!(versions(&store, "assetlib").await, all_versions());
+    let shown = |store: PgStore| async move {
+        store
+            .load_library(library)
+            .await
+            .expect("load")
+            .expect("library")
+            .entries
+            .into_iter()
+            .map(|row| (row.entry.asset_id, row.asset))
+            .collect::<Vec<_>>()
+    };
+    let report = EntryAsset {
+        title: "Report".into(),
+        description: Some("yearly".into()),
+        asset_type: AssetType::Pdf,
+        thumbnail_path: Some("thumbs/r.png".into()),
+        published: true,
+    };
+    let mut photo = EntryAsset {
+        title: "Photo".into(),
+        description: None,
+        asset_type: AssetType::Image,
+        thumbnail_path: None,
+        published: false,
+    };
+    assert_eq!(
+        shown(store.clone()).await,
+        vec![(pdf, report.clone()), (image, photo.clone())]
+    );
+    let listed = store
+        .list_libraries(&assetlib_core::LibraryQuery::default())
+        .await
+        .expect("list libraries");
+    assert_eq!(listed.items[0].asset_count, 1);
+
+    let mut change = AssetChange::at(chrono::Utc::now());
+    change.title = Some("Photo, renamed".into());
+    change.published = Some(true);
+    store
+        .update_asset(image, &change)
+        .await
+        .expect("update")
+        .expect("asset");
+    photo.title = "Photo, renamed".into();
+    photo.published = true;
+    assert_eq!(
+        shown(store.clone()).await,
+        vec![(pdf, report), (image, photo)]
+    );
 }

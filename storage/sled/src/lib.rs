@@ -54,7 +54,7 @@
 //! | `counters` | `d` + asset `id` / `v` + library `id` | downloads / views (`u64`) |
 //! | `libraries` | `id` | library record (with its item generation, item count and published asset count) |
 //! | `library_slugs` | slug | owning library `id` |
-//! | `library_items` | library `id` + generation (`u64`) + position (`u32`) | section, entry, or the emptied place of a deleted asset's entry, in display order |
+//! | `library_items` | library `id` + generation (`u64`) + position (`u32`) | section, entry (with a copy of its asset's title, description, type, thumbnail and `published`), or the emptied place of a deleted asset's entry, in display order |
 //! | `library_idx_published` | `ts(published_at)` + `id` | empty |
 //! | `library_idx_workspace` | `text(workspace_id)` + `ts(published_at)` + `id` | empty |
 //! | `keys` | key `id` | API key record |
@@ -67,8 +67,9 @@
 //! is the sum of the two.
 //!
 //! Format 1 (before the asset lifecycle) had the published asset family only, no draft
-//! counts, no `asset_uses`, and an asset epoch `a` in `versions`; opening such a directory
-//! upgrades it first (see `migrate.rs`), in a way that a crash part way simply runs again.
+//! counts, no `asset_uses`, and an asset epoch `a` in `versions`; format 2 kept entries
+//! without the copy of their asset's fields. Opening such a directory upgrades it first (see
+//! `migrate.rs`), in a way that a crash part way simply runs again.
 //!
 //! ## Costs
 //!
@@ -77,11 +78,11 @@
 //! | `list_assets` without `search` | one count read (two for both statuses), O(min(offset, total - offset) + page) index keys (a page is read from whichever end of the index is nearer), and one record and one counter read per item |
 //! | `list_assets` with `search` | a walk of the list of the status and type filter in index order, decoding each record: O(assets in that list) whatever the page, since the total needs the whole walk |
 //! | `list_libraries` | one count read, O(min(offset, total - offset) + limit) index keys, one record and one counter read per item |
-//! | `load_library` | one record read, one prefix scan of its items, one asset read per entry |
-//! | `put_library` | one transaction: the old items read and removed, the new ones written, one asset read per entry (it must exist; the published count), and the uses of each asset of the old and new document rewritten (their size grows with the libraries holding the asset), then a flush |
+//! | `load_library` | one record read, one prefix scan of its items (each entry holds the asset fields the page shows), one counter read; no asset read |
+//! | `put_library` | one transaction: the old items read and removed, the new ones written, one asset read per asset placed (it must exist; the published count; the entries' copies), and the uses of each asset of the old and new document rewritten (their size grows with the libraries holding the asset), then a flush |
 //! | `delete_library` | one transaction removing the record, its items, index keys and counters and rewriting the uses of each asset it held, then a flush |
 //! | `insert_asset` | one transaction (record, slug claim, twelve index keys, two counts, download counter), then a flush |
-//! | `update_asset` | one transaction: the record, the index keys that change (counts when `published` flips), one read of the asset's uses, and per library holding it a new version (and its record rewritten when `published` flips), then a flush |
+//! | `update_asset` | one transaction: the record, the index keys that change (counts when `published` flips), one read of the asset's uses, and per library holding it a new version; when a field a page shows changes (title, description, thumbnail, `published`), also its record read and each of the asset's entries in it read and rewritten with the new copy (and the record rewritten when `published` flips), then a flush |
 //! | `delete_asset` | one transaction: one read of the asset's uses (and one record read per library holding it); unless refused, the record, twelve index keys, two counts, the download counter and the uses removed, and per library holding it its entries emptied, its record rewritten and a new version, then a flush |
 //! | `asset_usage` | one read of the asset's uses and one record read per library holding it |
 //! | `record_library_view` | one library record read, one version read, one compare-and-swap on a counter; no flush of its own (see below) |
@@ -108,9 +109,12 @@
 //! The published-asset count of each library (what `list_libraries` shows) is kept in its
 //! record and is exact: a library write counts its entries' published assets, and a change of
 //! an asset's `published` or a delete of the asset moves the count of every library holding
-//! it, in the same transaction, found through `asset_uses`. (A sled transaction cannot scan,
-//! so `asset_uses` keeps one key per asset that the transactions read whole; see
-//! `lifecycle.rs`.)
+//! it, in the same transaction, found through `asset_uses`. The copies of an asset's page
+//! fields in its entries are kept the same way: a library write copies them from the asset
+//! records it reads, and a change of the asset rewrites them in every entry the uses name,
+//! in the change's transaction, so a load (which reads no asset) never shows an older asset
+//! than a read of the asset after it. (A sled transaction cannot scan, so `asset_uses` keeps
+//! one key per asset that the transactions read whole; see `lifecycle.rs`.)
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
 #![cfg_attr(test, allow(unused_crate_dependencies))]
@@ -151,7 +155,7 @@ use error::Error;
 
 /// The on-disk format this crate writes. It reads this one and upgrades older ones when it
 /// opens them.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 
@@ -316,8 +320,8 @@ impl SledStore {
 
     /// Walks every record and index and reports where they disagree: index keys without a
     /// record or missing for one, counts that differ from the records, slugs not claimed,
-    /// library items that no record owns, entries of missing assets, asset uses that differ
-    /// from the entries, and library asset counts or versions that are off. Reads the whole
+    /// library items that no record owns, entries of missing assets, entries whose copy of
+    /// their asset's fields differs from the asset, asset uses that differ from the entries, and library asset counts or versions that are off. Reads the whole
     /// database: for checks and tests, not for serving.
     ///
     /// # Errors

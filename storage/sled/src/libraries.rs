@@ -1,4 +1,10 @@
 //! Libraries: lists, loads, atomic replaces and deletes.
+//!
+//! Each entry item keeps a copy of the fields of its asset that a library page shows
+//! ([`EntryCopy`]: title, description, type, thumbnail, published), written by
+//! [`Inner::put_library`] from the asset records it reads in its transaction and rewritten by
+//! every change of those fields (`lifecycle.rs`), so [`Inner::load_library`] is one record
+//! read and one prefix scan, whatever the number of assets.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -12,7 +18,7 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::{Error, TxError, abort};
-use crate::record::{AssetRec, ItemRec, LibraryRec, decode, decode_id, encode};
+use crate::record::{AssetRec, EntryCopy, ItemRec, LibraryRec, decode, decode_id, encode};
 use crate::tree_keys;
 use crate::tx::{self, add_count};
 use crate::versions;
@@ -71,10 +77,12 @@ impl Inner {
             .map(|views| ViewCount { views, version }))
     }
 
-    /// Reads the library record, then its items with one prefix scan, then each entry's
-    /// asset. The items of a generation appear and disappear in one transaction each, so a
-    /// scan that finds as many items as the record names saw the whole document; one that
-    /// finds fewer raced a replace or delete, and reads again.
+    /// Reads the library record, then its items with one prefix scan, and nothing else: each
+    /// entry carries a copy of its asset's page fields ([`ItemRec::Entry`]), and a deleted
+    /// asset's entries are [`ItemRec::Removed`]. The items of a generation appear and
+    /// disappear in one transaction each, and every change of the copies rewrites them in
+    /// place in one transaction, so a scan that finds as many items as the record names saw
+    /// the whole document; one that finds fewer raced a replace or delete, and reads again.
     pub(crate) fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, Error> {
         for _ in 0..LOAD_ATTEMPTS {
             let Some(rec) = self.library_rec(id)? else {
@@ -123,21 +131,26 @@ impl Inner {
                         display_order,
                         title,
                         description,
-                    } => {
-                        let asset_id = Uuid::from_bytes(asset_id);
-                        let Some(asset) = self.asset_rec(asset_id)? else {
-                            continue;
-                        };
-                        entries.push(EntryRow {
-                            entry: LibraryEntry {
-                                asset_id,
-                                section_id: section_id.map(Uuid::from_bytes),
-                                display_order,
-                                title,
-                                description,
-                            },
-                            asset: asset.entry_asset()?,
-                        });
+                        asset,
+                    } => entries.push(EntryRow {
+                        entry: LibraryEntry {
+                            asset_id: Uuid::from_bytes(asset_id),
+                            section_id: section_id.map(Uuid::from_bytes),
+                            display_order,
+                            title,
+                            description,
+                        },
+                        asset: asset.into_entry_asset()?,
+                    }),
+                    ItemRec::BareEntry { asset_id, .. } => {
+                        return Err(Error::invalid(
+                            "library items",
+                            format!(
+                                "library {id} has an entry of asset {} without the asset's \
+                                 fields (format 2)",
+                                Uuid::from_bytes(asset_id)
+                            ),
+                        ));
                     }
                     ItemRec::Removed => {}
                 }
@@ -157,8 +170,10 @@ impl Inner {
     /// Replaces (or creates) a library in one transaction: the old items, slug claim, index
     /// keys, counts and asset uses go, the new ones come, with the record. Every entry's asset
     /// is read inside the transaction, so an entry of a missing asset aborts it
-    /// ([`Error::UnknownAsset`]), and a delete of a placed asset either runs first (and the
-    /// write fails) or sees this library among the asset's uses.
+    /// ([`Error::UnknownAsset`]), a delete of a placed asset either runs first (and the write
+    /// fails) or sees this library among the asset's uses, and each entry's copy of its
+    /// asset's fields is the asset as this transaction saw it (a change of the asset either
+    /// runs first, or sees this library among the uses and rewrites the copies).
     pub(crate) fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, Error> {
         let LibraryWrite {
             library,
@@ -168,12 +183,8 @@ impl Inner {
         } = write;
         let id = library.id;
         let ordered = ordered_items(&sections, &entries);
-        let values = ordered
-            .iter()
-            .map(|item| encode(ItemRec::WHAT, item))
-            .collect::<Result<Vec<_>, _>>()?;
         let uses = entry_positions(&ordered);
-        let item_count = u32::try_from(values.len()).map_err(|_| {
+        let item_count = u32::try_from(ordered.len()).map_err(|_| {
             Error::TooLarge("a library holds at most 2^32 - 1 sections and entries")
         })?;
         // Unique per write and never reused, even after a crash, so the items of two
@@ -205,13 +216,19 @@ impl Inner {
                     asset_uses,
                     versions,
                 )| {
+                    // Each asset once, however many entries it has.
+                    let mut copies: HashMap<Uuid, EntryCopy> = HashMap::with_capacity(uses.len());
                     let mut asset_count = 0u64;
-                    for entry in &entries {
-                        let Some(v) = assets.get(entry.asset_id.as_bytes())? else {
-                            return Err(abort(Error::UnknownAsset(entry.asset_id)));
+                    for (asset_id, positions) in &uses {
+                        let Some(v) = assets.get(asset_id.as_bytes())? else {
+                            return Err(abort(Error::UnknownAsset(*asset_id)));
                         };
                         let asset: AssetRec = decode(AssetRec::WHAT, &v).map_err(abort)?;
-                        asset_count += u64::from(asset.published);
+                        if asset.published {
+                            let n = u64::try_from(positions.len()).unwrap_or(u64::MAX);
+                            asset_count = asset_count.saturating_add(n);
+                        }
+                        copies.insert(*asset_id, EntryCopy::of(&asset));
                     }
                     let old = match libs.get(id.as_bytes())? {
                         Some(v) => Some(decode::<LibraryRec>(LibraryRec::WHAT, &v).map_err(abort)?),
@@ -238,11 +255,19 @@ impl Inner {
                         rec.set(id, positions.clone());
                         tx::write_uses(asset_uses, *asset, &rec)?;
                     }
-                    for (position, value) in (0u32..).zip(&values) {
-                        items.insert(
-                            &tree_keys::item(id, generation, position)[..],
-                            value.as_slice(),
-                        )?;
+                    for (position, item) in (0u32..).zip(&ordered) {
+                        let item = match item {
+                            Placed::Section(s) => ItemRec::section(s),
+                            Placed::Entry(e) => {
+                                let copy = copies
+                                    .get(&e.asset_id)
+                                    .cloned()
+                                    .ok_or_else(|| abort(Error::UnknownAsset(e.asset_id)))?;
+                                ItemRec::entry(e, copy)
+                            }
+                        };
+                        let value = encode(ItemRec::WHAT, &item).map_err(abort)?;
+                        items.insert(&tree_keys::item(id, generation, position)[..], value)?;
                     }
                     let rec = LibraryRec::new(&lib, generation, item_count, asset_count);
                     if let Some(at) = rec.listed_at().map_err(abort)? {
@@ -363,8 +388,8 @@ fn remove_document(
                 format!("library {id} lacks its item {position}"),
             )));
         };
-        if let ItemRec::Entry { asset_id, .. } = decode(ItemRec::WHAT, &value).map_err(abort)? {
-            let asset = Uuid::from_bytes(asset_id);
+        let item: ItemRec = decode(ItemRec::WHAT, &value).map_err(abort)?;
+        if let Some(asset) = item.asset_id() {
             let mut rec = tx::read_uses(uses, asset)?;
             rec.remove(id);
             tx::write_uses(uses, asset, &rec)?;
@@ -421,14 +446,19 @@ fn claim_library_slug(
     Ok(slug)
 }
 
+/// One item of a document being written, before its entries get their assets' copies.
+#[derive(Debug, Clone, Copy)]
+enum Placed<'a> {
+    Section(&'a Section),
+    Entry(&'a LibraryEntry),
+}
+
 /// The positions of each asset's entries among `items`, ascending.
-fn entry_positions(items: &[ItemRec]) -> BTreeMap<Uuid, Vec<u32>> {
+fn entry_positions(items: &[Placed<'_>]) -> BTreeMap<Uuid, Vec<u32>> {
     let mut uses: BTreeMap<Uuid, Vec<u32>> = BTreeMap::new();
     for (position, item) in (0u32..).zip(items) {
-        if let ItemRec::Entry { asset_id, .. } = item {
-            uses.entry(Uuid::from_bytes(*asset_id))
-                .or_default()
-                .push(position);
+        if let Placed::Entry(e) = item {
+            uses.entry(e.asset_id).or_default().push(position);
         }
     }
     uses
@@ -437,7 +467,7 @@ fn entry_positions(items: &[ItemRec]) -> BTreeMap<Uuid, Vec<u32>> {
 /// The items of a document in display order: each section (by `display_order`, then document
 /// position) followed by its entries (likewise), then the unsectioned entries, then entries
 /// naming a section the document does not have (kept as given; core decides what they mean).
-fn ordered_items(sections: &[Section], entries: &[LibraryEntry]) -> Vec<ItemRec> {
+fn ordered_items<'a>(sections: &'a [Section], entries: &'a [LibraryEntry]) -> Vec<Placed<'a>> {
     let mut sections: Vec<&Section> = sections.iter().collect();
     sections.sort_by_key(|s| s.display_order);
     let mut slot: HashMap<Uuid, usize> = HashMap::with_capacity(sections.len());
@@ -456,13 +486,13 @@ fn ordered_items(sections: &[Section], entries: &[LibraryEntry]) -> Vec<ItemRec>
     }
     let mut items = Vec::with_capacity(sections.len() + entries.len());
     for (section, mut list) in sections.into_iter().zip(sectioned) {
-        items.push(ItemRec::section(section));
+        items.push(Placed::Section(section));
         list.sort_by_key(|e| e.display_order);
-        items.extend(list.into_iter().map(ItemRec::entry));
+        items.extend(list.into_iter().map(Placed::Entry));
     }
     for mut list in [unsectioned, orphans] {
         list.sort_by_key(|e| e.display_order);
-        items.extend(list.into_iter().map(ItemRec::entry));
+        items.extend(list.into_iter().map(Placed::Entry));
     }
     items
 }
@@ -491,11 +521,10 @@ mod tests {
         }
     }
 
-    fn label(item: &ItemRec) -> String {
+    fn label(item: &Placed<'_>) -> String {
         match item {
-            ItemRec::Section { id, .. } => format!("S{}", id[0]),
-            ItemRec::Entry { asset_id, .. } => format!("e{}", asset_id[0]),
-            ItemRec::Removed => "-".into(),
+            Placed::Section(s) => format!("S{}", s.id.as_bytes()[0]),
+            Placed::Entry(e) => format!("e{}", e.asset_id.as_bytes()[0]),
         }
     }
 
@@ -527,7 +556,8 @@ mod tests {
             entry(11, Some(1), 0),
             entry(10, None, 1),
         ];
-        let items = ordered_items(&[section(1, 0)], &entries);
+        let sections = [section(1, 0)];
+        let items = ordered_items(&sections, &entries);
         let uses = entry_positions(&items);
         let id = |n: u8| Uuid::from_bytes([n; 16]);
         assert_eq!(uses.get(&id(11)), Some(&vec![1]));

@@ -6,7 +6,10 @@
 //! the tree itself inside a transaction would wait forever for the lock the transaction
 //! holds), and the transactions here must see the holders exactly. Library writes and deletes
 //! keep it in their transactions; a change of an asset follows it to the libraries whose
-//! content version and published-asset count change, and a delete to the entries it removes.
+//! content version and published-asset count change and to the entries whose copy of the
+//! asset's page fields it rewrites ([`ItemRec::Entry`], so a library load reads no asset),
+//! and a delete to the entries it removes (each becomes [`ItemRec::Removed`], which a load
+//! skips).
 //! A library write reads the asset records and writes their uses, a change or delete of an
 //! asset reads its uses: so sled serializes a delete with a write placing the asset, and the
 //! delete either comes first (the write then finds the asset missing) or sees the library.
@@ -19,15 +22,17 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::{Error, TxError, abort};
-use crate::record::{AssetRec, HolderRec, ItemRec, LibraryRec, UsesRec, decode, encode};
+use crate::record::{AssetRec, EntryCopy, HolderRec, ItemRec, LibraryRec, UsesRec, decode, encode};
 use crate::tree_keys;
 use crate::tx;
 use crate::versions;
 
 impl Inner {
     /// Applies `change` to asset `id` in one transaction: the record, its index keys and
-    /// counts, and for every library holding it a new content version and (when `published`
-    /// flips) its published-asset count.
+    /// counts, and for every library holding it a new content version, (when `published`
+    /// flips) its published-asset count, and (when a field a page shows changes: title,
+    /// description, type, thumbnail or `published`) the copy of those fields in each of the
+    /// asset's entries.
     pub(crate) fn update_asset(
         &self,
         id: Uuid,
@@ -40,11 +45,12 @@ impl Inner {
             &self.asset_idx_title,
             &self.counts,
             &self.asset_uses,
+            &self.library_items,
             &self.libraries,
             &self.versions,
         )
             .transaction(
-                |(assets, created, updated, title, counts, uses, libs, versions)| {
+                |(assets, created, updated, title, counts, uses, items, libs, versions)| {
                     let Some(value) = assets.get(id.as_bytes())? else {
                         return Ok(None);
                     };
@@ -55,18 +61,31 @@ impl Inner {
                         return Ok(Some((before.clone(), before)));
                     };
                     tx::move_asset_keys([created, updated, title], counts, &before, &after)?;
-                    let value = encode(AssetRec::WHAT, &AssetRec::new(&after)).map_err(abort)?;
+                    let rec_after = AssetRec::new(&after);
+                    let value = encode(AssetRec::WHAT, &rec_after).map_err(abort)?;
                     assets.insert(&id.as_bytes()[..], value)?;
                     let flip = match (before.published, after.published) {
                         (false, true) => 1,
                         (true, false) => -1,
                         _ => 0,
                     };
+                    let copy = EntryCopy::of(&rec_after);
+                    let recopy = copy != EntryCopy::of(&AssetRec::new(&before));
                     for holder in tx::read_uses(uses, id)?.holders {
-                        if flip != 0 {
+                        if recopy {
+                            let library = holder.library();
                             let mut rec = held_library(libs, &holder)?;
-                            rec.asset_count = shift(rec.asset_count, flip, &holder)?;
-                            put_library_rec(libs, holder.library(), &rec)?;
+                            for &position in &holder.positions {
+                                let key = tree_keys::item(library, rec.generation, position);
+                                let item = held_entry(items, &key, id, library)?;
+                                let value = encode(ItemRec::WHAT, &item.with_copy(copy.clone()))
+                                    .map_err(abort)?;
+                                items.insert(&key[..], value)?;
+                            }
+                            if flip != 0 {
+                                rec.asset_count = shift(rec.asset_count, flip, &holder)?;
+                                put_library_rec(libs, library, &rec)?;
+                            }
                         }
                         versions::bump_library(versions, holder.library())?;
                     }
@@ -151,7 +170,7 @@ impl Inner {
                         let mut rec = held_library(libs, &holder)?;
                         for &position in &holder.positions {
                             let key = tree_keys::item(library, rec.generation, position);
-                            check_entry(items, &key, id, library)?;
+                            held_entry(items, &key, id, library)?;
                             items.insert(&key[..], removed.as_slice())?;
                         }
                         if asset.published {
@@ -225,19 +244,20 @@ fn shift(count: u64, sign: i64, holder: &HolderRec) -> Result<u64, TxError> {
     })
 }
 
-/// Checks that the item at `key` is an entry of asset `asset`, as the asset's uses say.
-fn check_entry(
+/// The item at `key`, which the asset's uses say is an entry of asset `asset`; anything else
+/// there is corruption.
+fn held_entry(
     items: &TransactionalTree,
     key: &[u8],
     asset: Uuid,
     library: Uuid,
-) -> Result<(), TxError> {
+) -> Result<ItemRec, TxError> {
     let item = match items.get(key)? {
-        Some(value) => Some(decode(ItemRec::WHAT, &value).map_err(abort)?),
+        Some(value) => Some(decode::<ItemRec>(ItemRec::WHAT, &value).map_err(abort)?),
         None => None,
     };
     match item {
-        Some(ItemRec::Entry { asset_id, .. }) if asset_id == asset.into_bytes() => Ok(()),
+        Some(item) if item.asset_id() == Some(asset) => Ok(item),
         _ => Err(abort(Error::invalid(
             "asset uses",
             format!("library {library} has no entry of asset {asset} where its uses say"),

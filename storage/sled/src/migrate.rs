@@ -8,10 +8,21 @@
 //! `asset_uses` index, keeps each library's published-asset count exact and versions each
 //! library on its own.
 //!
-//! The upgrade derives everything it writes from the records, and begins by clearing what
-//! format 2 adds, so a run cut short (a crash, or an older version of this crate writing to
-//! the directory in between) is simply run again on the next open: the format version is
-//! written last, after a flush of everything else.
+//! Format 3 keeps in each entry item a copy of the fields of its asset that a library page
+//! shows (title, description, type, thumbnail, published: [`ItemRec::Entry`]), so a library
+//! load reads no asset record; formats 1 and 2 stored entries without it
+//! ([`ItemRec::BareEntry`], the same encoding). The upgrade to 3 rewrites each library's
+//! current entry items with copies from the asset records, one batch per library.
+//!
+//! The upgrades derive everything they write from the records, and the one to 2 begins by
+//! clearing what format 2 adds, so a run cut short (a crash, or an older version of this crate
+//! writing to the directory in between) is simply run again on the next open: the format
+//! version is written last, after a flush of everything else. The upgrade to 3 reads entries
+//! with or without copies alike and writes each copy afresh from the asset record, so it too
+//! may run any number of times. A format-2 version of this crate that opens a directory whose
+//! upgrade to 3 was cut short fails, with a decode error, on the libraries already rewritten
+//! (it does not know a copied entry) and cannot change them; the asset changes it makes meanwhile
+//! are copied by the next run of the upgrade.
 
 use std::collections::BTreeMap;
 
@@ -20,7 +31,7 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::Error;
-use crate::record::{AssetRec, ItemRec, LibraryRec, UsesRec, decode, decode_id, encode};
+use crate::record::{AssetRec, EntryCopy, ItemRec, LibraryRec, UsesRec, decode, decode_id, encode};
 use crate::tree_keys;
 use crate::versions;
 
@@ -36,6 +47,58 @@ impl Inner {
     pub(crate) fn upgrade(&self, from: u32) -> Result<(), Error> {
         if from < 2 {
             self.upgrade_to_2()?;
+        }
+        if from < 3 {
+            self.upgrade_to_3()?;
+        }
+        Ok(())
+    }
+
+    /// Gives every entry of every library's current items a copy of its asset's page fields,
+    /// from the asset record: each library's items in one batch, so a library is rewritten
+    /// whole or not at all. Entries that already have a copy (from a run cut short) get it
+    /// again from the record; an entry whose asset is missing (which format 2 does not leave)
+    /// is emptied, as a delete of the asset would have, and the asset's uses lose the library.
+    fn upgrade_to_3(&self) -> Result<(), Error> {
+        let removed = encode(ItemRec::WHAT, &ItemRec::Removed)?;
+        for kv in self.libraries.iter() {
+            let (key, value) = kv?;
+            let id = decode_id("library key", &key)?;
+            let rec: LibraryRec = decode(LibraryRec::WHAT, &value)?;
+            let mut batch = Batch::default();
+            let mut lost: Vec<Uuid> = Vec::new();
+            let prefix = tree_keys::items_prefix(id, rec.generation);
+            for item in self.library_items.scan_prefix(prefix) {
+                let (item_key, item_value) = item?;
+                let item: ItemRec = decode(ItemRec::WHAT, &item_value)?;
+                let Some(asset_id) = item.asset_id() else {
+                    continue;
+                };
+                match self.assets.get(asset_id.as_bytes())? {
+                    Some(asset) => {
+                        let asset: AssetRec = decode(AssetRec::WHAT, &asset)?;
+                        let item = item.with_copy(EntryCopy::of(&asset));
+                        batch.insert(item_key, encode(ItemRec::WHAT, &item)?);
+                    }
+                    None => {
+                        batch.insert(item_key, removed.as_slice());
+                        lost.push(asset_id);
+                    }
+                }
+            }
+            self.library_items.apply_batch(batch)?;
+            for asset in lost {
+                if let Some(v) = self.asset_uses.get(asset.as_bytes())? {
+                    let mut uses: UsesRec = decode(UsesRec::WHAT, &v)?;
+                    uses.remove(id);
+                    if uses.holders.is_empty() {
+                        self.asset_uses.remove(asset.as_bytes())?;
+                    } else {
+                        self.asset_uses
+                            .insert(asset.as_bytes(), encode(UsesRec::WHAT, &uses)?)?;
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -105,10 +168,10 @@ impl Inner {
             let prefix = tree_keys::items_prefix(id, rec.generation);
             for item in self.library_items.scan_prefix(prefix) {
                 let (item_key, item_value) = item?;
-                let ItemRec::Entry { asset_id, .. } = decode(ItemRec::WHAT, &item_value)? else {
+                let item: ItemRec = decode(ItemRec::WHAT, &item_value)?;
+                let Some(asset_id) = item.asset_id() else {
                     continue;
                 };
-                let asset_id = Uuid::from_bytes(asset_id);
                 match self.assets.get(asset_id.as_bytes())? {
                     Some(asset) => {
                         let asset: AssetRec = decode(AssetRec::WHAT, &asset)?;

@@ -130,16 +130,6 @@ impl AssetRec {
             updated_at: self.updated_at.time()?,
         })
     }
-
-    pub(crate) fn entry_asset(self) -> Result<EntryAsset, Error> {
-        Ok(EntryAsset {
-            asset_type: tree_keys::type_from_code(self.asset_type)?,
-            title: self.title,
-            description: self.description,
-            thumbnail_path: self.thumbnail_path,
-            published: self.published,
-        })
-    }
 }
 
 /// A library, without its id (the key) and view count (the `counters` tree), plus where its
@@ -250,6 +240,10 @@ impl LibraryRec {
 /// order: each section followed by its entries, then the unsectioned entries. A deleted
 /// asset's entries become [`ItemRec::Removed`] in place, so the other items keep their
 /// positions and the record its item count.
+///
+/// Variants are encoded by their index, so their order is part of the format: format 3 added
+/// [`ItemRec::Entry`] at the end and kept format 2's entry, without the asset's fields, as
+/// [`ItemRec::BareEntry`], which only the upgrade reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) enum ItemRec {
     Section {
@@ -259,7 +253,9 @@ pub(crate) enum ItemRec {
         display_order: u32,
         collapsed_by_default: bool,
     },
-    Entry {
+    /// An entry as formats 1 and 2 stored it: no copy of the asset's fields. Format 3 has
+    /// none (the upgrade rewrites each as [`ItemRec::Entry`]).
+    BareEntry {
         asset_id: [u8; 16],
         section_id: Option<[u8; 16]>,
         display_order: u32,
@@ -268,6 +264,17 @@ pub(crate) enum ItemRec {
     },
     /// The place of an entry whose asset was deleted; gone when the library is next written.
     Removed,
+    /// An entry with a copy of the fields of its asset that a library page shows, so a load
+    /// reads no asset record. Every change of those fields rewrites the copies in the same
+    /// transaction (found through `asset_uses`).
+    Entry {
+        asset_id: [u8; 16],
+        section_id: Option<[u8; 16]>,
+        display_order: u32,
+        title: Option<String>,
+        description: Option<String>,
+        asset: EntryCopy,
+    },
 }
 
 impl ItemRec {
@@ -283,14 +290,88 @@ impl ItemRec {
         }
     }
 
-    pub(crate) fn entry(e: &LibraryEntry) -> Self {
+    pub(crate) fn entry(e: &LibraryEntry, asset: EntryCopy) -> Self {
         ItemRec::Entry {
             asset_id: e.asset_id.into_bytes(),
             section_id: e.section_id.map(Uuid::into_bytes),
             display_order: e.display_order,
             title: e.title.clone(),
             description: e.description.clone(),
+            asset,
         }
+    }
+
+    /// The asset of an entry (with or without copies), `None` for other items.
+    pub(crate) fn asset_id(&self) -> Option<Uuid> {
+        match self {
+            ItemRec::Entry { asset_id, .. } | ItemRec::BareEntry { asset_id, .. } => {
+                Some(Uuid::from_bytes(*asset_id))
+            }
+            ItemRec::Section { .. } | ItemRec::Removed => None,
+        }
+    }
+
+    /// This entry with `asset` as its copy; a bare entry gains one. Other items as they are.
+    pub(crate) fn with_copy(self, asset: EntryCopy) -> Self {
+        match self {
+            ItemRec::Entry {
+                asset_id,
+                section_id,
+                display_order,
+                title,
+                description,
+                ..
+            }
+            | ItemRec::BareEntry {
+                asset_id,
+                section_id,
+                display_order,
+                title,
+                description,
+            } => ItemRec::Entry {
+                asset_id,
+                section_id,
+                display_order,
+                title,
+                description,
+                asset,
+            },
+            other => other,
+        }
+    }
+}
+
+/// The fields of an asset that a library page shows ([`EntryAsset`]), as each entry of the
+/// asset keeps them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct EntryCopy {
+    pub(crate) title: String,
+    pub(crate) description: Option<String>,
+    pub(crate) asset_type: u8,
+    pub(crate) thumbnail_path: Option<String>,
+    pub(crate) published: bool,
+}
+
+impl EntryCopy {
+    /// The copy of `asset`'s fields.
+    pub(crate) fn of(asset: &AssetRec) -> Self {
+        EntryCopy {
+            title: asset.title.clone(),
+            description: asset.description.clone(),
+            asset_type: asset.asset_type,
+            thumbnail_path: asset.thumbnail_path.clone(),
+            published: asset.published,
+        }
+    }
+
+    pub(crate) fn into_entry_asset(self) -> Result<EntryAsset, Error> {
+        Ok(EntryAsset {
+            asset_type: tree_keys::type_from_code(self.asset_type)?,
+            title: self.title,
+            description: self.description,
+            thumbnail_path: self.thumbnail_path,
+            published: self.published,
+        })
     }
 }
 

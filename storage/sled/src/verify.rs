@@ -7,7 +7,9 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::Error;
-use crate::record::{AssetRec, ItemRec, KeyRec, LibraryRec, UsesRec, decode, decode_id, encode};
+use crate::record::{
+    AssetRec, EntryCopy, ItemRec, KeyRec, LibraryRec, UsesRec, decode, decode_id, encode,
+};
 use crate::tree_keys;
 use crate::versions;
 
@@ -112,8 +114,9 @@ impl Inner {
         let mut created = Expect::new("asset_idx_created", &self.asset_idx_created);
         let mut updated = Expect::new("asset_idx_updated", &self.asset_idx_updated);
         let mut title = Expect::new("asset_idx_title", &self.asset_idx_title);
-        // Every asset record by id: whether it is published (`None`: it does not decode).
-        let mut assets: HashMap<Uuid, Option<bool>> = HashMap::new();
+        // Every asset record by id: the copy of it its entries should hold (`None`: it does
+        // not decode).
+        let mut assets: HashMap<Uuid, Option<EntryCopy>> = HashMap::new();
         let mut asset_slugs: HashMap<Uuid, Vec<u8>> = HashMap::new();
         for kv in self.assets.iter() {
             let (k, v) = kv?;
@@ -134,7 +137,7 @@ impl Inner {
                     continue;
                 }
             };
-            assets.insert(id, Some(asset.published));
+            assets.insert(id, Some(EntryCopy::of(&rec)));
             match self.asset_slugs.get(tree_keys::asset_slug(&rec.slug))? {
                 Some(holder) if holder.as_ref() == id.as_bytes() => {}
                 _ => p.push(format!("asset {id}: slug {:?} not claimed by it", rec.slug)),
@@ -286,13 +289,14 @@ impl Inner {
         Ok(out)
     }
 
-    /// Checks the items of one library: every entry's asset exists and the record counts the
-    /// published ones; adds the library's entries to the asset uses expected.
+    /// Checks the items of one library: every entry's asset exists, the entry's copy of its
+    /// fields is the asset's, and the record counts the published ones; adds the library's
+    /// entries to the asset uses expected.
     fn check_entries(
         &self,
         id: Uuid,
         rec: &LibraryRec,
-        assets: &HashMap<Uuid, Option<bool>>,
+        assets: &HashMap<Uuid, Option<EntryCopy>>,
         uses: &mut BTreeMap<Uuid, UsesRec>,
         p: &mut Vec<String>,
     ) -> Result<(), Error> {
@@ -301,21 +305,35 @@ impl Inner {
         let prefix = tree_keys::items_prefix(id, rec.generation);
         for kv in self.library_items.scan_prefix(prefix) {
             let (k, v) = kv?;
-            let item = match decode(ItemRec::WHAT, &v) {
+            let item: ItemRec = match decode(ItemRec::WHAT, &v) {
                 Ok(item) => item,
                 Err(e) => {
                     p.push(format!("library {id}: {e}"));
                     continue;
                 }
             };
-            let ItemRec::Entry { asset_id, .. } = item else {
+            let Some(asset_id) = item.asset_id() else {
                 continue;
             };
-            let asset_id = Uuid::from_bytes(asset_id);
+            let copy = match item {
+                ItemRec::Entry { asset, .. } => Some(asset),
+                _ => None,
+            };
             match assets.get(&asset_id) {
                 None => p.push(format!("library {id}: entry of missing asset {asset_id}")),
-                Some(published) => {
-                    asset_count += u64::from(published.unwrap_or(false));
+                Some(expected) => {
+                    match (&copy, expected) {
+                        (None, _) => p.push(format!(
+                            "library {id}: entry of asset {asset_id} without its fields"
+                        )),
+                        (Some(copy), Some(expected)) if copy != expected => p.push(format!(
+                            "library {id}: entry of asset {asset_id} holds {copy:?}, the \
+                             asset {expected:?}"
+                        )),
+                        _ => {}
+                    }
+                    let published = expected.as_ref().is_some_and(|e| e.published);
+                    asset_count += u64::from(published);
                     let position = tree_keys::item_position(&k)?;
                     positions.entry(asset_id).or_default().push(position);
                 }
