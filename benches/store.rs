@@ -585,8 +585,14 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// Durable creates (durable before success) into `store` from `writers` concurrent tasks.
-fn creates(rt: &tokio::runtime::Runtime, store: Arc<dyn Store>, writers: usize, total: usize) {
+/// Durable creates (durable before success) into `store` from `writers` concurrent tasks;
+/// prints the rate and latencies, and returns the run's wall time.
+fn creates(
+    rt: &tokio::runtime::Runtime,
+    store: Arc<dyn Store>,
+    writers: usize,
+    total: usize,
+) -> Duration {
     let per = (total / writers).max(1);
     let started = Instant::now();
     let mut latencies: Vec<Duration> = rt.block_on(async {
@@ -619,6 +625,7 @@ fn creates(rt: &tokio::runtime::Runtime, store: Arc<dyn Store>, writers: usize, 
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.99),
     );
+    elapsed
 }
 
 fn sled_creates(rt: &tokio::runtime::Runtime, total: usize) {
@@ -632,8 +639,19 @@ fn sled_creates(rt: &tokio::runtime::Runtime, total: usize) {
             total
         };
         let dir = tempfile::tempdir_in(&root).expect("temporary directory");
-        let store = SledStore::open(dir.path().join("db")).expect("open");
-        creates(rt, Arc::new(store), writers, n);
+        let store = Arc::new(SledStore::open(dir.path().join("db")).expect("open"));
+        let elapsed = creates(rt, store.clone(), writers, n);
+        // Where the writers wait: a flush holds sled's global lock through its fsync, and no
+        // transaction can run meanwhile, so the run is flushes and the transactions between.
+        let stats = store.commit_stats();
+        let flushes = stats.flushes.max(1);
+        println!(
+            "              {} flushes, {:.1} creates per flush, {:.2?} per flush, flushing {:.0}% of the run",
+            stats.flushes,
+            stats.commits as f64 / flushes as f64,
+            stats.flush_time / u32::try_from(flushes).unwrap_or(u32::MAX),
+            100.0 * stats.flush_time.as_secs_f64() / elapsed.as_secs_f64(),
+        );
     }
 }
 

@@ -48,12 +48,31 @@ struct State {
     /// The highest flush number that finished, and its error if it failed.
     finished: u64,
     error: Option<sled::Error>,
+    /// Measures of the work so far ([`GroupCommit::stats`]).
+    stats: CommitStats,
+}
+
+/// What a [`GroupCommit`] has done so far: how many writers it made durable, in how many
+/// flushes, and how long those flushes took. For benches; not part of the stable API.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommitStats {
+    /// Writers that returned from a successful commit.
+    pub commits: u64,
+    /// Flushes run.
+    pub flushes: u64,
+    /// Time spent in those flushes, all added up.
+    pub flush_time: Duration,
 }
 
 impl GroupCommit {
     fn lock(&self) -> MutexGuard<'_, State> {
         // The state is a few counters written whole; a panic cannot leave it half changed.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What this group commit has done so far.
+    pub(crate) fn stats(&self) -> CommitStats {
+        self.lock().stats
     }
 
     /// A ticket for one change: take it before changing, commit it after.
@@ -89,6 +108,7 @@ impl GroupCommit {
         let mut gather_cut = None;
         loop {
             if state.ok >= needed {
+                state.stats.commits += 1;
                 return Ok(());
             }
             if state.finished >= needed {
@@ -126,8 +146,12 @@ impl GroupCommit {
             state.running = true;
             let number = state.started;
             drop(state);
+            let began = Instant::now();
             let result = db.flush();
+            let took = began.elapsed();
             state = self.lock();
+            state.stats.flushes += 1;
+            state.stats.flush_time += took;
             state.running = false;
             state.finished = number;
             match result {

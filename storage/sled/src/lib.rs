@@ -147,6 +147,8 @@ use chrono::{DateTime, Utc};
 use sled::{IVec, Tree};
 use uuid::Uuid;
 
+#[doc(hidden)]
+pub use commit::CommitStats;
 pub use config::{Durability, SledConfig};
 pub use error::OpenError;
 pub use verify::Integrity;
@@ -335,6 +337,14 @@ impl SledStore {
     #[doc(hidden)]
     pub fn records_read(&self) -> u64 {
         self.inner.reads.load(Ordering::Relaxed)
+    }
+
+    /// What the group commit of durable writes has done since the store was opened: writers
+    /// made durable, flushes, and time spent flushing. A measure for benches of how many
+    /// writers share each flush; not part of the stable API.
+    #[doc(hidden)]
+    pub fn commit_stats(&self) -> CommitStats {
+        self.inner.group.stats()
     }
 
     /// Runs `f` on a blocking thread so sled never stalls the async executor.
