@@ -331,7 +331,7 @@ if [[ $WARP == 1 ]]; then
     SERVERS+=(warp)
 fi
 
-declare -A CREATES
+declare -A CREATES CPU
 create_run() { # NAME STORE DATA_ARGS...: durable creates from $CONNECTIONS connections
     local name=$1 store=$2; shift 2
     say "$name: durable creates, $CONNECTIONS connections ..."
@@ -339,9 +339,17 @@ create_run() { # NAME STORE DATA_ARGS...: durable creates from $CONNECTIONS conn
     local pid=$LAST_PID
     SERVER_PID=$pid
     wait_port "$PORT"
+    # How busy the 2 cores are meanwhile (server, wrk and PostgreSQL together): vmstat's
+    # user, system, idle and I/O-wait shares, one sample a second.
+    vmstat 1 "$((DURATION + 1))" >"$WORK/vmstat-$name.txt" &
+    local vmstat_pid=$!
     CREATES[$name]=$(ASSETLIB_KEY=${KEY[$store]} run_wrk "$name-creates" "${KEY[$store]}" \
         "http://127.0.0.1:$PORT/api/v1/assets" -s benches/create.lua)
-    say "  $name create: ${CREATES[$name]}"
+    wait "$vmstat_pid" 2>/dev/null || true
+    CPU[$name]=$(awk 'NR > 3 { us += $13; sy += $14; id += $15; wa += $16; n++ }
+        END { if (n) printf "user %.0f%%, system %.0f%%, idle %.0f%%, I/O wait %.0f%%", us/n, sy/n, id/n, wa/n }' \
+        "$WORK/vmstat-$name.txt")
+    say "  $name create: ${CREATES[$name]} (cpu: ${CPU[$name]})"
     SERVER_PID=
     stop "$pid"
 }
@@ -368,7 +376,7 @@ for name in baseline "${SERVERS[@]}"; do
 done
 for name in "${CREATORS[@]}"; do
     read -r rps p50 p99 <<<"${CREATES[$name]}"
-    printf '%-16s %-7s %10s %9s %9s\n' "$name" create "$rps" "$p50" "$p99"
+    printf '%-16s %-7s %10s %9s %9s   cpu: %s\n' "$name" create "$rps" "$p50" "$p99" "${CPU[$name]}"
 done
 if [[ $WARP == 1 ]]; then
     for ep in detail list asset; do

@@ -13,8 +13,8 @@
 //!
 //! Both write into a buffer kept across iterations, so the ratio is the cost of assembly,
 //! not of growing a 26 MB `Vec` from nothing. A third case, `assemble+serialize, rows in
-//! page order`, feeds the same rows in the order `SledStore` returns them (entries are kept
-//! in display order): with shuffled rows, writing the page in order reads memory in random
+//! page order`, feeds the same rows in the order `SledStore` and `PgStore` return them (sled
+//! keeps entries in display order; PostgreSQL's load sorts them): with shuffled rows, writing the page in order reads memory in random
 //! order, and past a few thousand entries those cache misses, not the assembly, are most of
 //! the difference.
 //!
@@ -75,7 +75,7 @@ fn text(rng: &mut Rng, words: usize) -> String {
 }
 
 /// The rows of a library; `shuffled` hands them over in random order (as any store may),
-/// else in page order (as `SledStore`, which keeps entries in display order, returns them).
+/// else in page order (as `SledStore` and `PgStore` return them).
 fn rows(sections: usize, per_section: usize, shuffled: bool) -> LibraryRows {
     let mut rng = Rng(0x5eed ^ (sections * 1000 + per_section) as u64);
     let at = Utc
@@ -358,6 +358,10 @@ fn bench(c: &mut Criterion) {
 /// Interleaved timing of both paths, so the ratio comes from one run on one machine state.
 fn print_ratios() {
     println!("\ntree: assembly+serialize vs serialize-only (ratio, lower is better)");
+    println!(
+        "  SledStore and PgStore hand rows over in page order (sled keeps entries in display \
+         order, PostgreSQL's load sorts them): theirs is the page-order ratio"
+    );
     for size in SIZES {
         let rows = rows(size.0, size.1, true);
         let detail = owned(&rows);

@@ -32,12 +32,8 @@ impl Service {
         if q.status != AssetStatus::Published && !sees_drafts(key) {
             return Err(ApiError::Forbidden(Scope::WriteAssets));
         }
-        let cache = self.page_cache();
-        let version = match cache {
-            Some(_) => Some(self.inner.store.assets_version().await?),
-            None => None,
-        };
-        if let Some(kept) = cache.zip(version).and_then(|(c, v)| c.lists.get(&q, v)) {
+        let cache = self.page_cache().await?;
+        if let Some(kept) = cache.and_then(|(c, v)| c.lists.get(&q, v)) {
             return Ok(kept.reply());
         }
         let page = self.inner.store.list_assets(&q).await?;
@@ -50,7 +46,7 @@ impl Service {
             },
         ));
         let reply = rendered.reply();
-        if let Some((cache, version)) = cache.zip(version) {
+        if let Some((cache, version)) = cache {
             cache.lists.put(q, version, Arc::new(rendered));
         }
         Ok(reply)

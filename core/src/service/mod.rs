@@ -186,12 +186,8 @@ impl Service {
     /// The rendered asset `id` (`None` if there is none), from the page cache when it holds
     /// it at the store's current assets version; rendered and kept otherwise.
     async fn rendered_asset(&self, id: Uuid) -> Result<Option<Arc<RenderedAsset>>, ApiError> {
-        let cache = self.page_cache();
-        let version = match cache {
-            Some(_) => Some(self.inner.store.assets_version().await?),
-            None => None,
-        };
-        if let Some(kept) = cache.zip(version).and_then(|(c, v)| c.assets.get(&id, v)) {
+        let cache = self.page_cache().await?;
+        if let Some(kept) = cache.and_then(|(c, v)| c.assets.get(&id, v)) {
             return Ok(Some(kept));
         }
         let Some(asset) = self.inner.store.get_asset(id).await? else {
@@ -202,15 +198,20 @@ impl Service {
             published: asset.published,
             is_public: asset.is_public,
         });
-        if let (Some(cache), Some(version)) = (cache, version) {
+        if let Some((cache, version)) = cache {
             cache.assets.put(id, version, Arc::clone(&rendered));
         }
         Ok(Some(rendered))
     }
 
-    /// The asset page cache, when [`Config::page_cache`] is on.
-    fn page_cache(&self) -> Option<&AssetPages> {
-        self.inner.config.page_cache.then_some(&self.inner.pages)
+    /// The asset page cache with the store's assets version, read now (before any read of
+    /// the assets it may keep answers of); `None` when [`Config::page_cache`] is off.
+    async fn page_cache(&self) -> Result<Option<(&AssetPages, u64)>, ApiError> {
+        if !self.inner.config.page_cache {
+            return Ok(None);
+        }
+        let version = self.inner.store.assets_version().await?;
+        Ok(Some((&self.inner.pages, version)))
     }
 
     fn cors(&self) -> web::Cors<'_> {
