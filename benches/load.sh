@@ -6,14 +6,15 @@
 # Builds release binaries (with PostgreSQL support), starts a PostgreSQL server of its own,
 # makes the same dataset (100 assets and one published library holding all of them, in 5
 # sections) once in a sled data directory and once in a PostgreSQL database, then for each
-# server in turn - the axum ready server (examples/server.rs) on sled with and without the
-# library detail cache, the same on PostgreSQL, the warp ready server on sled
+# server in turn - the axum ready server (examples/server.rs) on sled with and without its
+# caches (library detail pages, asset list pages and assets), the same on PostgreSQL, the warp ready server on sled
 # (examples/warp_server.rs, skipped when the example does not exist) and the baseline
 # (examples/bench_baseline.rs: the same response bytes from memory) - runs wrk against:
 #   detail  GET /api/v1/libraries/{id}?include_assets=true   (100 assets)
 #   list    GET /api/v1/assets                                (page 1, 20 per page)
 #   asset   GET /api/v1/assets/{id}
-# and reports req/s, p50 and p99, and req/s as a share of the baseline from the same run.
+# and reports req/s, p50 and p99, and req/s as a share of the baseline from the same run
+# (the median of ROUNDS interleaved rounds).
 # Then durable creates: POST /api/v1/assets from 32 connections (benches/create.lua), on sled
 # and on PostgreSQL.
 #
@@ -23,7 +24,8 @@
 # may name the directory of initdb/pg_ctl/psql; else they are found on PATH or in the newest
 # /usr/lib/postgresql/*/bin. NO_PG=1 leaves the PostgreSQL rows out.
 #
-# Environment: DURATION (seconds per wrk run, default 10), CONNECTIONS (default 32),
+# Environment: DURATION (seconds per wrk run, default 10), ROUNDS (rounds per server, run
+# interleaved; the median is reported; default 3), CONNECTIONS (default 32),
 # THREADS (wrk threads, default 2), PORT (first port, default 18080), KEEP=1 keeps the
 # work directory. PROFILE=1 also samples the server under each wrk run with `perf record -g`
 # (Debian's linux-perf, installed like wrk) and prints its hottest functions; that costs the
@@ -37,6 +39,7 @@ THREADS=${THREADS:-2}
 PORT=${PORT:-18080}
 NO_PG=${NO_PG:-0}
 PROFILE=${PROFILE:-0}
+ROUNDS=${ROUNDS:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
@@ -286,102 +289,120 @@ if [[ $NO_PG != 1 ]]; then
 fi
 
 # --- runs --------------------------------------------------------------------------------
+# Every server is measured ROUNDS times, the rounds interleaved (baseline, axum, ..., then
+# again), so a slow stretch of the machine touches every server alike; each figure reported is
+# the median round's.
 LIST_PATH="/api/v1/assets"
-declare -A RESULT
-measure() { # NAME STORE: runs the three reads of STORE's dataset against 127.0.0.1:$PORT
-    local name=$1 store=$2 ep path
+declare -A RESULT CREATES CPU
+measure() { # NAME STORE ROUND: the three reads of STORE's dataset against 127.0.0.1:$PORT
+    local name=$1 store=$2 round=$3 ep path
     for ep in detail list asset; do
         case $ep in detail) path=${DETAIL[$store]} ;; list) path=$LIST_PATH ;; asset) path=${ASSET[$store]} ;; esac
-        RESULT[$name:$ep]=$(run_wrk "$name-$ep" "${KEY[$store]}" "http://127.0.0.1:$PORT$path")
-        say "  $name $ep: ${RESULT[$name:$ep]}"
+        RESULT[$name:$ep:$round]=$(run_wrk "$name-$ep-$round" "${KEY[$store]}" "http://127.0.0.1:$PORT$path")
+        say "  $name $ep: ${RESULT[$name:$ep:$round]}"
     done
 }
-serve_and_measure() { # NAME STORE CMD...: starts CMD, measures it, stops it
-    local name=$1 store=$2; shift 2
-    start "$name" "$@"
+# server_command NAME: sets CMD (and STORE) to start the server of that name.
+server_command() {
+    local serve=(env RUST_LOG=warn "$BIN/server" serve --addr "127.0.0.1:$PORT")
+    local nocache=(ASSETLIB_DETAIL_CACHE=off ASSETLIB_PAGE_CACHE=off)
+    case $1 in
+        baseline) STORE=sled; CMD=("$BIN/bench_baseline" --addr "127.0.0.1:$PORT" \
+            --library "$WORK/sled-library.json" --list "$WORK/sled-list.json" --asset "$WORK/sled-asset.json") ;;
+        axum) STORE=sled; CMD=("${serve[@]}" --data "$DATA") ;;
+        axum-nocache) STORE=sled; CMD=(env "${nocache[@]}" "${serve[@]}" --data "$DATA") ;;
+        axum-pg) STORE=pg; CMD=("${serve[@]}" "${PGDATA_ARGS[@]}") ;;
+        axum-pg-nocache) STORE=pg; CMD=(env "${nocache[@]}" "${serve[@]}" "${PGDATA_ARGS[@]}") ;;
+        warp) STORE=sled; CMD=(env RUST_LOG=warn "$BIN/warp_server" serve --data "$DATA" --addr "127.0.0.1:$PORT") ;;
+    esac
+}
+serve_and_measure() { # NAME ROUND: starts the server, measures it, stops it
+    local name=$1 round=$2
+    server_command "$name"
+    start "$name" "${CMD[@]}"
     local pid=$LAST_PID
     SERVER_PID=$pid
     wait_port "$PORT"
-    measure "$name" "$store"
+    measure "$name" "$STORE" "$round"
     SERVER_PID=
     stop "$pid"
 }
-
-say "baseline ..."
-serve_and_measure baseline sled "$BIN/bench_baseline" --addr "127.0.0.1:$PORT" \
-    --library "$WORK/sled-library.json" --list "$WORK/sled-list.json" --asset "$WORK/sled-asset.json"
-say "axum ready server ..."
-serve_and_measure axum sled env RUST_LOG=warn "$BIN/server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
-say "axum ready server, detail cache off ..."
-serve_and_measure axum-nocache sled env RUST_LOG=warn ASSETLIB_DETAIL_CACHE=off ASSETLIB_PAGE_CACHE=off \
-    "$BIN/server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
-SERVERS=(axum axum-nocache)
-if [[ $NO_PG != 1 ]]; then
-    say "axum ready server on PostgreSQL ..."
-    serve_and_measure axum-pg pg env RUST_LOG=warn "$BIN/server" serve "${PGDATA_ARGS[@]}" \
-        --addr "127.0.0.1:$PORT"
-    say "axum ready server on PostgreSQL, detail cache off ..."
-    serve_and_measure axum-pg-nocache pg env RUST_LOG=warn ASSETLIB_DETAIL_CACHE=off ASSETLIB_PAGE_CACHE=off \
-        "$BIN/server" serve "${PGDATA_ARGS[@]}" --addr "127.0.0.1:$PORT"
-    SERVERS+=(axum-pg axum-pg-nocache)
-fi
-if [[ $WARP == 1 ]]; then
-    say "warp ready server ..."
-    serve_and_measure warp sled env RUST_LOG=warn "$BIN/warp_server" serve --data "$DATA" --addr "127.0.0.1:$PORT"
-    SERVERS+=(warp)
-fi
-
-declare -A CREATES CPU
-create_run() { # NAME STORE DATA_ARGS...: durable creates from $CONNECTIONS connections
-    local name=$1 store=$2; shift 2
-    say "$name: durable creates, $CONNECTIONS connections ..."
-    start "$name-creates" env RUST_LOG=warn "$BIN/server" serve "$@" --addr "127.0.0.1:$PORT"
+create_run() { # NAME ROUND: durable creates from $CONNECTIONS connections
+    local name=$1 round=$2 label="$1-creates-$2"
+    server_command "$name"
+    say "$name: durable creates, $CONNECTIONS connections (round $round) ..."
+    start "$label" "${CMD[@]}"
     local pid=$LAST_PID
     SERVER_PID=$pid
     wait_port "$PORT"
     # How busy the 2 cores are meanwhile (server, wrk and PostgreSQL together): vmstat's
     # user, system, idle and I/O-wait shares, one sample a second.
-    vmstat 1 "$((DURATION + 1))" >"$WORK/vmstat-$name.txt" &
+    vmstat 1 "$((DURATION + 1))" >"$WORK/vmstat-$label.txt" &
     local vmstat_pid=$!
-    CREATES[$name]=$(ASSETLIB_KEY=${KEY[$store]} run_wrk "$name-creates" "${KEY[$store]}" \
+    CREATES[$name:$round]=$(ASSETLIB_KEY=${KEY[$STORE]} run_wrk "$label" "${KEY[$STORE]}" \
         "http://127.0.0.1:$PORT/api/v1/assets" -s benches/create.lua)
     wait "$vmstat_pid" 2>/dev/null || true
-    CPU[$name]=$(awk 'NR > 3 { us += $13; sy += $14; id += $15; wa += $16; n++ }
+    CPU[$name:$round]=$(awk 'NR > 3 { us += $13; sy += $14; id += $15; wa += $16; n++ }
         END { if (n) printf "user %.0f%%, system %.0f%%, idle %.0f%%, I/O wait %.0f%%", us/n, sy/n, id/n, wa/n }' \
-        "$WORK/vmstat-$name.txt")
-    say "  $name create: ${CREATES[$name]} (cpu: ${CPU[$name]})"
+        "$WORK/vmstat-$label.txt")
+    say "  $name create: ${CREATES[$name:$round]} (cpu: ${CPU[$name:$round]})"
     SERVER_PID=
     stop "$pid"
 }
-create_run axum sled --data "$DATA"
+
+SERVERS=(axum axum-nocache)
 CREATORS=(axum)
 if [[ $NO_PG != 1 ]]; then
-    create_run axum-pg pg "${PGDATA_ARGS[@]}"
+    SERVERS+=(axum-pg axum-pg-nocache)
     CREATORS+=(axum-pg)
 fi
+[[ $WARP == 1 ]] && SERVERS+=(warp)
+for round in $(seq 1 "$ROUNDS"); do
+    for name in baseline "${SERVERS[@]}"; do
+        say "round $round of $ROUNDS: $name ..."
+        serve_and_measure "$name" "$round"
+    done
+done
+for round in $(seq 1 "$ROUNDS"); do
+    for name in "${CREATORS[@]}"; do
+        create_run "$name" "$round"
+    done
+done
+
+# median KEY_PREFIX: of the rounds' "req/s p50 p99" lines under KEY_PREFIX:1..ROUNDS (in RESULT or
+# CREATES, named by the array), the line of the median req/s, then the lowest and highest req/s.
+median() {
+    local -n results=$1
+    local prefix=$2 round
+    for round in $(seq 1 "$ROUNDS"); do printf '%s %s\n' "${results[$prefix:$round]}" "$round"; done |
+        sort -n -k1,1 | awk '{ line[NR] = $0; r[NR] = $1 } END { m = int((NR + 1) / 2); print line[m], r[1], r[NR] }'
+}
 
 # --- report ------------------------------------------------------------------------------
 echo
 echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
-echo "wrk: $THREADS threads, $CONNECTIONS connections, ${DURATION}s per run; latencies in ms"
+echo "wrk: $THREADS threads, $CONNECTIONS connections, ${DURATION}s per run, $ROUNDS rounds interleaved;"
+echo "each row is the median round (by req/s) with the lowest and highest req/s of the rounds; latencies in ms"
 [[ $NO_PG != 1 ]] && echo "postgres: $PG_SETTINGS, on 127.0.0.1 (same machine)"
-printf '%-16s %-7s %10s %9s %9s %9s\n' server endpoint req/s p50 p99 "vs base"
+printf '%-16s %-7s %10s %9s %9s %9s   %s\n' server endpoint req/s p50 p99 "vs base" "req/s range"
+declare -A MEDIAN
 for name in baseline "${SERVERS[@]}"; do
     for ep in detail list asset; do
-        read -r rps p50 p99 <<<"${RESULT[$name:$ep]}"
-        read -r base _ <<<"${RESULT[baseline:$ep]}"
+        read -r rps p50 p99 _ low high <<<"$(median RESULT "$name:$ep")"
+        MEDIAN[$name:$ep]=$rps
+        read -r base _ <<<"$(median RESULT "baseline:$ep")"
         share=$(awk -v a="$rps" -v b="$base" 'BEGIN { printf "%.0f%%", (b > 0 ? 100 * a / b : 0) }')
-        printf '%-16s %-7s %10s %9s %9s %9s\n' "$name" "$ep" "$rps" "$p50" "$p99" "$share"
+        printf '%-16s %-7s %10s %9s %9s %9s   %s-%s\n' "$name" "$ep" "$rps" "$p50" "$p99" "$share" "$low" "$high"
     done
 done
 for name in "${CREATORS[@]}"; do
-    read -r rps p50 p99 <<<"${CREATES[$name]}"
-    printf '%-16s %-7s %10s %9s %9s   cpu: %s\n' "$name" create "$rps" "$p50" "$p99" "${CPU[$name]}"
+    read -r rps p50 p99 round low high <<<"$(median CREATES "$name")"
+    printf '%-16s %-7s %10s %9s %9s %9s   %s-%s   cpu: %s\n' "$name" create "$rps" "$p50" "$p99" "" \
+        "$low" "$high" "${CPU[$name:$round]}"
 done
 if [[ $WARP == 1 ]]; then
     for ep in detail list asset; do
-        read -r a _ <<<"${RESULT[axum:$ep]}"
-        read -r w _ <<<"${RESULT[warp:$ep]}"
-        awk -v a="$a" -v w="$w" -v ep="$ep" 'BEGIN { printf "warp/axum %s: %.2f\n", ep, (a > 0 ? w / a : 0) }'
+        awk -v a="${MEDIAN[axum:$ep]}" -v w="${MEDIAN[warp:$ep]}" -v ep="$ep" \
+            'BEGIN { printf "warp/axum %s: %.2f\n", ep, (a > 0 ? w / a : 0) }'
     done
 fi
