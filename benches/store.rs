@@ -34,7 +34,8 @@
 //!   [`pg_fill`]), not one round trip per asset.
 //!
 //! Measured per store and size: `list_assets` page 1 (20 per page, newest first) sorted by
-//! created_at, title and updated_at; `load_library` of a 100-entry and a 1,000-entry library.
+//! created_at, title and updated_at; `load_library` of a 100-entry and a 1,000-entry library;
+//! `record_library_view` (what every read of a cached library page costs the store).
 //! After the criterion groups it prints, from a timing loop in the same process, each call's
 //! median at every size (and for sled the records read) and the ratio largest/smallest; then
 //! the durable create runs per store: creates per second, p50 and p99 latency, with 1 and with
@@ -480,6 +481,7 @@ fn calls(db: &Db) -> Vec<(String, Call)> {
         .collect();
     out.push(("load 100-entry library".into(), Call::Load(db.lib100)));
     out.push(("load 1,000-entry library".into(), Call::Load(db.lib1000)));
+    out.push(("count a library view".into(), Call::View(db.lib100)));
     out
 }
 
@@ -487,6 +489,8 @@ fn calls(db: &Db) -> Vec<(String, Call)> {
 enum Call {
     List(AssetQuery),
     Load(Uuid),
+    /// `record_library_view`: what every read of a cached library page costs the store.
+    View(Uuid),
 }
 
 impl Call {
@@ -500,6 +504,11 @@ impl Call {
                 .expect("library")
                 .entries
                 .len(),
+            Call::View(id) => store
+                .record_library_view(*id)
+                .await
+                .expect("view")
+                .map_or(0, |v| usize::from(v.views > 0)),
         }
     }
 }
