@@ -85,14 +85,18 @@
 //! | `update_asset` | one transaction: the record, the index keys that change (counts when `published` flips), one read of the asset's uses, and per library holding it a new version; when a field a page shows changes (title, description, thumbnail, `published`), also its record read and each of the asset's entries in it read and rewritten with the new copy (and the record rewritten when `published` flips), then a flush |
 //! | `delete_asset` | one transaction: one read of the asset's uses (and one record read per library holding it); unless refused, the record, twelve index keys, two counts, the download counter and the uses removed, and per library holding it its entries emptied, its record rewritten and a new version, then a flush |
 //! | `asset_usage` | one read of the asset's uses and one record read per library holding it |
-//! | `record_library_view` | one library record read, one version read, one compare-and-swap on a counter; no flush of its own (see below) |
-//! | `record_download` | one compare-and-swap on a counter; no flush of its own |
+//! | `record_library_view` | one library record read, one version read, one counter read and an addition in memory, on the calling task; no write of its own (see below) |
+//! | `record_download` | one counter read and an addition in memory, on the calling task; no write of its own |
 //! | `get_asset`, `find_key` | one or two key lookups, run on the calling task (no blocking thread) |
 //!
-//! Counters (views and downloads) are exact at once (compare-and-swap) but wait for no flush:
-//! sled's background flush writes them within 500 ms, and any later write's flush writes them
-//! too, so a crash loses at most the last half second of counts and nothing else (DESIGN.md
-//! "Durability"; the kill -9 test in `tests/crash.rs` checks counts older than one second).
+//! Counters (views and downloads) are exact at once but wait for no write and no flush: a
+//! count is added to a delta in memory (`counting`), a thread adds the deltas to the stored
+//! counters every 100 ms, and sled's background flush writes them within 500 ms more (any
+//! later write's flush writes them too). So a crash loses at most the last 600 ms of counts and
+//! nothing else (DESIGN.md "Durability"; the kill -9 test in `tests/crash.rs` checks counts
+//! older than one second, and fails when the deltas are written every 5 s instead). Every read
+//! of a counter adds its delta, under one lock with the writer; a delete of a counter drops its
+//! delta under the same lock.
 //!
 //! A flush is sled's blocking `flush` (write and `fsync`), run on a blocking task like every
 //! sled call, by group commit: a writer that arrives while a flush runs waits for the next
@@ -123,6 +127,7 @@ mod apikeys;
 mod assets;
 mod commit;
 mod config;
+mod counting;
 mod error;
 mod libraries;
 mod lifecycle;
@@ -207,7 +212,16 @@ pub(crate) struct Inner {
     /// sled database is open in one process at a time, and the readers that keep pages under
     /// it live as long as this store. Moved after every asset write is committed.
     assets_version: AtomicU64,
+    /// View and download counts not yet written to `counters`.
+    counting: counting::Counting,
     group: commit::GroupCommit,
+}
+
+impl Drop for Inner {
+    /// Writes the counts not yet written (sled flushes when the database closes).
+    fn drop(&mut self) {
+        let _ = self.write_counts();
+    }
 }
 
 impl SledStore {
@@ -292,6 +306,7 @@ impl SledStore {
             versions: tree("versions")?,
             reads: AtomicU64::new(0),
             assets_version: AtomicU64::new(0),
+            counting: counting::Counting::default(),
             group: commit::GroupCommit::default(),
             durability: config.durability,
             path,
@@ -310,9 +325,12 @@ impl SledStore {
                 .map_err(|e| failed(e.into()))?;
             inner.db.flush().map_err(|e| failed(e.into()))?;
         }
-        Ok(SledStore {
-            inner: Arc::new(inner),
-        })
+        let inner = Arc::new(inner);
+        counting::spawn_writer(Arc::downgrade(&inner)).map_err(|e| OpenError::Sled {
+            path: inner.path.clone(),
+            source: e.into(),
+        })?;
+        Ok(SledStore { inner })
     }
 
     /// The database directory.
@@ -425,13 +443,6 @@ impl Inner {
             .map_or(Ok(0), |v| tree_keys::decode_u64("count", &v))
     }
 
-    /// A counter (downloads or views), if it exists.
-    pub(crate) fn counter(&self, key: &[u8]) -> Result<Option<u64>, Error> {
-        self.get(&self.counters, key)?
-            .map(|v| tree_keys::decode_u64("counter", &v))
-            .transpose()
-    }
-
     /// The keys and values under `prefix`, forwards or backwards, each counted as read.
     pub(crate) fn scan<'a>(
         &'a self,
@@ -451,29 +462,6 @@ impl Inner {
             }
             next.map(|r| r.map_err(Error::from))
         })
-    }
-
-    /// Adds one to an existing counter and returns the new value; `None` (and no change) if the
-    /// counter does not exist. Lock-free compare-and-swap: no increment is ever lost.
-    pub(crate) fn increment(&self, key: &[u8]) -> Result<Option<u64>, Error> {
-        let mut bad = None;
-        let new = self.counters.update_and_fetch(key, |old| {
-            let old = old?;
-            match tree_keys::decode_u64("counter", old) {
-                Ok(n) => Some(n.saturating_add(1).to_be_bytes().to_vec()),
-                Err(e) => {
-                    // Leave the value as it is and report it.
-                    bad = Some(e);
-                    Some(old.to_vec())
-                }
-            }
-        })?;
-        if let Some(e) = bad {
-            return Err(e);
-        }
-        self.touched(1);
-        new.map(|v| tree_keys::decode_u64("counter", &v))
-            .transpose()
     }
 }
 
@@ -553,10 +541,10 @@ impl Store for SledStore {
         self.write(move |inner| inner.delete_library(id)).await
     }
 
-    // Counters are exact at once but reach the disk in the background (sled's own flush,
-    // every 500 ms): no flush of their own, as DESIGN.md "Durability" allows. So a count is a
-    // few point reads and one compare-and-swap in sled's page cache, run on the calling task
-    // like a point read.
+    // Counts are exact at once but reach the disk in the background (`counting`: written
+    // within 100 ms, flushed by sled within 500 ms more), as DESIGN.md "Durability" allows. So
+    // a count is a few point reads and an addition in memory, run on the calling task like a
+    // point read.
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
         self.point_read(|inner| inner.record_view(id))
     }
@@ -595,6 +583,10 @@ impl Store for SledStore {
     }
 
     async fn flush(&self) -> Result<(), StoreError> {
-        self.blocking(|inner| Ok(inner.db.flush().map(drop)?)).await
+        self.blocking(|inner| {
+            inner.write_counts()?;
+            Ok(inner.db.flush().map(drop)?)
+        })
+        .await
     }
 }

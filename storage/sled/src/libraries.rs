@@ -300,8 +300,10 @@ impl Inner {
     }
 
     /// Deletes a library, its items, slug claim, index keys, counts, asset uses and view
-    /// counter in one transaction.
+    /// counter in one transaction, with the views counted but not yet written (under the
+    /// counting lock, so none lands in between; see [`crate::counting`]).
     pub(crate) fn delete_library(&self, id: Uuid) -> Result<bool, Error> {
+        let mut deltas = self.counting.lock();
         let deleted = (
             &self.libraries,
             &self.library_slugs,
@@ -327,6 +329,9 @@ impl Inner {
                     Ok(true)
                 },
             )?;
+        if deleted {
+            deltas.remove(&tree_keys::views(id));
+        }
         Ok(deleted)
     }
 

@@ -113,7 +113,11 @@ impl Inner {
     /// library holding it (each becomes [`ItemRec::Removed`], and the library gets a new
     /// content version and, for a published asset, a smaller published-asset count). The slug
     /// claim stays, so the slug is never given again.
+    ///
+    /// The downloads counted but not yet written go with it: the transaction runs under the
+    /// counting lock (see [`crate::counting`]).
     pub(crate) fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, Error> {
+        let mut deltas = self.counting.lock();
         let deletion = (
             &self.assets,
             &self.asset_idx_created,
@@ -182,7 +186,14 @@ impl Inner {
                     Ok(AssetDeletion::Deleted(asset))
                 },
             )?;
-        Ok(deletion)
+        Ok(match deletion {
+            AssetDeletion::Deleted(mut asset) => {
+                let unwritten = deltas.remove(&tree_keys::downloads(id)).unwrap_or(0);
+                asset.download_count = asset.download_count.saturating_add(unwritten);
+                AssetDeletion::Deleted(asset)
+            }
+            other => other,
+        })
     }
 
     /// The libraries holding asset `id`, newest `created_at` first, then by id descending.
