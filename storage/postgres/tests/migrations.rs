@@ -131,19 +131,30 @@ async fn schema_names_must_be_plain_identifiers() {
     }
 }
 
+/// A plain connection to the database at `url` (and the task driving it), to write a schema as
+/// an older version of this crate left it.
+async fn raw_client(url: &str) -> (tokio_postgres::Client, tokio::task::JoinHandle<()>) {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    let conn = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    (client, conn)
+}
+
+/// A migration's SQL as the store runs it: the store's schema `assetlib`, pg_trgm in `public`.
+fn fill(sql: &str) -> String {
+    sql.replace("__SCHEMA__", "\"assetlib\"")
+        .replace("__TRGM__", "\"public\"")
+}
+
 /// A database at version 2 with drafts in it is upgraded at connect: the drafts are counted,
 /// and every list total is exact from then on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upgrade_from_version_2_counts_the_drafts_there() {
     let db = TestCluster::shared().empty_database().await;
-    let (client, conn) = tokio_postgres::connect(db.url(), tokio_postgres::NoTls)
-        .await
-        .expect("connect");
-    let conn = tokio::spawn(conn);
-    let fill = |sql: &str| {
-        sql.replace("__SCHEMA__", "\"assetlib\"")
-            .replace("__TRGM__", "\"public\"")
-    };
+    let (client, conn) = raw_client(db.url()).await;
     client
         .batch_execute(&format!(
             "CREATE EXTENSION pg_trgm; CREATE SCHEMA assetlib; \
@@ -215,14 +226,7 @@ async fn an_upgrade_from_version_2_counts_the_drafts_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
     let db = TestCluster::shared().empty_database().await;
-    let (client, conn) = tokio_postgres::connect(db.url(), tokio_postgres::NoTls)
-        .await
-        .expect("connect");
-    let conn = tokio::spawn(conn);
-    let fill = |sql: &str| {
-        sql.replace("__SCHEMA__", "\"assetlib\"")
-            .replace("__TRGM__", "\"public\"")
-    };
+    let (client, conn) = raw_client(db.url()).await;
     let library = uuid::Uuid::new_v4();
     let (pdf, image, gone) = (
         uuid::Uuid::new_v4(),
