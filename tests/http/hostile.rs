@@ -396,3 +396,81 @@ pub(crate) async fn a_body_that_stops_arriving_is_408<H: Harness>() {
     assert_eq!(total_assets(&ctx).await, 0);
     assert_eq!(upload_dirs(&ctx.files_dir()), Vec::<PathBuf>::new());
 }
+
+/// The server still answers a plain read after `what`, listing the `assets` created so far.
+async fn still_up(ctx: &Ctx, assets: u64, what: &str) {
+    let r = ctx.get("/api/v1/assets").await;
+    assert_eq!(r.status, 200, "after {what}: {}", r.json);
+    assert_eq!(r.json["pagination"]["total"], assets, "after {what}");
+}
+
+/// PDFs whose page trees, `/Parent` chains, nesting or stream-length references go 50,000
+/// levels deep or loop: a reader that walked them by recursion would overflow the stack of
+/// the blocking thread reading them and abort the whole process. Each is unreadable (as any
+/// PDF that cannot be parsed, it is created with null counts), and the server answers the
+/// next request.
+pub(crate) async fn hostile_pdfs_never_take_the_server_down<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let unreadable = [
+        ("deep page tree.pdf", samples::pdf_deep_page_tree(50_000)),
+        (
+            "deep parent chain.pdf",
+            samples::pdf_deep_parent_chain(50_000),
+        ),
+        ("page tree loop.pdf", samples::pdf_page_tree_loop()),
+        ("deep arrays.pdf", samples::pdf_deep_arrays(50_000)),
+        (
+            "deep dictionaries.pdf",
+            samples::pdf_deep_dictionaries(50_000),
+        ),
+        ("length chain.pdf", samples::pdf_length_chain(1_000)),
+        ("length loop.pdf", samples::pdf_length_loop()),
+    ];
+    let null = json!(null);
+    let mut created = 0;
+    for (name, pdf) in &unreadable {
+        let r = upload(&ctx, form(&[("asset_type", "pdf")], Some((name, pdf)))).await;
+        assert_eq!(r.status, 201, "{name}: {}", r.json);
+        let a = &r.json["data"];
+        assert_eq!(a["mime_type"], "application/pdf", "{name}");
+        assert_eq!(
+            (&a["page_count"], &a["word_count"], &a["thumbnail_path"]),
+            (&null, &null, &null),
+            "{name}"
+        );
+        created += 1;
+        still_up(&ctx, created, name).await;
+    }
+
+    // Nothing walks an outline (bookmarks), however deep: that PDF is read.
+    let r = upload(
+        &ctx,
+        form(
+            &[("asset_type", "pdf")],
+            Some(("deep outlines.pdf", &samples::pdf_deep_outlines(50_000))),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    assert_eq!(
+        (&r.json["data"]["page_count"], &r.json["data"]["word_count"]),
+        (&json!(1), &json!(4))
+    );
+    created += 1;
+    still_up(&ctx, created, "deep outlines.pdf").await;
+
+    // Created by file_path, as by upload.
+    let a = create_on(
+        &ctx,
+        "hostile/deep page tree.pdf",
+        samples::pdf_deep_page_tree(50_000),
+        "pdf",
+    )
+    .await;
+    assert_eq!(
+        (&a["page_count"], &a["word_count"], &a["thumbnail_path"]),
+        (&null, &null, &null)
+    );
+    created += 1;
+    still_up(&ctx, created, "the deep page tree by file_path").await;
+}

@@ -54,8 +54,8 @@
 //! the right type but cannot be read gives null fields instead, so the asset can still be
 //! created:
 //! - a PDF that cannot be parsed, an encrypted PDF (`page_count` only, when its page tree can be
-//!   read without a password), or one whose streams decode to more than the limits allow (see
-//!   the bounds below);
+//!   read without a password), or one whose streams decode to more than the limits allow, or
+//!   that nests or loops deeper than they allow (see the bounds below);
 //! - a DOCX or ODT whose XML is damaged;
 //! - an image whose header does not give its size.
 //!
@@ -69,13 +69,14 @@
 //! | PDF object and cross-reference streams, decoded | 32 MiB | null counts |
 //! | one PDF page's content | [`Limits::max_pdf_page_content`], 4 MiB | null `word_count` |
 //! | PDF font `ToUnicode` maps | 4 MiB each, 16 MiB together | null `word_count` |
+//! | PDF nesting: arrays and dictionaries; references followed to find a stream's length; page tree levels and a page's `/Parent` chain | 64 levels; 8 in a row; 256 levels (a loop in any is past them) | null counts |
 //! | pixels decoded for a thumbnail | [`Limits::max_image_pixels`], 50 million | [`ExtractError::LimitExceeded`] |
 //! | image decoder allocations | [`Limits::max_image_alloc`], 256 MiB | [`ExtractError::Image`] |
 //!
 //! Reading sizes and orientation never decodes pixels, and sniffing reads only headers and a
 //! zip archive's directory. The PDF parser (`lopdf`) is given a file only after a pre-scan
-//! has measured every stream it could decode; a panic inside it makes the file unreadable
-//! (null counts) rather than failing the call.
+//! has measured every stream it could decode and everything it would parse by recursion; a
+//! panic inside it makes the file unreadable (null counts) rather than failing the call.
 //!
 //! ## Thumbnails
 //! PNG, JPEG, GIF (first frame) and WebP images get a thumbnail at most `max_side` pixels on its

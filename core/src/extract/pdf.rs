@@ -13,17 +13,29 @@
 //! only for their page count. While text is read, page content is bounded by
 //! [`Limits::max_pdf_page_content`], and fonts' `ToUnicode` maps (kept parsed while pages are
 //! read) by [`MAX_CMAP`] each and [`MAX_CMAPS`] together.
+//!
+//! What `lopdf` walks by recursion must stay shallow, or a small hostile file overflows the
+//! thread's stack and aborts the whole process: a file is not read (null counts) whose arrays
+//! and dictionaries nest more than [`MAX_NESTING`] deep, in its bytes or in its object
+//! streams; in which finding a stream's length means following more than
+//! [`MAX_LENGTH_REFERENCES`] references in a row, or a loop of them; or whose page tree is
+//! deeper than [`MAX_PDF_DEPTH`], loops, or has a page whose `/Parent` chain is longer than
+//! that. The first two are checked by the pre-scan, the page tree (iteratively) after `lopdf`
+//! has loaded the file and before anything walks it.
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use lopdf::content::Content;
 use lopdf::{Dictionary, Document, Encoding, Object, ObjectId};
 
+mod decode;
+mod lexer;
 mod scan;
 
-use self::scan::{decoded_len, prescan};
+use self::decode::decoded_len;
+use self::scan::prescan;
 use super::words::WordCounter;
 use super::{Counts, Limits};
 
@@ -31,6 +43,22 @@ use super::{Counts, Limits};
 pub(super) const MAX_CMAP: u64 = 4 * 1024 * 1024;
 /// Most bytes the `ToUnicode` maps of a document's fonts may decode to together.
 pub(super) const MAX_CMAPS: u64 = 16 * 1024 * 1024;
+
+/// Deepest nesting of arrays and dictionaries in a PDF that is read. `lopdf` parses nesting
+/// recursively (and gives up at 100 levels), taking 15 to 20 KiB of stack a level in a debug
+/// build and about 2 KiB in a release build: 64 levels fit in the 2 MiB of a Tokio blocking
+/// thread even in a debug build, and real files nest a handful.
+pub(in crate::extract) const MAX_NESTING: usize = 64;
+
+/// Most references in a row `lopdf` may follow to find streams' lengths (a stream's
+/// `/Length` naming another stream, or an object stored in an object stream whose own
+/// `/Length` is a reference): each is a recursion of its parser, of several KiB. Real files
+/// need at most 3.
+pub(in crate::extract) const MAX_LENGTH_REFERENCES: usize = 8;
+
+/// Deepest page tree of a PDF that is read, and longest `/Parent` chain of its pages:
+/// `lopdf` looks up a page's inherited resources by recursion along that chain.
+pub(in crate::extract) const MAX_PDF_DEPTH: usize = 256;
 
 /// Pages and words of a PDF; null where they cannot be read within the limits.
 pub(super) fn counts(bytes: &[u8], limits: &Limits) -> Counts {
@@ -48,6 +76,9 @@ fn read(bytes: &[u8], encrypted: bool, limits: &Limits) -> Counts {
     let Ok(doc) = Document::load_mem(bytes) else {
         return Counts::default();
     };
+    if !page_tree_bounded(&doc) {
+        return Counts::default();
+    }
     let pages = doc.get_pages();
     let page_count = (!pages.is_empty()).then_some(pages.len() as u64);
     let words = if encrypted || doc.was_encrypted() || doc.is_encrypted() || pages.is_empty() {
@@ -59,6 +90,82 @@ fn read(bytes: &[u8], encrypted: bool, limits: &Limits) -> Counts {
         pages: page_count,
         words,
     }
+}
+
+/// Whether the page tree is at most [`MAX_PDF_DEPTH`] levels deep, reaches no node twice
+/// (a loop), and every page in it has a `/Parent` chain of at most [`MAX_PDF_DEPTH`] nodes.
+/// The tree is walked as `lopdf`'s page iterator walks it, but with an explicit stack; each
+/// node's chain length is remembered, so the work stays linear in the tree.
+fn page_tree_bounded(doc: &Document) -> bool {
+    let Ok(root) = doc
+        .catalog()
+        .and_then(|catalog| catalog.get(b"Pages"))
+        .and_then(Object::as_reference)
+    else {
+        // No page tree: nothing to walk.
+        return true;
+    };
+    let kids = |id: ObjectId| {
+        doc.get_dictionary(id)
+            .and_then(|node| node.get_deref(b"Kids", doc))
+            .and_then(Object::as_array)
+            .map_or(&[][..], Vec::as_slice)
+    };
+    let mut seen = HashSet::from([root]);
+    let mut chains: HashMap<ObjectId, usize> = HashMap::new();
+    let mut stack = vec![(root, 1usize)];
+    while let Some((node, depth)) = stack.pop() {
+        for kid in kids(node) {
+            let Ok(id) = kid.as_reference() else {
+                continue;
+            };
+            let Ok(dict) = doc.get_dictionary(id) else {
+                continue;
+            };
+            match dict.get_type() {
+                Ok(b"Pages") => {
+                    if depth >= MAX_PDF_DEPTH || !seen.insert(id) {
+                        return false;
+                    }
+                    stack.push((id, depth + 1));
+                }
+                Ok(b"Page") if !parent_chain_bounded(doc, dict, &mut chains) => return false,
+                _ => {}
+            }
+        }
+    }
+    true
+}
+
+/// Whether the `/Parent` chain above `page` (as `lopdf` follows it: references to
+/// dictionaries) has at most [`MAX_PDF_DEPTH`] nodes. `chains` remembers, for each node
+/// walked, the length of the chain from it up; a loop never ends, so it goes past the limit.
+fn parent_chain_bounded(
+    doc: &Document,
+    page: &Dictionary,
+    chains: &mut HashMap<ObjectId, usize>,
+) -> bool {
+    let parent = |node: &Dictionary| node.get(b"Parent").and_then(Object::as_reference).ok();
+    let mut path = Vec::new();
+    let mut next = parent(page);
+    let above = loop {
+        let Some(id) = next else { break 0 };
+        if let Some(&known) = chains.get(&id) {
+            break known;
+        }
+        if path.len() >= MAX_PDF_DEPTH {
+            return false;
+        }
+        path.push(id);
+        next = doc.get_dictionary(id).ok().and_then(parent);
+    };
+    if above + path.len() > MAX_PDF_DEPTH {
+        return false;
+    }
+    for (i, id) in path.iter().enumerate() {
+        chains.insert(*id, above + path.len() - i);
+    }
+    true
 }
 
 /// Words of the text shown on every page. Strings of `Tj`, `TJ`, `'` and `"` are decoded
@@ -102,6 +209,8 @@ fn words(doc: &Document, pages: &BTreeMap<u32, ObjectId>, limits: &Limits) -> Op
             }
             encodings.insert(name, key);
         }
+        // lopdf's content parser gives up at 100 levels of nesting: a few hundred KiB of stack
+        // in a release build, and inside a blocking thread's 2 MiB even in a debug one.
         let content = Content::decode(&content).ok()?;
         let mut encoding = None;
         for op in &content.operations {

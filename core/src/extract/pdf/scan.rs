@@ -1,12 +1,17 @@
 //! The bounded pre-scan of a PDF: every stream found, its dictionary parsed with a small
 //! lexer of its own, and its decoded size measured through the filters `lopdf` supports, with
-//! a cap, before `lopdf` is allowed to read the file (see the parent module's docs).
+//! a cap; the nesting of arrays and dictionaries measured; and the references `lopdf` follows
+//! to find streams' lengths checked for chains and loops, before `lopdf` is allowed to read
+//! the file (see the parent module's docs).
 
-use std::io::{Read, Write};
+use std::collections::{HashMap, HashSet};
 
 use memchr::memmem;
 
 use super::super::Limits;
+use super::decode::decoded_len;
+use super::lexer::{Dict, Lexer, Value, is_delimiter, is_white};
+use super::{MAX_LENGTH_REFERENCES, MAX_NESTING};
 
 /// What the pre-scan found in a file it lets `lopdf` read.
 #[derive(Debug, Clone, Copy)]
@@ -23,20 +28,36 @@ const DICT_LOOKBACK: usize = 64 * 1024;
 /// Widest field of a cross-reference stream that a real file uses (offsets of 8 bytes).
 const MAX_XREF_FIELD: i64 = 8;
 
-/// Measures what every stream of the file decodes to (see the module docs). `None`: do not
-/// parse this file.
+/// Measures what every stream of the file decodes to, how deep its arrays and dictionaries
+/// nest, and how far `lopdf` would follow references to find its streams' lengths (see the
+/// module docs). `None`: do not parse this file.
 pub(super) fn prescan(bytes: &[u8], limits: &Limits) -> Option<Scan> {
+    if !nesting_within(bytes, MAX_NESTING) {
+        return None;
+    }
     let mut scan = Scan {
         encrypted: encrypt_key(bytes),
         object_streams: false,
     };
     let mut total = 0u64;
     let mut structure = 0u64;
+    // Streams whose /Length is a reference: (the stream's possible object numbers, the
+    // referenced object's number).
+    let mut length_references: Vec<(Vec<u32>, u32)> = Vec::new();
+    let mut xref_streams = Vec::new();
     for at in memmem::find_iter(bytes, b"stream") {
         let Some(data_start) = stream_keyword(bytes, at) else {
             continue;
         };
-        let dict = stream_dictionary(bytes, at)?;
+        let (dict, numbers) = stream_dictionary(bytes, at)?;
+        if let Some(&Value::Ref(target)) = dict.get(b"Length") {
+            // lopdf reads that object while it parses the stream, under whatever number its
+            // header gives; a header it might read and this scan cannot is refused.
+            if numbers.is_empty() {
+                return None;
+            }
+            length_references.push((numbers, target));
+        }
         let object_stream = dict.name(b"Type") == Some(b"ObjStm".as_slice());
         scan.object_streams |= object_stream;
         // lopdf reads a stream with /W as cross-reference entries.
@@ -52,13 +73,11 @@ pub(super) fn prescan(bytes: &[u8], limits: &Limits) -> Option<Scan> {
         // Encrypted data measures as the little its ciphertext happens to decode to; `counts`
         // keeps lopdf from decoding it (cross-reference streams are never encrypted).
         let rest = &bytes[data_start..];
-        let data = match dict.get(b"Length") {
-            Some(Value::Int(n)) => usize::try_from(*n)
-                .ok()
-                .and_then(|n| rest.get(..n))
-                .unwrap_or(rest),
-            _ => rest,
+        let exact = match dict.get(b"Length") {
+            Some(Value::Int(n)) => usize::try_from(*n).ok().and_then(|n| rest.get(..n)),
+            _ => None,
         };
+        let data = exact.unwrap_or(rest);
         let decoded = decoded_len(data, &dict.filters(), limits.max_pdf_stream)?;
         total += decoded;
         if kept_parsed {
@@ -67,8 +86,308 @@ pub(super) fn prescan(bytes: &[u8], limits: &Limits) -> Option<Scan> {
         if total > limits.max_pdf_decoded || structure > MAX_STRUCTURE {
             return None;
         }
+        if kept_parsed {
+            // Measured above, so decoding is bounded. lopdf parses the objects of an object
+            // stream (its raw bytes when it cannot decode them), and reads a cross-reference
+            // stream's entries.
+            let data = exact.unwrap_or_else(|| until_endstream(rest));
+            let content = lopdf_decoded(&dict, data);
+            if object_stream && !nesting_within(content.as_deref().unwrap_or(data), MAX_NESTING) {
+                return None;
+            }
+            if let (Some(content), Some(xref)) = (content, XrefStream::new(&dict)) {
+                xref_streams.push((xref, content));
+            }
+        }
     }
-    Some(scan)
+    length_references_bounded(&length_references, &xref_streams).then_some(scan)
+}
+
+/// Whether no array or dictionary in `bytes` nests more than `limit` deep, outside strings,
+/// comments and stream data. `lopdf` parses nesting recursively; each object is parsed on its
+/// own, so the depth starts again at every `obj` and `endobj` keyword. One pass, no
+/// recursion.
+fn nesting_within(bytes: &[u8], limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&c) = bytes.get(i) {
+        let next = bytes.get(i + 1).copied();
+        match c {
+            b'%' => {
+                i = memchr::memchr2(b'\r', b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
+            }
+            b'(' => i = string_end(bytes, i),
+            b'<' if next == Some(b'<') => {
+                depth += 1;
+                if depth > limit {
+                    return false;
+                }
+                i += 2;
+            }
+            b'<' => i = memchr::memchr(b'>', &bytes[i..]).map_or(bytes.len(), |n| i + n + 1),
+            b'>' if next == Some(b'>') => {
+                depth = depth.saturating_sub(1);
+                i += 2;
+            }
+            b'[' => {
+                depth += 1;
+                if depth > limit {
+                    return false;
+                }
+                i += 1;
+            }
+            b']' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'/' => {
+                // A name: its characters are no keyword.
+                i += 1;
+                while bytes
+                    .get(i)
+                    .is_some_and(|&c| !is_white(c) && !is_delimiter(c))
+                {
+                    i += 1;
+                }
+            }
+            c if is_white(c) || is_delimiter(c) => i += 1,
+            _ => {
+                let start = i;
+                while bytes
+                    .get(i)
+                    .is_some_and(|&c| !is_white(c) && !is_delimiter(c))
+                {
+                    i += 1;
+                }
+                match &bytes[start..i] {
+                    b"obj" | b"endobj" => depth = 0,
+                    b"stream" => {
+                        if let Some(data) = stream_keyword(bytes, start) {
+                            i = data + until_endstream(&bytes[data..]).len();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Where the literal string opening at `at` ends (just after its closing parenthesis), or the
+/// end of `bytes`.
+fn string_end(bytes: &[u8], at: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = at;
+    while let Some(&c) = bytes.get(i) {
+        i += 1;
+        match c {
+            b'\\' => i += 1,
+            b'(' => depth += 1,
+            b')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes.len()
+}
+
+/// Stream data up to its first `endstream`: where a reader that does not know its length
+/// stops.
+fn until_endstream(data: &[u8]) -> &[u8] {
+    memmem::find(data, b"endstream").map_or(data, |end| &data[..end])
+}
+
+/// What `lopdf` decodes a stream to, through its own filters and predictors; `None` where it
+/// cannot. Only for streams whose decoded size has been measured.
+fn lopdf_decoded(dict: &Dict, data: &[u8]) -> Option<Vec<u8>> {
+    let mut lopdf_dict = lopdf::Dictionary::new();
+    for key in [b"Filter".as_slice(), b"DecodeParms"] {
+        if let Some(value) = dict.get(key) {
+            lopdf_dict.set(key, value.to_lopdf());
+        }
+    }
+    lopdf::Stream::new(lopdf_dict, data.to_vec())
+        .decompressed_content()
+        .ok()
+}
+
+/// The layout of a cross-reference stream's entries, read from its dictionary as `lopdf`
+/// reads it.
+struct XrefStream {
+    /// Bytes of the three fields of an entry.
+    widths: [usize; 3],
+    /// The first object number and the count of each subsection.
+    sections: Vec<(i64, i64)>,
+}
+
+impl XrefStream {
+    fn new(dict: &Dict) -> Option<XrefStream> {
+        let ints = |value: Option<&Value>| -> Option<Vec<i64>> {
+            match value? {
+                Value::Array(items) => items
+                    .iter()
+                    .map(|v| match v {
+                        Value::Int(n) => Some(*n),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            }
+        };
+        let widths = ints(dict.get(b"W"))?;
+        let widths = [
+            usize::try_from(*widths.first()?).ok()?,
+            usize::try_from(*widths.get(1)?).ok()?,
+            usize::try_from(*widths.get(2)?).ok()?,
+        ];
+        // Without /Index (or with an unreadable one) lopdf reads /Size entries from 0; with
+        // neither it reads none, and at most as many as the data holds are read here.
+        let size = match dict.get(b"Size") {
+            Some(Value::Int(n)) => *n,
+            _ => i64::MAX,
+        };
+        let index = ints(dict.get(b"Index")).unwrap_or_else(|| vec![0, size]);
+        let sections = index.chunks_exact(2).map(|s| (s[0], s[1])).collect();
+        Some(XrefStream { widths, sections })
+    }
+
+    /// Calls `f(object, container)` for every entry of `data` that stores an object inside an
+    /// object stream, reading the entries as `lopdf` does (an entry of an unknown type is only
+    /// its first field).
+    fn compressed(&self, data: &[u8], mut f: impl FnMut(u32, u32)) {
+        let [w0, w1, w2] = self.widths;
+        if w0 == 0 {
+            // Every entry is then of type 1: no object is compressed.
+            return;
+        }
+        let mut pos = 0usize;
+        let mut read = |width: usize| -> Option<u32> {
+            let field = data.get(pos..pos + width)?;
+            pos += width;
+            Some(field.iter().fold(0u32, |v, &b| (v << 8) | u32::from(b)))
+        };
+        for &(start, count) in &self.sections {
+            for j in 0..count.max(0) {
+                // Every entry reads at least its first field, so this ends with the data.
+                let Some(kind) = read(w0) else { return };
+                let fields = match kind {
+                    0 | 1 => read(w1).zip(read(w2)),
+                    2 => {
+                        let Some((container, _)) = read(w1).zip(read(w2)) else {
+                            return;
+                        };
+                        // lopdf numbers entries as a wrapping `u32`.
+                        f(start.wrapping_add(j) as u32, container);
+                        Some((0, 0))
+                    }
+                    _ => Some((0, 0)),
+                };
+                if fields.is_none() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Whether `lopdf`, finding every stream's length, follows at most [`MAX_LENGTH_REFERENCES`]
+/// references in a row, with no loop. While it parses a stream whose /Length is a reference,
+/// it reads the referenced object: parsing it if it is a stream too (whose own /Length may be
+/// a reference), or, if a cross-reference stream says it is stored in an object stream,
+/// parsing that container first (whose /Length may be a reference, or which may itself be
+/// said to be stored in another). Each step recurses; through containers it forgets what it
+/// has seen, so a loop never ends. Every stream number and container any cross-reference
+/// stream gives is followed. Iterative.
+fn length_references_bounded(
+    references: &[(Vec<u32>, u32)],
+    xref_streams: &[(XrefStream, Vec<u8>)],
+) -> bool {
+    if references.is_empty() {
+        return true;
+    }
+    // What reading an object reads next: a stream's length, or a compressed object's
+    // container.
+    let mut edges: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut wanted: HashSet<u32> = HashSet::new();
+    for (numbers, target) in references {
+        for &number in numbers {
+            edges.entry(number).or_default().push(*target);
+        }
+        wanted.insert(*target);
+    }
+    // Containers of the objects read, then of those containers, as far as the limit (one
+    // pass over the entries each, so memory stays with the objects that matter).
+    let mut frontier = wanted.clone();
+    for _ in 0..=MAX_LENGTH_REFERENCES {
+        if frontier.is_empty() {
+            break;
+        }
+        let mut found = HashSet::new();
+        for (xref, data) in xref_streams {
+            xref.compressed(data, |object, container| {
+                if frontier.contains(&object) {
+                    let next = edges.entry(object).or_default();
+                    if !next.contains(&container) {
+                        next.push(container);
+                    }
+                    if wanted.insert(container) {
+                        found.insert(container);
+                    }
+                }
+            });
+        }
+        frontier = found;
+    }
+    if !frontier.is_empty() {
+        return false;
+    }
+    // The longest path, depth first with an explicit stack; a node met again on the path is a
+    // loop.
+    let mut longest: HashMap<u32, usize> = HashMap::new();
+    let mut on_path: HashSet<u32> = HashSet::new();
+    for &root in edges.keys() {
+        if longest.contains_key(&root) {
+            continue;
+        }
+        // Each node on the path, with how many of its children have been followed.
+        let mut stack: Vec<(u32, usize)> = vec![(root, 0)];
+        on_path.insert(root);
+        while let Some(top) = stack.last_mut() {
+            let node = top.0;
+            let children = edges.get(&node).map_or(&[][..], Vec::as_slice);
+            if let Some(&child) = children.get(top.1) {
+                top.1 += 1;
+                if on_path.contains(&child) {
+                    return false;
+                }
+                if !longest.contains_key(&child) {
+                    if stack.len() > MAX_LENGTH_REFERENCES {
+                        return false;
+                    }
+                    on_path.insert(child);
+                    stack.push((child, 0));
+                }
+                continue;
+            }
+            let length = children
+                .iter()
+                .map(|c| longest.get(c).map_or(1, |l| l + 1))
+                .max()
+                .unwrap_or(0);
+            if length > MAX_LENGTH_REFERENCES {
+                return false;
+            }
+            longest.insert(node, length);
+            on_path.remove(&node);
+            stack.pop();
+        }
+    }
+    true
 }
 
 /// Whether the file names an `/Encrypt` dictionary (in a trailer or cross-reference stream).
@@ -109,8 +428,9 @@ fn stream_keyword(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
-/// The dictionary of the stream whose keyword is at `at`, parsed from its object header.
-fn stream_dictionary(bytes: &[u8], at: usize) -> Option<Dict> {
+/// The dictionary of the stream whose keyword is at `at`, parsed from its object header, and
+/// the object numbers a reader may read that header as (see [`object_numbers`]).
+fn stream_dictionary(bytes: &[u8], at: usize) -> Option<(Dict, Vec<u32>)> {
     let from = at.saturating_sub(DICT_LOOKBACK);
     let header = memmem::rfind_iter(&bytes[from..at], b"obj").find(|&i| {
         let i = from + i;
@@ -125,434 +445,54 @@ fn stream_dictionary(bytes: &[u8], at: usize) -> Option<Dict> {
     };
     // The dictionary must run up to the keyword, as lopdf reads it.
     lexer.skip_space();
-    (lexer.pos == lexer.s.len()).then_some(Dict(dict))
+    (lexer.pos == lexer.s.len()).then(|| (Dict(dict), object_numbers(&bytes[..from + header])))
 }
 
-/// Bytes a stream decodes to through `filters` (in order), measuring the filters `lopdf`
-/// decodes and stopping at the first it does not. `None` when over `cap`.
-pub(super) fn decoded_len(data: &[u8], filters: &[Vec<u8>], cap: u64) -> Option<u64> {
-    let mut current: Option<Vec<u8>> = None;
-    for filter in filters {
-        let input = current.as_deref().unwrap_or(data);
-        let output = match filter.as_slice() {
-            b"FlateDecode" => inflate(input, cap)?,
-            b"LZWDecode" => {
-                // The /EarlyChange parameter picks the variant; measure the larger.
-                let early = lzw(input, cap, true)?;
-                let late = lzw(input, cap, false)?;
-                if early.len() >= late.len() {
-                    early
-                } else {
-                    late
-                }
-            }
-            b"ASCII85Decode" => ascii85(input, cap)?,
-            _ => break,
-        };
-        current = Some(output);
-    }
-    Some(current.map_or(data.len(), |c| c.len()) as u64)
-}
-
-/// Inflates a zlib stream as `lopdf` does (raw deflate after the two header bytes when the
-/// zlib stream fails with no output), keeping at most `cap` bytes.
-fn inflate(input: &[u8], cap: u64) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let result = flate2::read::ZlibDecoder::new(input)
-        .take(cap + 1)
-        .read_to_end(&mut out);
-    if result.is_err() && out.is_empty() && input.len() > 2 {
-        out.clear();
-        let _ = flate2::read::DeflateDecoder::new(&input[2..])
-            .take(cap + 1)
-            .read_to_end(&mut out);
-    }
-    (out.len() as u64 <= cap).then_some(out)
-}
-
-/// Decodes LZW (most significant bit first, as PDF writes it), keeping at most `cap` bytes.
-fn lzw(input: &[u8], cap: u64, early_change: bool) -> Option<Vec<u8>> {
-    use weezl::{BitOrder, decode::Decoder};
-    let mut decoder = if early_change {
-        Decoder::with_tiff_size_switch(BitOrder::Msb, 8)
-    } else {
-        Decoder::new(BitOrder::Msb, 8)
+/// The object numbers a reader may take the header `N G` (just before `obj`) for: `N`, or any
+/// shorter tail of its digits, since a cross-reference offset may point into it. Empty when the
+/// header is not two plain numbers.
+fn object_numbers(before_obj: &[u8]) -> Vec<u32> {
+    let digits_before = |end: usize| {
+        end - before_obj[..end]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .count()
     };
-    let mut out = Capped {
-        buf: Vec::new(),
-        cap,
-        over: false,
+    let white_before = |end: usize| {
+        end - before_obj[..end]
+            .iter()
+            .rev()
+            .take_while(|&&c| is_white(c))
+            .count()
     };
-    let _ = decoder.into_stream(&mut out).decode_all(input);
-    (!out.over).then_some(out.buf)
-}
-
-/// A buffer that refuses to grow past `cap`.
-struct Capped {
-    buf: Vec<u8>,
-    cap: u64,
-    over: bool,
-}
-
-impl Write for Capped {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        if (self.buf.len() + data.len()) as u64 > self.cap {
-            self.over = true;
-            return Err(std::io::Error::other("decoded stream over the limit"));
-        }
-        self.buf.extend_from_slice(data);
-        Ok(data.len())
+    let generation_end = white_before(before_obj.len());
+    let generation_start = digits_before(generation_end);
+    let number_end = white_before(generation_start);
+    let number_start = digits_before(number_end);
+    if generation_start == generation_end
+        || number_end == generation_start
+        || number_start == number_end
+    {
+        return Vec::new();
     }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Decodes ASCII85 as `lopdf` does, keeping at most `cap` bytes.
-fn ascii85(input: &[u8], cap: u64) -> Option<Vec<u8>> {
-    let input = input.strip_suffix(b"~>").unwrap_or(input);
-    let mut out = Vec::new();
-    let mut group: u32 = 0;
-    let mut count = 0usize;
-    for &c in input {
-        if out.len() as u64 > cap {
-            return None;
-        }
-        if c == b'z' {
-            if count != 0 {
-                break;
-            }
-            out.extend_from_slice(&[0; 4]);
-            continue;
-        }
-        if c.is_ascii_whitespace() {
-            continue;
-        }
-        if !(b'!'..=b'u').contains(&c) {
+    let mut numbers = Vec::new();
+    let mut value = 0u64;
+    let mut scale = 1u64;
+    for &digit in before_obj[number_start..number_end].iter().rev() {
+        value += u64::from(digit - b'0') * scale;
+        let Ok(number) = u32::try_from(value) else {
             break;
-        }
-        group = group.checked_mul(85)?.checked_add(u32::from(c - b'!'))?;
-        count += 1;
-        if count == 5 {
-            out.extend_from_slice(&group.to_be_bytes());
-            group = 0;
-            count = 0;
-        }
-    }
-    if count > 0 {
-        for _ in count..5 {
-            group = group.checked_mul(85)?.checked_add(84)?;
-        }
-        out.extend_from_slice(&group.to_be_bytes()[..count - 1]);
-    }
-    (out.len() as u64 <= cap).then_some(out)
-}
-
-/// A PDF value, as far as the pre-scan needs it.
-#[derive(Debug, Clone, PartialEq)]
-enum Value {
-    Name(Vec<u8>),
-    Int(i64),
-    Array(Vec<Value>),
-    Dict(Vec<(Vec<u8>, Value)>),
-    /// Anything else: reals, strings, booleans, null, references.
-    Other,
-}
-
-/// A parsed stream dictionary.
-struct Dict(Vec<(Vec<u8>, Value)>);
-
-impl Dict {
-    /// The last value of `key`, as a PDF reader keeps it.
-    fn get(&self, key: &[u8]) -> Option<&Value> {
-        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-
-    fn name(&self, key: &[u8]) -> Option<&[u8]> {
-        match self.get(key)? {
-            Value::Name(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    /// `/Filter` as a list of names, the way `lopdf` reads it: a name or an array of names;
-    /// anything else means no decoding.
-    fn filters(&self) -> Vec<Vec<u8>> {
-        match self.get(b"Filter") {
-            Some(Value::Name(n)) => vec![n.clone()],
-            Some(Value::Array(items)) => {
-                let names: Option<Vec<_>> = items
-                    .iter()
-                    .map(|v| match v {
-                        Value::Name(n) => Some(n.clone()),
-                        _ => None,
-                    })
-                    .collect();
-                names.unwrap_or_default()
-            }
-            _ => Vec::new(),
-        }
-    }
-}
-
-/// Deepest nesting of arrays and dictionaries the pre-scan parses.
-const MAX_DEPTH: usize = 32;
-
-/// A small PDF object lexer and parser for stream dictionaries.
-struct Lexer<'a> {
-    s: &'a [u8],
-    pos: usize,
-}
-
-impl Lexer<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.s.get(self.pos).copied()
-    }
-
-    /// Skips whitespace and comments.
-    fn skip_space(&mut self) {
-        while let Some(c) = self.peek() {
-            if is_white(c) {
-                self.pos += 1;
-            } else if c == b'%' {
-                while !matches!(self.peek(), None | Some(b'\r' | b'\n')) {
-                    self.pos += 1;
-                }
-            } else {
-                break;
-            }
-        }
-    }
-
-    /// Parses one value; `None` on anything malformed.
-    fn value(&mut self, depth: usize) -> Option<Value> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.skip_space();
-        let c = self.peek()?;
-        match c {
-            b'/' => {
-                self.pos += 1;
-                Some(Value::Name(self.name()))
-            }
-            b'<' if self.s.get(self.pos + 1) == Some(&b'<') => {
-                self.pos += 2;
-                let mut entries = Vec::new();
-                loop {
-                    self.skip_space();
-                    match self.peek()? {
-                        b'>' if self.s.get(self.pos + 1) == Some(&b'>') => {
-                            self.pos += 2;
-                            return Some(Value::Dict(entries));
-                        }
-                        b'/' => {
-                            self.pos += 1;
-                            let key = self.name();
-                            let value = self.value(depth + 1)?;
-                            entries.push((key, value));
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            b'<' => {
-                let end = self.s[self.pos..].iter().position(|&c| c == b'>')?;
-                self.pos += end + 1;
-                Some(Value::Other)
-            }
-            b'[' => {
-                self.pos += 1;
-                let mut items = Vec::new();
-                loop {
-                    self.skip_space();
-                    if self.peek()? == b']' {
-                        self.pos += 1;
-                        return Some(Value::Array(items));
-                    }
-                    items.push(self.value(depth + 1)?);
-                }
-            }
-            b'(' => {
-                self.string()?;
-                Some(Value::Other)
-            }
-            b'0'..=b'9' | b'+' | b'-' | b'.' => Some(self.number()),
-            c if c.is_ascii_alphabetic() => {
-                // true, false, null.
-                while self.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
-                    self.pos += 1;
-                }
-                Some(Value::Other)
-            }
-            _ => None,
-        }
-    }
-
-    /// A name after its `/`, with `#xx` escapes decoded.
-    fn name(&mut self) -> Vec<u8> {
-        let mut name = Vec::new();
-        while let Some(c) = self.peek() {
-            if is_white(c) || is_delimiter(c) {
-                break;
-            }
-            self.pos += 1;
-            if c == b'#' {
-                let hex = self
-                    .s
-                    .get(self.pos..self.pos + 2)
-                    .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
-                if let Some(b) = hex {
-                    self.pos += 2;
-                    name.push(b);
-                    continue;
-                }
-            }
-            name.push(c);
-        }
-        name
-    }
-
-    /// A number, or a reference `N G R` (which is [`Value::Other`]).
-    fn number(&mut self) -> Value {
-        let start = self.pos;
-        while self
-            .peek()
-            .is_some_and(|c| c.is_ascii_digit() || matches!(c, b'+' | b'-' | b'.'))
-        {
-            self.pos += 1;
-        }
-        let Some(n) = std::str::from_utf8(&self.s[start..self.pos])
-            .ok()
-            .and_then(|t| t.parse::<i64>().ok())
-        else {
-            return Value::Other;
         };
-        // `N G R` is a reference.
-        let save = self.pos;
-        self.skip_space();
-        let gen_start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.pos += 1;
+        if !numbers.contains(&number) {
+            numbers.push(number);
         }
-        if self.pos > gen_start {
-            self.skip_space();
-            if self.peek() == Some(b'R') {
-                self.pos += 1;
-                return Value::Other;
-            }
-        }
-        self.pos = save;
-        Value::Int(n)
+        // Past ten digits only leading zeros keep the value a `u32`.
+        scale = scale.saturating_mul(10).min(10_000_000_000);
     }
-
-    /// A literal string with balanced parentheses and escapes.
-    fn string(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        while let Some(c) = self.peek() {
-            self.pos += 1;
-            match c {
-                b'\\' => self.pos += 1,
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(());
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
-    }
-}
-
-fn is_white(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\0' | b'\x0C')
-}
-
-fn is_delimiter(c: u8) -> bool {
-    matches!(
-        c,
-        b'(' | b')' | b'<' | b'>' | b'[' | b']' | b'{' | b'}' | b'/' | b'%'
-    )
+    numbers
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn dict(text: &[u8]) -> Option<Dict> {
-        let mut lexer = Lexer { s: text, pos: 0 };
-        match lexer.value(0)? {
-            Value::Dict(d) => Some(Dict(d)),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn stream_dictionaries_parse_as_a_pdf_reader_reads_them() {
-        let d = dict(
-            br"<< /Type /XRef /Filter [/ASCII85Decode /Fl#61teDecode] /Length 12 0 R
-                  /W [1 2 1] % a comment
-                  /DecodeParms << /Columns 5 /Filter /Ignored >> /S (a (nested) \) string) /H <0A>
-                  /Flag true /Size 7 >>",
-        )
-        .expect("parses");
-        assert_eq!(d.name(b"Type"), Some(b"XRef".as_slice()));
-        assert_eq!(
-            d.filters(),
-            vec![b"ASCII85Decode".to_vec(), b"FlateDecode".to_vec()]
-        );
-        assert_eq!(d.get(b"Length"), Some(&Value::Other));
-        assert_eq!(d.get(b"Size"), Some(&Value::Int(7)));
-        assert_eq!(
-            d.get(b"W"),
-            Some(&Value::Array(vec![
-                Value::Int(1),
-                Value::Int(2),
-                Value::Int(1)
-            ]))
-        );
-        assert!(dict(b"<< /Filter >>").is_none());
-        assert!(dict(b"<< /A [1 2").is_none());
-        let deep = format!("<< /A {}{} >>", "[".repeat(64), "]".repeat(64));
-        assert!(dict(deep.as_bytes()).is_none(), "nesting is bounded");
-    }
-
-    #[test]
-    fn stream_keywords_are_told_from_text() {
-        let at = |s: &[u8]| {
-            let i = memmem::find(s, b"stream").expect("has stream");
-            stream_keyword(s, i)
-        };
-        assert_eq!(at(b">>\nstream\r\nDATA"), Some(11));
-        assert_eq!(at(b">> stream\nDATA"), Some(10));
-        assert_eq!(at(b">> %comment\n  stream\nDATA"), Some(21));
-        assert_eq!(at(b"(a stream\nof text)"), None);
-        assert_eq!(at(b">>\nstreamed"), None);
-        assert_eq!(at(b"endstream\n"), None);
-    }
-
-    #[test]
-    fn decoding_stops_at_the_cap() {
-        use std::io::Write;
-        let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
-        encoder.write_all(&vec![0u8; 1 << 20]).expect("deflate");
-        let bomb = encoder.finish().expect("deflate");
-        let flate = [b"FlateDecode".to_vec()];
-        assert_eq!(decoded_len(&bomb, &flate, 1 << 20), Some(1 << 20));
-        assert_eq!(decoded_len(&bomb, &flate, (1 << 20) - 1), None);
-        assert_eq!(
-            decoded_len(b"zzzz~>", &[b"ASCII85Decode".to_vec()], 16),
-            Some(16)
-        );
-        assert_eq!(
-            decoded_len(b"zzzzz~>", &[b"ASCII85Decode".to_vec()], 16),
-            None
-        );
-        // Filters lopdf does not decode stop the measuring.
-        assert_eq!(decoded_len(b"raw", &[b"DCTDecode".to_vec()], 1), Some(3));
-    }
-}
+#[path = "scan_tests.rs"]
+mod tests;

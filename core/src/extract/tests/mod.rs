@@ -9,6 +9,7 @@ use super::samples::{self, sentence};
 use super::{ExtractError, FileInfo, Limits, extract, sniff, thumbnail};
 use crate::model::AssetType;
 
+mod hostile;
 mod media;
 
 fn limits() -> Limits {
