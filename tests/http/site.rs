@@ -452,7 +452,7 @@ fn require_chromium() {
     assert!(
         found,
         "the example page is tested in a real headless browser, and `chromium` is not \
-         installed: run `apt-get install chromium` (bash .ci/run does it)"
+         installed: run `apt-get install chromium` or `cargo xtask setup`"
     );
 }
 

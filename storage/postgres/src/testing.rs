@@ -63,7 +63,8 @@ const BIN_ENV: &str = "ASSETLIB_PG_BIN";
 /// What to do when no server binaries are found.
 const INSTALL_HINT: &str = "PostgreSQL server binaries (initdb, pg_ctl, postgres) were not \
      found on PATH nor in /usr/lib/postgresql/*/bin: install them, e.g. `apt-get install \
-     postgresql` on Debian or Ubuntu, or set ASSETLIB_PG_BIN to the directory holding them";
+     postgresql` on Debian or Ubuntu, or run `cargo xtask setup`, or set ASSETLIB_PG_BIN to the \
+     directory holding them";
 
 /// A PostgreSQL server for tests, in a temporary directory, listening on `127.0.0.1`.
 ///
