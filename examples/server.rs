@@ -11,7 +11,8 @@
 //!   prints it, once. `--demo` adds sample assets and a published sample library, once.
 //!   Stops cleanly on Ctrl-C or SIGTERM, flushing the store.
 //! - `keys create --scopes a,b [--name N] [--expires-in-days D] [--data DIR]` prints the new
-//!   key alone on the last line of standard output; `keys list`; `keys revoke ID`. They fail
+//!   key alone on the last line of standard output; `keys list`; `keys revoke ID`;
+//!   `keys rotate-signing-secret` (every signed link made before stops working). They fail
 //!   with a clear message while a server holds the directory.
 //!
 //! Logs go to standard error, filtered by `RUST_LOG` (default `info`), one line per request.

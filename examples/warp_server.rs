@@ -8,7 +8,7 @@
 //!
 //! - `serve [--data DIR] [--addr HOST:PORT] [--demo]` (the default command);
 //! - `keys create --scopes a,b [--name N] [--expires-in-days D] [--data DIR]`, `keys list`,
-//!   `keys revoke ID`.
+//!   `keys revoke ID`, `keys rotate-signing-secret`.
 //!
 //! Logs go to standard error, filtered by `RUST_LOG` (default `info`), one line per request.
 
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
 }
 
 /// Serves the API on `listener` with warp until the shutdown signal (see `common::http` for the
-/// timeouts), one log line a request (warp's own, with any `key` parameter of the referer
+/// timeouts), one log line a request (warp's own, with any key in the path or the referer
 /// redacted).
 /// Thumbnails are public under `/files/thumbnails/`, the example page under `/site/`
 /// (`common::site`); other paths outside `/api/v1` get the contract's JSON 404 too
@@ -62,7 +62,7 @@ async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxEr
             let span = tracing::info_span!(
                 "request",
                 method = %info.method(),
-                path = %info.path(),
+                path = %common::site::redact_key(info.path()),
                 version = ?info.version(),
                 referer = tracing::field::Empty,
             );

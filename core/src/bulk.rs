@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::StreamExt as _;
@@ -22,6 +23,7 @@ use crate::error::ApiError;
 use crate::files::Files;
 use crate::model::{Asset, Section};
 use crate::reply::ByteStream;
+use crate::store::Store;
 use crate::tree::LibraryDetail;
 
 /// Bytes gathered before a chunk of the zip is sent.
@@ -32,21 +34,17 @@ const CHUNK: usize = 64 * 1024;
 pub(crate) struct Item {
     /// Its name in the zip, folders included.
     pub(crate) name: String,
-    /// Its path in the file store.
+    /// The asset whose file it is.
+    pub(crate) asset_id: Uuid,
+    /// The asset's file when the zip was planned.
     pub(crate) path: String,
-    /// Its size in bytes.
-    pub(crate) size: u64,
 }
 
-/// The zip of a library page: each asset with a stored file, in page order, named after its
-/// slug inside its section's folder (unsectioned files at the top), every name unique.
-/// `assets` holds the page's assets by id; entries without one, or without a stored file, are
-/// left out.
-pub(crate) async fn plan(
-    files: &Files,
-    detail: &LibraryDetail<'_>,
-    assets: &HashMap<Uuid, Asset>,
-) -> Result<Vec<Item>, ApiError> {
+/// The zip of a library page: each published asset with a file, in page order, named after
+/// its slug inside its section's folder (unsectioned files at the top), every name unique.
+/// `assets` holds the page's assets by id; entries without one, or without a file, are left
+/// out (and so is a file that is gone when its entry's turn comes, see [`zip_stream`]).
+pub(crate) fn plan(detail: &LibraryDetail<'_>, assets: &HashMap<Uuid, Asset>) -> Vec<Item> {
     let mut taken = HashSet::new();
     let mut items = Vec::new();
     let mut section_index: HashMap<Uuid, usize> = HashMap::new();
@@ -55,9 +53,6 @@ pub(crate) async fn plan(
             continue;
         };
         let Some(path) = asset.file_path.as_deref() else {
-            continue;
-        };
-        let Some(stat) = files.stat(path).await? else {
             continue;
         };
         let file = crate::download::file_name(&asset.slug, path);
@@ -70,11 +65,11 @@ pub(crate) async fn plan(
         };
         items.push(Item {
             name: unique(name, &mut taken),
+            asset_id: asset.id,
             path: path.to_owned(),
-            size: stat.size,
         });
     }
-    Ok(items)
+    items
 }
 
 /// The position of `section` among the sections met so far, counting from 0.
@@ -139,17 +134,53 @@ impl Write for ChannelWriter {
     }
 }
 
-fn write_zip(handle: &Handle, files: &Files, items: &[Item], out: ChannelWriter) -> io::Result<()> {
+/// How many times an entry's file that keeps going away is looked up again before the entry
+/// is left out.
+const OPEN_ATTEMPTS: usize = 5;
+
+/// Opens the file of `item` before its entry starts: its size and bytes, of one version. A
+/// file gone since the zip was planned (its asset's file replaced or deleted meanwhile) is
+/// looked up again through the asset: a replacement's new file is opened instead; an asset
+/// deleted, unpublished or left without a file gives `None`, and its entry is left out.
+async fn open_item(
+    files: &Files,
+    store: &dyn Store,
+    item: &Item,
+) -> Result<Option<(u64, ByteStream)>, ApiError> {
+    let mut path = item.path.clone();
+    for _ in 0..OPEN_ATTEMPTS {
+        if let Some(opened) = files.open_whole(&path).await? {
+            return Ok(Some(opened));
+        }
+        let current = store.get_asset(item.asset_id).await?;
+        match current.filter(|a| a.published).and_then(|a| a.file_path) {
+            Some(now) if now != path => path = now,
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
+fn write_zip(
+    handle: &Handle,
+    files: &Files,
+    store: &dyn Store,
+    items: &[Item],
+    out: ChannelWriter,
+) -> io::Result<()> {
     let mut zip = ZipWriter::new_stream(out);
     for item in items {
+        let opened = handle
+            .block_on(open_item(files, store, item))
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        let Some((size, mut stream)) = opened else {
+            continue;
+        };
         let options = SimpleFileOptions::default()
             .compression_method(CompressionMethod::Stored)
-            .large_file(item.size >= u64::from(u32::MAX));
+            .large_file(size >= u64::from(u32::MAX));
         zip.start_file(item.name.as_str(), options)
             .map_err(io::Error::other)?;
-        let mut stream = handle
-            .block_on(files.stream(&item.path, 0..item.size))
-            .map_err(|e| io::Error::other(e.to_string()))?;
         while let Some(chunk) = handle.block_on(stream.next()) {
             zip.write_all(&chunk?)?;
         }
@@ -158,8 +189,10 @@ fn write_zip(handle: &Handle, files: &Files, items: &[Item], out: ChannelWriter)
     out.flush()
 }
 
-/// The zip of `items`, as a body stream. Must be called on a tokio runtime.
-pub(crate) fn zip_stream(files: Files, items: Vec<Item>) -> ByteStream {
+/// The zip of `items`, as a body stream. Must be called on a tokio runtime. Each file is
+/// opened just before its entry starts ([`open_item`]), so a file replaced or deleted while
+/// the zip is sent never cuts it short: the zip stays whole and valid.
+pub(crate) fn zip_stream(files: Files, store: Arc<dyn Store>, items: Vec<Item>) -> ByteStream {
     let (tx, rx) = mpsc::channel::<io::Result<Bytes>>(4);
     let handle = Handle::current();
     tokio::task::spawn_blocking(move || {
@@ -167,7 +200,7 @@ pub(crate) fn zip_stream(files: Files, items: Vec<Item>) -> ByteStream {
             tx: tx.clone(),
             buf: Vec::with_capacity(CHUNK),
         };
-        if let Err(e) = write_zip(&handle, &files, &items, out) {
+        if let Err(e) = write_zip(&handle, &files, store.as_ref(), &items, out) {
             if e.kind() != io::ErrorKind::BrokenPipe {
                 tracing::warn!(error = %e, "bulk download cut short");
                 let _ = tx.blocking_send(Err(e));

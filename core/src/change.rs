@@ -85,6 +85,9 @@ pub struct AssetChange {
     pub link: Option<LinkFields>,
     /// A new file (file-based assets), with everything read from it.
     pub file: Option<FileFields>,
+    /// The thumbnail moved to a new path: applied only while the asset's thumbnail is still
+    /// at the old one, so a move never undoes a file replaced meanwhile.
+    pub thumbnail_moved: Option<ThumbnailMove>,
     /// The time of the change: the asset's `updated_at` when the change changes anything.
     pub at: DateTime<Utc>,
 }
@@ -99,6 +102,7 @@ impl AssetChange {
             published: None,
             link: None,
             file: None,
+            thumbnail_moved: None,
             at,
         }
     }
@@ -127,12 +131,26 @@ impl AssetChange {
         if let Some(file) = &self.file {
             file.clone().set_on(&mut next);
         }
+        if let Some(moved) = &self.thumbnail_moved {
+            if next.thumbnail_path.as_deref() == Some(moved.from.as_str()) {
+                next.thumbnail_path = Some(moved.to.clone());
+            }
+        }
         if next == *asset {
             return None;
         }
         next.updated_at = next.updated_at.max(self.at);
         Some(next)
     }
+}
+
+/// A thumbnail's move from one path of the file store to another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThumbnailMove {
+    /// Where the thumbnail was.
+    pub from: String,
+    /// Where it is now.
+    pub to: String,
 }
 
 /// What [`crate::Store::update_asset`] did: the asset just before the change and as stored
@@ -235,6 +253,23 @@ mod tests {
         change.file = Some(FileFields::of(&a));
         assert_eq!(change.apply(&a), None);
         assert_eq!(AssetChange::at(change.at).apply(&a), None);
+    }
+
+    #[test]
+    fn a_thumbnail_moves_only_from_where_it_is() {
+        let mut a = asset();
+        a.thumbnail_path = Some("thumbnails/old.png".into());
+        let mut change = AssetChange::at(DateTime::<Utc>::MIN_UTC);
+        change.thumbnail_moved = Some(ThumbnailMove {
+            from: "thumbnails/old.png".into(),
+            to: "thumbnails/new.png".into(),
+        });
+        let next = change.apply(&a).expect("a move");
+        assert_eq!(next.thumbnail_path.as_deref(), Some("thumbnails/new.png"));
+        assert_eq!(next.updated_at, a.updated_at, "a move is no edit");
+        // A replacement landed first: its thumbnail stays.
+        a.thumbnail_path = Some("thumbnails/replaced.png".into());
+        assert_eq!(change.apply(&a), None);
     }
 
     #[test]

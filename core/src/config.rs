@@ -50,8 +50,16 @@ pub struct Config {
     pub cors_origins: Vec<String>,
     /// A per-key budget of requests (default none). Spent: 429 with `Retry-After`. Kept in
     /// this process's memory: N replicas behind one balancer allow N times it. Requests
-    /// without a valid key never count against a key.
+    /// without a valid key never count against a key. Requests without any key (public
+    /// reads, signed links) share a budget of the same size per client address
+    /// ([`RawRequest::client_address`](crate::RawRequest::client_address)).
     pub rate_limit: Option<crate::limit::RateLimit>,
+    /// How many proxies in front of the API are trusted to append the address they saw to
+    /// `X-Forwarded-For` (default 0: the header is ignored and the client address is the
+    /// connection's peer). With N, the client address is the Nth address from the right of
+    /// that header: the one the outermost trusted proxy saw. Set it to the number of proxies
+    /// you run (a load balancer: 1); more lets any client pick its own address.
+    pub trusted_proxy_hops: usize,
 }
 
 impl Default for Config {
@@ -70,6 +78,7 @@ impl Default for Config {
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
             rate_limit: None,
+            trusted_proxy_hops: 0,
         }
     }
 }

@@ -26,6 +26,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `PayloadTooLarge` | 413 | `Payload too large` | no |
 /// | `TooManyRequests` | 429 | `Too many requests` (+ `Retry-After`) | no |
 /// | `UnsupportedMediaType` | 415 | `Unsupported media type` | no |
+/// | `Unavailable` | 503 | `Service unavailable` (+ `Retry-After`) | no |
 /// | `Internal` | 500 | `Internal server error` | no |
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -91,6 +92,15 @@ pub enum ApiError {
         /// The media type the route takes (`application/json`, `multipart/form-data`).
         expected: &'static str,
     },
+    /// The work cannot be done now but may succeed when retried: a file that kept changing
+    /// while it was opened.
+    #[error("{message}; retry after {retry_after} seconds")]
+    Unavailable {
+        /// What could not be done.
+        message: &'static str,
+        /// Whole seconds to wait before retrying (at least 1).
+        retry_after: u64,
+    },
     /// Anything else. The source is logged, never sent.
     #[error("internal error: {0}")]
     Internal(#[source] BoxError),
@@ -123,6 +133,7 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::TooManyRequests { .. } => 429,
+            ApiError::Unavailable { .. } => 503,
             ApiError::Internal(_) => 500,
         }
     }
@@ -141,6 +152,7 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } => "Payload too large",
             ApiError::UnsupportedMediaType { .. } => "Unsupported media type",
             ApiError::TooManyRequests { .. } => "Too many requests",
+            ApiError::Unavailable { .. } => "Service unavailable",
             ApiError::Internal(_) => "Internal server error",
         }
     }
@@ -181,7 +193,8 @@ impl ApiError {
             ApiError::MethodNotAllowed { allow, .. } => {
                 reply.headers.push(("allow", (*allow).to_owned()))
             }
-            ApiError::TooManyRequests { retry_after } => {
+            ApiError::TooManyRequests { retry_after }
+            | ApiError::Unavailable { retry_after, .. } => {
                 reply.headers.push(("retry-after", retry_after.to_string()))
             }
             _ => {}

@@ -23,7 +23,7 @@
 //! |---|---|
 //! | anything the app puts there | asset files named by `file_path` |
 //! | `uploads/{uuid}/{name}` | files uploaded through the API |
-//! | `thumbnails/{asset id}.{png,jpg}` | thumbnails of images, served publicly |
+//! | `thumbnails/{random}.{png,jpg}` | thumbnails of images, served publicly: 128 random bits name each, never the asset's id |
 //!
 //! ```
 //! use assetlib_core::Files;
@@ -112,6 +112,9 @@ pub(crate) struct Stat {
     pub(crate) size: u64,
     /// Quoted, ready for the `ETag` header.
     pub(crate) etag: String,
+    /// The store's own tag of this version of the file, when it has one: opening the file
+    /// names it, so a file changed in place since is not mistaken for this one.
+    version: Option<String>,
 }
 
 fn not_found() -> ApiError {
@@ -315,6 +318,7 @@ impl Files {
         };
         match self.store.head(&location).await {
             Ok(meta) => {
+                let version = meta.e_tag.clone();
                 let tag = meta.e_tag.unwrap_or_else(|| {
                     format!(
                         "{:x}-{:x}",
@@ -326,6 +330,7 @@ impl Files {
                 Ok(Some(Stat {
                     size: meta.size,
                     etag: format!("\"{tag}\""),
+                    version,
                 }))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
@@ -342,17 +347,55 @@ impl Files {
         got.bytes().await.map_err(ApiError::internal)
     }
 
-    /// Streams `range` of a stored file, in the store's own chunks.
-    pub(crate) async fn stream(
+    /// Opens `range` of the file `stat` describes, to stream it in the store's own chunks;
+    /// `None` when the file is gone, or was changed in place, since `stat` was read (a
+    /// replacement or a delete in between): the caller reads the asset again. Once opened,
+    /// the bytes sent are those of that version, whatever happens to the path meanwhile (a
+    /// local file stays readable through its open handle; an object store's answer is one
+    /// response).
+    pub(crate) async fn open(
         &self,
         path: &str,
         range: Range<u64>,
-    ) -> Result<ByteStream, ApiError> {
+        stat: &Stat,
+    ) -> Result<Option<ByteStream>, ApiError> {
         if range.is_empty() {
-            return Ok(Box::pin(futures_util::stream::empty()));
+            return Ok(Some(Box::pin(futures_util::stream::empty())));
         }
-        let got = self.get_range(path, range).await?;
-        Ok(Box::pin(got.into_stream().map_err(std::io::Error::other)))
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            if_match: stat.version.clone(),
+            ..GetOptions::default()
+        };
+        match self.store.get_opts(&object_path(path)?, options).await {
+            Ok(got) => Ok(Some(Box::pin(
+                got.into_stream().map_err(std::io::Error::other),
+            ))),
+            Err(
+                object_store::Error::NotFound { .. } | object_store::Error::Precondition { .. },
+            ) => Ok(None),
+            Err(e) => Err(ApiError::internal(e)),
+        }
+    }
+
+    /// Opens a whole stored file: its size and its bytes as a stream, from one read, so both
+    /// are of the same version; `None` when there is no file at `path`.
+    pub(crate) async fn open_whole(
+        &self,
+        path: &str,
+    ) -> Result<Option<(u64, ByteStream)>, ApiError> {
+        let Ok(location) = ObjectPath::parse(path) else {
+            return Ok(None);
+        };
+        match self.store.get_opts(&location, GetOptions::default()).await {
+            Ok(got) => {
+                let size = got.meta.size;
+                let stream: ByteStream = Box::pin(got.into_stream().map_err(std::io::Error::other));
+                Ok(Some((size, stream)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(ApiError::internal(e)),
+        }
     }
 
     /// Starts reading a non-empty `range` of a stored file.
@@ -369,6 +412,19 @@ impl Files {
             .get_opts(&object_path(path)?, options)
             .await
             .map_err(ApiError::internal)
+    }
+
+    /// Copies the file at `from` to `to`; `false` when there is no file at `from`.
+    pub(crate) async fn copy(&self, from: &str, to: &str) -> Result<bool, ApiError> {
+        match self
+            .store
+            .copy(&object_path(from)?, &object_path(to)?)
+            .await
+        {
+            Ok(()) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(ApiError::internal(e)),
+        }
     }
 
     /// Stores `bytes` at `path`, replacing what was there.

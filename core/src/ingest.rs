@@ -1,8 +1,6 @@
 //! From a stored file to an asset's file fields: resolve the path, read the file (bounded),
 //! run [`crate::extract`] off the async runtime with a time bound, and store a thumbnail.
 
-use uuid::Uuid;
-
 use crate::change::FileFields;
 use crate::config::Config;
 use crate::error::ApiError;
@@ -45,16 +43,25 @@ impl Ingested {
     }
 }
 
+/// A new path for a thumbnail: `thumbnails/{name}.{extension}` with a name of 128 random bits
+/// (32 hex digits). Thumbnails are served without a key, so their names must never be
+/// guessable: not the asset's id, which lists and links show.
+pub(crate) fn thumbnail_path(extension: &str) -> Result<String, ApiError> {
+    let mut name = [0u8; 16];
+    getrandom::fill(&mut name).map_err(ApiError::internal)?;
+    let hex: String = name.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("thumbnails/{hex}.{extension}"))
+}
+
 /// Reads the file at `file_path` for an asset of the `declared` type (`None`: inferred
-/// from the content); an image's thumbnail is stored at `thumbnails/{thumbnail}.{png,jpg}`
-/// (`thumbnail` is the asset's id on create, a fresh id on a replacement, so the old
-/// thumbnail stays until the new one is in place). Answers 400 on `file_path` for a missing file or one outside the store,
+/// from the content); an image's thumbnail is stored under a new random name
+/// ([`thumbnail_path`]), so the old thumbnail of a replaced file stays until the new one is in
+/// place. Answers 400 on `file_path` for a missing file or one outside the store,
 /// and 400 on `field` (`file_path` on create, `file` on upload) for content of another type
 /// or a file that needs more time or memory than allowed.
 pub(crate) async fn ingest(
     files: &Files,
     config: &Config,
-    thumbnail: Uuid,
     file_path: &str,
     declared: Option<AssetType>,
     field: &'static str,
@@ -116,7 +123,7 @@ pub(crate) async fn ingest(
     info.file_size = resolved.size;
     let thumbnail_path = match thumb {
         Some(t) => {
-            let path = format!("thumbnails/{thumbnail}.{}", t.extension);
+            let path = thumbnail_path(t.extension)?;
             files.put(&path, t.bytes.into()).await?;
             Some(path)
         }

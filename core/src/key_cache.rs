@@ -21,6 +21,27 @@ pub const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
 /// and every kept key is a valid one).
 const MAX_KEYS: usize = 10_000;
 
+/// One value read from the store, used for at most [`KEY_CACHE_TTL`] (the signing secret).
+#[derive(Debug, Default)]
+pub(crate) struct Kept<T: Copy> {
+    value: Mutex<Option<(T, Instant)>>,
+}
+
+impl<T: Copy> Kept<T> {
+    /// The value, if it was read less than the TTL ago.
+    pub(crate) fn get(&self) -> Option<T> {
+        let value = self.value.lock().unwrap_or_else(PoisonError::into_inner);
+        value
+            .filter(|(_, read)| read.elapsed() < KEY_CACHE_TTL)
+            .map(|(value, _)| value)
+    }
+
+    /// Keeps a value just read from (or written to) the store.
+    pub(crate) fn put(&self, value: T) {
+        *self.value.lock().unwrap_or_else(PoisonError::into_inner) = Some((value, Instant::now()));
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct KeyCache {
     keys: Mutex<HashMap<[u8; 32], (ApiKey, Instant)>>,

@@ -100,7 +100,9 @@ pub mod validate;
 mod web;
 
 pub use async_trait::async_trait;
-pub use change::{AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse, LinkFields};
+pub use change::{
+    AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse, LinkFields, ThumbnailMove,
+};
 pub use config::Config;
 pub use error::{ApiError, BoxError, StoreError};
 pub use files::{Files, FilesError, Resolved};
@@ -113,7 +115,7 @@ pub use model::{
 };
 pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, SortOrder};
 pub use reply::{ByteStream, JSON, Reply};
-pub use request::{BodyStream, RawRequest, RequestBody};
+pub use request::{BodyStream, PeerAddr, RawRequest, RequestBody};
 pub use routes::{
     API_PREFIX, Operation, ROUTES, Route, RouteMatch, THUMBNAIL_ROUTE, match_route,
     method_not_allowed, route_not_found,

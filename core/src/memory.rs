@@ -341,6 +341,11 @@ impl Store for MemoryStore {
         Ok(*self.write().signing_secret.get_or_insert(candidate))
     }
 
+    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
+        self.write().signing_secret = Some(secret);
+        Ok(())
+    }
+
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
         Ok(self.write().libraries.remove(&id).is_some())
     }

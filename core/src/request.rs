@@ -5,6 +5,7 @@
 //! than the operation's limit, so a request without a valid key never has its body buffered
 //! (and a client that sent `Expect: 100-continue` gets its 401 instead of `100 Continue`).
 
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::time::Duration;
 
@@ -151,6 +152,14 @@ impl From<&'static str> for RequestBody {
     }
 }
 
+/// The address of a connection's peer, for servers that run their own connection loop: put
+/// it in each request's extensions (`request.extensions_mut().insert(PeerAddr(addr))`) and
+/// the adapters hand it to core. An axum app served with
+/// `into_make_service_with_connect_info::<SocketAddr>()`, or a warp app served by
+/// `warp::serve`, needs nothing more: the adapters read the framework's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub SocketAddr);
+
 /// The raw parts of a request that core needs: header values as the client sent them, the
 /// raw query string, and the body. Adapters build one per request and hand it to
 /// [`crate::Service::handle`].
@@ -182,11 +191,37 @@ pub struct RawRequest<'a> {
     /// The path the API is mounted under, without a trailing slash: `""` at the root,
     /// `"/dam"` when an app nests it there. `Location` headers start with it.
     pub mount: &'a str,
+    /// The address of the connection's peer, when the server knows it (see [`PeerAddr`]):
+    /// requests without a key are rate-limited per client address.
+    pub peer: Option<IpAddr>,
+    /// The `X-Forwarded-For` header value, read only when
+    /// [`crate::Config::trusted_proxy_hops`] trusts proxies in front of the API.
+    pub forwarded_for: Option<&'a [u8]>,
     /// The body, read by core only when the operation takes one and the key is admitted.
     pub body: RequestBody,
 }
 
 impl RawRequest<'_> {
+    /// The client's address, as far as it can be trusted: with `trusted_proxy_hops` N above
+    /// 0, the Nth address from the right of `X-Forwarded-For` (what the outermost trusted
+    /// proxy saw), or the leftmost one when the header holds fewer; otherwise, or when the
+    /// header holds no valid address there, the connection's peer. `None` when neither is
+    /// known.
+    pub fn client_address(&self, trusted_proxy_hops: usize) -> Option<IpAddr> {
+        if trusted_proxy_hops > 0 {
+            let listed = self
+                .forwarded_for
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .map(|h| h.rsplit(',').map(str::trim).take(trusted_proxy_hops).last());
+            if let Some(Some(address)) = listed {
+                if let Ok(ip) = address.parse::<IpAddr>() {
+                    return Some(ip);
+                }
+            }
+        }
+        self.peer
+    }
+
     /// The length the client declared for the body, if it declared a valid one.
     pub(crate) fn declared_length(&self) -> Option<u64> {
         std::str::from_utf8(self.content_length?)

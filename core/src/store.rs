@@ -178,6 +178,11 @@ pub trait Store: Send + Sync + 'static {
     /// Concurrent first calls all return the one secret kept.
     async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError>;
 
+    /// Replaces the signing secret with `secret` durably (made one if there was none): every
+    /// later [`Store::signing_secret`] call, from any process sharing the store, returns it,
+    /// so links signed under the old one stop working.
+    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError>;
+
     /// Makes every acknowledged write durable; called on shutdown. Stores that flush on every
     /// write may do nothing.
     async fn flush(&self) -> Result<(), StoreError> {

@@ -44,7 +44,8 @@ use lifecycle::{
 };
 
 use websites::{
-    concurrent_first_secrets_agree, libraries_are_found_by_slug, the_signing_secret_is_made_once,
+    a_rotated_signing_secret_replaces_the_old_one, concurrent_first_secrets_agree,
+    libraries_are_found_by_slug, the_signing_secret_is_made_once,
 };
 
 type CaseFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -108,6 +109,7 @@ cases!(
     delete_racing_library_write_is_consistent,
     libraries_are_found_by_slug,
     the_signing_secret_is_made_once,
+    a_rotated_signing_secret_replaces_the_old_one,
     concurrent_first_secrets_agree,
     concurrent_downloads_are_all_counted,
     keys_lookup_list_expiry_revocation,

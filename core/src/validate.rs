@@ -53,18 +53,21 @@ pub struct NewAsset {
     pub file_path: Option<String>,
 }
 
-/// Parses a path id (`asset_id` or `library_id`): a UUID, else 400 naming `field`.
-pub fn parse_id(field: &'static str, raw: &str) -> Result<Uuid, ApiError> {
-    // Accept only the hyphenated form users see in responses, in either case.
+/// The one spelling of an id: the hyphenated UUID users see in responses (either case).
+/// Braced, `urn:uuid:` and unhyphenated forms are not ids, wherever an id is read: a path,
+/// a keyless or signed request, a body.
+pub fn strict_id(raw: &str) -> Option<Uuid> {
+    // 36 characters leave only the hyphenated form to `try_parse`.
     if raw.len() == 36 {
-        if let Ok(id) = Uuid::try_parse(raw) {
-            return Ok(id);
-        }
+        Uuid::try_parse(raw).ok()
+    } else {
+        None
     }
-    Err(ApiError::validation(
-        field,
-        format!("{field} must be a UUID"),
-    ))
+}
+
+/// Parses a path id (`asset_id` or `library_id`) with [`strict_id`], else 400 naming `field`.
+pub fn parse_id(field: &'static str, raw: &str) -> Result<Uuid, ApiError> {
+    strict_id(raw).ok_or_else(|| ApiError::validation(field, format!("{field} must be a UUID")))
 }
 
 /// Makes a slug from a title: transliterated to ASCII, lower case, words joined by hyphens,

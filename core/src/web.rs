@@ -13,6 +13,21 @@ const EXPOSE: &str = "ETag, Content-Range, Content-Disposition, Content-Length, 
 /// Headers a page's script may send.
 const ALLOW_HEADERS: &str = "Authorization, Content-Type, Range, If-None-Match, If-Range";
 
+/// Sets the `Cache-Control` of an answer, so a shared cache (a CDN) never hands an answer
+/// made for one key to someone else: `private, no-cache` for a request that sent a key
+/// (whatever its answer); for a keyless one (a public asset, a signed link, a public
+/// thumbnail, the OpenAPI document) `public, max-age=60` on success, so an asset made private
+/// stops being served within a minute, and `no-store` on an error.
+pub(crate) fn cache_control(reply: &mut Reply, keyed: bool) {
+    let value = match (keyed, reply.status) {
+        (true, _) => "private, no-cache",
+        (false, ..400) => "public, max-age=60",
+        (false, _) => "no-store",
+    };
+    reply.headers.retain(|(name, _)| *name != "cache-control");
+    reply.headers.push(("cache-control", value.to_owned()));
+}
+
 /// The CORS policy of [`crate::Config::cors_origins`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cors<'c> {

@@ -60,9 +60,9 @@ where
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: wait a moment, keep serving.
                     tracing::warn!(error = %e, "cannot accept a connection");
@@ -79,7 +79,9 @@ where
         let clock = Arc::new(HeadClock::default());
         let service = {
             let (clock, service) = (clock.clone(), service.clone());
-            hyper::service::service_fn(move |request| {
+            // Core rate-limits keyless requests by the client's address.
+            hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+                request.extensions_mut().insert(assetlib::PeerAddr(peer));
                 clock.head_complete();
                 tower::ServiceExt::oneshot(service.clone(), request)
             })

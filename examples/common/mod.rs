@@ -97,9 +97,15 @@ pub(crate) struct ServeArgs {
     )]
     pub(crate) cors_origins: Vec<String>,
     /// Allow each key N requests per second on average (bursts of 2N); more get 429 with
-    /// `Retry-After`. Default: no limit.
+    /// `Retry-After`. Requests without a key share a budget of the same size per client
+    /// address. Default: no limit.
     #[arg(long, value_name = "N", env = "ASSETLIB_RATE_LIMIT", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub(crate) rate_limit: Option<u32>,
+    /// How many proxies in front of the server append the client's address to
+    /// `X-Forwarded-For` (a load balancer: 1). The client address is then the one the
+    /// outermost of them saw. Default 0: the header is ignored.
+    #[arg(long, value_name = "N", env = "ASSETLIB_TRUSTED_PROXY_HOPS", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=16))]
+    pub(crate) trusted_proxy_hops: u8,
 }
 
 impl ServeArgs {
@@ -107,6 +113,7 @@ impl ServeArgs {
     fn config(&self) -> Config {
         let mut config = Config::default();
         config.cors_origins.clone_from(&self.cors_origins);
+        config.trusted_proxy_hops = usize::from(self.trusted_proxy_hops);
         config.rate_limit = self.rate_limit.and_then(|n| {
             Some(RateLimit {
                 per_second: NonZeroU32::new(n)?,
@@ -143,6 +150,12 @@ pub(crate) enum KeysCommand {
     Revoke {
         /// The key's id.
         id: Uuid,
+        #[command(flatten)]
+        data: DataArg,
+    },
+    /// Make a new secret for signed download links: every link signed before stops working
+    /// (servers sharing a database follow within 5 seconds). Revokes links that leaked.
+    RotateSigningSecret {
         #[command(flatten)]
         data: DataArg,
     },
@@ -207,8 +220,9 @@ where
     }
 }
 
-/// `serve`: opens the data directory, makes the first key, adds the demo data if asked,
-/// listens, hands over to `serve_http`, and flushes the store once it returns.
+/// `serve`: opens the data directory, gives thumbnails that an earlier version named after
+/// their asset random names, makes the first key, adds the demo data if asked, listens, hands
+/// over to `serve_http`, and flushes the store once it returns.
 async fn serve<F, Fut>(args: ServeArgs, serve_http: F) -> Result<(), BoxError>
 where
     F: FnOnce(Service, tokio::net::TcpListener) -> Fut,
@@ -216,6 +230,13 @@ where
 {
     init_logging();
     let service = open_service(&args.data, args.config()).await?;
+    let renamed = service.upgrade_thumbnail_names().await?;
+    if renamed > 0 {
+        tracing::info!(
+            renamed,
+            "thumbnails named after their asset now have random names"
+        );
+    }
     ensure_first_key(&service, args.addr).await?;
     if args.demo {
         demo::seed_and_show(&service, args.addr).await?;
@@ -393,6 +414,12 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             }
             service.store().flush().await?;
             println!("Revoked key {id}.");
+        }
+        KeysCommand::RotateSigningSecret { data } => {
+            let service = open_service(&data, Config::default()).await?;
+            service.rotate_signing_secret().await?;
+            service.store().flush().await?;
+            println!("Made a new signing secret: links signed before no longer work.");
         }
     }
     Ok(())

@@ -97,27 +97,69 @@ pub(crate) fn response(
     Some(response)
 }
 
-/// `path_and_query` with the value of every `key` query parameter replaced by `REDACTED`,
-/// for request logs: the page may be opened with its API key in the address.
-pub(crate) fn redact_key(path_and_query: &str) -> Cow<'_, str> {
-    let Some((path, query)) = path_and_query.split_once('?') else {
-        return Cow::Borrowed(path_and_query);
+/// `target` (a request's path and query, or a whole URL) fit for a request log: the value of
+/// every `key` parameter (its name compared once percent-decoded, so `%6Bey=` is a `key` too)
+/// and every path segment, parameter name or value that holds an API key (`alk_`) or a
+/// library pass (`alp_`), percent-encoded or not, are replaced by `REDACTED`. The page may be
+/// opened with its key in the address.
+pub(crate) fn redact_key(target: &str) -> Cow<'_, str> {
+    let (path, query) = match target.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (target, None),
     };
-    let has_key = query
-        .split('&')
-        .any(|p| p == "key" || p.starts_with("key="));
-    if !has_key {
-        return Cow::Borrowed(path_and_query);
+    let path_holds = path.split('/').any(holds_token);
+    let query_holds = query.is_some_and(|q| q.split('&').any(is_secret_param));
+    if !path_holds && !query_holds {
+        return Cow::Borrowed(target);
     }
-    let params: Vec<&str> = query
-        .split('&')
-        .map(|p| {
-            if p == "key" || p.starts_with("key=") {
-                "key=REDACTED"
+    let path: Vec<&str> = path
+        .split('/')
+        .map(|segment| {
+            if holds_token(segment) {
+                "REDACTED"
             } else {
-                p
+                segment
             }
         })
         .collect();
-    Cow::Owned(format!("{path}?{}", params.join("&")))
+    let mut redacted = path.join("/");
+    if let Some(query) = query {
+        let params: Vec<Cow<'_, str>> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                _ if !is_secret_param(param) => Cow::Borrowed(param),
+                Some((name, _)) if !holds_token(name) => Cow::Owned(format!("{name}=REDACTED")),
+                _ => Cow::Borrowed("REDACTED=REDACTED"),
+            })
+            .collect();
+        redacted.push('?');
+        redacted.push_str(&params.join("&"));
+    }
+    Cow::Owned(redacted)
+}
+
+/// Whether a query parameter must not be logged: its decoded name is `key`, or its name or
+/// value holds a token.
+fn is_secret_param(param: &str) -> bool {
+    let (name, value) = param.split_once('=').unwrap_or((param, ""));
+    decoded(name) == "key" || holds_token(name) || holds_token(value)
+}
+
+/// Whether `part` of an address, percent-decoded, holds an API key or a library pass.
+fn holds_token(part: &str) -> bool {
+    let text = decoded(part);
+    text.contains("alk_") || text.contains("alp_")
+}
+
+/// `part` of an address percent-decoded (and `+` read as a space, as in a query).
+fn decoded(part: &str) -> Cow<'_, str> {
+    if !part.contains(['%', '+']) {
+        return Cow::Borrowed(part);
+    }
+    let spaced = part.replace('+', " ");
+    Cow::Owned(
+        percent_encoding::percent_decode_str(&spaced)
+            .decode_utf8_lossy()
+            .into_owned(),
+    )
 }

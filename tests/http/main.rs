@@ -25,6 +25,7 @@ mod libraries;
 mod library_writes;
 mod lifecycle;
 mod listing;
+mod probe;
 mod ready_server;
 mod replace;
 #[cfg(all(feature = "postgres", feature = "s3"))]
@@ -124,6 +125,14 @@ macro_rules! cases {
             websites::public_assets_need_no_key,
             websites::json_reads_answer_304_to_a_matching_etag,
             websites::rate_limits_are_per_key,
+            probe::a_download_racing_replacements_and_a_delete_never_fails,
+            probe::a_zip_racing_replacements_and_deletes_stays_whole,
+            probe::keyless_reads_take_only_the_one_spelling_of_an_id,
+            probe::usage_shows_unpublished_libraries_only_to_library_writers,
+            probe::shared_caches_never_keep_a_keyed_answer,
+            probe::keyless_requests_share_a_budget_per_client_address,
+            probe::thumbnails_have_names_nobody_can_guess,
+            probe::a_rotated_signing_secret_revokes_every_link,
         ]);
     };
 }

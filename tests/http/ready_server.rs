@@ -799,3 +799,110 @@ async fn a_half_sent_head_is_cut_off_and_never_holds_a_shutdown_on(example: &str
     assert!(stderr.contains("the store is flushed"), "{stderr}");
     drop(holder);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_log_keeps_no_key_and_a_rotated_secret_revokes_links() {
+    for example in SERVERS {
+        the_request_log_keeps_no_key_and_a_rotated_secret_revokes_links_on(example).await;
+    }
+}
+
+async fn the_request_log_keeps_no_key_and_a_rotated_secret_revokes_links_on(example: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let key = create_key(example, &data, "read:assets,write:assets");
+    let secret = key.trim_start_matches("alk_");
+    let server = Running::start(example, &data, &logs, &[]).await;
+    let (status, created) = server
+        .send(
+            reqwest::Method::POST,
+            "/api/v1/assets",
+            &key,
+            Some(json!({"title": "Link", "asset_type": "link",
+                "external_url": "https://example.com/a"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["data"]["id"].as_str().unwrap().to_owned();
+    let (status, signed) = server
+        .get(&format!("/api/v1/assets/{id}/download-url"), &key)
+        .await;
+    assert_eq!(status, 200, "{signed}");
+    let link = signed["data"]["url"].as_str().unwrap().to_owned();
+
+    // The key in any spelling of an address, or sent as the page's referrer: the page decodes
+    // parameter names, so `%6Bey` is a `key` too.
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let encoded: String = key.bytes().map(|b| format!("%{b:02X}")).collect();
+    for target in [
+        format!("/site/?%6Bey={key}&library=brand"),
+        format!("/site/?library=brand&k%65y={key}"),
+        format!("/site/?token={encoded}"),
+        format!("/api/v1/assets/{key}"),
+        format!("/api/v1/assets?search={key}"),
+    ] {
+        let r = client
+            .get(format!("{}{target}", server.base))
+            .header("referer", format!("{}{target}", server.base))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().as_u16() < 500, "{target}");
+    }
+    // A link still works until the secret is rotated.
+    let follow = |base: String, link: String| {
+        let client = client.clone();
+        async move {
+            let r = client.get(format!("{base}{link}")).send().await.unwrap();
+            r.status().as_u16()
+        }
+    };
+    assert_eq!(follow(server.base.clone(), link.clone()).await, 302);
+    let stderr = server.terminate().await;
+    assert!(
+        stderr.contains("REDACTED"),
+        "the log shows where a key was: {stderr}"
+    );
+    assert!(
+        !stderr.contains(secret),
+        "a key reached the request log: {stderr}"
+    );
+
+    let out = run(
+        example,
+        &[
+            "keys",
+            "rotate-signing-secret",
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("new signing secret"),
+        "{}",
+        text(&out.stdout)
+    );
+    let server = Running::start(example, &data, &logs, &[]).await;
+    assert_eq!(
+        follow(server.base.clone(), link).await,
+        401,
+        "a link signed before the rotation"
+    );
+    let (status, signed) = server
+        .get(&format!("/api/v1/assets/{id}/download-url"), &key)
+        .await;
+    assert_eq!(status, 200);
+    let link = signed["data"]["url"].as_str().unwrap().to_owned();
+    assert_eq!(
+        follow(server.base.clone(), link).await,
+        302,
+        "a link signed after it"
+    );
+    server.terminate().await;
+}

@@ -11,7 +11,8 @@ use crate::files::{BOUNDARY, create_on, form, upload};
 use crate::harness::Harness;
 use crate::support::{Ctx, Resp, id_of};
 
-async fn replace(ctx: &Ctx, id: &str, body: Vec<u8>) -> Resp {
+/// `PUT /api/v1/assets/{id}/file` with a multipart `body`, as the admin.
+pub(crate) async fn replace(ctx: &Ctx, id: &str, body: Vec<u8>) -> Resp {
     Resp::from(
         ctx.request(
             Method::PUT,

@@ -1,16 +1,19 @@
 //! [`router`]: every route of [`ROUTES`], each request's raw parts handed to core.
 
+use std::net::SocketAddr;
+
 use assetlib_core::{
-    API_PREFIX, Operation, ROUTES, RawRequest, RequestBody, Route, Service, THUMBNAIL_ROUTE,
+    API_PREFIX, Operation, PeerAddr, ROUTES, RawRequest, RequestBody, Route, Service,
+    THUMBNAIL_ROUTE,
 };
 use axum::Router;
 use axum::extract::rejection::RawPathParamsRejection;
-use axum::extract::{OriginalUri, RawPathParams, Request, State};
+use axum::extract::{ConnectInfo, OriginalUri, RawPathParams, Request, State};
 use axum::http::header::{
     AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, IF_NONE_MATCH, IF_RANGE, ORIGIN, RANGE,
 };
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, Method};
+use axum::http::{HeaderName, HeaderValue, Method};
 use axum::routing::{MethodFilter, MethodRouter, any};
 
 use crate::response::ApiResponse;
@@ -132,6 +135,8 @@ async fn handle(
         origin: header(ORIGIN),
         head: parts.method == Method::HEAD,
         mount: mount(&parts),
+        peer: peer(&parts),
+        forwarded_for: header(X_FORWARDED_FOR),
         body: RequestBody::stream(body.into_data_stream()),
     };
     let id = id.as_deref();
@@ -153,6 +158,20 @@ enum Target {
     /// No operation: `OPTIONS` or a method the route does not take (405) on a route, or no
     /// route at all (404); core's [`Service::answer`] answers, CORS headers included.
     Other(Option<&'static Route>),
+}
+
+/// The `X-Forwarded-For` header, handed to core, which reads it only when the app trusts
+/// proxies in front of it.
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+
+/// The connection's peer address: from axum's `ConnectInfo` (an app served with
+/// `into_make_service_with_connect_info::<SocketAddr>()`), or core's [`PeerAddr`] put in the
+/// extensions by a server's own connection loop.
+fn peer(parts: &Parts) -> Option<std::net::IpAddr> {
+    let ext = &parts.extensions;
+    ext.get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip())
+        .or_else(|| ext.get::<PeerAddr>().map(|PeerAddr(addr)| addr.ip()))
 }
 
 /// The path an app nested the router under: what the original URI has before the path the

@@ -39,9 +39,11 @@
 
 use std::convert::Infallible;
 
+use std::net::SocketAddr;
+
 use assetlib_core::{
-    API_PREFIX, ApiError, RawRequest, Reply, RequestBody, RouteMatch, Service, THUMBNAIL_ROUTE,
-    match_route, route_not_found,
+    API_PREFIX, ApiError, PeerAddr, RawRequest, Reply, RequestBody, RouteMatch, Service,
+    THUMBNAIL_ROUTE, match_route, route_not_found,
 };
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt, TryStreamExt};
@@ -92,6 +94,7 @@ pub fn routes(
         .and(warp::path::tail())
         .and(query)
         .and(warp::header::headers_cloned())
+        .and(peer())
         .and(warp::body::stream())
         .then(
             move |full: FullPath,
@@ -99,6 +102,7 @@ pub fn routes(
                   tail: Tail,
                   query: String,
                   headers: HeaderMap,
+                  peer: Option<SocketAddr>,
                   body| {
                 let service = service.clone();
                 let request = Incoming {
@@ -107,6 +111,7 @@ pub fn routes(
                     tail,
                     query,
                     headers,
+                    peer,
                 };
                 async move { answer(service, request, body).await }
             },
@@ -119,6 +124,20 @@ pub async fn recover(_: Rejection) -> Result<ApiResponse, Infallible> {
     Ok(ApiResponse(route_not_found()))
 }
 
+/// The connection's peer address: warp's own (an app served by `warp::serve`), or core's
+/// [`PeerAddr`] put in the extensions by a server's own connection loop.
+fn peer() -> impl Filter<Extract = (Option<SocketAddr>,), Error = Infallible> + Copy {
+    warp::addr::remote()
+        .and(warp::ext::optional::<PeerAddr>())
+        .map(|remote: Option<SocketAddr>, put: Option<PeerAddr>| {
+            remote.or(put.map(|PeerAddr(addr)| addr))
+        })
+}
+
+/// The `X-Forwarded-For` header, handed to core, which reads it only when the app trusts
+/// proxies in front of it.
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+
 /// The parts of a request under `/api/v1` besides its body.
 struct Incoming {
     full: FullPath,
@@ -126,6 +145,7 @@ struct Incoming {
     tail: Tail,
     query: String,
     headers: HeaderMap,
+    peer: Option<SocketAddr>,
 }
 
 impl Incoming {
@@ -156,6 +176,7 @@ where
         tail,
         query,
         headers,
+        peer,
         ..
     } = &request;
     let path = if tail.as_str().is_empty() {
@@ -179,6 +200,8 @@ where
         origin: header(header::ORIGIN),
         head: method == Method::HEAD,
         mount: request.mount(),
+        peer: peer.map(|addr| addr.ip()),
+        forwarded_for: header(X_FORWARDED_FOR),
         body: RequestBody::stream(body.map_ok(|mut chunk| chunk.copy_to_bytes(chunk.remaining()))),
     };
     // Core answers what its table gives no operation for: OPTIONS, 405 and 404.

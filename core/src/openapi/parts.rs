@@ -134,7 +134,7 @@ pub(super) fn responses() -> Value {
         let mut response = json!({"description": description, "content": json_content(body)});
         let named = match *status {
             401 => Some(("WWW-Authenticate", "WWWAuthenticate")),
-            429 => Some(("Retry-After", "RetryAfter")),
+            429 | 503 => Some(("Retry-After", "RetryAfter")),
             _ => None,
         };
         if let Some((name, component)) = named {
@@ -215,6 +215,13 @@ pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[
         429,
         &["Too many requests"],
         "The key's rate limit is spent (when the server sets one).",
+    ),
+    (
+        "ServiceUnavailable",
+        503,
+        &["Service unavailable"],
+        "The work cannot be done now (a file kept changing while it was opened); retry after \
+         `Retry-After` seconds.",
     ),
     (
         "InternalError",

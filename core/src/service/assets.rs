@@ -114,7 +114,7 @@ impl Service {
                 let config = &self.inner.config;
                 let kind = Some(new.asset_type);
                 let file =
-                    ingest::ingest(&self.inner.files, config, id, path, kind, "file_path").await?;
+                    ingest::ingest(&self.inner.files, config, path, kind, "file_path").await?;
                 written.extend(file.thumbnail_path.clone());
                 Some(file)
             }
@@ -163,7 +163,7 @@ impl Service {
         let (path, client_name) = form.stored_file()?;
         let declared = upload::declared_type(&form)?;
         let id = Uuid::new_v4();
-        let file = ingest::ingest(files, config, id, path, declared, "file").await?;
+        let file = ingest::ingest(files, config, path, declared, "file").await?;
         written.extend(file.thumbnail_path.clone());
         let new = upload::new_asset(&form, client_name, &file.info, config)?;
         let asset = records::new_asset(id, new, Some(file));

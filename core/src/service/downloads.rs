@@ -1,6 +1,8 @@
 //! Download operations: an asset's file (ranges, redirects), a library's zip, and the public
 //! thumbnails.
 
+use std::sync::Arc;
+
 use uuid::Uuid;
 
 use super::Service;
@@ -13,23 +15,107 @@ use crate::request::RawRequest;
 use crate::tree;
 use crate::validate;
 
+/// How many times a download opens an asset's file that keeps going away (replaced or
+/// deleted between reading the asset and opening the file) before it answers 503.
+const OPEN_ATTEMPTS: usize = 5;
+
+/// Who downloads an asset: an asset read again while its download starts is judged as it
+/// was the first time.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Reader {
+    /// A key that sees drafts (`write:assets`).
+    Drafts,
+    /// A key without `write:assets`, or a signed link: published assets.
+    Published,
+    /// No key: published public assets.
+    Public,
+}
+
+impl Reader {
+    fn sees(self, asset: &Asset) -> bool {
+        match self {
+            Reader::Drafts => true,
+            Reader::Published => asset.published,
+            Reader::Public => asset.published && asset.is_public,
+        }
+    }
+
+    /// The answer for an asset this reader does not see: 404 with a key or a signed link;
+    /// without a key the 401 any asset that is not public gets, so nothing is told.
+    fn missing(self) -> ApiError {
+        match self {
+            Reader::Public => Service::no_key(),
+            Reader::Drafts | Reader::Published => ApiError::NotFound("Asset not found"),
+        }
+    }
+}
+
+/// What a download asks for, of the request's head.
+#[derive(Debug, Clone, Copy)]
+struct Wanted<'r> {
+    range: Option<&'r [u8]>,
+    if_range: Option<&'r [u8]>,
+    head: bool,
+}
+
 impl Service {
     /// `GET /api/v1/assets/{asset_id}/download`: the asset's file, streamed; one `Range` gives
     /// 206, an unsatisfiable one 416; link and external_video answer 302 to their URL. A
     /// draft is 404 but for a key with `write:assets`.
+    ///
+    /// The file is opened once, for the version its headers describe. When it is gone by
+    /// then (a replacement or a delete in between), the asset is read again and its current
+    /// file is served, or the answer for a missing asset when it is gone or `reader` no
+    /// longer sees it; 503 only if the file changes under every one of [`OPEN_ATTEMPTS`]
+    /// tries.
     pub(super) async fn download_asset(
         &self,
-        asset: Asset,
+        mut asset: Asset,
         req: RawRequest<'_>,
+        reader: Reader,
     ) -> Result<Reply, ApiError> {
+        let wanted = Wanted {
+            range: req.range,
+            if_range: req.if_range,
+            head: req.head,
+        };
+        for _ in 0..OPEN_ATTEMPTS {
+            if let Some(reply) = self.download_file(&asset, wanted).await? {
+                return Ok(reply);
+            }
+            asset = self
+                .inner
+                .store
+                .get_asset(asset.id)
+                .await?
+                .filter(|a| reader.sees(a))
+                .ok_or_else(|| reader.missing())?;
+        }
+        Err(ApiError::Unavailable {
+            message: "The asset's file kept changing while it was opened",
+            retry_after: 1,
+        })
+    }
+
+    /// The download of `asset`'s file as it is now; `None` when the file went away before it
+    /// could be opened.
+    async fn download_file(
+        &self,
+        asset: &Asset,
+        req: Wanted<'_>,
+    ) -> Result<Option<Reply>, ApiError> {
         if let (AssetType::Link | AssetType::ExternalVideo, Some(url)) =
             (asset.asset_type, &asset.external_url)
         {
-            return Ok(Reply::empty(302).with_header("location", url.clone()));
+            return Ok(Some(Reply::empty(302).with_header("location", url.clone())));
         }
-        let no_file = || ApiError::NotFound("Asset has no downloadable file");
-        let path = asset.file_path.as_deref().ok_or_else(no_file)?;
-        let stat = self.inner.files.stat(path).await?.ok_or_else(no_file)?;
+        let path = asset
+            .file_path
+            .as_deref()
+            .ok_or(ApiError::NotFound("Asset has no downloadable file"))?;
+        let Some(stat) = self.inner.files.stat(path).await? else {
+            return Ok(None);
+        };
         let size = stat.size;
         let range = match req.if_range {
             Some(if_range) if !download::if_range_matches(if_range, &stat.etag) => None,
@@ -39,10 +125,12 @@ impl Service {
             download::Selection::Whole => (200, 0..size),
             download::Selection::Part(part) => (206, part),
             download::Selection::Unsatisfiable => {
-                return Ok(Reply::empty(416)
-                    .with_header("content-range", format!("bytes */{size}"))
-                    .with_header("accept-ranges", "bytes")
-                    .with_header("etag", stat.etag));
+                return Ok(Some(
+                    Reply::empty(416)
+                        .with_header("content-range", format!("bytes */{size}"))
+                        .with_header("accept-ranges", "bytes")
+                        .with_header("etag", stat.etag),
+                ));
             }
         };
         let mut reply = protected(
@@ -56,7 +144,7 @@ impl Service {
                 )
                 .with_header("content-length", (part.end - part.start).to_string())
                 .with_header("accept-ranges", "bytes")
-                .with_header("etag", stat.etag)
+                .with_header("etag", stat.etag.clone())
                 .with_header(
                     "content-disposition",
                     download::attachment(&asset.slug, path),
@@ -66,13 +154,17 @@ impl Service {
             reply = reply.with_header("content-range", download::content_range(&part, size));
         }
         if req.head {
-            return Ok(reply);
+            return Ok(Some(reply));
         }
-        if part.start == 0 {
+        let counted = part.start == 0;
+        let Some(stream) = self.inner.files.open(path, part, &stat).await? else {
+            return Ok(None);
+        };
+        if counted {
             self.inner.store.record_download(asset.id).await?;
         }
-        reply.stream = Some(self.inner.files.stream(path, part).await?);
-        Ok(reply)
+        reply.stream = Some(stream);
+        Ok(Some(reply))
     }
 
     /// `GET /api/v1/libraries/{library_id}/download`: the library's files as one zip,
@@ -106,44 +198,51 @@ impl Service {
             .map(|(_, row)| row.entry.asset_id)
             .collect();
         let assets = self.assets_by_id(&ids).await?;
-        let items = bulk::plan(&self.inner.files, &detail, &assets).await?;
+        let items = bulk::plan(&detail, &assets);
         Ok(Reply {
-            stream: Some(bulk::zip_stream(self.inner.files.clone(), items)),
+            stream: Some(bulk::zip_stream(
+                self.inner.files.clone(),
+                Arc::clone(&self.inner.store),
+                items,
+            )),
             ..reply
         })
     }
 
     /// A thumbnail under `thumbnails/` of the file store, for the public
-    /// [`crate::THUMBNAIL_ROUTE`] of a server: 200 with the image (cacheable for a day), or
-    /// 404. `name` is the part of the path after `thumbnails/`.
+    /// [`crate::THUMBNAIL_ROUTE`] of a server: 200 with the image, or 404 (also when it goes
+    /// away while it is opened), with the `Cache-Control` of a keyless answer (cacheable for a
+    /// minute). `name` is the part of the path after `thumbnails/`.
     pub async fn thumbnail(&self, name: &str, head: bool) -> Reply {
-        let not_found = || ApiError::NotFound("No such file").into_reply();
+        let mut reply = self
+            .thumbnail_file(name, head)
+            .await
+            .unwrap_or_else(ApiError::into_reply);
+        crate::web::cache_control(&mut reply, false);
+        reply
+    }
+
+    async fn thumbnail_file(&self, name: &str, head: bool) -> Result<Reply, ApiError> {
+        const NOT_FOUND: ApiError = ApiError::NotFound("No such file");
         let content_type = match name.rsplit_once('.').map(|(_, ext)| ext) {
             Some("png") => "image/png",
             Some("jpg") => "image/jpeg",
-            _ => return not_found(),
+            _ => return Err(NOT_FOUND),
         };
         if name.contains('/') || name.starts_with('.') {
-            return not_found();
+            return Err(NOT_FOUND);
         }
         let path = format!("thumbnails/{name}");
-        let stat = match self.inner.files.stat(&path).await {
-            Ok(Some(stat)) => stat,
-            Ok(None) => return not_found(),
-            Err(e) => return e.into_reply(),
-        };
+        let stat = self.inner.files.stat(&path).await?.ok_or(NOT_FOUND)?;
         let mut reply = Reply::empty(200)
             .with_header("content-type", content_type)
             .with_header("content-length", stat.size.to_string())
-            .with_header("etag", stat.etag)
-            .with_header("cache-control", "public, max-age=86400")
+            .with_header("etag", stat.etag.clone())
             .with_header("x-content-type-options", "nosniff");
         if !head {
-            match self.inner.files.stream(&path, 0..stat.size).await {
-                Ok(stream) => reply.stream = Some(stream),
-                Err(e) => return e.into_reply(),
-            }
+            let stream = self.inner.files.open(&path, 0..stat.size, &stat).await?;
+            reply.stream = Some(stream.ok_or(NOT_FOUND)?);
         }
-        reply
+        Ok(reply)
     }
 }

@@ -133,7 +133,7 @@ impl Service {
         let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
         let (path, _) = form.stored_file()?;
         let kind = Some(current.asset_type);
-        let file = ingest::ingest(files, config, Uuid::new_v4(), path, kind, "file").await?;
+        let file = ingest::ingest(files, config, path, kind, "file").await?;
         written.extend(file.thumbnail_path.clone());
         let mut change = AssetChange::at(now());
         change.file = Some(file.into_fields());
@@ -208,9 +208,15 @@ impl Service {
     }
 
     /// `GET /api/v1/assets/{asset_id}/usage`: the libraries holding the asset, newest first.
+    /// Unpublished libraries are shown only to a key with `write:libraries`, so a website's
+    /// read key never learns their titles.
     pub(super) async fn usage(&self, id: &str, key: &ApiKey) -> Result<Reply, ApiError> {
         let asset = self.visible_asset(id, key).await?;
-        Ok(data(200, self.asset_usage(asset.id).await?))
+        let mut uses = self.asset_usage(asset.id).await?;
+        if !key.scopes.contains(&Scope::WriteLibraries) {
+            uses.retain(|library| library.published);
+        }
+        Ok(data(200, uses))
     }
 
     /// The libraries (published or not) holding the asset `id`, newest first; empty when

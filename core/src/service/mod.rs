@@ -20,8 +20,10 @@ mod assets;
 mod downloads;
 mod libraries;
 mod lifecycle;
+mod maintenance;
 mod websites;
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -34,7 +36,7 @@ use crate::detail_cache::DetailCache;
 use crate::error::ApiError;
 use crate::files::Files;
 use crate::key_cache::KeyCache;
-use crate::limit::Limiter;
+use crate::limit::Limits;
 use crate::memory::MemoryStore;
 use crate::model::{ApiKey, Scope};
 use crate::page_cache::{AssetPages, Rendered, RenderedAsset};
@@ -66,10 +68,10 @@ struct Inner {
     details: DetailCache,
     /// Asset list pages and single assets, when [`Config::page_cache`] is on.
     pages: AssetPages,
-    /// The store's signing secret, read once.
-    secret: tokio::sync::OnceCell<[u8; 32]>,
-    /// The per-key rate limiter, when the configuration sets a limit.
-    limiter: Option<Limiter>,
+    /// The store's signing secret, as read lately.
+    secret: crate::key_cache::Kept<[u8; 32]>,
+    /// The rate limits, when the configuration sets one.
+    limiter: Option<Limits>,
     /// Keys read lately (see [`crate::KEY_CACHE_TTL`]).
     keys: KeyCache,
 }
@@ -108,7 +110,7 @@ impl Service {
 
     /// A service over a store shared with other parts of the app.
     pub fn from_arc(store: Arc<dyn Store>, files: Files, config: Config) -> Self {
-        let limiter = config.rate_limit.map(Limiter::new);
+        let limiter = config.rate_limit.map(Limits::new);
         Service {
             inner: Arc::new(Inner {
                 store,
@@ -116,7 +118,7 @@ impl Service {
                 config,
                 details: DetailCache::default(),
                 pages: AssetPages::default(),
-                secret: tokio::sync::OnceCell::new(),
+                secret: crate::key_cache::Kept::default(),
                 limiter,
                 keys: KeyCache::default(),
             }),
@@ -151,10 +153,12 @@ impl Service {
     /// of [`Config::cors_origins`] carries CORS headers.
     pub async fn handle(&self, op: Operation, id: Option<&str>, req: RawRequest<'_>) -> Reply {
         let (origin, if_none_match) = (req.origin, req.if_none_match);
+        let keyed = req.authorization.is_some();
         let mut reply = self.run(op, id.unwrap_or(""), req).await;
         if op.is_read() {
             reply = web::conditional(reply, if_none_match);
         }
+        web::cache_control(&mut reply, keyed);
         self.cors().apply(&mut reply, origin);
         reply
     }
@@ -170,7 +174,7 @@ impl Service {
         id: Option<&str>,
         req: RawRequest<'_>,
     ) -> Reply {
-        let origin = req.origin;
+        let (origin, keyed) = (req.origin, req.authorization.is_some());
         let mut reply = match route {
             None => crate::routes::route_not_found(),
             Some(route) if method == "OPTIONS" => return self.cors().preflight(route, origin),
@@ -179,6 +183,7 @@ impl Service {
                 None => crate::routes::method_not_allowed(method, route),
             },
         };
+        web::cache_control(&mut reply, keyed);
         self.cors().apply(&mut reply, origin);
         reply
     }
@@ -221,7 +226,11 @@ impl Service {
     }
 
     async fn run(&self, op: Operation, id: &str, req: RawRequest<'_>) -> Reply {
-        let access = match self.admit(op, id, req.authorization, req.query).await {
+        let client = req.client_address(self.inner.config.trusted_proxy_hops);
+        let access = match self
+            .admit(op, id, req.authorization, req.query, client)
+            .await
+        {
             Ok(access) => access,
             Err(e) => return e.into_reply(),
         };
@@ -241,7 +250,13 @@ impl Service {
             Operation::DeleteAsset => self.delete_asset_request(id, req).await,
             Operation::AssetUsage => self.usage(id, &key).await,
             Operation::DownloadAsset => match self.visible_asset(id, &key).await {
-                Ok(asset) => self.download_asset(asset, req).await,
+                Ok(asset) => {
+                    let reader = match lifecycle::sees_drafts(&key) {
+                        true => downloads::Reader::Drafts,
+                        false => downloads::Reader::Published,
+                    };
+                    self.download_asset(asset, req, reader).await
+                }
                 Err(e) => Err(e),
             },
             Operation::AssetDownloadUrl => self.asset_download_url(id, req, &key).await,
@@ -261,23 +276,28 @@ impl Service {
     /// looked at); otherwise a request with an `Authorization` header is judged by its key and
     /// scopes alone, from the head. Without one, a download with a signed link's parameters is
     /// judged by them, and a read or download of one asset may go on as a public request
-    /// (served only for a published, public asset); anything else is 401.
+    /// (served only for a published, public asset); anything else is 401. With a rate limit,
+    /// a keyless request first spends its client address's budget, a keyed one its key's.
     async fn admit(
         &self,
         op: Operation,
         id: &str,
         authorization: Option<&[u8]>,
         query: Option<&str>,
+        client: Option<IpAddr>,
     ) -> Result<Access, ApiError> {
         if op.scopes().is_empty() {
             return Ok(Access::Open);
         }
         if authorization.is_none() {
+            if let Some(limits) = &self.inner.limiter {
+                limits.check_address(client)?;
+            }
             match op {
                 Operation::DownloadAsset | Operation::DownloadLibrary
                     if signed::is_signed(query) =>
                 {
-                    let id = Uuid::try_parse(id).map_err(|_| signed::INVALID)?;
+                    let id = crate::validate::strict_id(id).ok_or(signed::INVALID)?;
                     let target = match op {
                         Operation::DownloadAsset => signed::Target::Asset(id),
                         _ => signed::Target::Library(id),
@@ -304,8 +324,8 @@ impl Service {
         };
         let key = auth::check_record(record, Utc::now())?;
         auth::require_scopes(&key, op.scopes())?;
-        if let Some(limiter) = &self.inner.limiter {
-            limiter.check(key.id)?;
+        if let Some(limits) = &self.inner.limiter {
+            limits.check_key(key.id)?;
         }
         Ok(Access::Key(key))
     }

@@ -3,6 +3,7 @@
 
 use uuid::Uuid;
 
+use super::downloads::Reader;
 use super::{Service, unix_now};
 use crate::error::ApiError;
 use crate::model::{ApiKey, Asset};
@@ -13,18 +14,39 @@ use crate::routes::Operation;
 use crate::signed::{self, Target};
 use crate::{auth, validate};
 
+/// 32 random bytes for a signing secret.
+fn random_secret() -> Result<[u8; 32], ApiError> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).map_err(ApiError::internal)?;
+    Ok(secret)
+}
+
 impl Service {
-    /// The store's signing secret, read (or made, on the store's first use) once per process.
+    /// The store's signing secret (made on the store's first use), read again at most every
+    /// [`crate::KEY_CACHE_TTL`], so a rotation through another process sharing the store
+    /// takes effect here within that time.
     pub(super) async fn signing_secret(&self) -> Result<[u8; 32], ApiError> {
-        self.inner
-            .secret
-            .get_or_try_init(|| async {
-                let mut candidate = [0u8; 32];
-                getrandom::fill(&mut candidate).map_err(ApiError::internal)?;
-                Ok(self.inner.store.signing_secret(candidate).await?)
-            })
-            .await
-            .copied()
+        if let Some(secret) = self.inner.secret.get() {
+            return Ok(secret);
+        }
+        let candidate = random_secret()?;
+        let secret = self.inner.store.signing_secret(candidate).await?;
+        self.inner.secret.put(secret);
+        Ok(secret)
+    }
+
+    /// Makes a new signing secret and keeps it in the store: every link signed before stops
+    /// working, at once through this service and within [`crate::KEY_CACHE_TTL`] through
+    /// any other process sharing the store (the ready server's `keys
+    /// rotate-signing-secret`). The way to revoke signed links that leaked.
+    ///
+    /// # Errors
+    /// 500 when the store fails.
+    pub async fn rotate_signing_secret(&self) -> Result<(), ApiError> {
+        let secret = random_secret()?;
+        self.inner.store.rotate_signing_secret(secret).await?;
+        self.inner.secret.put(secret);
+        Ok(())
     }
 
     /// `GET /api/v1/libraries/slug/{slug}`: exactly what `GET /api/v1/libraries/{id}` answers
@@ -49,7 +71,7 @@ impl Service {
     pub(super) async fn public(&self, op: Operation, id: &str, req: RawRequest<'_>) -> Reply {
         let result = match op {
             Operation::DownloadAsset => match self.public_asset(id).await {
-                Ok(asset) => self.download_asset(asset, req).await,
+                Ok(asset) => self.download_asset(asset, req, Reader::Public).await,
                 Err(e) => Err(e),
             },
             _ => self.public_asset_page(id).await,
@@ -58,12 +80,12 @@ impl Service {
     }
 
     /// The 401 of a keyless request for an asset that is not served without a key.
-    fn no_key() -> ApiError {
+    pub(super) fn no_key() -> ApiError {
         auth::bearer_key(None).err().unwrap_or(signed::INVALID)
     }
 
     async fn public_asset(&self, id: &str) -> Result<Asset, ApiError> {
-        let id = Uuid::try_parse(id).map_err(|_| Self::no_key())?;
+        let id = validate::strict_id(id).ok_or_else(Self::no_key)?;
         self.inner
             .store
             .get_asset(id)
@@ -74,7 +96,7 @@ impl Service {
 
     /// A keyless read of a public asset, through the page cache as a read with a key.
     async fn public_asset_page(&self, id: &str) -> Result<Reply, ApiError> {
-        let id = Uuid::try_parse(id).map_err(|_| Self::no_key())?;
+        let id = validate::strict_id(id).ok_or_else(Self::no_key)?;
         match self.rendered_asset(id).await? {
             Some(kept) if kept.published && kept.is_public => Ok(kept.page.reply()),
             _ => Err(Self::no_key()),
@@ -87,7 +109,7 @@ impl Service {
         let result = match op {
             Operation::DownloadLibrary => self.download_library(id, req).await,
             _ => match self.published_asset(id).await {
-                Ok(asset) => self.download_asset(asset, req).await,
+                Ok(asset) => self.download_asset(asset, req, Reader::Published).await,
                 Err(e) => Err(e),
             },
         };

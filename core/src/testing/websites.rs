@@ -59,6 +59,15 @@ pub(super) async fn the_signing_secret_is_made_once(store: Arc<dyn Store>) {
     assert_eq!(store.signing_secret([2; 32]).await.unwrap(), [1; 32]);
 }
 
+pub(super) async fn a_rotated_signing_secret_replaces_the_old_one(store: Arc<dyn Store>) {
+    // Rotating first makes one.
+    store.rotate_signing_secret([3; 32]).await.unwrap();
+    assert_eq!(store.signing_secret([4; 32]).await.unwrap(), [3; 32]);
+    store.rotate_signing_secret([5; 32]).await.unwrap();
+    assert_eq!(store.signing_secret([6; 32]).await.unwrap(), [5; 32]);
+    assert_eq!(store.signing_secret([7; 32]).await.unwrap(), [5; 32]);
+}
+
 pub(super) async fn concurrent_first_secrets_agree(store: Arc<dyn Store>) {
     let tasks: Vec<_> = (0..8u8)
         .map(|i| {

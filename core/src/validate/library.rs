@@ -139,8 +139,9 @@ pub fn library_doc(body: &[u8], config: &Config) -> Result<LibraryDoc, ApiError>
             let at = format!("{prefix}[{i}]");
             let ef = Fields::new(object(value, &at)?, format!("{at}."));
             let id_path = ef.path("asset_id");
-            let asset_id = Uuid::try_parse(ef.req_str("asset_id")?)
-                .map_err(|_| ApiError::validation(&id_path, format!("{id_path} must be a UUID")))?;
+            let asset_id = super::strict_id(ef.req_str("asset_id")?).ok_or_else(|| {
+                ApiError::validation(&id_path, format!("{id_path} must be a UUID"))
+            })?;
             if !seen_assets.insert(asset_id) {
                 return Err(ApiError::validation(
                     &id_path,
@@ -165,8 +166,8 @@ pub fn library_doc(body: &[u8], config: &Config) -> Result<LibraryDoc, ApiError>
             None => None,
             Some(raw) => {
                 let path = sf.path("id");
-                let id = Uuid::try_parse(raw)
-                    .map_err(|_| ApiError::validation(&path, format!("{path} must be a UUID")))?;
+                let id = super::strict_id(raw)
+                    .ok_or_else(|| ApiError::validation(&path, format!("{path} must be a UUID")))?;
                 if !seen_sections.insert(id) {
                     return Err(ApiError::validation(
                         &path,

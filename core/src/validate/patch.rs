@@ -132,6 +132,7 @@ impl AssetPatch {
             published: self.published,
             link,
             file: None,
+            thumbnail_moved: None,
             at,
         })
     }

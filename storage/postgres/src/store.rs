@@ -307,6 +307,10 @@ impl Store for PgStore {
         self.signing_secret_impl(candidate).await
     }
 
+    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
+        self.rotate_signing_secret_impl(secret).await
+    }
+
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
         Ok(self.record_library_view_impl(id).await?)
     }

@@ -25,6 +25,24 @@ impl PgStore {
             .map_err(Failure::from)?)
     }
 
+    /// Keeps `secret` in place of the signing secret (an upsert).
+    pub(crate) async fn rotate_signing_secret_impl(
+        &self,
+        secret: [u8; 32],
+    ) -> Result<(), StoreError> {
+        let s = &self.schema.q;
+        let upsert = format!(
+            "INSERT INTO {s}.secrets (name, value) VALUES ('signing', $1) \
+             ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value"
+        );
+        self.client()
+            .await?
+            .execute(&upsert, &[&&secret[..]])
+            .await
+            .map_err(Failure::from)?;
+        Ok(())
+    }
+
     /// Keeps `candidate` unless a secret is kept already (`ON CONFLICT DO NOTHING`), then
     /// reads the one kept: concurrent first calls all read the row that won.
     pub(crate) async fn signing_secret_impl(

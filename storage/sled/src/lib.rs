@@ -582,6 +582,11 @@ impl Store for SledStore {
             .await
     }
 
+    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
+        self.write(move |inner| inner.rotate_signing_secret(secret))
+            .await
+    }
+
     async fn flush(&self) -> Result<(), StoreError> {
         self.blocking(|inner| {
             inner.write_counts()?;

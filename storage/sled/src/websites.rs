@@ -17,6 +17,12 @@ impl Inner {
             .transpose()
     }
 
+    /// Keeps `secret` in place of the signing secret; made durable by the caller's commit.
+    pub(crate) fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), Error> {
+        self.db.open_tree("meta")?.insert(SECRET_KEY, &secret[..])?;
+        Ok(())
+    }
+
     /// The kept secret, or `candidate` kept by one compare-and-swap (so concurrent first
     /// calls agree); made durable by the caller's commit.
     pub(crate) fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], Error> {

@@ -6,7 +6,8 @@ use tokio::sync::oneshot;
 
 use super::{Harness, Server};
 
-/// `assetlib::axum::router` served by `axum::serve`.
+/// `assetlib::axum::router` served by `axum::serve`, with the peer address as axum's
+/// `ConnectInfo` (keyless requests are rate-limited by it).
 pub(crate) struct Axum;
 
 impl Harness for Axum {
@@ -29,6 +30,7 @@ async fn serve(app: axum::Router) -> Server {
     let addr = listener.local_addr().expect("local address");
     let (tx, rx) = oneshot::channel::<()>();
     tokio::spawn(async move {
+        let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 let _ = rx.await;

@@ -167,7 +167,8 @@ pub(super) fn asset_usage() -> Spec {
         id: "assetUsage",
         tag: "assets",
         summary: "Libraries holding an asset",
-        description: "The libraries (published or not) that hold the asset, newest first.",
+        description: "The libraries that hold the asset, newest first. Unpublished libraries are \
+                      listed only to a key with `write:libraries`.",
         keys: Keys::Required,
         parameters: vec![p("AssetId"), p("IfNoneMatch")],
         body: None,
@@ -234,6 +235,6 @@ pub(super) fn download_asset() -> Spec {
                         ("Accept-Ranges", "AcceptRanges"), ("ETag", "ETag")])}),
             ),
         ],
-        errors: &["BadRequest", "NotFound"],
+        errors: &["BadRequest", "NotFound", "ServiceUnavailable"],
     }
 }
