@@ -52,7 +52,9 @@ pub struct Config {
     /// this process's memory: N replicas behind one balancer allow N times it. Requests
     /// without a valid key never count against a key. Requests without any key (public
     /// reads, signed links) share a budget of the same size per client address
-    /// ([`RawRequest::client_address`](crate::RawRequest::client_address)).
+    /// ([`RawRequest::client_address`](crate::RawRequest::client_address)); public
+    /// thumbnails ([`crate::Service::thumbnail`]) are not counted: one page view fetches one
+    /// per card.
     pub rate_limit: Option<crate::limit::RateLimit>,
     /// How many proxies in front of the API are trusted to append the address they saw to
     /// `X-Forwarded-For` (default 0: the header is ignored and the client address is the

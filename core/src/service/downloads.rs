@@ -15,6 +15,9 @@ use crate::request::RawRequest;
 use crate::tree;
 use crate::validate;
 
+/// The answer for an asset without a file to download.
+const NO_FILE: ApiError = ApiError::NotFound("Asset has no downloadable file");
+
 /// How many times a download opens an asset's file that keeps going away (replaced or
 /// deleted between reading the asset and opening the file) before it answers 503.
 const OPEN_ATTEMPTS: usize = 5;
@@ -66,8 +69,9 @@ impl Service {
     /// The file is opened once, for the version its headers describe. When it is gone by
     /// then (a replacement or a delete in between), the asset is read again and its current
     /// file is served, or the answer for a missing asset when it is gone or `reader` no
-    /// longer sees it; 503 only if the file changes under every one of [`OPEN_ATTEMPTS`]
-    /// tries.
+    /// longer sees it; a file missing from the store under the asset's own path is 404
+    /// (`Asset has no downloadable file`); 503 only if the file changes under every one of
+    /// [`OPEN_ATTEMPTS`] tries.
     pub(super) async fn download_asset(
         &self,
         mut asset: Asset,
@@ -83,13 +87,22 @@ impl Service {
             if let Some(reply) = self.download_file(&asset, wanted).await? {
                 return Ok(reply);
             }
-            asset = self
+            let current = self
                 .inner
                 .store
                 .get_asset(asset.id)
                 .await?
                 .filter(|a| reader.sees(a))
                 .ok_or_else(|| reader.missing())?;
+            // The same path with no file there is a file gone from the store, not a race.
+            if let Some(path) = current.file_path.as_deref() {
+                if current.file_path == asset.file_path
+                    && self.inner.files.stat(path).await?.is_none()
+                {
+                    return Err(NO_FILE);
+                }
+            }
+            asset = current;
         }
         Err(ApiError::Unavailable {
             message: "The asset's file kept changing while it was opened",
@@ -109,10 +122,7 @@ impl Service {
         {
             return Ok(Some(Reply::empty(302).with_header("location", url.clone())));
         }
-        let path = asset
-            .file_path
-            .as_deref()
-            .ok_or(ApiError::NotFound("Asset has no downloadable file"))?;
+        let path = asset.file_path.as_deref().ok_or(NO_FILE)?;
         let Some(stat) = self.inner.files.stat(path).await? else {
             return Ok(None);
         };
