@@ -29,14 +29,14 @@ const SWEEP_EVERY: u32 = 4096;
 
 /// The budgets of one service: per key, and per client address for keyless requests.
 #[derive(Debug)]
-pub(crate) struct Limits {
+pub(crate) struct Budgets {
     keys: Limiter<Uuid>,
     addresses: Limiter<IpAddr>,
 }
 
-impl Limits {
+impl Budgets {
     pub(crate) fn new(limit: RateLimit) -> Self {
-        Limits {
+        Budgets {
             keys: Limiter::new(limit),
             addresses: Limiter::new(limit),
         }
@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn keyless_requests_share_a_budget_per_address() {
-        let limits = Limits::new(limit(1, 2));
+        let limits = Budgets::new(limit(1, 2));
         let a: IpAddr = "192.0.2.1".parse().unwrap();
         let b: IpAddr = "192.0.2.2".parse().unwrap();
         for _ in 0..2 {

@@ -36,7 +36,7 @@ use crate::detail_cache::DetailCache;
 use crate::error::ApiError;
 use crate::files::Files;
 use crate::key_cache::KeyCache;
-use crate::limit::Limits;
+use crate::limit::Budgets;
 use crate::memory::MemoryStore;
 use crate::model::{ApiKey, Scope};
 use crate::page_cache::{AssetPages, Rendered, RenderedAsset};
@@ -71,7 +71,7 @@ struct Inner {
     /// The store's signing secret, as read lately.
     secret: crate::key_cache::Kept<[u8; 32]>,
     /// The rate limits, when the configuration sets one.
-    limiter: Option<Limits>,
+    limiter: Option<Budgets>,
     /// Keys read lately (see [`crate::KEY_CACHE_TTL`]).
     keys: KeyCache,
 }
@@ -110,7 +110,7 @@ impl Service {
 
     /// A service over a store shared with other parts of the app.
     pub fn from_arc(store: Arc<dyn Store>, files: Files, config: Config) -> Self {
-        let limiter = config.rate_limit.map(Limits::new);
+        let limiter = config.rate_limit.map(Budgets::new);
         Service {
             inner: Arc::new(Inner {
                 store,
