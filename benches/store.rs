@@ -46,6 +46,7 @@
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
+use assetlib::store::prelude::*;
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

@@ -153,7 +153,7 @@ pub struct ThumbnailMove {
     pub to: String,
 }
 
-/// What [`crate::Store::update_asset`] did: the asset just before the change and as stored
+/// What [`crate::AssetStore::update_asset`] did: the asset just before the change and as stored
 /// after it (equal when the change changed nothing).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssetUpdate {
@@ -163,7 +163,7 @@ pub struct AssetUpdate {
     pub after: Asset,
 }
 
-/// A library that holds an asset, as [`crate::Store::asset_usage`] and a refused delete tell
+/// A library that holds an asset, as [`crate::AssetStore::asset_usage`] and a refused delete tell
 /// it. On the wire (`GET /api/v1/assets/{id}/usage`) it is `{"id", "title", "slug",
 /// "published"}`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -178,7 +178,7 @@ pub struct LibraryUse {
     pub published: bool,
 }
 
-/// What [`crate::Store::delete_asset`] did.
+/// What [`crate::AssetStore::delete_asset`] did.
 // Made once per delete and matched at once: boxing the record would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
@@ -187,7 +187,7 @@ pub enum AssetDeletion {
     /// remove).
     Deleted(Asset),
     /// Libraries hold the asset and the delete was not forced: nothing changed. The libraries
-    /// come newest first, as [`crate::Store::asset_usage`] gives them.
+    /// come newest first, as [`crate::AssetStore::asset_usage`] gives them.
     InUse(Vec<LibraryUse>),
     /// There is no asset with this id.
     NotFound,

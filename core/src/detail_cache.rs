@@ -2,7 +2,7 @@
 //! store's content version, with the live view count spliced in on every hit.
 //!
 //! A page is kept per (library, `include_assets`) with the version that
-//! [`crate::Store::record_library_view`] returned when it was rendered. The next view
+//! [`crate::LibraryStore::record_library_view`] returned when it was rendered. The next view
 //! returns the version again; equal versions mean the same content, so the kept bytes are
 //! reused with only the `view_count` digits replaced. Any write that can change the page
 //! changes the version in the store, so the very next read renders again, in this process

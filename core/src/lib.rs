@@ -91,7 +91,7 @@ mod request;
 mod routes;
 mod service;
 mod signed;
-mod store;
+pub mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tree;
@@ -121,4 +121,4 @@ pub use routes::{
     method_not_allowed, route_not_found,
 };
 pub use service::Service;
-pub use store::Store;
+pub use store::{AssetStore, KeyStore, LibraryStore, MetaStore, Store};

@@ -17,9 +17,9 @@ use crate::model::{
     LibraryWrite, Page, PutOutcome, Section, ViewCount,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
-use crate::store::Store;
+use crate::store::{AssetStore, KeyStore, LibraryStore, MetaStore};
 
-/// A [`Store`] in memory.
+/// A [`Store`](crate::Store) in memory.
 ///
 /// ```
 /// use assetlib_core::{Config, Files, MemoryStore, Service};
@@ -38,7 +38,7 @@ struct State {
     keys: Vec<ApiKey>,
     /// The last content version handed out; every version comes from it, so none repeats.
     last_version: u64,
-    /// The content version of the assets ([`Store::assets_version`]).
+    /// The content version of the assets ([`AssetStore::assets_version`]).
     assets_version: u64,
     /// The secret for signing download links, once made.
     signing_secret: Option<[u8; 32]>,
@@ -132,7 +132,7 @@ impl State {
 }
 
 #[async_trait]
-impl Store for MemoryStore {
+impl AssetStore for MemoryStore {
     async fn list_assets(&self, q: &AssetQuery) -> Result<Page<Asset>, StoreError> {
         let state = self.read();
         let needle = q.search.as_deref().map(str::to_lowercase);
@@ -231,6 +231,25 @@ impl Store for MemoryStore {
         Ok(self.read().usage(id))
     }
 
+    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+        let mut state = self.write();
+        let count = state.assets.get_mut(&id).map(|a| {
+            a.download_count += 1;
+            a.download_count
+        });
+        if count.is_some() {
+            state.assets_version += 1;
+        }
+        Ok(count)
+    }
+
+    async fn assets_version(&self) -> Result<u64, StoreError> {
+        Ok(self.read().assets_version)
+    }
+}
+
+#[async_trait]
+impl LibraryStore for MemoryStore {
     async fn list_libraries(&self, q: &LibraryQuery) -> Result<Page<LibrarySummary>, StoreError> {
         let state = self.read();
         let mut hits: Vec<&StoredLibrary> = state
@@ -337,15 +356,6 @@ impl Store for MemoryStore {
             .map(|l| l.library.id))
     }
 
-    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
-        Ok(*self.write().signing_secret.get_or_insert(candidate))
-    }
-
-    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
-        self.write().signing_secret = Some(secret);
-        Ok(())
-    }
-
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
         Ok(self.write().libraries.remove(&id).is_some())
     }
@@ -364,23 +374,10 @@ impl Store for MemoryStore {
                 }
             }))
     }
+}
 
-    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
-        let mut state = self.write();
-        let count = state.assets.get_mut(&id).map(|a| {
-            a.download_count += 1;
-            a.download_count
-        });
-        if count.is_some() {
-            state.assets_version += 1;
-        }
-        Ok(count)
-    }
-
-    async fn assets_version(&self) -> Result<u64, StoreError> {
-        Ok(self.read().assets_version)
-    }
-
+#[async_trait]
+impl KeyStore for MemoryStore {
     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
         let mut state = self.write();
         if state.keys.iter().any(|k| k.id == key.id) {
@@ -417,5 +414,17 @@ impl Store for MemoryStore {
             }
             None => false,
         })
+    }
+}
+
+#[async_trait]
+impl MetaStore for MemoryStore {
+    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        Ok(*self.write().signing_secret.get_or_insert(candidate))
+    }
+
+    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
+        self.write().signing_secret = Some(secret);
+        Ok(())
     }
 }

@@ -398,7 +398,7 @@ pub struct Page<T> {
     pub total: u64,
 }
 
-/// What [`crate::Store::record_library_view`] answers: the library's new view count and its
+/// What [`crate::LibraryStore::record_library_view`] answers: the library's new view count and its
 /// current content version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ViewCount {

@@ -1,5 +1,5 @@
 //! Rendered answers kept under a store content version ([`VersionedCache`]), and the asset
-//! answers kept under [`crate::Store::assets_version`]: list pages by their query, single
+//! answers kept under [`crate::AssetStore::assets_version`]: list pages by their query, single
 //! assets by id ([`AssetPages`]).
 //!
 //! A reader takes the version first, then looks the answer up under it; on a miss it reads

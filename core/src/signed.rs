@@ -2,7 +2,7 @@
 //! download path, so a plain link can download without a key until it expires.
 //!
 //! The signature covers what the link opens (an asset's file or a library's zip, by id) and
-//! its expiry, under the store's secret ([`crate::Store::signing_secret`]), so every replica
+//! its expiry, under the store's secret ([`crate::MetaStore::signing_secret`]), so every replica
 //! signs and checks alike. Signatures are compared in constant time.
 
 use base64::Engine as _;

@@ -2,11 +2,12 @@
 //! off, in one service and across services sharing a store (replicas); cached answers are
 //! the uncached ones with the live view count.
 
+use assetlib_core::store::prelude::*;
 use std::sync::Arc;
 
 use assetlib_core::{
     AssetChange, Config, FileFields, Files, MemoryStore, Operation, RawRequest, Reply, Scope,
-    Service, Store,
+    Service,
 };
 use serde_json::{Value, json};
 use uuid::Uuid;

@@ -3,11 +3,10 @@
 //! service that wrote and in another one sharing the store (a replica); visibility (drafts,
 //! public assets) is decided per request; cached answers are the rendered ones.
 
+use assetlib_core::store::prelude::*;
 use std::sync::Arc;
 
-use assetlib_core::{
-    Config, Files, MemoryStore, Operation, RawRequest, Reply, Scope, Service, Store,
-};
+use assetlib_core::{Config, Files, MemoryStore, Operation, RawRequest, Reply, Scope, Service};
 use serde_json::{Value, json};
 use uuid::Uuid;
 

@@ -4,6 +4,7 @@
 use assetlib_core::{
     Asset, AssetQuery, AssetSort, AssetStatus, AssetType, Page, SortOrder, StoreError,
 };
+use assetlib_core::{AssetChange, AssetDeletion, AssetStore, AssetUpdate, LibraryUse, async_trait};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
@@ -355,5 +356,48 @@ impl PgStore {
                 _ => Err(Failure::Protocol("a download count row of another shape")),
             })
             .transpose()
+    }
+}
+
+#[async_trait]
+impl AssetStore for PgStore {
+    async fn list_assets(&self, query: &AssetQuery) -> Result<Page<Asset>, StoreError> {
+        Ok(self.list_assets_impl(query).await?)
+    }
+
+    async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
+        Ok(self.get_asset_impl(id).await?)
+    }
+
+    async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
+        Ok(self.get_assets_impl(ids).await?)
+    }
+
+    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
+        self.insert_asset_impl(asset).await
+    }
+
+    async fn update_asset(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+    ) -> Result<Option<AssetUpdate>, StoreError> {
+        Ok(self.update_asset_impl(id, change).await?)
+    }
+
+    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+        Ok(self.delete_asset_impl(id, force).await?)
+    }
+
+    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
+        Ok(self.asset_usage_impl(id).await?)
+    }
+
+    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+        Ok(self.record_download_impl(id).await?)
+    }
+
+    async fn assets_version(&self) -> Result<u64, StoreError> {
+        Ok(self.assets_version_impl().await?)
     }
 }

@@ -1,6 +1,7 @@
 //! API key records: insert, lookup by hash, list, revoke.
 
 use assetlib_core::{ApiKey, Scope, StoreError};
+use assetlib_core::{KeyStore, async_trait};
 use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;
@@ -100,5 +101,24 @@ impl PgStore {
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
         Ok(client.execute(&stmt, &[&id, &at]).await? > 0)
+    }
+}
+
+#[async_trait]
+impl KeyStore for PgStore {
+    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
+        self.insert_key_impl(key).await
+    }
+
+    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
+        Ok(self.find_key_impl(key_hash).await?)
+    }
+
+    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
+        Ok(self.list_keys_impl().await?)
+    }
+
+    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+        Ok(self.revoke_key_impl(id, at).await?)
     }
 }

@@ -5,6 +5,7 @@ use assetlib_core::{
     LibrarySettings, LibrarySummary, LibraryWrite, Page, PutOutcome, Section, StoreError,
     ViewCount,
 };
+use assetlib_core::{LibraryStore, async_trait};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
@@ -473,5 +474,35 @@ impl PgStore {
                 _ => Err(Failure::Protocol("a view count row of another shape")),
             })
             .transpose()
+    }
+}
+
+#[async_trait]
+impl LibraryStore for PgStore {
+    async fn list_libraries(
+        &self,
+        query: &LibraryQuery,
+    ) -> Result<Page<LibrarySummary>, StoreError> {
+        Ok(self.list_libraries_impl(query).await?)
+    }
+
+    async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
+        Ok(self.load_library_impl(id).await?)
+    }
+
+    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
+        self.put_library_impl(write).await
+    }
+
+    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
+        self.library_id_by_slug_impl(slug).await
+    }
+
+    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
+        Ok(self.delete_library_impl(id).await?)
+    }
+
+    async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
+        Ok(self.record_library_view_impl(id).await?)
     }
 }

@@ -1,15 +1,11 @@
-//! [`PgStore`], its [`PgConfig`], and the [`Store`] impl that hands each call to its module.
+//! [`PgStore`] and its [`PgConfig`]: the pool, the schema, and the helpers every module's
+//! store trait impl uses.
 
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use assetlib_core::{
-    ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, LibraryQuery, LibraryRows,
-    LibrarySummary, LibraryUse, LibraryWrite, Page, PutOutcome, Store, StoreError, ViewCount,
-};
-use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use assetlib_core::Page;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
@@ -59,7 +55,7 @@ impl PgConfig {
     }
 }
 
-/// A [`Store`] in PostgreSQL. Cloning is cheap and shares the pool.
+/// A [`Store`](assetlib_core::Store) in PostgreSQL. Cloning is cheap and shares the pool.
 #[derive(Clone)]
 pub struct PgStore {
     pub(crate) pool: Pool,
@@ -244,100 +240,6 @@ pub(crate) fn first_free_slug(wanted: &str, taken: &[String]) -> String {
         .map(|n| format!("{wanted}-{n}"))
         .find(|s| !is_taken(s))
         .unwrap_or_else(|| wanted.to_owned())
-}
-
-#[async_trait]
-impl Store for PgStore {
-    async fn list_assets(&self, query: &AssetQuery) -> Result<Page<Asset>, StoreError> {
-        Ok(self.list_assets_impl(query).await?)
-    }
-
-    async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
-        Ok(self.get_asset_impl(id).await?)
-    }
-
-    async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
-        Ok(self.get_assets_impl(ids).await?)
-    }
-
-    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
-        self.insert_asset_impl(asset).await
-    }
-
-    async fn update_asset(
-        &self,
-        id: Uuid,
-        change: &AssetChange,
-    ) -> Result<Option<AssetUpdate>, StoreError> {
-        Ok(self.update_asset_impl(id, change).await?)
-    }
-
-    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
-        Ok(self.delete_asset_impl(id, force).await?)
-    }
-
-    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
-        Ok(self.asset_usage_impl(id).await?)
-    }
-
-    async fn list_libraries(
-        &self,
-        query: &LibraryQuery,
-    ) -> Result<Page<LibrarySummary>, StoreError> {
-        Ok(self.list_libraries_impl(query).await?)
-    }
-
-    async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
-        Ok(self.load_library_impl(id).await?)
-    }
-
-    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
-        self.put_library_impl(write).await
-    }
-
-    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
-        Ok(self.delete_library_impl(id).await?)
-    }
-
-    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
-        self.library_id_by_slug_impl(slug).await
-    }
-
-    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
-        self.signing_secret_impl(candidate).await
-    }
-
-    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
-        self.rotate_signing_secret_impl(secret).await
-    }
-
-    async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
-        Ok(self.record_library_view_impl(id).await?)
-    }
-
-    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
-        Ok(self.record_download_impl(id).await?)
-    }
-
-    async fn assets_version(&self) -> Result<u64, StoreError> {
-        Ok(self.assets_version_impl().await?)
-    }
-
-    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
-        self.insert_key_impl(key).await
-    }
-
-    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
-        Ok(self.find_key_impl(key_hash).await?)
-    }
-
-    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
-        Ok(self.list_keys_impl().await?)
-    }
-
-    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        Ok(self.revoke_key_impl(id, at).await?)
-    }
 }
 
 /// Runs `UPDATE ... RETURNING` statement `sql` with `synchronous_commit = off`, in one round

@@ -1,6 +1,7 @@
 //! What websites need of the store: libraries by slug and the signing secret.
 
 use assetlib_core::StoreError;
+use assetlib_core::{MetaStore, async_trait};
 use uuid::Uuid;
 
 use crate::error::Failure;
@@ -68,5 +69,16 @@ impl PgStore {
         Ok(value.as_slice().try_into().map_err(|_| {
             Failure::invalid("signing secret", format!("{} bytes, not 32", value.len()))
         })?)
+    }
+}
+
+#[async_trait]
+impl MetaStore for PgStore {
+    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        self.signing_secret_impl(candidate).await
+    }
+
+    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
+        self.rotate_signing_secret_impl(secret).await
     }
 }

@@ -46,7 +46,7 @@ async fn a_durable_cluster_keeps_its_data_across_starts() {
     let name = db.name().to_owned();
     let store = PgStore::connect(db.url()).await.expect("connect");
     let asset = assetlib_core::testing::sample_asset("Kept", assetlib_core::AssetType::Pdf, 0);
-    assetlib_core::Store::insert_asset(&store, asset.clone())
+    assetlib_core::AssetStore::insert_asset(&store, asset.clone())
         .await
         .expect("insert");
     drop(store);
@@ -66,7 +66,7 @@ async fn a_durable_cluster_keeps_its_data_across_starts() {
     let store = PgStore::connect(&again.url(&name))
         .await
         .expect("reconnect");
-    let kept = assetlib_core::Store::get_asset(&store, asset.id)
+    let kept = assetlib_core::AssetStore::get_asset(&store, asset.id)
         .await
         .expect("read");
     assert_eq!(kept.map(|a| a.title), Some("Kept".to_owned()));

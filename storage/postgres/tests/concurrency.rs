@@ -1,11 +1,10 @@
 //! Exact counters and race-free slugs under concurrency, over a pool.
 
+use assetlib_core::store::prelude::*;
 use std::collections::HashSet;
 
 use assetlib_core::testing::{sample_asset, sample_library};
-use assetlib_core::{
-    AssetChange, AssetDeletion, AssetQuery, AssetStatus, AssetType, LibraryWrite, Store,
-};
+use assetlib_core::{AssetChange, AssetDeletion, AssetQuery, AssetStatus, AssetType, LibraryWrite};
 use assetlib_postgres::PgConfig;
 
 use crate::common::store;

@@ -3,13 +3,14 @@
 //! changes, deletes and library writes that must neither deadlock nor leave an entry whose
 //! asset is gone.
 
+use assetlib_core::store::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use assetlib_core::testing::{sample_asset, sample_library};
 use assetlib_core::{
     AssetChange, AssetDeletion, AssetQuery, AssetStatus, AssetType, LibraryEntry, LibraryQuery,
-    LibraryWrite, Store, StoreError,
+    LibraryWrite, StoreError,
 };
 use assetlib_postgres::testing::TestCluster;
 use assetlib_postgres::{PgConfig, PgStore};

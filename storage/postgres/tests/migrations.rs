@@ -1,8 +1,9 @@
 //! Migrations: concurrent first connects, reconnects, an upgrade of a database with data in
 //! it, and a schema newer than this crate.
 
+use assetlib_core::store::prelude::*;
 use assetlib_core::testing::sample_asset;
-use assetlib_core::{AssetChange, AssetQuery, AssetStatus, AssetType, EntryAsset, Store};
+use assetlib_core::{AssetChange, AssetQuery, AssetStatus, AssetType, EntryAsset};
 use assetlib_postgres::testing::TestCluster;
 use assetlib_postgres::{Error, PgConfig, PgStore, SCHEMA_VERSION};
 

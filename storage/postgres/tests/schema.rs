@@ -1,8 +1,9 @@
 //! A schema of its own: a custom name, tables qualified whatever the `search_path`, and two
 //! stores in two schemas of one database that do not see each other.
 
+use assetlib_core::store::prelude::*;
 use assetlib_core::testing::sample_asset;
-use assetlib_core::{AssetQuery, AssetType, Store};
+use assetlib_core::{AssetQuery, AssetType};
 use assetlib_postgres::testing::TestCluster;
 use assetlib_postgres::{PgConfig, PgStore};
 

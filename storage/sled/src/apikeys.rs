@@ -1,6 +1,8 @@
 //! API key records.
 
+use crate::SledStore;
 use assetlib_core::ApiKey;
+use assetlib_core::{KeyStore, StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use sled::Transactional;
 use uuid::Uuid;
@@ -80,5 +82,24 @@ impl Inner {
             Ok(true)
         })?;
         Ok(found)
+    }
+}
+
+#[async_trait]
+impl KeyStore for SledStore {
+    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
+        self.write(move |inner| inner.insert_key(&key)).await
+    }
+
+    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
+        self.point_read(|inner| inner.find_key(key_hash))
+    }
+
+    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
+        self.blocking(|inner| inner.list_keys()).await
+    }
+
+    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+        self.write(move |inner| inner.revoke_key(id, at)).await
     }
 }

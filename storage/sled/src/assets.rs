@@ -1,6 +1,11 @@
 //! Assets: reads, lists and inserts (changes and deletes are in `lifecycle.rs`).
 
+use crate::SledStore;
+use assetlib_core::{
+    AssetChange, AssetDeletion, AssetStore, AssetUpdate, LibraryUse, StoreError, async_trait,
+};
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 
 use assetlib_core::{Asset, AssetQuery, AssetSort, AssetStatus, AssetType, Page, SortOrder};
 use sled::Transactional;
@@ -192,5 +197,69 @@ fn claim_asset_slug(slugs: &TransactionalTree, wanted: &str, id: Uuid) -> Result
         n = n
             .checked_add(1)
             .ok_or_else(|| abort(Error::TooLarge("no free slug suffix")))?;
+    }
+}
+
+#[async_trait]
+impl AssetStore for SledStore {
+    async fn list_assets(&self, query: &AssetQuery) -> Result<Page<Asset>, StoreError> {
+        let query = query.clone();
+        self.blocking(move |inner| inner.list_assets(&query)).await
+    }
+
+    async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
+        self.point_read(|inner| inner.load_asset(id))
+    }
+
+    async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
+        let ids = ids.to_vec();
+        self.blocking(move |inner| inner.get_assets(&ids)).await
+    }
+
+    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
+        let inserted = self.write(move |inner| inner.insert_asset(asset)).await?;
+        self.assets_changed();
+        Ok(inserted)
+    }
+
+    async fn update_asset(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+    ) -> Result<Option<AssetUpdate>, StoreError> {
+        let change = change.clone();
+        let update = self
+            .write(move |inner| inner.update_asset(id, &change))
+            .await?;
+        if update.as_ref().is_some_and(|u| u.before != u.after) {
+            self.assets_changed();
+        }
+        Ok(update)
+    }
+
+    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+        let deletion = self
+            .write(move |inner| inner.delete_asset(id, force))
+            .await?;
+        if matches!(deletion, AssetDeletion::Deleted(_)) {
+            self.assets_changed();
+        }
+        Ok(deletion)
+    }
+
+    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
+        self.blocking(move |inner| inner.asset_usage(id)).await
+    }
+
+    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+        let count = self.point_read(|inner| inner.increment(&tree_keys::downloads(id)))?;
+        if count.is_some() {
+            self.assets_changed();
+        }
+        Ok(count)
+    }
+
+    async fn assets_version(&self) -> Result<u64, StoreError> {
+        Ok(self.inner.assets_version.load(Ordering::Acquire))
     }
 }

@@ -1,13 +1,14 @@
 //! # assetlib-sled
 //!
-//! [`SledStore`]: an embedded [`Store`] for assetlib in one [sled](https://docs.rs/sled/0.34)
+//! [`SledStore`]: an embedded [`Store`](assetlib_core::Store) for assetlib in one [sled](https://docs.rs/sled/0.34)
 //! directory. Lists, totals and library loads use indexes kept in the same transactions as the
 //! records, so their work grows with the answer, not with the database; every change of
 //! several records lands whole or not at all; and a write returns success only once it is on
 //! disk (see [`Durability`]).
 //!
 //! ```
-//! use assetlib_core::{AssetQuery, Store};
+//! use assetlib_core::AssetQuery;
+//! use assetlib_core::store::prelude::*;
 //! use assetlib_sled::SledStore;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -143,14 +144,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use assetlib_core::{
-    ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, LibraryQuery, LibraryRows,
-    LibrarySummary, LibraryUse, LibraryWrite, Page, PutOutcome, Store, StoreError, ViewCount,
-    async_trait,
-};
-use chrono::{DateTime, Utc};
+use assetlib_core::StoreError;
 use sled::{IVec, Tree};
-use uuid::Uuid;
 
 #[doc(hidden)]
 pub use commit::CommitStats;
@@ -208,7 +203,7 @@ pub(crate) struct Inner {
     pub(crate) versions: Tree,
     /// Records and index keys read so far (see [`SledStore::records_read`]).
     reads: AtomicU64,
-    /// The content version of the assets ([`Store::assets_version`]). It lives in memory: a
+    /// The content version of the assets ([`AssetStore::assets_version`]). It lives in memory: a
     /// sled database is open in one process at a time, and the readers that keep pages under
     /// it live as long as this store. Moved after every asset write is committed.
     assets_version: AtomicU64,
@@ -462,136 +457,5 @@ impl Inner {
             }
             next.map(|r| r.map_err(Error::from))
         })
-    }
-}
-
-#[async_trait]
-impl Store for SledStore {
-    async fn list_assets(&self, query: &AssetQuery) -> Result<Page<Asset>, StoreError> {
-        let query = query.clone();
-        self.blocking(move |inner| inner.list_assets(&query)).await
-    }
-
-    async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
-        self.point_read(|inner| inner.load_asset(id))
-    }
-
-    async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
-        let ids = ids.to_vec();
-        self.blocking(move |inner| inner.get_assets(&ids)).await
-    }
-
-    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
-        let inserted = self.write(move |inner| inner.insert_asset(asset)).await?;
-        self.assets_changed();
-        Ok(inserted)
-    }
-
-    async fn update_asset(
-        &self,
-        id: Uuid,
-        change: &AssetChange,
-    ) -> Result<Option<AssetUpdate>, StoreError> {
-        let change = change.clone();
-        let update = self
-            .write(move |inner| inner.update_asset(id, &change))
-            .await?;
-        if update.as_ref().is_some_and(|u| u.before != u.after) {
-            self.assets_changed();
-        }
-        Ok(update)
-    }
-
-    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
-        let deletion = self
-            .write(move |inner| inner.delete_asset(id, force))
-            .await?;
-        if matches!(deletion, AssetDeletion::Deleted(_)) {
-            self.assets_changed();
-        }
-        Ok(deletion)
-    }
-
-    async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
-        self.blocking(move |inner| inner.asset_usage(id)).await
-    }
-
-    async fn list_libraries(
-        &self,
-        query: &LibraryQuery,
-    ) -> Result<Page<LibrarySummary>, StoreError> {
-        let query = query.clone();
-        self.blocking(move |inner| inner.list_libraries(&query))
-            .await
-    }
-
-    async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
-        self.blocking(move |inner| inner.load_library(id)).await
-    }
-
-    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
-        self.write(move |inner| inner.put_library(write)).await
-    }
-
-    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
-        self.point_read(|inner| inner.library_id_by_slug(slug))
-    }
-
-    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
-        self.write(move |inner| inner.delete_library(id)).await
-    }
-
-    // Counts are exact at once but reach the disk in the background (`counting`: written
-    // within 100 ms, flushed by sled within 500 ms more), as DESIGN.md "Durability" allows. So
-    // a count is a few point reads and an addition in memory, run on the calling task like a
-    // point read.
-    async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
-        self.point_read(|inner| inner.record_view(id))
-    }
-
-    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
-        let count = self.point_read(|inner| inner.increment(&tree_keys::downloads(id)))?;
-        if count.is_some() {
-            self.assets_changed();
-        }
-        Ok(count)
-    }
-
-    async fn assets_version(&self) -> Result<u64, StoreError> {
-        Ok(self.inner.assets_version.load(Ordering::Acquire))
-    }
-
-    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
-        self.write(move |inner| inner.insert_key(&key)).await
-    }
-
-    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
-        self.point_read(|inner| inner.find_key(key_hash))
-    }
-
-    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
-        self.blocking(|inner| inner.list_keys()).await
-    }
-
-    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        self.write(move |inner| inner.revoke_key(id, at)).await
-    }
-
-    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
-        self.write(move |inner| inner.signing_secret(candidate))
-            .await
-    }
-
-    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
-        self.write(move |inner| inner.rotate_signing_secret(secret))
-            .await
-    }
-
-    async fn flush(&self) -> Result<(), StoreError> {
-        self.blocking(|inner| {
-            inner.write_counts()?;
-            Ok(inner.db.flush().map(drop)?)
-        })
-        .await
     }
 }

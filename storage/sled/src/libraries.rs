@@ -6,6 +6,8 @@
 //! every change of those fields (`lifecycle.rs`), so [`Inner::load_library`] is one record
 //! read and one prefix scan, whatever the number of assets.
 
+use crate::SledStore;
+use assetlib_core::{LibraryStore, StoreError, async_trait};
 use std::collections::{BTreeMap, HashMap};
 
 use assetlib_core::{
@@ -500,6 +502,43 @@ fn ordered_items<'a>(sections: &'a [Section], entries: &'a [LibraryEntry]) -> Ve
         items.extend(list.into_iter().map(Placed::Entry));
     }
     items
+}
+
+#[async_trait]
+impl LibraryStore for SledStore {
+    async fn list_libraries(
+        &self,
+        query: &LibraryQuery,
+    ) -> Result<Page<LibrarySummary>, StoreError> {
+        let query = query.clone();
+        self.blocking(move |inner| inner.list_libraries(&query))
+            .await
+    }
+
+    async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
+        self.blocking(move |inner| inner.load_library(id)).await
+    }
+
+    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
+        self.write(move |inner| inner.put_library(write)).await
+    }
+
+    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
+        self.point_read(|inner| inner.library_id_by_slug(slug))
+    }
+
+    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
+        self.write(move |inner| inner.delete_library(id)).await
+    }
+
+    // Counts are exact at once but reach the disk in the background (`counting`: written
+    // within 100 ms, flushed by sled within 500 ms more), as DESIGN.md "Durability" allows. So
+    // a count is a few point reads and an addition in memory, run on the calling task like a
+    // point read.
+
+    async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
+        self.point_read(|inner| inner.record_view(id))
+    }
 }
 
 #[cfg(test)]

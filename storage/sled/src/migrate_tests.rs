@@ -1,12 +1,13 @@
 //! The upgrades: from format 1, a directory written key by key in format 1's layout, opened;
 //! from format 2, a directory whose entries are stored as format 2 stored them, opened.
 
+use assetlib_core::store::prelude::*;
 use std::path::Path;
 
 use assetlib_core::testing::{sample_asset_at, sample_library};
 use assetlib_core::{
     AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetType, EntryAsset, Library,
-    LibraryEntry, LibraryQuery, LibraryUse, LibraryWrite, Section, SortOrder, Store,
+    LibraryEntry, LibraryQuery, LibraryUse, LibraryWrite, Section, SortOrder,
 };
 use chrono::{DateTime, TimeZone, Utc};
 use uuid::Uuid;

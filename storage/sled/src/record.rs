@@ -199,7 +199,7 @@ impl LibraryRec {
         }
     }
 
-    /// How [`assetlib_core::Store::asset_usage`] names this library.
+    /// How [`assetlib_core::AssetStore::asset_usage`] names this library.
     pub(crate) fn library_use(&self, id: Uuid) -> LibraryUse {
         LibraryUse {
             id,

@@ -1,5 +1,7 @@
 //! What websites need of the store: libraries by slug and the signing secret.
 
+use crate::SledStore;
+use assetlib_core::{MetaStore, StoreError, async_trait};
 use uuid::Uuid;
 
 use crate::Inner;
@@ -38,5 +40,26 @@ impl Inner {
                 format!("{} bytes, expected 32", stored.len()),
             )
         })
+    }
+}
+
+#[async_trait]
+impl MetaStore for SledStore {
+    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        self.write(move |inner| inner.signing_secret(candidate))
+            .await
+    }
+
+    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
+        self.write(move |inner| inner.rotate_signing_secret(secret))
+            .await
+    }
+
+    async fn flush(&self) -> Result<(), StoreError> {
+        self.blocking(|inner| {
+            inner.write_counts()?;
+            Ok(inner.db.flush().map(drop)?)
+        })
+        .await
     }
 }

@@ -1,9 +1,10 @@
 //! The store's behaviour through the `Store` trait, much of it checked against core's
 //! `MemoryStore` as the reference.
 
+use assetlib_core::store::prelude::*;
 use assetlib_core::{
     ApiKey, AssetQuery, AssetType, LibraryQuery, LibraryRows, MemoryStore, PutOutcome, Scope,
-    Store, StoreError,
+    StoreError,
 };
 use assetlib_sled::SledStore;
 use uuid::Uuid;

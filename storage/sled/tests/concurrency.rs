@@ -1,10 +1,11 @@
 //! Many writers and readers at once: nothing lost, totals exact, library loads whole.
 
+use assetlib_core::store::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use assetlib_core::{AssetQuery, AssetType, LibraryQuery, Store};
+use assetlib_core::{AssetQuery, AssetType, LibraryQuery};
 use assetlib_sled::SledStore;
 use uuid::Uuid;
 

@@ -7,6 +7,7 @@
 //! it with SIGKILL (`Child::kill`), waits for it to exit (sled locks the directory), reopens
 //! the store and checks.
 
+use assetlib_core::store::prelude::*;
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
@@ -16,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use assetlib_core::{AssetChange, AssetDeletion, AssetQuery, AssetType, LibraryQuery, Store};
+use assetlib_core::{AssetChange, AssetDeletion, AssetQuery, AssetType, LibraryQuery};
 use assetlib_sled::SledStore;
 use uuid::Uuid;
 

@@ -1,11 +1,12 @@
 //! The asset lifecycle (changes, drafts, deletes, usage) against core's `MemoryStore`, under
 //! concurrency, and across a reopen.
 
+use assetlib_core::store::prelude::*;
 use std::sync::Arc;
 
 use assetlib_core::{
     AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetType, LibraryQuery,
-    LibraryRows, MemoryStore, SortOrder, Store, StoreError,
+    LibraryRows, MemoryStore, SortOrder, StoreError,
 };
 use assetlib_sled::SledStore;
 use uuid::Uuid;

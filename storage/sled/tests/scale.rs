@@ -6,7 +6,8 @@
 //! (`benches/store.rs`, see BENCHMARKS.md), which prints the records read per call at both
 //! sizes.
 
-use assetlib_core::{AssetQuery, AssetStatus, AssetType, LibraryQuery, SortOrder, Store};
+use assetlib_core::store::prelude::*;
+use assetlib_core::{AssetQuery, AssetStatus, AssetType, LibraryQuery, SortOrder};
 use assetlib_sled::SledStore;
 use uuid::Uuid;
 

@@ -1,4 +1,10 @@
-//! The [`Store`] trait: what a storage backend must do, and the guarantees each method gives.
+//! The [`Store`] traits: what a storage backend must do, split by concern ([`AssetStore`],
+//! [`LibraryStore`], [`KeyStore`], [`MetaStore`]; [`Store`] is all of them), and the
+//! guarantees each method gives. A new capability adds a trait of its own.
+//!
+//! Code that calls a store's methods on a concrete type (a test on a `SledStore`, say) brings
+//! the traits into scope with `use assetlib_core::store::prelude::*;`; through
+//! `Arc<dyn Store>` they are in scope already.
 //!
 //! Every sentence of a method's documentation is checked by the conformance suite in
 //! [`crate::testing`] (feature `testing`), which every backend runs.
@@ -14,7 +20,12 @@ use crate::model::{
 };
 use crate::query::{AssetQuery, LibraryQuery};
 
-/// A storage backend for assets, libraries and API keys.
+/// The store traits, to call their methods on a concrete store type.
+pub mod prelude {
+    pub use super::{AssetStore, KeyStore, LibraryStore, MetaStore, Store};
+}
+
+/// A storage backend for assets, libraries and API keys: every concern's trait at once.
 ///
 /// Filtering, sorting, paging and counting happen inside the store, using its indexes; core
 /// never loads everything to do them itself. A missing record is `Ok(None)` (or `false`), not
@@ -37,8 +48,14 @@ use crate::query::{AssetQuery, LibraryQuery};
 /// ```
 ///
 /// Keep the methods small and exact; conveniences belong in [`crate::Service`].
+pub trait Store: AssetStore + LibraryStore + KeyStore + MetaStore {}
+
+impl<T: AssetStore + LibraryStore + KeyStore + MetaStore> Store for T {}
+
+/// Assets: their records, lists, changes, deletes, the libraries that hold them, and their
+/// download counters.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait AssetStore: Send + Sync + 'static {
     /// One page of the assets matching `query`, and the number of assets matching it in all.
     ///
     /// - `status` keeps published assets ([`crate::AssetStatus::Published`]), drafts, or both.
@@ -73,7 +90,7 @@ pub trait Store: Send + Sync + 'static {
     /// When `apply` answers `None` nothing is written and `after` equals `before`. Otherwise
     /// the asset, its indexes and counts (a change of `published` moves it into or out of the
     /// lists, and out of or into the asset counts of the libraries holding it) and the content
-    /// version of every library holding it (see [`Store::record_library_view`]) change in
+    /// version of every library holding it (see [`LibraryStore::record_library_view`]) change in
     /// one durable change. The download count is the current one.
     async fn update_asset(
         &self,
@@ -84,7 +101,7 @@ pub trait Store: Send + Sync + 'static {
     /// Deletes the asset `id`, atomically.
     ///
     /// When libraries hold the asset and `force` is false, nothing changes and the answer is
-    /// [`AssetDeletion::InUse`] with those libraries, as [`Store::asset_usage`] lists them.
+    /// [`AssetDeletion::InUse`] with those libraries, as [`AssetStore::asset_usage`] lists them.
     /// Otherwise the asset, its indexes, counts and download counter, and its entries in
     /// every library (whose content versions and asset counts change with them) go in one
     /// durable change, and the answer is [`AssetDeletion::Deleted`] with the record as it
@@ -96,6 +113,26 @@ pub trait Store: Send + Sync + 'static {
     /// then by id descending; empty for an asset no library holds or that does not exist.
     async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError>;
 
+    /// Adds one download to an asset and returns the new count (`None` if there is no such
+    /// asset). Concurrent calls never lose an increment.
+    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError>;
+
+    /// The content version of the assets: a number that changes on every write that can
+    /// change what [`AssetStore::list_assets`] or [`AssetStore::get_asset`] return —
+    /// [`AssetStore::insert_asset`], [`AssetStore::update_asset`] that changes something,
+    /// [`AssetStore::delete_asset`] that deletes, and [`AssetStore::record_download`].
+    ///
+    /// A version is never reused while the store is open, and what those reads return after
+    /// this call is at least as new as the version returned, so a reader may keep a rendered
+    /// list page or asset under the version and reuse it while the version stays the same (in
+    /// this process or, for a store shared by several, in any of them).
+    async fn assets_version(&self) -> Result<u64, StoreError>;
+}
+
+/// Libraries: lists, whole loads for the detail page, atomic writes, slugs, deletes, and
+/// their view counters.
+#[async_trait]
+pub trait LibraryStore: Send + Sync + 'static {
     /// One page of published libraries (optionally of one workspace), newest `published_at`
     /// first, then by id descending, with each library's count of published assets (exact
     /// after every asset change and delete); and the number of such libraries in all.
@@ -119,7 +156,7 @@ pub trait Store: Send + Sync + 'static {
     ///
     /// Every entry's asset must exist when the change lands (drafts may be placed): an entry
     /// of a missing asset is [`StoreError::UnknownAsset`], and nothing changes. So a library
-    /// write racing [`Store::delete_asset`] of an asset it places either fails or makes the
+    /// write racing [`AssetStore::delete_asset`] of an asset it places either fails or makes the
     /// delete see the library.
     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError>;
 
@@ -135,29 +172,18 @@ pub trait Store: Send + Sync + 'static {
     /// or it is a draft. Concurrent calls never lose an increment.
     ///
     /// The version changes on every write that can change the library's detail page other
-    /// than views: [`Store::put_library`], [`Store::delete_library`] followed by a new
-    /// library with the same id, [`Store::update_asset`] that changes an asset the library
-    /// holds, and [`Store::delete_asset`] that removes one from it.
-    /// A version is never reused for a library, and what [`Store::load_library`] returns
+    /// than views: [`LibraryStore::put_library`], [`LibraryStore::delete_library`] followed by a new
+    /// library with the same id, [`AssetStore::update_asset`] that changes an asset the library
+    /// holds, and [`AssetStore::delete_asset`] that removes one from it.
+    /// A version is never reused for a library, and what [`LibraryStore::load_library`] returns
     /// after this call is at least as new as the version returned, so a reader may keep a
     /// rendered page under its version and reuse it while the version stays the same.
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError>;
+}
 
-    /// Adds one download to an asset and returns the new count (`None` if there is no such
-    /// asset). Concurrent calls never lose an increment.
-    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError>;
-
-    /// The content version of the assets: a number that changes on every write that can
-    /// change what [`Store::list_assets`] or [`Store::get_asset`] return —
-    /// [`Store::insert_asset`], [`Store::update_asset`] that changes something,
-    /// [`Store::delete_asset`] that deletes, and [`Store::record_download`].
-    ///
-    /// A version is never reused while the store is open, and what those reads return after
-    /// this call is at least as new as the version returned, so a reader may keep a rendered
-    /// list page or asset under the version and reuse it while the version stays the same (in
-    /// this process or, for a store shared by several, in any of them).
-    async fn assets_version(&self) -> Result<u64, StoreError>;
-
+/// API key records, found by the SHA-256 of the key.
+#[async_trait]
+pub trait KeyStore: Send + Sync + 'static {
     /// Stores a new API key record. A key with the same id is [`StoreError::DuplicateId`], one
     /// with the same hash [`StoreError::DuplicateKeyHash`]; nothing changes then.
     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError>;
@@ -171,7 +197,12 @@ pub trait Store: Send + Sync + 'static {
     /// Marks a key revoked at `at` (a key already revoked keeps its first time). `false` if
     /// there is no such key.
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError>;
+}
 
+/// What the store keeps for the service as a whole: the signing secret, and the flush on
+/// shutdown.
+#[async_trait]
+pub trait MetaStore: Send + Sync + 'static {
     /// The store's secret for signing download links: the first call keeps `candidate`
     /// (32 random bytes the caller made) durably and returns it; every later call, from any
     /// process sharing the store, returns that same secret and ignores its candidate.
@@ -179,7 +210,7 @@ pub trait Store: Send + Sync + 'static {
     async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError>;
 
     /// Replaces the signing secret with `secret` durably (made one if there was none): every
-    /// later [`Store::signing_secret`] call, from any process sharing the store, returns it,
+    /// later [`MetaStore::signing_secret`] call, from any process sharing the store, returns it,
     /// so links signed under the old one stop working.
     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError>;
 
