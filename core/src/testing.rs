@@ -1,5 +1,7 @@
-//! The store conformance suite: every sentence of the [`Store`] docs, as checks any backend
-//! runs with one call.
+//! The store conformance suite: every sentence of the store traits' docs, as checks any
+//! backend runs with one call ([`run_all`]). The cases are grouped by the trait they check
+//! ([`SUITES`]: [`ASSET_CASES`], [`LIBRARY_CASES`], [`KEY_CASES`], [`META_CASES`], and
+//! [`SHARED_CASES`] for what spans them); [`run_cases`] runs one group.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap().block_on(async {
@@ -65,19 +67,21 @@ impl std::fmt::Debug for Case {
     }
 }
 
-macro_rules! cases {
-    ($($name:ident),* $(,)?) => {
-        /// Every case of the suite.
-        pub const CASES: &[Case] = &[$(Case {
-            name: stringify!($name),
-            run: |store| Box::pin($name(store)),
+macro_rules! suite {
+    ($(#[$doc:meta])* $name:ident: $($case:ident),* $(,)?) => {
+        $(#[$doc])*
+        pub const $name: &[Case] = &[$(Case {
+            name: stringify!($case),
+            run: |store| Box::pin($case(store)),
         }),*];
     };
 }
 
-cases!(
+suite!(
+    /// The cases of [`AssetStore`](crate::AssetStore): records, lists (order, filters,
+    /// search, paging, totals), changes, deletes, download counters and the assets version.
+    ASSET_CASES:
     asset_round_trip,
-    missing_records_are_none,
     get_assets_returns_existing_ones_once,
     asset_slugs_are_unique,
     default_order_is_newest_first,
@@ -89,6 +93,19 @@ cases!(
     page_past_the_end_is_empty,
     unpublished_assets_are_not_listed,
     totals_follow_creates,
+    assets_version_follows_asset_writes,
+    update_asset_merges_and_keeps_identity,
+    update_asset_replaces_file_fields,
+    drafts_are_listed_by_status,
+    concurrent_changes_never_mix,
+    delete_refuses_held_assets_unless_forced,
+    concurrent_downloads_are_all_counted,
+);
+
+suite!(
+    /// The cases of [`LibraryStore`](crate::LibraryStore): whole writes and loads, slugs,
+    /// lists, deletes, view counters and versions, and how libraries follow their assets.
+    LIBRARY_CASES:
     library_round_trip,
     library_replace_keeps_counters_and_first_publication,
     library_slugs,
@@ -97,33 +114,66 @@ cases!(
     library_delete,
     concurrent_views_are_all_counted,
     library_version_follows_writes,
-    assets_version_follows_asset_writes,
-    update_asset_merges_and_keeps_identity,
-    update_asset_replaces_file_fields,
     library_loads_follow_asset_changes,
-    drafts_are_listed_by_status,
     publication_changes_library_counts_and_versions,
-    concurrent_changes_never_mix,
-    delete_refuses_held_assets_unless_forced,
     library_writes_place_existing_assets_only,
     delete_racing_library_write_is_consistent,
     libraries_are_found_by_slug,
+);
+
+suite!(
+    /// The cases of [`KeyStore`](crate::KeyStore).
+    KEY_CASES:
+    keys_lookup_list_expiry_revocation,
+);
+
+suite!(
+    /// The cases of [`MetaStore`](crate::MetaStore): the signing secret.
+    META_CASES:
     the_signing_secret_is_made_once,
     a_rotated_signing_secret_replaces_the_old_one,
     concurrent_first_secrets_agree,
-    concurrent_downloads_are_all_counted,
-    keys_lookup_list_expiry_revocation,
+);
+
+suite!(
+    /// Cases that span the traits: missing records of every kind, and ids and key hashes
+    /// that are taken.
+    SHARED_CASES:
+    missing_records_are_none,
     duplicate_ids_and_key_hashes_are_refused,
 );
 
-/// Runs every case, each on a fresh store from `make`. Panics naming the first failing case.
+/// Every suite, named after the trait it checks.
+pub const SUITES: &[(&str, &[Case])] = &[
+    ("AssetStore", ASSET_CASES),
+    ("LibraryStore", LIBRARY_CASES),
+    ("KeyStore", KEY_CASES),
+    ("MetaStore", META_CASES),
+    ("Store", SHARED_CASES),
+];
+
+/// Runs every suite ([`SUITES`]), each case on a fresh store from `make`. Panics naming the
+/// first failing case.
 pub async fn run_all<S, G, F, Fut>(mut make: F)
 where
     S: Store,
     F: FnMut() -> Fut,
     Fut: Future<Output = (S, G)>,
 {
-    for case in CASES {
+    for (_, cases) in SUITES {
+        run_cases(cases, &mut make).await;
+    }
+}
+
+/// Runs `cases` (one suite of [`SUITES`], say), each on a fresh store from `make`. Panics
+/// naming the first failing case.
+pub async fn run_cases<S, G, F, Fut>(cases: &[Case], make: &mut F)
+where
+    S: Store,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = (S, G)>,
+{
+    for case in cases {
         let (store, guard) = make().await;
         let store: Arc<dyn Store> = Arc::new(store);
         let outcome = tokio::spawn((case.run)(store)).await;

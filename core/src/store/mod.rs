@@ -33,18 +33,134 @@ pub mod prelude {
 /// returns success only once the change is durable.
 ///
 /// # Implementing a Store
-/// Implement every method as documented, then run the conformance suite (feature `testing`)
-/// from a test, with a fresh store per case:
+/// Implement each trait as its methods' docs say, then run the conformance suite (feature
+/// `testing`) from a test, with a fresh store per case. Each concern is a trait of its own,
+/// so a store may keep one concern elsewhere: here API keys live in a map of their own while
+/// assets, libraries and the secret stay in a [`crate::MemoryStore`].
 ///
-/// ```text
-/// #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-/// async fn conformance() {
-///     assetlib_core::testing::run_all(|| async {
-///         let dir = tempfile::tempdir().unwrap();
-///         (MyStore::open(dir.path()).unwrap(), dir)
-///     })
-///     .await;
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+///
+/// use assetlib_core::store::{AssetStore, KeyStore, LibraryStore, MetaStore};
+/// use assetlib_core::{
+///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, LibraryQuery,
+///     LibraryRows, LibrarySummary, LibraryUse, LibraryWrite, MemoryStore, Page, PutOutcome,
+///     StoreError, ViewCount, async_trait,
+/// };
+/// use chrono::{DateTime, Utc};
+/// use uuid::Uuid;
+///
+/// /// Keys in a map of their own; everything else in memory.
+/// #[derive(Default)]
+/// struct MyStore {
+///     rest: MemoryStore,
+///     keys: Mutex<HashMap<[u8; 32], ApiKey>>,
 /// }
+///
+/// #[async_trait]
+/// impl KeyStore for MyStore {
+///     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
+///         let mut keys = self.keys.lock().unwrap();
+///         if keys.values().any(|k| k.id == key.id) {
+///             return Err(StoreError::DuplicateId { id: key.id });
+///         }
+///         if keys.contains_key(&key.key_hash) {
+///             return Err(StoreError::DuplicateKeyHash);
+///         }
+///         keys.insert(key.key_hash, key);
+///         Ok(())
+///     }
+///     async fn find_key(&self, hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
+///         Ok(self.keys.lock().unwrap().get(hash).cloned())
+///     }
+///     async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
+///         let mut all: Vec<ApiKey> = self.keys.lock().unwrap().values().cloned().collect();
+///         all.sort_by_key(|k| (k.created_at, k.id));
+///         Ok(all)
+///     }
+///     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+///         let mut keys = self.keys.lock().unwrap();
+///         let key = keys.values_mut().find(|k| k.id == id);
+///         Ok(key.map(|k| k.revoked_at = Some(k.revoked_at.unwrap_or(at))).is_some())
+///     }
+/// }
+///
+/// #[async_trait]
+/// impl AssetStore for MyStore {
+///     async fn list_assets(&self, q: &AssetQuery) -> Result<Page<Asset>, StoreError> {
+///         self.rest.list_assets(q).await
+///     }
+///     async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
+///         self.rest.get_asset(id).await
+///     }
+///     async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
+///         self.rest.get_assets(ids).await
+///     }
+///     async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
+///         self.rest.insert_asset(asset).await
+///     }
+///     async fn update_asset(
+///         &self,
+///         id: Uuid,
+///         change: &AssetChange,
+///     ) -> Result<Option<AssetUpdate>, StoreError> {
+///         self.rest.update_asset(id, change).await
+///     }
+///     async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+///         self.rest.delete_asset(id, force).await
+///     }
+///     async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
+///         self.rest.asset_usage(id).await
+///     }
+///     async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+///         self.rest.record_download(id).await
+///     }
+///     async fn assets_version(&self) -> Result<u64, StoreError> {
+///         self.rest.assets_version().await
+///     }
+/// }
+///
+/// #[async_trait]
+/// impl LibraryStore for MyStore {
+///     async fn list_libraries(
+///         &self,
+///         q: &LibraryQuery,
+///     ) -> Result<Page<LibrarySummary>, StoreError> {
+///         self.rest.list_libraries(q).await
+///     }
+///     async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
+///         self.rest.load_library(id).await
+///     }
+///     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
+///         self.rest.put_library(write).await
+///     }
+///     async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
+///         self.rest.library_id_by_slug(slug).await
+///     }
+///     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
+///         self.rest.delete_library(id).await
+///     }
+///     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
+///         self.rest.record_library_view(id).await
+///     }
+/// }
+///
+/// #[async_trait]
+/// impl MetaStore for MyStore {
+///     async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+///         self.rest.signing_secret(candidate).await
+///     }
+///     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
+///         self.rest.rotate_signing_secret(secret).await
+///     }
+/// }
+///
+/// // Every rule of every trait, each on a fresh store.
+/// # tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
+/// #     .unwrap().block_on(async {
+/// assetlib_core::testing::run_all(|| async { (MyStore::default(), ()) }).await;
+/// # });
 /// ```
 ///
 /// Keep the methods small and exact; conveniences belong in [`crate::Service`].
