@@ -17,6 +17,7 @@ use crate::model::{
     LibraryWrite, Page, PutOutcome, Section, ViewCount,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
+use crate::store::rules::{first_free_slug, fold_case, matches_search};
 use crate::store::{AssetStore, KeyStore, LibraryStore, MetaStore};
 
 /// A [`Store`](crate::Store) in memory.
@@ -69,24 +70,6 @@ impl MemoryStore {
     }
 }
 
-fn matches_search(asset: &Asset, needle: &str) -> bool {
-    asset.title.to_lowercase().contains(needle)
-        || asset
-            .description
-            .as_ref()
-            .is_some_and(|d| d.to_lowercase().contains(needle))
-}
-
-fn free_slug(wanted: &str, taken: impl Fn(&str) -> bool) -> String {
-    if !taken(wanted) {
-        return wanted.to_owned();
-    }
-    (2u64..)
-        .map(|n| format!("{wanted}-{n}"))
-        .find(|s| !taken(s))
-        .unwrap_or_else(|| wanted.to_owned())
-}
-
 impl State {
     fn next_version(&mut self) -> u64 {
         self.last_version += 1;
@@ -135,18 +118,22 @@ impl State {
 impl AssetStore for MemoryStore {
     async fn list_assets(&self, q: &AssetQuery) -> Result<Page<Asset>, StoreError> {
         let state = self.read();
-        let needle = q.search.as_deref().map(str::to_lowercase);
+        let needle = q.search.as_deref().map(fold_case);
         let mut hits: Vec<&Asset> = state
             .assets
             .values()
             .filter(|a| q.status.admits(a.published))
             .filter(|a| q.asset_type.is_none_or(|t| a.asset_type == t))
-            .filter(|a| needle.as_deref().is_none_or(|n| matches_search(a, n)))
+            .filter(|a| {
+                needle
+                    .as_deref()
+                    .is_none_or(|n| matches_search(&a.title, a.description.as_deref(), n))
+            })
             .collect();
         match q.sort {
             AssetSort::CreatedAt => hits.sort_unstable_by_key(|a| (a.created_at, a.id)),
             AssetSort::UpdatedAt => hits.sort_unstable_by_key(|a| (a.updated_at, a.id)),
-            AssetSort::Title => hits.sort_by_cached_key(|a| (a.title.to_lowercase(), a.id)),
+            AssetSort::Title => hits.sort_by_cached_key(|a| (fold_case(&a.title), a.id)),
         }
         if q.order == SortOrder::Desc {
             hits.reverse();
@@ -180,7 +167,7 @@ impl AssetStore for MemoryStore {
         if state.assets.contains_key(&asset.id) {
             return Err(StoreError::DuplicateId { id: asset.id });
         }
-        asset.slug = free_slug(&asset.slug, |s| state.assets.values().any(|a| a.slug == s));
+        asset.slug = first_free_slug(&asset.slug, |s| state.assets.values().any(|a| a.slug == s));
         state.assets.insert(asset.id, asset.clone());
         state.assets_version += 1;
         Ok(asset)
@@ -320,7 +307,7 @@ impl LibraryStore for MemoryStore {
                 });
             }
         } else {
-            library.slug = free_slug(&library.slug, taken);
+            library.slug = first_free_slug(&library.slug, taken);
         }
         let outcome = match state.libraries.get(&id) {
             Some(old) => {

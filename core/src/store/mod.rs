@@ -9,6 +9,8 @@
 //! Every sentence of a method's documentation is checked by the conformance suite in
 //! [`crate::testing`] (feature `testing`), which every backend runs.
 
+pub mod rules;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

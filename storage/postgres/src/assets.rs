@@ -1,10 +1,11 @@
 //! Assets: lists, reads, inserts (with the slug rule), downloads. Changes and deletes are in
 //! [`crate::lifecycle`].
 
+use assetlib_core::store::rules::fold_case;
 use assetlib_core::{
-    Asset, AssetQuery, AssetSort, AssetStatus, AssetType, Page, SortOrder, StoreError,
+    Asset, AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetStore, AssetType,
+    AssetUpdate, LibraryUse, Page, SortOrder, StoreError, async_trait,
 };
-use assetlib_core::{AssetChange, AssetDeletion, AssetStore, AssetUpdate, LibraryUse, async_trait};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
@@ -100,8 +101,8 @@ impl AssetParams {
     pub(crate) fn new(a: &Asset) -> Result<Self, Failure> {
         let opt = |what, v: Option<u64>| v.map(|v| to_i64(what, v)).transpose();
         Ok(AssetParams {
-            title_lower: a.title.to_lowercase(),
-            description_lower: a.description.as_deref().map(str::to_lowercase),
+            title_lower: fold_case(&a.title),
+            description_lower: a.description.as_deref().map(fold_case),
             asset_type: a.asset_type.as_str(),
             file_size: opt("file size", a.file_size)?,
             page_count: opt("page count", a.page_count)?,
@@ -143,10 +144,7 @@ impl PgStore {
             filter.push_str(&format!(" AND a.asset_type = ${}", params.len()));
         }
         if let Some(needle) = q.search.as_deref() {
-            params.push(Box::new(format!(
-                "%{}%",
-                like_escape(&needle.to_lowercase())
-            )));
+            params.push(Box::new(format!("%{}%", like_escape(&fold_case(needle)))));
             let n = params.len();
             filter.push_str(&format!(
                 " AND (a.title_lower LIKE ${n} OR a.description_lower LIKE ${n})"

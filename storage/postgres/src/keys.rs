@@ -1,7 +1,6 @@
 //! API key records: insert, lookup by hash, list, revoke.
 
-use assetlib_core::{ApiKey, Scope, StoreError};
-use assetlib_core::{KeyStore, async_trait};
+use assetlib_core::{ApiKey, KeyStore, Scope, StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;

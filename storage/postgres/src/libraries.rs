@@ -1,18 +1,18 @@
 //! Libraries: lists, loads, atomic replaces, deletes, views.
 
+use assetlib_core::store::rules::first_free_slug;
 use assetlib_core::{
     AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryQuery, LibraryRows,
-    LibrarySettings, LibrarySummary, LibraryWrite, Page, PutOutcome, Section, StoreError,
-    ViewCount,
+    LibrarySettings, LibraryStore, LibrarySummary, LibraryWrite, Page, PutOutcome, Section,
+    StoreError, ViewCount, async_trait,
 };
-use assetlib_core::{LibraryStore, async_trait};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, slug_taken, unknown_asset};
 use crate::lifecycle::lock_placed_assets;
-use crate::store::{PgStore, counter_update, first_free_slug, parse_count, to_i64, to_u32, to_u64};
+use crate::store::{PgStore, counter_update, parse_count, to_i64, to_u32, to_u64};
 
 /// The columns [`library_cols`] names, in order.
 const LIBRARY_COLUMNS: [&str; 18] = [
@@ -312,7 +312,7 @@ impl PgStore {
             }
             lib.slug.clone()
         } else {
-            first_free_slug(&lib.slug, &taken)
+            first_free_slug(&lib.slug, |s| taken.iter().any(|t| t == s))
         };
 
         let upsert_sql = format!(

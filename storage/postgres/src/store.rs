@@ -230,18 +230,6 @@ pub(crate) fn like_escape(s: &str) -> String {
     out
 }
 
-/// The first of `wanted`, `wanted-2`, `wanted-3`, ... that is not in `taken`.
-pub(crate) fn first_free_slug(wanted: &str, taken: &[String]) -> String {
-    let is_taken = |s: &str| taken.iter().any(|t| t == s);
-    if !is_taken(wanted) {
-        return wanted.to_owned();
-    }
-    (2u64..)
-        .map(|n| format!("{wanted}-{n}"))
-        .find(|s| !is_taken(s))
-        .unwrap_or_else(|| wanted.to_owned())
-}
-
 /// Runs `UPDATE ... RETURNING` statement `sql` with `synchronous_commit = off`, in one round
 /// trip (one simple-query message, which PostgreSQL runs as one transaction), and returns the
 /// text of the returned row's columns, if a row was updated.
@@ -282,17 +270,6 @@ mod tests {
     fn like_patterns_match_literally() {
         assert_eq!(like_escape("50%_off\\now"), "50\\%\\_off\\\\now");
         assert_eq!(like_escape("ärger"), "ärger");
-    }
-
-    #[test]
-    fn free_slugs_take_the_first_gap() {
-        let taken = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        assert_eq!(first_free_slug("kit", &taken(&[])), "kit");
-        assert_eq!(first_free_slug("kit", &taken(&["kit-2"])), "kit");
-        assert_eq!(
-            first_free_slug("kit", &taken(&["kit", "kit-2", "kit-4"])),
-            "kit-3"
-        );
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! What websites need of the store: libraries by slug and the signing secret.
 
-use assetlib_core::StoreError;
-use assetlib_core::{MetaStore, async_trait};
+use assetlib_core::{MetaStore, StoreError, async_trait};
 use uuid::Uuid;
 
 use crate::error::Failure;

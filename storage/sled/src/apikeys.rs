@@ -1,16 +1,13 @@
 //! API key records.
 
-use crate::SledStore;
-use assetlib_core::ApiKey;
-use assetlib_core::{KeyStore, StoreError, async_trait};
+use assetlib_core::{ApiKey, KeyStore, StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use sled::Transactional;
 use uuid::Uuid;
 
-use crate::Inner;
 use crate::error::{Error, abort};
 use crate::record::{KeyRec, Ts, decode, decode_id, encode};
-use crate::tree_keys;
+use crate::{Inner, SledStore, tree_keys};
 
 impl Inner {
     fn key_rec(&self, id: Uuid) -> Result<Option<KeyRec>, Error> {

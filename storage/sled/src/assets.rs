@@ -1,22 +1,20 @@
 //! Assets: reads, lists and inserts (changes and deletes are in `lifecycle.rs`).
 
-use crate::SledStore;
-use assetlib_core::{
-    AssetChange, AssetDeletion, AssetStore, AssetUpdate, LibraryUse, StoreError, async_trait,
-};
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
-use assetlib_core::{Asset, AssetQuery, AssetSort, AssetStatus, AssetType, Page, SortOrder};
+use assetlib_core::store::rules;
+use assetlib_core::{
+    Asset, AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetStore, AssetType,
+    AssetUpdate, LibraryUse, Page, SortOrder, StoreError, async_trait,
+};
 use sled::Transactional;
 use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
-use crate::Inner;
 use crate::error::{Error, TxError, abort};
 use crate::record::{AssetRec, decode, decode_id, encode};
-use crate::tree_keys;
-use crate::tx;
+use crate::{Inner, SledStore, tree_keys, tx};
 
 impl Inner {
     fn asset_index_tree(&self, sort: AssetSort) -> &sled::Tree {
@@ -76,7 +74,7 @@ impl Inner {
         if let Some(needle) = &q.search {
             // No text index: walk the list of the status and type in order and keep the
             // matches.
-            let needle = needle.to_lowercase();
+            let needle = rules::fold_case(needle);
             let mut total = 0u64;
             let mut items = Vec::new();
             for kv in self.scan(tree, &scope, desc) {
@@ -85,12 +83,7 @@ impl Inner {
                 let rec = self.asset_rec(id)?.ok_or_else(|| {
                     Error::invalid("asset index", format!("entry for missing asset {id}"))
                 })?;
-                let hit = rec.title.to_lowercase().contains(&needle)
-                    || rec
-                        .description
-                        .as_ref()
-                        .is_some_and(|d| d.to_lowercase().contains(&needle));
-                if !hit {
+                if !rules::matches_search(&rec.title, rec.description.as_deref(), &needle) {
                     continue;
                 }
                 if total >= offset && (items.len() as u64) < per_page {
@@ -189,7 +182,7 @@ fn claim_asset_slug(slugs: &TransactionalTree, wanted: &str, id: Uuid) -> Result
         None => 2,
     };
     loop {
-        let candidate = format!("{wanted}-{n}");
+        let candidate = rules::slug_with_suffix(wanted, n);
         if take(&candidate)? {
             slugs.insert(hint_key, &(n.saturating_add(1)).to_be_bytes()[..])?;
             return Ok(candidate);

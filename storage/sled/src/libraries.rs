@@ -6,24 +6,21 @@
 //! every change of those fields (`lifecycle.rs`), so [`Inner::load_library`] is one record
 //! read and one prefix scan, whatever the number of assets.
 
-use crate::SledStore;
-use assetlib_core::{LibraryStore, StoreError, async_trait};
 use std::collections::{BTreeMap, HashMap};
 
+use assetlib_core::store::rules;
 use assetlib_core::{
-    EntryRow, LibraryEntry, LibraryQuery, LibraryRows, LibrarySummary, LibraryWrite, Page,
-    PutOutcome, Section, ViewCount,
+    EntryRow, LibraryEntry, LibraryQuery, LibraryRows, LibraryStore, LibrarySummary, LibraryWrite,
+    Page, PutOutcome, Section, StoreError, ViewCount, async_trait,
 };
 use sled::Transactional;
 use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
-use crate::Inner;
 use crate::error::{Error, TxError, abort};
 use crate::record::{AssetRec, EntryCopy, ItemRec, LibraryRec, decode, decode_id, encode};
-use crate::tree_keys;
 use crate::tx::{self, add_count};
-use crate::versions;
+use crate::{Inner, SledStore, tree_keys, versions};
 
 /// How often a library load reads again when replaces keep racing it before giving up.
 const LOAD_ATTEMPTS: usize = 100;
@@ -440,7 +437,7 @@ fn claim_library_slug(
     } else {
         let mut n = 2u64;
         loop {
-            let candidate = format!("{wanted}-{n}");
+            let candidate = rules::slug_with_suffix(wanted, n);
             if free(&candidate)? {
                 break candidate;
             }

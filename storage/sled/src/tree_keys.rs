@@ -1,6 +1,7 @@
 //! Key encodings. Every index key is built so that byte order (sled's order) is the sort
 //! order of the list it serves; the crate docs have the table.
 
+use assetlib_core::store::rules;
 use assetlib_core::{Asset, AssetSort, AssetStatus, AssetType, Scope};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -141,7 +142,7 @@ pub(crate) fn asset_index(
     match sort {
         AssetSort::CreatedAt => k.extend_from_slice(&ts(created_at)),
         AssetSort::UpdatedAt => k.extend_from_slice(&ts(updated_at)),
-        AssetSort::Title => push_text(&mut k, &title.to_lowercase()),
+        AssetSort::Title => push_text(&mut k, &rules::fold_case(title)),
     }
     k.extend_from_slice(id.as_bytes());
     k

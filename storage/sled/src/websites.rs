@@ -1,12 +1,11 @@
 //! What websites need of the store: libraries by slug and the signing secret.
 
-use crate::SledStore;
 use assetlib_core::{MetaStore, StoreError, async_trait};
 use uuid::Uuid;
 
-use crate::Inner;
 use crate::error::Error;
 use crate::record::decode_id;
+use crate::{Inner, SledStore};
 
 /// The key of the signing secret in the `meta` tree.
 const SECRET_KEY: &[u8] = b"signing_secret";
