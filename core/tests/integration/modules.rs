@@ -1,21 +1,43 @@
-//! The shape of the crate: no import circles among core's modules, and no source file above
-//! the size a reader takes in at once.
+//! The shape of every crate of the workspace: no import circles among a crate's modules, and
+//! no source file above the size a reader takes in at once.
 //!
-//! A module is a file or folder directly under `src/` (a `*_test.rs` file belongs to the
-//! module it tests); it depends on another when its code (comments aside) names
-//! `crate::other`. Inside
-//! `src/extract/` the sibling files are checked the same way (`super::sibling`). A circle is
-//! a set of modules each reachable from the others.
+//! A module is a file or folder directly under a crate's `src/` (a `*_test.rs` or
+//! `*_tests.rs` file belongs to the module it tests); it depends on another when its code
+//! (comments aside) names `crate::other`. Inside core's `src/extract/` the sibling files are
+//! checked the same way (`super::sibling`). A circle is a set of modules each reachable from
+//! the others.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Longest source file of core in lines, the conformance suite aside.
+/// Longest source file in lines, core's conformance suite aside.
 const MAX_LINES: usize = 600;
+
+/// The `src/` of every crate of the workspace, core's first.
+const CRATES: [&str; 7] = [
+    "core",
+    "adapters/axum",
+    "adapters/warp",
+    "storage/sled",
+    "storage/postgres",
+    ".",
+    "xtask",
+];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The `src/` of each crate of [`CRATES`].
+fn every_src() -> Vec<PathBuf> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace");
+    CRATES
+        .iter()
+        .map(|c| workspace.join(c).join("src"))
+        .collect()
 }
 
 /// Every `.rs` file under `dir`, recursively.
@@ -82,6 +104,7 @@ fn module_of(root: &Path, file: &Path) -> String {
         .to_string_lossy()
         .into_owned();
     let name = first.strip_suffix(".rs").unwrap_or(&first);
+    let name = name.strip_suffix("_tests").unwrap_or(name);
     name.strip_suffix("_test").unwrap_or(name).to_owned()
 }
 
@@ -151,6 +174,19 @@ fn the_module_graph_has_no_circles() {
             .is_some_and(|d| d.contains("routes")),
         "the graph is read: {crate_level:?}"
     );
+    for other in &every_src()[1..] {
+        let files: Vec<PathBuf> = rust_files(other)
+            .into_iter()
+            .filter(|f| !matches!(module_of(other, f).as_str(), "lib" | "main"))
+            .collect();
+        let level = graph(other, &files, "crate::");
+        assert_eq!(
+            circles(&level),
+            Vec::<BTreeSet<String>>::new(),
+            "{}",
+            other.display()
+        );
+    }
     assert_eq!(circles(&crate_level), Vec::<BTreeSet<String>>::new());
 
     let extract = root.join("extract");
@@ -189,10 +225,11 @@ fn circles_are_found() {
 
 #[test]
 fn no_source_file_is_too_long() {
-    let root = src();
-    let long: Vec<(String, usize)> = rust_files(&root)
-        .into_iter()
-        .filter(|f| !f.ends_with("testing.rs"))
+    let core_testing = src().join("testing.rs");
+    let long: Vec<(String, usize)> = every_src()
+        .iter()
+        .flat_map(|root| rust_files(root))
+        .filter(|f| *f != core_testing)
         .map(|f| {
             let lines = fs::read_to_string(&f).expect("read source").lines().count();
             (f.display().to_string(), lines)

@@ -133,6 +133,7 @@ mod keys;
 mod libraries;
 mod lifecycle;
 mod migrate;
+mod schema;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -3,7 +3,7 @@
 use deadpool_postgres::Pool;
 
 use crate::error::Error;
-use crate::store::Schema;
+use crate::schema::Schema;
 
 /// The schema version this crate creates and reads.
 pub const SCHEMA_VERSION: i32 = 6;

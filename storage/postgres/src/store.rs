@@ -12,6 +12,7 @@ use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
 use crate::error::{Error, Failure};
+use crate::schema::Schema;
 
 /// The schema used unless [`PgConfig::schema`] names another.
 const DEFAULT_SCHEMA: &str = "assetlib";
@@ -68,36 +69,6 @@ impl std::fmt::Debug for PgStore {
             .field("schema", &self.schema.name)
             .field("pool", &self.pool.status())
             .finish()
-    }
-}
-
-/// A validated schema name and its quoted form, formatted into every statement.
-#[derive(Debug)]
-pub(crate) struct Schema {
-    /// The name as given.
-    pub(crate) name: String,
-    /// The name as a quoted SQL identifier, e.g. `"assetlib"`.
-    pub(crate) q: String,
-}
-
-impl Schema {
-    fn new(name: &str) -> Result<Self, Error> {
-        let mut chars = name.chars();
-        let valid = name.len() <= 63
-            && chars
-                .next()
-                .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-            && !name.starts_with("pg_");
-        if !valid {
-            return Err(Error::InvalidSchemaName {
-                name: name.to_owned(),
-            });
-        }
-        Ok(Schema {
-            name: name.to_owned(),
-            q: format!("\"{name}\""),
-        })
     }
 }
 
@@ -270,16 +241,5 @@ mod tests {
     fn like_patterns_match_literally() {
         assert_eq!(like_escape("50%_off\\now"), "50\\%\\_off\\\\now");
         assert_eq!(like_escape("ärger"), "ärger");
-    }
-
-    #[test]
-    fn schema_names_are_plain_identifiers() {
-        for good in ["assetlib", "_x", "tenant_42", &"a".repeat(63)] {
-            let s = Schema::new(good).expect(good);
-            assert_eq!(s.q, format!("\"{good}\""));
-        }
-        for bad in ["", "A", "9x", "a-b", "a b", "pg_x", "é", &"a".repeat(64)] {
-            assert!(Schema::new(bad).is_err(), "{bad:?}");
-        }
     }
 }

@@ -239,5 +239,5 @@ fn apply(trees: [&Tree; 3], batches: &mut [Batch; 3]) -> Result<(), Error> {
 }
 
 #[cfg(test)]
-#[path = "migrate_tests.rs"]
+#[path = "migrate_tests/mod.rs"]
 mod tests;

