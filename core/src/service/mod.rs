@@ -2,7 +2,9 @@
 //!
 //! Adapters hand the service what they have — the operation of the route, the path id, the
 //! raw header values, the query string and the body as it arrives ([`RawRequest`]) — and copy
-//! its [`Reply`] into their framework's response ([`Service::handle`], the one front door).
+//! its [`Reply`] into their framework's response: [`Service::handle`] for an operation the
+//! adapter routed, [`Service::answer`] for a route and method it matched (which answers
+//! `OPTIONS`, 405 and 404 itself and runs everything else through `handle`).
 //! Everything observable over HTTP is decided here, in one order for every operation:
 //! authentication (401) and scope (403) from the head alone, then body size (413), content
 //! type (415), validation (400) and lookup (404).
@@ -14,7 +16,9 @@
 //!
 //! The operations live in child modules by concern: `assets` (list, read, create, upload),
 //! `lifecycle` (change, file replacement, delete, usage), `libraries` (list, read, write,
-//! delete) and `downloads` (files, zips, thumbnails).
+//! delete), `downloads` (files, zips, thumbnails), `websites` (keyless and signed access,
+//! signed links, the signing secret, libraries by slug) and `maintenance` (upgrades of data
+//! an earlier version wrote).
 
 mod assets;
 mod downloads;

@@ -6,6 +6,7 @@
 
 mod conformance;
 mod detail_cache;
+mod docs;
 mod modules;
 #[cfg(feature = "openapi")]
 mod openapi;
