@@ -20,6 +20,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `Forbidden` | 403 | `Insufficient permissions` | no |
 /// | `BulkDownloadDisabled` | 403 | `Bulk download disabled` | no |
 /// | `NotFound` | 404 | `Not found` | no |
+/// | `AssetNotFound` | 404 | `Not found` (`Asset not found`) | no |
+/// | `LibraryNotFound` | 404 | `Not found` (`Library not found`) | no |
 /// | `MethodNotAllowed` | 405 | `Method not allowed` (+ `Allow`) | no |
 /// | `Conflict` | 409 | `Conflict` (+ `libraries`) | no |
 /// | `RequestTimeout` | 408 | `Request timeout` | no |
@@ -48,9 +50,16 @@ pub enum ApiError {
     /// A bulk download of a library that does not allow it.
     #[error("This library does not allow bulk download")]
     BulkDownloadDisabled,
-    /// Unknown or unpublished id, or unknown route.
+    /// Unknown route, or a file or part that is not there; the text says what.
     #[error("{0}")]
     NotFound(&'static str),
+    /// No asset with that id, or one the caller may not see (a draft without
+    /// `write:assets`).
+    #[error("Asset not found")]
+    AssetNotFound,
+    /// No library with that id or slug, or an unpublished one.
+    #[error("Library not found")]
+    LibraryNotFound,
     /// Known path, wrong method.
     #[error("Method {method} is not allowed here; allowed: {allow}")]
     MethodNotAllowed {
@@ -126,7 +135,7 @@ impl ApiError {
             ApiError::Validation { .. } => 400,
             ApiError::Unauthorized(_) => 401,
             ApiError::Forbidden(_) | ApiError::BulkDownloadDisabled => 403,
-            ApiError::NotFound(_) => 404,
+            ApiError::NotFound(_) | ApiError::AssetNotFound | ApiError::LibraryNotFound => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::Conflict { .. } => 409,
             ApiError::RequestTimeout { .. } => 408,
@@ -145,7 +154,9 @@ impl ApiError {
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Insufficient permissions",
             ApiError::BulkDownloadDisabled => "Bulk download disabled",
-            ApiError::NotFound(_) => "Not found",
+            ApiError::NotFound(_) | ApiError::AssetNotFound | ApiError::LibraryNotFound => {
+                "Not found"
+            }
             ApiError::MethodNotAllowed { .. } => "Method not allowed",
             ApiError::Conflict { .. } => "Conflict",
             ApiError::RequestTimeout { .. } => "Request timeout",

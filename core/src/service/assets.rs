@@ -59,7 +59,7 @@ impl Service {
         let id = validate::parse_id("asset_id", id)?;
         match self.rendered_asset(id).await? {
             Some(kept) if kept.published || sees_drafts(key) => Ok(kept.page.reply()),
-            _ => Err(ApiError::NotFound("Asset not found")),
+            _ => Err(ApiError::AssetNotFound),
         }
     }
 

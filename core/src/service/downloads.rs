@@ -48,7 +48,7 @@ impl Reader {
     fn missing(self) -> ApiError {
         match self {
             Reader::Public => Service::no_key(),
-            Reader::Drafts | Reader::Published => ApiError::NotFound("Asset not found"),
+            Reader::Drafts | Reader::Published => ApiError::AssetNotFound,
         }
     }
 }

@@ -46,7 +46,7 @@ impl Service {
             .load_library(id)
             .await?
             .filter(|r| r.library.settings.published)
-            .ok_or(ApiError::NotFound("Library not found"))
+            .ok_or(ApiError::LibraryNotFound)
     }
 
     /// `GET /api/v1/libraries/{library_id}`: the detail of a published library; counts one
@@ -86,7 +86,7 @@ impl Service {
             .store
             .record_library_view(id)
             .await?
-            .ok_or(ApiError::NotFound("Library not found"))?;
+            .ok_or(ApiError::LibraryNotFound)?;
         let key = (id, q.include_assets);
         let cache = self
             .inner
@@ -128,7 +128,7 @@ impl Service {
             .store
             .load_library(id)
             .await?
-            .ok_or(ApiError::NotFound("Library not found"))?;
+            .ok_or(ApiError::LibraryNotFound)?;
         let detail = tree::assemble(&rows, true, &self.inner.config.files_base_url);
         Ok(match outcome {
             PutOutcome::Created => Reply::json_value(201, &detail)
@@ -234,7 +234,7 @@ impl Service {
         if deleted {
             Ok(Reply::empty(204))
         } else {
-            Err(ApiError::NotFound("Library not found"))
+            Err(ApiError::LibraryNotFound)
         }
     }
 }

@@ -18,8 +18,6 @@ use crate::request::{BodyStream, RawRequest};
 use crate::upload;
 use crate::validate::{self, AssetPatch};
 
-const NOT_FOUND: ApiError = ApiError::NotFound("Asset not found");
-
 /// Whether `key` sees drafts: keys with `write:assets` read and list them.
 pub(super) fn sees_drafts(key: &ApiKey) -> bool {
     key.scopes.contains(&Scope::WriteAssets)
@@ -35,7 +33,7 @@ impl Service {
             .get_asset(id)
             .await?
             .filter(|a| a.published || sees_drafts(key))
-            .ok_or(NOT_FOUND)
+            .ok_or(ApiError::AssetNotFound)
     }
 
     /// `PATCH /api/v1/assets/{asset_id}`: merges the body into the asset (200, the asset).
@@ -80,9 +78,12 @@ impl Service {
     /// does not take; 500 when the store fails.
     pub async fn update_asset(&self, id: Uuid, patch: AssetPatch) -> Result<Asset, ApiError> {
         let store = &self.inner.store;
-        let current = store.get_asset(id).await?.ok_or(NOT_FOUND)?;
+        let current = store.get_asset(id).await?.ok_or(ApiError::AssetNotFound)?;
         let change = patch.into_change(current.asset_type, &self.inner.config, now())?;
-        let done = store.update_asset(id, &change).await?.ok_or(NOT_FOUND)?;
+        let done = store
+            .update_asset(id, &change)
+            .await?
+            .ok_or(ApiError::AssetNotFound)?;
         Ok(done.after)
     }
 
@@ -100,7 +101,12 @@ impl Service {
         let boundary = upload::boundary(req.content_type)?;
         upload::check_declared(req.declared_length(), self.inner.config.max_upload)?;
         let id = validate::parse_id("asset_id", id)?;
-        let current = self.inner.store.get_asset(id).await?.ok_or(NOT_FOUND)?;
+        let current = self
+            .inner
+            .store
+            .get_asset(id)
+            .await?
+            .ok_or(ApiError::AssetNotFound)?;
         if !current.asset_type.is_file_based() {
             return Err(ApiError::validation(
                 "file",
@@ -141,7 +147,7 @@ impl Service {
             .store
             .update_asset(current.id, &change)
             .await?
-            .ok_or(NOT_FOUND)
+            .ok_or(ApiError::AssetNotFound)
     }
 
     /// Removes the files of `before` that the API stored itself and that `after` no longer
@@ -203,7 +209,7 @@ impl Service {
                 ),
                 libraries,
             }),
-            AssetDeletion::NotFound => Err(NOT_FOUND),
+            AssetDeletion::NotFound => Err(ApiError::AssetNotFound),
         }
     }
 

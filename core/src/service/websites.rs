@@ -61,7 +61,7 @@ impl Service {
             .store
             .library_id_by_slug(slug)
             .await?
-            .ok_or(ApiError::NotFound("Library not found"))?;
+            .ok_or(ApiError::LibraryNotFound)?;
         self.library_page(id, req).await
     }
 
@@ -124,7 +124,7 @@ impl Service {
             .get_asset(id)
             .await?
             .filter(|a| a.published)
-            .ok_or(ApiError::NotFound("Asset not found"))
+            .ok_or(ApiError::AssetNotFound)
     }
 
     /// `GET /api/v1/assets/{asset_id}/download-url?expires_in=S`: a link that downloads the
