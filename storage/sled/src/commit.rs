@@ -52,9 +52,10 @@ struct State {
     stats: CommitStats,
 }
 
-/// What a [`GroupCommit`] has done so far: how many writers it made durable, in how many
-/// flushes, and how long those flushes took. For benches; not part of the stable API.
+/// What the group commit of durable writes has done so far: how many writers it made durable, in how many
+/// flushes, and how long those flushes took (feature `stats`: [`crate::SledStore::commit_stats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(not(feature = "stats"), allow(unreachable_pub))]
 pub struct CommitStats {
     /// Writers that returned from a successful commit.
     pub commits: u64,
@@ -71,6 +72,7 @@ impl GroupCommit {
     }
 
     /// What this group commit has done so far.
+    #[cfg(feature = "stats")]
     pub(crate) fn stats(&self) -> CommitStats {
         self.lock().stats
     }

@@ -25,6 +25,12 @@
 //! # }
 //! ```
 //!
+//! ## Features
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `stats` | [`SledStore::records_read`] and [`SledStore::commit_stats`]: how much work the store did, for tests and benches |
+//!
 //! Opening fails with a typed [`OpenError`]: [`OpenError::Locked`] when another process holds
 //! the directory, [`OpenError::NewerFormat`] when a newer version of this crate wrote it,
 //! [`OpenError::Upgrade`] when it has an older format and the upgrade failed.
@@ -147,7 +153,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use assetlib_core::StoreError;
 use sled::{IVec, Tree};
 
-#[doc(hidden)]
+#[cfg(feature = "stats")]
 pub use commit::CommitStats;
 pub use config::{Durability, SledConfig};
 pub use error::OpenError;
@@ -161,7 +167,7 @@ pub const FORMAT_VERSION: u32 = 3;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 
-/// An assetlib [`Store`] in a sled database directory.
+/// An assetlib [`Store`](assetlib_core::Store) in a sled database directory.
 ///
 /// Cloning is cheap: clones share the open database. The directory is locked while any clone
 /// is alive; dropping the last one closes it.
@@ -345,17 +351,17 @@ impl SledStore {
         self.blocking(|inner| inner.verify()).await
     }
 
-    /// How many records and index keys this store has read since it was opened. A measure
-    /// for tests of how much work a call does; not part of the stable API.
-    #[doc(hidden)]
+    /// How many records and index keys this store has read since it was opened: a measure
+    /// for tests of how much work a call does (feature `stats`).
+    #[cfg(feature = "stats")]
     pub fn records_read(&self) -> u64 {
         self.inner.reads.load(Ordering::Relaxed)
     }
 
     /// What the group commit of durable writes has done since the store was opened: writers
-    /// made durable, flushes, and time spent flushing. A measure for benches of how many
-    /// writers share each flush; not part of the stable API.
-    #[doc(hidden)]
+    /// made durable, flushes, and time spent flushing: a measure for benches of how many
+    /// writers share each flush (feature `stats`).
+    #[cfg(feature = "stats")]
     pub fn commit_stats(&self) -> CommitStats {
         self.inner.group.stats()
     }
