@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::lifecycle::sees_drafts;
+use super::access::{Reader, sees_drafts};
 use super::{Service, location};
 use crate::error::ApiError;
 use crate::files::Written;
@@ -52,14 +52,15 @@ impl Service {
         Ok(reply)
     }
 
-    /// `GET /api/v1/assets/{asset_id}`: one asset (a draft only for a key with
-    /// `write:assets`). With [`crate::Config::page_cache`] the rendered asset is kept under the
-    /// store's assets version, as list pages are.
-    pub(super) async fn get_asset(&self, id: &str, key: &ApiKey) -> Result<Reply, ApiError> {
-        let id = validate::parse_id("asset_id", id)?;
+    /// `GET /api/v1/assets/{asset_id}`: one asset as `reader` sees assets (a draft only for a
+    /// key with `write:assets`; without a key, a published public asset). With
+    /// [`crate::Config::page_cache`] the rendered asset is kept under the store's assets
+    /// version, as list pages are, for every kind of reader.
+    pub(super) async fn get_asset(&self, id: &str, reader: Reader) -> Result<Reply, ApiError> {
+        let id = reader.asset_id(id)?;
         match self.rendered_asset(id).await? {
-            Some(kept) if kept.published || sees_drafts(key) => Ok(kept.page.reply()),
-            _ => Err(ApiError::AssetNotFound),
+            Some(kept) if reader.sees(kept.published, kept.is_public) => Ok(kept.page.reply()),
+            _ => Err(reader.missing()),
         }
     }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::Service;
+use super::access::Reader;
 use crate::bulk;
 use crate::download::{self, protected};
 use crate::error::ApiError;
@@ -21,37 +22,6 @@ const NO_FILE: ApiError = ApiError::NotFound("Asset has no downloadable file");
 /// How many times a download opens an asset's file that keeps going away (replaced or
 /// deleted between reading the asset and opening the file) before it answers 503.
 const OPEN_ATTEMPTS: usize = 5;
-
-/// Who downloads an asset: an asset read again while its download starts is judged as it
-/// was the first time.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Reader {
-    /// A key that sees drafts (`write:assets`).
-    Drafts,
-    /// A key without `write:assets`, or a signed link: published assets.
-    Published,
-    /// No key: published public assets.
-    Public,
-}
-
-impl Reader {
-    fn sees(self, asset: &Asset) -> bool {
-        match self {
-            Reader::Drafts => true,
-            Reader::Published => asset.published,
-            Reader::Public => asset.published && asset.is_public,
-        }
-    }
-
-    /// The answer for an asset this reader does not see: 404 with a key or a signed link;
-    /// without a key the 401 any asset that is not public gets, so nothing is told.
-    fn missing(self) -> ApiError {
-        match self {
-            Reader::Public => Service::no_key(),
-            Reader::Drafts | Reader::Published => ApiError::AssetNotFound,
-        }
-    }
-}
 
 /// What a download asks for, of the request's head.
 #[derive(Debug, Clone, Copy)]
@@ -92,7 +62,7 @@ impl Service {
                 .store
                 .get_asset(asset.id)
                 .await?
-                .filter(|a| reader.sees(a))
+                .filter(|a| reader.sees(a.published, a.is_public))
                 .ok_or_else(|| reader.missing())?;
             // The same path with no file there is a file gone from the store, not a race.
             if let Some(path) = current.file_path.as_deref() {

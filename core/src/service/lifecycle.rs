@@ -5,6 +5,7 @@
 use uuid::Uuid;
 
 use super::Service;
+use super::access::Reader;
 use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use crate::error::ApiError;
 use crate::files::Written;
@@ -18,24 +19,7 @@ use crate::request::{BodyStream, RawRequest};
 use crate::upload;
 use crate::validate::{self, AssetPatch};
 
-/// Whether `key` sees drafts: keys with `write:assets` read and list them.
-pub(super) fn sees_drafts(key: &ApiKey) -> bool {
-    key.scopes.contains(&Scope::WriteAssets)
-}
-
 impl Service {
-    /// The asset with the path id `id` as `key` may see it: 400 for an id that is not a UUID,
-    /// 404 for one that is unknown, or a draft and the key has no `write:assets`.
-    pub(super) async fn visible_asset(&self, id: &str, key: &ApiKey) -> Result<Asset, ApiError> {
-        let id = validate::parse_id("asset_id", id)?;
-        self.inner
-            .store
-            .get_asset(id)
-            .await?
-            .filter(|a| a.published || sees_drafts(key))
-            .ok_or(ApiError::AssetNotFound)
-    }
-
     /// `PATCH /api/v1/assets/{asset_id}`: merges the body into the asset (200, the asset).
     pub(super) async fn patch_asset(
         &self,
@@ -217,7 +201,7 @@ impl Service {
     /// Unpublished libraries are shown only to a key with `write:libraries`, so a website's
     /// read key never learns their titles.
     pub(super) async fn usage(&self, id: &str, key: &ApiKey) -> Result<Reply, ApiError> {
-        let asset = self.visible_asset(id, key).await?;
+        let asset = self.asset_for(id, Reader::of_key(key)).await?;
         let mut uses = self.asset_usage(asset.id).await?;
         if !key.scopes.contains(&Scope::WriteLibraries) {
             uses.retain(|library| library.published);

@@ -16,10 +16,13 @@
 //!
 //! The operations live in child modules by concern: `assets` (list, read, create, upload),
 //! `lifecycle` (change, file replacement, delete, usage), `libraries` (list, read, write,
-//! delete), `downloads` (files, zips, thumbnails), `websites` (keyless and signed access,
-//! signed links, the signing secret, libraries by slug) and `maintenance` (upgrades of data
-//! an earlier version wrote).
+//! delete), `downloads` (files, zips, thumbnails), `websites` (signed links, the signing
+//! secret, libraries by slug) and `maintenance` (upgrades of data an earlier version wrote).
+//! `access` says who a request acts as (a key, a keyless public read, a signed link) and
+//! which assets it sees; `dispatch` is the one place an admitted request becomes its
+//! operation, and `Service::asset_for` the one loader of an asset for every kind of caller.
 
+mod access;
 mod assets;
 mod downloads;
 mod libraries;
@@ -34,6 +37,7 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use self::access::Access;
 use crate::auth;
 use crate::config::Config;
 use crate::detail_cache::DetailCache;
@@ -78,18 +82,6 @@ struct Inner {
     limiter: Option<Budgets>,
     /// Keys read lately (see [`crate::KEY_CACHE_TTL`]).
     keys: KeyCache,
-}
-
-/// Who a request acts as, once admitted.
-enum Access {
-    /// A valid key with the operation's scopes.
-    Key(ApiKey),
-    /// A keyless read or download of one asset, served only for a published, public asset.
-    Public,
-    /// A download through a valid signed link.
-    Signed,
-    /// An operation that needs no scope, so no key: the OpenAPI document.
-    Open,
 }
 
 /// Seconds since the Unix epoch, now.
@@ -238,42 +230,46 @@ impl Service {
             Ok(access) => access,
             Err(e) => return e.into_reply(),
         };
-        let key = match access {
-            Access::Key(key) => key,
-            Access::Public => return self.public(op, id, req).await,
-            Access::Signed => return self.signed(op, id, req).await,
-            Access::Open => return openapi_document(),
-        };
-        let result = match op {
-            Operation::ListAssets => self.list_assets(req, &key).await,
-            Operation::GetAsset => self.get_asset(id, &key).await,
+        self.dispatch(op, id, req, &access)
+            .await
+            .unwrap_or_else(ApiError::into_reply)
+    }
+
+    /// Runs `op` as `access` may: the one place every operation is dispatched, whoever asks
+    /// (a key, a keyless public read, a signed link). Operations that read or download one
+    /// asset load it as the caller sees assets ([`Service::asset_for`]); the others need a
+    /// key, which the admission made sure of.
+    async fn dispatch(
+        &self,
+        op: Operation,
+        id: &str,
+        req: RawRequest<'_>,
+        access: &Access,
+    ) -> Result<Reply, ApiError> {
+        let reader = access.reader();
+        match op {
+            Operation::OpenApi => Ok(openapi_document()),
+            Operation::GetAsset => self.get_asset(id, reader).await,
+            Operation::DownloadAsset => {
+                let asset = self.asset_for(id, reader).await?;
+                self.download_asset(asset, req, reader).await
+            }
+            Operation::DownloadLibrary => self.download_library(id, req).await,
+            Operation::ListAssets => self.list_assets(req, access.key()?).await,
             Operation::CreateAsset => self.post_asset(req).await,
             Operation::UploadAsset => self.upload_asset(req).await,
             Operation::UpdateAsset => self.patch_asset(id, req).await,
             Operation::ReplaceAssetFile => self.replace_file(id, req).await,
             Operation::DeleteAsset => self.delete_asset_request(id, req).await,
-            Operation::AssetUsage => self.usage(id, &key).await,
-            Operation::DownloadAsset => match self.visible_asset(id, &key).await {
-                Ok(asset) => {
-                    let reader = match lifecycle::sees_drafts(&key) {
-                        true => downloads::Reader::Drafts,
-                        false => downloads::Reader::Published,
-                    };
-                    self.download_asset(asset, req, reader).await
-                }
-                Err(e) => Err(e),
-            },
-            Operation::AssetDownloadUrl => self.asset_download_url(id, req, &key).await,
+            Operation::AssetUsage => self.usage(id, access.key()?).await,
+            Operation::AssetDownloadUrl => self.asset_download_url(id, req, reader).await,
             Operation::ListLibraries => self.list_libraries(req).await,
             Operation::GetLibrary => self.get_library(id, req).await,
             Operation::GetLibraryBySlug => self.get_library_by_slug(id, req).await,
             Operation::PutLibrary => self.put_library(id, req).await,
             Operation::DeleteLibrary => self.delete_library(id).await,
-            Operation::DownloadLibrary => self.download_library(id, req).await,
             Operation::LibraryDownloadUrl => self.library_download_url(id, req).await,
-            Operation::OpenApi => Ok(openapi_document()),
-        };
-        result.unwrap_or_else(ApiError::into_reply)
+        }
     }
 
     /// Who may run `op`: an operation that needs no scope needs no key (any key sent is not

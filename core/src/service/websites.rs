@@ -3,16 +3,14 @@
 
 use uuid::Uuid;
 
-use super::downloads::Reader;
+use super::access::Reader;
 use super::{Service, unix_now};
 use crate::error::ApiError;
-use crate::model::{ApiKey, Asset};
 use crate::render::{Timestamp, data};
 use crate::reply::Reply;
 use crate::request::RawRequest;
-use crate::routes::Operation;
 use crate::signed::{self, Target};
-use crate::{auth, validate};
+use crate::validate;
 
 /// 32 random bytes for a signing secret.
 fn random_secret() -> Result<[u8; 32], ApiError> {
@@ -65,77 +63,15 @@ impl Service {
         self.library_page(id, req).await
     }
 
-    /// A keyless `GET` of one asset or of its download: served for a published asset with
-    /// `is_public: true`; for any other id (unknown, malformed, private or a draft) the same
-    /// 401 as a request without a key, so nothing is told about it.
-    pub(super) async fn public(&self, op: Operation, id: &str, req: RawRequest<'_>) -> Reply {
-        let result = match op {
-            Operation::DownloadAsset => match self.public_asset(id).await {
-                Ok(asset) => self.download_asset(asset, req, Reader::Public).await,
-                Err(e) => Err(e),
-            },
-            _ => self.public_asset_page(id).await,
-        };
-        result.unwrap_or_else(ApiError::into_reply)
-    }
-
-    /// The 401 of a keyless request for an asset that is not served without a key.
-    pub(super) fn no_key() -> ApiError {
-        auth::bearer_key(None).err().unwrap_or(signed::INVALID)
-    }
-
-    async fn public_asset(&self, id: &str) -> Result<Asset, ApiError> {
-        let id = validate::strict_id(id).ok_or_else(Self::no_key)?;
-        self.inner
-            .store
-            .get_asset(id)
-            .await?
-            .filter(|a| a.published && a.is_public)
-            .ok_or_else(Self::no_key)
-    }
-
-    /// A keyless read of a public asset, through the page cache as a read with a key.
-    async fn public_asset_page(&self, id: &str) -> Result<Reply, ApiError> {
-        let id = validate::strict_id(id).ok_or_else(Self::no_key)?;
-        match self.rendered_asset(id).await? {
-            Some(kept) if kept.published && kept.is_public => Ok(kept.page.reply()),
-            _ => Err(Self::no_key()),
-        }
-    }
-
-    /// A download through a signed link (already verified): the asset's file, or the
-    /// library's zip, as for a key.
-    pub(super) async fn signed(&self, op: Operation, id: &str, req: RawRequest<'_>) -> Reply {
-        let result = match op {
-            Operation::DownloadLibrary => self.download_library(id, req).await,
-            _ => match self.published_asset(id).await {
-                Ok(asset) => self.download_asset(asset, req, Reader::Published).await,
-                Err(e) => Err(e),
-            },
-        };
-        result.unwrap_or_else(ApiError::into_reply)
-    }
-
-    /// The published asset with the path id `id`, or 404.
-    async fn published_asset(&self, id: &str) -> Result<Asset, ApiError> {
-        let id = validate::parse_id("asset_id", id)?;
-        self.inner
-            .store
-            .get_asset(id)
-            .await?
-            .filter(|a| a.published)
-            .ok_or(ApiError::AssetNotFound)
-    }
-
     /// `GET /api/v1/assets/{asset_id}/download-url?expires_in=S`: a link that downloads the
     /// asset without a key for `S` seconds (1 to 604800, default 3600).
     pub(super) async fn asset_download_url(
         &self,
         id: &str,
         req: RawRequest<'_>,
-        key: &ApiKey,
+        reader: Reader,
     ) -> Result<Reply, ApiError> {
-        let asset = self.visible_asset(id, key).await?;
+        let asset = self.asset_for(id, reader).await?;
         let expires_in = expires_in(req.query)?;
         self.signed_link(
             Target::Asset(asset.id),
