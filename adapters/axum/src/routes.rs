@@ -3,8 +3,7 @@
 use std::net::SocketAddr;
 
 use assetlib_core::{
-    API_PREFIX, Operation, PeerAddr, ROUTES, RawRequest, RequestBody, Route, Service,
-    THUMBNAIL_ROUTE,
+    API_PREFIX, PeerAddr, ROUTES, RawRequest, RequestBody, Route, Service, THUMBNAIL_ROUTE,
 };
 use axum::Router;
 use axum::extract::rejection::RawPathParamsRejection;
@@ -14,20 +13,18 @@ use axum::http::header::{
 };
 use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue, Method};
-use axum::routing::{MethodFilter, MethodRouter, any};
+use axum::routing::{MethodRouter, any};
 
 use crate::response::ApiResponse;
 
 /// The whole API as an axum [`Router`], ready to `merge` into an app or `nest` under a prefix.
 ///
-/// Registers every route of [`ROUTES`] with its methods; a route's other methods answer core's
-/// JSON 405 ([`method_not_allowed`], with `Allow`), and any other path under `/api/v1` answers
-/// core's JSON 404 ([`route_not_found`]). Paths outside `/api/v1` are left to the app.
+/// Registers every path of [`ROUTES`]; each request on one goes to core's
+/// [`Service::answer`] with its route, which runs the operation for the method, or answers
+/// `OPTIONS` and the JSON 405 (with `Allow`) itself. Any other path under `/api/v1` is core's
+/// JSON 404 ([`assetlib_core::route_not_found`]). Paths outside `/api/v1` are left to the app.
 ///
 /// The service is attached with `with_state` here, so the router fits an app of any state `S`.
-///
-/// # Panics
-/// If [`ROUTES`] names a method axum cannot route (a bug in core, found on the first call).
 pub fn router<S>(service: Service) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
@@ -39,7 +36,7 @@ where
     let not_found = || {
         any(
             |State(service): State<Service>, request: Request| async move {
-                handle(service, Target::Other(None), None, request).await
+                handle(service, None, None, request).await
             },
         )
     };
@@ -70,34 +67,15 @@ where
         .with_state(service)
 }
 
-/// One route's methods, each calling core with its operation; any other method is a 405.
+/// Every method of one route, handed to core's [`Service::answer`] with the route: core runs
+/// the route's operation for the method, and answers `OPTIONS` and a 405 for any other
+/// method, as it does for the warp adapter.
 fn methods(route: &'static Route) -> MethodRouter<Service> {
-    let mut router = MethodRouter::new();
-    for &(method, op) in route.methods {
-        let filter = Method::from_bytes(method.as_bytes())
-            .ok()
-            .and_then(|m| MethodFilter::try_from(m).ok())
-            .unwrap_or_else(|| panic!("core route {} names method {method:?}", route.path));
-        router = router.on(
-            filter,
-            move |State(service): State<Service>,
-                  params: Result<RawPathParams, RawPathParamsRejection>,
-                  request: Request| async move {
-                handle(service, Target::Operation(op), path_id(params), request).await
-            },
-        );
-    }
-    router.fallback(
+    any(
         move |State(service): State<Service>,
               params: Result<RawPathParams, RawPathParamsRejection>,
               request: Request| async move {
-            handle(
-                service,
-                Target::Other(Some(route)),
-                path_id(params),
-                request,
-            )
-            .await
+            handle(service, Some(route), path_id(params), request).await
         },
     )
 }
@@ -118,7 +96,7 @@ fn path_id(params: Result<RawPathParams, RawPathParamsRejection>) -> Option<Stri
 /// it only after the key and scope are checked, and only as far as the operation's limit.
 async fn handle(
     service: Service,
-    target: Target,
+    route: Option<&'static Route>,
     id: Option<String>,
     request: Request,
 ) -> ApiResponse {
@@ -139,25 +117,11 @@ async fn handle(
         forwarded_for: header(X_FORWARDED_FOR),
         body: RequestBody::stream(body.into_data_stream()),
     };
-    let id = id.as_deref();
-    ApiResponse(match target {
-        Target::Operation(op) => service.handle(op, id, request).await,
-        Target::Other(route) => {
-            service
-                .answer(parts.method.as_str(), route, id, request)
-                .await
-        }
-    })
-}
-
-/// What a request runs in core.
-#[derive(Clone, Copy)]
-enum Target {
-    /// A route's operation for the method.
-    Operation(Operation),
-    /// No operation: `OPTIONS` or a method the route does not take (405) on a route, or no
-    /// route at all (404); core's [`Service::answer`] answers, CORS headers included.
-    Other(Option<&'static Route>),
+    ApiResponse(
+        service
+            .answer(parts.method.as_str(), route, id.as_deref(), request)
+            .await,
+    )
 }
 
 /// The `X-Forwarded-For` header, handed to core, which reads it only when the app trusts

@@ -2,9 +2,10 @@
 //!
 //! Adapters hand the service what they have — the operation of the route, the path id, the
 //! raw header values, the query string and the body as it arrives ([`RawRequest`]) — and copy
-//! its [`Reply`] into their framework's response: [`Service::handle`] for an operation the
-//! adapter routed, [`Service::answer`] for a route and method it matched (which answers
-//! `OPTIONS`, 405 and 404 itself and runs everything else through `handle`).
+//! its [`Reply`] into their framework's response. Both adapters enter through
+//! [`Service::answer`] with the route they matched, which answers `OPTIONS`, 405 and 404
+//! itself and runs the route's operation for the method through [`Service::handle`] (also
+//! there for apps that route to an operation themselves).
 //! Everything observable over HTTP is decided here, in one order for every operation:
 //! authentication (401) and scope (403) from the head alone, then body size (413), content
 //! type (415), validation (400) and lookup (404).
