@@ -1,5 +1,6 @@
-//! Errors: [`ApiError`], the one place where failures become HTTP answers, and
-//! [`StoreError`], the normalised failures of a [`crate::Store`].
+//! Errors: [`ApiError`], the one place where failures become HTTP answers; [`StoreError`],
+//! the normalised failures of a [`crate::Store`]; and [`FileError`], those of the file store
+//! ([`crate::Files`]). Each converts into [`ApiError`] here, in one table.
 
 use crate::change::LibraryUse;
 use crate::model::Scope;
@@ -211,6 +212,47 @@ impl ApiError {
             _ => {}
         }
         reply
+    }
+}
+
+/// Why a file operation failed. Core's error table ([`ApiError`]'s `From<FileError>`) turns
+/// each kind into its answer: a path a client named that is not there or not allowed is 400 on
+/// `file_path`, a failing store is 500.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
+    /// No file at the path.
+    #[error("file_path does not name a file in the file store")]
+    Missing,
+    /// Not a path the store can hold.
+    #[error("file_path is not a valid path in the file store")]
+    InvalidPath,
+    /// A local path whose links lead outside the store's root.
+    #[error("file_path leads outside the file store")]
+    Outside,
+    /// The store failed.
+    #[error("file store: {0}")]
+    Store(#[source] BoxError),
+}
+
+impl FileError {
+    /// A failure of the store itself.
+    pub(crate) fn store(e: impl Into<BoxError>) -> Self {
+        FileError::Store(e.into())
+    }
+}
+
+/// What a client reads for each [`FileError`]: a path a client named that is not
+/// there, not valid or leads outside the store is 400 on `file_path`; a failing store is
+/// internal.
+impl From<FileError> for ApiError {
+    fn from(e: FileError) -> Self {
+        match e {
+            FileError::Store(source) => ApiError::Internal(source),
+            missing @ (FileError::Missing | FileError::InvalidPath | FileError::Outside) => {
+                ApiError::validation("file_path", missing.to_string())
+            }
+        }
     }
 }
 

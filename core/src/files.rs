@@ -50,7 +50,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
 #[cfg(feature = "s3")]
 use object_store::{aws::AmazonS3Builder, prefix::PrefixStore};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, FileError};
 use crate::reply::ByteStream;
 
 /// Why a file store could not be opened.
@@ -117,20 +117,8 @@ pub(crate) struct Stat {
     version: Option<String>,
 }
 
-fn not_found() -> ApiError {
-    ApiError::validation(
-        "file_path",
-        "file_path does not name a file in the file store",
-    )
-}
-
-fn object_path(path: &str) -> Result<ObjectPath, ApiError> {
-    ObjectPath::parse(path).map_err(|_| {
-        ApiError::validation(
-            "file_path",
-            "file_path is not a valid path in the file store",
-        )
-    })
+fn object_path(path: &str) -> Result<ObjectPath, FileError> {
+    ObjectPath::parse(path).map_err(|_| FileError::InvalidPath)
 }
 
 impl Files {
@@ -280,30 +268,30 @@ impl Files {
     /// `file_path` is expected to have passed [`crate::validate::check_file_path`], the one
     /// gate for paths named by clients; a path with `..` still never resolves outside the
     /// store (the object store refuses it, a local root is checked after links are followed).
-    pub async fn resolve(&self, file_path: &str) -> Result<Resolved, ApiError> {
+    pub async fn resolve(&self, file_path: &str) -> Result<Resolved, FileError> {
         let path = match &self.local_root {
             Some(root) => {
                 let root = root.clone();
                 let joined = root.join(file_path);
                 let canonical = tokio::task::spawn_blocking(move || std::fs::canonicalize(joined))
                     .await
-                    .map_err(ApiError::internal)?
-                    .map_err(|_| not_found())?;
-                let inside = canonical.strip_prefix(&root).map_err(|_| {
-                    ApiError::validation("file_path", "file_path leads outside the file store")
-                })?;
+                    .map_err(FileError::store)?
+                    .map_err(|_| FileError::Missing)?;
+                let inside = canonical
+                    .strip_prefix(&root)
+                    .map_err(|_| FileError::Outside)?;
                 let parts: Option<Vec<&str>> = inside
                     .components()
                     .map(|c| c.as_os_str().to_str())
                     .collect();
-                parts.ok_or_else(not_found)?.join("/")
+                parts.ok_or(FileError::Missing)?.join("/")
             }
             None => file_path.to_owned(),
         };
         let meta = match self.store.head(&object_path(&path)?).await {
             Ok(meta) => meta,
-            Err(object_store::Error::NotFound { .. }) => return Err(not_found()),
-            Err(e) => return Err(ApiError::internal(e)),
+            Err(object_store::Error::NotFound { .. }) => return Err(FileError::Missing),
+            Err(e) => return Err(FileError::store(e)),
         };
         Ok(Resolved {
             path,
@@ -312,7 +300,7 @@ impl Files {
     }
 
     /// Size and `ETag` of a stored file; `None` when it is gone.
-    pub(crate) async fn stat(&self, path: &str) -> Result<Option<Stat>, ApiError> {
+    pub(crate) async fn stat(&self, path: &str) -> Result<Option<Stat>, FileError> {
         let Ok(location) = ObjectPath::parse(path) else {
             return Ok(None);
         };
@@ -334,17 +322,17 @@ impl Files {
                 }))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(ApiError::internal(e)),
+            Err(e) => Err(FileError::store(e)),
         }
     }
 
     /// The first `limit` bytes of a stored file (all of it when smaller).
-    pub(crate) async fn read(&self, path: &str, limit: u64) -> Result<Bytes, ApiError> {
+    pub(crate) async fn read(&self, path: &str, limit: u64) -> Result<Bytes, FileError> {
         if limit == 0 {
             return Ok(Bytes::new());
         }
         let got = self.get_range(path, 0..limit).await?;
-        got.bytes().await.map_err(ApiError::internal)
+        got.bytes().await.map_err(FileError::store)
     }
 
     /// Opens `range` of the file `stat` describes, to stream it in the store's own chunks;
@@ -358,7 +346,7 @@ impl Files {
         path: &str,
         range: Range<u64>,
         stat: &Stat,
-    ) -> Result<Option<ByteStream>, ApiError> {
+    ) -> Result<Option<ByteStream>, FileError> {
         if range.is_empty() {
             return Ok(Some(Box::pin(futures_util::stream::empty())));
         }
@@ -374,7 +362,7 @@ impl Files {
             Err(
                 object_store::Error::NotFound { .. } | object_store::Error::Precondition { .. },
             ) => Ok(None),
-            Err(e) => Err(ApiError::internal(e)),
+            Err(e) => Err(FileError::store(e)),
         }
     }
 
@@ -383,7 +371,7 @@ impl Files {
     pub(crate) async fn open_whole(
         &self,
         path: &str,
-    ) -> Result<Option<(u64, ByteStream)>, ApiError> {
+    ) -> Result<Option<(u64, ByteStream)>, FileError> {
         let Ok(location) = ObjectPath::parse(path) else {
             return Ok(None);
         };
@@ -394,7 +382,7 @@ impl Files {
                 Ok(Some((size, stream)))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(ApiError::internal(e)),
+            Err(e) => Err(FileError::store(e)),
         }
     }
 
@@ -403,7 +391,7 @@ impl Files {
         &self,
         path: &str,
         range: Range<u64>,
-    ) -> Result<object_store::GetResult, ApiError> {
+    ) -> Result<object_store::GetResult, FileError> {
         let options = GetOptions {
             range: Some(GetRange::Bounded(range)),
             ..GetOptions::default()
@@ -411,11 +399,11 @@ impl Files {
         self.store
             .get_opts(&object_path(path)?, options)
             .await
-            .map_err(ApiError::internal)
+            .map_err(FileError::store)
     }
 
     /// Copies the file at `from` to `to`; `false` when there is no file at `from`.
-    pub(crate) async fn copy(&self, from: &str, to: &str) -> Result<bool, ApiError> {
+    pub(crate) async fn copy(&self, from: &str, to: &str) -> Result<bool, FileError> {
         match self
             .store
             .copy(&object_path(from)?, &object_path(to)?)
@@ -423,7 +411,7 @@ impl Files {
         {
             Ok(()) => Ok(true),
             Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(ApiError::internal(e)),
+            Err(e) => Err(FileError::store(e)),
         }
     }
 
@@ -431,18 +419,20 @@ impl Files {
     ///
     /// # Errors
     /// 400 on `file_path` for a path the store cannot hold; 500 when the store fails.
-    pub async fn put(&self, path: &str, bytes: Bytes) -> Result<(), ApiError> {
+    pub async fn put(&self, path: &str, bytes: Bytes) -> Result<(), FileError> {
         self.store
             .put(&object_path(path)?, PutPayload::from_bytes(bytes))
             .await
             .map(drop)
-            .map_err(ApiError::internal)
+            .map_err(FileError::store)
     }
 
     /// Stores a stream at `path` as a multipart upload to that key: the object appears only
     /// when the upload completes (a local file system stages it beside the target and renames
     /// it), and a stream that fails aborts the upload, so nothing is left at `path`. More than
-    /// `limit` bytes fail with [`ApiError::PayloadTooLarge`].
+    /// `limit` bytes fail with [`ApiError::PayloadTooLarge`]. Unlike the other methods it
+    /// answers in the contract's errors: its failures are mostly the request's (the body's own
+    /// error, 408 or 400, and 413), which [`FileError`] has no kinds for.
     pub(crate) async fn put_stream<S, E>(
         &self,
         path: &str,

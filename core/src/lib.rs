@@ -104,7 +104,7 @@ pub use change::{
     AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse, LinkFields, ThumbnailMove,
 };
 pub use config::Config;
-pub use error::{ApiError, BoxError, StoreError};
+pub use error::{ApiError, BoxError, FileError, StoreError};
 pub use files::{Files, FilesError, Resolved};
 pub use key_cache::KEY_CACHE_TTL;
 pub use limit::RateLimit;
