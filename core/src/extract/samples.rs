@@ -329,10 +329,9 @@ pub fn jpeg_with_orientation(width: u32, height: u32, orientation: u16) -> Vec<u
 /// The words on the one page of each hostile PDF below.
 const HOSTILE_WORDS: usize = 4;
 
-/// A PDF of the given objects, written as they are (object `n` is `objects[n - 1]`, object 1
-/// the catalog) with a correct cross-reference table, so a reader parses every object: the
-/// shapes below are ones `lopdf`'s writer would not make.
-fn pdf_of_objects(objects: &[Vec<u8>]) -> Vec<u8> {
+/// A PDF's header and `objects` (object `n` is `objects[n - 1]`), each where the returned
+/// offsets say.
+fn objects_written(objects: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
     let mut out = b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n".to_vec();
     let mut offsets = Vec::with_capacity(objects.len());
     for (i, body) in objects.iter().enumerate() {
@@ -341,6 +340,14 @@ fn pdf_of_objects(objects: &[Vec<u8>]) -> Vec<u8> {
         out.extend_from_slice(body);
         out.extend_from_slice(b"\nendobj\n");
     }
+    (out, offsets)
+}
+
+/// A PDF of the given objects, written as they are (object `n` is `objects[n - 1]`, object 1
+/// the catalog) with a correct cross-reference table, so a reader parses every object: the
+/// shapes below are ones `lopdf`'s writer would not make.
+fn pdf_of_objects(objects: &[Vec<u8>]) -> Vec<u8> {
+    let (mut out, offsets) = objects_written(objects);
     let xref = out.len();
     let size = objects.len() + 1;
     out.extend_from_slice(format!("xref\n0 {size}\n0000000000 65535 f \n").as_bytes());
@@ -547,14 +554,7 @@ pub(super) fn pdf_length_in_object_stream() -> Vec<u8> {
 /// stream, the object after them, and which says each `(object, container, index)` of
 /// `compressed` is stored in an object stream.
 fn pdf_with_xref_stream(objects: &[Vec<u8>], compressed: &[(u32, u32, u16)]) -> Vec<u8> {
-    let mut out = b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n".to_vec();
-    let mut offsets = Vec::with_capacity(objects.len());
-    for (i, body) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
-        out.extend_from_slice(body);
-        out.extend_from_slice(b"\nendobj\n");
-    }
+    let (mut out, offsets) = objects_written(objects);
     let xref = out.len();
     let last = compressed.iter().map(|c| c.0 as usize).max().unwrap_or(0);
     let xref_number = last.max(objects.len()) + 1;
