@@ -6,7 +6,7 @@
 # Builds release binaries (with PostgreSQL support), starts a PostgreSQL server of its own,
 # makes the same dataset (100 assets and one published library holding all of them, in 5
 # sections) once in a sled data directory and once in a PostgreSQL database, then for each
-# server in turn - the axum ready server (examples/server.rs) on sled with and without its
+# server in turn - the axum ready server (examples/server/main.rs) on sled with and without its
 # caches (library detail pages, asset list pages and assets), the same on PostgreSQL, the warp ready server on sled
 # (examples/warp_server.rs, skipped when the example does not exist) and the baseline
 # (examples/bench_baseline.rs: the same response bytes from memory) - runs wrk against:

@@ -54,13 +54,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use assetlib::postgres::deadpool_postgres::tokio_postgres::{self, NoTls};
-use assetlib::postgres::testing::TestCluster;
 use assetlib::postgres::{PgConfig, PgStore};
 use assetlib::sled::{Durability, SledConfig, SledStore};
 use assetlib::testing::sample_asset;
 use assetlib::{
     AssetQuery, AssetSort, AssetType, LibraryEntry, LibraryWrite, Section, SortOrder, Store,
 };
+use assetlib_testkit::postgres::TestCluster;
 use criterion::{BenchmarkId, Criterion};
 use uuid::Uuid;
 

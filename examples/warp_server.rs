@@ -1,6 +1,6 @@
-//! The ready server on warp: the same program as `examples/server.rs` (same commands, flags,
+//! The ready server on warp: the same program as `examples/server/main.rs` (same commands, flags,
 //! data directory, keys, demo data, logs and clean shutdown), serving the API with the warp
-//! adapter. Everything but the serving loop is shared (`examples/common/`).
+//! adapter. Everything but the serving loop is shared (`examples/server/app/`).
 //!
 //! ```text
 //! cargo run --release --example warp_server -- serve --demo
@@ -15,8 +15,8 @@
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
-#[path = "common/mod.rs"]
-mod common;
+#[path = "server/app/mod.rs"]
+mod app;
 
 use std::process::ExitCode;
 
@@ -25,23 +25,23 @@ use warp::Filter as _;
 use warp::http::Method;
 use warp::path::FullPath;
 
+use app::BoxError;
 use assetlib::Service;
-use common::BoxError;
 
 fn main() -> ExitCode {
-    common::main(serve_http)
+    app::main(serve_http)
 }
 
-/// Serves the API on `listener` with warp until the shutdown signal (see `common::http` for the
+/// Serves the API on `listener` with warp until the shutdown signal (see `app::http` for the
 /// timeouts), one log line a request (warp's own, with any key in the path or the referer
 /// redacted).
 /// Thumbnails are public under `/files/thumbnails/`, the example page under `/site/`
-/// (`common::site`); other paths outside `/api/v1` get the contract's JSON 404 too
+/// (`app::site`); other paths outside `/api/v1` get the contract's JSON 404 too
 /// (`recover`).
 async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxError> {
     let site = warp::path::full()
         .and_then(|path: FullPath| async move {
-            if common::site::PATHS.contains(&path.as_str()) {
+            if app::site::PATHS.contains(&path.as_str()) {
                 Ok(path)
             } else {
                 Err(warp::reject::not_found())
@@ -50,7 +50,7 @@ async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxEr
         .and(warp::method())
         .and(warp::query::raw().or(warp::any().map(String::new)).unify())
         .and_then(|path: FullPath, method: Method, query: String| async move {
-            common::site::response(&method, path.as_str(), Some(query.as_str()))
+            app::site::response(&method, path.as_str(), Some(query.as_str()))
                 .ok_or_else(warp::reject::not_found)
         });
     let app = assetlib::warp::routes(service.clone())
@@ -62,17 +62,17 @@ async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxEr
             let span = tracing::info_span!(
                 "request",
                 method = %info.method(),
-                path = %common::site::redact_key(info.path()),
+                path = %app::site::redact_key(info.path()),
                 version = ?info.version(),
                 referer = tracing::field::Empty,
             );
             if let Some(referer) = info.referer() {
                 span.record(
                     "referer",
-                    tracing::field::display(common::site::redact_key(referer)),
+                    tracing::field::display(app::site::redact_key(referer)),
                 );
             }
             span
         }));
-    common::http::serve(listener, warp::service(app), common::shutdown_signal()).await
+    app::http::serve(listener, warp::service(app), app::shutdown_signal()).await
 }

@@ -2,7 +2,7 @@
 //!
 //! The Digital Assets and Libraries API for Rust web apps: assets (files and links) and
 //! published libraries of them, behind bearer API keys with scopes, under `/api/v1`. Mount it
-//! in an existing app with a few lines, or run the ready server (`examples/server.rs`).
+//! in an existing app with a few lines, or run the ready server (`examples/server/main.rs`).
 //!
 //! ```no_run
 //! # #[cfg(all(feature = "axum", feature = "sled"))]

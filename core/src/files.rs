@@ -10,7 +10,7 @@
 //! variables, and [`Files::s3_with`] takes the configuration from code. An upload is invisible
 //! until it is complete (a multipart upload to its final key), and an aborted one is aborted
 //! on the server, so it leaves nothing behind. The tests run against a real S3 server that they
-//! start themselves (SeaweedFS, see `testing::s3`).
+//! start themselves (SeaweedFS, from the workspace's test kit, `tests/kit`).
 //!
 //! A `file_path` given on create is a path in this store. It passes one gate, when the create
 //! is validated ([`crate::validate::check_file_path`]: no `..`, no absolute paths, no

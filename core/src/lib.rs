@@ -59,7 +59,7 @@
 //! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs (turns on `samples`) |
 //! | `samples` | `assetlib_core::extract::samples`: small real files (PDF, DOCX, ODT, PNG, JPEG, ...) for tests and demos |
 //! | `openapi` | `assetlib_core::openapi`: the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` (without the feature that route answers 404) |
-//! | `s3` | `Files::s3`: files in a bucket of any S3-compatible service, through object_store's `aws` backend; with `testing`, `assetlib_core::testing::s3` starts a real S3 server (SeaweedFS) for tests |
+//! | `s3` | `Files::s3`: files in a bucket of any S3-compatible service, through object_store's `aws` backend |
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
 #![cfg_attr(test, allow(unused_crate_dependencies))]

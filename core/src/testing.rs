@@ -14,12 +14,10 @@
 //! Each case gets a fresh store from the builder; the builder's second value (a guard such as
 //! a `TempDir`) lives until the case ends. A failing case panics with its name.
 //!
-//! With the feature `s3` too, `testing::s3` starts a real S3-compatible server (SeaweedFS)
-//! for tests of `Files::s3`.
+//! The servers tests run against (PostgreSQL, an S3-compatible server) are not here: they are
+//! the workspace's test kit (`tests/kit`, unpublished).
 
 mod lifecycle;
-#[cfg(feature = "s3")]
-pub mod s3;
 mod websites;
 
 use std::collections::{HashMap, HashSet};

@@ -10,7 +10,7 @@
 //! cluster the test binary starts itself on 127.0.0.1; `OnPostgres` in `harness/`).
 //!
 //! Run: `cargo test --test http` (it needs the default features `axum`, `warp`, `sled` and
-//! `openapi`).
+//! `openapi`). The ready servers' own tests are `--test server`.
 
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
@@ -26,12 +26,8 @@ mod library_writes;
 mod lifecycle;
 mod listing;
 mod probe;
-mod ready_server;
 mod replace;
-#[cfg(all(feature = "postgres", feature = "s3"))]
-mod replicas;
 mod routing;
-mod site;
 mod support;
 mod websites;
 

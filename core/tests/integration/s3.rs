@@ -1,16 +1,16 @@
 //! Files on S3-compatible storage: the Service over `Files::s3` against a real S3 server
-//! (SeaweedFS, started by `assetlib_core::testing::s3`), every request signed and checked.
+//! (SeaweedFS, started by `assetlib_testkit::s3`), every request signed and checked.
 //! Each test has a bucket of its own, looked at directly through the S3 protocol.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use assetlib_core::extract::samples;
-use assetlib_core::testing::s3::{S3Server, TestBucket};
 use assetlib_core::{
     Config, Files, FilesError, MemoryStore, Operation, RawRequest, Reply, RequestBody, Scope,
     Service,
 };
+use assetlib_testkit::s3::{S3Server, TestBucket};
 use bytes::Bytes;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use object_store::ObjectStore as _;

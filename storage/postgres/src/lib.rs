@@ -118,11 +118,11 @@
 //! Timestamps are kept as `timestamptz`, to the microsecond; every call returns what is
 //! stored.
 //!
-//! ## Features
+//! ## Tests
 //!
-//! | feature | what it adds |
-//! |---|---|
-//! | `testing` | [`testing::TestCluster`]: a throwaway PostgreSQL server for tests, and fresh databases in it |
+//! The tests run on a throwaway PostgreSQL cluster they start themselves on 127.0.0.1 (the
+//! workspace's test kit, `tests/kit`); nothing is skipped when PostgreSQL is missing: they fail
+//! saying what to install (`cargo xtask setup` installs it).
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
 #![cfg_attr(test, allow(unused_crate_dependencies))]
@@ -135,8 +135,6 @@ mod lifecycle;
 mod migrate;
 mod schema;
 mod store;
-#[cfg(feature = "testing")]
-pub mod testing;
 mod websites;
 
 pub use error::Error;

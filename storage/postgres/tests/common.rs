@@ -1,7 +1,7 @@
 //! Helpers shared by the tests.
 
 use assetlib_postgres::PgStore;
-use assetlib_postgres::testing::{TestCluster, TestDatabase};
+use assetlib_testkit::postgres::{TestCluster, TestDatabase};
 
 /// A store over a fresh, migrated database; the database lives as long as the guard.
 pub(crate) async fn store() -> (PgStore, TestDatabase) {

@@ -154,7 +154,7 @@ async fn set_local_in_one_message_holds_for_that_message_only() {
 /// A small pool still serves many concurrent callers (they wait for a connection).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pool_of_two_serves_many_callers() {
-    let db = assetlib_postgres::testing::TestCluster::shared()
+    let db = assetlib_testkit::postgres::TestCluster::shared()
         .database()
         .await;
     let store = assetlib_postgres::PgStore::connect_with(db.url(), PgConfig::new().pool_size(2))

@@ -1,6 +1,6 @@
 //! Integration tests of `PgStore` against a real PostgreSQL server, compiled into one binary.
 //!
-//! Every test uses the one [`TestCluster`](assetlib_postgres::testing::TestCluster) of this
+//! Every test uses the one [`TestCluster`](assetlib_testkit::postgres::TestCluster) of this
 //! process, and a fresh database in it.
 
 // Every test target shares the package's dev-dependencies.
@@ -8,7 +8,6 @@
 
 mod common;
 
-mod cluster;
 mod concurrency;
 mod conformance;
 mod lifecycle;

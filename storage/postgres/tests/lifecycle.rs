@@ -12,8 +12,8 @@ use assetlib_core::{
     AssetChange, AssetDeletion, AssetQuery, AssetStatus, AssetType, LibraryEntry, LibraryQuery,
     LibraryWrite, StoreError,
 };
-use assetlib_postgres::testing::TestCluster;
 use assetlib_postgres::{PgConfig, PgStore};
+use assetlib_testkit::postgres::TestCluster;
 use chrono::{Duration, Utc};
 use uuid::Uuid;
 

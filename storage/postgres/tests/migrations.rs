@@ -4,8 +4,8 @@
 use assetlib_core::store::prelude::*;
 use assetlib_core::testing::sample_asset;
 use assetlib_core::{AssetChange, AssetQuery, AssetStatus, AssetType, EntryAsset};
-use assetlib_postgres::testing::TestCluster;
 use assetlib_postgres::{Error, PgConfig, PgStore, SCHEMA_VERSION};
+use assetlib_testkit::postgres::TestCluster;
 
 /// The versions a fully migrated schema records: 1 to [`SCHEMA_VERSION`].
 fn all_versions() -> Vec<i32> {

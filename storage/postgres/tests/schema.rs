@@ -4,8 +4,8 @@
 use assetlib_core::store::prelude::*;
 use assetlib_core::testing::sample_asset;
 use assetlib_core::{AssetQuery, AssetType};
-use assetlib_postgres::testing::TestCluster;
 use assetlib_postgres::{PgConfig, PgStore};
+use assetlib_testkit::postgres::TestCluster;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_schema_holds_every_table() {

@@ -64,7 +64,7 @@ pub(crate) struct OnPostgres<H>(PhantomData<H>);
 
 impl<H: Harness> Harness for OnPostgres<H> {
     async fn store(_dir: &Path) -> (Arc<dyn Store>, StoreGuard) {
-        let database = assetlib_postgres::testing::TestCluster::shared()
+        let database = assetlib_testkit::postgres::TestCluster::shared()
             .database()
             .await;
         let store = assetlib_postgres::PgStore::connect(database.url())

@@ -20,8 +20,7 @@
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
-#[path = "common/mod.rs"]
-mod common;
+mod app;
 
 use std::process::ExitCode;
 
@@ -31,25 +30,25 @@ use tokio::net::TcpListener;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
+use app::BoxError;
 use assetlib::Service;
 use assetlib::axum::ApiResponse;
 use assetlib::route_not_found;
-use common::BoxError;
 
 fn main() -> ExitCode {
-    common::main(serve_http)
+    app::main(serve_http)
 }
 
-/// Serves the API on `listener` with axum until the shutdown signal (see `common::http` for the
+/// Serves the API on `listener` with axum until the shutdown signal (see `app::http` for the
 /// timeouts), one log line a request.
 /// Thumbnails are public under `/files/thumbnails/`, the example page under `/site/`
-/// (`common::site`); other paths outside `/api/v1` get the contract's JSON 404 too. Logged
+/// (`app::site`); other paths outside `/api/v1` get the contract's JSON 404 too. Logged
 /// addresses have their `key` parameter redacted.
 async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxError> {
     let mut app = axum::Router::new()
         .merge(assetlib::axum::router(service.clone()))
         .merge(assetlib::axum::thumbnails(service));
-    for path in common::site::PATHS {
+    for path in app::site::PATHS {
         app = app.route(path, axum::routing::any(site));
     }
     let app = app
@@ -62,18 +61,18 @@ async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxEr
                     tracing::info_span!(
                         "request",
                         method = %request.method(),
-                        uri = %common::site::redact_key(target),
+                        uri = %app::site::redact_key(target),
                         version = ?request.version(),
                     )
                 })
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         );
-    common::http::serve(listener, app, common::shutdown_signal()).await
+    app::http::serve(listener, app, app::shutdown_signal()).await
 }
 
 /// The example page's files, or the JSON 404 for a method they do not take.
 async fn site(method: Method, uri: Uri) -> Response {
-    match common::site::response(&method, uri.path(), uri.query()) {
+    match app::site::response(&method, uri.path(), uri.query()) {
         Some(page) => page.map(axum::body::Body::from).into_response(),
         None => ApiResponse(route_not_found()).into_response(),
     }

@@ -5,11 +5,11 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::run;
-use crate::tools::on_path;
+use crate::tools::{is_root, on_path};
 
 /// Why Debian packages could not be installed.
-pub(crate) enum AptError {
+#[derive(Debug)]
+pub enum AptError {
     /// No `apt-get` on this system.
     NoAptGet,
     /// Not root.
@@ -20,7 +20,7 @@ pub(crate) enum AptError {
 
 impl AptError {
     /// What to do instead, for the package `package`.
-    pub(crate) fn how(&self, package: &str) -> String {
+    pub fn how(&self, package: &str) -> String {
         match self {
             AptError::NoAptGet => format!(
                 "install Debian's `{package}` package or its equivalent (there is no apt-get here)"
@@ -35,7 +35,7 @@ impl AptError {
 
 /// Whether `python3 -m venv` can make a venv with pip (Debian puts `ensurepip` in
 /// `python3-venv`).
-pub(crate) fn venv_works() -> bool {
+pub fn venv_works() -> bool {
     Command::new("python3")
         .args(["-c", "import ensurepip, venv"])
         .stdout(Stdio::null())
@@ -44,9 +44,22 @@ pub(crate) fn venv_works() -> bool {
         .is_ok_and(|status| status.success())
 }
 
+/// Runs a command with this process's stdin, stdout and stderr; `Err` with its exit code
+/// (`None` when it could not start or was killed by a signal) when it fails.
+pub fn run(command: &mut Command) -> Result<(), Option<i32>> {
+    match command.status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(status.code()),
+        Err(error) => {
+            eprintln!("xtask: cannot run {command:?}: {error}");
+            Err(None)
+        }
+    }
+}
+
 /// Installs `requirement` (`NAME==VERSION`) into the venv `venv` (relative to `root`), making
 /// the venv first if needed.
-pub(crate) fn pip_install(root: &Path, venv: &str, requirement: &str) -> Result<(), String> {
+pub fn pip_install(root: &Path, venv: &str, requirement: &str) -> Result<(), String> {
     let dir = root.join(venv);
     let python = dir.join("bin").join("python");
     if !python.is_file() {
@@ -79,7 +92,7 @@ pub(crate) fn pip_install(root: &Path, venv: &str, requirement: &str) -> Result<
 }
 
 /// Installs Debian packages: `apt-get update`, then one `apt-get install` of them all.
-pub(crate) fn apt_install(packages: &[&str]) -> Result<(), AptError> {
+pub fn apt_install(packages: &[&str]) -> Result<(), AptError> {
     if on_path("apt-get").is_none() {
         return Err(AptError::NoAptGet);
     }
@@ -100,7 +113,7 @@ pub(crate) fn apt_install(packages: &[&str]) -> Result<(), AptError> {
 }
 
 /// Runs `command` with its stdout kept, printed only when it fails.
-pub(crate) fn quiet(command: &mut Command) -> Result<(), AptError> {
+pub fn quiet(command: &mut Command) -> Result<(), AptError> {
     match command.stderr(Stdio::inherit()).output() {
         Ok(output) if output.status.success() => Ok(()),
         Ok(output) => {
@@ -113,12 +126,4 @@ pub(crate) fn quiet(command: &mut Command) -> Result<(), AptError> {
             Err(AptError::Failed)
         }
     }
-}
-
-/// Whether this process runs as root (`id -u` is 0).
-pub(crate) fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
 }

@@ -1,4 +1,4 @@
-//! The example website page (`examples/site/`) on the ready servers, in a real headless
+//! The example website page (`examples/server/site/`) on the ready servers, in a real headless
 //! browser: Debian's `chromium` loads `/site/?library=...&key=...` from a server started with
 //! `--demo`, and the test reads the DOM it ends with (`--dump-dom`) and takes screenshots at
 //! desktop and phone widths (under `target/site-screenshots/`).
@@ -17,27 +17,29 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use assetlib_testkit::tools::CHROMIUM;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::ready_server::{Running, SERVERS};
+use crate::running::{Running, SERVERS};
 
-/// The demo library's slug (`examples/common/demo.rs`).
+/// The demo library's slug (`examples/server/app/demo.rs`).
 const SLUG: &str = "sample-brand-library";
 
 /// A title that would run script if the page inserted it as markup.
 const HOSTILE: &str = "<img src=x onerror=alert(1)>";
 
 /// The files the servers must serve byte for byte.
-const INDEX_HTML: &str = include_str!("../../examples/site/index.html");
-const APP_JS: &str = include_str!("../../examples/site/app.js");
+const INDEX_HTML: &str = include_str!("../../examples/server/site/index.html");
+const APP_JS: &str = include_str!("../../examples/server/site/app.js");
 
 /// Longest time one browser run may take.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_example_page_renders_a_library_in_a_headless_browser() {
-    require_chromium();
+    // Fails the test, saying how to install it, when Chromium is missing.
+    CHROMIUM.require();
     for example in SERVERS {
         the_example_page_renders_a_library_on(example).await;
     }
@@ -441,21 +443,6 @@ async fn fetch(client: &reqwest::Client, url: &str, key: Option<&str>) -> Vec<u8
     r.bytes().await.unwrap().to_vec()
 }
 
-/// Fails the test, saying how to install it, when Debian's `chromium` is missing.
-fn require_chromium() {
-    let found = Command::new("chromium")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found,
-        "the example page is tested in a real headless browser, and `chromium` is not \
-         installed: run `apt-get install chromium` or `cargo xtask setup`"
-    );
-}
-
 /// Where the screenshots go: `target/site-screenshots/`.
 fn screenshot_dir() -> PathBuf {
     // This test runs from target/<profile>/deps/.
@@ -474,7 +461,7 @@ async fn browser(scratch: &Path, args: &[&str], url: &str) -> String {
     let profile = tempfile::tempdir_in(scratch).unwrap();
     let stdout = profile.path().with_extension("out");
     let stderr = profile.path().with_extension("err");
-    let mut child = Command::new("chromium")
+    let mut child = Command::new(CHROMIUM.require())
         .args([
             "--headless",
             "--no-sandbox",

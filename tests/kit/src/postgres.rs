@@ -1,8 +1,9 @@
-//! A throwaway PostgreSQL server for tests (feature `testing`).
+//! A throwaway PostgreSQL server for tests (feature `postgres`).
 //!
 //! [`TestCluster::start`] makes a new cluster with the PostgreSQL server binaries of this
-//! machine (`initdb`, `pg_ctl`, `postgres`, found on `PATH`, else the newest
-//! `/usr/lib/postgresql/*/bin`, or in the directory `ASSETLIB_PG_BIN` names) in a fresh
+//! machine (`initdb`, `pg_ctl`, `postgres`, as [`crate::tools::POSTGRES`] finds them: in the
+//! directory `ASSETLIB_PG_BIN` names, else on `PATH`, else the newest
+//! `/usr/lib/postgresql/*/bin`) in a fresh
 //! temporary directory, and starts it listening on `127.0.0.1` only, on a free port, with its
 //! unix socket in that directory. As root it runs the binaries as the `postgres` system user
 //! (PostgreSQL refuses to run as root). Durability is off (`fsync=off`): it is for tests.
@@ -15,7 +16,8 @@
 //!
 //! ```no_run
 //! # async fn run() {
-//! use assetlib_postgres::{PgStore, testing::TestCluster};
+//! use assetlib_postgres::PgStore;
+//! use assetlib_testkit::postgres::TestCluster;
 //!
 //! let db = TestCluster::shared().database().await;
 //! let store = PgStore::connect(db.url()).await.expect("connect");
@@ -35,8 +37,6 @@
 //! If the binaries are missing, [`TestCluster::start`] panics saying what to install
 //! (`apt-get install postgresql` on Debian and Ubuntu). Tests never skip.
 
-use std::net::TcpListener;
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -44,6 +44,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio_postgres::NoTls;
+
+use crate::process::{Watch, block_on, free_ports, stop_pid};
+use crate::tools::{POSTGRES, is_root};
 
 /// Settings of a throwaway cluster: fast, not durable.
 const FAST: &str = "-c fsync=off -c full_page_writes=off -c max_connections=300 \
@@ -54,17 +57,11 @@ const FAST: &str = "-c fsync=off -c full_page_writes=off -c max_connections=300 
 const DURABLE: &str = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on \
      -c shared_buffers=256MB -c max_connections=100";
 
+/// How long a stopping server may take before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
 /// The database every [`TestCluster::database`] is copied from, migrated once.
 const TEMPLATE: &str = "assetlib_template";
-
-/// The environment variable that may name the directory of the server binaries.
-const BIN_ENV: &str = "ASSETLIB_PG_BIN";
-
-/// What to do when no server binaries are found.
-const INSTALL_HINT: &str = "PostgreSQL server binaries (initdb, pg_ctl, postgres) were not \
-     found on PATH nor in /usr/lib/postgresql/*/bin: install them, e.g. `apt-get install \
-     postgresql` on Debian or Ubuntu, or run `cargo xtask setup`, or set ASSETLIB_PG_BIN to the \
-     directory holding them";
 
 /// A PostgreSQL server for tests, in a temporary directory, listening on `127.0.0.1`.
 ///
@@ -129,8 +126,8 @@ impl TestCluster {
         temp: Option<tempfile::TempDir>,
         options: &'static str,
     ) -> TestCluster {
-        let bin = find_bin().unwrap_or_else(|| panic!("{INSTALL_HINT}"));
-        let as_postgres = running_as_root();
+        let bin = POSTGRES.require();
+        let as_postgres = is_root();
         if as_postgres {
             run(
                 Command::new("chown").arg("postgres:").arg(&dir),
@@ -182,9 +179,9 @@ impl TestCluster {
                     .batch_execute(&format!("CREATE DATABASE {TEMPLATE}"))
                     .await
                     .unwrap_or_else(|e| panic!("cannot create the template database: {e}"));
-                let store = crate::PgStore::connect_with(
+                let store = assetlib_postgres::PgStore::connect_with(
                     &self.url(TEMPLATE),
-                    crate::PgConfig::default().pool_size(1),
+                    assetlib_postgres::PgConfig::default().pool_size(1),
                 )
                 .await
                 .unwrap_or_else(|e| panic!("cannot migrate the template database: {e}"));
@@ -283,7 +280,7 @@ impl TestCluster {
         let log = self.dir.join("server.log");
         let mut last_error = String::new();
         for _ in 0..5 {
-            let port = free_port();
+            let port = free_ports(1)[0];
             let options = format!(
                 "-c listen_addresses=127.0.0.1 -p {port} -k {} {}",
                 self.dir.display(),
@@ -309,12 +306,21 @@ impl TestCluster {
                 Some(pid) if status.success() => {
                     self.port = port;
                     self.pid = pid;
-                    let removed = self.temp.as_ref().map(|t| t.path());
-                    self.watchdog = Some(spawn_watchdog(&self.data, removed, pid));
+                    let removed: Vec<&Path> = self.temp.iter().map(|t| t.path()).collect();
+                    self.watchdog = Some(
+                        Watch {
+                            name: "assetlib-pg-watchdog",
+                            server: pid,
+                            marker: &self.data,
+                            signal: "INT",
+                            remove: &removed,
+                        }
+                        .spawn(),
+                    );
                     wait_until_ready(&self.url("postgres"));
                     return;
                 }
-                Some(pid) => stop_pid(pid),
+                Some(pid) => stop_pid(pid, "INT", STOP_GRACE),
                 None => {}
             }
             last_error = std::fs::read_to_string(&log).unwrap_or_default();
@@ -328,7 +334,7 @@ impl TestCluster {
             let _ = w.wait();
         }
         if self.pid != 0 {
-            stop_pid(self.pid);
+            stop_pid(self.pid, "INT", STOP_GRACE);
             self.pid = 0;
         }
         if let Some(Err(e)) = self.temp.take().map(tempfile::TempDir::close) {
@@ -353,7 +359,7 @@ pub struct TestDatabase {
 }
 
 impl TestDatabase {
-    /// Its URL, for [`crate::PgStore::connect`].
+    /// Its URL, for `assetlib_postgres::PgStore::connect`.
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -368,31 +374,18 @@ impl Drop for TestDatabase {
     fn drop(&mut self) {
         let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
         let url = self.admin_url.clone();
-        // Drop may run inside a runtime, which cannot block on another: use a thread.
-        let dropped = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
+        let dropped = block_on(async {
+            let (client, conn) = tokio_postgres::connect(&url, NoTls)
+                .await
                 .map_err(|e| e.to_string())?;
-            rt.block_on(async {
-                let (client, conn) = tokio_postgres::connect(&url, NoTls)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let conn = tokio::spawn(conn);
-                let result = client.batch_execute(&sql).await.map_err(|e| e.to_string());
-                drop(client);
-                let _ = conn.await;
-                result
-            })
-        })
-        .join();
-        match dropped {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("cannot drop test database {}: {e}", self.name),
-            Err(_) => eprintln!(
-                "cannot drop test database {}: the thread panicked",
-                self.name
-            ),
+            let conn = tokio::spawn(conn);
+            let result = client.batch_execute(&sql).await.map_err(|e| e.to_string());
+            drop(client);
+            let _ = conn.await;
+            result
+        });
+        if let Err(e) = dropped.and_then(|r| r) {
+            eprintln!("cannot drop test database {}: {e}", self.name);
         }
     }
 }
@@ -408,72 +401,12 @@ async fn connect(url: &str) -> tokio_postgres::Client {
     client
 }
 
-/// The directory of `initdb`, `pg_ctl` and `postgres`.
-fn find_bin() -> Option<PathBuf> {
-    let has_all = |dir: &Path| {
-        ["initdb", "pg_ctl", "postgres"]
-            .iter()
-            .all(|b| dir.join(b).is_file())
-    };
-    if let Some(dir) = std::env::var_os(BIN_ENV).map(PathBuf::from) {
-        return has_all(&dir).then_some(dir);
-    }
-    let on_path = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path).find_map(|dir| {
-            // Symlinks (as Debian's /usr/local/bin ones) lead to the real directory, where
-            // pg_ctl finds its postgres.
-            let initdb = std::fs::canonicalize(dir.join("initdb")).ok()?;
-            let real = initdb.parent()?.to_owned();
-            has_all(&real).then_some(real)
-        })
-    });
-    if on_path.is_some() {
-        return on_path;
-    }
-    let mut versions: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let version = name
-                .split('.')
-                .map(str::parse)
-                .collect::<Result<Vec<u64>, _>>()
-                .ok()?;
-            let bin = e.path().join("bin");
-            has_all(&bin).then_some((version, bin))
-        })
-        .collect();
-    versions.sort();
-    versions.pop().map(|(_, bin)| bin)
-}
-
-/// Whether this process runs as root (whose effective uid owns `/proc/self`).
-fn running_as_root() -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    match std::fs::metadata("/proc/self") {
-        Ok(m) => m.uid() == 0,
-        Err(_) => Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0"),
-    }
-}
-
 fn run(cmd: &mut Command, what: &str) {
     match cmd.output() {
         Ok(o) if o.status.success() => {}
         Ok(o) => panic!("cannot {what}: {}", String::from_utf8_lossy(&o.stderr)),
         Err(e) => panic!("cannot {what}: {e}"),
     }
-}
-
-/// A port that was free on 127.0.0.1 a moment ago.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("cannot find a free port on 127.0.0.1: {e}"))
 }
 
 /// The postmaster's PID, from the first line of `postmaster.pid`.
@@ -487,105 +420,31 @@ fn read_pid(data: &Path) -> Option<u32> {
         .ok()
 }
 
-fn signal(pid: u32, sig: &str) -> bool {
-    Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Stops the postmaster `pid` with a fast shutdown (`SIGINT`), and kills it if it is still
-/// there after 10 s; returns once it is gone.
-fn stop_pid(pid: u32) {
-    if !signal(pid, "INT") {
-        return;
-    }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while signal(pid, "0") {
-        if Instant::now() > deadline {
-            signal(pid, "KILL");
-            std::thread::sleep(Duration::from_millis(100));
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Starts the watchdog: a shell, in a process group of its own (so a Ctrl-C to the tests does
-/// not stop it before it cleans up), that waits for this process to exit, then stops the
-/// postmaster and removes the cluster's directory.
-fn spawn_watchdog(data: &Path, removed: Option<&Path>, postmaster: u32) -> Child {
-    const SCRIPT: &str = r#"
-        parent=$1; pm=$2; data=$3; root=$4
-        while kill -0 "$parent" 2>/dev/null; do sleep 0.2; done
-        if [ "$(head -n 1 "$data/postmaster.pid" 2>/dev/null)" = "$pm" ]; then
-            kill -INT "$pm" 2>/dev/null
-            i=0
-            while kill -0 "$pm" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-            kill -KILL "$pm" 2>/dev/null
-        fi
-        [ -n "$root" ] && rm -rf "$root"
-    "#;
-    let child = Command::new("sh")
-        .arg("-c")
-        .arg(SCRIPT)
-        .arg("assetlib-pg-watchdog")
-        .arg(std::process::id().to_string())
-        .arg(postmaster.to_string())
-        .arg(data)
-        .arg(removed.unwrap_or(Path::new("")))
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    match child {
-        Ok(c) => c,
-        Err(e) => {
-            stop_pid(postmaster);
-            panic!("cannot start the test cluster's watchdog: {e}");
-        }
-    }
-}
-
 /// Waits until the server at `url` answers a query (at most 30 s).
 fn wait_until_ready(url: &str) {
-    let url = url.to_owned();
-    let ready = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        rt.block_on(async {
-            let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                let error = match tokio_postgres::connect(&url, NoTls).await {
-                    Ok((client, conn)) => {
-                        let conn = tokio::spawn(conn);
-                        let ok = client.simple_query("SELECT 1").await;
-                        drop(client);
-                        let _ = conn.await;
-                        match ok {
-                            Ok(_) => return Ok(()),
-                            Err(e) => e.to_string(),
-                        }
+    let ready = block_on(async {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let error = match tokio_postgres::connect(url, NoTls).await {
+                Ok((client, conn)) => {
+                    let conn = tokio::spawn(conn);
+                    let ok = client.simple_query("SELECT 1").await;
+                    drop(client);
+                    let _ = conn.await;
+                    match ok {
+                        Ok(_) => return Ok(()),
+                        Err(e) => e.to_string(),
                     }
-                    Err(e) => e.to_string(),
-                };
-                if Instant::now() > deadline {
-                    return Err(error);
                 }
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() > deadline {
+                return Err(error);
             }
-        })
-    })
-    .join();
-    match ready {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => panic!("the test cluster does not accept connections: {e}"),
-        Err(_) => panic!("the test cluster's readiness check panicked"),
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    if let Err(e) = ready.and_then(|r| r) {
+        panic!("the test cluster does not accept connections: {e}");
     }
 }

@@ -1,4 +1,4 @@
-//! The example website page (`examples/site/`), which both ready servers serve at `/site/`
+//! The example website page (`examples/server/site/`), which both ready servers serve at `/site/`
 //! with the same bytes and headers.
 //!
 //! The page needs no key: the visitor's browser calls the API on the same origin with the

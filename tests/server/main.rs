@@ -1,0 +1,20 @@
+//! The ready servers end to end (`examples/server/main.rs` on axum, `examples/warp_server.rs`
+//! on warp, each case run against both): their binaries built once, started on free ports of
+//! 127.0.0.1 and stopped by their PIDs, with real requests over real sockets.
+//!
+//! - `commands`: `keys` commands, `serve`, SIGTERM and restarts, the first key, memory under
+//!   large downloads and stalled bodies, connection timeouts, the request log;
+//! - `site`: the example website page in a real headless browser (Chromium);
+//! - `replicas` (features `postgres` and `s3`): two replicas over one PostgreSQL database and
+//!   one bucket of a real S3 server, both started by the test kit.
+//!
+//! Run: `cargo test --test server` (the HTTP suite of every adapter is `--test http`).
+
+// Every test, bench and example target shares the package's dev-dependencies.
+#![allow(unused_crate_dependencies)]
+
+mod commands;
+#[cfg(all(feature = "postgres", feature = "s3"))]
+mod replicas;
+mod running;
+mod site;
