@@ -11,7 +11,7 @@ use crate::extract::FileInfo;
 use crate::files::{Files, Written};
 use crate::model::AssetType;
 use crate::request::BodyStream;
-use crate::validate::{self, NewAsset};
+use crate::validate::{self, AssetFields, NewAsset};
 
 /// Longest text part (`title`, `description`, ...), in bytes.
 const MAX_TEXT_PART: usize = 64 * 1024;
@@ -68,17 +68,24 @@ pub(crate) fn new_asset(
     })?;
     let is_public = form_flag("is_public", form.is_public.as_deref(), false)?;
     let published = form_flag("published", form.published.as_deref(), true)?;
-    let title = form.title.clone().unwrap_or_else(|| {
-        let base = client_name.rsplit(['/', '\\']).next().unwrap_or("");
-        base.to_owned()
-    });
-    let mut fields = serde_json::Map::with_capacity(4);
-    fields.insert("title".into(), title.into());
-    fields.insert("description".into(), form.description.clone().into());
-    fields.insert("asset_type".into(), asset_type.as_str().into());
-    fields.insert("is_public".into(), is_public.into());
-    fields.insert("published".into(), published.into());
-    validate::new_asset_fields(&fields, config)
+    let title = form
+        .title
+        .as_deref()
+        .unwrap_or_else(|| client_name.rsplit(['/', '\\']).next().unwrap_or(""));
+    AssetFields {
+        title: validate::text("title", title)?,
+        description: form
+            .description
+            .as_deref()
+            .map(|d| validate::text("description", d))
+            .transpose()?,
+        asset_type: asset_type.as_str(),
+        external_url: None,
+        is_public: Some(is_public),
+        published: Some(published),
+        file_path: None,
+    }
+    .validate(config)
 }
 
 impl Form {

@@ -172,6 +172,19 @@ pub fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
+/// `s`, the text of field `path`, when it holds no U+0000: no stored text holds one (a NUL ends
+/// strings in C and is refused by PostgreSQL's `text`), so every store keeps what every other
+/// keeps.
+pub(crate) fn text<'s>(path: &str, s: &'s str) -> Result<&'s str, ApiError> {
+    if s.contains('\0') {
+        return Err(ApiError::validation(
+            path,
+            format!("{path} must not contain NUL characters"),
+        ));
+    }
+    Ok(s)
+}
+
 /// Typed access to the fields of one JSON object, naming each by its full path.
 struct Fields<'a> {
     map: &'a Map<String, Value>,
@@ -199,19 +212,11 @@ impl<'a> Fields<'a> {
         self.map.get(name).filter(|v| !v.is_null())
     }
 
-    /// A string field, if given. No stored text holds U+0000 (a NUL ends strings in C and is
-    /// refused by PostgreSQL's `text`), so every store keeps what every other keeps.
+    /// A string field, if given, without NUL ([`text`]).
     fn opt_str(&self, name: &str) -> Result<Option<&'a str>, ApiError> {
         match self.get(name) {
             None => Ok(None),
-            Some(Value::String(s)) if s.contains('\0') => {
-                let path = self.path(name);
-                Err(ApiError::validation(
-                    &path,
-                    format!("{path} must not contain NUL characters"),
-                ))
-            }
-            Some(Value::String(s)) => Ok(Some(s)),
+            Some(Value::String(s)) => text(&self.path(name), s).map(Some),
             Some(_) => Err(self.type_error(name, "a string")),
         }
     }
@@ -323,7 +328,7 @@ impl NewAsset {
     /// ```
     pub fn from_json(value: &Value, config: &Config) -> Result<NewAsset, ApiError> {
         match value {
-            Value::Object(map) => new_asset_fields(map, config),
+            Value::Object(map) => AssetFields::from_json(map)?.validate(config),
             _ => Err(ApiError::validation(
                 "body",
                 "Request body must be a JSON object",
@@ -334,54 +339,80 @@ impl NewAsset {
 
 /// Validates a `POST /api/v1/assets` body.
 pub fn new_asset(body: &[u8], config: &Config) -> Result<NewAsset, ApiError> {
-    new_asset_fields(&json_object(body)?, config)
+    AssetFields::from_json(&json_object(body)?)?.validate(config)
 }
 
-/// Validates the fields of a create, however they arrived (a JSON body, an upload's form).
-pub(crate) fn new_asset_fields(
-    map: &Map<String, Value>,
-    config: &Config,
-) -> Result<NewAsset, ApiError> {
-    let f = Fields::new(map, "");
-    let title = f.title("title", config.max_title_chars)?;
-    let description = f.opt_str("description")?.map(str::to_owned);
-    let asset_type = {
-        let raw = f.req_str("asset_type")?;
-        AssetType::parse(raw).ok_or_else(|| {
+/// The fields of a create as given: typed, not yet held to the rules. A JSON body
+/// ([`AssetFields::from_json`]) and an upload's form (`upload::new_asset`) each fill one, and
+/// [`AssetFields::validate`] holds it to the same rules whichever way it came.
+///
+/// A body with several faults is answered with the first field, in this order, that is missing
+/// or of the wrong JSON type (`from_json`); when every field is there and typed right, with the
+/// first whose value breaks a rule (`validate`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AssetFields<'a> {
+    pub(crate) title: &'a str,
+    pub(crate) description: Option<&'a str>,
+    /// The type's name as given.
+    pub(crate) asset_type: &'a str,
+    pub(crate) external_url: Option<&'a str>,
+    pub(crate) is_public: Option<bool>,
+    pub(crate) published: Option<bool>,
+    pub(crate) file_path: Option<&'a str>,
+}
+
+impl<'a> AssetFields<'a> {
+    /// The fields of a JSON create body: `title` and `asset_type` given, each field of its JSON
+    /// type (`null` is "not given"; other fields are ignored).
+    pub(crate) fn from_json(map: &'a Map<String, Value>) -> Result<AssetFields<'a>, ApiError> {
+        let f = Fields::new(map, "");
+        Ok(AssetFields {
+            title: f.req_str("title")?,
+            description: f.opt_str("description")?,
+            asset_type: f.req_str("asset_type")?,
+            external_url: f.opt_str("external_url")?,
+            is_public: f.opt_bool("is_public")?,
+            published: f.opt_bool("published")?,
+            file_path: f.opt_str("file_path")?,
+        })
+    }
+
+    /// Holds the fields to the rules of a create: a 400 names the first field that breaks one.
+    pub(crate) fn validate(self, config: &Config) -> Result<NewAsset, ApiError> {
+        check_title("title", self.title, config.max_title_chars)?;
+        let asset_type = AssetType::parse(self.asset_type).ok_or_else(|| {
             let names: Vec<&str> = AssetType::ALL.iter().map(|t| t.as_str()).collect();
             ApiError::validation(
                 "asset_type",
                 format!("asset_type must be one of: {}", names.join(", ")),
             )
-        })?
-    };
-    let (external_url, video_embed) = link_fields(asset_type, f.opt_str("external_url")?, config)?;
-    let is_public = f.opt_bool("is_public")?.unwrap_or(false);
-    let published = f.opt_bool("published")?.unwrap_or(true);
-    let file_path = match f.opt_str("file_path")? {
-        None => None,
-        Some(_) if !asset_type.is_file_based() => {
-            return Err(ApiError::validation(
-                "file_path",
-                "file_path is only accepted for pdf, document, image, video and audio assets",
-            ));
-        }
-        Some(p) => {
-            check_file_path(p)?;
-            check_not_api_folder(p)?;
-            Some(p.to_owned())
-        }
-    };
-    Ok(NewAsset {
-        title,
-        description,
-        asset_type,
-        external_url,
-        video_embed,
-        is_public,
-        published,
-        file_path,
-    })
+        })?;
+        let (external_url, video_embed) = link_fields(asset_type, self.external_url, config)?;
+        let file_path = match self.file_path {
+            None => None,
+            Some(_) if !asset_type.is_file_based() => {
+                return Err(ApiError::validation(
+                    "file_path",
+                    "file_path is only accepted for pdf, document, image, video and audio assets",
+                ));
+            }
+            Some(p) => {
+                check_file_path(p)?;
+                check_not_api_folder(p)?;
+                Some(p.to_owned())
+            }
+        };
+        Ok(NewAsset {
+            title: self.title.to_owned(),
+            description: self.description.map(str::to_owned),
+            asset_type,
+            external_url,
+            video_embed,
+            is_public: self.is_public.unwrap_or(false),
+            published: self.published.unwrap_or(true),
+            file_path,
+        })
+    }
 }
 
 /// The `external_url` of an asset of `asset_type` (`raw`: the value given, if any) and the

@@ -231,6 +231,54 @@ fn no_text_field_holds_a_nul() {
 }
 
 #[test]
+fn several_faults_name_the_first_wrong_type_then_the_first_broken_rule() {
+    // Every type right: the first field, in order, whose value breaks a rule.
+    fails(create(json!({"title": " ", "asset_type": "nope"})), "title");
+    fails(
+        create(json!({"title": "A", "asset_type": "nope", "file_path": "../x"})),
+        "asset_type",
+    );
+    fails(
+        create(json!({"title": "A", "asset_type": "link", "file_path": "x.pdf"})),
+        "external_url",
+    );
+    // A missing field or a wrong type comes first, wherever it is: typing reads the whole
+    // body before any rule.
+    fails(create(json!({"asset_type": "nope"})), "title");
+    fails(
+        create(json!({"title": " ", "is_public": true})),
+        "asset_type",
+    );
+    fails(
+        create(json!({"title": " ", "asset_type": "nope", "published": "yes"})),
+        "published",
+    );
+    fails(
+        create(json!({"title": " ", "asset_type": "pdf", "file_path": 7})),
+        "file_path",
+    );
+    fails(
+        create(json!({"title": 1, "description": 2, "is_public": "no"})),
+        "title",
+    );
+    fails(
+        create(json!({"title": "A", "description": 2, "asset_type": 3})),
+        "description",
+    );
+    // The same rules hold however the fields came: a filled struct validates alike.
+    let given = AssetFields {
+        title: "A",
+        description: None,
+        asset_type: "pdf",
+        external_url: Some("https://example.com"),
+        is_public: None,
+        published: None,
+        file_path: None,
+    };
+    fails(given.validate(&Config::default()), "external_url");
+}
+
+#[test]
 fn external_video_gets_its_embed() {
     let v = create(json!({"title": "t", "asset_type": "external_video",
         "external_url": "https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=1m"}))
