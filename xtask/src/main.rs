@@ -40,8 +40,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use assetlib_testkit::{NotProvided, setup};
 use assetlib_testkit::tools::{Install, TOOLS, Tool};
+use assetlib_testkit::{NotProvided, setup};
 
 fn main() -> ExitCode {
     let mut args = env::args().skip(1);

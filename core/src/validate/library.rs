@@ -208,3 +208,7 @@ pub fn library_doc(body: &[u8], config: &Config) -> Result<LibraryDoc, ApiError>
         unsectioned_assets,
     })
 }
+
+#[cfg(test)]
+#[path = "library_test.rs"]
+mod tests;

@@ -5,6 +5,7 @@ use std::net::TcpListener;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+#[cfg(feature = "postgres")]
 use std::time::{Duration, Instant};
 
 /// `n` ports that were free on 127.0.0.1 a moment ago, all different.
@@ -30,6 +31,7 @@ pub(crate) fn free_ports(n: usize) -> Vec<u16> {
 }
 
 /// `bytes` random bytes, in hex.
+#[cfg(feature = "s3")]
 pub(crate) fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).unwrap_or_else(|e| panic!("no randomness: {e}"));
@@ -49,6 +51,7 @@ pub(crate) fn signal(pid: u32, sig: &str) -> bool {
 
 /// Stops process `pid` with `first` (a fast shutdown for PostgreSQL's `INT`), and kills it if
 /// it is still there after `grace`; returns once it is gone.
+#[cfg(feature = "postgres")]
 pub(crate) fn stop_pid(pid: u32, first: &str, grace: Duration) {
     if !signal(pid, first) {
         return;
