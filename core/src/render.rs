@@ -172,14 +172,17 @@ pub(crate) enum TypeFields<'a> {
     },
     /// external_video.
     ExternalVideo {
-        /// An absolute http(s) URL, in normalised form.
+        /// An absolute http(s) URL, in normalised form; never null for this type.
+        #[cfg_attr(feature = "openapi", schema(value_type = String))]
         external_url: Option<&'a str>,
         /// The embeddable player address derived from `external_url`.
+        #[cfg_attr(feature = "openapi", schema(value_type = String))]
         video_embed: Option<&'a str>,
     },
     /// link.
     Link {
-        /// An absolute http(s) URL, in normalised form.
+        /// An absolute http(s) URL, in normalised form; never null for this type.
+        #[cfg_attr(feature = "openapi", schema(value_type = String))]
         external_url: Option<&'a str>,
     },
     /// git.
