@@ -167,14 +167,19 @@ pub struct AssetUpdate {
 /// it. On the wire (`GET /api/v1/assets/{id}/usage`) it is `{"id", "title", "slug",
 /// "published"}`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "openapi",
+    schema(description = "A library that holds the asset (published or not).")
+)]
 pub struct LibraryUse {
     /// The library's id.
     pub id: Uuid,
-    /// Its title.
+    /// The library's title.
     pub title: String,
-    /// Its slug.
+    /// The library's slug.
     pub slug: String,
-    /// Whether it is published.
+    /// Whether the library is published.
     pub published: bool,
 }
 

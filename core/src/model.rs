@@ -7,8 +7,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// The kind of an asset.
+/// The kind of an asset. pdf, document, image, video and audio assets are files the service
+/// keeps (and the only ones a library holds); link, external_video and git carry an
+/// `external_url`; a collection is neither.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AssetType {
     /// A PDF document.

@@ -17,10 +17,13 @@ pub const fn offset(page: u64, size: u32) -> u64 {
 
 /// The asset list's `pagination` object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AssetPagination {
     /// The page returned.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub page: u64,
-    /// The page size used (after clamping).
+    /// The page size used, after clamping.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub per_page: u32,
     /// Matching assets in all.
     pub total: u64,
@@ -42,10 +45,13 @@ impl AssetPagination {
 
 /// The library list's `pagination` object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LibraryPagination {
     /// The page returned.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub page: u64,
-    /// The page size used (after clamping).
+    /// The page size used, after clamping.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub limit: u32,
     /// Matching libraries in all.
     pub total: u64,

@@ -1,9 +1,12 @@
 //! How records look on the wire: assets, library list items, timestamps.
 
 use chrono::{DateTime, Utc};
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use uuid::Uuid;
 
 use crate::model::{Asset, AssetType, LibrarySummary};
+use crate::page::LibraryPagination;
 use crate::reply::Reply;
 
 /// `{"success": true, "data": ...}`, with `pagination` when given: the envelope of every asset
@@ -47,6 +50,24 @@ impl Serialize for Timestamp {
     }
 }
 
+/// A timestamp in the document: one schema, referred to by every timestamp field.
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for Timestamp {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .description(Some(
+                "RFC 3339, UTC, with milliseconds: `2026-11-22T10:15:30.123Z`.",
+            ))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for Timestamp {}
+
 /// An optional timestamp (`null` when absent).
 pub(crate) fn opt_ts(t: Option<DateTime<Utc>>) -> Option<Timestamp> {
     t.map(Timestamp)
@@ -60,41 +81,138 @@ pub struct AssetJson<'a>(pub &'a Asset);
 
 impl Serialize for AssetJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let a = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("id", &a.id)?;
-        m.serialize_entry("title", &a.title)?;
-        m.serialize_entry("slug", &a.slug)?;
-        m.serialize_entry("description", &a.description)?;
-        m.serialize_entry("asset_type", &a.asset_type)?;
-        m.serialize_entry("file_path", &a.file_path)?;
-        m.serialize_entry("file_size", &a.file_size)?;
-        m.serialize_entry("mime_type", &a.mime_type)?;
-        m.serialize_entry("thumbnail_path", &a.thumbnail_path)?;
-        m.serialize_entry("page_count", &a.page_count)?;
-        m.serialize_entry("download_count", &a.download_count)?;
-        m.serialize_entry("is_public", &a.is_public)?;
-        m.serialize_entry("published", &a.published)?;
-        m.serialize_entry("created_at", &Timestamp(a.created_at))?;
-        m.serialize_entry("updated_at", &Timestamp(a.updated_at))?;
-        match a.asset_type {
-            AssetType::Pdf | AssetType::Document => {
-                m.serialize_entry("word_count", &a.word_count)?;
-            }
-            AssetType::Image => {
-                m.serialize_entry("width", &a.width)?;
-                m.serialize_entry("height", &a.height)?;
-            }
-            AssetType::ExternalVideo => {
-                m.serialize_entry("external_url", &a.external_url)?;
-                m.serialize_entry("video_embed", &a.video_embed)?;
-            }
-            AssetType::Link | AssetType::Git => {
-                m.serialize_entry("external_url", &a.external_url)?;
-            }
-            AssetType::Video | AssetType::Audio | AssetType::Collection => {}
+        AssetWire {
+            common: AssetFields::of(self.0),
+            of_type: TypeFields::of(self.0),
         }
-        m.end()
+        .serialize(s)
+    }
+}
+
+/// An asset on the wire: its common fields, then those of its type, in one object.
+#[derive(Serialize)]
+struct AssetWire<'a> {
+    #[serde(flatten)]
+    common: AssetFields<'a>,
+    #[serde(flatten)]
+    of_type: TypeFields<'a>,
+}
+
+/// The fields every asset has, in the order they are written: null where unknown or not
+/// applicable.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct AssetFields<'a> {
+    id: Uuid,
+    /// At most 500 characters.
+    title: &'a str,
+    /// URL-friendly name, unique among assets.
+    slug: &'a str,
+    description: Option<&'a str>,
+    asset_type: AssetType,
+    /// Path of the file in the file store (file-based types).
+    file_path: Option<&'a str>,
+    /// Size of the file in bytes.
+    file_size: Option<u64>,
+    /// Media type of the file, read from its content.
+    mime_type: Option<&'a str>,
+    /// Path of the thumbnail in the file store (images).
+    thumbnail_path: Option<&'a str>,
+    /// Pages of a paged document.
+    page_count: Option<u64>,
+    /// Downloads of the whole file so far.
+    download_count: u64,
+    /// Whether the asset, once published, is read and downloaded without a key.
+    is_public: bool,
+    /// Whether the asset is published; a draft is seen only by keys with `write:assets`.
+    published: bool,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+}
+
+impl<'a> AssetFields<'a> {
+    fn of(a: &'a Asset) -> Self {
+        AssetFields {
+            id: a.id,
+            title: &a.title,
+            slug: &a.slug,
+            description: a.description.as_deref(),
+            asset_type: a.asset_type,
+            file_path: a.file_path.as_deref(),
+            file_size: a.file_size,
+            mime_type: a.mime_type.as_deref(),
+            thumbnail_path: a.thumbnail_path.as_deref(),
+            page_count: a.page_count,
+            download_count: a.download_count,
+            is_public: a.is_public,
+            published: a.published,
+            created_at: Timestamp(a.created_at),
+            updated_at: Timestamp(a.updated_at),
+        }
+    }
+}
+
+/// The fields of an asset's type, written after the common ones. The document names each
+/// variant's schema (`openapi::schemas`), in this order.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(untagged)]
+pub(crate) enum TypeFields<'a> {
+    /// pdf and document.
+    PdfOrDocument {
+        /// Words of the text, when it could be read.
+        word_count: Option<u64>,
+    },
+    /// image.
+    Image {
+        /// Pixels as displayed, when the image could be read.
+        width: Option<u32>,
+        /// Pixels as displayed, when the image could be read.
+        height: Option<u32>,
+    },
+    /// external_video.
+    ExternalVideo {
+        /// An absolute http(s) URL, in normalised form; never null for this type.
+        #[cfg_attr(feature = "openapi", schema(value_type = String))]
+        external_url: Option<&'a str>,
+        /// The embeddable player address derived from `external_url`.
+        #[cfg_attr(feature = "openapi", schema(value_type = String))]
+        video_embed: Option<&'a str>,
+    },
+    /// link.
+    Link {
+        /// An absolute http(s) URL, in normalised form; never null for this type.
+        #[cfg_attr(feature = "openapi", schema(value_type = String))]
+        external_url: Option<&'a str>,
+    },
+    /// git.
+    Git {
+        /// An absolute http(s) URL, in normalised form (null when cleared).
+        external_url: Option<&'a str>,
+    },
+    /// video, audio and collection: no fields of their own.
+    None,
+}
+
+impl<'a> TypeFields<'a> {
+    fn of(a: &'a Asset) -> Self {
+        let external_url = a.external_url.as_deref();
+        match a.asset_type {
+            AssetType::Pdf | AssetType::Document => TypeFields::PdfOrDocument {
+                word_count: a.word_count,
+            },
+            AssetType::Image => TypeFields::Image {
+                width: a.width,
+                height: a.height,
+            },
+            AssetType::ExternalVideo => TypeFields::ExternalVideo {
+                external_url,
+                video_embed: a.video_embed.as_deref(),
+            },
+            AssetType::Link => TypeFields::Link { external_url },
+            AssetType::Git => TypeFields::Git { external_url },
+            AssetType::Video | AssetType::Audio | AssetType::Collection => TypeFields::None,
+        }
     }
 }
 
@@ -104,23 +222,73 @@ pub struct LibraryItemJson<'a>(pub &'a LibrarySummary);
 
 impl Serialize for LibraryItemJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let l = &self.0.library;
-        let mut m = s.serialize_map(Some(13))?;
-        m.serialize_entry("id", &l.id)?;
-        m.serialize_entry("title", &l.settings.title)?;
-        m.serialize_entry("slug", &l.slug)?;
-        m.serialize_entry("description", &l.settings.description)?;
-        m.serialize_entry("cover_image_path", &l.settings.cover_image_path)?;
-        m.serialize_entry("published_at", &opt_ts(l.published_at))?;
-        m.serialize_entry("is_paid", &l.settings.is_paid)?;
-        m.serialize_entry("price", &l.settings.price)?;
-        m.serialize_entry("currency", &l.settings.currency)?;
-        m.serialize_entry("asset_count", &self.0.asset_count)?;
-        m.serialize_entry("view_count", &l.view_count)?;
-        m.serialize_entry("created_at", &Timestamp(l.created_at))?;
-        m.serialize_entry("workspace_id", &l.settings.workspace_id)?;
-        m.end()
+        LibraryListItem::of(self.0).serialize(s)
     }
+}
+
+/// A published library as listed.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct LibraryListItem<'a> {
+    id: Uuid,
+    title: &'a str,
+    slug: &'a str,
+    description: Option<&'a str>,
+    cover_image_path: Option<&'a str>,
+    /// When the library was first published.
+    published_at: Option<Timestamp>,
+    is_paid: bool,
+    /// The amount, for a paid library.
+    #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0))]
+    price: Option<f64>,
+    /// Three upper-case letters, e.g. `USD`.
+    currency: &'a str,
+    /// Published assets in the library.
+    asset_count: u64,
+    view_count: u64,
+    created_at: Timestamp,
+    workspace_id: Option<&'a str>,
+}
+
+impl<'a> LibraryListItem<'a> {
+    /// The list item of `summary`.
+    pub(crate) fn of(summary: &'a LibrarySummary) -> Self {
+        let l = &summary.library;
+        LibraryListItem {
+            id: l.id,
+            title: &l.settings.title,
+            slug: &l.slug,
+            description: l.settings.description.as_deref(),
+            cover_image_path: l.settings.cover_image_path.as_deref(),
+            published_at: opt_ts(l.published_at),
+            is_paid: l.settings.is_paid,
+            price: l.settings.price,
+            currency: &l.settings.currency,
+            asset_count: summary.asset_count,
+            view_count: l.view_count,
+            created_at: Timestamp(l.created_at),
+            workspace_id: l.settings.workspace_id.as_deref(),
+        }
+    }
+}
+
+/// The answer of the library list: a page of libraries and its pagination (no envelope).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct LibraryList<'a> {
+    pub(crate) libraries: Vec<LibraryListItem<'a>>,
+    pub(crate) pagination: LibraryPagination,
+}
+
+/// A signed download link, the `data` of a `download-url` answer.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct SignedLink {
+    // Written in this order (the order the answer has always had).
+    pub(crate) expires_at: Timestamp,
+    /// The download path with `expires` and `signature`: it downloads without a key until
+    /// `expires_at`.
+    pub(crate) url: String,
 }
 
 #[cfg(test)]

@@ -16,10 +16,11 @@
 use std::fmt;
 use std::ops::Range;
 
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
 use uuid::Uuid;
 
-use crate::model::{EntryRow, LibraryRows, Section};
+use crate::model::{AssetType, EntryRow, Library, LibraryRows, Section};
 use crate::render::{Timestamp, opt_ts};
 
 /// The library detail, ready to serialize. Borrows everything from its [`LibraryRows`].
@@ -123,35 +124,80 @@ impl<'a> LibraryDetail<'a> {
 
 impl Serialize for LibraryDetail<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let l = &self.rows.library;
-        let mut m = s.serialize_map(Some(20))?;
-        m.serialize_entry("id", &l.id)?;
-        m.serialize_entry("title", &l.settings.title)?;
-        m.serialize_entry("slug", &l.slug)?;
-        m.serialize_entry("description", &l.settings.description)?;
-        m.serialize_entry("cover_image_path", &l.settings.cover_image_path)?;
-        m.serialize_entry("cover_overlay_color", &l.settings.cover_overlay_color)?;
-        m.serialize_entry("cover_overlay_opacity", &l.settings.cover_overlay_opacity)?;
-        m.serialize_entry("published_at", &opt_ts(l.published_at))?;
-        m.serialize_entry("is_paid", &l.settings.is_paid)?;
-        m.serialize_entry("price", &l.settings.price)?;
-        m.serialize_entry("currency", &l.settings.currency)?;
-        m.serialize_entry("show_asset_count", &l.settings.show_asset_count)?;
-        m.serialize_entry(
-            "allow_individual_downloads",
-            &l.settings.allow_individual_downloads,
-        )?;
-        m.serialize_entry("allow_bulk_download", &l.settings.allow_bulk_download)?;
-        m.serialize_entry("view_count", &l.view_count)?;
-        m.serialize_entry("created_at", &Timestamp(l.created_at))?;
-        m.serialize_entry("updated_at", &Timestamp(l.updated_at))?;
-        m.serialize_entry("workspace_id", &l.settings.workspace_id)?;
-        m.serialize_entry("sections", &SectionsJson(self))?;
-        m.serialize_entry(
-            "unsectioned_assets",
-            &AssetsJson(self, self.unsectioned.clone()),
-        )?;
-        m.end()
+        DetailWire {
+            head: LibraryHead::of(&self.rows.library),
+            sections: SectionsJson(self),
+            unsectioned_assets: AssetsJson(self, self.unsectioned.clone()),
+        }
+        .serialize(s)
+    }
+}
+
+/// The detail on the wire: the library's fields, then its sections and unsectioned assets.
+/// (`view_count` is a field of the head, so it comes before any nested object: the detail
+/// cache relies on that.)
+#[derive(Serialize)]
+struct DetailWire<'d, 'a> {
+    #[serde(flatten)]
+    head: LibraryHead<'a>,
+    sections: SectionsJson<'d, 'a>,
+    unsectioned_assets: AssetsJson<'d, 'a>,
+}
+
+/// The fields of a library's page before its sections, in the order they are written.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct LibraryHead<'a> {
+    id: Uuid,
+    title: &'a str,
+    slug: &'a str,
+    description: Option<&'a str>,
+    cover_image_path: Option<&'a str>,
+    /// `#RGB` or `#RRGGBB`.
+    cover_overlay_color: Option<&'a str>,
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
+    cover_overlay_opacity: Option<f64>,
+    published_at: Option<Timestamp>,
+    is_paid: bool,
+    /// The amount, for a paid library.
+    #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0))]
+    price: Option<f64>,
+    /// Three upper-case letters, e.g. `USD`.
+    currency: &'a str,
+    show_asset_count: bool,
+    allow_individual_downloads: bool,
+    /// Whether the library's zip (and a signed link to it) may be had.
+    allow_bulk_download: bool,
+    /// Reads of the detail, this one included.
+    view_count: u64,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    workspace_id: Option<&'a str>,
+}
+
+impl<'a> LibraryHead<'a> {
+    fn of(l: &'a Library) -> Self {
+        let settings = &l.settings;
+        LibraryHead {
+            id: l.id,
+            title: &settings.title,
+            slug: &l.slug,
+            description: settings.description.as_deref(),
+            cover_image_path: settings.cover_image_path.as_deref(),
+            cover_overlay_color: settings.cover_overlay_color.as_deref(),
+            cover_overlay_opacity: settings.cover_overlay_opacity,
+            published_at: opt_ts(l.published_at),
+            is_paid: settings.is_paid,
+            price: settings.price,
+            currency: &settings.currency,
+            show_asset_count: settings.show_asset_count,
+            allow_individual_downloads: settings.allow_individual_downloads,
+            allow_bulk_download: settings.allow_bulk_download,
+            view_count: l.view_count,
+            created_at: Timestamp(l.created_at),
+            updated_at: Timestamp(l.updated_at),
+            workspace_id: settings.workspace_id.as_deref(),
+        }
     }
 }
 
@@ -162,33 +208,73 @@ impl Serialize for SectionsJson<'_, '_> {
         let detail = self.0;
         let mut seq = s.serialize_seq(Some(detail.sections.len()))?;
         for (section, range) in &detail.sections {
-            seq.serialize_element(&SectionJson(detail, section, range.clone()))?;
+            let content = if detail.include_assets {
+                SectionContent::Assets {
+                    assets: AssetsJson(detail, range.clone()),
+                }
+            } else {
+                SectionContent::Count {
+                    asset_count: range.len(),
+                }
+            };
+            seq.serialize_element(&SectionWire {
+                head: SectionHead::of(section),
+                content,
+            })?;
         }
         seq.end()
     }
 }
 
-struct SectionJson<'d, 'a>(&'d LibraryDetail<'a>, &'a Section, Range<usize>);
+/// A section on the wire: its fields, then its assets or their number.
+#[derive(Serialize)]
+struct SectionWire<'d, 'a> {
+    #[serde(flatten)]
+    head: SectionHead<'a>,
+    #[serde(flatten)]
+    content: SectionContent<'d, 'a>,
+}
 
-impl Serialize for SectionJson<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let SectionJson(detail, section, range) = self;
-        let mut m = s.serialize_map(Some(6))?;
-        m.serialize_entry("id", &section.id)?;
-        m.serialize_entry("title", &section.title)?;
-        m.serialize_entry("description", &section.description)?;
-        m.serialize_entry("display_order", &section.display_order)?;
-        m.serialize_entry("collapsed_by_default", &section.collapsed_by_default)?;
-        if detail.include_assets {
-            m.serialize_entry("assets", &AssetsJson(detail, range.clone()))?;
-        } else {
-            m.serialize_entry("asset_count", &range.len())?;
+/// The fields every section of a page has, in the order they are written.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct SectionHead<'a> {
+    id: Uuid,
+    title: &'a str,
+    description: Option<&'a str>,
+    display_order: u32,
+    collapsed_by_default: bool,
+}
+
+impl<'a> SectionHead<'a> {
+    fn of(section: &'a Section) -> Self {
+        SectionHead {
+            id: section.id,
+            title: &section.title,
+            description: section.description.as_deref(),
+            display_order: section.display_order,
+            collapsed_by_default: section.collapsed_by_default,
         }
-        m.end()
     }
 }
 
-struct AssetsJson<'d, 'a>(&'d LibraryDetail<'a>, Range<usize>);
+/// What a section holds after its fields: its assets (with `include_assets`, and in the
+/// answer to a write), else their number. The document names each variant's schema
+/// (`SectionWithAssets`, `SectionWithAssetCount`), in this order.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(untagged)]
+pub(crate) enum SectionContent<'d, 'a> {
+    /// The section's assets.
+    Assets {
+        #[cfg_attr(feature = "openapi", schema(value_type = Vec<LibraryAsset>))]
+        assets: AssetsJson<'d, 'a>,
+    },
+    /// The number of the section's assets.
+    Count { asset_count: usize },
+}
+
+pub(crate) struct AssetsJson<'d, 'a>(&'d LibraryDetail<'a>, Range<usize>);
 
 impl Serialize for AssetsJson<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -196,30 +282,43 @@ impl Serialize for AssetsJson<'_, '_> {
         let entries = &detail.entries[range.clone()];
         let mut seq = s.serialize_seq(Some(entries.len()))?;
         for row in entries {
-            seq.serialize_element(&LibraryAssetJson(row, detail.files_base_url))?;
+            seq.serialize_element(&LibraryAsset::of(row, detail.files_base_url))?;
         }
         seq.end()
     }
 }
 
-struct LibraryAssetJson<'a>(&'a EntryRow, &'a str);
+/// An asset as a library shows it.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct LibraryAsset<'a> {
+    /// The asset's id.
+    id: Uuid,
+    /// The library's title for the asset, else its own.
+    title: &'a str,
+    /// The library's description for the asset, else its own.
+    description: Option<&'a str>,
+    asset_type: AssetType,
+    /// The thumbnail's path joined to the server's files base URL (`/files/` by default).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    thumbnail_url: Option<FileUrl<'a>>,
+    display_order: u32,
+}
 
-impl Serialize for LibraryAssetJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let LibraryAssetJson(row, base) = self;
+impl<'a> LibraryAsset<'a> {
+    fn of(row: &'a EntryRow, base: &'a str) -> Self {
         let (entry, asset) = (&row.entry, &row.asset);
-        let mut m = s.serialize_map(Some(6))?;
-        m.serialize_entry("id", &entry.asset_id)?;
-        m.serialize_entry("title", entry.title.as_ref().unwrap_or(&asset.title))?;
-        m.serialize_entry(
-            "description",
-            &entry.description.as_ref().or(asset.description.as_ref()),
-        )?;
-        m.serialize_entry("asset_type", &asset.asset_type)?;
-        let thumb = asset.thumbnail_path.as_deref().map(|p| FileUrl(base, p));
-        m.serialize_entry("thumbnail_url", &thumb)?;
-        m.serialize_entry("display_order", &entry.display_order)?;
-        m.end()
+        LibraryAsset {
+            id: entry.asset_id,
+            title: entry.title.as_deref().unwrap_or(&asset.title),
+            description: entry
+                .description
+                .as_deref()
+                .or(asset.description.as_deref()),
+            asset_type: asset.asset_type,
+            thumbnail_url: asset.thumbnail_path.as_deref().map(|p| FileUrl(base, p)),
+            display_order: entry.display_order,
+        }
     }
 }
 

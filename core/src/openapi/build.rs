@@ -71,20 +71,9 @@ pub(super) fn uuid() -> Value {
     json!({"type": "string", "format": "uuid"})
 }
 
-/// An RFC 3339 UTC timestamp with milliseconds.
-pub(super) fn timestamp() -> Value {
-    json!({"type": "string", "format": "date-time",
-        "description": "RFC 3339, UTC, with milliseconds: `2026-11-22T10:15:30.123Z`."})
-}
-
 /// A boolean.
 pub(super) fn boolean() -> Value {
     json!({"type": "boolean"})
-}
-
-/// A whole number from 0.
-pub(super) fn count() -> Value {
-    json!({"type": "integer", "minimum": 0})
 }
 
 /// One of `values`, all strings.

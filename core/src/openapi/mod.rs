@@ -9,9 +9,15 @@
 //! security requirement). It describes a service with the default [`crate::Config`]: limits
 //! such as the largest page size or title length are those defaults.
 //!
-//! The document is plain JSON built here, by concern: `schemas` (what answers carry),
-//! `bodies` (what requests send), `parts` (shared parameters, headers and error answers) and
-//! `operations` (each operation of the route table). Its keys are sorted, so the same
+//! The schemas of answers come from the types that write them: assets, library list items,
+//! library pages, sections, library assets, paginations, signed links, asset types and
+//! timestamps derive `utoipa::ToSchema` (`derived` turns those into JSON), so a field added to
+//! such a type is in the document too. What a derive cannot say is JSON written here, by
+//! concern: `schemas` (the asset schema per group of types and its discriminator, the
+//! envelope, a page's sections, the error bodies), `bodies` (what requests send), `parts`
+//! (shared parameters, headers and error answers) and `operations` (each operation of the
+//! route table). Tests render real values of every answer type and of every error and compare
+//! their keys with the schemas (`wire_tests`). The document's keys are sorted, so the same
 //! document is always the same bytes; the repository keeps a copy as `openapi.json`, which a
 //! test compares with what is served.
 //!
@@ -30,11 +36,14 @@ use crate::reply::Reply;
 
 mod bodies;
 mod build;
+mod derived;
 mod operations;
 mod parts;
 mod schemas;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod wire_tests;
 
 use operations::DESCRIBED;
 

@@ -1,15 +1,23 @@
 //! The schemas of what answers carry: assets ([`crate::render`]), libraries
 //! ([`crate::tree`]), pagination ([`crate::page`]), signed links and errors
 //! ([`crate::ApiError`]), and of what requests send ([`super::bodies`]).
+//!
+//! Each wire type's fields are derived from the type ([`super::derived`]). What a derive
+//! cannot say is written here: an asset's schema per group of types (which fields follow the
+//! common ones, and its `asset_type`), the envelope, a page's sections and unsectioned
+//! assets, and the error bodies. Tests render real values of each type and compare their keys
+//! with these schemas (`super::wire_tests`).
 
 use serde_json::{Map, Value, json};
 
 use super::bodies;
-use super::build::{
-    array, boolean, count, describe, names, object, one_of_strings, or_null, schema, string,
-    timestamp, uuid,
-};
+use super::build::{array, describe, names, object, one_of_strings, schema, string, uuid};
+use super::derived;
+use crate::change::LibraryUse;
 use crate::model::AssetType;
+use crate::page::{AssetPagination, LibraryPagination};
+use crate::render::{AssetFields, LibraryList, LibraryListItem, SignedLink, Timestamp, TypeFields};
+use crate::tree::{LibraryAsset, LibraryHead, SectionContent, SectionHead};
 
 /// Every schema of `components.schemas`.
 pub(super) fn all() -> Value {
@@ -17,27 +25,28 @@ pub(super) fn all() -> Value {
     let mut add = |name: &str, schema: Value| {
         all.insert(name.to_owned(), schema);
     };
-    add("AssetType", asset_type());
+    add("AssetType", derived::of::<AssetType>());
+    add("Timestamp", derived::of::<Timestamp>());
     add("Asset", asset());
-    for variant in ASSET_VARIANTS {
-        add(variant.name, asset_variant(variant));
+    for (index, variant) in ASSET_VARIANTS.iter().enumerate() {
+        add(variant.name, asset_variant(variant, index));
     }
     add("AssetEnvelope", envelope(schema("Asset"), None));
     add(
         "AssetList",
         envelope(array(schema("Asset")), Some(schema("AssetPagination"))),
     );
-    add("AssetPagination", asset_pagination());
+    add("AssetPagination", derived::of::<AssetPagination>());
     add("AssetUsage", envelope(array(schema("LibraryUse")), None));
-    add("LibraryUse", library_use());
-    add("DownloadLink", envelope(download_link(), None));
-    add("LibraryList", library_list());
-    add("LibraryListItem", library_list_item());
-    add("LibraryPagination", library_pagination());
+    add("LibraryUse", derived::of::<LibraryUse>());
+    add("DownloadLink", envelope(derived::of::<SignedLink>(), None));
+    add("LibraryList", derived::of::<LibraryList>());
+    add("LibraryListItem", derived::of::<LibraryListItem>());
+    add("LibraryPagination", derived::of::<LibraryPagination>());
     add("LibraryDetail", library_detail());
     add("Section", section());
-    add("SectionWithAssets", section_with(true));
-    add("SectionWithAssetCount", section_with(false));
+    add("SectionWithAssets", section_with(0));
+    add("SectionWithAssetCount", section_with(1));
     add("LibraryAsset", library_asset());
     add("Error", error());
     add("ValidationError", validation_error());
@@ -46,7 +55,36 @@ pub(super) fn all() -> Value {
     Value::Object(all)
 }
 
-/// Asset types that share the same fields, and the fields they add to the common ones.
+/// An object of `properties` (in order), all required, with `description` when given.
+fn whole(properties: Vec<(String, Value)>, description: Option<&str>) -> Value {
+    let properties: Vec<(&str, Value)> = properties
+        .iter()
+        .map(|(name, schema)| (name.as_str(), schema.clone()))
+        .collect();
+    let required = names(&properties);
+    let schema = object(properties.clone(), &required);
+    match description {
+        Some(description) => describe(schema, description),
+        None => schema,
+    }
+}
+
+/// `properties` with the schema of `name` replaced by `schema`.
+fn replaced(
+    mut properties: Vec<(String, Value)>,
+    name: &str,
+    schema: Value,
+) -> Vec<(String, Value)> {
+    for (property, old) in &mut properties {
+        if property == name {
+            *old = schema.clone();
+        }
+    }
+    properties
+}
+
+/// Asset types that share the same fields: one for each variant of [`TypeFields`], in its
+/// order.
 struct AssetVariant {
     name: &'static str,
     types: &'static [AssetType],
@@ -88,16 +126,6 @@ const ASSET_VARIANTS: &[AssetVariant] = &[
     },
 ];
 
-fn asset_type() -> Value {
-    let names: Vec<&str> = AssetType::ALL.iter().map(|t| t.as_str()).collect();
-    describe(
-        one_of_strings(&names),
-        "The kind of an asset. pdf, document, image, video and audio assets are files the \
-         service keeps (and the only ones a library holds); link, external_video and git \
-         carry an `external_url`; a collection is neither.",
-    )
-}
-
 /// An asset: one schema per group of types, told apart by `asset_type`.
 fn asset() -> Value {
     let mut mapping = Map::new();
@@ -119,108 +147,17 @@ fn asset() -> Value {
     })
 }
 
-/// The fields every asset has.
-fn common_asset_fields(types: &[AssetType]) -> Vec<(&'static str, Value)> {
-    let names: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
-    vec![
-        ("id", uuid()),
-        ("title", describe(string(), "At most 500 characters.")),
-        (
-            "slug",
-            describe(string(), "URL-friendly name, unique among assets."),
-        ),
-        ("description", or_null(string())),
-        ("asset_type", one_of_strings(&names)),
-        (
-            "file_path",
-            describe(
-                or_null(string()),
-                "Path of the file in the file store (file-based types).",
-            ),
-        ),
-        (
-            "file_size",
-            describe(or_null(count()), "Size of the file in bytes."),
-        ),
-        (
-            "mime_type",
-            describe(
-                or_null(string()),
-                "Media type of the file, read from its content.",
-            ),
-        ),
-        (
-            "thumbnail_path",
-            describe(
-                or_null(string()),
-                "Path of the thumbnail in the file store (images).",
-            ),
-        ),
-        (
-            "page_count",
-            describe(or_null(count()), "Pages of a paged document."),
-        ),
-        (
-            "download_count",
-            describe(count(), "Downloads of the whole file so far."),
-        ),
-        (
-            "is_public",
-            describe(
-                boolean(),
-                "Whether the asset, once published, is read and downloaded without a key.",
-            ),
-        ),
-        (
-            "published",
-            describe(
-                boolean(),
-                "Whether the asset is published; a draft is seen only by keys with \
-                 `write:assets`.",
-            ),
-        ),
-        ("created_at", timestamp()),
-        ("updated_at", timestamp()),
-    ]
-}
-
-fn asset_variant(variant: &AssetVariant) -> Value {
-    let mut fields = common_asset_fields(variant.types);
-    let url = || describe(string(), "An absolute http(s) URL, in normalised form.");
-    match variant.types[0] {
-        AssetType::Pdf => fields.push((
-            "word_count",
-            describe(
-                or_null(count()),
-                "Words of the text, when it could be read.",
-            ),
-        )),
-        AssetType::Image => {
-            let side = || {
-                describe(
-                    or_null(json!({"type": "integer", "minimum": 0, "maximum": u32::MAX})),
-                    "Pixels as displayed, when the image could be read.",
-                )
-            };
-            fields.push(("width", side()));
-            fields.push(("height", side()));
-        }
-        AssetType::ExternalVideo => {
-            fields.push(("external_url", url()));
-            fields.push((
-                "video_embed",
-                describe(
-                    string(),
-                    "The embeddable player address derived from `external_url`.",
-                ),
-            ));
-        }
-        AssetType::Link => fields.push(("external_url", url())),
-        AssetType::Git => fields.push(("external_url", or_null(url()))),
-        _ => {}
-    }
-    let required = names(&fields);
-    describe(object(fields.clone(), &required), variant.description)
+/// The asset schema of the `index`th variant of [`TypeFields`]: the common fields (with
+/// `asset_type` narrowed to the variant's types), then the variant's.
+fn asset_variant(variant: &AssetVariant, index: usize) -> Value {
+    let names: Vec<&str> = variant.types.iter().map(|t| t.as_str()).collect();
+    let mut fields = replaced(
+        derived::properties(&derived::of::<AssetFields>()),
+        "asset_type",
+        one_of_strings(&names),
+    );
+    fields.extend(derived::variant::<TypeFields>(index));
+    whole(fields, Some(variant.description))
 }
 
 /// `{"success": true, "data": data}`, with `pagination` when given.
@@ -236,190 +173,27 @@ fn envelope(data: Value, pagination: Option<Value>) -> Value {
     object(fields.clone(), &required)
 }
 
-fn asset_pagination() -> Value {
-    let fields = vec![
-        ("page", describe(positive(), "The page returned.")),
-        (
-            "per_page",
-            describe(positive(), "The page size used, after clamping."),
-        ),
-        ("total", describe(count(), "Matching assets in all.")),
-        ("total_pages", describe(count(), "Pages in all.")),
-    ];
-    let required = names(&fields);
-    object(fields.clone(), &required)
-}
-
-fn library_pagination() -> Value {
-    let fields = vec![
-        ("page", describe(positive(), "The page returned.")),
-        (
-            "limit",
-            describe(positive(), "The page size used, after clamping."),
-        ),
-        ("total", describe(count(), "Matching libraries in all.")),
-        ("total_pages", describe(count(), "Pages in all.")),
-        (
-            "has_next",
-            describe(boolean(), "Whether a later page has items."),
-        ),
-        (
-            "has_prev",
-            describe(boolean(), "Whether an earlier page exists."),
-        ),
-    ];
-    let required = names(&fields);
-    object(fields.clone(), &required)
-}
-
-fn positive() -> Value {
-    json!({"type": "integer", "minimum": 1})
-}
-
-fn library_use() -> Value {
-    let fields = vec![
-        ("id", uuid()),
-        ("title", string()),
-        ("slug", string()),
-        (
-            "published",
-            describe(boolean(), "Whether the library is published."),
-        ),
-    ];
-    let required = names(&fields);
-    describe(
-        object(fields.clone(), &required),
-        "A library that holds the asset (published or not).",
-    )
-}
-
-fn download_link() -> Value {
-    let fields = vec![
-        (
-            "url",
-            describe(
-                string(),
-                "The download path with `expires` and `signature`: it downloads without a key \
-                 until `expires_at`.",
-            ),
-        ),
-        ("expires_at", timestamp()),
-    ];
-    let required = names(&fields);
-    object(fields.clone(), &required)
-}
-
-fn library_list() -> Value {
-    let fields = vec![
-        ("libraries", array(schema("LibraryListItem"))),
-        ("pagination", schema("LibraryPagination")),
-    ];
-    let required = names(&fields);
-    object(fields.clone(), &required)
-}
-
-/// The settings shown by both the list and the detail.
-fn price_fields() -> Vec<(&'static str, Value)> {
-    vec![
-        ("is_paid", boolean()),
-        (
-            "price",
-            describe(
-                or_null(json!({"type": "number", "exclusiveMinimum": 0})),
-                "The amount, for a paid library.",
-            ),
-        ),
-        (
-            "currency",
-            describe(string(), "Three upper-case letters, e.g. `USD`."),
-        ),
-    ]
-}
-
-fn library_list_item() -> Value {
-    let mut fields = vec![
-        ("id", uuid()),
-        ("title", string()),
-        ("slug", string()),
-        ("description", or_null(string())),
-        ("cover_image_path", or_null(string())),
-        (
-            "published_at",
-            describe(
-                or_null(timestamp()),
-                "When the library was first published.",
-            ),
-        ),
-    ];
-    fields.extend(price_fields());
-    fields.extend([
-        (
-            "asset_count",
-            describe(count(), "Published assets in the library."),
-        ),
-        ("view_count", count()),
-        ("created_at", timestamp()),
-        ("workspace_id", or_null(string())),
-    ]);
-    let required = names(&fields);
-    describe(
-        object(fields.clone(), &required),
-        "A published library as listed.",
-    )
-}
-
 fn library_detail() -> Value {
-    let mut fields = vec![
-        ("id", uuid()),
-        ("title", string()),
-        ("slug", string()),
-        ("description", or_null(string())),
-        ("cover_image_path", or_null(string())),
-        (
-            "cover_overlay_color",
-            describe(or_null(string()), "`#RGB` or `#RRGGBB`."),
-        ),
-        (
-            "cover_overlay_opacity",
-            or_null(json!({"type": "number", "minimum": 0, "maximum": 1})),
-        ),
-        ("published_at", or_null(timestamp())),
-    ];
-    fields.extend(price_fields());
+    let mut fields = derived::properties(&derived::of::<LibraryHead>());
     fields.extend([
-        ("show_asset_count", boolean()),
-        ("allow_individual_downloads", boolean()),
         (
-            "allow_bulk_download",
-            describe(
-                boolean(),
-                "Whether the library's zip (and a signed link to it) may be had.",
-            ),
-        ),
-        (
-            "view_count",
-            describe(count(), "Reads of the detail, this one included."),
-        ),
-        ("created_at", timestamp()),
-        ("updated_at", timestamp()),
-        ("workspace_id", or_null(string())),
-        (
-            "sections",
+            "sections".to_owned(),
             describe(array(schema("Section")), "In display order."),
         ),
         (
-            "unsectioned_assets",
+            "unsectioned_assets".to_owned(),
             describe(
                 array(schema("LibraryAsset")),
                 "The assets in no section, in display order: always full objects.",
             ),
         ),
     ]);
-    let required = names(&fields);
-    describe(
-        object(fields.clone(), &required),
-        "A library's page: its settings, its sections in order and its assets. Unpublished \
-         assets are left out and not counted.",
+    whole(
+        fields,
+        Some(
+            "A library's page: its settings, its sections in order and its assets. Unpublished \
+             assets are left out and not counted.",
+        ),
     )
 }
 
@@ -431,58 +205,28 @@ fn section() -> Value {
     })
 }
 
-fn section_with(assets: bool) -> Value {
-    let mut fields = vec![
-        ("id", uuid()),
-        ("title", string()),
-        ("description", or_null(string())),
-        ("display_order", count()),
-        ("collapsed_by_default", boolean()),
-    ];
-    if assets {
-        fields.push(("assets", array(schema("LibraryAsset"))));
-    } else {
-        fields.push(("asset_count", count()));
-    }
-    let required = names(&fields);
-    object(fields.clone(), &required)
+/// The section schema of the `index`th variant of [`SectionContent`]: the section's fields,
+/// then the variant's.
+fn section_with(index: usize) -> Value {
+    let mut fields = derived::properties(&derived::of::<SectionHead>());
+    fields.extend(derived::variant::<SectionContent>(index));
+    whole(fields, None)
 }
 
+/// A library asset, its `asset_type` narrowed to the types a library holds.
 fn library_asset() -> Value {
+    let derived = derived::of::<LibraryAsset>();
     let types: Vec<&str> = AssetType::ALL
         .iter()
         .filter(|t| t.is_library_type())
         .map(|t| t.as_str())
         .collect();
-    let fields = vec![
-        ("id", describe(uuid(), "The asset's id.")),
-        (
-            "title",
-            describe(string(), "The library's title for the asset, else its own."),
-        ),
-        (
-            "description",
-            describe(
-                or_null(string()),
-                "The library's description for the asset, else its own.",
-            ),
-        ),
-        ("asset_type", one_of_strings(&types)),
-        (
-            "thumbnail_url",
-            describe(
-                or_null(string()),
-                "The thumbnail's path joined to the server's files base URL (`/files/` by \
-                 default).",
-            ),
-        ),
-        ("display_order", count()),
-    ];
-    let required = names(&fields);
-    describe(
-        object(fields.clone(), &required),
-        "An asset as a library shows it.",
-    )
+    let fields = replaced(
+        derived::properties(&derived),
+        "asset_type",
+        one_of_strings(&types),
+    );
+    whole(fields, derived["description"].as_str())
 }
 
 /// Every `error` text of the error table.
@@ -498,6 +242,7 @@ pub(super) const ERROR_TEXTS: &[&str] = &[
     "Payload too large",
     "Unsupported media type",
     "Too many requests",
+    "Service unavailable",
     "Internal server error",
 ];
 

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
 use uuid::Uuid;
 
 use super::{Service, location};
@@ -13,7 +12,7 @@ use crate::model::{Asset, LibraryRows, PutOutcome};
 use crate::page::LibraryPagination;
 use crate::query;
 use crate::records;
-use crate::render::LibraryItemJson;
+use crate::render::{LibraryList, LibraryListItem};
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::tree;
@@ -25,15 +24,10 @@ impl Service {
         let q = query::library_query(req.query, self.inner.config.max_page_size)?;
         let page = self.inner.store.list_libraries(&q).await?;
 
-        #[derive(Serialize)]
-        struct List<'a> {
-            libraries: Vec<LibraryItemJson<'a>>,
-            pagination: LibraryPagination,
-        }
         Ok(Reply::json_value(
             200,
-            &List {
-                libraries: page.items.iter().map(LibraryItemJson).collect(),
+            &LibraryList {
+                libraries: page.items.iter().map(LibraryListItem::of).collect(),
                 pagination: LibraryPagination::new(q.page, q.limit, page.total),
             },
         ))

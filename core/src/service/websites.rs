@@ -6,7 +6,7 @@ use uuid::Uuid;
 use super::access::Reader;
 use super::{Service, unix_now};
 use crate::error::ApiError;
-use crate::render::{Timestamp, data};
+use crate::render::{SignedLink, Timestamp, data};
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::signed::{self, Target};
@@ -119,7 +119,10 @@ impl Service {
             .ok_or_else(|| ApiError::internal("expiry out of range"))?;
         Ok(data(
             200,
-            serde_json::json!({"url": url, "expires_at": Timestamp(expires_at)}),
+            SignedLink {
+                expires_at: Timestamp(expires_at),
+                url,
+            },
         ))
     }
 }

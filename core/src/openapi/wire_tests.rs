@@ -1,0 +1,356 @@
+//! The schemas against what the service writes: real values of every wire type are rendered
+//! and the keys of each object compared with its schema's `properties` and `required`. A field
+//! added to an answer without the document, or the other way round, fails here.
+
+use std::collections::BTreeSet;
+
+use chrono::{TimeZone, Utc};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::document;
+use super::parts::ERRORS;
+use crate::change::LibraryUse;
+use crate::error::ApiError;
+use crate::model::{
+    Asset, AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows, LibrarySettings,
+    LibrarySummary, Scope, Section,
+};
+use crate::page::{AssetPagination, LibraryPagination};
+use crate::render::{
+    AssetJson, Envelope, LibraryList, LibraryListItem, SignedLink, Timestamp, data,
+};
+use crate::tree;
+
+/// The schema `name` of the document's components.
+fn component(doc: &Value, name: &str) -> Value {
+    let schema = &doc["components"]["schemas"][name];
+    assert!(schema.is_object(), "no schema {name}");
+    schema.clone()
+}
+
+fn keys(value: &Value) -> BTreeSet<String> {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {value}"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+/// Asserts that `value` has exactly the properties of `schema`, all of them required.
+fn assert_shape(value: &Value, schema: &Value, what: &str) {
+    let properties = keys(&schema["properties"]);
+    let required: BTreeSet<String> = schema["required"]
+        .as_array()
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(keys(value), properties, "{what}: keys and properties");
+    assert_eq!(required, properties, "{what}: required");
+}
+
+fn rendered(value: impl serde::Serialize) -> Value {
+    serde_json::to_value(value).expect("JSON")
+}
+
+fn at() -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 10, 15, 30).unwrap()
+}
+
+fn asset(asset_type: AssetType) -> Asset {
+    Asset {
+        id: Uuid::from_u128(7),
+        title: "T".into(),
+        slug: "t".into(),
+        description: None,
+        asset_type,
+        file_path: None,
+        file_size: None,
+        mime_type: None,
+        thumbnail_path: None,
+        page_count: None,
+        word_count: Some(7),
+        width: Some(3),
+        height: Some(4),
+        external_url: Some("https://example.com/".into()),
+        video_embed: Some("https://www.youtube.com/embed/x".into()),
+        download_count: 0,
+        is_public: false,
+        published: true,
+        created_at: at(),
+        updated_at: at(),
+    }
+}
+
+fn library() -> Library {
+    Library {
+        id: Uuid::from_u128(1),
+        settings: LibrarySettings {
+            title: "L".into(),
+            description: None,
+            workspace_id: None,
+            cover_image_path: None,
+            cover_overlay_color: None,
+            cover_overlay_opacity: None,
+            show_asset_count: true,
+            allow_individual_downloads: true,
+            allow_bulk_download: false,
+            is_paid: true,
+            price: Some(9.5),
+            currency: "EUR".into(),
+            published: true,
+        },
+        slug: "l".into(),
+        published_at: Some(at()),
+        view_count: 4,
+        created_at: at(),
+        updated_at: at(),
+    }
+}
+
+/// A library with one section holding one asset and one unsectioned asset.
+fn rows() -> LibraryRows {
+    let row = |asset: u128, section: Option<u128>| EntryRow {
+        entry: LibraryEntry {
+            asset_id: Uuid::from_u128(asset),
+            section_id: section.map(Uuid::from_u128),
+            display_order: 0,
+            title: None,
+            description: None,
+        },
+        asset: EntryAsset {
+            title: "A".into(),
+            description: None,
+            asset_type: AssetType::Image,
+            thumbnail_path: Some("thumbnails/a.jpg".into()),
+            published: true,
+        },
+    };
+    LibraryRows {
+        library: library(),
+        sections: vec![Section {
+            id: Uuid::from_u128(2),
+            title: "S".into(),
+            description: None,
+            display_order: 0,
+            collapsed_by_default: false,
+        }],
+        entries: vec![row(3, Some(2)), row(4, None)],
+    }
+}
+
+#[test]
+fn every_asset_type_has_the_fields_of_its_schema() {
+    let doc = document();
+    let mapping = &doc["components"]["schemas"]["Asset"]["discriminator"]["mapping"];
+    for t in AssetType::ALL {
+        let reference = mapping[t.as_str()].as_str().expect("a mapping");
+        let name = reference.trim_start_matches("#/components/schemas/");
+        let schema = component(&doc, name);
+        let value = rendered(AssetJson(&asset(t)));
+        assert_shape(&value, &schema, name);
+        let types = schema["properties"]["asset_type"]["enum"]
+            .as_array()
+            .expect("asset_type enum");
+        assert!(types.contains(&Value::from(t.as_str())), "{t} in {name}");
+    }
+}
+
+#[test]
+fn the_envelopes_and_paginations_have_the_fields_of_their_schemas() {
+    let doc = document();
+    let asset = asset(AssetType::Pdf);
+    let one: Value = serde_json::from_slice(&data(200, AssetJson(&asset)).body).expect("JSON");
+    assert_shape(&one, &component(&doc, "AssetEnvelope"), "AssetEnvelope");
+
+    let list = rendered(Envelope {
+        data: vec![AssetJson(&asset)],
+        pagination: Some(AssetPagination::new(1, 20, 1)),
+    });
+    assert_shape(&list, &component(&doc, "AssetList"), "AssetList");
+    assert_shape(
+        &list["pagination"],
+        &component(&doc, "AssetPagination"),
+        "AssetPagination",
+    );
+
+    let uses = vec![LibraryUse {
+        id: Uuid::nil(),
+        title: "L".into(),
+        slug: "l".into(),
+        published: true,
+    }];
+    let usage: Value = serde_json::from_slice(&data(200, &uses).body).expect("JSON");
+    assert_shape(&usage, &component(&doc, "AssetUsage"), "AssetUsage");
+    assert_shape(
+        &usage["data"][0],
+        &component(&doc, "LibraryUse"),
+        "LibraryUse",
+    );
+
+    let link = SignedLink {
+        expires_at: Timestamp(at()),
+        url: "/api/v1/assets/x/download?expires=1&signature=s".into(),
+    };
+    let link: Value = serde_json::from_slice(&data(200, link).body).expect("JSON");
+    let schema = component(&doc, "DownloadLink");
+    assert_shape(&link, &schema, "DownloadLink");
+    assert_shape(
+        &link["data"],
+        &schema["properties"]["data"],
+        "DownloadLink data",
+    );
+}
+
+#[test]
+fn the_library_list_has_the_fields_of_its_schema() {
+    let doc = document();
+    let summary = LibrarySummary {
+        library: library(),
+        asset_count: 2,
+    };
+    let list = rendered(LibraryList {
+        libraries: vec![LibraryListItem::of(&summary)],
+        pagination: LibraryPagination::new(1, 20, 1),
+    });
+    assert_shape(&list, &component(&doc, "LibraryList"), "LibraryList");
+    assert_shape(
+        &list["libraries"][0],
+        &component(&doc, "LibraryListItem"),
+        "LibraryListItem",
+    );
+    assert_shape(
+        &list["pagination"],
+        &component(&doc, "LibraryPagination"),
+        "LibraryPagination",
+    );
+}
+
+#[test]
+fn the_library_detail_has_the_fields_of_its_schemas() {
+    let doc = document();
+    let rows = rows();
+    let library_types = component(&doc, "LibraryAsset")["properties"]["asset_type"]["enum"].clone();
+    for (include_assets, section) in [
+        (true, "SectionWithAssets"),
+        (false, "SectionWithAssetCount"),
+    ] {
+        let detail = rendered(tree::assemble(&rows, include_assets, "/files/"));
+        assert_shape(&detail, &component(&doc, "LibraryDetail"), "LibraryDetail");
+        assert_shape(&detail["sections"][0], &component(&doc, section), section);
+        let unsectioned = &detail["unsectioned_assets"][0];
+        assert_shape(
+            unsectioned,
+            &component(&doc, "LibraryAsset"),
+            "LibraryAsset",
+        );
+        assert!(
+            library_types
+                .as_array()
+                .is_some_and(|types| types.contains(&unsectioned["asset_type"]))
+        );
+        if include_assets {
+            let asset = &detail["sections"][0]["assets"][0];
+            assert_shape(asset, &component(&doc, "LibraryAsset"), "LibraryAsset");
+        }
+    }
+}
+
+/// One error of each kind. The match names every variant, so a new one cannot be left out.
+fn every_error() -> Vec<ApiError> {
+    let all = vec![
+        ApiError::validation("title", "bad"),
+        ApiError::Unauthorized("Missing API key"),
+        ApiError::Forbidden(Scope::WriteAssets),
+        ApiError::BulkDownloadDisabled,
+        ApiError::NotFound("No such route"),
+        ApiError::AssetNotFound,
+        ApiError::LibraryNotFound,
+        ApiError::MethodNotAllowed {
+            method: "PATCH".into(),
+            allow: "GET, HEAD",
+        },
+        ApiError::Conflict {
+            message: "in use".into(),
+            libraries: vec![LibraryUse {
+                id: Uuid::nil(),
+                title: "L".into(),
+                slug: "l".into(),
+                published: false,
+            }],
+        },
+        ApiError::RequestTimeout { seconds: 30 },
+        ApiError::PayloadTooLarge { limit: 1 },
+        ApiError::TooManyRequests { retry_after: 1 },
+        ApiError::UnsupportedMediaType {
+            expected: "application/json",
+        },
+        ApiError::Unavailable {
+            message: "busy",
+            retry_after: 1,
+        },
+        ApiError::internal("broken"),
+    ];
+    for error in &all {
+        match error {
+            ApiError::Validation { .. }
+            | ApiError::Unauthorized(_)
+            | ApiError::Forbidden(_)
+            | ApiError::BulkDownloadDisabled
+            | ApiError::NotFound(_)
+            | ApiError::AssetNotFound
+            | ApiError::LibraryNotFound
+            | ApiError::MethodNotAllowed { .. }
+            | ApiError::Conflict { .. }
+            | ApiError::RequestTimeout { .. }
+            | ApiError::PayloadTooLarge { .. }
+            | ApiError::TooManyRequests { .. }
+            | ApiError::UnsupportedMediaType { .. }
+            | ApiError::Unavailable { .. }
+            | ApiError::Internal(_) => {}
+        }
+    }
+    all
+}
+
+#[test]
+fn every_error_has_the_fields_and_text_of_its_schema() {
+    let doc = document();
+    let texts = component(&doc, "Error")["properties"]["error"]["enum"].clone();
+    for error in every_error() {
+        let status = error.status();
+        let body: Value = serde_json::from_slice(&error.into_reply().body).expect("JSON");
+        let text = &body["error"];
+        assert!(
+            texts.as_array().is_some_and(|all| all.contains(text)),
+            "{text} is not in Error"
+        );
+        // A 405 answers a method no operation has: the introduction describes it.
+        assert!(
+            status == 405
+                || ERRORS
+                    .iter()
+                    .any(|(_, s, all, _)| *s == status && all.iter().any(|t| *t == text)),
+            "no shared answer for {status} {text}"
+        );
+        match status {
+            400 => assert_shape(&body, &component(&doc, "ValidationError"), "400"),
+            409 => {
+                let schema = component(&doc, "ConflictError");
+                assert_shape(&body, &schema, "409");
+                assert_shape(
+                    &body["libraries"][0],
+                    &schema["properties"]["libraries"]["items"],
+                    "409 libraries",
+                );
+            }
+            _ => assert_shape(&body, &component(&doc, "Error"), "error"),
+        }
+    }
+}
