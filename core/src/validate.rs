@@ -349,7 +349,11 @@ pub fn new_asset(body: &[u8], config: &Config) -> Result<NewAsset, ApiError> {
 /// A body with several faults is answered with the first field, in this order, that is missing
 /// or of the wrong JSON type (`from_json`); when every field is there and typed right, with the
 /// first whose value breaks a rule (`validate`).
+///
+/// With the feature `openapi` it derives its schema, which a test holds against the document's
+/// create body, so a field added here is described there too.
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct AssetFields<'a> {
     pub(crate) title: &'a str,
     pub(crate) description: Option<&'a str>,

@@ -2,7 +2,9 @@
 //! change ([`crate::validate::asset_patch`]) and library writes
 //! ([`crate::validate::library_doc`]), and the multipart forms of uploads.
 //!
-//! A schema here is never stricter than validation: what it refuses, the API refuses too
+//! These are written here, with the limits and rules validation applies; a test holds the
+//! create body's fields against those `validate::AssetFields` derives (`wire_tests`), so a
+//! field a create reads cannot be missing. A schema here is never stricter than validation: what it refuses, the API refuses too
 //! (400). Rules no schema can state — an entry's asset must exist, a file must be of the
 //! asset's type — are in the descriptions. `null` for an optional field means "not given".
 

@@ -354,3 +354,20 @@ fn every_error_has_the_fields_and_text_of_its_schema() {
         }
     }
 }
+
+#[test]
+fn the_create_body_has_the_fields_a_create_reads() {
+    let doc = document();
+    let read = super::derived::of::<crate::validate::AssetFields>();
+    let body = component(&doc, "NewAsset");
+    assert_eq!(
+        keys(&body["properties"]),
+        keys(&read["properties"]),
+        "the NewAsset body and the fields AssetFields reads"
+    );
+    let required: BTreeSet<&str> = body["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(required, BTreeSet::from(["asset_type", "title"]));
+}
