@@ -294,6 +294,12 @@ pub enum StoreError {
     /// A key with the same hash exists already.
     #[error("a key with this hash exists")]
     DuplicateKeyHash,
+    /// A pass is made for a library that does not exist (any more).
+    #[error("library {id} does not exist")]
+    UnknownLibrary {
+        /// The library's id.
+        id: uuid::Uuid,
+    },
     /// A library write places an asset that does not exist (any more).
     #[error("asset {id} does not exist")]
     UnknownAsset {

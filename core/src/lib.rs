@@ -110,8 +110,9 @@ pub use key_cache::KEY_CACHE_TTL;
 pub use limit::RateLimit;
 pub use memory::MemoryStore;
 pub use model::{
-    ApiKey, Asset, AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows,
-    LibrarySettings, LibrarySummary, LibraryWrite, Page, PutOutcome, Scope, Section, ViewCount,
+    ApiKey, Asset, AssetType, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass,
+    LibraryRows, LibrarySettings, LibrarySummary, LibraryWrite, Page, PassSpend, PutOutcome, Scope,
+    Section, ViewCount,
 };
 pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, SortOrder};
 pub use reply::{ByteStream, JSON, Reply};
@@ -121,4 +122,4 @@ pub use routes::{
     method_not_allowed, route_not_found,
 };
 pub use service::Service;
-pub use store::{AssetStore, KeyStore, LibraryStore, MetaStore, Store};
+pub use store::{AssetStore, KeyStore, LibraryStore, MetaStore, PassStore, Store};

@@ -13,12 +13,12 @@ use uuid::Uuid;
 use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use crate::error::StoreError;
 use crate::model::{
-    ApiKey, Asset, EntryAsset, EntryRow, Library, LibraryEntry, LibraryRows, LibrarySummary,
-    LibraryWrite, Page, PutOutcome, Section, ViewCount,
+    ApiKey, Asset, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass, LibraryRows,
+    LibrarySummary, LibraryWrite, Page, PassSpend, PutOutcome, Section, ViewCount,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::rules::{first_free_slug, fold_case, matches_search};
-use crate::store::{AssetStore, KeyStore, LibraryStore, MetaStore};
+use crate::store::{AssetStore, KeyStore, LibraryStore, MetaStore, PassStore};
 
 /// A [`Store`](crate::Store) in memory.
 ///
@@ -37,6 +37,7 @@ struct State {
     assets: HashMap<Uuid, Asset>,
     libraries: HashMap<Uuid, StoredLibrary>,
     keys: Vec<ApiKey>,
+    passes: HashMap<Uuid, LibraryPass>,
     /// The last content version handed out; every version comes from it, so none repeats.
     last_version: u64,
     /// The content version of the assets ([`AssetStore::assets_version`]).
@@ -344,7 +345,10 @@ impl LibraryStore for MemoryStore {
     }
 
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
-        Ok(self.write().libraries.remove(&id).is_some())
+        let mut state = self.write();
+        let found = state.libraries.remove(&id).is_some();
+        state.passes.retain(|_, p| p.library_id != id);
+        Ok(found)
     }
 
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
@@ -413,5 +417,113 @@ impl MetaStore for MemoryStore {
     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
         self.write().signing_secret = Some(secret);
         Ok(())
+    }
+}
+
+#[async_trait]
+impl PassStore for MemoryStore {
+    async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError> {
+        let mut state = self.write();
+        if !state.libraries.contains_key(&pass.library_id) {
+            return Err(StoreError::UnknownLibrary {
+                id: pass.library_id,
+            });
+        }
+        if state.passes.contains_key(&pass.id) {
+            return Err(StoreError::DuplicateId { id: pass.id });
+        }
+        if state
+            .passes
+            .values()
+            .any(|p| p.token_hash == pass.token_hash)
+        {
+            return Err(StoreError::DuplicateKeyHash);
+        }
+        state.passes.insert(pass.id, pass);
+        Ok(())
+    }
+
+    async fn find_pass(&self, token_hash: &[u8; 32]) -> Result<Option<LibraryPass>, StoreError> {
+        let state = self.read();
+        Ok(state
+            .passes
+            .values()
+            .find(|p| &p.token_hash == token_hash)
+            .cloned())
+    }
+
+    async fn get_pass(&self, id: Uuid) -> Result<Option<LibraryPass>, StoreError> {
+        Ok(self.read().passes.get(&id).cloned())
+    }
+
+    async fn list_passes(
+        &self,
+        library_id: Uuid,
+        offset: u64,
+        limit: u32,
+    ) -> Result<Page<LibraryPass>, StoreError> {
+        let state = self.read();
+        let mut hits: Vec<&LibraryPass> = state
+            .passes
+            .values()
+            .filter(|p| p.library_id == library_id)
+            .collect();
+        hits.sort_unstable_by_key(|p| std::cmp::Reverse((p.created_at, p.id)));
+        let total = hits.len() as u64;
+        let items = hits
+            .into_iter()
+            .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+            .take(limit as usize)
+            .cloned()
+            .collect();
+        Ok(Page { items, total })
+    }
+
+    async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+        let mut state = self.write();
+        Ok(state
+            .passes
+            .get_mut(&id)
+            .map(|p| p.revoked_at.get_or_insert(at))
+            .is_some())
+    }
+
+    async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError> {
+        let mut state = self.write();
+        Ok(match state.passes.get_mut(&id) {
+            Some(p) if p.is_live(now) && p.is_exhausted() => PassSpend::Exhausted,
+            Some(p) if p.is_live(now) => {
+                p.downloads_used += 1;
+                PassSpend::Spent(p.clone())
+            }
+            _ => PassSpend::Dead,
+        })
+    }
+
+    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
+        let state = self.read();
+        let mut found: HashMap<Uuid, Holders> = HashMap::new();
+        for library in state.libraries.values() {
+            let settings = &library.library.settings;
+            if !settings.published {
+                continue;
+            }
+            for entry in &library.entries {
+                if !asset_ids.contains(&entry.asset_id) {
+                    continue;
+                }
+                let holders = found.entry(entry.asset_id).or_insert(Holders {
+                    asset_id: entry.asset_id,
+                    paid: false,
+                    free: false,
+                });
+                if settings.is_paid {
+                    holders.paid = true;
+                } else {
+                    holders.free = true;
+                }
+            }
+        }
+        Ok(found.into_values().collect())
     }
 }

@@ -340,15 +340,23 @@ pub enum Scope {
     /// Create, replace and delete libraries.
     #[serde(rename = "write:libraries")]
     WriteLibraries,
+    /// Download paid files (those only a paid library offers) without a library pass.
+    #[serde(rename = "read:paid")]
+    ReadPaid,
+    /// Create, list, read and revoke library passes.
+    #[serde(rename = "write:passes")]
+    WritePasses,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Scope; 4] = [
+    pub const ALL: [Scope; 6] = [
         Scope::ReadAssets,
         Scope::WriteAssets,
         Scope::ReadLibraries,
         Scope::WriteLibraries,
+        Scope::ReadPaid,
+        Scope::WritePasses,
     ];
 
     /// The wire name, e.g. `"write:assets"`.
@@ -358,6 +366,8 @@ impl Scope {
             Scope::WriteAssets => "write:assets",
             Scope::ReadLibraries => "read:libraries",
             Scope::WriteLibraries => "write:libraries",
+            Scope::ReadPaid => "read:paid",
+            Scope::WritePasses => "write:passes",
         }
     }
 
@@ -390,6 +400,68 @@ pub struct ApiKey {
     pub expires_at: Option<DateTime<Utc>>,
     /// When the key was revoked, if it was.
     pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// A library pass as stored: what a buyer of a paid library gets. The pass itself
+/// (`alp_...`) is never stored, only its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryPass {
+    /// Identifier.
+    pub id: Uuid,
+    /// The library it opens.
+    pub library_id: Uuid,
+    /// SHA-256 of the pass.
+    pub token_hash: [u8; 32],
+    /// A name to tell passes apart (a buyer's order number, say).
+    pub label: String,
+    /// When the pass stops working.
+    pub expires_at: DateTime<Utc>,
+    /// How many downloads it allows, if it is limited.
+    pub max_downloads: Option<u64>,
+    /// How many downloads it has made.
+    pub downloads_used: u64,
+    /// The assets of the library it opens, when not all of them.
+    pub asset_ids: Option<Vec<Uuid>>,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+impl LibraryPass {
+    /// Whether the pass works at `now`: not revoked and not expired.
+    pub fn is_live(&self, now: DateTime<Utc>) -> bool {
+        self.revoked_at.is_none() && self.expires_at > now
+    }
+
+    /// Whether it has made every download it allows.
+    pub fn is_exhausted(&self) -> bool {
+        self.max_downloads
+            .is_some_and(|max| self.downloads_used >= max)
+    }
+}
+
+/// What [`crate::PassStore::spend_pass`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PassSpend {
+    /// One download was added; the pass as it is now.
+    Spent(LibraryPass),
+    /// The pass has made every download it allows; nothing changed.
+    Exhausted,
+    /// No such pass, or it is revoked or expired; nothing changed.
+    Dead,
+}
+
+/// How the published libraries holding one asset sell it
+/// ([`crate::PassStore::published_holders`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holders {
+    /// The asset.
+    pub asset_id: Uuid,
+    /// Whether a published paid library (`is_paid`) holds it.
+    pub paid: bool,
+    /// Whether a published free library holds it.
+    pub free: bool,
 }
 
 /// A page of records and the number of records matching the query in all.

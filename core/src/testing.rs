@@ -1,6 +1,7 @@
 //! The store conformance suite: every sentence of the store traits' docs, as checks any
 //! backend runs with one call ([`run_all`]). The cases are grouped by the trait they check
-//! ([`SUITES`]: [`ASSET_CASES`], [`LIBRARY_CASES`], [`KEY_CASES`], [`META_CASES`], and
+//! ([`SUITES`]: [`ASSET_CASES`], [`LIBRARY_CASES`], [`KEY_CASES`], [`META_CASES`],
+//! [`PASS_CASES`], and
 //! [`SHARED_CASES`] for what spans them); [`run_cases`] runs one group.
 //!
 //! ```
@@ -21,6 +22,7 @@ mod assets;
 mod keys;
 mod libraries;
 mod lifecycle;
+mod passes;
 mod shared;
 mod websites;
 
@@ -49,6 +51,8 @@ use lifecycle::{
     publication_changes_library_counts_and_versions, update_asset_merges_and_keeps_identity,
     update_asset_replaces_file_fields,
 };
+pub use passes::sample_pass;
+use passes::*;
 use shared::*;
 
 use websites::{
@@ -142,6 +146,20 @@ suite!(
 );
 
 suite!(
+    /// The cases of [`PassStore`](crate::PassStore): records, lists, revocation, spending
+    /// (exact under concurrency), passes going with their library, and how published
+    /// libraries sell an asset.
+    PASS_CASES:
+    passes_round_trip_and_list_newest_first,
+    passes_need_their_library_and_fresh_ids,
+    revoking_keeps_the_first_time,
+    spending_counts_up_to_the_limit_and_only_live_passes,
+    concurrent_spends_never_pass_the_limit,
+    a_deleted_library_takes_its_passes,
+    published_holders_say_how_an_asset_is_sold,
+);
+
+suite!(
     /// Cases that span the traits: missing records of every kind, and ids and key hashes
     /// that are taken.
     SHARED_CASES:
@@ -155,6 +173,7 @@ pub const SUITES: &[(&str, &[Case])] = &[
     ("LibraryStore", LIBRARY_CASES),
     ("KeyStore", KEY_CASES),
     ("MetaStore", META_CASES),
+    ("PassStore", PASS_CASES),
     ("Store", SHARED_CASES),
 ];
 

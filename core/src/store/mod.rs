@@ -1,5 +1,5 @@
 //! The [`Store`] traits: what a storage backend must do, split by concern ([`AssetStore`],
-//! [`LibraryStore`], [`KeyStore`], [`MetaStore`]; [`Store`] is all of them), and the
+//! [`LibraryStore`], [`KeyStore`], [`MetaStore`], [`PassStore`]; [`Store`] is all of them), and the
 //! guarantees each method gives. A new capability adds a trait of its own.
 //!
 //! Code that calls a store's methods on a concrete type (a test on a `SledStore`, say) brings
@@ -18,13 +18,14 @@ use uuid::Uuid;
 use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use crate::error::StoreError;
 use crate::model::{
-    ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, ViewCount,
+    ApiKey, Asset, Holders, LibraryPass, LibraryRows, LibrarySummary, LibraryWrite, Page,
+    PassSpend, PutOutcome, ViewCount,
 };
 use crate::query::{AssetQuery, LibraryQuery};
 
 /// The store traits, to call their methods on a concrete store type.
 pub mod prelude {
-    pub use super::{AssetStore, KeyStore, LibraryStore, MetaStore, Store};
+    pub use super::{AssetStore, KeyStore, LibraryStore, MetaStore, PassStore, Store};
 }
 
 /// A storage backend for assets, libraries and API keys: every concern's trait at once.
@@ -44,11 +45,11 @@ pub mod prelude {
 /// use std::collections::HashMap;
 /// use std::sync::Mutex;
 ///
-/// use assetlib_core::store::{AssetStore, KeyStore, LibraryStore, MetaStore};
+/// use assetlib_core::store::{AssetStore, KeyStore, LibraryStore, MetaStore, PassStore};
 /// use assetlib_core::{
-///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, LibraryQuery,
-///     LibraryRows, LibrarySummary, LibraryUse, LibraryWrite, MemoryStore, Page, PutOutcome,
-///     StoreError, ViewCount, async_trait,
+///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, Holders,
+///     LibraryPass, LibraryQuery, LibraryRows, LibrarySummary, LibraryUse, LibraryWrite,
+///     MemoryStore, Page, PassSpend, PutOutcome, StoreError, ViewCount, async_trait,
 /// };
 /// use chrono::{DateTime, Utc};
 /// use uuid::Uuid;
@@ -158,6 +159,36 @@ pub mod prelude {
 ///     }
 /// }
 ///
+/// #[async_trait]
+/// impl PassStore for MyStore {
+///     async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError> {
+///         self.rest.insert_pass(pass).await
+///     }
+///     async fn find_pass(&self, hash: &[u8; 32]) -> Result<Option<LibraryPass>, StoreError> {
+///         self.rest.find_pass(hash).await
+///     }
+///     async fn get_pass(&self, id: Uuid) -> Result<Option<LibraryPass>, StoreError> {
+///         self.rest.get_pass(id).await
+///     }
+///     async fn list_passes(
+///         &self,
+///         library_id: Uuid,
+///         offset: u64,
+///         limit: u32,
+///     ) -> Result<Page<LibraryPass>, StoreError> {
+///         self.rest.list_passes(library_id, offset, limit).await
+///     }
+///     async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+///         self.rest.revoke_pass(id, at).await
+///     }
+///     async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError> {
+///         self.rest.spend_pass(id, now).await
+///     }
+///     async fn published_holders(&self, ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
+///         self.rest.published_holders(ids).await
+///     }
+/// }
+///
 /// // Every rule of every trait, each on a fresh store.
 /// # tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
 /// #     .unwrap().block_on(async {
@@ -166,9 +197,9 @@ pub mod prelude {
 /// ```
 ///
 /// Keep the methods small and exact; conveniences belong in [`crate::Service`].
-pub trait Store: AssetStore + LibraryStore + KeyStore + MetaStore {}
+pub trait Store: AssetStore + LibraryStore + KeyStore + MetaStore + PassStore {}
 
-impl<T: AssetStore + LibraryStore + KeyStore + MetaStore> Store for T {}
+impl<T: AssetStore + LibraryStore + KeyStore + MetaStore + PassStore> Store for T {}
 
 /// Assets: their records, lists, changes, deletes, the libraries that hold them, and their
 /// download counters.
@@ -281,8 +312,8 @@ pub trait LibraryStore: Send + Sync + 'static {
     /// The id of the library (published or not) whose slug is `slug`, if any.
     async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError>;
 
-    /// Deletes a library with its sections and entries (not its assets). `false` if there was
-    /// none.
+    /// Deletes a library with its sections, entries and passes (not its assets), in one
+    /// change. `false` if there was none.
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError>;
 
     /// Adds one view to a published library and returns the new count with the library's
@@ -337,4 +368,48 @@ pub trait MetaStore: Send + Sync + 'static {
     async fn flush(&self) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// Library passes: what buyers of a paid library get, found by the SHA-256 of the pass, with
+/// their download counters; and how the published libraries holding an asset sell it.
+#[async_trait]
+pub trait PassStore: Send + Sync + 'static {
+    /// Stores a new pass. The library must exist when the change lands (a pass made while its
+    /// library is deleted either fails or goes with it): else [`StoreError::UnknownLibrary`].
+    /// A pass with the same id is [`StoreError::DuplicateId`], one with the same hash
+    /// [`StoreError::DuplicateKeyHash`]; nothing changes then.
+    async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError>;
+
+    /// The pass with this SHA-256 hash, revoked or expired ones included.
+    async fn find_pass(&self, token_hash: &[u8; 32]) -> Result<Option<LibraryPass>, StoreError>;
+
+    /// The pass with this id.
+    async fn get_pass(&self, id: Uuid) -> Result<Option<LibraryPass>, StoreError>;
+
+    /// One page of the passes of the library `library_id` (`limit` of them from `offset`),
+    /// newest `created_at` first, then by id descending; and how many it has in all.
+    async fn list_passes(
+        &self,
+        library_id: Uuid,
+        offset: u64,
+        limit: u32,
+    ) -> Result<Page<LibraryPass>, StoreError>;
+
+    /// Marks a pass revoked at `at` (a pass already revoked keeps its first time), durably.
+    /// `false` if there is no such pass.
+    async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError>;
+
+    /// Spends one download of the pass `id` at `now`, atomically: when the pass exists, is
+    /// not revoked, expires after `now` and has downloads left (`downloads_used <
+    /// max_downloads`, or no limit), `downloads_used` grows by one, durably, and the answer is
+    /// [`PassSpend::Spent`] with the pass as it is then. Otherwise nothing changes:
+    /// [`PassSpend::Exhausted`] for a live pass without downloads left, [`PassSpend::Dead`]
+    /// for a missing, revoked or expired one. Concurrent calls, from any process sharing the
+    /// store, never spend past the limit and never lose a download.
+    async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError>;
+
+    /// For each of these assets that a published library holds: whether a published paid
+    /// library holds it, and whether a published free one does (each asset once, in any
+    /// order; none for an asset no published library holds).
+    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError>;
 }
