@@ -106,12 +106,17 @@ pub(crate) fn unknown_asset(id: Uuid) -> StoreError {
     StoreError::UnknownAsset { id }
 }
 
-/// An insert of a record (an asset, a key) whose id exists.
+/// A pass made for a library that does not exist.
+pub(crate) fn unknown_library(id: Uuid) -> StoreError {
+    StoreError::UnknownLibrary { id }
+}
+
+/// An insert of a record (an asset, a key, a pass) whose id exists.
 pub(crate) fn duplicate_id(id: Uuid) -> StoreError {
     StoreError::DuplicateId { id }
 }
 
-/// An insert of a key whose hash exists.
+/// An insert of a key or a pass whose hash exists.
 pub(crate) fn duplicate_key_hash() -> StoreError {
     StoreError::DuplicateKeyHash
 }
@@ -120,4 +125,10 @@ pub(crate) fn duplicate_key_hash() -> StoreError {
 pub(crate) fn unique_violation(e: &tokio_postgres::Error) -> Option<&str> {
     let db = e.as_db_error()?;
     (db.code() == &SqlState::UNIQUE_VIOLATION).then(|| db.constraint().unwrap_or(""))
+}
+
+/// The constraint a foreign key violation broke, if `e` is one.
+pub(crate) fn foreign_key_violation(e: &tokio_postgres::Error) -> Option<&str> {
+    let db = e.as_db_error()?;
+    (db.code() == &SqlState::FOREIGN_KEY_VIOLATION).then(|| db.constraint().unwrap_or(""))
 }

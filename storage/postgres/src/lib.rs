@@ -31,7 +31,9 @@
 //! `schema_migrations` table records the versions applied. A database migrated by a newer
 //! version of this crate is refused with [`Error::SchemaTooNew`]. The first migration runs
 //! `CREATE EXTENSION IF NOT EXISTS pg_trgm` (a trusted extension: a role with `CREATE` on the
-//! database may install it).
+//! database may install it). Version 7 (library passes) also gives every API key that has the
+//! scope `write:assets` the scope `read:paid`, under a lock that holds key writes until it
+//! commits; keys that have it already are left as they are.
 //!
 //! ## Why tokio-postgres
 //!
@@ -53,10 +55,14 @@
 //! | `list_libraries` | one statement, like `list_assets`, with each library's count of published assets (from its entries' copies of `published`) |
 //! | `load_library` | one statement: the library with its sections and its entries, as arrays; each entry holds a copy of its asset's title, description, type, thumbnail and `published`, so no asset is read |
 //! | `put_library` | one transaction (write lock; slug check pipelined with the placed assets' lock; then the writes pipelined, the entries with copies of their assets' page fields) |
-//! | `delete_library` | one `DELETE` (sections, entries and counters cascade) |
+//! | `delete_library` | one `DELETE` (sections, entries, counters and passes cascade) |
 //! | `record_library_view`, `record_download` | one `UPDATE ... RETURNING` on a narrow counter table, sent with `SET LOCAL synchronous_commit = off` in the same message |
 //! | `assets_version` | one `SELECT` of the sum of the 16 `asset_versions` rows, which a statement trigger on `assets` and on the download counters moves in the writing transaction (migration 5) |
 //! | keys | one statement each; `find_key` by a unique index on the hash |
+//! | `insert_pass`, `find_pass`, `get_pass`, `revoke_pass` | one statement each; `find_pass` by a unique index on the hash; the pass's foreign key to its library (`ON DELETE CASCADE`) makes an insert racing the library's delete fail or go with it |
+//! | `list_passes` | one statement, like `list_assets`: the library's count and page through `passes_library_created_idx` |
+//! | `spend_pass` | one statement: an `UPDATE ... RETURNING` that adds the download only while the pass is live and below its limit, and, when it adds none, the pass as the statement's snapshot holds it, to answer `Exhausted` or `Dead`; run a second time only when a concurrent change overtook that snapshot |
+//! | `published_holders` | one `SELECT` of the assets' entries (index `library_entries_asset_idx`) joined to their published libraries, `bool_or` of `is_paid` and of `NOT is_paid` per asset |
 //!
 //! ## Changes, deletes and locks
 //!
@@ -95,7 +101,8 @@
 //! entries, so the count follows every change of an asset's publication and every delete.
 //! `title_lower` is the title lowercased in Rust by `str::to_lowercase` and compared with
 //! `COLLATE "C"` (byte order), exactly as the other stores sort, whatever the database's
-//! locale.
+//! locale. A library's passes are listed through `(library_id, created_at DESC, id DESC)`, so
+//! a page costs the same whatever the number of passes.
 //!
 //! Search keeps assets whose lowercased title or description (`title_lower`,
 //! `description_lower`, lowercased in Rust) contains the lowercased needle, as a `LIKE
@@ -113,7 +120,8 @@
 //! `synchronous_commit = off`, so a count reaches the disk in the background (at most three
 //! times `wal_writer_delay` later, 600 ms by default) and a crash of the database server loses
 //! at most the counts of that moment, never anything else. Counts are exact under any
-//! concurrency.
+//! concurrency. A pass's `downloads_used` is not such a counter but a limit: a spend commits
+//! with the normal `synchronous_commit`, so every download answered stays counted.
 //!
 //! Timestamps are kept as `timestamptz`, to the microsecond; every call returns what is
 //! stored.
@@ -133,6 +141,7 @@ mod keys;
 mod libraries;
 mod lifecycle;
 mod migrate;
+mod passes;
 mod schema;
 mod store;
 mod websites;

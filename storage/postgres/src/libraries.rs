@@ -446,7 +446,7 @@ impl PgStore {
 
     pub(crate) async fn delete_library_impl(&self, id: Uuid) -> Result<bool, Failure> {
         let s = &self.schema.q;
-        // Sections, entries and counters go with it (ON DELETE CASCADE).
+        // Sections, entries, counters and passes go with it (ON DELETE CASCADE).
         let sql = format!("DELETE FROM {s}.libraries WHERE id = $1");
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;

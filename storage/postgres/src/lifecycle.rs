@@ -18,6 +18,12 @@
 //! 5. library entries;
 //! 6. the list counts, which the `assets` triggers change as a statement ends.
 //!
+//! Passes come after their library: a [`delete_library`](PgStore::delete_library_impl)
+//! locks the library row, then its passes by the cascade; an insert of a pass locks its
+//! library `FOR KEY SHARE` (the foreign key check) and nothing else; a spend or a revocation
+//! locks the one pass and nothing else (it changes no key column, so the foreign key takes no
+//! lock).
+//!
 //! Each entry keeps a copy of its asset's page fields (title, description, type, thumbnail,
 //! `published`; schema version 6), which a trigger on `assets` rewrites as the asset's
 //! `UPDATE` runs. A change locks its asset `FOR UPDATE` before that, which waits for every

@@ -12,4 +12,5 @@ mod concurrency;
 mod conformance;
 mod lifecycle;
 mod migrations;
+mod passes;
 mod schema;

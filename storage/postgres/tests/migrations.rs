@@ -1,9 +1,9 @@
-//! Migrations: concurrent first connects, reconnects, an upgrade of a database with data in
-//! it, and a schema newer than this crate.
+//! Migrations: concurrent first connects, reconnects, upgrades of databases with data in
+//! them, and a schema newer than this crate.
 
 use assetlib_core::store::prelude::*;
 use assetlib_core::testing::sample_asset;
-use assetlib_core::{AssetChange, AssetQuery, AssetStatus, AssetType, EntryAsset};
+use assetlib_core::{AssetChange, AssetQuery, AssetStatus, AssetType, EntryAsset, Scope};
 use assetlib_postgres::{Error, PgConfig, PgStore, SCHEMA_VERSION};
 use assetlib_testkit::postgres::TestCluster;
 
@@ -348,4 +348,102 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
         shown(store.clone()).await,
         vec![(pdf, report), (image, photo)]
     );
+}
+
+/// A database at version 6 with keys in it is upgraded at connect: every key that may write
+/// assets gains `read:paid` (once, after its other scopes), the others keep their scopes, and
+/// the libraries there can have passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_from_version_6_gives_writers_of_assets_read_paid() {
+    let db = TestCluster::shared().empty_database().await;
+    let (client, conn) = raw_client(db.url()).await;
+    client
+        .batch_execute(&format!(
+            "CREATE EXTENSION pg_trgm; CREATE SCHEMA assetlib; \
+             CREATE TABLE assetlib.schema_migrations ( \
+                 version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now()); \
+             {}; {}; {}; {}; {}; {}; \
+             INSERT INTO assetlib.schema_migrations (version) \
+             VALUES (1), (2), (3), (4), (5), (6);",
+            fill(include_str!("../migrations/0001_initial.sql")),
+            fill(include_str!("../migrations/0002_sharded_asset_counts.sql")),
+            fill(include_str!("../migrations/0003_drafts.sql")),
+            fill(include_str!("../migrations/0004_secrets.sql")),
+            fill(include_str!("../migrations/0005_asset_versions.sql")),
+            fill(include_str!("../migrations/0006_entry_copies.sql")),
+        ))
+        .await
+        .expect("a version 6 database");
+    let keys: [(&str, &[&str]); 4] = [
+        ("writer", &["read:assets", "write:assets"]),
+        ("reader", &["read:assets", "read:libraries"]),
+        ("payer", &["write:assets", "read:paid"]),
+        ("librarian", &["write:libraries"]),
+    ];
+    for (n, (name, scopes)) in keys.iter().enumerate() {
+        client
+            .execute(
+                "INSERT INTO assetlib.api_keys (id, name, key_hash, scopes, created_at) \
+                 VALUES (gen_random_uuid(), $1, $2, $3, $4)",
+                &[
+                    name,
+                    &vec![n as u8; 32],
+                    scopes,
+                    &(chrono::Utc::now() + chrono::Duration::seconds(n as i64)),
+                ],
+            )
+            .await
+            .expect("key");
+    }
+    let library = uuid::Uuid::new_v4();
+    client
+        .execute(
+            "INSERT INTO assetlib.libraries (id, title, slug, show_asset_count, \
+                 allow_individual_downloads, allow_bulk_download, is_paid, currency, published, \
+                 published_at, created_at, updated_at) \
+             VALUES ($1, 'Kit', 'kit', true, true, true, true, 'USD', true, now(), now(), \
+                     now())",
+            &[&library],
+        )
+        .await
+        .expect("library");
+    client
+        .execute(
+            "INSERT INTO assetlib.library_counters (library_id, content_version, published) \
+             VALUES ($1, nextval('assetlib.content_versions'), true)",
+            &[&library],
+        )
+        .await
+        .expect("library counter");
+    drop(client);
+    let _ = conn.await;
+
+    let store = PgStore::connect(db.url()).await.expect("upgrade");
+    assert_eq!(versions(&store, "assetlib").await, all_versions());
+    let found: Vec<(String, Vec<Scope>)> = store
+        .list_keys()
+        .await
+        .expect("keys")
+        .into_iter()
+        .map(|k| (k.name, k.scopes))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (
+                "writer".into(),
+                vec![Scope::ReadAssets, Scope::WriteAssets, Scope::ReadPaid]
+            ),
+            (
+                "reader".into(),
+                vec![Scope::ReadAssets, Scope::ReadLibraries]
+            ),
+            ("payer".into(), vec![Scope::WriteAssets, Scope::ReadPaid]),
+            ("librarian".into(), vec![Scope::WriteLibraries]),
+        ]
+    );
+
+    let pass = assetlib_core::testing::sample_pass(library, 9, 0);
+    store.insert_pass(pass.clone()).await.expect("a pass");
+    assert_eq!(store.find_pass(&[9; 32]).await.expect("find"), Some(pass));
 }

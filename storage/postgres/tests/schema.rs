@@ -70,6 +70,7 @@ async fn custom_schema_holds_every_table() {
             "library_counters",
             "library_entries",
             "library_sections",
+            "passes",
             "schema_migrations",
             "secrets",
         ]
