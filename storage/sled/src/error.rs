@@ -90,6 +90,9 @@ pub(crate) enum Error {
     /// A library write places an asset that does not exist.
     #[error("asset {0} does not exist")]
     UnknownAsset(uuid::Uuid),
+    /// A pass is made for a library that does not exist.
+    #[error("library {0} does not exist")]
+    UnknownLibrary(uuid::Uuid),
     /// A record with this id exists.
     #[error("a record with id {0} exists")]
     DuplicateId(uuid::Uuid),
@@ -119,6 +122,7 @@ impl From<Error> for StoreError {
             Error::SlugTaken(slug) => StoreError::SlugTaken { slug },
             Error::DuplicateId(id) => StoreError::DuplicateId { id },
             Error::UnknownAsset(id) => StoreError::UnknownAsset { id },
+            Error::UnknownLibrary(id) => StoreError::UnknownLibrary { id },
             Error::DuplicateKeyHash => StoreError::DuplicateKeyHash,
             e @ (Error::Decode { .. }
             | Error::Invalid { .. }

@@ -67,6 +67,9 @@
 //! | `keys` | key `id` | API key record |
 //! | `key_hashes` | SHA-256 of the key | key `id` |
 //! | `key_idx_created` | `ts(created_at)` + `id` | empty |
+//! | `passes` | pass `id` | library pass record (its library's `id`, SHA-256, label, expiry, download limit and count, asset subset, creation and revocation times) |
+//! | `pass_hashes` | SHA-256 of the pass | pass `id` |
+//! | `library_passes` | library `id` | the library's passes, each as `ts(created_at)` + pass `id`, in descending order (newest first, then by `id` descending; absent when it has none) |
 //! | `versions` | `n` / `l` + library `id` | last content version handed out / a library's version (`u64`; see `versions.rs`) |
 //!
 //! Only published libraries enter the library indexes and counts. Every asset enters the
@@ -78,6 +81,12 @@
 //! without the copy of their asset's fields. Opening such a directory upgrades it first (see
 //! `migrate.rs`), in a way that a crash part way simply runs again.
 //!
+//! Format 4 adds library passes (the trees `passes`, `pass_hashes` and `library_passes`) and
+//! the scope codes 5 (`read:paid`) and 6 (`write:passes`) in key records; format 3 knew codes
+//! 1 to 4 (`read:assets`, `write:assets`, `read:libraries`, `write:libraries`). The upgrade
+//! to 4 gives `read:paid` to every key that has `write:assets` (DESIGN.md, "Library passes"):
+//! such a key could download every file before paid files existed, and still can.
+//!
 //! ## Costs
 //!
 //! | call | work |
@@ -87,14 +96,18 @@
 //! | `list_libraries` | one count read, O(min(offset, total - offset) + limit) index keys, one record and one counter read per item |
 //! | `load_library` | one record read, one prefix scan of its items (each entry holds the asset fields the page shows), one counter read; no asset read |
 //! | `put_library` | one transaction: the old items read and removed, the new ones written, one asset read per asset placed (it must exist; the published count; the entries' copies), and the uses of each asset of the old and new document rewritten (their size grows with the libraries holding the asset), then a flush |
-//! | `delete_library` | one transaction removing the record, its items, index keys and counters and rewriting the uses of each asset it held, then a flush |
+//! | `delete_library` | one transaction removing the record, its items, index keys and counters, rewriting the uses of each asset it held, and removing its pass list and each pass it names (one record read per pass, for its hash entry), then a flush |
 //! | `insert_asset` | one transaction (record, slug claim, twelve index keys, two counts, download counter), then a flush |
 //! | `update_asset` | one transaction: the record, the index keys that change (counts when `published` flips), one read of the asset's uses, and per library holding it a new version; when a field a page shows changes (title, description, thumbnail, `published`), also its record read and each of the asset's entries in it read and rewritten with the new copy (and the record rewritten when `published` flips), then a flush |
 //! | `delete_asset` | one transaction: one read of the asset's uses (and one record read per library holding it); unless refused, the record, twelve index keys, two counts, the download counter and the uses removed, and per library holding it its entries emptied, its record rewritten and a new version, then a flush |
 //! | `asset_usage` | one read of the asset's uses and one record read per library holding it |
 //! | `record_library_view` | one library record read, one version read, one counter read and an addition in memory, on the calling task; no write of its own (see below) |
 //! | `record_download` | one counter read and an addition in memory, on the calling task; no write of its own |
-//! | `get_asset`, `find_key` | one or two key lookups, run on the calling task (no blocking thread) |
+//! | `insert_pass` | one transaction: one library record read, the id and hash checked, the record and hash entry written, and the library's pass list read and rewritten whole (its size grows with the library's passes), then a flush |
+//! | `list_passes` | one read of the library's pass list (the total), then one record read per pass of the page |
+//! | `revoke_pass`, `spend_pass` | one transaction on the pass record (a spend checks it and adds one), then a flush; concurrent spends share flushes by group commit |
+//! | `published_holders` | one read of each asset's uses, and one record read per library they name (each library once per call) |
+//! | `get_asset`, `find_key`, `get_pass`, `find_pass` | one or two key lookups, run on the calling task (no blocking thread) |
 //!
 //! Counters (views and downloads) are exact at once but wait for no write and no flush: a
 //! count is added to a delta in memory (`counting`), a thread adds the deltas to the stored
@@ -126,6 +139,11 @@
 //! in the change's transaction, so a load (which reads no asset) never shows an older asset
 //! than a read of the asset after it. (A sled transaction cannot scan, so `asset_uses` keeps
 //! one key per asset that the transactions read whole; see `lifecycle.rs`.)
+//!
+//! A library's passes go with it in the transaction of `delete_library`, found through its
+//! one key in `library_passes`, kept the same way: `insert_pass` reads the library record and
+//! rewrites the list in its transaction, so a pass made while its library is deleted either
+//! comes first (and goes with the library) or finds the library missing (`passes.rs`).
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
 #![cfg_attr(test, allow(unused_crate_dependencies))]
@@ -139,6 +157,7 @@ mod error;
 mod libraries;
 mod lifecycle;
 mod migrate;
+mod passes;
 mod record;
 mod tree_keys;
 mod tx;
@@ -163,7 +182,7 @@ use error::Error;
 
 /// The on-disk format this crate writes. It reads this one and upgrades older ones when it
 /// opens them.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 
@@ -206,6 +225,9 @@ pub(crate) struct Inner {
     pub(crate) keys: Tree,
     pub(crate) key_hashes: Tree,
     pub(crate) key_idx_created: Tree,
+    pub(crate) passes: Tree,
+    pub(crate) pass_hashes: Tree,
+    pub(crate) library_passes: Tree,
     pub(crate) versions: Tree,
     /// Records and index keys read so far (see [`SledStore::records_read`]).
     reads: AtomicU64,
@@ -304,6 +326,9 @@ impl SledStore {
             keys: tree("keys")?,
             key_hashes: tree("key_hashes")?,
             key_idx_created: tree("key_idx_created")?,
+            passes: tree("passes")?,
+            pass_hashes: tree("pass_hashes")?,
+            library_passes: tree("library_passes")?,
             versions: tree("versions")?,
             reads: AtomicU64::new(0),
             assets_version: AtomicU64::new(0),
@@ -342,7 +367,9 @@ impl SledStore {
     /// Walks every record and index and reports where they disagree: index keys without a
     /// record or missing for one, counts that differ from the records, slugs not claimed,
     /// library items that no record owns, entries of missing assets, entries whose copy of
-    /// their asset's fields differs from the asset, asset uses that differ from the entries, and library asset counts or versions that are off. Reads the whole
+    /// their asset's fields differs from the asset, asset uses that differ from the entries,
+    /// library asset counts or versions that are off, and passes of missing libraries or
+    /// whose hash entry or place in their library's list is missing. Reads the whole
     /// database: for checks and tests, not for serving.
     ///
     /// # Errors

@@ -20,7 +20,7 @@ use uuid::Uuid;
 use crate::error::{Error, TxError, abort};
 use crate::record::{AssetRec, EntryCopy, ItemRec, LibraryRec, decode, decode_id, encode};
 use crate::tx::{self, add_count};
-use crate::{Inner, SledStore, tree_keys, versions};
+use crate::{Inner, SledStore, passes, tree_keys, versions};
 
 /// How often a library load reads again when replaces keep racing it before giving up.
 const LOAD_ATTEMPTS: usize = 100;
@@ -298,9 +298,10 @@ impl Inner {
         Ok(outcome)
     }
 
-    /// Deletes a library, its items, slug claim, index keys, counts, asset uses and view
-    /// counter in one transaction, with the views counted but not yet written (under the
-    /// counting lock, so none lands in between; see [`crate::counting`]).
+    /// Deletes a library, its items, slug claim, index keys, counts, asset uses, view
+    /// counter and passes (records, hash entries and its list of them) in one transaction,
+    /// with the views counted but not yet written (under the counting lock, so none lands in
+    /// between; see [`crate::counting`]).
     pub(crate) fn delete_library(&self, id: Uuid) -> Result<bool, Error> {
         let mut deltas = self.counting.lock();
         let deleted = (
@@ -313,9 +314,25 @@ impl Inner {
             &self.counters,
             &self.asset_uses,
             &self.versions,
+            &self.passes,
+            &self.pass_hashes,
+            &self.library_passes,
         )
             .transaction(
-                |(libs, slugs, items, published, workspaces, counts, counters, uses, versions)| {
+                |(
+                    libs,
+                    slugs,
+                    items,
+                    published,
+                    workspaces,
+                    counts,
+                    counters,
+                    uses,
+                    versions,
+                    passes,
+                    pass_hashes,
+                    pass_lists,
+                )| {
                     let Some(v) = libs.get(id.as_bytes())? else {
                         return Ok(false);
                     };
@@ -325,6 +342,7 @@ impl Inner {
                     libs.remove(&id.as_bytes()[..])?;
                     counters.remove(&tree_keys::views(id)[..])?;
                     versions::remove_library(versions, id)?;
+                    passes::remove_library_passes(passes, pass_hashes, pass_lists, id)?;
                     Ok(true)
                 },
             )?;

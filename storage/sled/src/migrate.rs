@@ -14,6 +14,14 @@
 //! ([`ItemRec::BareEntry`], the same encoding). The upgrade to 3 rewrites each library's
 //! current entry items with copies from the asset records, one batch per library.
 //!
+//! Format 4 adds library passes (new trees, empty in an upgraded directory) and the scopes
+//! `read:paid` and `write:passes` (codes 5 and 6). The upgrade to 4 gives `read:paid` to
+//! every key that has `write:assets` and lacks it, in one batch; keys that have it are left
+//! as they are, so it too may run any number of times. A format-3 version of this crate
+//! that opens a directory whose upgrade to 4 was cut short after the batch fails, with an
+//! unknown scope code, on the keys that gained `read:paid` (it cannot read them, and cannot
+//! change them), and reads everything else.
+//!
 //! The upgrades derive everything they write from the records, and the one to 2 begins by
 //! clearing what format 2 adds, so a run cut short (a crash, or an older version of this crate
 //! writing to the directory in between) is simply run again on the next open: the format
@@ -26,12 +34,15 @@
 
 use std::collections::BTreeMap;
 
+use assetlib_core::Scope;
 use sled::{Batch, Tree};
 use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::Error;
-use crate::record::{AssetRec, EntryCopy, ItemRec, LibraryRec, UsesRec, decode, decode_id, encode};
+use crate::record::{
+    AssetRec, EntryCopy, ItemRec, KeyRec, LibraryRec, UsesRec, decode, decode_id, encode,
+};
 use crate::tree_keys;
 use crate::versions;
 
@@ -51,6 +62,28 @@ impl Inner {
         if from < 3 {
             self.upgrade_to_3()?;
         }
+        if from < 4 {
+            self.upgrade_to_4()?;
+        }
+        Ok(())
+    }
+
+    /// Gives `read:paid` to every key that has `write:assets` and lacks it, all in one batch
+    /// (a store has a few keys, not millions): its code is added at the end of the key's
+    /// scopes, and nothing else of the record changes.
+    fn upgrade_to_4(&self) -> Result<(), Error> {
+        let write_assets = tree_keys::scope_code(Scope::WriteAssets);
+        let read_paid = tree_keys::scope_code(Scope::ReadPaid);
+        let mut batch = Batch::default();
+        for kv in self.keys.iter() {
+            let (key, value) = kv?;
+            let mut rec: KeyRec = decode(KeyRec::WHAT, &value)?;
+            if rec.scopes.contains(&write_assets) && !rec.scopes.contains(&read_paid) {
+                rec.scopes.push(read_paid);
+                batch.insert(key, encode(KeyRec::WHAT, &rec)?);
+            }
+        }
+        self.keys.apply_batch(batch)?;
         Ok(())
     }
 

@@ -95,6 +95,8 @@ pub(crate) fn scope_code(s: Scope) -> u8 {
         Scope::WriteAssets => 2,
         Scope::ReadLibraries => 3,
         Scope::WriteLibraries => 4,
+        Scope::ReadPaid => 5,
+        Scope::WritePasses => 6,
     }
 }
 
@@ -282,6 +284,12 @@ pub(crate) fn key_created(created_at: &DateTime<Utc>, id: Uuid) -> [u8; 28] {
     library_published(created_at, id)
 }
 
+/// A pass's place in its library's list (`library_passes`): `ts(created_at)` + id, so the
+/// list, kept in descending byte order, runs newest first and then by id descending.
+pub(crate) fn pass_place(created_at: &DateTime<Utc>, id: Uuid) -> [u8; 28] {
+    library_published(created_at, id)
+}
+
 /// A big-endian `u64` (counts and counters).
 pub(crate) fn decode_u64(what: &'static str, bytes: &[u8]) -> Result<u64, Error> {
     <[u8; 8]>::try_from(bytes)
@@ -355,6 +363,22 @@ mod tests {
             assert_eq!(scope_from_code(scope_code(s)).ok(), Some(s));
         }
         assert!(type_from_code(200).is_err());
+    }
+
+    #[test]
+    fn scope_codes_are_fixed() {
+        let codes = Scope::ALL.map(|s| (s.as_str(), scope_code(s)));
+        assert_eq!(
+            codes,
+            [
+                ("read:assets", 1),
+                ("write:assets", 2),
+                ("read:libraries", 3),
+                ("write:libraries", 4),
+                ("read:paid", 5),
+                ("write:passes", 6),
+            ]
+        );
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! [`Integrity`]: a full walk that checks every index and count against the records.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use sled::{IVec, Tree};
 use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::Error;
+use crate::passes::{PassListRec, PassRec};
 use crate::record::{
     AssetRec, EntryCopy, ItemRec, KeyRec, LibraryRec, UsesRec, decode, decode_id, encode,
 };
@@ -29,6 +30,8 @@ pub struct Integrity {
     pub published_libraries: u64,
     /// API key records.
     pub keys: u64,
+    /// Library pass records.
+    pub passes: u64,
     /// Each disagreement found, in words. Empty when the database is consistent.
     pub problems: Vec<String>,
 }
@@ -191,6 +194,7 @@ impl Inner {
         let mut items = Expect::new("library_items", &self.library_items);
         let mut uses: BTreeMap<Uuid, UsesRec> = BTreeMap::new();
         let mut versions = Expect::new("versions", &self.versions);
+        let mut library_ids = HashSet::new();
         let last_version = match self.versions.get(versions::LAST)? {
             Some(v) => {
                 versions.key(versions::LAST);
@@ -202,6 +206,7 @@ impl Inner {
             let (k, v) = kv?;
             out.libraries += 1;
             let id = id_of(&k)?;
+            library_ids.insert(id);
             let rec: LibraryRec = match decode(LibraryRec::WHAT, &v) {
                 Ok(r) => r,
                 Err(e) => {
@@ -269,6 +274,7 @@ impl Inner {
         }
         hashes.check(p)?;
         by_created.check(p)?;
+        out.passes = self.verify_passes(&library_ids, p)?;
 
         // Kept counts and counters.
         let mut stored_counts = BTreeMap::new();
@@ -287,6 +293,39 @@ impl Inner {
         }
         counter_keys.check(p)?;
         Ok(out)
+    }
+
+    /// Checks the passes: each decodes, belongs to a library that exists, has its hash
+    /// entry, and has its place in its library's list; the lists name no other pass. Returns
+    /// how many pass records there are.
+    fn verify_passes(&self, libraries: &HashSet<Uuid>, p: &mut Vec<String>) -> Result<u64, Error> {
+        let mut count = 0;
+        let mut hashes = Expect::new("pass_hashes", &self.pass_hashes);
+        let mut lists: BTreeMap<Uuid, PassListRec> = BTreeMap::new();
+        for kv in self.passes.iter() {
+            let (k, v) = kv?;
+            count += 1;
+            let id = id_of(&k)?;
+            match decode::<PassRec>(PassRec::WHAT, &v).and_then(|r| r.into_pass(id)) {
+                Ok(pass) => {
+                    if !libraries.contains(&pass.library_id) {
+                        p.push(format!("pass {id}: of missing library {}", pass.library_id));
+                    }
+                    hashes.pair(pass.token_hash, id.as_bytes().to_vec());
+                    let place = tree_keys::pass_place(&pass.created_at, id);
+                    lists.entry(pass.library_id).or_default().places.push(place);
+                }
+                Err(e) => p.push(format!("pass {id}: {e}")),
+            }
+        }
+        hashes.check(p)?;
+        let mut library_passes = Expect::new("library_passes", &self.library_passes);
+        for (library, mut list) in lists {
+            list.places.sort_unstable_by(|a, b| b.cmp(a));
+            library_passes.pair(library.as_bytes(), encode(PassListRec::WHAT, &list)?);
+        }
+        library_passes.check(p)?;
+        Ok(count)
     }
 
     /// Checks the items of one library: every entry's asset exists, the entry's copy of its

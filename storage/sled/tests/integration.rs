@@ -11,4 +11,5 @@ mod conformance;
 mod crash;
 mod lifecycle;
 mod open;
+mod passes;
 mod scale;

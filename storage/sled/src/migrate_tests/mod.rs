@@ -1,6 +1,7 @@
 //! The upgrades: from format 1, a directory written key by key in format 1's layout, opened;
 //! from format 2 (in `v2`), a directory whose entries are stored as format 2 stored them,
-//! opened. The helpers here serve both.
+//! opened; from format 3 (in `v3`), a directory whose keys know format 3's scopes only,
+//! opened. The helpers here serve them all.
 
 use assetlib_core::store::prelude::*;
 use std::path::Path;
@@ -442,3 +443,4 @@ async fn an_interrupted_upgrade_runs_again_cleanly() {
 }
 
 mod v2;
+mod v3;
