@@ -36,7 +36,7 @@
 //! let (_, key) = service.create_key("docs", vec![Scope::ReadLibraries], None).await?;
 //! let auth = format!("Bearer {key}");
 //! let reply = service
-//!     .handle(Operation::ListLibraries, None, RawRequest {
+//!     .handle(Operation::ListLibraries, &[], RawRequest {
 //!         authorization: Some(auth.as_bytes()),
 //!         ..RawRequest::default()
 //!     })

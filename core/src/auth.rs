@@ -1,7 +1,9 @@
-//! API keys: the `Authorization` header -> key -> SHA-256 -> principal, and scope checks.
+//! Credentials: the `Authorization` header -> an API key or a library pass -> SHA-256 ->
+//! principal, and scope checks.
 //!
-//! Keys look like `alk_` followed by 43 base64url characters (32 random bytes). Only their
-//! SHA-256 is stored.
+//! Keys look like `alk_` followed by 43 base64url characters (32 random bytes), passes like
+//! `alp_` followed by the same. Only their SHA-256 is stored. A key is sent as `Bearer alk_...`,
+//! a pass as `Pass alp_...`.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -15,6 +17,22 @@ use crate::model::{ApiKey, Scope};
 pub const KEY_PREFIX: &str = "alk_";
 /// Length of a whole key: the prefix and 43 base64url characters.
 pub const KEY_LEN: usize = KEY_PREFIX.len() + 43;
+/// The prefix of every library pass.
+pub const PASS_PREFIX: &str = "alp_";
+
+/// The 401 of every pass that does not work, whatever is wrong with it (malformed, unknown,
+/// expired, revoked): one answer, so it tells nothing about which.
+pub const PASS_INVALID: ApiError =
+    ApiError::Unauthorized("Library pass is invalid, expired or revoked");
+
+/// What an `Authorization` header carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential<'h> {
+    /// `Bearer alk_...`: an API key of the right shape.
+    Key(&'h str),
+    /// `Pass alp_...`: a library pass of the right shape.
+    Pass(&'h str),
+}
 
 /// A freshly made key: the secret (shown once) and its hash (stored).
 #[derive(Debug, Clone)]
@@ -27,9 +45,18 @@ pub struct NewKey {
 
 /// Makes a new random key.
 pub fn generate_key() -> Result<NewKey, getrandom::Error> {
+    generate(KEY_PREFIX)
+}
+
+/// Makes a new random library pass (the same shape as a key, with [`PASS_PREFIX`]).
+pub fn generate_pass() -> Result<NewKey, getrandom::Error> {
+    generate(PASS_PREFIX)
+}
+
+fn generate(prefix: &str) -> Result<NewKey, getrandom::Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes)?;
-    let secret = format!("{KEY_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes));
+    let secret = format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes));
     let hash = hash_key(&secret);
     Ok(NewKey { secret, hash })
 }
@@ -41,9 +68,18 @@ pub fn hash_key(key: &str) -> [u8; 32] {
 
 /// Whether `key` has the shape of a key (so malformed ones are refused without a lookup).
 pub fn is_well_formed(key: &str) -> bool {
-    key.len() == KEY_LEN
-        && key.starts_with(KEY_PREFIX)
-        && key[KEY_PREFIX.len()..]
+    has_shape(key, KEY_PREFIX)
+}
+
+/// Whether `pass` has the shape of a library pass.
+pub fn is_well_formed_pass(pass: &str) -> bool {
+    has_shape(pass, PASS_PREFIX)
+}
+
+fn has_shape(secret: &str, prefix: &str) -> bool {
+    secret.len() == KEY_LEN
+        && secret.starts_with(prefix)
+        && secret[prefix.len()..]
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
@@ -51,17 +87,33 @@ pub fn is_well_formed(key: &str) -> bool {
 /// Takes the key out of an `Authorization` header value: `Bearer <key>` (the scheme in any
 /// case, as RFC 9110 allows). A missing header, another scheme, or a malformed key is 401.
 pub fn bearer_key(header: Option<&[u8]>) -> Result<&str, ApiError> {
+    match credential(header)? {
+        Credential::Key(key) => Ok(key),
+        Credential::Pass(_) => Err(bad_header()),
+    }
+}
+
+/// What an `Authorization` header value carries: `Bearer <key>` or `Pass <library pass>` (the
+/// scheme in any case, as RFC 9110 allows). A missing header, another scheme, or a malformed
+/// key is 401; a malformed pass is [`PASS_INVALID`].
+pub fn credential(header: Option<&[u8]>) -> Result<Credential<'_>, ApiError> {
     let header = header.ok_or(ApiError::Unauthorized("Missing Authorization header"))?;
     let header = std::str::from_utf8(header).map_err(|_| bad_header())?;
-    let (scheme, key) = header.split_once(' ').ok_or_else(bad_header)?;
+    let (scheme, secret) = header.split_once(' ').ok_or_else(bad_header)?;
+    let secret = secret.trim_matches(' ');
+    if scheme.eq_ignore_ascii_case("pass") {
+        return match is_well_formed_pass(secret) {
+            true => Ok(Credential::Pass(secret)),
+            false => Err(PASS_INVALID),
+        };
+    }
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(bad_header());
     }
-    let key = key.trim_matches(' ');
-    if !is_well_formed(key) {
+    if !is_well_formed(secret) {
         return Err(ApiError::Unauthorized("Invalid API key"));
     }
-    Ok(key)
+    Ok(Credential::Key(secret))
 }
 
 fn bad_header() -> ApiError {
@@ -181,6 +233,43 @@ mod tests {
         );
         let wrong_alphabet = format!("{KEY_PREFIX}{}", "+".repeat(43));
         assert!(bearer_key(Some(format!("Bearer {wrong_alphabet}").as_bytes())).is_err());
+    }
+
+    #[test]
+    fn pass_header_forms() {
+        let pass = generate_pass().unwrap().secret;
+        assert!(pass.starts_with(PASS_PREFIX) && is_well_formed_pass(&pass));
+        assert!(!is_well_formed(&pass), "a pass is not a key");
+        for header in [format!("Pass {pass}"), format!("pass  {pass} ")] {
+            assert_eq!(
+                credential(Some(header.as_bytes())).unwrap(),
+                Credential::Pass(&pass)
+            );
+        }
+        let key = generate_key().unwrap().secret;
+        assert!(!is_well_formed_pass(&key), "a key is not a pass");
+        for bad in [
+            format!("Pass {key}"),
+            "Pass alp_short".to_owned(),
+            format!("Pass {}", &pass[..pass.len() - 1]),
+            format!("Pass {}+", &pass[..pass.len() - 1]),
+        ] {
+            let e = credential(Some(bad.as_bytes())).unwrap_err();
+            assert_eq!(e.message(), PASS_INVALID.message(), "{bad}");
+        }
+        // A pass sent as a key is a malformed key; a key-only path refuses a pass.
+        assert_eq!(
+            unauthorized_message(
+                credential(Some(format!("Bearer {pass}").as_bytes())).unwrap_err()
+            ),
+            "Invalid API key"
+        );
+        assert_eq!(
+            bearer_key(Some(format!("Pass {pass}").as_bytes()))
+                .unwrap_err()
+                .status(),
+            401
+        );
     }
 
     #[test]

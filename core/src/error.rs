@@ -19,10 +19,13 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `Validation` | 400 | `Validation error` | yes |
 /// | `Unauthorized` | 401 | `Unauthorized` (+ `WWW-Authenticate: Bearer`) | no |
 /// | `Forbidden` | 403 | `Insufficient permissions` | no |
+/// | `NotPermitted` | 403 | `Insufficient permissions` | no |
 /// | `BulkDownloadDisabled` | 403 | `Bulk download disabled` | no |
+/// | `PassLimitReached` | 403 | `Pass download limit reached` | no |
 /// | `NotFound` | 404 | `Not found` | no |
 /// | `AssetNotFound` | 404 | `Not found` (`Asset not found`) | no |
 /// | `LibraryNotFound` | 404 | `Not found` (`Library not found`) | no |
+/// | `PassNotFound` | 404 | `Not found` (`Pass not found`) | no |
 /// | `MethodNotAllowed` | 405 | `Method not allowed` (+ `Allow`) | no |
 /// | `Conflict` | 409 | `Conflict` (+ `libraries`) | no |
 /// | `RequestTimeout` | 408 | `Request timeout` | no |
@@ -48,9 +51,17 @@ pub enum ApiError {
     /// The key lacks the scope the operation needs.
     #[error("API key lacks required scope: {0}")]
     Forbidden(Scope),
+    /// What the credential cannot do whatever its scopes: a paid file for a key without
+    /// `read:paid`, another library or an asset outside its subset for a library pass, an
+    /// operation a pass does not open. The text says which.
+    #[error("{0}")]
+    NotPermitted(&'static str),
     /// A bulk download of a library that does not allow it.
     #[error("This library does not allow bulk download")]
     BulkDownloadDisabled,
+    /// A library pass that has made every download it allows.
+    #[error("This library pass has made every download it allows")]
+    PassLimitReached,
     /// Unknown route, or a file or part that is not there; the text says what.
     #[error("{0}")]
     NotFound(&'static str),
@@ -61,6 +72,9 @@ pub enum ApiError {
     /// No library with that id or slug, or an unpublished one.
     #[error("Library not found")]
     LibraryNotFound,
+    /// No pass with that id in that library.
+    #[error("Pass not found")]
+    PassNotFound,
     /// Known path, wrong method.
     #[error("Method {method} is not allowed here; allowed: {allow}")]
     MethodNotAllowed {
@@ -135,8 +149,14 @@ impl ApiError {
         match self {
             ApiError::Validation { .. } => 400,
             ApiError::Unauthorized(_) => 401,
-            ApiError::Forbidden(_) | ApiError::BulkDownloadDisabled => 403,
-            ApiError::NotFound(_) | ApiError::AssetNotFound | ApiError::LibraryNotFound => 404,
+            ApiError::Forbidden(_)
+            | ApiError::NotPermitted(_)
+            | ApiError::BulkDownloadDisabled
+            | ApiError::PassLimitReached => 403,
+            ApiError::NotFound(_)
+            | ApiError::AssetNotFound
+            | ApiError::LibraryNotFound
+            | ApiError::PassNotFound => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::Conflict { .. } => 409,
             ApiError::RequestTimeout { .. } => 408,
@@ -153,11 +173,13 @@ impl ApiError {
         match self {
             ApiError::Validation { .. } => "Validation error",
             ApiError::Unauthorized(_) => "Unauthorized",
-            ApiError::Forbidden(_) => "Insufficient permissions",
+            ApiError::Forbidden(_) | ApiError::NotPermitted(_) => "Insufficient permissions",
             ApiError::BulkDownloadDisabled => "Bulk download disabled",
-            ApiError::NotFound(_) | ApiError::AssetNotFound | ApiError::LibraryNotFound => {
-                "Not found"
-            }
+            ApiError::PassLimitReached => "Pass download limit reached",
+            ApiError::NotFound(_)
+            | ApiError::AssetNotFound
+            | ApiError::LibraryNotFound
+            | ApiError::PassNotFound => "Not found",
             ApiError::MethodNotAllowed { .. } => "Method not allowed",
             ApiError::Conflict { .. } => "Conflict",
             ApiError::RequestTimeout { .. } => "Request timeout",
@@ -268,6 +290,7 @@ impl From<StoreError> for ApiError {
             StoreError::UnknownAsset { id } => {
                 ApiError::validation("asset_id", format!("asset {id} does not exist"))
             }
+            StoreError::UnknownLibrary { .. } => ApiError::LibraryNotFound,
             other => ApiError::Internal(Box::new(other)),
         }
     }

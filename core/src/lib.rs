@@ -14,7 +14,7 @@
 //! let (_, key) = service.create_key("docs", vec![Scope::ReadAssets], None).await.unwrap();
 //! let auth = format!("Bearer {key}");
 //! let reply = service
-//!     .handle(Operation::ListAssets, None, RawRequest {
+//!     .handle(Operation::ListAssets, &[], RawRequest {
 //!         authorization: Some(auth.as_bytes()),
 //!         query: Some("per_page=5"),
 //!         ..RawRequest::default()

@@ -283,6 +283,26 @@ pub(crate) fn library_query(
     })
 }
 
+/// A validated query of `GET /api/v1/libraries/{id}/passes`: the page and its size, named as
+/// the asset list names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PassQuery {
+    /// 1-based page.
+    pub(crate) page: u64,
+    /// Page size, 1 to the configured maximum.
+    pub(crate) per_page: u32,
+}
+
+/// Parses the query of `GET /api/v1/libraries/{id}/passes`: `page` and `per_page`.
+pub(crate) fn pass_query(raw: Option<&str>, max_page_size: u32) -> Result<PassQuery, ApiError> {
+    const KNOWN: &[&str] = &["page", "per_page"];
+    let mut p = Params::parse(raw, KNOWN)?;
+    Ok(PassQuery {
+        page: page_number(p.take("page"))?,
+        per_page: page_size("per_page", p.take("per_page"), max_page_size)?,
+    })
+}
+
 /// Parses the query of `GET /api/v1/libraries/{id}`.
 pub(crate) fn detail_query(raw: Option<&str>) -> Result<DetailQuery, ApiError> {
     const KNOWN: &[&str] = &["include_assets"];

@@ -280,6 +280,60 @@ pub(crate) struct LibraryList<'a> {
     pub(crate) pagination: LibraryPagination,
 }
 
+/// A library pass as the API shows it (never its token, but in [`NewPassWire`]).
+#[derive(Debug, Serialize)]
+pub(crate) struct PassWire<'a> {
+    pub(crate) id: Uuid,
+    #[serde(flatten)]
+    pub(crate) fields: PassFields<'a>,
+}
+
+/// A pass just made: its fields and, this once, its token.
+#[derive(Debug, Serialize)]
+pub(crate) struct NewPassWire<'a> {
+    pub(crate) id: Uuid,
+    pub(crate) token: &'a str,
+    #[serde(flatten)]
+    pub(crate) fields: PassFields<'a>,
+}
+
+/// The fields of a pass after its id, in the order they are written.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct PassFields<'a> {
+    /// The library it opens.
+    library_id: Uuid,
+    /// A name to tell passes apart.
+    label: &'a str,
+    /// When it stops working.
+    expires_at: Timestamp,
+    /// How many downloads it allows; null: no limit.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    max_downloads: Option<u64>,
+    /// How many downloads it has made (a whole file, a range from byte 0, or a zip).
+    downloads_used: u64,
+    /// The assets of the library it opens; null: all of them.
+    asset_ids: Option<&'a [Uuid]>,
+    created_at: Timestamp,
+    /// When it was revoked; null while it works.
+    revoked_at: Option<Timestamp>,
+}
+
+impl<'a> PassFields<'a> {
+    pub(crate) fn of(pass: &'a crate::model::LibraryPass) -> Self {
+        PassFields {
+            library_id: pass.library_id,
+            label: &pass.label,
+            expires_at: Timestamp(pass.expires_at),
+            max_downloads: pass.max_downloads,
+            downloads_used: pass.downloads_used,
+            asset_ids: pass.asset_ids.as_deref(),
+            created_at: Timestamp(pass.created_at),
+            revoked_at: opt_ts(pass.revoked_at),
+        }
+    }
+}
+
 /// A signed download link, the `data` of a `download-url` answer.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

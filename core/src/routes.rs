@@ -47,6 +47,14 @@ pub enum Operation {
     /// `GET /api/v1/openapi.json`: the OpenAPI document of the API; needs no key (a 404
     /// when core is built without its `openapi` feature).
     OpenApi,
+    /// `POST /api/v1/libraries/{library_id}/passes`
+    CreatePass,
+    /// `GET /api/v1/libraries/{library_id}/passes`
+    ListPasses,
+    /// `GET /api/v1/libraries/{library_id}/passes/{pass_id}`
+    GetPass,
+    /// `DELETE /api/v1/libraries/{library_id}/passes/{pass_id}`
+    RevokePass,
 }
 
 impl Operation {
@@ -70,8 +78,27 @@ impl Operation {
             Operation::DownloadLibrary | Operation::LibraryDownloadUrl => {
                 &[Scope::ReadLibraries, Scope::ReadAssets]
             }
+            Operation::CreatePass
+            | Operation::ListPasses
+            | Operation::GetPass
+            | Operation::RevokePass => &[Scope::WritePasses],
             Operation::OpenApi => &[],
         }
+    }
+
+    /// Whether a library pass (`Authorization: Pass`) may run the operation: reading its
+    /// library (by id or slug), the library's zip and its link, and its assets' downloads and
+    /// their links. Any other operation is 403 for a pass.
+    pub const fn opens_with_pass(self) -> bool {
+        matches!(
+            self,
+            Operation::GetLibrary
+                | Operation::GetLibraryBySlug
+                | Operation::DownloadLibrary
+                | Operation::LibraryDownloadUrl
+                | Operation::DownloadAsset
+                | Operation::AssetDownloadUrl
+        )
     }
 
     /// Whether the operation only reads (a JSON `GET` answers with an `ETag` then).
@@ -86,6 +113,8 @@ impl Operation {
                 | Operation::GetLibrary
                 | Operation::GetLibraryBySlug
                 | Operation::LibraryDownloadUrl
+                | Operation::ListPasses
+                | Operation::GetPass
                 | Operation::OpenApi
         )
     }
@@ -94,12 +123,16 @@ impl Operation {
     pub const fn takes_json_body(self) -> bool {
         matches!(
             self,
-            Operation::CreateAsset | Operation::PutLibrary | Operation::UpdateAsset
+            Operation::CreateAsset
+                | Operation::PutLibrary
+                | Operation::UpdateAsset
+                | Operation::CreatePass
         )
     }
 }
 
-/// A route of the API: a path (axum-style, `{id}` for the path id) and its methods.
+/// A route of the API: a path (axum-style: `{id}`, and `{pass_id}` below it, for the path
+/// ids) and its methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Route {
     /// The path, e.g. `/api/v1/assets/{id}`.
@@ -185,6 +218,22 @@ pub const ROUTES: &[Route] = &[
         allow: "GET, HEAD",
     },
     Route {
+        path: "/api/v1/libraries/{id}/passes",
+        methods: &[
+            ("GET", Operation::ListPasses),
+            ("POST", Operation::CreatePass),
+        ],
+        allow: "GET, HEAD, POST",
+    },
+    Route {
+        path: "/api/v1/libraries/{id}/passes/{pass_id}",
+        methods: &[
+            ("GET", Operation::GetPass),
+            ("DELETE", Operation::RevokePass),
+        ],
+        allow: "GET, HEAD, DELETE",
+    },
+    Route {
         path: "/api/v1/openapi.json",
         methods: &[("GET", Operation::OpenApi)],
         allow: "GET, HEAD",
@@ -208,12 +257,12 @@ impl Route {
 /// Where a request path leads, by [`ROUTES`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteMatch<'p> {
-    /// A route, with its percent-decoded path id if it has one.
+    /// A route, with its percent-decoded path ids.
     Route {
         /// The route.
         route: &'static Route,
-        /// The `{id}` segment, percent-decoded.
-        id: Option<std::borrow::Cow<'p, str>>,
+        /// The `{...}` segments in path order, percent-decoded (empty for a route without).
+        ids: Vec<std::borrow::Cow<'p, str>>,
     },
     /// Under [`API_PREFIX`] but no route: a JSON 404.
     NotFound,
@@ -231,21 +280,21 @@ pub fn match_route(path: &str) -> RouteMatch<'_> {
         return RouteMatch::Outside;
     }
     for route in ROUTES {
-        let mut id = None;
+        let mut ids = Vec::new();
         let mut got = path.split('/');
         let mut want = route.path.split('/');
         let matched = loop {
             match (got.next(), want.next()) {
                 (None, None) => break true,
-                (Some(g), Some("{id}")) if !g.is_empty() => {
-                    id = Some(percent_encoding::percent_decode_str(g).decode_utf8_lossy());
+                (Some(g), Some(w)) if w.starts_with('{') && !g.is_empty() => {
+                    ids.push(percent_encoding::percent_decode_str(g).decode_utf8_lossy());
                 }
                 (Some(g), Some(w)) if g == w => {}
                 _ => break false,
             }
         };
         if matched {
-            return RouteMatch::Route { route, id };
+            return RouteMatch::Route { route, ids };
         }
     }
     RouteMatch::NotFound
@@ -285,9 +334,9 @@ mod tests {
 
     fn op(path: &str, method: &str) -> Option<(Operation, Option<String>)> {
         match match_route(path) {
-            RouteMatch::Route { route, id } => route
+            RouteMatch::Route { route, ids } => route
                 .operation(method)
-                .map(|op| (op, id.map(|i| i.into_owned()))),
+                .map(|op| (op, (!ids.is_empty()).then(|| ids.join("/")))),
             _ => None,
         }
     }
@@ -307,6 +356,14 @@ mod tests {
             Some((Operation::CreateAsset, None))
         );
         assert_eq!(op("/api/v1/assets", "PUT"), None);
+        assert_eq!(
+            op("/api/v1/libraries/x/passes/p%2D1", "DELETE"),
+            Some((Operation::RevokePass, Some("x/p-1".into())))
+        );
+        assert_eq!(
+            op("/api/v1/libraries/x/passes", "POST"),
+            Some((Operation::CreatePass, Some("x".into())))
+        );
         assert_eq!(
             op("/api/v1/assets/abc", "GET"),
             Some((Operation::GetAsset, Some("abc".into())))
@@ -329,6 +386,8 @@ mod tests {
             "/api/v1/assets/",
             "/api/v1/assets//",
             "/api/v1/assets/a/b",
+            "/api/v1/libraries/x/passes/",
+            "/api/v1/libraries/x/passes/p/q",
             "/api/v1/nope",
         ] {
             assert_eq!(match_route(missing), RouteMatch::NotFound, "{missing}");

@@ -15,9 +15,13 @@ use crate::error::ApiError;
 use crate::model::AssetType;
 
 mod library;
+mod pass;
 mod patch;
 
 pub use library::{EntryDoc, LibraryDoc, SectionDoc, library_doc};
+pub use pass::{
+    MAX_PASS_ASSETS, MAX_PASS_DOWNLOADS, MAX_PASS_LABEL, MAX_PASS_SECONDS, PassDoc, pass_doc,
+};
 #[cfg(feature = "openapi")]
 pub(crate) use patch::FIXED as PATCH_FIXED;
 pub use patch::{AssetPatch, asset_patch};

@@ -25,6 +25,7 @@ mod libraries;
 mod library_writes;
 mod lifecycle;
 mod listing;
+mod passes;
 mod probe;
 mod replace;
 mod routing;
@@ -129,6 +130,13 @@ macro_rules! cases {
             probe::keyless_requests_share_a_budget_per_client_address,
             probe::thumbnails_have_names_nobody_can_guess,
             probe::a_rotated_signing_secret_revokes_every_link,
+            passes::the_paid_file_matrix,
+            passes::a_file_is_paid_only_where_the_rule_says,
+            passes::passes_are_made_listed_read_and_revoked,
+            passes::bad_pass_bodies_name_the_field,
+            passes::every_bad_pass_looks_the_same,
+            passes::links_minted_with_a_pass_follow_the_pass,
+            passes::concurrent_downloads_spend_exactly_the_limit,
         ]);
     };
 }

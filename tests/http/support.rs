@@ -291,6 +291,16 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
             "/api/v1/libraries/{id}",
             Scope::WriteLibraries,
         ),
+        (
+            Method::GET,
+            "/api/v1/libraries/{id}/passes",
+            Scope::WritePasses,
+        ),
+        (
+            Method::POST,
+            "/api/v1/libraries/{id}/passes",
+            Scope::WritePasses,
+        ),
     ]
 }
 

@@ -36,7 +36,7 @@ where
     let not_found = || {
         any(
             |State(service): State<Service>, request: Request| async move {
-                handle(service, None, None, request).await
+                handle(service, None, Vec::new(), request).await
             },
         )
     };
@@ -75,20 +75,21 @@ fn methods(route: &'static Route) -> MethodRouter<Service> {
         move |State(service): State<Service>,
               params: Result<RawPathParams, RawPathParamsRejection>,
               request: Request| async move {
-            handle(service, Some(route), path_id(params), request).await
+            handle(service, Some(route), path_ids(params), request).await
         },
     )
 }
 
-/// The route's path id, percent-decoded. An id that is not UTF-8 once decoded is handed on
-/// as U+FFFD, which core refuses like any other id that is not a UUID (after checking the key).
-fn path_id(params: Result<RawPathParams, RawPathParamsRejection>) -> Option<String> {
+/// The route's path ids in path order, percent-decoded. Ids that are not UTF-8 once decoded
+/// are handed on as U+FFFD, which core refuses like any other id that is not a UUID (after
+/// checking the key).
+fn path_ids(params: Result<RawPathParams, RawPathParamsRejection>) -> Vec<String> {
     match params {
-        Ok(params) => params.iter().next().map(|(_, value)| value.to_owned()),
+        Ok(params) => params.iter().map(|(_, value)| value.to_owned()).collect(),
         Err(RawPathParamsRejection::InvalidUtf8InPathParam(_)) => {
-            Some(char::REPLACEMENT_CHARACTER.to_string())
+            vec![char::REPLACEMENT_CHARACTER.to_string(); 2]
         }
-        Err(_) => None,
+        Err(_) => Vec::new(),
     }
 }
 
@@ -97,7 +98,7 @@ fn path_id(params: Result<RawPathParams, RawPathParamsRejection>) -> Option<Stri
 async fn handle(
     service: Service,
     route: Option<&'static Route>,
-    id: Option<String>,
+    ids: Vec<String>,
     request: Request,
 ) -> ApiResponse {
     let (parts, body) = request.into_parts();
@@ -119,7 +120,12 @@ async fn handle(
     };
     ApiResponse(
         service
-            .answer(parts.method.as_str(), route, id.as_deref(), request)
+            .answer(
+                parts.method.as_str(),
+                route,
+                &ids.iter().map(String::as_str).collect::<Vec<_>>(),
+                request,
+            )
             .await,
     )
 }

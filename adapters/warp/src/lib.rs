@@ -184,10 +184,11 @@ where
     } else {
         format!("{API_PREFIX}/{}", tail.as_str())
     };
-    let (route, id) = match match_route(&path) {
-        RouteMatch::Route { route, id } => (Some(route), id),
-        RouteMatch::NotFound | RouteMatch::Outside => (None, None),
+    let (route, ids) = match match_route(&path) {
+        RouteMatch::Route { route, ids } => (Some(route), ids),
+        RouteMatch::NotFound | RouteMatch::Outside => (None, Vec::new()),
     };
+    let ids: Vec<&str> = ids.iter().map(AsRef::as_ref).collect();
     let header = |name| headers.get(name).map(HeaderValue::as_bytes);
     let req = RawRequest {
         authorization: header(header::AUTHORIZATION),
@@ -205,9 +206,7 @@ where
         body: RequestBody::stream(body.map_ok(|mut chunk| chunk.copy_to_bytes(chunk.remaining()))),
     };
     // Core answers what its table gives no operation for: OPTIONS, 405 and 404.
-    let reply = service
-        .answer(method.as_str(), route, id.as_deref(), req)
-        .await;
+    let reply = service.answer(method.as_str(), route, &ids, req).await;
     ApiResponse::gather(reply).await
 }
 

@@ -12,7 +12,10 @@ use serde_json::{Value, json};
 
 use super::build::{array, boolean, describe, object, one_of_strings, or_null, string, uuid};
 use crate::model::AssetType;
-use crate::validate::{MAX_GIVEN_SLUG_LEN, MAX_SHORT_TEXT};
+use crate::validate::{
+    MAX_GIVEN_SLUG_LEN, MAX_PASS_ASSETS, MAX_PASS_DOWNLOADS, MAX_PASS_LABEL, MAX_PASS_SECONDS,
+    MAX_SHORT_TEXT,
+};
 
 /// The longest title of the default configuration.
 const MAX_TITLE: usize = 500;
@@ -26,6 +29,58 @@ pub(super) fn add_all(add: &mut impl FnMut(&str, Value)) {
     add("EntryDocument", entry_document());
     add("UploadForm", upload_form());
     add("FileForm", file_form());
+    add("PassDocument", pass_document());
+}
+
+fn pass_document() -> Value {
+    let whole = |max: u64| json!({"type": "integer", "minimum": 1, "maximum": max});
+    let fields = vec![
+        (
+            "label",
+            describe(
+                json!({"type": "string", "minLength": 1, "maxLength": MAX_PASS_LABEL}),
+                "A name to tell passes apart (an order number, a buyer): not blank; at most \
+                 200 characters.",
+            ),
+        ),
+        (
+            "expires_in",
+            describe(
+                or_null(whole(MAX_PASS_SECONDS)),
+                "Seconds the pass works, from now: 1 to 315576000 (10 years). Give this or \
+                 `expires_at`, not both.",
+            ),
+        ),
+        (
+            "expires_at",
+            describe(
+                or_null(json!({"type": "string", "format": "date-time"})),
+                "When the pass stops working (RFC 3339): after now, at most 10 years ahead. \
+                 Give this or `expires_in`, not both.",
+            ),
+        ),
+        (
+            "max_downloads",
+            describe(
+                or_null(whole(MAX_PASS_DOWNLOADS)),
+                "How many downloads the pass allows (a whole file, a range from byte 0, or \
+                 a zip each count one); null or absent: no limit.",
+            ),
+        ),
+        (
+            "asset_ids",
+            describe(
+                or_null(json!({"type": "array", "items": uuid(), "minItems": 1,
+                    "maxItems": MAX_PASS_ASSETS})),
+                "The library's assets the pass opens (each must be in the library, else 400 \
+                 on `asset_ids[i]`); null or absent: all of them.",
+            ),
+        ),
+    ];
+    describe(
+        object(fields, &["label"]),
+        "A new library pass. Exactly one of `expires_in` and `expires_at` is required.",
+    )
 }
 
 fn title() -> Value {

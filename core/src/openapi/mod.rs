@@ -66,6 +66,7 @@ pub fn document() -> Value {
             {"name": "assets", "description": "Files and links: list, read, create, upload, change, replace, delete."},
             {"name": "libraries", "description": "Published, sectioned groupings of assets, written whole."},
             {"name": "downloads", "description": "Files, library zips, and signed links that download without a key."},
+            {"name": "passes", "description": "Library passes: what buyers of a paid library get."},
             {"name": "meta", "description": "This document."},
         ],
         "paths": Value::Object(paths),
@@ -81,9 +82,18 @@ pub fn document() -> Value {
                     "bearerFormat": "alk_ followed by 43 base64url characters",
                     "description": "An API key: `Authorization: Bearer alk_...`. Keys carry \
                         scopes (`read:assets`, `write:assets`, `read:libraries`, \
-                        `write:libraries`); each operation names those it needs. A missing, \
-                        malformed, unknown, revoked or expired key is 401; a key without a \
-                        needed scope is 403.",
+                        `write:libraries`, `read:paid`, `write:passes`); each operation names \
+                        those it needs. A missing, malformed, unknown, revoked or expired key \
+                        is 401; a key without a needed scope is 403.",
+                },
+                "passAuth": {
+                    "type": "http",
+                    "scheme": "Pass",
+                    "description": "A library pass: `Authorization: Pass alp_...` (from \
+                        `createPass`). It opens its library, the library's zip and its assets' \
+                        downloads and their links, and nothing else (403). A malformed, \
+                        unknown, expired or revoked pass is 401, all alike. Never in a query \
+                        string.",
                 },
             },
         },
@@ -127,6 +137,12 @@ the roles of its security requirement.
 /api/v1/assets/{asset_id}`) and downloaded without a key; any other asset answers such a \
 request with the same 401 as a missing key. A signed link (from a `download-url` operation) \
 downloads without a key until it expires; a tampered, expired or malformed link is 401.
+
+**Paid libraries.** An asset's file is paid when the asset is not public, a published paid \
+library (`is_paid`) holds it, and no published free library does. Downloading a paid file \
+(directly, through a signed link, in a zip) needs a key with `read:paid` or a library pass \
+(`passAuth`) for a library holding it; a key with only `read:assets` gets 403. Metadata and \
+thumbnails stay readable with `read:assets`.
 
 **Errors.** Every error is JSON: `{\"error\", \"message\"}`, with `field` on a 400 (the offending \
 field or path, e.g. `sections[0].assets[2].asset_id`) and `libraries` on a 409. The checks run \

@@ -34,6 +34,8 @@ pub(super) fn parameters() -> Value {
         "LibraryId": path("library_id", uuid(), "The library's id (a hyphenated UUID; anything \
             else is 400 on `library_id`)."),
         "Slug": path("slug", json!({"type": "string", "minLength": 1}), "The library's slug."),
+        "PassId": path("pass_id", uuid(), "The pass's id (a hyphenated UUID; anything else \
+            is 400 on `pass_id`)."),
         "Page": query("page", json!({"type": "integer", "minimum": 1, "default": 1}),
             "1-based page: a positive whole number (digits only); a page past the end is \
              empty."),
@@ -69,6 +71,13 @@ pub(super) fn parameters() -> Value {
         "Signature": query("signature", string(),
             "A signed link's signature (from `download-url`). Read only on a request without \
              `Authorization`."),
+        "Grant": query("grant", json!({"type": "string", "const": "paid"}),
+            "Part of a signed link minted by a key with `read:paid` (from `download-url`): \
+             the link downloads paid files. Covered by the signature."),
+        "PassLink": query("pass", uuid(),
+            "Part of a signed link minted with a library pass (from `download-url`): the \
+             pass's id, checked against the pass when the link is used. Covered by the \
+             signature."),
         "IfNoneMatch": request_header("If-None-Match",
             "`ETag`s of copies the client holds (or `*`): when one matches, the answer is 304 \
              without a body."),
@@ -163,8 +172,9 @@ pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[
         "Unauthorized",
         401,
         &["Unauthorized"],
-        "No usable key: missing, malformed, unknown, revoked or expired (or, without a key, \
-         an asset that is not public, or a signed link that is invalid or expired).",
+        "No usable key or pass: missing, malformed, unknown, revoked or expired (or, without \
+         a key, an asset that is not public, a signed link that is invalid or expired, or a \
+         pass sent in the query).",
     ),
     (
         "Forbidden",
@@ -173,11 +183,24 @@ pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[
         "The key lacks a scope the operation needs; the message names it.",
     ),
     (
+        "ForbiddenFile",
+        403,
+        &["Insufficient permissions", "Pass download limit reached"],
+        "The key lacks a scope the operation needs, or may not download this file: a paid \
+         file needs `read:paid` or a library pass; a pass opens only its library's assets (its \
+         `asset_ids` when given) while it has downloads left.",
+    ),
+    (
         "ForbiddenOrNoBulk",
         403,
-        &["Insufficient permissions", "Bulk download disabled"],
-        "The key lacks a scope the operation needs, or the library does not allow bulk \
-         download.",
+        &[
+            "Insufficient permissions",
+            "Bulk download disabled",
+            "Pass download limit reached",
+        ],
+        "The key lacks a scope the operation needs, the library does not allow bulk \
+         download, the zip holds a paid file and the key lacks `read:paid`, or the library \
+         pass is for another library or has no downloads left.",
     ),
     (
         "NotFound",

@@ -16,7 +16,9 @@ use super::derived;
 use crate::change::LibraryUse;
 use crate::model::AssetType;
 use crate::page::{AssetPagination, LibraryPagination};
-use crate::render::{AssetFields, LibraryList, LibraryListItem, SignedLink, Timestamp, TypeFields};
+use crate::render::{
+    AssetFields, LibraryList, LibraryListItem, PassFields, SignedLink, Timestamp, TypeFields,
+};
 use crate::tree::{LibraryAsset, LibraryHead, SectionContent, SectionHead};
 
 /// Every schema of `components.schemas`.
@@ -48,6 +50,17 @@ pub(super) fn all() -> Value {
     add("SectionWithAssets", section_with(0));
     add("SectionWithAssetCount", section_with(1));
     add("LibraryAsset", library_asset());
+    add("LibraryPass", pass(false));
+    add("NewLibraryPass", pass(true));
+    add("PassEnvelope", envelope(schema("LibraryPass"), None));
+    add("NewPassEnvelope", envelope(schema("NewLibraryPass"), None));
+    add(
+        "PassList",
+        envelope(
+            array(schema("LibraryPass")),
+            Some(schema("AssetPagination")),
+        ),
+    );
     add("Error", error());
     add("ValidationError", validation_error());
     add("ConflictError", conflict_error());
@@ -160,6 +173,28 @@ fn asset_variant(variant: &AssetVariant, index: usize) -> Value {
     whole(fields, Some(variant.description))
 }
 
+/// A library pass: its id, its token when just made (`with_token`), and the fields of
+/// [`PassFields`].
+fn pass(with_token: bool) -> Value {
+    let mut fields = vec![("id".to_owned(), uuid())];
+    if with_token {
+        fields.push((
+            "token".to_owned(),
+            describe(
+                json!({"type": "string", "pattern": "^alp_[A-Za-z0-9_-]{43}$"}),
+                "The pass: shown only in this answer (only its SHA-256 is kept). A buyer \
+                 sends it as `Authorization: Pass <token>`.",
+            ),
+        ));
+    }
+    fields.extend(derived::properties(&derived::of::<PassFields>()));
+    let description = match with_token {
+        true => "A library pass just made, with its token.",
+        false => "A library pass (never its token).",
+    };
+    whole(fields, Some(description))
+}
+
 /// `{"success": true, "data": data}`, with `pagination` when given.
 fn envelope(data: Value, pagination: Option<Value>) -> Value {
     let mut fields = vec![
@@ -235,6 +270,7 @@ pub(super) const ERROR_TEXTS: &[&str] = &[
     "Unauthorized",
     "Insufficient permissions",
     "Bulk download disabled",
+    "Pass download limit reached",
     "Not found",
     "Method not allowed",
     "Conflict",

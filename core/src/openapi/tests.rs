@@ -12,12 +12,13 @@ const METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
 
-/// A path with every `{name}` spelled `{id}`, as the route table spells it.
+/// A path with its `{name}`s spelled `{id}` and `{pass_id}`, as the route table spells them.
 fn as_route(path: &str) -> String {
+    let mut ids = ["{id}", "{pass_id}"].into_iter();
     path.split('/')
         .map(|segment| {
             if segment.starts_with('{') && segment.ends_with('}') {
-                "{id}"
+                ids.next().unwrap_or(segment)
             } else {
                 segment
             }

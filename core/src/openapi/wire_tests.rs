@@ -262,16 +262,62 @@ fn the_library_detail_has_the_fields_of_its_schemas() {
     }
 }
 
+#[test]
+fn passes_have_the_fields_of_their_schemas() {
+    use crate::render::{NewPassWire, PassFields, PassWire};
+    let doc = document();
+    let mut pass = crate::model::LibraryPass {
+        id: Uuid::new_v4(),
+        library_id: Uuid::new_v4(),
+        token_hash: [1; 32],
+        label: "Order 7".into(),
+        expires_at: Utc::now(),
+        max_downloads: None,
+        downloads_used: 2,
+        asset_ids: None,
+        created_at: Utc::now(),
+        revoked_at: None,
+    };
+    for (max, subset, revoked) in [
+        (None, None, None),
+        (Some(3), Some(vec![Uuid::new_v4()]), Some(Utc::now())),
+    ] {
+        pass.max_downloads = max;
+        pass.asset_ids = subset;
+        pass.revoked_at = revoked;
+        let shown = serde_json::to_value(PassWire {
+            id: pass.id,
+            fields: PassFields::of(&pass),
+        })
+        .expect("JSON");
+        assert_shape(&shown, &component(&doc, "LibraryPass"), "LibraryPass");
+        assert!(
+            shown.get("token").is_none(),
+            "a pass is never shown with its token"
+        );
+        let made = serde_json::to_value(NewPassWire {
+            id: pass.id,
+            token: "alp_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            fields: PassFields::of(&pass),
+        })
+        .expect("JSON");
+        assert_shape(&made, &component(&doc, "NewLibraryPass"), "NewLibraryPass");
+    }
+}
+
 /// One error of each kind. The match names every variant, so a new one cannot be left out.
 fn every_error() -> Vec<ApiError> {
     let all = vec![
         ApiError::validation("title", "bad"),
         ApiError::Unauthorized("Missing API key"),
         ApiError::Forbidden(Scope::WriteAssets),
+        ApiError::NotPermitted("paid"),
         ApiError::BulkDownloadDisabled,
+        ApiError::PassLimitReached,
         ApiError::NotFound("No such route"),
         ApiError::AssetNotFound,
         ApiError::LibraryNotFound,
+        ApiError::PassNotFound,
         ApiError::MethodNotAllowed {
             method: "PATCH".into(),
             allow: "GET, HEAD",
@@ -302,10 +348,13 @@ fn every_error() -> Vec<ApiError> {
             ApiError::Validation { .. }
             | ApiError::Unauthorized(_)
             | ApiError::Forbidden(_)
+            | ApiError::NotPermitted(_)
             | ApiError::BulkDownloadDisabled
+            | ApiError::PassLimitReached
             | ApiError::NotFound(_)
             | ApiError::AssetNotFound
             | ApiError::LibraryNotFound
+            | ApiError::PassNotFound
             | ApiError::MethodNotAllowed { .. }
             | ApiError::Conflict { .. }
             | ApiError::RequestTimeout { .. }

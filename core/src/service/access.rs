@@ -1,10 +1,15 @@
-//! Who a request acts as ([`Access`]), which assets that caller sees ([`Reader`]), and the one
-//! loader of an asset by path id for every kind of caller ([`Service::asset_for`]).
+//! Who a request acts as ([`Access`]), which assets that caller sees ([`Reader`]), which files
+//! it may download ([`FileRight`], the paid-file rule), and the one loader of an asset by path
+//! id for every kind of caller ([`Service::asset_for`]).
+
+use std::collections::HashSet;
+
+use uuid::Uuid;
 
 use super::Service;
 use crate::auth;
 use crate::error::ApiError;
-use crate::model::{ApiKey, Asset, Scope};
+use crate::model::{ApiKey, Asset, LibraryPass, LibraryRows, Scope};
 use crate::signed;
 use crate::validate;
 
@@ -12,21 +17,44 @@ use crate::validate;
 pub(super) enum Access {
     /// A valid key with the operation's scopes.
     Key(ApiKey),
+    /// A live library pass (sent as `Authorization: Pass`, or the pass a signed link was
+    /// minted with), for an operation a pass opens.
+    Pass(LibraryPass),
     /// A keyless read or download of one asset, served only for a published, public asset.
     Public,
-    /// A download through a valid signed link.
-    Signed,
+    /// A download through a valid signed link minted by a key; `paid` when the key had
+    /// `read:paid`.
+    Signed {
+        /// Whether the link downloads paid files.
+        paid: bool,
+    },
     /// An operation that needs no scope, so no key: the OpenAPI document.
     Open,
 }
 
+/// The 403 of a paid file for a caller without `read:paid` or a pass.
+pub(super) const PAID_FILE: ApiError = ApiError::NotPermitted(
+    "This file is sold in a paid library: downloading it needs the read:paid scope or a library pass",
+);
+/// The 403 of a pass used for another library.
+pub(super) const OTHER_LIBRARY: ApiError =
+    ApiError::NotPermitted("This library pass is for another library");
+/// The 403 of a pass used for an asset it does not open.
+pub(super) const NOT_IN_PASS: ApiError =
+    ApiError::NotPermitted("This library pass does not open this asset");
+/// The 403 of a pass used for an operation no pass opens.
+pub(super) const NOT_FOR_PASSES: ApiError = ApiError::NotPermitted(
+    "A library pass opens its library, its files and their download links; this needs an API key",
+);
+
 impl Access {
     /// The key, for an operation that needs one; the 401 of a keyless request otherwise (the
-    /// admission lets no keyless request through to such an operation).
+    /// admission lets no other caller through to such an operation).
     pub(super) fn key(&self) -> Result<&ApiKey, ApiError> {
         match self {
             Access::Key(key) => Ok(key),
-            Access::Public | Access::Signed | Access::Open => Err(no_key()),
+            Access::Pass(_) => Err(NOT_FOR_PASSES),
+            Access::Public | Access::Signed { .. } | Access::Open => Err(no_key()),
         }
     }
 
@@ -34,10 +62,78 @@ impl Access {
     pub(super) fn reader(&self) -> Reader {
         match self {
             Access::Key(key) => Reader::of_key(key),
-            Access::Signed => Reader::Published,
+            Access::Pass(_) | Access::Signed { .. } => Reader::Published,
             Access::Public | Access::Open => Reader::Public,
         }
     }
+
+    /// Which files this caller may download.
+    pub(super) fn files(&self) -> FileRight<'_> {
+        match self {
+            Access::Key(key) if key.scopes.contains(&Scope::ReadPaid) => FileRight::All,
+            Access::Signed { paid: true } => FileRight::All,
+            Access::Pass(pass) => FileRight::Pass(pass),
+            Access::Key(_) | Access::Signed { paid: false } | Access::Public | Access::Open => {
+                FileRight::Free
+            }
+        }
+    }
+}
+
+/// Which files a caller may download (DESIGN.md "Library passes"): an asset's file is paid
+/// when the asset is not `is_public`, a published paid library holds it, and no published
+/// free library does.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum FileRight<'a> {
+    /// Every file (`read:paid`, or a link minted with it).
+    All,
+    /// Free files only.
+    Free,
+    /// The files of the pass's library (its `asset_ids` when given), paid or not, while it
+    /// has downloads left.
+    Pass(&'a LibraryPass),
+}
+
+impl<'a> FileRight<'a> {
+    /// The pass, if the right is one's.
+    pub(super) fn pass(self) -> Option<&'a LibraryPass> {
+        match self {
+            FileRight::Pass(pass) => Some(pass),
+            FileRight::All | FileRight::Free => None,
+        }
+    }
+}
+
+/// Whether a pass opens the asset `id` of its library, as `rows` (the library's rows) hold it:
+/// a published entry, in the pass's subset when it has one.
+pub(super) fn pass_opens(pass: &LibraryPass, rows: &LibraryRows, id: Uuid) -> bool {
+    let placed = rows
+        .entries
+        .iter()
+        .any(|row| row.entry.asset_id == id && row.asset.published);
+    placed && pass.asset_ids.as_ref().is_none_or(|ids| ids.contains(&id))
+}
+
+/// Of `assets` (id and `is_public`), those whose file is paid, by the store's
+/// [`crate::PassStore::published_holders`].
+pub(super) async fn paid_files(
+    service: &Service,
+    assets: impl IntoIterator<Item = (Uuid, bool)>,
+) -> Result<HashSet<Uuid>, ApiError> {
+    let private: Vec<Uuid> = assets
+        .into_iter()
+        .filter(|(_, is_public)| !is_public)
+        .map(|(id, _)| id)
+        .collect();
+    if private.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let holders = service.inner.store.published_holders(&private).await?;
+    Ok(holders
+        .into_iter()
+        .filter(|h| h.paid && !h.free)
+        .map(|h| h.asset_id)
+        .collect())
 }
 
 /// Whether `key` sees drafts: keys with `write:assets` read and list them.
@@ -101,6 +197,36 @@ impl Reader {
 }
 
 impl Service {
+    /// Whether `right` may download `asset`'s file: a paid file needs `read:paid` (403
+    /// [`PAID_FILE`]); a pass opens only the published assets of its library in its subset
+    /// (403 [`NOT_IN_PASS`]) while it has downloads left (403 `Pass download limit reached`).
+    pub(super) async fn may_download(
+        &self,
+        asset: &Asset,
+        right: FileRight<'_>,
+    ) -> Result<(), ApiError> {
+        match right {
+            FileRight::All => Ok(()),
+            FileRight::Free => match paid_files(self, [(asset.id, asset.is_public)])
+                .await?
+                .is_empty()
+            {
+                true => Ok(()),
+                false => Err(PAID_FILE),
+            },
+            FileRight::Pass(pass) => {
+                let rows = self.published_library(pass.library_id).await?;
+                if !pass_opens(pass, &rows, asset.id) {
+                    return Err(NOT_IN_PASS);
+                }
+                if pass.is_exhausted() {
+                    return Err(ApiError::PassLimitReached);
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// The asset with the path id `id` as `reader` may see it, or the answer for one it does
     /// not see ([`Reader::missing`]).
     pub(super) async fn asset_for(&self, id: &str, reader: Reader) -> Result<Asset, ApiError> {

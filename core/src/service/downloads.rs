@@ -6,11 +6,13 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::Service;
-use super::access::Reader;
+use super::access::{FileRight, PAID_FILE, Reader, paid_files};
+use crate::auth::PASS_INVALID;
 use crate::bulk;
 use crate::download::{self, protected};
 use crate::error::ApiError;
-use crate::model::{Asset, AssetType};
+use crate::model::{Asset, AssetType, LibraryPass, LibraryRows, PassSpend};
+use crate::records::now;
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::tree;
@@ -23,12 +25,13 @@ const NO_FILE: ApiError = ApiError::NotFound("Asset has no downloadable file");
 /// deleted between reading the asset and opening the file) before it answers 503.
 const OPEN_ATTEMPTS: usize = 5;
 
-/// What a download asks for, of the request's head.
+/// What a download asks for, of the request's head, and the pass it spends, if any.
 #[derive(Debug, Clone, Copy)]
 struct Wanted<'r> {
     range: Option<&'r [u8]>,
     if_range: Option<&'r [u8]>,
     head: bool,
+    pass: Option<&'r LibraryPass>,
 }
 
 impl Service {
@@ -42,16 +45,22 @@ impl Service {
     /// longer sees it; a file missing from the store under the asset's own path is 404
     /// (`Asset has no downloadable file`); 503 only if the file changes under every one of
     /// [`OPEN_ATTEMPTS`] tries.
+    ///
+    /// Through a library `pass`, each download that counts (a 200, or a range from byte 0)
+    /// first spends one of the pass's downloads in the store: 403 (`Pass download limit
+    /// reached`) when none is left, 401 when the pass stopped working since it was read.
     pub(super) async fn download_asset(
         &self,
         mut asset: Asset,
         req: RawRequest<'_>,
         reader: Reader,
+        pass: Option<&LibraryPass>,
     ) -> Result<Reply, ApiError> {
         let wanted = Wanted {
             range: req.range,
             if_range: req.if_range,
             head: req.head,
+            pass,
         };
         for _ in 0..OPEN_ATTEMPTS {
             if let Some(reply) = self.download_file(&asset, wanted).await? {
@@ -141,26 +150,41 @@ impl Service {
             return Ok(None);
         };
         if counted {
+            if let Some(pass) = req.pass {
+                self.spend(pass).await?;
+            }
             self.inner.store.record_download(asset.id).await?;
         }
         reply.stream = Some(stream);
         Ok(Some(reply))
     }
 
+    /// Spends one download of `pass` in the store: 403 when it has none left, 401 when it
+    /// stopped working (revoked or expired) since it was read.
+    async fn spend(&self, pass: &LibraryPass) -> Result<(), ApiError> {
+        match self.inner.store.spend_pass(pass.id, now()).await? {
+            PassSpend::Spent(_) => Ok(()),
+            PassSpend::Exhausted => Err(ApiError::PassLimitReached),
+            PassSpend::Dead => Err(PASS_INVALID),
+        }
+    }
+
     /// `GET /api/v1/libraries/{library_id}/download`: the library's files as one zip,
     /// streamed as it is written, in page order with a folder per section (see
     /// [`crate::bulk`]); 403 (`Bulk download disabled`) unless the library allows it. Assets
     /// without a stored file are left out. A bulk download counts no `download_count`.
+    ///
+    /// The files are those `right` may download ([`Service::zip_plan`]); through a pass the
+    /// zip is one of its downloads, spent before the first byte (not for a `HEAD`).
     pub(super) async fn download_library(
         &self,
         id: &str,
         req: RawRequest<'_>,
+        right: FileRight<'_>,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
         let rows = self.published_library(id).await?;
-        if !rows.library.settings.allow_bulk_download {
-            return Err(ApiError::BulkDownloadDisabled);
-        }
+        let items = self.zip_plan(&rows, right).await?;
         let reply = protected(
             Reply::empty(200)
                 .with_header("content-type", "application/zip")
@@ -172,13 +196,9 @@ impl Service {
         if req.head {
             return Ok(reply);
         }
-        let detail = tree::assemble(&rows, true, "");
-        let ids: Vec<Uuid> = detail
-            .page_order()
-            .map(|(_, row)| row.entry.asset_id)
-            .collect();
-        let assets = self.assets_by_id(&ids).await?;
-        let items = bulk::plan(&detail, &assets);
+        if let Some(pass) = right.pass() {
+            self.spend(pass).await?;
+        }
         Ok(Reply {
             stream: Some(bulk::zip_stream(
                 self.inner.files.clone(),
@@ -187,6 +207,42 @@ impl Service {
             )),
             ..reply
         })
+    }
+
+    /// What the zip of the library `rows` holds for `right`, after the checks a zip and its
+    /// link share: 403 (`Bulk download disabled`) unless the library allows it; for a key
+    /// without `read:paid` (or a link it minted), 403 when any file in it is paid; for a pass,
+    /// only the assets it opens, and 403 when it has no downloads left.
+    pub(super) async fn zip_plan(
+        &self,
+        rows: &LibraryRows,
+        right: FileRight<'_>,
+    ) -> Result<Vec<bulk::Item>, ApiError> {
+        if !rows.library.settings.allow_bulk_download {
+            return Err(ApiError::BulkDownloadDisabled);
+        }
+        if right.pass().is_some_and(LibraryPass::is_exhausted) {
+            return Err(ApiError::PassLimitReached);
+        }
+        let detail = tree::assemble(rows, true, "");
+        let subset = right.pass().and_then(|p| p.asset_ids.as_deref());
+        let ids: Vec<Uuid> = detail
+            .page_order()
+            .map(|(_, row)| row.entry.asset_id)
+            .filter(|id| subset.is_none_or(|ids| ids.contains(id)))
+            .collect();
+        let assets = self.assets_by_id(&ids).await?;
+        let items = bulk::plan(&detail, &assets);
+        if let FileRight::Free = right {
+            let files = items
+                .iter()
+                .filter_map(|item| assets.get(&item.asset_id))
+                .map(|a| (a.id, a.is_public));
+            if !paid_files(self, files).await?.is_empty() {
+                return Err(PAID_FILE);
+            }
+        }
+        Ok(items)
     }
 
     /// A thumbnail under `thumbnails/` of the file store, for the public

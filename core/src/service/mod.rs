@@ -29,6 +29,7 @@ mod downloads;
 mod libraries;
 mod lifecycle;
 mod maintenance;
+mod passes;
 mod websites;
 
 use std::net::IpAddr;
@@ -143,15 +144,16 @@ impl Service {
         &self.inner.config
     }
 
-    /// Runs `op` (`id` is the path id, if the route has one) and always answers: errors become
+    /// Runs `op` (`ids` are the path's ids in order: none, the asset or library id, or a
+    /// library id and a pass id) and always answers: errors become
     /// their contract replies here. The key and scope are checked from the head first; the
     /// body is read only after that, and only by operations that take one. A JSON `GET`
     /// answers with an `ETag` (304 when `If-None-Match` names it), and an answer to an origin
     /// of [`Config::cors_origins`] carries CORS headers.
-    pub async fn handle(&self, op: Operation, id: Option<&str>, req: RawRequest<'_>) -> Reply {
+    pub async fn handle(&self, op: Operation, ids: &[&str], req: RawRequest<'_>) -> Reply {
         let (origin, if_none_match) = (req.origin, req.if_none_match);
         let keyed = req.authorization.is_some();
-        let mut reply = self.run(op, id.unwrap_or(""), req).await;
+        let mut reply = self.run(op, ids, req).await;
         if op.is_read() {
             reply = web::conditional(reply, if_none_match);
         }
@@ -168,7 +170,7 @@ impl Service {
         &self,
         method: &str,
         route: Option<&'static Route>,
-        id: Option<&str>,
+        ids: &[&str],
         req: RawRequest<'_>,
     ) -> Reply {
         let (origin, keyed) = (req.origin, req.authorization.is_some());
@@ -176,7 +178,7 @@ impl Service {
             None => crate::routes::route_not_found(),
             Some(route) if method == "OPTIONS" => return self.cors().preflight(route, origin),
             Some(route) => match route.operation(method) {
-                Some(op) => return self.handle(op, id, req).await,
+                Some(op) => return self.handle(op, ids, req).await,
                 None => crate::routes::method_not_allowed(method, route),
             },
         };
@@ -222,7 +224,8 @@ impl Service {
         }
     }
 
-    async fn run(&self, op: Operation, id: &str, req: RawRequest<'_>) -> Reply {
+    async fn run(&self, op: Operation, ids: &[&str], req: RawRequest<'_>) -> Reply {
+        let id = ids.first().copied().unwrap_or("");
         let client = req.client_address(self.inner.config.trusted_proxy_hops);
         let access = match self
             .admit(op, id, req.authorization, req.query, client)
@@ -231,31 +234,38 @@ impl Service {
             Ok(access) => access,
             Err(e) => return e.into_reply(),
         };
-        self.dispatch(op, id, req, &access)
+        let sub = ids.get(1).copied().unwrap_or("");
+        self.dispatch(op, (id, sub), req, &access)
             .await
             .unwrap_or_else(ApiError::into_reply)
     }
 
     /// Runs `op` as `access` may: the one place every operation is dispatched, whoever asks
-    /// (a key, a keyless public read, a signed link). Operations that read or download one
-    /// asset load it as the caller sees assets ([`Service::asset_for`]); the others need a
-    /// key, which the admission made sure of.
+    /// (a key, a library pass, a keyless public read, a signed link). Operations that read or
+    /// download one asset load it as the caller sees assets ([`Service::asset_for`]), and
+    /// every path a file leaves by asks [`Service::may_download`] (or, for a zip, the same rule
+    /// over its files); the others need a key, which the admission made sure of.
     async fn dispatch(
         &self,
         op: Operation,
-        id: &str,
+        (id, sub): (&str, &str),
         req: RawRequest<'_>,
         access: &Access,
     ) -> Result<Reply, ApiError> {
         let reader = access.reader();
+        if let Access::Pass(pass) = access {
+            self.pass_may_open(op, id, pass).await?;
+        }
         match op {
             Operation::OpenApi => Ok(openapi_document()),
             Operation::GetAsset => self.get_asset(id, reader).await,
             Operation::DownloadAsset => {
                 let asset = self.asset_for(id, reader).await?;
-                self.download_asset(asset, req, reader).await
+                self.may_download(&asset, access.files()).await?;
+                self.download_asset(asset, req, reader, access.files().pass())
+                    .await
             }
-            Operation::DownloadLibrary => self.download_library(id, req).await,
+            Operation::DownloadLibrary => self.download_library(id, req, access.files()).await,
             Operation::ListAssets => self.list_assets(req, access.key()?).await,
             Operation::CreateAsset => self.post_asset(req).await,
             Operation::UploadAsset => self.upload_asset(req).await,
@@ -263,22 +273,28 @@ impl Service {
             Operation::ReplaceAssetFile => self.replace_file(id, req).await,
             Operation::DeleteAsset => self.delete_asset_request(id, req).await,
             Operation::AssetUsage => self.usage(id, access.key()?).await,
-            Operation::AssetDownloadUrl => self.asset_download_url(id, req, reader).await,
+            Operation::AssetDownloadUrl => self.asset_download_url(id, req, access).await,
             Operation::ListLibraries => self.list_libraries(req).await,
             Operation::GetLibrary => self.get_library(id, req).await,
             Operation::GetLibraryBySlug => self.get_library_by_slug(id, req).await,
             Operation::PutLibrary => self.put_library(id, req).await,
             Operation::DeleteLibrary => self.delete_library(id).await,
-            Operation::LibraryDownloadUrl => self.library_download_url(id, req).await,
+            Operation::LibraryDownloadUrl => self.library_download_url(id, req, access).await,
+            Operation::CreatePass => self.post_pass(id, req).await,
+            Operation::ListPasses => self.pass_list(id, req).await,
+            Operation::GetPass => self.pass_detail(id, sub).await,
+            Operation::RevokePass => self.delete_pass(id, sub).await,
         }
     }
 
     /// Who may run `op`: an operation that needs no scope needs no key (any key sent is not
     /// looked at); otherwise a request with an `Authorization` header is judged by its key and
-    /// scopes alone, from the head. Without one, a download with a signed link's parameters is
-    /// judged by them, and a read or download of one asset may go on as a public request
-    /// (served only for a published, public asset); anything else is 401. With a rate limit,
-    /// a keyless request first spends its client address's budget, a keyed one its key's.
+    /// scopes, or by its library pass, alone, from the head. Without one, a download with a
+    /// signed link's parameters is judged by them, and a read or download of one asset may go
+    /// on as a public request (served only for a published, public asset); anything else is
+    /// 401, as is a keyless request with a pass in its query (a pass goes in the header only:
+    /// a query leaks into logs and `Referer`). With a rate limit, a request with a key spends
+    /// its key's budget, any other its client address's.
     async fn admit(
         &self,
         op: Operation,
@@ -294,24 +310,28 @@ impl Service {
             if let Some(limits) = &self.inner.limiter {
                 limits.check_address(client)?;
             }
+            if passes::in_query(query) {
+                return Err(passes::PASS_IN_QUERY);
+            }
             match op {
                 Operation::DownloadAsset | Operation::DownloadLibrary
                     if signed::is_signed(query) =>
                 {
-                    let id = crate::validate::strict_id(id).ok_or(signed::INVALID)?;
-                    let target = match op {
-                        Operation::DownloadAsset => signed::Target::Asset(id),
-                        _ => signed::Target::Library(id),
-                    };
-                    let secret = self.signing_secret().await?;
-                    signed::verify(&secret, target, query, unix_now())?;
-                    return Ok(Access::Signed);
+                    return self.admit_link(op, id, query).await;
                 }
                 Operation::GetAsset | Operation::DownloadAsset => return Ok(Access::Public),
                 _ => {}
             }
         }
-        let secret = auth::bearer_key(authorization)?;
+        let secret = match auth::credential(authorization)? {
+            auth::Credential::Key(secret) => secret,
+            auth::Credential::Pass(secret) => {
+                if let Some(limits) = &self.inner.limiter {
+                    limits.check_address(client)?;
+                }
+                return self.admit_pass(op, secret).await;
+            }
+        };
         let hash = auth::hash_key(secret);
         let record = match self.inner.keys.get(&hash) {
             Some(kept) => Some(kept),
@@ -329,6 +349,50 @@ impl Service {
             limits.check_key(key.id)?;
         }
         Ok(Access::Key(key))
+    }
+
+    /// A download through a signed link: what minted it, checked; a link minted with a pass
+    /// acts as that pass, which must still work (else the link's 401).
+    async fn admit_link(
+        &self,
+        op: Operation,
+        id: &str,
+        query: Option<&str>,
+    ) -> Result<Access, ApiError> {
+        let id = crate::validate::strict_id(id).ok_or(signed::INVALID)?;
+        let target = match op {
+            Operation::DownloadAsset => signed::Target::Asset(id),
+            _ => signed::Target::Library(id),
+        };
+        let secret = self.signing_secret().await?;
+        match signed::verify(&secret, target, query, unix_now())? {
+            signed::Grant::Free => Ok(Access::Signed { paid: false }),
+            signed::Grant::Paid => Ok(Access::Signed { paid: true }),
+            signed::Grant::Pass(pass) => {
+                let pass = self.inner.store.get_pass(pass).await?;
+                match pass.filter(|p| p.is_live(Utc::now())) {
+                    Some(pass) => Ok(Access::Pass(pass)),
+                    None => Err(signed::INVALID),
+                }
+            }
+        }
+    }
+
+    /// A request with `Authorization: Pass`: the pass must be known, not revoked and not
+    /// expired (one 401 for all three, read from the store every time, so a revocation
+    /// anywhere counts at once), and `op` one a pass opens (else 403).
+    async fn admit_pass(&self, op: Operation, secret: &str) -> Result<Access, ApiError> {
+        let pass = self
+            .inner
+            .store
+            .find_pass(&auth::hash_key(secret))
+            .await?
+            .filter(|p| p.is_live(Utc::now()))
+            .ok_or(auth::PASS_INVALID)?;
+        if !op.opens_with_pass() {
+            return Err(access::NOT_FOR_PASSES);
+        }
+        Ok(Access::Pass(pass))
     }
 
     /// Reads a JSON body: 413 when it is declared or found larger than

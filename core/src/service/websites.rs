@@ -3,13 +3,13 @@
 
 use uuid::Uuid;
 
-use super::access::Reader;
+use super::access::{Access, FileRight};
 use super::{Service, unix_now};
 use crate::error::ApiError;
 use crate::render::{SignedLink, Timestamp, data};
 use crate::reply::Reply;
 use crate::request::RawRequest;
-use crate::signed::{self, Target};
+use crate::signed::{self, Grant, Target};
 use crate::validate;
 
 /// 32 random bytes for a signing secret.
@@ -64,19 +64,22 @@ impl Service {
     }
 
     /// `GET /api/v1/assets/{asset_id}/download-url?expires_in=S`: a link that downloads the
-    /// asset without a key for `S` seconds (1 to 604800, default 3600).
+    /// asset without a key for `S` seconds (1 to 604800, default 3600), for a caller that may
+    /// download it now ([`Service::may_download`]). The link carries what minted it (a key
+    /// with `read:paid`, or the pass) and is judged by that again when used.
     pub(super) async fn asset_download_url(
         &self,
         id: &str,
         req: RawRequest<'_>,
-        reader: Reader,
+        access: &Access,
     ) -> Result<Reply, ApiError> {
-        let asset = self.asset_for(id, reader).await?;
+        let asset = self.asset_for(id, access.reader()).await?;
+        self.may_download(&asset, access.files()).await?;
         let expires_in = expires_in(req.query)?;
         self.signed_link(
             Target::Asset(asset.id),
-            "assets",
-            asset.id,
+            grant(access.files()),
+            ("assets", asset.id),
             expires_in,
             req.mount,
         )
@@ -84,32 +87,37 @@ impl Service {
     }
 
     /// `GET /api/v1/libraries/{library_id}/download-url?expires_in=S`: a link to the library's
-    /// zip, for a library that allows bulk download (else 403, as the zip itself).
+    /// zip, for a caller that may download the zip now (else 403, as the zip itself).
     pub(super) async fn library_download_url(
         &self,
         id: &str,
         req: RawRequest<'_>,
+        access: &Access,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
         let rows = self.published_library(id).await?;
-        if !rows.library.settings.allow_bulk_download {
-            return Err(ApiError::BulkDownloadDisabled);
-        }
+        self.zip_plan(&rows, access.files()).await?;
         let expires_in = expires_in(req.query)?;
-        self.signed_link(Target::Library(id), "libraries", id, expires_in, req.mount)
-            .await
+        self.signed_link(
+            Target::Library(id),
+            grant(access.files()),
+            ("libraries", id),
+            expires_in,
+            req.mount,
+        )
+        .await
     }
 
     async fn signed_link(
         &self,
         target: Target,
-        collection: &str,
-        id: Uuid,
+        grant: Grant,
+        (collection, id): (&str, Uuid),
         expires_in: u64,
         mount: &str,
     ) -> Result<Reply, ApiError> {
         let expires = unix_now().saturating_add(expires_in);
-        let query = signed::query(&self.signing_secret().await?, target, expires);
+        let query = signed::query(&self.signing_secret().await?, target, expires, grant);
         let url = format!(
             "{}{}/{collection}/{id}/download?{query}",
             mount.trim_end_matches('/'),
@@ -124,6 +132,15 @@ impl Service {
                 url,
             },
         ))
+    }
+}
+
+/// What a link minted with `right` carries.
+fn grant(right: FileRight<'_>) -> Grant {
+    match right {
+        FileRight::All => Grant::Paid,
+        FileRight::Free => Grant::Free,
+        FileRight::Pass(pass) => Grant::Pass(pass.id),
     }
 }
 

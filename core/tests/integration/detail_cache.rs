@@ -56,7 +56,7 @@ impl Env {
         self.service
             .handle(
                 op,
-                Some(id),
+                &[id],
                 RawRequest {
                     authorization: Some(self.auth.as_bytes()),
                     content_type: body.map(|_| &b"application/json"[..]),
@@ -75,7 +75,7 @@ impl Env {
             .service
             .handle(
                 Operation::CreateAsset,
-                None,
+                &[],
                 RawRequest {
                     authorization: Some(self.auth.as_bytes()),
                     content_type: Some(b"application/json"),

@@ -14,14 +14,14 @@ async fn get(
     authorization: Option<&[u8]>,
     if_none_match: Option<&[u8]>,
 ) -> Reply {
-    let RouteMatch::Route { route, id } = match_route("/api/v1/openapi.json") else {
+    let RouteMatch::Route { route, ids } = match_route("/api/v1/openapi.json") else {
         panic!("no route for the document");
     };
     service
         .answer(
             "GET",
             Some(route),
-            id.as_deref(),
+            &ids.iter().map(AsRef::as_ref).collect::<Vec<&str>>(),
             RawRequest {
                 authorization,
                 if_none_match,

@@ -49,7 +49,7 @@ async fn patch(e: &Env, id: &str, body: Value) {
 
 async fn keyless_get(service: &Service, id: &str) -> u16 {
     service
-        .handle(Operation::GetAsset, Some(id), RawRequest::default())
+        .handle(Operation::GetAsset, &[id], RawRequest::default())
         .await
         .status
 }

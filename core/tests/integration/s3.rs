@@ -53,7 +53,7 @@ impl Env {
             authorization: Some(self.auth.as_bytes()),
             ..req
         };
-        self.service.handle(op, id, req).await
+        self.service.handle(op, id.as_slice(), req).await
     }
 
     async fn upload(&self, body: impl Into<RequestBody>) -> Reply {

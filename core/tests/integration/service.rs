@@ -44,7 +44,7 @@ impl Env {
         self.service
             .handle(
                 op,
-                id,
+                id.as_slice(),
                 RawRequest {
                     authorization: Some(auth.as_bytes()),
                     content_type: body.map(|_| &b"application/json"[..]),
@@ -83,7 +83,7 @@ async fn auth_then_scope_then_validation() {
     let bad_body = json!({"asset_type": "pdf"});
 
     let r = svc
-        .handle(Operation::CreateAsset, None, RawRequest::default())
+        .handle(Operation::CreateAsset, &[], RawRequest::default())
         .await;
     assert_error(
         &r,
@@ -227,7 +227,7 @@ async fn body_size_and_type_come_after_auth() {
     let r = svc
         .handle(
             Operation::CreateAsset,
-            None,
+            &[],
             RawRequest {
                 content_length: Some(b"2097152"),
                 ..RawRequest::default()
@@ -239,7 +239,7 @@ async fn body_size_and_type_come_after_auth() {
     let r = svc
         .handle(
             Operation::CreateAsset,
-            None,
+            &[],
             RawRequest {
                 authorization: Some(auth.as_bytes()),
                 content_length: Some(b"2097152"),
@@ -256,7 +256,7 @@ async fn body_size_and_type_come_after_auth() {
     let r = svc
         .handle(
             Operation::CreateAsset,
-            None,
+            &[],
             RawRequest {
                 authorization: Some(auth.as_bytes()),
                 content_type: Some(b"application/json"),
@@ -274,7 +274,7 @@ async fn body_size_and_type_come_after_auth() {
         let r = svc
             .handle(
                 Operation::CreateAsset,
-                None,
+                &[],
                 RawRequest {
                     authorization: Some(auth.as_bytes()),
                     content_type: ct,
@@ -297,7 +297,7 @@ async fn body_size_and_type_come_after_auth() {
         let r = svc
             .handle(
                 Operation::CreateAsset,
-                None,
+                &[],
                 RawRequest {
                     authorization: Some(auth.as_bytes()),
                     content_type: Some(ct.as_bytes()),
@@ -657,7 +657,7 @@ async fn concurrent_detail_reads_count_every_view() {
                 let r = service
                     .handle(
                         Operation::GetLibrary,
-                        Some(&id),
+                        &[&id],
                         RawRequest {
                             authorization: Some(auth.as_bytes()),
                             ..RawRequest::default()

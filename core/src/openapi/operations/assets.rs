@@ -187,12 +187,16 @@ pub(super) fn asset_download_url() -> Spec {
         tag: "downloads",
         summary: "A signed download link for an asset",
         description: "A link that downloads the asset's file without a key until it \
-            expires.",
+            expires, for a caller that may download the file now: a paid file (one only a \
+            paid library offers) needs `read:paid` or a library pass for a library holding \
+            it. The link carries what minted it (`grant=paid` for a key with `read:paid`, \
+            `pass=<id>` for a pass) and is judged by it again when used: a link of a revoked, \
+            expired or used-up pass stops working.",
         keys: Keys::Required,
         parameters: vec![p("AssetId"), p("ExpiresIn"), p("IfNoneMatch")],
         body: None,
         answers: vec![("200", read_answer("The link.", schema("DownloadLink")))],
-        errors: &["BadRequest", "NotFound"],
+        errors: &["BadRequest", "NotFound", "ForbiddenFile"],
     }
 }
 
@@ -207,13 +211,20 @@ pub(super) fn download_asset() -> Spec {
             address. A draft is 404 but for a key with `write:assets`; an asset without a \
             file is 404. A whole download counts one `download_count`. Without a key, a \
             published public asset, or any published asset through a signed link \
-            (`expires` and `signature`), is downloaded; otherwise the answer is 401.",
+            (`expires` and `signature`), is downloaded; otherwise the answer is 401.\n\n\
+            A paid file (the asset is not public, a published paid library holds it and no \
+            published free one does) needs `read:paid`, a library pass for a library holding \
+            it, or a link minted with either; else 403. Through a pass, each download that \
+            counts (a 200, or a range from byte 0) spends one of its downloads: 403 `Pass \
+            download limit reached` when none is left.",
         keys: Keys::Optional,
         parameters: vec![
             p("AssetId"),
             p("Range"),
             p("IfRange"),
             p("Expires"),
+            p("Grant"),
+            p("PassLink"),
             p("Signature"),
         ],
         body: None,
@@ -235,6 +246,11 @@ pub(super) fn download_asset() -> Spec {
                         ("Accept-Ranges", "AcceptRanges"), ("ETag", "ETag")])}),
             ),
         ],
-        errors: &["BadRequest", "NotFound", "ServiceUnavailable"],
+        errors: &[
+            "BadRequest",
+            "NotFound",
+            "ForbiddenFile",
+            "ServiceUnavailable",
+        ],
     }
 }

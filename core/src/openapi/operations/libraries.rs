@@ -121,9 +121,18 @@ pub(super) fn download_library() -> Spec {
             written, in page order with a folder per section; assets without a file are \
             left out. 403 unless the library allows bulk download. Without a key, a \
             signed link (`expires` and `signature`) downloads it; otherwise the answer is \
-            401.",
+            401.\n\n\
+            A zip holding a paid file is 403 for a key without `read:paid` (and a link it \
+            minted). Through a library pass the zip holds the assets the pass opens and is \
+            one of its downloads (403 `Pass download limit reached` when none is left).",
         keys: Keys::Optional,
-        parameters: vec![p("LibraryId"), p("Expires"), p("Signature")],
+        parameters: vec![
+            p("LibraryId"),
+            p("Expires"),
+            p("Grant"),
+            p("PassLink"),
+            p("Signature"),
+        ],
         body: None,
         answers: vec![(
             "200",
@@ -143,7 +152,8 @@ pub(super) fn library_download_url() -> Spec {
         tag: "downloads",
         summary: "A signed download link for a library's zip",
         description: "A link that downloads the library's zip without a key until it \
-            expires; 403 unless the library allows bulk download.",
+            expires, for a caller that may download the zip now (else 403, as the zip \
+            itself); it carries what minted it, as an asset's link does.",
         keys: Keys::Required,
         parameters: vec![p("LibraryId"), p("ExpiresIn"), p("IfNoneMatch")],
         body: None,

@@ -1,12 +1,13 @@
 //! Each operation of the route table, described: where it lives, what it reads, what it
 //! answers. The services it describes are in [`crate::Service`]'s modules (`assets`,
-//! `lifecycle`, `libraries`, `downloads`, `websites`); the descriptions themselves are in
-//! `assets` and `libraries`.
+//! `lifecycle`, `libraries`, `downloads`, `websites`, `passes`); the descriptions themselves
+//! are in `assets`, `libraries` and `passes`.
 
 use serde_json::{Map, Value, json};
 
 mod assets;
 mod libraries;
+mod passes;
 
 use super::build::{json_content, response, schema};
 use super::parts::{ERRORS, named_headers};
@@ -92,6 +93,26 @@ pub(super) const DESCRIBED: &[Described] = &[
         "GET",
         "/api/v1/libraries/{library_id}/download-url",
     ),
+    at(
+        Operation::ListPasses,
+        "GET",
+        "/api/v1/libraries/{library_id}/passes",
+    ),
+    at(
+        Operation::CreatePass,
+        "POST",
+        "/api/v1/libraries/{library_id}/passes",
+    ),
+    at(
+        Operation::GetPass,
+        "GET",
+        "/api/v1/libraries/{library_id}/passes/{pass_id}",
+    ),
+    at(
+        Operation::RevokePass,
+        "DELETE",
+        "/api/v1/libraries/{library_id}/passes/{pass_id}",
+    ),
     at(Operation::OpenApi, "GET", "/api/v1/openapi.json"),
 ];
 
@@ -129,6 +150,10 @@ pub(super) fn describe(described: &Described) -> Value {
     let scopes: Vec<&str> = op.scopes().iter().map(|s| s.as_str()).collect();
     let mut description = spec.description.to_owned();
     description.push_str("\n\n");
+    if op.opens_with_pass() {
+        description
+            .push_str("A library pass (`Authorization: Pass`) for the library opens it too. ");
+    }
     description.push_str(&match spec.keys {
         Keys::None => "No key needed.".to_owned(),
         _ => format!(
@@ -140,11 +165,16 @@ pub(super) fn describe(described: &Described) -> Value {
                 .join(", ")
         ),
     });
-    let security = match spec.keys {
-        Keys::Required => json!([{"bearerAuth": scopes}]),
-        Keys::Optional => json!([{"bearerAuth": scopes}, {}]),
-        Keys::None => json!([]),
+    let mut security = match spec.keys {
+        Keys::Required | Keys::Optional => vec![json!({"bearerAuth": scopes})],
+        Keys::None => vec![],
     };
+    if op.opens_with_pass() {
+        security.push(json!({"passAuth": []}));
+    }
+    if spec.keys == Keys::Optional {
+        security.push(json!({}));
+    }
 
     let mut responses = Map::new();
     for (status, answer) in spec.answers {
@@ -156,7 +186,7 @@ pub(super) fn describe(described: &Described) -> Value {
     let mut errors: Vec<&str> = spec.errors.to_vec();
     if spec.keys != Keys::None {
         errors.extend(["Unauthorized", "TooManyRequests", "InternalError"]);
-        if !errors.contains(&"ForbiddenOrNoBulk") {
+        if !errors.contains(&"ForbiddenOrNoBulk") && !errors.contains(&"ForbiddenFile") {
             errors.push("Forbidden");
         }
     }
@@ -173,7 +203,7 @@ pub(super) fn describe(described: &Described) -> Value {
         "tags": [spec.tag],
         "summary": spec.summary,
         "description": description,
-        "security": security,
+        "security": Value::Array(security),
         "responses": responses,
     });
     if !spec.parameters.is_empty() {
@@ -292,6 +322,10 @@ fn spec(op: Operation) -> Spec {
         Operation::DownloadLibrary => libraries::download_library(),
         Operation::LibraryDownloadUrl => libraries::library_download_url(),
         Operation::OpenApi => libraries::open_api(),
+        Operation::CreatePass => passes::create_pass(),
+        Operation::ListPasses => passes::list_passes(),
+        Operation::GetPass => passes::get_pass(),
+        Operation::RevokePass => passes::revoke_pass(),
     }
 }
 
