@@ -499,3 +499,134 @@ async fn the_demo_runs_on_postgres_and_a_bucket() {
     );
     server.terminate().await;
 }
+
+/// Two replicas x 50 concurrent downloads through one pass with `max_downloads = 10`: exactly
+/// 10 succeed, whichever replica serves them (the limit is spent in the database), every other
+/// answer is 403 `Pass download limit reached`; and a pass revoked on one replica is refused
+/// by the other on its next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_limit_holds_across_replicas() {
+    let shared = Shared::new().await;
+    let key = shared.create_key(
+        "server",
+        "read:assets,write:assets,read:libraries,write:libraries,write:passes",
+    );
+    let a = shared.replica("server").await;
+    let b = shared.replica("warp_server").await;
+    let client = reqwest::Client::new();
+    let form = "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"font.txt\"\r\n\
+                Content-Type: text/plain\r\n\r\nA font sold by the library.\r\n--b--\r\n";
+    let r = client
+        .post(format!("{}/api/v1/assets/upload", a.base))
+        .bearer_auth(&key)
+        .header("content-type", "multipart/form-data; boundary=b")
+        .body(form)
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(r.status(), 201);
+    let asset: Value = r.json().await.expect("JSON");
+    let asset = asset["data"]["id"].as_str().expect("id").to_owned();
+    let library = uuid::Uuid::new_v4();
+    let (status, body) = send(
+        &client,
+        reqwest::Method::PUT,
+        format!("{}/api/v1/libraries/{library}", a.base),
+        &key,
+        Some(json!({"title": "Fonts", "is_paid": true, "price": 20,
+            "unsectioned_assets": [{"asset_id": asset}]})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let mut tokens = Vec::new();
+    for limit in [json!(10), Value::Null] {
+        let (status, made) = send(
+            &client,
+            reqwest::Method::POST,
+            format!("{}/api/v1/libraries/{library}/passes", b.base),
+            &key,
+            Some(json!({"label": "Order", "expires_in": 600, "max_downloads": limit})),
+        )
+        .await;
+        assert_eq!(status, 201, "{made}");
+        tokens.push(made["data"]["token"].as_str().expect("token").to_owned());
+    }
+
+    let mut tasks = Vec::new();
+    for n in 0..50 {
+        let base = if n % 2 == 0 { &a.base } else { &b.base };
+        let request = client
+            .get(format!("{base}/api/v1/assets/{asset}/download"))
+            .header("authorization", format!("Pass {}", tokens[0]));
+        tasks.push(tokio::spawn(async move {
+            let r = request.send().await.expect("request");
+            let status = r.status().as_u16();
+            let body = r.bytes().await.expect("body");
+            (status, body)
+        }));
+    }
+    let (mut ok, mut limited, mut other) = (0, 0, Vec::new());
+    for task in tasks {
+        match task.await.expect("task") {
+            (200, body) => {
+                assert_eq!(&body[..], b"A font sold by the library.");
+                ok += 1;
+            }
+            (403, body)
+                if body
+                    .windows(27)
+                    .any(|w| w == b"Pass download limit reached") =>
+            {
+                limited += 1;
+            }
+            (status, body) => other.push((status, String::from_utf8_lossy(&body).into_owned())),
+        }
+    }
+    assert_eq!((ok, limited, other), (10, 40, vec![]));
+
+    // Revoked through B, refused by A at once.
+    let download = |base: &str| {
+        client
+            .get(format!("{base}/api/v1/assets/{asset}/download"))
+            .header("authorization", format!("Pass {}", tokens[1]))
+    };
+    assert_eq!(
+        download(&a.base).send().await.expect("request").status(),
+        200
+    );
+    let (status, list) = send(
+        &client,
+        reqwest::Method::GET,
+        format!("{}/api/v1/libraries/{library}/passes", b.base),
+        &key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{list}");
+    let passes = list["data"].as_array().expect("passes");
+    let used = |limited: bool| {
+        passes
+            .iter()
+            .find(|p| p["max_downloads"].is_null() != limited)
+            .expect("the pass")
+    };
+    assert_eq!(used(true)["downloads_used"], 10);
+    assert_eq!(used(false)["downloads_used"], 1);
+    let unlimited = used(false)["id"].as_str().expect("id");
+    let r = client
+        .delete(format!(
+            "{}/api/v1/libraries/{library}/passes/{unlimited}",
+            b.base
+        ))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("revoke");
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        download(&a.base).send().await.expect("request").status(),
+        401
+    );
+    a.terminate().await;
+    b.terminate().await;
+}

@@ -233,6 +233,114 @@ async fn the_example_page_renders_a_library_on(example: &str) {
         stderr.contains("/site/"),
         "{example}: the page was not logged"
     );
+
+    // A website's key (no read:paid) and a buyer's pass, on the same data.
+    let reader = crate::running::create_key(example, &data, "read:assets,read:libraries");
+    let server = Running::start(example, &data, &logs, &[]).await;
+    the_buyer_view(&server, example, dir.path(), (&key, &reader), &expected).await;
+    let stderr = server.terminate().await;
+    assert!(!stderr.contains("alp_"), "{example}: a pass is in the log");
+}
+
+/// The paid library without a pass (a key with only `read:assets`): its price and no download
+/// button for the paid file (the demo's private photo) or the zip, but buttons for the free
+/// ones. With `#pass=...` in the address (and no key): the buyer's view, every file and the
+/// zip downloadable through links minted with the pass.
+async fn the_buyer_view(
+    server: &Running,
+    example: &str,
+    dir: &Path,
+    (admin, reader): (&str, &str),
+    expected: &Expected,
+) {
+    let (status, detail) = server
+        .get(&format!("/api/v1/libraries/slug/{SLUG}"), admin)
+        .await;
+    assert_eq!(status, 200, "{detail}");
+    let library = detail["id"].as_str().unwrap();
+    let (status, made) = server
+        .send(
+            Method::POST,
+            &format!("/api/v1/libraries/{library}/passes"),
+            admin,
+            Some(json!({"label": "Buyer", "expires_in": 3600})),
+        )
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let token = made["data"]["token"].as_str().unwrap().to_owned();
+    let mut paid = Vec::new();
+    for ((id, _), with_file) in expected.assets.iter().zip(&expected.with_file) {
+        let (_, asset) = server.get(&format!("/api/v1/assets/{id}"), admin).await;
+        paid.push(*with_file && asset["data"]["is_public"] == json!(false));
+    }
+    assert!(
+        paid.iter().any(|p| *p),
+        "{example}: the demo has a paid file"
+    );
+
+    let page = format!("{}/site/?library={SLUG}&key={reader}", server.base);
+    let dom = browser(&dir.join("browser"), &["--dump-dom"], &page).await;
+    assert!(
+        opening_tag(&dom, "<body").contains(r#"data-state="ready""#),
+        "{example}: {dom}"
+    );
+    assert!(dom.contains(r#"data-role="price""#) && !dom.contains(r#"data-role="purchased""#));
+    assert!(
+        !dom.contains(r#"data-role="download-all""#),
+        "{example}: a zip of paid files offered without a pass"
+    );
+    for ((card, is_paid), with_file) in cards(&dom).iter().zip(&paid).zip(&expected.with_file) {
+        if *is_paid {
+            assert!(
+                download_href(&card.html).is_none()
+                    && card.html.contains(r#"data-role="for-sale""#),
+                "{example}: a paid file offered without a pass: {}",
+                card.html
+            );
+        } else if *with_file {
+            assert!(
+                download_href(&card.html).is_some(),
+                "{example}: {}",
+                card.html
+            );
+        }
+    }
+
+    let page = format!("{}/site/?library={SLUG}#pass={token}", server.base);
+    let dom = browser(&dir.join("browser"), &["--dump-dom"], &page).await;
+    assert!(
+        opening_tag(&dom, "<body").contains(r#"data-state="ready""#),
+        "{example}: the buyer's view did not load: {dom}"
+    );
+    assert!(dom.contains(r#"data-role="purchased""#), "{example}: {dom}");
+    assert!(!dom.contains(r#"data-role="for-sale""#), "{example}: {dom}");
+    let client = reqwest::Client::new();
+    for ((card, is_paid), with_file) in cards(&dom).iter().zip(&paid).zip(&expected.with_file) {
+        if !with_file {
+            continue;
+        }
+        let href = download_href(&card.html)
+            .unwrap_or_else(|| panic!("{example}: no button for the buyer: {}", card.html));
+        assert!(href.contains("pass="), "{example}: {href}");
+        assert!(!href.contains("alp_"), "{example}: the pass is in a link");
+        if *is_paid {
+            let bought = fetch(&client, &format!("{}{href}", server.base), None).await;
+            let keyed = fetch(
+                &client,
+                &format!("{}/api/v1/assets/{}/download", server.base, card.id),
+                Some(admin),
+            )
+            .await;
+            assert!(
+                !keyed.is_empty() && bought == keyed,
+                "{example}: the buyer's file differs"
+            );
+        }
+    }
+    let all = opening_tag(&dom, r#"data-role="download-all""#);
+    let href = attr(all, "href").expect("the buyer's zip link");
+    let zip = fetch(&client, &format!("{}{}", server.base, unescape(href)), None).await;
+    assert!(zip.starts_with(b"PK"), "{example}: the buyer's zip");
 }
 
 /// `/site/`, `/site/index.html` and `/site/app.js` are the embedded files with their types

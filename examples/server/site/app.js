@@ -105,11 +105,16 @@ function storeKey(key) {
   }
 }
 
-/** Reads the slug and the key from the address, and takes the key out of the address. */
+/**
+ * Reads the slug, the key and a buyer's pass from the address, and takes the key out of the
+ * address. A pass is read from the fragment only (`#pass=alp_...`), which a browser never
+ * sends to a server; it stays there, so the buyer's link keeps working.
+ */
 function readAddress() {
   const url = new URL(window.location.href);
   const hash = new URLSearchParams(url.hash.replace(/^#/, ''));
   const slug = (url.searchParams.get('library') || hash.get('library') || '').trim();
+  const pass = (hash.get('pass') || '').trim();
   const key = (url.searchParams.get('key') || hash.get('key') || '').trim();
   if (url.searchParams.has('key') || hash.has('key')) {
     url.searchParams.delete('key');
@@ -119,7 +124,12 @@ function readAddress() {
     window.history.replaceState(null, '', url.pathname + url.search + url.hash);
   }
   if (key) storeKey(key);
-  return { slug, key: key || storedKey() };
+  return { slug, key: key || storedKey(), pass: pass.startsWith('alp_') ? pass : '' };
+}
+
+/** The `Authorization` value of a credential: a library pass (`alp_...`) or an API key. */
+function authorization(credential) {
+  return credential.startsWith('alp_') ? `Pass ${credential}` : `Bearer ${credential}`;
 }
 
 /** Puts `slug` in the address (never the key). */
@@ -172,7 +182,7 @@ async function call(path, key) {
   for (let attempt = 0; ; attempt += 1) {
     try {
       response = await fetch(API + path, {
-        headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+        headers: { Authorization: authorization(key), Accept: 'application/json' },
         credentials: 'omit',
         cache: 'no-store',
         referrerPolicy: 'no-referrer',
@@ -276,6 +286,11 @@ async function armDownload(link, path, key, probe = false) {
   try {
     first = await sign(path, key);
   } catch (e) {
+    // A paid file without a pass: no download button, the price says how to get it.
+    if (e instanceof ApiError && e.status === 403 && link.dataset.paidLibrary === 'true') {
+      link.replaceWith(h('span', { className: 'pill', dataset: { role: 'for-sale' }, text: 'Included with purchase' }));
+      return;
+    }
     unavailable(e.message);
     return;
   }
@@ -283,12 +298,12 @@ async function armDownload(link, path, key, probe = false) {
   else apply(first);
 }
 
-function downloadButton(label, className, role) {
+function downloadButton(label, className, role, paidLibrary = false) {
   return h(
     'a',
     {
       className,
-      dataset: { role, signed: 'pending' },
+      dataset: { role, signed: 'pending', paidLibrary: String(paidLibrary) },
       attrs: { 'aria-disabled': 'true', tabindex: '-1', download: '' },
     },
     icon('download'),
@@ -339,7 +354,7 @@ function imageUrl(value) {
   return safeUrl(path);
 }
 
-function renderCover(library, assetCount) {
+function renderCover(library, assetCount, buyer) {
   const overlayColour = hexColour(library.cover_overlay_color);
   const opacity = Number(library.cover_overlay_opacity);
   const overlayOpacity = Number.isFinite(opacity) ? Math.min(1, Math.max(0, opacity)) : 0.5;
@@ -362,7 +377,10 @@ function renderCover(library, assetCount) {
   cover?.addEventListener('error', () => cover.remove());
 
   const meta = h('div', { className: 'cover-meta' });
-  if (library.is_paid) {
+  if (library.is_paid && buyer) {
+    meta.append(h('span', { className: 'pill pill-price', dataset: { role: 'purchased' } }, icon('tag'),
+      h('span', { text: 'Purchased' })));
+  } else if (library.is_paid) {
     meta.append(
       h('span', { className: 'pill pill-price', dataset: { role: 'price' } }, icon('tag'),
         h('span', { text: formatPrice(library.price, library.currency) })),
@@ -375,7 +393,7 @@ function renderCover(library, assetCount) {
     );
   }
   if (library.allow_bulk_download) {
-    meta.append(downloadButton('Download all', 'button button-light', 'download-all'));
+    meta.append(downloadButton('Download all', 'button button-light', 'download-all', library.is_paid === true));
   }
   return h(
     'section',
@@ -418,7 +436,7 @@ function renderAsset(asset, library, key, signing) {
     asset.description ? h('p', { className: 'card-description', text: asset.description }) : null,
   );
   if (library.allow_individual_downloads) {
-    const link = downloadButton('Download', 'button button-quiet', 'download');
+    const link = downloadButton('Download', 'button button-quiet', 'download', library.is_paid === true);
     body.append(h('div', { className: 'card-actions' }, link));
     const path = `/assets/${encodeURIComponent(asset.id)}/download-url?expires_in=${SIGN_SECONDS}`;
     signing.push(armDownload(link, path, key, true));
@@ -493,7 +511,7 @@ async function renderLibrary(library, key) {
   }
   if (!count) main.append(h('p', { className: 'empty', text: 'This library has no assets yet.' }));
 
-  const cover = renderCover(library, count);
+  const cover = renderCover(library, count, key.startsWith('alp_'));
   app.replaceChildren(cover, main);
   const all = cover.querySelector('[data-role="download-all"]');
   if (all) signing.push(armDownload(all, `/libraries/${encodeURIComponent(library.id)}/download-url`, key));
@@ -559,12 +577,14 @@ function showForm(slug) {
   showState('need-key', 'lock', true, 'Open a library', 'Enter the library to show and an API key that can read it.', keyForm(slug, 'Open library'));
 }
 
-function showError(error, slug) {
+function showError(error, slug, pass = false) {
   document.title = 'Library unavailable · Asset library';
   const status = error instanceof ApiError ? error.status : 0;
   let title = 'The library could not be loaded';
   let form = null;
-  if (status === 401 || status === 403) {
+  if (pass && (status === 401 || status === 403)) {
+    title = status === 401 ? 'This pass is not valid' : 'This pass is for another library';
+  } else if (status === 401 || status === 403) {
     storeKey('');
     title = status === 401 ? 'This key is not valid' : 'This key cannot open the library';
     form = keyForm(slug, 'Try another key');
@@ -582,13 +602,14 @@ async function load(slug, key) {
   try {
     library = await api(`/libraries/slug/${encodeURIComponent(slug)}?include_assets=true`, key);
   } catch (error) {
-    showError(error, slug);
+    showError(error, slug, key.startsWith('alp_'));
     return;
   }
   await renderLibrary(library, key);
   document.body.dataset.state = 'ready';
 }
 
-const { slug, key } = readAddress();
-if (slug && key) load(slug, key);
+const { slug, key, pass } = readAddress();
+// A buyer's pass opens the library and its paid files; a key, what its scopes allow.
+if (slug && (pass || key)) load(slug, pass || key);
 else showForm(slug);
