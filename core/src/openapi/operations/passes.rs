@@ -29,9 +29,6 @@ pub(super) fn create_pass() -> Spec {
                     "GetPass": {"operationId": "getPass", "parameters":
                         {"library_id": "$response.body#/data/library_id",
                          "pass_id": "$response.body#/data/id"}},
-                    "RevokePass": {"operationId": "revokePass", "parameters":
-                        {"library_id": "$response.body#/data/library_id",
-                         "pass_id": "$response.body#/data/id"}},
                 }),
             ),
         )],
@@ -78,8 +75,9 @@ pub(super) fn revoke_pass() -> Spec {
         tag: "passes",
         summary: "Revoke a library pass",
         description: "The pass stops working at once, on every server sharing the store, and \
-            so do the links minted with it (401). Revoking a revoked pass is 204 again and \
-            keeps the first time.",
+            so do the links minted with it (401). The pass is kept, so that reading it shows \
+            when it was revoked (`revoked_at`) and what it downloaded; revoking it again is \
+            204 and keeps the first time.",
         keys: Keys::Required,
         parameters: vec![p("LibraryId"), p("PassId")],
         body: None,
