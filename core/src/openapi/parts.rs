@@ -71,13 +71,14 @@ pub(super) fn parameters() -> Value {
         "Signature": query("signature", string(),
             "A signed link's signature (from `download-url`). Read only on a request without \
              `Authorization`."),
-        "Grant": query("grant", json!({"type": "string", "const": "paid"}),
-            "Part of a signed link minted by a key with `read:paid` (from `download-url`): \
-             the link downloads paid files. Covered by the signature."),
-        "PassLink": query("pass", uuid(),
-            "Part of a signed link minted with a library pass (from `download-url`): the \
-             pass's id, checked against the pass when the link is used. Covered by the \
-             signature."),
+        "Grant": query("grant", string(),
+            "`paid` in a signed link minted by a key with `read:paid` (from `download-url`): \
+             the link downloads paid files. Covered by the signature; read only on a request \
+             without `Authorization`."),
+        "PassLink": query("pass", string(),
+            "A pass's id (a UUID) in a signed link minted with a library pass (from \
+             `download-url`), checked against the pass when the link is used. Covered by the \
+             signature; read only on a request without `Authorization`."),
         "IfNoneMatch": request_header("If-None-Match",
             "`ETag`s of copies the client holds (or `*`): when one matches, the answer is 304 \
              without a body."),
