@@ -91,6 +91,31 @@ async fn send(
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
+/// Uploads `content` as a file named and typed `(name, media_type)` through the replica at
+/// `base`: 201, and the answer.
+async fn upload(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+    (name, media_type): (&str, &str),
+    content: &str,
+) -> Value {
+    let form = format!(
+        "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\
+         Content-Type: {media_type}\r\n\r\n{content}\r\n--b--\r\n"
+    );
+    let r = client
+        .post(format!("{base}/api/v1/assets/upload"))
+        .bearer_auth(key)
+        .header("content-type", "multipart/form-data; boundary=b")
+        .body(form)
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(r.status(), 201);
+    r.json().await.expect("JSON")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_over_one_database_and_bucket_are_one_api() {
     let shared = Shared::new().await;
@@ -123,20 +148,14 @@ async fn two_replicas_over_one_database_and_bucket_are_one_api() {
 
     // An upload through B lands in the bucket; A downloads the same bytes.
     let content = "Kept in the bucket, seen by every replica.\n".repeat(40);
-    let form = format!(
-        "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"notes.md\"\r\n\
-         Content-Type: text/markdown\r\n\r\n{content}\r\n--b--\r\n"
-    );
-    let r = client
-        .post(format!("{}/api/v1/assets/upload", b.base))
-        .bearer_auth(&key)
-        .header("content-type", "multipart/form-data; boundary=b")
-        .body(form)
-        .send()
-        .await
-        .expect("upload");
-    assert_eq!(r.status(), 201);
-    let uploaded: Value = r.json().await.expect("json");
+    let uploaded = upload(
+        &client,
+        &b.base,
+        &key,
+        ("notes.md", "text/markdown"),
+        &content,
+    )
+    .await;
     let doc_id = uploaded["data"]["id"].as_str().expect("id").to_owned();
     let path = uploaded["data"]["file_path"].as_str().expect("file_path");
     assert!(
@@ -514,18 +533,14 @@ async fn a_pass_limit_holds_across_replicas() {
     let a = shared.replica("server").await;
     let b = shared.replica("warp_server").await;
     let client = reqwest::Client::new();
-    let form = "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"font.txt\"\r\n\
-                Content-Type: text/plain\r\n\r\nA font sold by the library.\r\n--b--\r\n";
-    let r = client
-        .post(format!("{}/api/v1/assets/upload", a.base))
-        .bearer_auth(&key)
-        .header("content-type", "multipart/form-data; boundary=b")
-        .body(form)
-        .send()
-        .await
-        .expect("upload");
-    assert_eq!(r.status(), 201);
-    let asset: Value = r.json().await.expect("JSON");
+    let asset = upload(
+        &client,
+        &a.base,
+        &key,
+        ("font.txt", "text/plain"),
+        "A font sold by the library.",
+    )
+    .await;
     let asset = asset["data"]["id"].as_str().expect("id").to_owned();
     let library = uuid::Uuid::new_v4();
     let (status, body) = send(

@@ -150,6 +150,30 @@ fn fill(sql: &str) -> String {
         .replace("__TRGM__", "\"public\"")
 }
 
+/// A published library `library` ("Kit"), paid or not, with its counter row, as the
+/// migrations before 7 lay libraries out.
+async fn insert_library(client: &tokio_postgres::Client, library: uuid::Uuid, paid: bool) {
+    client
+        .execute(
+            "INSERT INTO assetlib.libraries (id, title, slug, show_asset_count, \
+                 allow_individual_downloads, allow_bulk_download, is_paid, currency, published, \
+                 published_at, created_at, updated_at) \
+             VALUES ($1, 'Kit', 'kit', true, true, true, $2, 'USD', true, now(), now(), \
+                     now())",
+            &[&library, &paid],
+        )
+        .await
+        .expect("library");
+    client
+        .execute(
+            "INSERT INTO assetlib.library_counters (library_id, content_version, published) \
+             VALUES ($1, nextval('assetlib.content_versions'), true)",
+            &[&library],
+        )
+        .await
+        .expect("library counter");
+}
+
 /// A database at version 2 with drafts in it is upgraded at connect: the drafts are counted,
 /// and every list total is exact from then on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -267,25 +291,7 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
         )
         .await
         .expect("counters");
-    client
-        .execute(
-            "INSERT INTO assetlib.libraries (id, title, slug, show_asset_count, \
-                 allow_individual_downloads, allow_bulk_download, is_paid, currency, published, \
-                 published_at, created_at, updated_at) \
-             VALUES ($1, 'Kit', 'kit', true, true, true, false, 'USD', true, now(), now(), \
-                     now())",
-            &[&library],
-        )
-        .await
-        .expect("library");
-    client
-        .execute(
-            "INSERT INTO assetlib.library_counters (library_id, content_version, published) \
-             VALUES ($1, nextval('assetlib.content_versions'), true)",
-            &[&library],
-        )
-        .await
-        .expect("library counter");
+    insert_library(&client, library, false).await;
     client
         .execute(
             "INSERT INTO assetlib.library_entries (library_id, asset_id, display_order) \
@@ -396,25 +402,7 @@ async fn an_upgrade_from_version_6_gives_writers_of_assets_read_paid() {
             .expect("key");
     }
     let library = uuid::Uuid::new_v4();
-    client
-        .execute(
-            "INSERT INTO assetlib.libraries (id, title, slug, show_asset_count, \
-                 allow_individual_downloads, allow_bulk_download, is_paid, currency, published, \
-                 published_at, created_at, updated_at) \
-             VALUES ($1, 'Kit', 'kit', true, true, true, true, 'USD', true, now(), now(), \
-                     now())",
-            &[&library],
-        )
-        .await
-        .expect("library");
-    client
-        .execute(
-            "INSERT INTO assetlib.library_counters (library_id, content_version, published) \
-             VALUES ($1, nextval('assetlib.content_versions'), true)",
-            &[&library],
-        )
-        .await
-        .expect("library counter");
+    insert_library(&client, library, true).await;
     drop(client);
     let _ = conn.await;
 
