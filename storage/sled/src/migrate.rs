@@ -273,4 +273,4 @@ fn apply(trees: [&Tree; 3], batches: &mut [Batch; 3]) -> Result<(), Error> {
 
 #[cfg(test)]
 #[path = "migrate_tests/mod.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -41,7 +41,7 @@ const SECTION: u8 = 20;
 
 /// Opens the raw sled database at `path`, waiting while a dropped handle's threads still
 /// hold its lock.
-fn raw(path: &Path) -> sled::Db {
+pub(crate) fn raw(path: &Path) -> sled::Db {
     for _ in 0..200 {
         match sled::open(path) {
             Ok(db) => return db,
