@@ -62,6 +62,54 @@ pub struct Config {
     /// that header: the one the outermost trusted proxy saw. Set it to the number of proxies
     /// you run (a load balancer: 1); more lets any client pick its own address.
     pub trusted_proxy_hops: usize,
+    /// How a store shared by several processes (replicas) keeps this one's cached answers
+    /// current (default [`ReplicaSync::Notify`]). A store one process owns (sled, memory)
+    /// sees every write itself and ignores it.
+    pub replica_sync: ReplicaSync,
+}
+
+/// How the replicas of one shared store keep their cached answers current
+/// ([`Config::replica_sync`], given to the store by [`crate::MetaStore::use_replica_sync`]).
+///
+/// Either way a write is seen by the next read through the process that made it, and
+/// counters (views, downloads) are exact within each process at once and across processes
+/// within one second.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReplicaSync {
+    /// Each process listens for the store's change notices and answers cached reads with no
+    /// round trip; another process's write is seen within 100 ms. While the listening
+    /// connection is down, every read checks the store's version instead (as `Strict`).
+    #[default]
+    Notify,
+    /// Every cached read checks the store's version first (one round trip): a write through
+    /// any process is seen by the next read through every one.
+    Strict,
+}
+
+impl ReplicaSync {
+    /// The mode's name: `notify` or `strict`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplicaSync::Notify => "notify",
+            ReplicaSync::Strict => "strict",
+        }
+    }
+}
+
+impl std::str::FromStr for ReplicaSync {
+    type Err = String;
+
+    /// `notify` or `strict`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "notify" => Ok(ReplicaSync::Notify),
+            "strict" => Ok(ReplicaSync::Strict),
+            other => Err(format!(
+                "unknown replica sync {other:?}: use notify or strict"
+            )),
+        }
+    }
 }
 
 impl Default for Config {
@@ -81,6 +129,7 @@ impl Default for Config {
             cors_origins: Vec::new(),
             rate_limit: None,
             trusted_proxy_hops: 0,
+            replica_sync: ReplicaSync::Notify,
         }
     }
 }

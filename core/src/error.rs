@@ -117,7 +117,7 @@ pub enum ApiError {
         expected: &'static str,
     },
     /// The work cannot be done now but may succeed when retried: a file that kept changing
-    /// while it was opened.
+    /// while it was opened, or a store that cannot be reached ([`StoreError::Unavailable`]).
     #[error("{message}; retry after {retry_after} seconds")]
     Unavailable {
         /// What could not be done.
@@ -291,6 +291,13 @@ impl From<StoreError> for ApiError {
                 ApiError::validation("asset_id", format!("asset {id} does not exist"))
             }
             StoreError::UnknownLibrary { .. } => ApiError::LibraryNotFound,
+            StoreError::Unavailable(source) => {
+                tracing::warn!(error = %source, "store unavailable");
+                ApiError::Unavailable {
+                    message: "the store is unavailable",
+                    retry_after: 1,
+                }
+            }
             other => ApiError::Internal(Box::new(other)),
         }
     }
@@ -335,12 +342,21 @@ pub enum StoreError {
     /// The backend failed (I/O, connection, lock).
     #[error("store backend failed: {0}")]
     Backend(#[source] BoxError),
+    /// The backend cannot be reached now (its server is down or restarting, no connection
+    /// could be had) and may be again soon: 503 with `Retry-After`, not 500.
+    #[error("store unavailable: {0}")]
+    Unavailable(#[source] BoxError),
 }
 
 impl StoreError {
     /// A backend failure with its cause.
     pub fn backend(source: impl Into<BoxError>) -> Self {
         StoreError::Backend(source.into())
+    }
+
+    /// A backend that cannot be reached now, with the cause.
+    pub fn unavailable(source: impl Into<BoxError>) -> Self {
+        StoreError::Unavailable(source.into())
     }
 
     /// A decoding failure with its cause.

@@ -2,9 +2,11 @@
 //! store every time.
 //!
 //! Only keys the store knows are kept (a key made by another process works at once), for at
-//! most [`KEY_CACHE_TTL`]; a revocation through this process drops the key at once, one
-//! through another process sharing the store takes effect within that time. Expiry is checked
-//! on every request against the kept record.
+//! most [`KEY_CACHE_TTL`]; a revocation through this process drops the key at once. One
+//! through another process sharing the store takes effect as soon as the store's keys version
+//! ([`crate::KeyStore::keys_version`]) moves (PostgreSQL with change notices: within 100 ms),
+//! and within the TTL when the store cannot tell. Expiry is checked on every request against
+//! the kept record.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -42,35 +44,49 @@ impl<T: Copy> Kept<T> {
     }
 }
 
+/// A kept key record: when it was read, and the store's keys version then.
+#[derive(Debug)]
+struct KeptKey {
+    key: ApiKey,
+    read: Instant,
+    version: Option<u64>,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct KeyCache {
-    keys: Mutex<HashMap<[u8; 32], (ApiKey, Instant)>>,
+    keys: Mutex<HashMap<[u8; 32], KeptKey>>,
 }
 
 impl KeyCache {
-    /// The kept record of the key with this hash, if it was read less than the TTL ago.
-    pub(crate) fn get(&self, hash: &[u8; 32]) -> Option<ApiKey> {
+    /// The kept record of the key with this hash, if it was read less than the TTL ago and
+    /// at the store's keys version `version` (which the caller read just now).
+    pub(crate) fn get(&self, hash: &[u8; 32], version: Option<u64>) -> Option<ApiKey> {
         let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         keys.get(hash)
-            .filter(|(_, read)| read.elapsed() < KEY_CACHE_TTL)
-            .map(|(key, _)| key.clone())
+            .filter(|k| k.read.elapsed() < KEY_CACHE_TTL && k.version == version)
+            .map(|k| k.key.clone())
     }
 
-    /// Keeps a record just read from the store.
-    pub(crate) fn put(&self, key: ApiKey) {
+    /// Keeps a record just read from the store, at the keys version read before it.
+    pub(crate) fn put(&self, key: ApiKey, version: Option<u64>) {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         if keys.len() >= MAX_KEYS {
-            keys.retain(|_, (_, read)| read.elapsed() < KEY_CACHE_TTL);
+            keys.retain(|_, k| k.read.elapsed() < KEY_CACHE_TTL);
             if keys.len() >= MAX_KEYS {
                 keys.clear();
             }
         }
-        keys.insert(key.key_hash, (key, Instant::now()));
+        let kept = KeptKey {
+            key,
+            read: Instant::now(),
+            version,
+        };
+        keys.insert(kept.key.key_hash, kept);
     }
 
     /// Drops the key with this id (it was revoked).
     pub(crate) fn forget(&self, id: Uuid) {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        keys.retain(|_, (key, _)| key.id != id);
+        keys.retain(|_, k| k.key.id != id);
     }
 }

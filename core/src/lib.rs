@@ -103,7 +103,7 @@ pub use async_trait::async_trait;
 pub use change::{
     AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse, LinkFields, ThumbnailMove,
 };
-pub use config::Config;
+pub use config::{Config, ReplicaSync};
 pub use error::{ApiError, BoxError, FileError, StoreError};
 pub use files::{Files, FilesError, Resolved};
 pub use key_cache::KEY_CACHE_TTL;

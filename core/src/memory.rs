@@ -219,16 +219,13 @@ impl AssetStore for MemoryStore {
         Ok(self.read().usage(id))
     }
 
-    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+    async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
         let mut state = self.write();
-        let count = state.assets.get_mut(&id).map(|a| {
-            a.download_count += 1;
-            a.download_count
-        });
-        if count.is_some() {
+        if let Some(asset) = state.assets.get_mut(&id) {
+            asset.download_count += 1;
             state.assets_version += 1;
         }
-        Ok(count)
+        Ok(())
     }
 
     async fn assets_version(&self) -> Result<u64, StoreError> {

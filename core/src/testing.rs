@@ -94,6 +94,7 @@ suite!(
     asset_round_trip,
     get_assets_returns_existing_ones_once,
     asset_slugs_are_unique,
+    concurrent_creates_of_one_title_get_unique_slugs,
     default_order_is_newest_first,
     paging_through_ties_never_repeats_or_skips,
     title_sort_is_case_insensitive,

@@ -1,12 +1,14 @@
 //! Several replicas as one API: two ready-server processes (one on axum, one on warp) over one
 //! PostgreSQL database and one S3-compatible bucket, both started by the tests on 127.0.0.1
 //! (`assetlib_testkit::postgres`, `assetlib_testkit::s3`). What one replica writes, the
-//! other reads on its very next request; counters stay exact across them; a replica killed
-//! with SIGKILL loses no write it acknowledged.
+//! other reads within 100 ms with `--replica-sync notify` (the default) and on its very next
+//! request with `strict`; counters are exact within each replica at once and across them
+//! within a second; a replica killed with SIGKILL loses no write it acknowledged.
 
+use std::future::Future;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use assetlib_testkit::postgres::{TestCluster, TestDatabase};
 use assetlib_testkit::s3::{S3Server, TestBucket};
@@ -64,14 +66,61 @@ impl Shared {
         stdout.lines().last().expect("the key").trim().to_owned()
     }
 
-    /// A replica serving from the shared database and bucket.
+    /// A replica serving from the shared database and bucket, with the default
+    /// `--replica-sync`.
     async fn replica(&self, example: &str) -> Running {
+        self.replica_in(example, "notify").await
+    }
+
+    /// A replica serving from the shared database and bucket with `--replica-sync mode`.
+    async fn replica_in(&self, example: &str, mode: &str) -> Running {
         let logs = self.dir().join(format!("logs-{example}"));
         std::fs::create_dir_all(&logs).expect("logs dir");
         let data = self.dir().join(format!("unused-{example}"));
-        let flags = self.flags();
+        let mut flags = self.flags();
+        flags.extend(["--replica-sync".to_owned(), mode.to_owned()]);
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         Running::start_with(example, &data, &logs, &flags, &self.env).await
+    }
+}
+
+/// How soon a write through one replica shows on another: within 100 ms with `notify`, on
+/// the very next read with `strict`.
+fn bound(mode: &str) -> Duration {
+    match mode {
+        "strict" => Duration::ZERO,
+        _ => Duration::from_millis(100),
+    }
+}
+
+/// How soon counts through one replica show on another, in either mode.
+const COUNTS_WITHIN: Duration = Duration::from_secs(1);
+
+/// Runs `check` until it passes, for at most `limit` from now (once when `limit` is zero);
+/// panics with its last failure, saying how long it was given.
+async fn within<F, Fut>(limit: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), String>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        match check().await {
+            Ok(()) => return,
+            Err(e) if Instant::now() >= deadline => {
+                panic!("{what}: not within {limit:?}: {e}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(2)).await,
+        }
+    }
+}
+
+/// `Ok` when `got` is `want`, else what differs.
+fn same<T: PartialEq + std::fmt::Debug>(got: T, want: T) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("got {got:?}, want {want:?}"))
     }
 }
 
@@ -117,14 +166,23 @@ async fn upload(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_replicas_over_one_database_and_bucket_are_one_api() {
+async fn two_replicas_over_one_database_and_bucket_are_one_api_notify() {
+    one_api("notify").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_over_one_database_and_bucket_are_one_api_strict() {
+    one_api("strict").await;
+}
+
+async fn one_api(mode: &str) {
     let shared = Shared::new().await;
     let key = shared.create_key(
         "server",
         "read:assets,write:assets,read:libraries,write:libraries",
     );
-    let a = shared.replica("server").await;
-    let b = shared.replica("warp_server").await;
+    let a = shared.replica_in("server", mode).await;
+    let b = shared.replica_in("warp_server", mode).await;
     let client = reqwest::Client::new();
     let get = |base: &str, path: &str| {
         let url = format!("{base}{path}");
@@ -202,27 +260,59 @@ async fn two_replicas_over_one_database_and_bucket_are_one_api() {
     )
     .await;
     assert_eq!(status, 200);
-    let (_, page) = get(&b.base, &format!("/api/v1/libraries/{lib}")).await;
-    assert_eq!(page["title"], "Second", "B's cached page follows A's write");
+    within(bound(mode), "B's cached page follows A's write", || async {
+        let (_, page) = get(&b.base, &format!("/api/v1/libraries/{lib}")).await;
+        same(page["title"].as_str(), Some("Second"))
+    })
+    .await;
 
-    // 200 concurrent reads spread over both replicas add exactly 200 views, each answer
-    // showing a count of its own.
+    // 200 concurrent reads spread over both replicas: each answer shows a count of its own
+    // within its replica, and both replicas show all 200 within a second (the libraries
+    // list shows counts without counting a view).
+    let listed_views = |base: String| {
+        let get = get.clone();
+        async move {
+            let (_, list) = get(&base, "/api/v1/libraries").await;
+            list["data"]
+                .as_array()
+                .expect("libraries")
+                .iter()
+                .find(|l| l["id"] == json!(lib))
+                .and_then(|l| l["view_count"].as_u64())
+        }
+    };
     let (_, before) = get(&a.base, &format!("/api/v1/libraries/{lib}")).await;
     let start = before["view_count"].as_u64().expect("views");
+    within(COUNTS_WITHIN, "B sees A's view", || async {
+        same(listed_views(b.base.clone()).await, Some(start))
+    })
+    .await;
     let reads: Vec<_> = (0..200)
         .map(|i| {
             let base = if i % 2 == 0 { &a.base } else { &b.base };
-            tokio::spawn(get(base, &format!("/api/v1/libraries/{lib}")))
+            let read = get(base, &format!("/api/v1/libraries/{lib}"));
+            tokio::spawn(async move { (i % 2, read.await) })
         })
         .collect();
-    let mut seen = Vec::new();
+    let mut seen = [Vec::new(), Vec::new()];
     for r in reads {
-        let (status, page) = r.await.expect("read");
+        let (replica, (status, page)) = r.await.expect("read");
         assert_eq!(status, 200);
-        seen.push(page["view_count"].as_u64().expect("views"));
+        seen[replica].push(page["view_count"].as_u64().expect("views"));
     }
-    seen.sort_unstable();
-    assert_eq!(seen, (start + 1..=start + 200).collect::<Vec<_>>());
+    for counts in &mut seen {
+        let n = counts.len();
+        counts.sort_unstable();
+        counts.dedup();
+        assert_eq!(counts.len(), n, "a count of its own within each replica");
+        assert!(counts.iter().all(|&c| c > start && c <= start + 200));
+    }
+    for base in [&a.base, &b.base] {
+        within(COUNTS_WITHIN, "every view counted on both", || async {
+            same(listed_views(base.clone()).await, Some(start + 200))
+        })
+        .await;
+    }
 
     // Downloads are counted exactly across replicas too.
     let downloads: Vec<_> = (0..40)
@@ -248,8 +338,13 @@ async fn two_replicas_over_one_database_and_bucket_are_one_api() {
     for d in downloads {
         assert_eq!(d.await.expect("download"), content.len());
     }
-    let (_, asset) = get(&b.base, &format!("/api/v1/assets/{doc_id}")).await;
-    assert_eq!(asset["data"]["download_count"], 41);
+    for base in [&a.base, &b.base] {
+        within(COUNTS_WITHIN, "every download counted on both", || async {
+            let (_, asset) = get(base, &format!("/api/v1/assets/{doc_id}")).await;
+            same(asset["data"]["download_count"].as_u64(), Some(41))
+        })
+        .await;
+    }
 
     // A key made while both run works on both at once.
     let reader = shared.create_key("warp_server", "read:assets");
@@ -275,8 +370,15 @@ async fn two_replicas_over_one_database_and_bucket_are_one_api() {
     )
     .await;
     assert_eq!(status, 204);
-    let (status, _) = get(&a.base, &format!("/api/v1/libraries/{lib}")).await;
-    assert_eq!(status, 404);
+    within(
+        bound(mode),
+        "a delete through B is gone through A",
+        || async {
+            let (status, _) = get(&a.base, &format!("/api/v1/libraries/{lib}")).await;
+            same(status, 404)
+        },
+    )
+    .await;
 
     a.terminate().await;
     b.terminate().await;
@@ -284,13 +386,23 @@ async fn two_replicas_over_one_database_and_bucket_are_one_api() {
 
 /// Asset list pages and single assets are kept by each replica under the store's assets
 /// version: with both replicas' caches warm, every write through one shows on the other's
-/// very next read.
+/// reads within 100 ms with change notices.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kept_lists_and_assets_follow_the_other_replicas_writes() {
+async fn kept_lists_and_assets_follow_the_other_replicas_writes_notify() {
+    kept_answers_follow("notify").await;
+}
+
+/// As above with `strict`: on the other's very next read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_lists_and_assets_follow_the_other_replicas_writes_strict() {
+    kept_answers_follow("strict").await;
+}
+
+async fn kept_answers_follow(mode: &str) {
     let shared = Shared::new().await;
     let key = shared.create_key("server", "read:assets,write:assets");
-    let a = shared.replica("server").await;
-    let b = shared.replica("warp_server").await;
+    let a = shared.replica_in("server", mode).await;
+    let b = shared.replica_in("warp_server", mode).await;
     let client = reqwest::Client::new();
     let call = |method: reqwest::Method, base: &str, path: &str, body: Option<Value>| {
         let url = format!("{base}/api/v1{path}");
@@ -344,10 +456,13 @@ async fn kept_lists_and_assets_follow_the_other_replicas_writes() {
     )
     .await;
     assert_eq!(status, 201);
-    assert_eq!(
-        titles(a.base.clone()).await,
-        (vec!["Alpha".to_owned(), "Bravo".to_owned()], json!(2))
-    );
+    within(bound(mode), "a create through B in A's list", || async {
+        same(
+            titles(a.base.clone()).await,
+            (vec!["Alpha".to_owned(), "Bravo".to_owned()], json!(2)),
+        )
+    })
+    .await;
 
     // A change through A: B's next reads of the asset and of the list show it.
     let (status, _) = call(
@@ -358,9 +473,12 @@ async fn kept_lists_and_assets_follow_the_other_replicas_writes() {
     )
     .await;
     assert_eq!(status, 200);
-    let (_, asset) = call(reqwest::Method::GET, &b.base, &one, None).await;
-    assert_eq!(asset["data"]["title"], "Alpha renamed");
-    assert_eq!(titles(b.base.clone()).await.0[0], "Alpha renamed");
+    within(bound(mode), "a change through A on B", || async {
+        let (_, asset) = call(reqwest::Method::GET, &b.base, &one, None).await;
+        same(asset["data"]["title"].as_str(), Some("Alpha renamed"))?;
+        same(titles(b.base.clone()).await.0[0].as_str(), "Alpha renamed")
+    })
+    .await;
 
     // Unpublished through B: A's next list leaves it out.
     let (status, _) = call(
@@ -371,18 +489,32 @@ async fn kept_lists_and_assets_follow_the_other_replicas_writes() {
     )
     .await;
     assert_eq!(status, 200);
-    assert_eq!(
-        titles(a.base.clone()).await,
-        (vec!["Bravo".to_owned()], json!(1))
-    );
+    within(
+        bound(mode),
+        "unpublished through B, out of A's list",
+        || async {
+            same(
+                titles(a.base.clone()).await,
+                (vec!["Bravo".to_owned()], json!(1)),
+            )
+        },
+    )
+    .await;
 
     // A delete through A: B's next read is 404 and its list does not have it.
     let (status, _) = call(reqwest::Method::DELETE, &a.base, &one, None).await;
     assert_eq!(status, 204);
-    let (status, _) = call(reqwest::Method::GET, &b.base, &one, None).await;
-    assert_eq!(status, 404);
-    let (status, drafts) = call(reqwest::Method::GET, &b.base, "/assets?status=any", None).await;
-    assert_eq!((status, &drafts["pagination"]["total"]), (200, &json!(1)));
+    within(bound(mode), "a delete through A on B", || async {
+        let (status, _) = call(reqwest::Method::GET, &b.base, &one, None).await;
+        same(status, 404)?;
+        let (status, drafts) =
+            call(reqwest::Method::GET, &b.base, "/assets?status=any", None).await;
+        same(
+            (status, drafts["pagination"]["total"].clone()),
+            (200, json!(1)),
+        )
+    })
+    .await;
 
     a.terminate().await;
     b.terminate().await;

@@ -108,6 +108,7 @@ impl Service {
 
     /// A service over a store shared with other parts of the app.
     pub fn from_arc(store: Arc<dyn Store>, files: Files, config: Config) -> Self {
+        store.use_replica_sync(config.replica_sync);
         let limiter = config.rate_limit.map(Budgets::new);
         Service {
             inner: Arc::new(Inner {
@@ -333,12 +334,13 @@ impl Service {
             }
         };
         let hash = auth::hash_key(secret);
-        let record = match self.inner.keys.get(&hash) {
+        let version = self.inner.store.keys_version();
+        let record = match self.inner.keys.get(&hash, version) {
             Some(kept) => Some(kept),
             None => {
                 let record = self.inner.store.find_key(&hash).await?;
                 if let Some(found) = record.as_ref().filter(|k| k.revoked_at.is_none()) {
-                    self.inner.keys.put(found.clone());
+                    self.inner.keys.put(found.clone(), version);
                 }
                 record
             }
@@ -441,7 +443,9 @@ impl Service {
     }
 
     /// Revokes a key; `false` if there is no such key. This service refuses it at once; other
-    /// processes sharing the store do within [`crate::KEY_CACHE_TTL`].
+    /// processes sharing the store do once their store's keys version moves
+    /// ([`crate::KeyStore::keys_version`]: within 100 ms on PostgreSQL with change notices),
+    /// else within [`crate::KEY_CACHE_TTL`].
     pub async fn revoke_key(&self, id: Uuid) -> Result<bool, ApiError> {
         let revoked = self.inner.store.revoke_key(id, now()).await?;
         self.inner.keys.forget(id);

@@ -116,7 +116,7 @@ pub mod prelude {
 ///     async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
 ///         self.rest.asset_usage(id).await
 ///     }
-///     async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+///     async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
 ///         self.rest.record_download(id).await
 ///     }
 ///     async fn assets_version(&self) -> Result<u64, StoreError> {
@@ -226,7 +226,9 @@ pub trait AssetStore: Send + Sync + 'static {
     /// Stores a new asset and returns it as stored.
     ///
     /// `asset.slug` is the wanted slug: the store keeps it when no other asset has it, else
-    /// uses the first free one of `slug-2`, `slug-3`, ... The asset, its indexes and counts
+    /// uses a free one of `slug-2`, `slug-3`, ... (one after another creates the numbers in
+    /// order; concurrent creates of one slug may leave a number out rather than wait for each
+    /// other, and a number may be skipped after a crash). Slugs stay unique. The asset, its indexes and counts
     /// land together, durably, before this returns. An asset with the same id is
     /// [`StoreError::DuplicateId`], and nothing changes.
     async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError>;
@@ -262,9 +264,15 @@ pub trait AssetStore: Send + Sync + 'static {
     /// then by id descending; empty for an asset no library holds or that does not exist.
     async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError>;
 
-    /// Adds one download to an asset and returns the new count (`None` if there is no such
-    /// asset). Concurrent calls never lose an increment.
-    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError>;
+    /// Adds one download to the asset `id` (an asset that does not exist counts nothing).
+    ///
+    /// Concurrent calls never lose an increment, and every read through this store after the
+    /// call returns ([`AssetStore::get_asset`], [`AssetStore::get_assets`],
+    /// [`AssetStore::list_assets`]) shows it. A store may keep increments in memory and write
+    /// them in batches (see DESIGN "Durability": a crash loses at most the last second's),
+    /// so a store shared by several processes shows one process's downloads to the others
+    /// within one second.
+    async fn record_download(&self, id: Uuid) -> Result<(), StoreError>;
 
     /// The content version of the assets: a number that changes on every write that can
     /// change what [`AssetStore::list_assets`] or [`AssetStore::get_asset`] return —
@@ -273,8 +281,12 @@ pub trait AssetStore: Send + Sync + 'static {
     ///
     /// A version is never reused while the store is open, and what those reads return after
     /// this call is at least as new as the version returned, so a reader may keep a rendered
-    /// list page or asset under the version and reuse it while the version stays the same (in
-    /// this process or, for a store shared by several, in any of them).
+    /// list page or asset under the version and reuse it while the version stays the same.
+    /// Every write through this store moves it before the write returns. A store shared by
+    /// several processes moves it for another process's write at once with
+    /// [`ReplicaSync::Strict`](crate::ReplicaSync::Strict), and within 100 ms with
+    /// [`ReplicaSync::Notify`](crate::ReplicaSync::Notify) (see
+    /// [`MetaStore::use_replica_sync`]).
     async fn assets_version(&self) -> Result<u64, StoreError>;
 }
 
@@ -326,7 +338,13 @@ pub trait LibraryStore: Send + Sync + 'static {
     /// holds, and [`AssetStore::delete_asset`] that removes one from it.
     /// A version is never reused for a library, and what [`LibraryStore::load_library`] returns
     /// after this call is at least as new as the version returned, so a reader may keep a
-    /// rendered page under its version and reuse it while the version stays the same.
+    /// rendered page under its version and reuse it while the version stays the same. A
+    /// write through this store moves it before the write returns; another process's write
+    /// moves it as [`AssetStore::assets_version`] says.
+    ///
+    /// The count includes this view and every earlier one through this store; a store
+    /// shared by several processes may keep increments in memory and write them in batches,
+    /// so the count includes the other processes' views of more than one second ago.
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError>;
 }
 
@@ -346,6 +364,16 @@ pub trait KeyStore: Send + Sync + 'static {
     /// Marks a key revoked at `at` (a key already revoked keeps its first time). `false` if
     /// there is no such key.
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError>;
+
+    /// The version of the key records, when this store can tell without a round trip: a
+    /// number that changes on every revocation, through any process sharing the store,
+    /// within 100 ms of it (never reused while the store is open). A reader may then keep a
+    /// key read at one version while the version stays the same. `None` (the default) when
+    /// the store cannot tell: a reader then keeps keys for at most
+    /// [`KEY_CACHE_TTL`](crate::KEY_CACHE_TTL).
+    fn keys_version(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// What the store keeps for the service as a whole: the signing secret, and the flush on
@@ -363,10 +391,17 @@ pub trait MetaStore: Send + Sync + 'static {
     /// so links signed under the old one stop working.
     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError>;
 
-    /// Makes every acknowledged write durable; called on shutdown. Stores that flush on every
-    /// write may do nothing.
+    /// Makes every acknowledged write durable, and writes the counters kept in memory;
+    /// called on shutdown. Stores that flush on every write may do nothing.
     async fn flush(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// How this store, when several processes share it, keeps versions current
+    /// ([`crate::Config::replica_sync`]; [`crate::Service::new`] passes it on). A store one
+    /// process owns sees every write itself and ignores it (the default).
+    fn use_replica_sync(&self, mode: crate::ReplicaSync) {
+        let _ = mode;
     }
 }
 

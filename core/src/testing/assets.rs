@@ -51,6 +51,42 @@ pub(super) async fn asset_slugs_are_unique(store: Arc<dyn Store>) {
     assert_eq!(other.slug, "other");
 }
 
+/// 64 concurrent creates of one title all land, each with a slug of its own: the title's
+/// slug or a numbered one (numbers may be left out, never shared).
+pub(super) async fn concurrent_creates_of_one_title_get_unique_slugs(store: Arc<dyn Store>) {
+    let tasks: Vec<_> = (0..64)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .insert_asset(sample_asset("Logo", AssetType::Image, i))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut slugs = HashSet::new();
+    for t in tasks {
+        let stored = t.await.unwrap();
+        let n = stored.slug.strip_prefix("logo-").map(|n| n.parse::<u64>());
+        assert!(
+            stored.slug == "logo" || matches!(n, Some(Ok(n)) if n >= 2),
+            "slug {:?}",
+            stored.slug
+        );
+        assert!(
+            slugs.insert(stored.slug.clone()),
+            "{:?} given twice",
+            stored.slug
+        );
+        let read = store.get_asset(stored.id).await.unwrap().unwrap();
+        assert_eq!(read.slug, stored.slug);
+    }
+    assert!(slugs.contains("logo"));
+    let (_, total) = list(&store, AssetQuery::default()).await;
+    assert_eq!(total, 64);
+}
+
 pub(super) async fn default_order_is_newest_first(store: Arc<dyn Store>) {
     let mut ids = Vec::new();
     for i in 0..5 {
@@ -312,7 +348,13 @@ pub(super) async fn assets_version_follows_asset_writes(store: Arc<dyn Store>) {
         store.get_asset(a.id).await.unwrap().unwrap().download_count,
         1
     );
-    assert_eq!(store.record_download(Uuid::new_v4()).await.unwrap(), None);
+    let ghost = Uuid::new_v4();
+    store.record_download(ghost).await.unwrap();
+    assert_eq!(
+        store.get_asset(ghost).await.unwrap(),
+        None,
+        "a missing asset counts nothing"
+    );
 
     let mut change = crate::change::AssetChange::at(t0() + Duration::seconds(5));
     change.title = Some("Versioned, renamed".into());
@@ -338,7 +380,7 @@ pub(super) async fn concurrent_downloads_are_all_counted(store: Arc<dyn Store>) 
         })
         .collect();
     for t in tasks {
-        assert!(t.await.unwrap().is_some());
+        t.await.unwrap();
     }
     let stored = store.get_asset(a.id).await.unwrap().unwrap();
     assert_eq!(stored.download_count, 200);

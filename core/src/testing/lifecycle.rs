@@ -464,7 +464,12 @@ pub(super) async fn delete_refuses_held_assets_unless_forced(store: Arc<dyn Stor
         vec![b.clone()]
     );
     assert_eq!(store.asset_usage(a.id).await.unwrap(), vec![]);
-    assert_eq!(store.record_download(a.id).await.unwrap(), None);
+    store.record_download(a.id).await.unwrap();
+    assert_eq!(
+        store.get_asset(a.id).await.unwrap(),
+        None,
+        "a download does not revive it"
+    );
     for lib in [&older, &newer] {
         let rows = store.load_library(lib.id).await.unwrap().unwrap();
         assert!(rows.entries.iter().all(|r| r.entry.asset_id != a.id));

@@ -9,7 +9,12 @@ pub(super) async fn missing_records_are_none(store: Arc<dyn Store>) {
     assert_eq!(store.load_library(id).await.unwrap(), None);
     assert!(!store.delete_library(id).await.unwrap());
     assert_eq!(store.record_library_view(id).await.unwrap(), None);
-    assert_eq!(store.record_download(id).await.unwrap(), None);
+    store.record_download(id).await.unwrap();
+    assert_eq!(
+        store.get_asset(id).await.unwrap(),
+        None,
+        "a download creates nothing"
+    );
     assert_eq!(store.find_key(&[7; 32]).await.unwrap(), None);
     assert!(!store.revoke_key(id, t0()).await.unwrap());
     let (items, total) = list(&store, AssetQuery::default()).await;

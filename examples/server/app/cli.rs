@@ -86,6 +86,17 @@ pub(crate) struct ServeArgs {
     /// outermost of them saw. Default 0: the header is ignored.
     #[arg(long, value_name = "N", env = "ASSETLIB_TRUSTED_PROXY_HOPS", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=16))]
     pub(crate) trusted_proxy_hops: u8,
+    /// How replicas over one PostgreSQL database keep their caches current: `notify` (each
+    /// listens for change notices; another replica's write shows within 100 ms and cached
+    /// reads need no round trip) or `strict` (every cached read checks the database's
+    /// version; a write shows at once everywhere). No effect on sled.
+    #[arg(
+        long,
+        value_name = "MODE",
+        env = "ASSETLIB_REPLICA_SYNC",
+        default_value = "notify"
+    )]
+    pub(crate) replica_sync: assetlib::ReplicaSync,
 }
 
 impl ServeArgs {
@@ -94,6 +105,7 @@ impl ServeArgs {
         let mut config = Config::default();
         config.cors_origins.clone_from(&self.cors_origins);
         config.trusted_proxy_hops = usize::from(self.trusted_proxy_hops);
+        config.replica_sync = self.replica_sync;
         config.rate_limit = self.rate_limit.and_then(|n| {
             Some(RateLimit {
                 per_second: NonZeroU32::new(n)?,

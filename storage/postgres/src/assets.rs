@@ -11,7 +11,8 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, duplicate_id, unique_violation};
-use crate::store::{PgStore, counter_update, like_escape, parse_count, to_i64, to_u32, to_u64};
+use crate::notices::Notice;
+use crate::store::{PgStore, counter_update, like_escape, to_i64, to_u32, to_u64};
 
 /// The columns [`asset_cols`] names, in order.
 const ASSET_COLUMNS: [&str; 19] = [
@@ -113,12 +114,62 @@ impl AssetParams {
     }
 }
 
-/// How often an insert picks a slug anew after concurrent inserts took the one it picked. A
-/// try fails only when another insert of the same wanted slug committed in between, so a
-/// writer among N contenders for one slug needs at most as many tries as the others make
-/// inserts: the bound is there against a bug, not against contention (16 was seen to be too
-/// few for 8 writers of one title).
-const SLUG_TRIES: usize = 10_000;
+/// How often an insert takes a new number after the one it took was found taken. A number is
+/// taken only by an asset older than the counter (the fallback then picks the first free one
+/// and moves the counter past it) or after a crash lost the counter's last numbers: the bound
+/// is there against a bug, not against contention.
+const SLUG_TRIES: usize = 1_000;
+
+/// How [`insert_sql`] gets the new asset's slug.
+#[derive(Debug, Clone, Copy)]
+enum SlugPick {
+    /// `$4` as given.
+    Given,
+    /// `$4` when free, else the first free `$4-N` (N from 2), scanning the taken ones.
+    FirstFree,
+}
+
+/// The statement inserting an asset with its counter row and returning it as stored; no row
+/// when the slug it picked is taken (`ON CONFLICT (slug) DO NOTHING`).
+fn insert_sql(s: &str, pick: SlugPick) -> String {
+    let pick = match pick {
+        SlugPick::Given => "SELECT $4::text AS slug".to_owned(),
+        SlugPick::FirstFree => format!(
+            "WITH taken AS ( \
+                 SELECT slug FROM {s}.assets \
+                 WHERE slug = $4 OR (slug >= $20 AND slug < $4 || '.') \
+             ) \
+             SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM taken WHERE slug = $4) THEN $4 \
+             ELSE (SELECT $4 || '-' || n FROM generate_series(2::bigint, \
+                       (SELECT count(*) FROM taken) + 2) AS n \
+                   WHERE NOT EXISTS (SELECT 1 FROM taken WHERE slug = $4 || '-' || n) \
+                   ORDER BY n LIMIT 1) END AS slug"
+        ),
+    };
+    format!(
+        "WITH pick AS ({pick}), ins AS ( \
+             INSERT INTO {s}.assets (id, title, title_lower, slug, description, \
+                 description_lower, asset_type, file_path, file_size, mime_type, \
+                 thumbnail_path, page_count, word_count, width, height, external_url, \
+                 video_embed, is_public, published, created_at, updated_at) \
+             VALUES ($1, $2, $3, (SELECT slug FROM pick), $5, $6, $7, $8, $9, $10, $11, \
+                 $12, $13, $14, $15, $16, $17, $18, $19, $21, $22) \
+             ON CONFLICT (slug) DO NOTHING \
+             RETURNING {cols} \
+         ), counter AS ( \
+             INSERT INTO {s}.asset_counters (asset_id, download_count) \
+             SELECT id, $23::bigint FROM ins \
+         ) \
+         SELECT {cols}, $23::bigint, $20::text FROM ins",
+        cols = asset_cols("")
+    )
+}
+
+/// `text` as an SQL string literal (quotes doubled; backslashes are plain characters under
+/// `standard_conforming_strings`, on since PostgreSQL 9.1).
+fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
 
 /// The condition on `published` of the assets a list of `status` shows: the predicate of the
 /// partial indexes it reads, or none.
@@ -247,83 +298,124 @@ impl PgStore {
 
     pub(crate) async fn insert_asset_impl(&self, asset: Asset) -> Result<Asset, StoreError> {
         let s = &self.schema.q;
-        // One statement: the slugs in use among `wanted` and `wanted-N`, the first free one,
-        // the asset and its counter row. A concurrent insert may take the slug between the
-        // pick and the insert: the insert then does nothing and is tried again.
-        let sql = format!(
-            "WITH taken AS ( \
-                 SELECT slug FROM {s}.assets \
-                 WHERE slug = $4 OR (slug >= $20 AND slug < $4 || '.') \
-             ), pick AS ( \
-                 SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM taken WHERE slug = $4) THEN $4 \
-                 ELSE (SELECT $4 || '-' || n FROM generate_series(2::bigint, \
-                           (SELECT count(*) FROM taken) + 2) AS n \
-                       WHERE NOT EXISTS (SELECT 1 FROM taken WHERE slug = $4 || '-' || n) \
-                       ORDER BY n LIMIT 1) END AS slug \
-             ), ins AS ( \
-                 INSERT INTO {s}.assets (id, title, title_lower, slug, description, \
-                     description_lower, asset_type, file_path, file_size, mime_type, \
-                     thumbnail_path, page_count, word_count, width, height, external_url, \
-                     video_embed, is_public, published, created_at, updated_at) \
-                 VALUES ($1, $2, $3, (SELECT slug FROM pick), $5, $6, $7, $8, $9, $10, $11, \
-                     $12, $13, $14, $15, $16, $17, $18, $19, $21, $22) \
-                 ON CONFLICT (slug) DO NOTHING \
-                 RETURNING {cols} \
-             ), counter AS ( \
-                 INSERT INTO {s}.asset_counters (asset_id, download_count) \
-                 SELECT id, $23::bigint FROM ins \
-             ) \
-             SELECT {cols}, $23::bigint FROM ins",
-            cols = asset_cols("")
-        );
         let p = AssetParams::new(&asset)?;
         let downloads = to_i64("download count", asset.download_count)?;
+        let client = self.client().await?;
+        let exact = client
+            .prepare_cached(&insert_sql(s, SlugPick::Given))
+            .await
+            .map_err(Failure::from)?;
+        let scan = client
+            .prepare_cached(&insert_sql(s, SlugPick::FirstFree))
+            .await
+            .map_err(Failure::from)?;
         // Every slug starting with `wanted-` lies in [`wanted-`, `wanted.`) in byte order (the
         // slug column is `COLLATE "C"`): a range the unique index answers in any plan.
         let suffixed = format!("{}-", asset.slug);
-        let client = self.client().await.map_err(StoreError::from)?;
-        let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
-        for _ in 0..SLUG_TRIES {
-            let result = client
-                .query_opt(
-                    &stmt,
-                    &[
-                        &asset.id,
-                        &asset.title,
-                        &p.title_lower,
-                        &asset.slug,
-                        &asset.description,
-                        &p.description_lower,
-                        &p.asset_type,
-                        &asset.file_path,
-                        &p.file_size,
-                        &asset.mime_type,
-                        &asset.thumbnail_path,
-                        &p.page_count,
-                        &p.word_count,
-                        &p.width,
-                        &p.height,
-                        &asset.external_url,
-                        &asset.video_embed,
-                        &asset.is_public,
-                        &asset.published,
-                        &suffixed,
-                        &asset.created_at,
-                        &asset.updated_at,
-                        &downloads,
-                    ],
-                )
-                .await;
-            match result {
-                Ok(Some(row)) => return Ok(asset_from_row(&row, 0)?),
-                Ok(None) => continue,
-                Err(e) if unique_violation(&e) == Some("assets_pkey") => {
-                    return Err(duplicate_id(asset.id));
+        let insert = |stmt, slug: String| {
+            let client = &client;
+            let (asset, p, downloads, suffixed) = (&asset, &p, &downloads, &suffixed);
+            async move {
+                let params: [&(dyn ToSql + Sync); 23] = [
+                    &asset.id,
+                    &asset.title,
+                    &p.title_lower,
+                    &slug,
+                    &asset.description,
+                    &p.description_lower,
+                    &p.asset_type,
+                    &asset.file_path,
+                    &p.file_size,
+                    &asset.mime_type,
+                    &asset.thumbnail_path,
+                    &p.page_count,
+                    &p.word_count,
+                    &p.width,
+                    &p.height,
+                    &asset.external_url,
+                    &asset.video_embed,
+                    &asset.is_public,
+                    &asset.published,
+                    suffixed,
+                    &asset.created_at,
+                    &asset.updated_at,
+                    downloads,
+                ];
+                match client.query_opt(stmt, &params).await {
+                    Ok(Some(row)) => Ok(Some(asset_from_row(&row, 0)?)),
+                    Ok(None) => Ok(None),
+                    Err(e) if unique_violation(&e) == Some("assets_pkey") => {
+                        Err(duplicate_id(asset.id))
+                    }
+                    Err(e) => Err(StoreError::from(Failure::from(e))),
                 }
-                Err(e) => return Err(Failure::from(e).into()),
+            }
+        };
+        // The slug as wanted, when no asset has it.
+        if let Some(stored) = insert(&exact, asset.slug.clone()).await? {
+            return Ok(stored);
+        }
+        for _ in 0..SLUG_TRIES {
+            // The base's next number, taken in a statement of its own that waits for no other
+            // insert's commit.
+            let n = self.next_slug_number(&client, &asset.slug).await?;
+            if let Some(stored) = insert(&exact, format!("{}-{n}", asset.slug)).await? {
+                return Ok(stored);
+            }
+            // Taken by an asset older than the counter, or after a crash lost the counter's
+            // last numbers: the first free number, and the counter moved past it.
+            if let Some(stored) = insert(&scan, asset.slug.clone()).await? {
+                let taken = stored
+                    .slug
+                    .strip_prefix(&suffixed)
+                    .and_then(|n| n.parse::<i64>().ok());
+                if let Some(n) = taken {
+                    self.raise_slug_number(&client, &asset.slug, n).await?;
+                }
+                return Ok(stored);
             }
         }
         Err(Failure::SlugContention(asset.slug).into())
+    }
+
+    /// The next number of slug `base` (2 the first time), from its counter in
+    /// `slug_counters`: one statement that commits at once with `synchronous_commit = off`
+    /// (a number lost in a crash is found taken and skipped), so inserts of one title wait
+    /// for each other's counter update only, never for each other's commit.
+    async fn next_slug_number(
+        &self,
+        client: &tokio_postgres::Client,
+        base: &str,
+    ) -> Result<i64, Failure> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "INSERT INTO {s}.slug_counters AS c (base, last) VALUES ({base}, 2) \
+             ON CONFLICT (base) DO UPDATE SET last = c.last + 1 RETURNING last",
+            base = quote_literal(base)
+        );
+        match counter_update(client, &sql).await?.as_deref() {
+            Some([last]) => last
+                .parse()
+                .map_err(|_| Failure::invalid("slug number", last.clone())),
+            _ => Err(Failure::Protocol("a slug counter without its number")),
+        }
+    }
+
+    /// Moves the counter of slug `base` to at least `n`.
+    async fn raise_slug_number(
+        &self,
+        client: &tokio_postgres::Client,
+        base: &str,
+        n: i64,
+    ) -> Result<(), Failure> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "INSERT INTO {s}.slug_counters AS c (base, last) VALUES ({base}, {n}) \
+             ON CONFLICT (base) DO UPDATE SET last = greatest(c.last, EXCLUDED.last) \
+             RETURNING last",
+            base = quote_literal(base)
+        );
+        counter_update(client, &sql).await.map(|_| ())
     }
 
     /// The sum of the `asset_versions` shards, which every asset write and download count
@@ -338,41 +430,35 @@ impl PgStore {
         u64::try_from(version)
             .map_err(|_| Failure::invalid("assets version", format!("{version} is negative")))
     }
-
-    pub(crate) async fn record_download_impl(&self, id: Uuid) -> Result<Option<u64>, Failure> {
-        let s = &self.schema.q;
-        // A UUID's text is hex digits and dashes: safe to put in the statement.
-        let sql = format!(
-            "UPDATE {s}.asset_counters SET download_count = download_count + 1 \
-             WHERE asset_id = '{id}' RETURNING download_count"
-        );
-        let client = self.client().await?;
-        counter_update(&client, &sql)
-            .await?
-            .map(|cols| match cols.as_slice() {
-                [count] => parse_count("download count", count),
-                _ => Err(Failure::Protocol("a download count row of another shape")),
-            })
-            .transpose()
-    }
 }
 
 #[async_trait]
 impl AssetStore for PgStore {
     async fn list_assets(&self, query: &AssetQuery) -> Result<Page<Asset>, StoreError> {
-        Ok(self.list_assets_impl(query).await?)
+        let _gate = self.counters.read().await;
+        let mut page = self.list_assets_impl(query).await?;
+        self.counters.add_downloads(&mut page.items);
+        Ok(page)
     }
 
     async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
-        Ok(self.get_asset_impl(id).await?)
+        let _gate = self.counters.read().await;
+        let mut asset = self.get_asset_impl(id).await?;
+        self.counters.add_downloads(&mut asset);
+        Ok(asset)
     }
 
     async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
-        Ok(self.get_assets_impl(ids).await?)
+        let _gate = self.counters.read().await;
+        let mut assets = self.get_assets_impl(ids).await?;
+        self.counters.add_downloads(&mut assets);
+        Ok(assets)
     }
 
     async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
-        self.insert_asset_impl(asset).await
+        let stored = self.insert_asset_impl(asset).await?;
+        self.replica.changed(Notice::Assets);
+        Ok(stored)
     }
 
     async fn update_asset(
@@ -380,22 +466,44 @@ impl AssetStore for PgStore {
         id: Uuid,
         change: &AssetChange,
     ) -> Result<Option<AssetUpdate>, StoreError> {
-        Ok(self.update_asset_impl(id, change).await?)
+        let _gate = self.counters.read().await;
+        let mut update = self.update_asset_impl(id, change).await?;
+        if let Some(u) = &mut update {
+            if u.before != u.after {
+                self.replica.libraries_changed();
+            }
+            self.counters.add_downloads([&mut u.before, &mut u.after]);
+        }
+        Ok(update)
     }
 
     async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
-        Ok(self.delete_asset_impl(id, force).await?)
+        let _gate = self.counters.read().await;
+        let mut deletion = self.delete_asset_impl(id, force).await?;
+        if let AssetDeletion::Deleted(asset) = &mut deletion {
+            self.replica.libraries_changed();
+            self.counters.add_downloads([&mut *asset]);
+            self.counters.forget_asset(id);
+        }
+        Ok(deletion)
     }
 
     async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
         Ok(self.asset_usage_impl(id).await?)
     }
 
-    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
-        Ok(self.record_download_impl(id).await?)
+    async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
+        self.counting();
+        self.counters.download(id);
+        self.replica.changed(Notice::Assets);
+        Ok(())
     }
 
     async fn assets_version(&self) -> Result<u64, StoreError> {
-        Ok(self.assets_version_impl().await?)
+        if let Some(version) = self.replica.assets_version() {
+            return Ok(version);
+        }
+        let db = self.assets_version_impl().await?;
+        Ok(self.replica.assets_version_at(db))
     }
 }

@@ -85,10 +85,33 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// Whether the database cannot be reached now and may be soon: no connection could be
+    /// had, the connection broke, or the server is shutting down, starting or out of
+    /// connections.
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Failure::Pool(_) => true,
+            Failure::Db(e) => match e.as_db_error() {
+                Some(db) => {
+                    let code = db.code().code();
+                    code.starts_with("08") || code.starts_with("57P") || code == "53300"
+                }
+                None => {
+                    e.is_closed()
+                        || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+                }
+            },
+            _ => false,
+        }
+    }
+}
+
 impl From<Failure> for StoreError {
     fn from(e: Failure) -> Self {
         match e {
             e @ Failure::Invalid { .. } => StoreError::corrupt(e),
+            e if e.is_unavailable() => StoreError::unavailable(e),
             e => StoreError::backend(e),
         }
     }

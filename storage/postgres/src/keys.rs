@@ -118,6 +118,12 @@ impl KeyStore for PgStore {
     }
 
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        Ok(self.revoke_key_impl(id, at).await?)
+        let revoked = self.revoke_key_impl(id, at).await;
+        self.replica.changed(crate::notices::Notice::Key);
+        Ok(revoked?)
+    }
+
+    fn keys_version(&self) -> Option<u64> {
+        self.replica.keys_version()
     }
 }

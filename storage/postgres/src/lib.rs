@@ -136,11 +136,13 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 mod assets;
+mod counters;
 mod error;
 mod keys;
 mod libraries;
 mod lifecycle;
 mod migrate;
+mod notices;
 mod passes;
 mod schema;
 mod store;

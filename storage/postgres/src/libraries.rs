@@ -12,7 +12,8 @@ use uuid::Uuid;
 
 use crate::error::{Failure, slug_taken, unknown_asset};
 use crate::lifecycle::lock_placed_assets;
-use crate::store::{PgStore, counter_update, parse_count, to_i64, to_u32, to_u64};
+use crate::notices::Notice;
+use crate::store::{PgStore, to_i64, to_u32, to_u64};
 
 /// The columns [`library_cols`] names, in order.
 const LIBRARY_COLUMNS: [&str; 18] = [
@@ -453,27 +454,32 @@ impl PgStore {
         Ok(client.execute(&stmt, &[&id]).await? > 0)
     }
 
+    /// A view of a library this process does not know (or may not answer from memory): its
+    /// stored count and content version read, the view counted in memory.
     pub(crate) async fn record_library_view_impl(
         &self,
         id: Uuid,
     ) -> Result<Option<ViewCount>, Failure> {
         let s = &self.schema.q;
-        // A UUID's text is hex digits and dashes: safe to put in the statement.
         let sql = format!(
-            "UPDATE {s}.library_counters SET view_count = view_count + 1 \
-             WHERE library_id = '{id}' AND published RETURNING view_count, content_version"
+            "SELECT view_count, content_version FROM {s}.library_counters \
+             WHERE library_id = $1 AND published"
         );
+        let _gate = self.counters.read().await;
+        let mark = self.replica.mark();
         let client = self.client().await?;
-        counter_update(&client, &sql)
-            .await?
-            .map(|cols| match cols.as_slice() {
-                [views, version] => Ok(ViewCount {
-                    views: parse_count("view count", views)?,
-                    version: parse_count("content version", version)?,
-                }),
-                _ => Err(Failure::Protocol("a view count row of another shape")),
-            })
-            .transpose()
+        let stmt = client.prepare_cached(&sql).await?;
+        let Some(row) = client.query_opt(&stmt, &[&id]).await? else {
+            self.replica.changed(crate::notices::Notice::Library(id));
+            return Ok(None);
+        };
+        let stored = to_u64("view count", row.try_get(0)?)?;
+        let db_version = to_u64("content version", row.try_get(1)?)?;
+        Ok(Some(self.counters.view_read(
+            id,
+            &self.replica,
+            (db_version, stored, mark),
+        )))
     }
 }
 
@@ -483,15 +489,29 @@ impl LibraryStore for PgStore {
         &self,
         query: &LibraryQuery,
     ) -> Result<Page<LibrarySummary>, StoreError> {
-        Ok(self.list_libraries_impl(query).await?)
+        let _gate = self.counters.read().await;
+        let mut page = self.list_libraries_impl(query).await?;
+        for s in &mut page.items {
+            s.library.view_count += self.counters.unwritten_views(s.library.id);
+        }
+        Ok(page)
     }
 
     async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
-        Ok(self.load_library_impl(id).await?)
+        let _gate = self.counters.read().await;
+        let mut rows = self.load_library_impl(id).await?;
+        if let Some(rows) = &mut rows {
+            rows.library.view_count += self.counters.unwritten_views(id);
+        }
+        Ok(rows)
     }
 
     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
-        self.put_library_impl(write).await
+        let id = write.library.id;
+        let outcome = self.put_library_impl(write).await;
+        // A failed write may still have committed (a connection lost at the commit).
+        self.replica.changed(Notice::Library(id));
+        outcome
     }
 
     async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
@@ -499,10 +519,20 @@ impl LibraryStore for PgStore {
     }
 
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
-        Ok(self.delete_library_impl(id).await?)
+        let deleted = self.delete_library_impl(id).await;
+        // A failed delete may still have committed (a connection lost at the commit).
+        self.replica.changed(Notice::Library(id));
+        if deleted.as_ref().is_ok_and(|d| *d) {
+            self.counters.forget_library(id);
+        }
+        Ok(deleted?)
     }
 
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
+        self.counting();
+        if let Some(seen) = self.counters.view_known(id, &self.replica) {
+            return Ok(Some(seen));
+        }
         Ok(self.record_library_view_impl(id).await?)
     }
 }

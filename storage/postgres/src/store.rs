@@ -11,8 +11,14 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
+use crate::counters::Counters;
 use crate::error::{Error, Failure};
+use crate::notices::Replica;
 use crate::schema::Schema;
+
+/// How long a connect waits for the change notice connection to listen before it returns
+/// (reads check the database's versions until it does).
+const LISTEN_WAIT: Duration = Duration::from_secs(2);
 
 /// The schema used unless [`PgConfig::schema`] names another.
 const DEFAULT_SCHEMA: &str = "assetlib";
@@ -61,6 +67,10 @@ impl PgConfig {
 pub struct PgStore {
     pub(crate) pool: Pool,
     pub(crate) schema: Arc<Schema>,
+    /// The versions of this process's cached answers, kept current by change notices.
+    pub(crate) replica: Arc<Replica>,
+    /// Views and downloads not yet written.
+    pub(crate) counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -82,7 +92,10 @@ impl PgStore {
     /// Like [`PgStore::connect`], with the schema and pool size of `config`.
     pub async fn connect_with(url: &str, config: PgConfig) -> Result<Self, Error> {
         let schema = Schema::new(&config.schema)?;
+        let origin = crate::notices::new_origin();
         let pg = tokio_postgres::Config::from_str(url).map_err(Error::InvalidUrl)?;
+        let pg = crate::notices::with_origin(pg, &origin);
+        let listen = (pg.clone(), origin);
         let manager = Manager::from_config(
             pg,
             NoTls,
@@ -97,11 +110,15 @@ impl PgStore {
             .wait_timeout(Some(Duration::from_secs(30)))
             .build()
             .map_err(Error::Pool)?;
-        Self::open(pool, schema).await
+        Self::open(pool, schema, Some(listen)).await
     }
 
     /// A store over an app's own pool (for example one that connects over TLS), in schema
     /// `assetlib`, migrated before this returns.
+    ///
+    /// A pool does not tell how to open a connection of one's own, so such a store does not
+    /// listen for change notices: every cached read checks the database's version, as with
+    /// [`ReplicaSync::Strict`](assetlib_core::ReplicaSync::Strict).
     pub async fn from_pool(pool: Pool) -> Result<Self, Error> {
         Self::from_pool_with(pool, PgConfig::default()).await
     }
@@ -109,15 +126,43 @@ impl PgStore {
     /// Like [`PgStore::from_pool`], in the schema of `config`.
     pub async fn from_pool_with(pool: Pool, config: PgConfig) -> Result<Self, Error> {
         let schema = Schema::new(&config.schema)?;
-        Self::open(pool, schema).await
+        Self::open(pool, schema, None).await
     }
 
-    async fn open(pool: Pool, schema: Schema) -> Result<Self, Error> {
+    async fn open(
+        pool: Pool,
+        schema: Schema,
+        listen: Option<(tokio_postgres::Config, String)>,
+    ) -> Result<Self, Error> {
         crate::migrate::migrate(&pool, &schema).await?;
-        Ok(PgStore {
+        let store = PgStore {
             pool,
             schema: Arc::new(schema),
-        })
+            replica: Arc::default(),
+            counters: Arc::default(),
+        };
+        if let Some((config, origin)) = listen {
+            let to = crate::notices::Listen {
+                config,
+                channel: store.schema.name.clone(),
+                origin,
+            };
+            crate::notices::listen(&store.replica, to, LISTEN_WAIT).await;
+        }
+        store.counting();
+        Ok(store)
+    }
+
+    /// Makes sure the task writing the counters runs (it stops with the runtime that ran it).
+    pub(crate) fn counting(&self) {
+        self.counters
+            .ensure_flushing(&self.pool, &self.schema, &self.replica);
+    }
+
+    /// Whether this store answers version reads from change notices now: the mode is
+    /// `notify` and the listening connection is up (for tests of the fallback).
+    pub fn listening(&self) -> bool {
+        self.replica.trusts_notices()
     }
 
     /// The schema the store's tables live in.
@@ -201,7 +246,7 @@ pub(crate) fn like_escape(s: &str) -> String {
     out
 }
 
-/// Runs `UPDATE ... RETURNING` statement `sql` with `synchronous_commit = off`, in one round
+/// Runs `INSERT`/`UPDATE ... RETURNING` statement `sql` with `synchronous_commit = off`, in one round
 /// trip (one simple-query message, which PostgreSQL runs as one transaction), and returns the
 /// text of the returned row's columns, if a row was updated.
 pub(crate) async fn counter_update(
@@ -225,12 +270,6 @@ pub(crate) async fn counter_update(
         }
     }
     Ok(row)
-}
-
-/// A counter's text as returned by [`counter_update`].
-pub(crate) fn parse_count(what: &'static str, text: &str) -> Result<u64, Failure> {
-    text.parse()
-        .map_err(|_| Failure::invalid(what, format!("{text:?} is not a count")))
 }
 
 #[cfg(test)]

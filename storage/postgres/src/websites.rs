@@ -80,4 +80,16 @@ impl MetaStore for PgStore {
     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
         self.rotate_signing_secret_impl(secret).await
     }
+
+    /// Writes the views and downloads counted in memory.
+    async fn flush(&self) -> Result<(), StoreError> {
+        Ok(self
+            .counters
+            .flush(&self.pool, &self.schema, &self.replica)
+            .await?)
+    }
+
+    fn use_replica_sync(&self, mode: assetlib_core::ReplicaSync) {
+        self.replica.set_mode(mode);
+    }
 }

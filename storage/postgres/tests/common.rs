@@ -9,3 +9,8 @@ pub(crate) async fn store() -> (PgStore, TestDatabase) {
     let store = PgStore::connect(db.url()).await.expect("connect");
     (store, db)
 }
+
+/// Another store over the same database: a second replica.
+pub(crate) async fn replica(db: &TestDatabase) -> PgStore {
+    PgStore::connect(db.url()).await.expect("connect")
+}

@@ -14,7 +14,7 @@ const EACH: usize = 100;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn views_and_downloads_are_exact() {
-    let (store, _db) = store().await;
+    let (store, db) = store().await;
     let lib = sample_library("Busy", 1);
     store
         .put_library(LibraryWrite {
@@ -33,30 +33,34 @@ async fn views_and_downloads_are_exact() {
         .map(|_| {
             let store = store.clone();
             tokio::spawn(async move {
-                let mut seen = Vec::with_capacity(EACH * 2);
+                let mut seen = Vec::with_capacity(EACH);
                 for _ in 0..EACH {
                     let view = store.record_library_view(lib.id).await.expect("view");
-                    let download = store.record_download(asset.id).await.expect("download");
-                    seen.push((view.expect("published").views, download.expect("exists")));
+                    store.record_download(asset.id).await.expect("download");
+                    seen.push(view.expect("published").views);
                 }
                 seen
             })
         })
         .collect();
     let mut views = HashSet::new();
-    let mut downloads = HashSet::new();
     for t in tasks {
-        for (v, d) in t.await.expect("task") {
+        for v in t.await.expect("task") {
             assert!(views.insert(v), "two views got count {v}");
-            assert!(downloads.insert(d), "two downloads got count {d}");
         }
     }
     let n = (TASKS * EACH) as u64;
     assert_eq!(views, (1..=n).collect());
-    assert_eq!(downloads, (1..=n).collect());
     let rows = store.load_library(lib.id).await.unwrap().unwrap();
     assert_eq!(rows.library.view_count, n);
     let stored = store.get_asset(asset.id).await.unwrap().unwrap();
+    assert_eq!(stored.download_count, n);
+    // Written to the database: a second store over it (another replica) sees them all.
+    store.flush().await.expect("flush");
+    let other = crate::common::replica(&db).await;
+    let rows = other.load_library(lib.id).await.unwrap().unwrap();
+    assert_eq!(rows.library.view_count, n);
+    let stored = other.get_asset(asset.id).await.unwrap().unwrap();
     assert_eq!(stored.download_count, n);
 }
 
@@ -171,7 +175,7 @@ async fn a_pool_of_two_serves_many_callers() {
         })
         .collect();
     for t in tasks {
-        assert!(t.await.expect("task").is_some());
+        t.await.expect("task");
     }
     assert_eq!(
         store.get_asset(a.id).await.unwrap().unwrap().download_count,

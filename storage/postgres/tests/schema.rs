@@ -73,6 +73,7 @@ async fn custom_schema_holds_every_table() {
             "passes",
             "schema_migrations",
             "secrets",
+            "slug_counters",
         ]
     );
     let stray: i64 = client

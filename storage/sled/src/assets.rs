@@ -244,12 +244,12 @@ impl AssetStore for SledStore {
         self.blocking(move |inner| inner.asset_usage(id)).await
     }
 
-    async fn record_download(&self, id: Uuid) -> Result<Option<u64>, StoreError> {
+    async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
         let count = self.point_read(|inner| inner.increment(&tree_keys::downloads(id)))?;
         if count.is_some() {
             self.assets_changed();
         }
-        Ok(count)
+        Ok(())
     }
 
     async fn assets_version(&self) -> Result<u64, StoreError> {

@@ -438,7 +438,8 @@ async fn reads_of_unknown_and_unpublished_records() {
     );
     assert_eq!(sled.load_library(unknown).await.expect("load"), None);
     assert_eq!(sled.record_library_view(unknown).await.expect("view"), None);
-    assert_eq!(sled.record_download(unknown).await.expect("download"), None);
+    sled.record_download(unknown).await.expect("download");
+    assert_eq!(sled.get_asset(unknown).await.expect("get"), None);
     assert!(!sled.delete_library(unknown).await.expect("delete"));
     assert!(!sled.revoke_key(unknown, at(0)).await.expect("revoke"));
     assert_eq!(sled.find_key(&[9; 32]).await.expect("find"), None);
@@ -466,8 +467,8 @@ async fn downloads_count_and_survive_reopen() {
         .insert_asset(asset("File", AssetType::Pdf, 1))
         .await
         .expect("insert");
-    assert_eq!(sled.record_download(a.id).await.expect("download"), Some(1));
-    assert_eq!(sled.record_download(a.id).await.expect("download"), Some(2));
+    sled.record_download(a.id).await.expect("download");
+    sled.record_download(a.id).await.expect("download");
     drop(sled);
     let sled = reopen(&dir.path().join("db"));
     let stored = sled.get_asset(a.id).await.expect("get").expect("asset");
@@ -547,26 +548,21 @@ async fn concurrent_views_and_downloads_are_never_lost() {
         let sled = sled.clone();
         tasks.spawn(async move {
             if i % 2 == 0 {
-                sled.record_library_view(lib)
-                    .await
-                    .expect("view")
-                    .expect("exists")
-                    .views
+                let seen = sled.record_library_view(lib).await.expect("view");
+                Some(seen.expect("exists").views)
             } else {
-                sled.record_download(a.id)
-                    .await
-                    .expect("download")
-                    .expect("exists")
+                sled.record_download(a.id).await.expect("download");
+                None
             }
         });
     }
     let mut seen = Vec::new();
     while let Some(n) = tasks.join_next().await {
-        seen.push(n.expect("task"));
+        seen.extend(n.expect("task"));
     }
     seen.sort_unstable();
-    let expected: Vec<u64> = (1..=250).flat_map(|n| [n, n]).collect();
-    assert_eq!(seen, expected, "every call got its own count");
+    let expected: Vec<u64> = (1..=250).collect();
+    assert_eq!(seen, expected, "every view got its own count");
     let rows = sled
         .load_library(lib)
         .await

@@ -1,0 +1,495 @@
+//! Change notices, and the versions core keeps its cached answers under.
+//!
+//! Every write transaction sends a notice at commit (triggers of migration 8, `pg_notify` on
+//! the channel named like the schema): `a` when the assets' content may have changed (the
+//! assets, or download counts), `l<id>` when the content or publication of library `<id>`
+//! changed or it was deleted, `k<id>` when an API key was revoked or deleted; then a space and
+//! the origin of the store that wrote (the session setting `assetlib.origin` its connections
+//! set). A store skips its own notices: it moved the versions when its writes returned. Each
+//! store keeps one listening connection (`LISTEN`) and, while it is up, answers version reads from
+//! memory: a notice moves the version it names, so another replica's write is seen as soon as
+//! its notice arrives (well within 100 ms on one network). Its own writes move the versions
+//! before they return.
+//!
+//! While the listening connection is down (and always with [`ReplicaSync::Strict`], or for a
+//! store over an app's own pool, which has no connection settings to listen with) every
+//! version read asks the database. When the connection comes back every version moves, as
+//! notices may have been missed meanwhile.
+//!
+//! Versions are taken from one counter of this process, so none is ever handed out twice.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use assetlib_core::ReplicaSync;
+use tokio_postgres::{AsyncMessage, NoTls};
+use uuid::Uuid;
+
+/// How often the listening connection is checked with a query, to notice a connection that
+/// died without closing.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+/// The longest wait between attempts to listen again.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// What a notice says changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Notice {
+    /// The assets (or their download counts).
+    Assets,
+    /// One library's content, publication or existence.
+    Library(Uuid),
+    /// One API key.
+    Key,
+    /// Anything: a notice that could not be read.
+    Everything,
+}
+
+impl Notice {
+    /// Reads a notice's payload: `None` for a notice of a write by the store of origin
+    /// `own`; one it cannot read is [`Notice::Everything`].
+    pub(crate) fn parse(payload: &str, own: &str) -> Option<Notice> {
+        let (what, origin) = payload.split_once(' ').unwrap_or((payload, ""));
+        if !origin.is_empty() && origin == own {
+            return None;
+        }
+        Some(match what.split_at_checked(1) {
+            Some(("a", "")) => Notice::Assets,
+            Some(("l", id)) => id.parse().map_or(Notice::Everything, Notice::Library),
+            Some(("k", id)) if id.parse::<Uuid>().is_ok() => Notice::Key,
+            _ => Notice::Everything,
+        })
+    }
+}
+
+/// A new store's origin: 32 hex digits, unique to it.
+pub(crate) fn new_origin() -> String {
+    Uuid::new_v4().simple().to_string()
+}
+
+/// `config` with the session setting that marks its connections' writes as the store's of
+/// origin `origin`, after any options it had.
+pub(crate) fn with_origin(
+    mut config: tokio_postgres::Config,
+    origin: &str,
+) -> tokio_postgres::Config {
+    let mut options = config.get_options().unwrap_or("").to_owned();
+    if !options.is_empty() {
+        options.push(' ');
+    }
+    options.push_str("-c assetlib.origin=");
+    options.push_str(origin);
+    config.options(options);
+    config
+}
+
+/// What this process knows of a published library without asking the database.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KnownLibrary {
+    /// The library's content version in the database when it was read.
+    pub(crate) db_version: u64,
+    /// The version handed to readers for it (from this process's counter).
+    pub(crate) version: u64,
+    /// Its stored view count, as last read or written (this process's unwritten views are
+    /// kept apart, in [`crate::counters`]).
+    pub(crate) views: u64,
+    /// When `views` was read from the database.
+    pub(crate) read_at: Instant,
+    /// When it was last viewed through this process.
+    pub(crate) used_at: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Versions {
+    /// The assets version handed out now.
+    assets: u64,
+    /// The database's assets version when last asked.
+    assets_db: Option<u64>,
+    /// The keys version handed out now.
+    keys: u64,
+    /// Libraries known to be published, with their versions and counts.
+    libraries: HashMap<Uuid, KnownLibrary>,
+    /// Moves with every change of what is known: a library read from the database is kept
+    /// only if nothing changed while it was read.
+    changes: u64,
+}
+
+/// The versions of one store, shared by its clones and its listening task.
+#[derive(Debug, Default)]
+pub(crate) struct Replica {
+    /// 0: notify, 1: strict.
+    mode: AtomicU8,
+    /// Whether the listening connection is up and listening.
+    live: AtomicBool,
+    /// The source of every version handed out.
+    seq: AtomicU64,
+    versions: Mutex<Versions>,
+}
+
+impl Replica {
+    fn lock(&self) -> MutexGuard<'_, Versions> {
+        // Every change of the versions is a few plain assignments; none can be half done.
+        self.versions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn next(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Sets how versions are kept current.
+    pub(crate) fn set_mode(&self, mode: ReplicaSync) {
+        let code = u8::from(mode == ReplicaSync::Strict);
+        self.mode.store(code, Ordering::Relaxed);
+    }
+
+    /// Whether versions may be answered from memory: notify mode with the listening
+    /// connection up.
+    pub(crate) fn trusts_notices(&self) -> bool {
+        self.mode.load(Ordering::Relaxed) == 0 && self.live.load(Ordering::Acquire)
+    }
+
+    /// The assets version, when it may be answered from memory.
+    pub(crate) fn assets_version(&self) -> Option<u64> {
+        self.trusts_notices().then(|| self.lock().assets)
+    }
+
+    /// The assets version, given the database's version `db` read just now.
+    pub(crate) fn assets_version_at(&self, db: u64) -> u64 {
+        let mut v = self.lock();
+        if v.assets_db.is_none_or(|known| db > known) {
+            v.assets_db = Some(db);
+            v.assets = self.next();
+        }
+        v.assets
+    }
+
+    /// The keys version, when it may be answered from memory.
+    pub(crate) fn keys_version(&self) -> Option<u64> {
+        self.trusts_notices().then(|| self.lock().keys)
+    }
+
+    /// What is known of library `id` (when versions may be answered from memory), marked
+    /// used now.
+    pub(crate) fn known_library(&self, id: Uuid) -> Option<KnownLibrary> {
+        if !self.trusts_notices() {
+            return None;
+        }
+        let mut v = self.lock();
+        let known = v.libraries.get_mut(&id)?;
+        known.used_at = Instant::now();
+        Some(*known)
+    }
+
+    /// A mark to pass to [`Replica::learn_library`] once a read that started after it ends.
+    pub(crate) fn mark(&self) -> u64 {
+        self.lock().changes
+    }
+
+    /// The version of library `id`, read from the database just now (content version
+    /// `db_version`, stored views `views`) by a read that took `mark` before it: kept when
+    /// nothing changed meanwhile.
+    pub(crate) fn learn_library(&self, id: Uuid, db_version: u64, views: u64, mark: u64) -> u64 {
+        let mut v = self.lock();
+        let now = Instant::now();
+        let version = match v.libraries.get(&id) {
+            Some(known) if known.db_version == db_version => known.version,
+            _ => self.next(),
+        };
+        if v.changes == mark {
+            let known = KnownLibrary {
+                db_version,
+                version,
+                views,
+                read_at: now,
+                used_at: now,
+            };
+            v.libraries.insert(id, known);
+        } else {
+            v.libraries.remove(&id);
+        }
+        version
+    }
+
+    /// Sets the stored view counts just read or written (by the counters' flush), for the
+    /// libraries known.
+    pub(crate) fn stored_views(&self, counts: &[(Uuid, u64)]) {
+        let mut v = self.lock();
+        let now = Instant::now();
+        for (id, views) in counts {
+            if let Some(known) = v.libraries.get_mut(id) {
+                known.views = known.views.max(*views);
+                known.read_at = now;
+            }
+        }
+    }
+
+    /// The known libraries whose stored views were read longer ago than `stale`; those not
+    /// viewed for `idle` are forgotten.
+    pub(crate) fn stale_libraries(&self, stale: Duration, idle: Duration) -> Vec<Uuid> {
+        let mut v = self.lock();
+        v.libraries.retain(|_, k| k.used_at.elapsed() < idle);
+        v.libraries
+            .iter()
+            .filter(|(_, k)| k.read_at.elapsed() >= stale)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// Applies what a notice, or a write of this process, says changed.
+    pub(crate) fn changed(&self, what: Notice) {
+        let mut v = self.lock();
+        v.changes += 1;
+        match what {
+            Notice::Assets => v.assets = self.next(),
+            Notice::Library(id) => {
+                v.libraries.remove(&id);
+            }
+            Notice::Key => v.keys = self.next(),
+            Notice::Everything => {
+                v.assets = self.next();
+                v.keys = self.next();
+                v.libraries.clear();
+            }
+        }
+    }
+
+    /// Every library's content may have changed (a change or delete of an asset they may
+    /// hold, through this process).
+    pub(crate) fn libraries_changed(&self) {
+        let mut v = self.lock();
+        v.changes += 1;
+        v.assets = self.next();
+        v.libraries.clear();
+    }
+
+    fn set_live(&self, live: bool) {
+        // Notices may have been missed on either side of the change: everything moves.
+        self.live.store(live, Ordering::Release);
+        self.changed(Notice::Everything);
+    }
+}
+
+/// Sets the replica not live when the listening task ends, however it ends (its runtime may
+/// shut down with it).
+struct NotLiveOnDrop(Weak<Replica>);
+
+impl Drop for NotLiveOnDrop {
+    fn drop(&mut self) {
+        if let Some(replica) = self.0.upgrade() {
+            replica.set_live(false);
+        }
+    }
+}
+
+/// Where a listening task listens: its connection settings, its channel (the schema's
+/// name), and the origin of its store's own writes.
+pub(crate) struct Listen {
+    pub(crate) config: tokio_postgres::Config,
+    pub(crate) channel: String,
+    pub(crate) origin: String,
+}
+
+/// Starts the task that listens with a connection of its own, for as long as `replica`
+/// lives; returns once it listens, or after `wait` (reads then check the database until it
+/// does).
+pub(crate) async fn listen(replica: &Arc<Replica>, to: Listen, wait: Duration) {
+    let weak = Arc::downgrade(replica);
+    let (first, listening) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let _guard = NotLiveOnDrop(weak.clone());
+        let mut first = Some(first);
+        let mut backoff = Duration::from_millis(50);
+        while weak.strong_count() > 0 {
+            match listen_once(&weak, &to, &mut first).await {
+                Ok(()) => backoff = Duration::from_millis(50),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the change notice connection failed; every read checks the database until it is back");
+                }
+            }
+            if let Some(replica) = weak.upgrade() {
+                if replica.live.load(Ordering::Acquire) {
+                    replica.set_live(false);
+                }
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    });
+    let _ = tokio::time::timeout(wait, listening).await;
+}
+
+/// One listening connection, from connect to its end (`Ok` when the store is gone).
+async fn listen_once(
+    weak: &Weak<Replica>,
+    to: &Listen,
+    first: &mut Option<tokio::sync::oneshot::Sender<()>>,
+) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = to.config.connect(NoTls).await?;
+    let own = to.origin.clone();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    // The connection carries the client's queries and brings the notices; it ends (and drops
+    // `tx`) when the connection closes.
+    let driver = tokio::spawn(async move {
+        loop {
+            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                Some(Ok(AsyncMessage::Notification(n))) => {
+                    let Some(notice) = Notice::parse(n.payload(), &own) else {
+                        continue;
+                    };
+                    if tx.send(notice).is_err() {
+                        return;
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "the change notice connection closed");
+                    return;
+                }
+                None => return,
+            }
+        }
+    });
+    let _stop = AbortOnDrop(driver);
+    // The schema name is a checked identifier (crate::schema), so it needs no escaping.
+    client
+        .batch_execute(&format!("LISTEN \"{}\"", to.channel))
+        .await?;
+    match weak.upgrade() {
+        Some(replica) => replica.set_live(true),
+        None => return Ok(()),
+    }
+    if let Some(first) = first.take() {
+        let _ = first.send(());
+    }
+    let mut beat = tokio::time::interval(HEARTBEAT);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            notice = rx.recv() => {
+                let Some(notice) = notice else {
+                    return client.batch_execute("").await;
+                };
+                let Some(replica) = weak.upgrade() else { return Ok(()) };
+                if notice == Notice::Everything {
+                    tracing::warn!("a change notice could not be read; treating it as a change of everything");
+                }
+                replica.changed(notice);
+            }
+            _ = beat.tick() => {
+                if weak.strong_count() == 0 {
+                    return Ok(());
+                }
+                match tokio::time::timeout(HEARTBEAT, client.simple_query("")).await {
+                    Ok(result) => { result?; }
+                    Err(_) => {
+                        tracing::warn!("the change notice connection stopped answering");
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notices_parse_and_the_unreadable_mean_everything() {
+        let id = Uuid::new_v4();
+        let me = new_origin();
+        let other = new_origin();
+        assert_eq!(Notice::parse("a", &me), Some(Notice::Assets));
+        assert_eq!(
+            Notice::parse(&format!("a {other}"), &me),
+            Some(Notice::Assets)
+        );
+        assert_eq!(Notice::parse(&format!("a {me}"), &me), None, "its own");
+        assert_eq!(
+            Notice::parse(&format!("l{id} {other}"), &me),
+            Some(Notice::Library(id))
+        );
+        assert_eq!(Notice::parse(&format!("k{id}"), &me), Some(Notice::Key));
+        for bad in ["", "x", "ab", "lnot-an-id", "k", "é", "l", " "] {
+            assert_eq!(Notice::parse(bad, &me), Some(Notice::Everything), "{bad:?}");
+        }
+        assert_eq!(
+            Notice::parse("a", ""),
+            Some(Notice::Assets),
+            "no origin is not its own"
+        );
+    }
+
+    #[test]
+    fn versions_move_with_what_changed_and_never_repeat() {
+        let r = Replica::default();
+        r.live.store(true, Ordering::Release);
+        let a = r.assets_version().expect("live");
+        let k = r.keys_version().expect("live");
+        let id = Uuid::new_v4();
+        let mark = r.mark();
+        let lv = r.learn_library(id, 7, 3, mark);
+        assert!(r.known_library(id).is_some());
+        r.changed(Notice::Key);
+        assert_eq!(
+            r.assets_version(),
+            Some(a),
+            "a key notice leaves the assets"
+        );
+        assert_ne!(r.keys_version(), Some(k));
+        assert!(r.known_library(id).is_some());
+        r.changed(Notice::Library(id));
+        assert!(r.known_library(id).is_none());
+        let mark = r.mark();
+        assert_ne!(r.learn_library(id, 8, 3, mark), lv, "a new content version");
+        assert_eq!(
+            r.learn_library(id, 8, 4, r.mark()),
+            r.known_library(id).expect("known").version
+        );
+        r.changed(Notice::Assets);
+        assert_ne!(r.assets_version(), Some(a));
+        // A read that overlapped a change is answered but not kept.
+        let mark = r.mark();
+        r.changed(Notice::Library(Uuid::new_v4()));
+        r.learn_library(id, 9, 5, mark);
+        assert!(r.known_library(id).is_none());
+        // Strict: nothing is answered from memory.
+        r.set_mode(ReplicaSync::Strict);
+        assert_eq!(r.assets_version(), None);
+        assert_eq!(r.keys_version(), None);
+        r.set_mode(ReplicaSync::Notify);
+        r.live.store(false, Ordering::Release);
+        assert_eq!(r.assets_version(), None, "not live");
+    }
+
+    #[test]
+    fn a_checked_assets_version_moves_only_when_the_database_moves() {
+        let r = Replica::default();
+        let v1 = r.assets_version_at(10);
+        assert_eq!(r.assets_version_at(10), v1);
+        assert_eq!(
+            r.assets_version_at(9),
+            v1,
+            "an older answer changes nothing"
+        );
+        let v2 = r.assets_version_at(11);
+        assert_ne!(v2, v1);
+        r.changed(Notice::Assets);
+        assert_ne!(
+            r.assets_version_at(11),
+            v2,
+            "a write of this process moves it"
+        );
+    }
+}
