@@ -470,7 +470,7 @@ impl PgStore {
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
         let Some(row) = client.query_opt(&stmt, &[&id]).await? else {
-            self.replica.changed(crate::notices::Notice::Library(id));
+            self.replica.unknown_library(id);
             return Ok(None);
         };
         let stored = to_u64("view count", row.try_get(0)?)?;

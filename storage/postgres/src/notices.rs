@@ -30,6 +30,8 @@ use uuid::Uuid;
 /// How often the listening connection is checked with a query, to notice a connection that
 /// died without closing.
 const HEARTBEAT: Duration = Duration::from_secs(1);
+/// The `application_name` of listening connections, as `pg_stat_activity` shows them.
+pub(crate) const LISTENER_NAME: &str = "assetlib-notices";
 /// The longest wait between attempts to listen again.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
@@ -98,6 +100,9 @@ pub(crate) struct KnownLibrary {
     pub(crate) read_at: Instant,
     /// When it was last viewed through this process.
     pub(crate) used_at: Instant,
+    /// Whether no notice about it came since it was read: only then is it answered from
+    /// memory. A stale one keeps its version for a read that finds the same content version.
+    pub(crate) fresh: bool,
 }
 
 #[derive(Debug, Default)]
@@ -176,7 +181,7 @@ impl Replica {
             return None;
         }
         let mut v = self.lock();
-        let known = v.libraries.get_mut(&id)?;
+        let known = v.libraries.get_mut(&id).filter(|k| k.fresh)?;
         known.used_at = Instant::now();
         Some(*known)
     }
@@ -196,19 +201,21 @@ impl Replica {
             Some(known) if known.db_version == db_version => known.version,
             _ => self.next(),
         };
-        if v.changes == mark {
-            let known = KnownLibrary {
-                db_version,
-                version,
-                views,
-                read_at: now,
-                used_at: now,
-            };
-            v.libraries.insert(id, known);
-        } else {
-            v.libraries.remove(&id);
-        }
+        let known = KnownLibrary {
+            db_version,
+            version,
+            views,
+            read_at: now,
+            used_at: now,
+            fresh: v.changes == mark,
+        };
+        v.libraries.insert(id, known);
         version
+    }
+
+    /// Library `id` is not published (or gone), as a read found just now.
+    pub(crate) fn unknown_library(&self, id: Uuid) {
+        self.lock().libraries.remove(&id);
     }
 
     /// Sets the stored view counts just read or written (by the counters' flush), for the
@@ -231,7 +238,7 @@ impl Replica {
         v.libraries.retain(|_, k| k.used_at.elapsed() < idle);
         v.libraries
             .iter()
-            .filter(|(_, k)| k.read_at.elapsed() >= stale)
+            .filter(|(_, k)| k.fresh && k.read_at.elapsed() >= stale)
             .map(|(id, _)| *id)
             .collect()
     }
@@ -243,13 +250,15 @@ impl Replica {
         match what {
             Notice::Assets => v.assets = self.next(),
             Notice::Library(id) => {
-                v.libraries.remove(&id);
+                if let Some(known) = v.libraries.get_mut(&id) {
+                    known.fresh = false;
+                }
             }
             Notice::Key => v.keys = self.next(),
             Notice::Everything => {
                 v.assets = self.next();
                 v.keys = self.next();
-                v.libraries.clear();
+                v.libraries.values_mut().for_each(|k| k.fresh = false);
             }
         }
     }
@@ -260,7 +269,7 @@ impl Replica {
         let mut v = self.lock();
         v.changes += 1;
         v.assets = self.next();
-        v.libraries.clear();
+        v.libraries.values_mut().for_each(|k| k.fresh = false);
     }
 
     fn set_live(&self, live: bool) {
@@ -325,7 +334,9 @@ async fn listen_once(
     to: &Listen,
     first: &mut Option<tokio::sync::oneshot::Sender<()>>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = to.config.connect(NoTls).await?;
+    let mut config = to.config.clone();
+    config.application_name(LISTENER_NAME);
+    let (client, mut connection) = config.connect(NoTls).await?;
     let own = to.origin.clone();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     // The connection carries the client's queries and brings the notices; it ends (and drops
@@ -459,11 +470,22 @@ mod tests {
         );
         r.changed(Notice::Assets);
         assert_ne!(r.assets_version(), Some(a));
-        // A read that overlapped a change is answered but not kept.
+        // A read that overlapped a change is answered but not trusted.
         let mark = r.mark();
         r.changed(Notice::Library(Uuid::new_v4()));
-        r.learn_library(id, 9, 5, mark);
+        let v9 = r.learn_library(id, 9, 5, mark);
         assert!(r.known_library(id).is_none());
+        // A notice makes it stale; a read finding the same content keeps its version.
+        assert_eq!(r.learn_library(id, 9, 5, r.mark()), v9);
+        r.changed(Notice::Library(id));
+        assert!(r.known_library(id).is_none());
+        assert_eq!(r.learn_library(id, 9, 6, r.mark()), v9);
+        r.unknown_library(id);
+        assert_ne!(
+            r.learn_library(id, 9, 6, r.mark()),
+            v9,
+            "forgotten when gone"
+        );
         // Strict: nothing is answered from memory.
         r.set_mode(ReplicaSync::Strict);
         assert_eq!(r.assets_version(), None);

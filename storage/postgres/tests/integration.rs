@@ -12,5 +12,6 @@ mod concurrency;
 mod conformance;
 mod lifecycle;
 mod migrations;
+mod notices;
 mod passes;
 mod schema;

@@ -276,11 +276,39 @@ impl TestCluster {
         }
     }
 
+    /// Stops the server (a fast shutdown, as an operator's restart does), keeping its data:
+    /// for tests of an outage. [`TestCluster::resume`] starts it again.
+    pub fn pause(&mut self) {
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
+        if self.pid != 0 {
+            stop_pid(self.pid, "INT", STOP_GRACE);
+            self.pid = 0;
+        }
+    }
+
+    /// Starts a paused server again, on the port it had, and waits until it accepts
+    /// connections.
+    ///
+    /// # Panics
+    /// When the server cannot start (the message carries its log).
+    pub fn resume(&mut self) {
+        let port = self.port;
+        self.start_on(Some(port));
+    }
+
     fn start_server(&mut self) {
+        self.start_on(None);
+    }
+
+    /// Starts the server on `port`, or on a free port when `None`.
+    fn start_on(&mut self, fixed: Option<u16>) {
         let log = self.dir.join("server.log");
         let mut last_error = String::new();
         for _ in 0..5 {
-            let port = free_ports(1)[0];
+            let port = fixed.unwrap_or_else(|| free_ports(1)[0]);
             let options = format!(
                 "-c listen_addresses=127.0.0.1 -p {port} -k {} {}",
                 self.dir.display(),
@@ -329,14 +357,7 @@ impl TestCluster {
     }
 
     fn stop(&mut self) {
-        if let Some(mut w) = self.watchdog.take() {
-            let _ = w.kill();
-            let _ = w.wait();
-        }
-        if self.pid != 0 {
-            stop_pid(self.pid, "INT", STOP_GRACE);
-            self.pid = 0;
-        }
+        self.pause();
         if let Some(Err(e)) = self.temp.take().map(tempfile::TempDir::close) {
             eprintln!("cannot remove the test cluster's directory: {e}");
         }

@@ -1,0 +1,363 @@
+//! Change notices between two stores over one database (two replicas): a write through one
+//! moves the other's versions within 100 ms without a round trip per read; with the listening
+//! connection terminated every read checks the database (a write shows at once) until it
+//! listens again; `strict` checks on every read; and counters written in batches reach the
+//! other store within a second, and survive a kill -9 of the process counting them.
+
+use assetlib_core::store::prelude::*;
+use std::time::{Duration, Instant};
+
+use assetlib_core::testing::{sample_asset, sample_library};
+use assetlib_core::{AssetType, LibraryWrite, ReplicaSync};
+use assetlib_postgres::PgStore;
+
+use crate::common::{replica, store};
+
+/// Polls `moved` until it is true, for at most `limit`: how long it took.
+async fn seen_within(limit: Duration, mut moved: impl AsyncFnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    loop {
+        if moved().await {
+            return start.elapsed();
+        }
+        assert!(start.elapsed() < limit, "not seen within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+fn library(title: &str) -> LibraryWrite {
+    LibraryWrite {
+        library: sample_library(title, 1),
+        slug_given: false,
+        sections: vec![],
+        entries: vec![],
+    }
+}
+
+/// Waits until `store` listens for notices.
+async fn listening(store: &PgStore) {
+    seen_within(Duration::from_secs(10), async || store.listening()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_other_replicas_versions_follow_within_100_ms() {
+    let (a, db) = store().await;
+    let b = replica(&db).await;
+    listening(&b).await;
+    for round in 0..5 {
+        let before = b.assets_version().await.expect("version");
+        assert_eq!(
+            b.assets_version().await.expect("version"),
+            before,
+            "no write, no move"
+        );
+        a.insert_asset(sample_asset(
+            &format!("Round {round}"),
+            AssetType::Pdf,
+            round,
+        ))
+        .await
+        .expect("insert");
+        seen_within(Duration::from_millis(100), async || {
+            b.assets_version().await.expect("version") != before
+        })
+        .await;
+        assert_eq!(
+            b.list_assets(&Default::default())
+                .await
+                .expect("list")
+                .total,
+            round as u64 + 1
+        );
+    }
+
+    // A library's version on B moves with A's replace; a view through B is answered from
+    // memory meanwhile.
+    let write = library("Followed");
+    let id = write.library.id;
+    a.put_library(write.clone()).await.expect("put");
+    let first = b
+        .record_library_view(id)
+        .await
+        .expect("view")
+        .expect("published");
+    let again = b
+        .record_library_view(id)
+        .await
+        .expect("view")
+        .expect("published");
+    assert_eq!(again.version, first.version);
+    assert_eq!(again.views, first.views + 1);
+    let mut renamed = write;
+    renamed.library.settings.title = "Followed, renamed".into();
+    a.put_library(renamed).await.expect("replace");
+    seen_within(Duration::from_millis(100), async || {
+        b.record_library_view(id)
+            .await
+            .expect("view")
+            .expect("published")
+            .version
+            != first.version
+    })
+    .await;
+
+    // A key revoked through A: B's keys version moves.
+    let keys_before = b
+        .keys_version()
+        .expect("answered from memory while listening");
+    let key = assetlib_core::ApiKey {
+        id: uuid::Uuid::new_v4(),
+        name: "k".into(),
+        key_hash: [3; 32],
+        scopes: vec![],
+        created_at: chrono::Utc::now(),
+        expires_at: None,
+        revoked_at: None,
+    };
+    a.insert_key(key.clone()).await.expect("key");
+    a.revoke_key(key.id, chrono::Utc::now())
+        .await
+        .expect("revoke");
+    seen_within(Duration::from_millis(100), async || {
+        b.keys_version() != Some(keys_before)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminated_listener_falls_back_to_checks_and_comes_back() {
+    let (a, db) = store().await;
+    let b = replica(&db).await;
+    listening(&b).await;
+    let admin = a.pool().get().await.expect("connection");
+    let killed: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = current_database() AND application_name = 'assetlib-notices'",
+            &[],
+        )
+        .await
+        .expect("terminate")
+        .get(0);
+    assert_eq!(killed, 2, "both stores' listening connections");
+    seen_within(Duration::from_secs(2), async || !b.listening()).await;
+    // Not listening: a write through A shows on B's very next version read, until B
+    // listens again.
+    let mut seen_down = 0;
+    while !b.listening() {
+        let before = b.assets_version().await.expect("version");
+        a.insert_asset(sample_asset("While down", AssetType::Pdf, 1))
+            .await
+            .expect("insert");
+        if !b.listening() {
+            assert_ne!(b.assets_version().await.expect("version"), before);
+            seen_down += 1;
+        }
+    }
+    assert!(seen_down > 0, "the fallback was exercised");
+    let before = b.assets_version().await.expect("version");
+    a.insert_asset(sample_asset("Back", AssetType::Pdf, 2))
+        .await
+        .expect("insert");
+    seen_within(Duration::from_millis(100), async || {
+        b.assets_version().await.expect("version") != before
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strict_sees_the_other_replicas_write_at_once() {
+    let (a, db) = store().await;
+    let b = replica(&db).await;
+    b.use_replica_sync(ReplicaSync::Strict);
+    assert!(!b.listening(), "strict answers nothing from memory");
+    let write = library("Strict");
+    let id = write.library.id;
+    a.put_library(write.clone()).await.expect("put");
+    let first = b
+        .record_library_view(id)
+        .await
+        .expect("view")
+        .expect("published");
+    for round in 0..5 {
+        let before = b.assets_version().await.expect("version");
+        a.insert_asset(sample_asset(&format!("S{round}"), AssetType::Pdf, round))
+            .await
+            .expect("insert");
+        assert_ne!(b.assets_version().await.expect("version"), before);
+    }
+    let mut renamed = write;
+    renamed.library.settings.title = "Strict, renamed".into();
+    a.put_library(renamed).await.expect("replace");
+    let after = b
+        .record_library_view(id)
+        .await
+        .expect("view")
+        .expect("published");
+    assert_ne!(after.version, first.version);
+    assert_eq!(after.views, first.views + 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counts_reach_the_other_replica_within_a_second() {
+    let (a, db) = store().await;
+    let b = replica(&db).await;
+    let write = library("Counted");
+    let id = write.library.id;
+    a.put_library(write).await.expect("put");
+    let asset = a
+        .insert_asset(sample_asset("Counted file", AssetType::Pdf, 1))
+        .await
+        .expect("insert");
+    // B knows the library (and so answers its views from memory).
+    b.record_library_view(id).await.expect("view");
+    for _ in 0..50 {
+        a.record_library_view(id).await.expect("view");
+        a.record_download(asset.id).await.expect("download");
+    }
+    let within = seen_within(Duration::from_secs(1), async || {
+        let seen = b
+            .record_library_view(id)
+            .await
+            .expect("view")
+            .expect("published");
+        let listed = b
+            .list_libraries(&Default::default())
+            .await
+            .expect("list")
+            .items
+            .iter()
+            .find(|l| l.library.id == id)
+            .map(|l| l.library.view_count);
+        let downloads = b
+            .get_asset(asset.id)
+            .await
+            .expect("get")
+            .expect("asset")
+            .download_count;
+        seen.views > 50 && listed >= Some(51) && downloads == 50
+    })
+    .await;
+    assert!(within < Duration::from_secs(1));
+}
+
+const CHILD_ENV: &str = "ASSETLIB_PG_COUNTER_CHILD";
+
+/// The child of [`a_kill_loses_at_most_the_last_second_of_counts`]: counts views and
+/// downloads until killed, printing each acknowledged total. A no-op in a normal run.
+#[test]
+fn counter_child() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let [url, library, asset] = spec.split(' ').collect::<Vec<_>>()[..] else {
+        panic!("bad child spec {spec:?}");
+    };
+    let (library, asset): (uuid::Uuid, uuid::Uuid) =
+        (library.parse().expect("id"), asset.parse().expect("id"));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let store = PgStore::connect(url).await.expect("child connects");
+        let mut n = 0u64;
+        loop {
+            store.record_library_view(library).await.expect("view");
+            store.record_download(asset).await.expect("download");
+            n += 1;
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "@@ack {n}");
+            let _ = out.flush();
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+    });
+}
+
+/// A process counting views and downloads is killed with SIGKILL: every count it
+/// acknowledged more than one second before the kill is in the database, and nothing else
+/// changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kill_loses_at_most_the_last_second_of_counts() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let (store, db) = store().await;
+    let write = library("Killed counts");
+    let id = write.library.id;
+    store.put_library(write).await.expect("put");
+    let asset = store
+        .insert_asset(sample_asset("Killed file", AssetType::Pdf, 1))
+        .await
+        .expect("insert");
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut child = Command::new(exe)
+        .args([
+            "--exact",
+            "notices::counter_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, format!("{} {id} {}", db.url(), asset.id))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the child");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(n) = line.strip_prefix("@@ack ") {
+                let _ = tx.send((Instant::now(), n.parse::<u64>().expect("count")));
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    child.kill().expect("SIGKILL the child");
+    let killed = Instant::now();
+    child.wait().expect("wait for the child");
+    reader.join().expect("reader");
+    let acks: Vec<(Instant, u64)> = rx.try_iter().collect();
+    let last = acks.last().expect("the child counted").1;
+    let safe = acks
+        .iter()
+        .filter(|(at, _)| *at + Duration::from_secs(1) <= killed)
+        .map(|(_, n)| *n)
+        .max()
+        .expect("counts over a second before the kill");
+    let fresh = replica(&db).await;
+    let views = fresh
+        .load_library(id)
+        .await
+        .expect("load")
+        .expect("library")
+        .library
+        .view_count;
+    let downloads = fresh
+        .get_asset(asset.id)
+        .await
+        .expect("get")
+        .expect("asset")
+        .download_count;
+    for (what, stored) in [("views", views), ("downloads", downloads)] {
+        assert!(
+            stored >= safe,
+            "{what}: {stored} stored, {safe} acknowledged over a second before the kill"
+        );
+        assert!(
+            stored <= last + 1,
+            "{what}: {stored} stored, only {last} counted"
+        );
+    }
+    // Nothing else changed.
+    assert_eq!(
+        fresh
+            .list_assets(&Default::default())
+            .await
+            .expect("list")
+            .total,
+        1
+    );
+}
