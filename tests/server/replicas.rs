@@ -270,7 +270,6 @@ async fn one_api(mode: &str) {
     // within its replica, and both replicas show all 200 within a second (the libraries
     // list shows counts without counting a view).
     let listed_views = |base: String| {
-        let get = get.clone();
         async move {
             let (_, list) = get(&base, "/api/v1/libraries").await;
             list["libraries"]

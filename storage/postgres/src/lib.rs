@@ -48,7 +48,7 @@
 //! |---|---|
 //! | `list_assets` | one statement: a CTE counts the matches and the page is left-joined to the count, so the total is right even for a page past the end |
 //! | `get_asset`, `get_assets` | one `SELECT` (`= ANY($1)` for many) |
-//! | `insert_asset` | one statement: picks the first free slug, inserts the asset and its counter row (tried again if a concurrent insert took the slug) |
+//! | `insert_asset` | one statement inserting the asset with its wanted slug and its counter row; when the slug is taken, the base's next number from `slug_counters` (one short statement committed with `synchronous_commit = off`, so inserts of one title never wait for each other's commit) and the insert with `slug-N`; a number found taken (an asset older than the counter) falls back to the first free one, and the counter moves past it |
 //! | `update_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset, core's `AssetChange::apply` in Rust (a change that changes nothing writes nothing and rolls back), then, pipelined, a new content version for every library holding it and the `UPDATE` of the asset (whose trigger rewrites the copies of its page fields in its entries when one of them changes) |
 //! | `delete_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset pipelined with the libraries holding it (unless forced); refused or missing, it rolls back; else, pipelined, a new content version for every library holding it, and one statement deleting its entries, its counter row and the asset |
 //! | `asset_usage` | one `SELECT` of the asset's entries (index `library_entries_asset_idx`) joined to their libraries |
@@ -56,8 +56,10 @@
 //! | `load_library` | one statement: the library with its sections and its entries, as arrays; each entry holds a copy of its asset's title, description, type, thumbnail and `published`, so no asset is read |
 //! | `put_library` | one transaction (write lock; slug check pipelined with the placed assets' lock; then the writes pipelined, the entries with copies of their assets' page fields) |
 //! | `delete_library` | one `DELETE` (sections, entries, counters and passes cascade) |
-//! | `record_library_view`, `record_download` | one `UPDATE ... RETURNING` on a narrow counter table, sent with `SET LOCAL synchronous_commit = off` in the same message |
-//! | `assets_version` | one `SELECT` of the sum of the 16 `asset_versions` rows, which a statement trigger on `assets` and on the download counters moves in the writing transaction (migration 5) |
+//! | `record_library_view` | none for a library this process knows while it listens for notices (the view is counted in memory); else one `SELECT` of its stored count and content version |
+//! | `record_download` | none: counted in memory |
+//! | counters (every 100 ms, in the background) | one transaction with `synchronous_commit = off`: the views and downloads counted since, each table's rows locked in id order, and the stored counts of the libraries shown here that were not read for 500 ms |
+//! | `assets_version` | none while listening for notices; else one `SELECT` of the sum of the 16 `asset_versions` rows, which a statement trigger on `assets` and on the download counters moves in the writing transaction (migration 5) |
 //! | keys | one statement each; `find_key` by a unique index on the hash |
 //! | `insert_pass`, `find_pass`, `get_pass`, `revoke_pass` | one statement each; `find_pass` by a unique index on the hash; the pass's foreign key to its library (`ON DELETE CASCADE`) makes an insert racing the library's delete fail or go with it |
 //! | `list_passes` | one statement, like `list_assets`: the library's count and page through `passes_library_created_idx` |
@@ -113,14 +115,46 @@
 //! needle of one or two characters has no trigram and scans the assets of the kinds listed, as
 //! does the count of its matches.
 //!
+//! ## Replicas: change notices and counters
+//!
+//! Core keeps rendered answers under the versions a store hands out
+//! ([`AssetStore::assets_version`](assetlib_core::AssetStore::assets_version), a library's
+//! in [`ViewCount`](assetlib_core::ViewCount), [`KeyStore::keys_version`](assetlib_core::KeyStore::keys_version)).
+//! With [`ReplicaSync::Notify`](assetlib_core::ReplicaSync::Notify) (the default) each store
+//! keeps one connection of its own that `LISTEN`s on the channel named like the schema
+//! (`application_name` `assetlib-notices`), and every write transaction sends a notice at
+//! commit (migration 8's triggers: `a` for the assets, `l<id>` for a library, `k<id>` for a
+//! key, each with the writing store's origin, which every connection of a store sets as
+//! `assetlib.origin`). A store answers versions from memory, moves them for each notice of
+//! another store's write, and for its own writes as they return: another replica's write is
+//! seen as soon as its notice arrives, well within 100 ms. A notice it cannot read moves
+//! every version. While the listening connection is down (it is checked every second, and
+//! reconnected with a backoff of at most 2 s) every version read asks the database, so the
+//! bound holds through outages, and every version moves when it listens again.
+//! [`ReplicaSync::Strict`](assetlib_core::ReplicaSync::Strict) asks the database on every
+//! read. A store made by [`PgStore::from_pool`] cannot open a connection of its own and asks
+//! on every read too.
+//!
+//! Views and downloads are added in memory and written every 100 ms in one transaction; reads
+//! add this process's unwritten counts (a read and the batch being written are kept apart by
+//! a lock, so a read sees a batch once), so counts are exact within the process at once and
+//! reach other replicas within a second (a library's stored count is read again with the
+//! batch when it is older than 500 ms). [`MetaStore::flush`](assetlib_core::MetaStore::flush)
+//! writes them at once; the ready server calls it on shutdown.
+//!
+//! A database that cannot be reached (no connection, a broken one, a server shutting down or
+//! starting) is [`StoreError::Unavailable`](assetlib_core::StoreError::Unavailable): 503 with
+//! `Retry-After`, and the pool connects again by itself once the server is back.
+//!
 //! ## Durability
 //!
 //! Every write is committed with the connection's normal `synchronous_commit` before the call
-//! returns. Views and downloads are the exception: their transaction commits with
-//! `synchronous_commit = off`, so a count reaches the disk in the background (at most three
-//! times `wal_writer_delay` later, 600 ms by default) and a crash of the database server loses
-//! at most the counts of that moment, never anything else. Counts are exact under any
-//! concurrency. A pass's `downloads_used` is not such a counter but a limit: a spend commits
+//! returns. Views and downloads are the exception: they are kept in memory for up to 100 ms,
+//! then written in a transaction that commits with `synchronous_commit = off`, so a count
+//! reaches the disk in the background (at most three times `wal_writer_delay` later, 600 ms by
+//! default). A kill -9 of the process loses at most the counts of its last 100 ms, a crash of
+//! the database server the counts of that moment, never anything else. Counts are exact under
+//! any concurrency. A pass's `downloads_used` is not such a counter but a limit: a spend commits
 //! with the normal `synchronous_commit`, so every download answered stays counted.
 //!
 //! Timestamps are kept as `timestamptz`, to the microsecond; every call returns what is
