@@ -269,16 +269,14 @@ async fn one_api(mode: &str) {
     // 200 concurrent reads spread over both replicas: each answer shows a count of its own
     // within its replica, and both replicas show all 200 within a second (the libraries
     // list shows counts without counting a view).
-    let listed_views = |base: String| {
-        async move {
-            let (_, list) = get(&base, "/api/v1/libraries").await;
-            list["libraries"]
-                .as_array()
-                .expect("libraries")
-                .iter()
-                .find(|l| l["id"] == json!(lib))
-                .and_then(|l| l["view_count"].as_u64())
-        }
+    let listed_views = |base: String| async move {
+        let (_, list) = get(&base, "/api/v1/libraries").await;
+        list["libraries"]
+            .as_array()
+            .expect("libraries")
+            .iter()
+            .find(|l| l["id"] == json!(lib))
+            .and_then(|l| l["view_count"].as_u64())
     };
     // The views so far, once both replicas have written theirs: the same on both, twice,
     // two flush periods apart.

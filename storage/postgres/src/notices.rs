@@ -246,16 +246,20 @@ impl Replica {
     /// Applies what a notice, or a write of this process, says changed.
     pub(crate) fn changed(&self, what: Notice) {
         let mut v = self.lock();
-        v.changes += 1;
         match what {
+            // A change of assets reaches the libraries holding them as their own notices
+            // (their content versions move), so it leaves what is known of libraries alone:
+            // downloads, say, do not make library views ask the database.
             Notice::Assets => v.assets = self.next(),
             Notice::Library(id) => {
+                v.changes += 1;
                 if let Some(known) = v.libraries.get_mut(&id) {
                     known.fresh = false;
                 }
             }
             Notice::Key => v.keys = self.next(),
             Notice::Everything => {
+                v.changes += 1;
                 v.assets = self.next();
                 v.keys = self.next();
                 v.libraries.values_mut().for_each(|k| k.fresh = false);
