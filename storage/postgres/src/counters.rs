@@ -27,7 +27,6 @@ use uuid::Uuid;
 use crate::error::Failure;
 use crate::notices::Replica;
 use crate::schema::Schema;
-use crate::store::{to_i64, to_u64};
 
 /// How often unwritten counts are written.
 pub(crate) const FLUSH_EVERY: Duration = Duration::from_millis(100);
@@ -252,9 +251,17 @@ fn sorted(counts: &HashMap<Uuid, u64>) -> Result<(Vec<Uuid>, Vec<i64>), Failure>
     let mut ns = Vec::with_capacity(all.len());
     for (id, n) in all {
         ids.push(id);
-        ns.push(to_i64("count", n)?);
+        ns.push(i64::try_from(n).map_err(|_| Failure::TooLarge {
+            what: "count",
+            value: n,
+        })?);
     }
     Ok((ids, ns))
+}
+
+/// A stored view count, which must not be negative.
+fn stored_count(v: i64) -> Result<u64, Failure> {
+    u64::try_from(v).map_err(|_| Failure::invalid("view count", format!("{v} is negative")))
 }
 
 /// Adds the counts in one transaction and returns the stored view counts of the libraries
@@ -284,7 +291,7 @@ async fn write_batch(
         );
         let stmt = tx.prepare_cached(&sql).await?;
         for row in tx.query(&stmt, &[&views.0, &views.1]).await? {
-            stored.push((row.try_get(0)?, to_u64("view count", row.try_get(1)?)?));
+            stored.push((row.try_get(0)?, stored_count(row.try_get(1)?)?));
         }
     }
     if !downloads.0.is_empty() {
@@ -305,7 +312,7 @@ async fn write_batch(
         );
         let stmt = tx.prepare_cached(&sql).await?;
         for row in tx.query(&stmt, &[&refresh]).await? {
-            stored.push((row.try_get(0)?, to_u64("view count", row.try_get(1)?)?));
+            stored.push((row.try_get(0)?, stored_count(row.try_get(1)?)?));
         }
     }
     tx.commit().await?;
