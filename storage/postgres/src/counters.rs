@@ -24,7 +24,7 @@ use deadpool_postgres::Pool;
 use tokio::sync::{RwLock, RwLockReadGuard};
 use uuid::Uuid;
 
-use crate::error::Failure;
+use crate::error::{Failure, to_i64, to_u64};
 use crate::notices::Replica;
 use crate::schema::Schema;
 
@@ -151,7 +151,9 @@ impl Counters {
         schema: &Arc<Schema>,
         replica: &Arc<Replica>,
     ) {
-        if self.flushing.swap(true, Ordering::AcqRel) {
+        // A load first: this runs on every view and download, and a swap would write the
+        // shared flag each time.
+        if self.flushing.load(Ordering::Acquire) || self.flushing.swap(true, Ordering::AcqRel) {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -251,17 +253,23 @@ fn sorted(counts: &HashMap<Uuid, u64>) -> Result<(Vec<Uuid>, Vec<i64>), Failure>
     let mut ns = Vec::with_capacity(all.len());
     for (id, n) in all {
         ids.push(id);
-        ns.push(i64::try_from(n).map_err(|_| Failure::TooLarge {
-            what: "count",
-            value: n,
-        })?);
+        ns.push(to_i64("count", n)?);
     }
     Ok((ids, ns))
 }
 
-/// A stored view count, which must not be negative.
-fn stored_count(v: i64) -> Result<u64, Failure> {
-    u64::try_from(v).map_err(|_| Failure::invalid("view count", format!("{v} is negative")))
+/// The statement adding counts `$2` to the rows of `$1` (ids) in `table`, keyed by
+/// `key`, in `column`: the rows locked in id order first, as every transaction of the store
+/// locks them; returning each row's key and new count.
+fn add_counts_sql(s: &str, table: &str, key: &str, column: &str) -> String {
+    format!(
+        "WITH i AS (SELECT * FROM unnest($1::uuid[], $2::bigint[]) AS i(id, n)), \
+         l AS (SELECT c.{key} FROM {s}.{table} c WHERE c.{key} IN (SELECT id FROM i) \
+               ORDER BY c.{key} FOR UPDATE) \
+         UPDATE {s}.{table} c SET {column} = c.{column} + i.n \
+         FROM i, l WHERE c.{key} = i.id AND l.{key} = i.id \
+         RETURNING c.{key}, c.{column}"
+    )
 }
 
 /// Adds the counts in one transaction and returns the stored view counts of the libraries
@@ -280,29 +288,14 @@ async fn write_batch(
         .await?;
     let mut stored = Vec::with_capacity(views.0.len() + refresh.len());
     if !views.0.is_empty() {
-        let sql = format!(
-            "WITH i AS (SELECT * FROM unnest($1::uuid[], $2::bigint[]) AS i(id, n)), \
-             l AS (SELECT c.library_id FROM {s}.library_counters c \
-                   WHERE c.library_id IN (SELECT id FROM i) \
-                   ORDER BY c.library_id FOR UPDATE) \
-             UPDATE {s}.library_counters c SET view_count = c.view_count + i.n \
-             FROM i, l WHERE c.library_id = i.id AND l.library_id = i.id \
-             RETURNING c.library_id, c.view_count"
-        );
+        let sql = add_counts_sql(s, "library_counters", "library_id", "view_count");
         let stmt = tx.prepare_cached(&sql).await?;
         for row in tx.query(&stmt, &[&views.0, &views.1]).await? {
-            stored.push((row.try_get(0)?, stored_count(row.try_get(1)?)?));
+            stored.push((row.try_get(0)?, to_u64("view count", row.try_get(1)?)?));
         }
     }
     if !downloads.0.is_empty() {
-        let sql = format!(
-            "WITH i AS (SELECT * FROM unnest($1::uuid[], $2::bigint[]) AS i(id, n)), \
-             l AS (SELECT c.asset_id FROM {s}.asset_counters c \
-                   WHERE c.asset_id IN (SELECT id FROM i) \
-                   ORDER BY c.asset_id FOR UPDATE) \
-             UPDATE {s}.asset_counters c SET download_count = c.download_count + i.n \
-             FROM i, l WHERE c.asset_id = i.id AND l.asset_id = i.id"
-        );
+        let sql = add_counts_sql(s, "asset_counters", "asset_id", "download_count");
         let stmt = tx.prepare_cached(&sql).await?;
         tx.execute(&stmt, &[&downloads.0, &downloads.1]).await?;
     }
@@ -312,7 +305,7 @@ async fn write_batch(
         );
         let stmt = tx.prepare_cached(&sql).await?;
         for row in tx.query(&stmt, &[&refresh]).await? {
-            stored.push((row.try_get(0)?, stored_count(row.try_get(1)?)?));
+            stored.push((row.try_get(0)?, to_u64("view count", row.try_get(1)?)?));
         }
     }
     tx.commit().await?;

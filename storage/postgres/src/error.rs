@@ -155,3 +155,18 @@ pub(crate) fn foreign_key_violation(e: &tokio_postgres::Error) -> Option<&str> {
     let db = e.as_db_error()?;
     (db.code() == &SqlState::FOREIGN_KEY_VIOLATION).then(|| db.constraint().unwrap_or(""))
 }
+
+/// `v` as a `bigint`.
+pub(crate) fn to_i64(what: &'static str, v: u64) -> Result<i64, Failure> {
+    i64::try_from(v).map_err(|_| Failure::TooLarge { what, value: v })
+}
+
+/// A stored `bigint` that must not be negative.
+pub(crate) fn to_u64(what: &'static str, v: i64) -> Result<u64, Failure> {
+    u64::try_from(v).map_err(|_| Failure::invalid(what, format!("{v} is negative")))
+}
+
+/// A stored `bigint` that must fit a `u32`.
+pub(crate) fn to_u32(what: &'static str, v: i64) -> Result<u32, Failure> {
+    u32::try_from(v).map_err(|_| Failure::invalid(what, format!("{v} is out of range")))
+}

@@ -180,7 +180,6 @@ impl PgStore {
     }
 }
 
-/// `v` as a `bigint`.
 impl PgStore {
     /// Runs a list query whose every row holds the total matching (column 0) and one record
     /// from column 1 on, decoded by `decode`; a page past the end is one row with the total
@@ -220,19 +219,7 @@ pub(crate) fn columns(p: &str, names: &[&str]) -> String {
         .join(", ")
 }
 
-pub(crate) fn to_i64(what: &'static str, v: u64) -> Result<i64, Failure> {
-    i64::try_from(v).map_err(|_| Failure::TooLarge { what, value: v })
-}
-
-/// A stored `bigint` that must not be negative.
-pub(crate) fn to_u64(what: &'static str, v: i64) -> Result<u64, Failure> {
-    u64::try_from(v).map_err(|_| Failure::invalid(what, format!("{v} is negative")))
-}
-
-/// A stored `bigint` that must fit a `u32`.
-pub(crate) fn to_u32(what: &'static str, v: i64) -> Result<u32, Failure> {
-    u32::try_from(v).map_err(|_| Failure::invalid(what, format!("{v} is out of range")))
-}
+pub(crate) use crate::error::{to_i64, to_u32, to_u64};
 
 /// `s` as a `LIKE` pattern matching itself literally (`%`, `_` and `\` escaped).
 pub(crate) fn like_escape(s: &str) -> String {

@@ -34,6 +34,15 @@ fn library(title: &str) -> LibraryWrite {
     }
 }
 
+/// One view of the published library `id` through `store`.
+async fn view(store: &PgStore, id: uuid::Uuid) -> assetlib_core::ViewCount {
+    store
+        .record_library_view(id)
+        .await
+        .expect("view")
+        .expect("published")
+}
+
 /// Waits until `store` listens for notices.
 async fn listening(store: &PgStore) {
     seen_within(Duration::from_secs(10), async || store.listening()).await;
@@ -76,28 +85,15 @@ async fn the_other_replicas_versions_follow_within_100_ms() {
     let write = library("Followed");
     let id = write.library.id;
     a.put_library(write.clone()).await.expect("put");
-    let first = b
-        .record_library_view(id)
-        .await
-        .expect("view")
-        .expect("published");
-    let again = b
-        .record_library_view(id)
-        .await
-        .expect("view")
-        .expect("published");
+    let first = view(&b, id).await;
+    let again = view(&b, id).await;
     assert_eq!(again.version, first.version);
     assert_eq!(again.views, first.views + 1);
     let mut renamed = write;
     renamed.library.settings.title = "Followed, renamed".into();
     a.put_library(renamed).await.expect("replace");
     seen_within(Duration::from_millis(100), async || {
-        b.record_library_view(id)
-            .await
-            .expect("view")
-            .expect("published")
-            .version
-            != first.version
+        view(&b, id).await.version != first.version
     })
     .await;
 
@@ -174,11 +170,7 @@ async fn strict_sees_the_other_replicas_write_at_once() {
     let write = library("Strict");
     let id = write.library.id;
     a.put_library(write.clone()).await.expect("put");
-    let first = b
-        .record_library_view(id)
-        .await
-        .expect("view")
-        .expect("published");
+    let first = view(&b, id).await;
     for round in 0..5 {
         let before = b.assets_version().await.expect("version");
         a.insert_asset(sample_asset(&format!("S{round}"), AssetType::Pdf, round))
@@ -189,11 +181,7 @@ async fn strict_sees_the_other_replicas_write_at_once() {
     let mut renamed = write;
     renamed.library.settings.title = "Strict, renamed".into();
     a.put_library(renamed).await.expect("replace");
-    let after = b
-        .record_library_view(id)
-        .await
-        .expect("view")
-        .expect("published");
+    let after = view(&b, id).await;
     assert_ne!(after.version, first.version);
     assert_eq!(after.views, first.views + 1);
 }
@@ -216,11 +204,7 @@ async fn counts_reach_the_other_replica_within_a_second() {
         a.record_download(asset.id).await.expect("download");
     }
     let within = seen_within(Duration::from_secs(1), async || {
-        let seen = b
-            .record_library_view(id)
-            .await
-            .expect("view")
-            .expect("published");
+        let seen = view(&b, id).await;
         let listed = b
             .list_libraries(&Default::default())
             .await
