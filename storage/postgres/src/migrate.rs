@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::schema::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 8;
+pub const SCHEMA_VERSION: i32 = 9;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
@@ -22,6 +22,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (6, include_str!("../migrations/0006_entry_copies.sql")),
     (7, include_str!("../migrations/0007_passes.sql")),
     (8, include_str!("../migrations/0008_notices.sql")),
+    (9, include_str!("../migrations/0009_row_versions.sql")),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas

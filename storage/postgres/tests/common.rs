@@ -14,3 +14,15 @@ pub(crate) async fn store() -> (PgStore, TestDatabase) {
 pub(crate) async fn replica(db: &TestDatabase) -> PgStore {
     PgStore::connect(db.url()).await.expect("connect")
 }
+
+/// A plain connection to the database at `url` (and the task driving it): to write a schema as
+/// an older version of this crate left it, or to read what the store keeps behind its API.
+pub(crate) async fn raw_client(url: &str) -> (tokio_postgres::Client, tokio::task::JoinHandle<()>) {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    let conn = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    (client, conn)
+}

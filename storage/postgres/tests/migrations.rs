@@ -7,6 +7,8 @@ use assetlib_core::{AssetChange, AssetQuery, AssetStatus, AssetType, EntryAsset,
 use assetlib_postgres::{Error, PgConfig, PgStore, SCHEMA_VERSION};
 use assetlib_testkit::postgres::TestCluster;
 
+use crate::common::raw_client;
+
 /// The versions a fully migrated schema records: 1 to [`SCHEMA_VERSION`].
 fn all_versions() -> Vec<i32> {
     (1..=SCHEMA_VERSION).collect()
@@ -130,18 +132,6 @@ async fn schema_names_must_be_plain_identifiers() {
             "{bad:?}: {err:?}"
         );
     }
-}
-
-/// A plain connection to the database at `url` (and the task driving it), to write a schema as
-/// an older version of this crate left it.
-async fn raw_client(url: &str) -> (tokio_postgres::Client, tokio::task::JoinHandle<()>) {
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .expect("connect");
-    let conn = tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    (client, conn)
 }
 
 /// A migration's SQL as the store runs it: the store's schema `assetlib`, pg_trgm in `public`.

@@ -186,6 +186,38 @@ async fn strict_sees_the_other_replicas_write_at_once() {
     assert_eq!(after.views, first.views + 1);
 }
 
+/// A create whose wanted slug is taken first tries the slug as wanted (an insert that writes
+/// no row), then a numbered one: only the row written moves the database's assets version
+/// (and sends a notice), so the create commits to the disk once and the other replicas see one
+/// change, not two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_of_a_taken_title_moves_the_version_once() {
+    let (a, db) = store().await;
+    let (raw, conn) = crate::common::raw_client(db.url()).await;
+    let version = async || -> i64 {
+        raw.query_one(
+            "SELECT sum(version)::bigint FROM assetlib.asset_versions",
+            &[],
+        )
+        .await
+        .expect("version")
+        .get(0)
+    };
+    let mut steps = Vec::new();
+    for n in 0..4 {
+        let before = version().await;
+        let stored = a
+            .insert_asset(sample_asset("Logo", AssetType::Image, n))
+            .await
+            .expect("insert");
+        assert!(stored.slug.starts_with("logo"), "{}", stored.slug);
+        steps.push(version().await - before);
+    }
+    assert_eq!(steps, [1, 1, 1, 1], "version steps per create of \"Logo\"");
+    drop(raw);
+    conn.abort();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counts_reach_the_other_replica_within_a_second() {
     let (a, db) = store().await;
