@@ -6,8 +6,10 @@
 //! against every adapter. `cases!` lists them once; `suite!` runs the list against one
 //! harness. A new adapter adds a file under `harness/` and one `cases!(suite!(...))` line.
 //!
-//! Every case runs four times: on axum and on warp, each over sled and over PostgreSQL (a
-//! cluster the test binary starts itself on 127.0.0.1; `OnPostgres` in `harness/`).
+//! Every case runs five times: on axum and on warp, each over sled and over PostgreSQL (a
+//! cluster the test binary starts itself on 127.0.0.1; `OnPostgres` in `harness/`), and once
+//! more on axum over PostgreSQL with `replica_sync = strict` (`OnPostgresStrict`), so both
+//! replica modes answer the whole suite alike.
 //!
 //! Run: `cargo test --test http` (it needs the default features `axum`, `warp`, `sled` and
 //! `openapi`). The ready servers' own tests are `--test server`.
@@ -159,3 +161,6 @@ cases!(suite!(crate::harness::axum::Axum => axum));
 cases!(suite!(crate::harness::warp::Warp => warp));
 cases!(suite!(crate::harness::OnPostgres<crate::harness::axum::Axum> => axum_postgres));
 cases!(suite!(crate::harness::OnPostgres<crate::harness::warp::Warp> => warp_postgres));
+cases!(
+    suite!(crate::harness::OnPostgresStrict<crate::harness::axum::Axum> => axum_postgres_strict)
+);

@@ -41,7 +41,7 @@ impl Ctx {
         let dir = tempfile::tempdir().expect("temp dir");
         let (store, store_guard) = H::store(dir.path()).await;
         let files = Files::local(dir.path().join("files")).expect("file store");
-        let service = Service::from_arc(store, files, config);
+        let service = Service::from_arc(store, files, H::config(config));
         let (_, admin) = service
             .create_key("admin", Scope::ALL.to_vec(), None)
             .await

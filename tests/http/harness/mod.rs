@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
 
-use assetlib::{Service, Store};
+use assetlib::{Config, ReplicaSync, Service, Store};
 use tokio::sync::oneshot;
 
 pub(crate) mod axum;
@@ -31,6 +31,12 @@ pub(crate) trait Harness {
     /// Like [`Harness::spawn`], with the API nested under `/{segment}` the way an app of
     /// this framework would mount it.
     fn spawn_under(service: Service, segment: &'static str) -> impl Future<Output = Server> + Send;
+
+    /// The configuration a case asks for, as this harness runs it (unchanged unless the
+    /// harness is about a setting).
+    fn config(config: Config) -> Config {
+        config
+    }
 }
 
 /// A running server: its base URL, stopped when dropped.
@@ -79,5 +85,28 @@ impl<H: Harness> Harness for OnPostgres<H> {
 
     fn spawn_under(service: Service, segment: &'static str) -> impl Future<Output = Server> + Send {
         H::spawn_under(service, segment)
+    }
+}
+
+/// [`OnPostgres`] with [`ReplicaSync::Strict`]: every read checks the store's versions, as
+/// `--replica-sync strict` runs it. The cases are the same; what they read must not change.
+pub(crate) struct OnPostgresStrict<H>(PhantomData<H>);
+
+impl<H: Harness> Harness for OnPostgresStrict<H> {
+    fn store(dir: &Path) -> impl Future<Output = (Arc<dyn Store>, StoreGuard)> + Send {
+        OnPostgres::<H>::store(dir)
+    }
+
+    fn spawn(service: Service) -> impl Future<Output = Server> + Send {
+        H::spawn(service)
+    }
+
+    fn spawn_under(service: Service, segment: &'static str) -> impl Future<Output = Server> + Send {
+        H::spawn_under(service, segment)
+    }
+
+    fn config(mut config: Config) -> Config {
+        config.replica_sync = ReplicaSync::Strict;
+        config
     }
 }
