@@ -255,36 +255,46 @@ impl Service {
     ) -> Result<Reply, ApiError> {
         let reader = access.reader();
         if let Access::Pass(pass) = access {
-            self.pass_may_open(op, id, pass).await?;
+            Box::pin(self.pass_may_open(op, id, pass)).await?;
         }
+        // The cached reads run inline; every other operation's future is boxed, so the future
+        // of every request is as small as a read's (a few hundred bytes, not the kilobytes of
+        // an upload's or a zip's state), which is moved and copied on every request.
         match op {
             Operation::OpenApi => Ok(openapi_document()),
             Operation::GetAsset => self.get_asset(id, reader).await,
-            Operation::DownloadAsset => {
-                let asset = self.asset_for(id, reader).await?;
-                self.may_download(&asset, access.files()).await?;
-                self.download_asset(asset, req, reader, access.files().pass())
-                    .await
-            }
-            Operation::DownloadLibrary => self.download_library(id, req, access.files()).await,
             Operation::ListAssets => self.list_assets(req, access.key()?).await,
-            Operation::CreateAsset => self.post_asset(req).await,
-            Operation::UploadAsset => self.upload_asset(req).await,
-            Operation::UpdateAsset => self.patch_asset(id, req).await,
-            Operation::ReplaceAssetFile => self.replace_file(id, req).await,
-            Operation::DeleteAsset => self.delete_asset_request(id, req).await,
-            Operation::AssetUsage => self.usage(id, access.key()?).await,
-            Operation::AssetDownloadUrl => self.asset_download_url(id, req, access).await,
-            Operation::ListLibraries => self.list_libraries(req).await,
             Operation::GetLibrary => self.get_library(id, req).await,
             Operation::GetLibraryBySlug => self.get_library_by_slug(id, req).await,
-            Operation::PutLibrary => self.put_library(id, req).await,
-            Operation::DeleteLibrary => self.delete_library(id).await,
-            Operation::LibraryDownloadUrl => self.library_download_url(id, req, access).await,
-            Operation::CreatePass => self.post_pass(id, req).await,
-            Operation::ListPasses => self.pass_list(id, req).await,
-            Operation::GetPass => self.pass_detail(id, sub).await,
-            Operation::RevokePass => self.delete_pass(id, sub).await,
+            Operation::DownloadAsset => {
+                Box::pin(async {
+                    let asset = self.asset_for(id, reader).await?;
+                    self.may_download(&asset, access.files()).await?;
+                    self.download_asset(asset, req, reader, access.files().pass())
+                        .await
+                })
+                .await
+            }
+            Operation::DownloadLibrary => {
+                Box::pin(self.download_library(id, req, access.files())).await
+            }
+            Operation::CreateAsset => Box::pin(self.post_asset(req)).await,
+            Operation::UploadAsset => Box::pin(self.upload_asset(req)).await,
+            Operation::UpdateAsset => Box::pin(self.patch_asset(id, req)).await,
+            Operation::ReplaceAssetFile => Box::pin(self.replace_file(id, req)).await,
+            Operation::DeleteAsset => Box::pin(self.delete_asset_request(id, req)).await,
+            Operation::AssetUsage => Box::pin(self.usage(id, access.key()?)).await,
+            Operation::AssetDownloadUrl => Box::pin(self.asset_download_url(id, req, access)).await,
+            Operation::ListLibraries => Box::pin(self.list_libraries(req)).await,
+            Operation::PutLibrary => Box::pin(self.put_library(id, req)).await,
+            Operation::DeleteLibrary => Box::pin(self.delete_library(id)).await,
+            Operation::LibraryDownloadUrl => {
+                Box::pin(self.library_download_url(id, req, access)).await
+            }
+            Operation::CreatePass => Box::pin(self.post_pass(id, req)).await,
+            Operation::ListPasses => Box::pin(self.pass_list(id, req)).await,
+            Operation::GetPass => Box::pin(self.pass_detail(id, sub)).await,
+            Operation::RevokePass => Box::pin(self.delete_pass(id, sub)).await,
         }
     }
 
@@ -318,7 +328,7 @@ impl Service {
                 Operation::DownloadAsset | Operation::DownloadLibrary
                     if signed::is_signed(query) =>
                 {
-                    return self.admit_link(op, id, query).await;
+                    return Box::pin(self.admit_link(op, id, query)).await;
                 }
                 Operation::GetAsset | Operation::DownloadAsset => return Ok(Access::Public),
                 _ => {}
@@ -330,7 +340,7 @@ impl Service {
                 if let Some(limits) = &self.inner.limiter {
                     limits.check_address(client)?;
                 }
-                return self.admit_pass(op, secret).await;
+                return Box::pin(self.admit_pass(op, secret)).await;
             }
         };
         let hash = auth::hash_key(secret);
