@@ -57,22 +57,29 @@ async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxEr
         .or(assetlib::warp::thumbnails(service))
         .unify()
         .or(site)
-        .recover(assetlib::warp::recover)
-        .with(warp::trace(|info: warp::trace::Info<'_>| {
-            let span = tracing::info_span!(
-                "request",
-                method = %info.method(),
-                path = %app::site::redact_key(info.path()),
-                version = ?info.version(),
-                referer = tracing::field::Empty,
+        .recover(assetlib::warp::recover);
+    // The request log's span and its wrapping cost something on every request: only when its
+    // lines are written (`RUST_LOG` at `info` or finer for this server).
+    let logged = tracing::enabled!(tracing::Level::INFO)
+        || tracing::enabled!(target: "warp::filters::trace", tracing::Level::INFO);
+    if !logged {
+        return app::http::serve(listener, warp::service(app), app::shutdown_signal()).await;
+    }
+    let app = app.with(warp::trace(|info: warp::trace::Info<'_>| {
+        let span = tracing::info_span!(
+            "request",
+            method = %info.method(),
+            path = %app::site::redact_key(info.path()),
+            version = ?info.version(),
+            referer = tracing::field::Empty,
+        );
+        if let Some(referer) = info.referer() {
+            span.record(
+                "referer",
+                tracing::field::display(app::site::redact_key(referer)),
             );
-            if let Some(referer) = info.referer() {
-                span.record(
-                    "referer",
-                    tracing::field::display(app::site::redact_key(referer)),
-                );
-            }
-            span
-        }));
+        }
+        span
+    }));
     app::http::serve(listener, warp::service(app), app::shutdown_signal()).await
 }

@@ -51,22 +51,28 @@ async fn serve_http(service: Service, listener: TcpListener) -> Result<(), BoxEr
     for path in app::site::PATHS {
         app = app.route(path, axum::routing::any(site));
     }
-    let app = app
-        .fallback(|| async { ApiResponse(route_not_found()) })
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(|request: &Request<_>| {
-                    let uri = request.uri();
-                    let target = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
-                    tracing::info_span!(
-                        "request",
-                        method = %request.method(),
-                        uri = %app::site::redact_key(target),
-                        version = ?request.version(),
-                    )
-                })
-                .on_response(DefaultOnResponse::new().level(Level::INFO)),
-        );
+    let app = app.fallback(|| async { ApiResponse(route_not_found()) });
+    // The request log costs a span, a clock read and a wrapped body per request: only when
+    // its lines are written (`RUST_LOG` at `info` or finer for this server).
+    let logged = tracing::enabled!(Level::INFO)
+        || tracing::enabled!(target: "tower_http::trace::on_response", Level::INFO);
+    if !logged {
+        return app::http::serve(listener, app, app::shutdown_signal()).await;
+    }
+    let app = app.layer(
+        TraceLayer::new_for_http()
+            .make_span_with(|request: &Request<_>| {
+                let uri = request.uri();
+                let target = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
+                tracing::info_span!(
+                    "request",
+                    method = %request.method(),
+                    uri = %app::site::redact_key(target),
+                    version = ?request.version(),
+                )
+            })
+            .on_response(DefaultOnResponse::new().level(Level::INFO)),
+    );
     app::http::serve(listener, app, app::shutdown_signal()).await
 }
 
