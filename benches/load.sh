@@ -16,7 +16,11 @@
 # and reports req/s, p50 and p99, and req/s as a share of the baseline from the same run
 # (the median of ROUNDS interleaved rounds).
 # Then durable creates: POST /api/v1/assets from 32 connections (benches/create.lua), on sled
-# and on PostgreSQL.
+# and on PostgreSQL, twice each: every asset with a title of its own (row `create`), and every
+# asset titled "Logo" (row `create1t`: one title for all, so each create takes a numbered slug).
+# Every row also gives the server's CPU time per answer (`cpu us`: user and system time from
+# /proc over the wrk run, divided by the answers): req/s on a shared 2-core machine swings
+# from run to run with whatever else runs, the CPU an answer costs much less.
 #
 # The PostgreSQL server: initdb into the work directory (as the `postgres` system user when run
 # as root), listening on 127.0.0.1 only on a free port, fsync=on and synchronous_commit=on
@@ -180,24 +184,35 @@ profile_report() {
     head -n 12 "$WORK/perf-$1.txt" | sed 's/^/    /' >&2
 }
 
-# run_wrk LABEL KEY URL [extra wrk args]: prints "req/s p50 p99" (latencies in ms).
+# cpu_ticks PID: the CPU time (user + system) process PID has used, in clock ticks.
+cpu_ticks() {
+    awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# run_wrk LABEL KEY URL [extra wrk args]: prints "req/s p50 p99 cpu" (latencies in ms; cpu:
+# the server's CPU time per answer in microseconds, user and system, from /proc: unlike
+# req/s it hardly depends on what else the machine runs, so it compares servers and builds
+# across runs).
 run_wrk() {
     local label=$1 key=$2 url=$3; shift 3
-    local out
+    local out before after
     profile "$label"
+    before=$(cpu_ticks "$SERVER_PID")
     out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
         -H "Authorization: Bearer $key" "$@" "$url")
+    after=$(cpu_ticks "$SERVER_PID")
     profile_report "$label"
     printf '%s\n' "$out" >"$WORK/wrk-$label.txt"
     if grep -q "Non-2xx" <<<"$out"; then
         say "warning: $label had error responses: $(grep Non-2xx <<<"$out")"
     fi
-    awk '
+    awk -v ticks="$((after - before))" -v hz="$(getconf CLK_TCK)" '
         function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
+        /requests in/ { n = $1 }
         /Requests\/sec/ { rps = $2 }
         $1 == "50%" { p50 = ms($2) }
         $1 == "99%" { p99 = ms($2) }
-        END { printf "%.0f %.2f %.2f\n", rps, p50, p99 }' <<<"$out"
+        END { printf "%.0f %.2f %.2f %.1f\n", rps, p50, p99, (n > 0 ? ticks * 1e6 / hz / n : 0) }' <<<"$out"
 }
 
 # --- PostgreSQL --------------------------------------------------------------------------
@@ -327,10 +342,13 @@ serve_and_measure() { # NAME ROUND: starts the server, measures it, stops it
     SERVER_PID=
     stop "$pid"
 }
-create_run() { # NAME ROUND: durable creates from $CONNECTIONS connections
-    local name=$1 round=$2 label="$1-creates-$2"
+create_run() { # NAME ROUND [TITLE]: durable creates from $CONNECTIONS connections, each
+    # with a title of its own, or all with TITLE (rows NAME and NAME-1t)
+    local name=$1 round=$2 title=${3:-} row=$1
+    [[ -n $title ]] && row=$name-1t
+    local label="$row-creates-$round"
     server_command "$name"
-    say "$name: durable creates, $CONNECTIONS connections (round $round) ..."
+    say "$name: durable creates, $CONNECTIONS connections, ${title:-a title each} (round $round) ..."
     start "$label" "${CMD[@]}"
     local pid=$LAST_PID
     SERVER_PID=$pid
@@ -339,13 +357,13 @@ create_run() { # NAME ROUND: durable creates from $CONNECTIONS connections
     # user, system, idle and I/O-wait shares, one sample a second.
     vmstat 1 "$((DURATION + 1))" >"$WORK/vmstat-$label.txt" &
     local vmstat_pid=$!
-    CREATES[$name:$round]=$(ASSETLIB_KEY=${KEY[$STORE]} run_wrk "$label" "${KEY[$STORE]}" \
-        "http://127.0.0.1:$PORT/api/v1/assets" -s benches/create.lua)
+    CREATES[$row:$round]=$(ASSETLIB_KEY=${KEY[$STORE]} CREATE_TITLE=$title \
+        run_wrk "$label" "${KEY[$STORE]}" "http://127.0.0.1:$PORT/api/v1/assets" -s benches/create.lua)
     wait "$vmstat_pid" 2>/dev/null || true
-    CPU[$name:$round]=$(awk 'NR > 3 { us += $13; sy += $14; id += $15; wa += $16; n++ }
+    CPU[$row:$round]=$(awk 'NR > 3 { us += $13; sy += $14; id += $15; wa += $16; n++ }
         END { if (n) printf "user %.0f%%, system %.0f%%, idle %.0f%%, I/O wait %.0f%%", us/n, sy/n, id/n, wa/n }' \
         "$WORK/vmstat-$label.txt")
-    say "  $name create: ${CREATES[$name:$round]} (cpu: ${CPU[$name:$round]})"
+    say "  $row create: ${CREATES[$row:$round]} (cpu: ${CPU[$row:$round]})"
     SERVER_PID=
     stop "$pid"
 }
@@ -366,6 +384,7 @@ done
 for round in $(seq 1 "$ROUNDS"); do
     for name in "${CREATORS[@]}"; do
         create_run "$name" "$round"
+        create_run "$name" "$round" "Logo"
     done
 done
 
@@ -384,21 +403,24 @@ echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /pro
 echo "wrk: $THREADS threads, $CONNECTIONS connections, ${DURATION}s per run, $ROUNDS rounds interleaved;"
 echo "each row is the median round (by req/s) with the lowest and highest req/s of the rounds; latencies in ms"
 [[ $NO_PG != 1 ]] && echo "postgres: $PG_SETTINGS, on 127.0.0.1 (same machine)"
-printf '%-16s %-7s %10s %9s %9s %9s   %s\n' server endpoint req/s p50 p99 "vs base" "req/s range"
+printf '%-16s %-7s %10s %9s %9s %9s %8s   %s\n' server endpoint req/s p50 p99 "vs base" "cpu us" "req/s range"
 declare -A MEDIAN
 for name in baseline "${SERVERS[@]}"; do
     for ep in detail list asset; do
-        read -r rps p50 p99 _ low high <<<"$(median RESULT "$name:$ep")"
+        read -r rps p50 p99 cpu _ low high <<<"$(median RESULT "$name:$ep")"
         MEDIAN[$name:$ep]=$rps
         read -r base _ <<<"$(median RESULT "baseline:$ep")"
         share=$(awk -v a="$rps" -v b="$base" 'BEGIN { printf "%.0f%%", (b > 0 ? 100 * a / b : 0) }')
-        printf '%-16s %-7s %10s %9s %9s %9s   %s-%s\n' "$name" "$ep" "$rps" "$p50" "$p99" "$share" "$low" "$high"
+        printf '%-16s %-7s %10s %9s %9s %9s %8s   %s-%s\n' "$name" "$ep" "$rps" "$p50" "$p99" "$share" "$cpu" "$low" "$high"
     done
 done
 for name in "${CREATORS[@]}"; do
-    read -r rps p50 p99 round low high <<<"$(median CREATES "$name")"
-    printf '%-16s %-7s %10s %9s %9s %9s   %s-%s   cpu: %s\n' "$name" create "$rps" "$p50" "$p99" "" \
-        "$low" "$high" "${CPU[$name:$round]}"
+    for row in "$name" "$name-1t"; do
+        read -r rps p50 p99 cpu round low high <<<"$(median CREATES "$row")"
+        printf '%-16s %-7s %10s %9s %9s %9s %8s   %s-%s   machine: %s\n' "$name" \
+            "$([[ $row == "$name" ]] && echo create || echo create1t)" "$rps" "$p50" "$p99" "" "$cpu" \
+            "$low" "$high" "${CPU[$row:$round]}"
+    done
 done
 if [[ $WARP == 1 ]]; then
     for ep in detail list asset; do
