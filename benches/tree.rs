@@ -137,6 +137,8 @@ fn rows(sections: usize, per_section: usize, shuffled: bool) -> LibraryRows {
                 description: (n % 2 == 0).then(|| text(rng, 12)),
                 asset_type: types[(n % 5) as usize],
                 thumbnail_path: (n % 3 != 0).then(|| format!("thumbnails/{n:016x}.png")),
+                thumbnail_placeholder: (n % 3 != 0).then(|| "1QcSHQRnh493V4dIh4eXh1h4kJUI".into()),
+                duration_ms: None,
                 published: true,
             },
         }

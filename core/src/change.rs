@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::model::Asset;
+use crate::model::{Asset, Media};
 
 /// The fields a file gives an asset, all read from the file: they change together.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -22,14 +22,18 @@ pub struct FileFields {
     pub mime_type: Option<String>,
     /// Path of the thumbnail in the file store.
     pub thumbnail_path: Option<String>,
+    /// The ThumbHash of the thumbnail, base64.
+    pub thumbnail_placeholder: Option<String>,
     /// Pages of a paged document.
     pub page_count: Option<u64>,
     /// Words of a pdf or document.
     pub word_count: Option<u64>,
-    /// Width of an image as displayed, in pixels.
+    /// Width of an image or video as displayed, in pixels.
     pub width: Option<u32>,
-    /// Height of an image as displayed, in pixels.
+    /// Height of an image or video as displayed, in pixels.
     pub height: Option<u32>,
+    /// What an audio or video file plays.
+    pub media: Media,
 }
 
 impl FileFields {
@@ -40,10 +44,12 @@ impl FileFields {
             file_size: asset.file_size,
             mime_type: asset.mime_type.clone(),
             thumbnail_path: asset.thumbnail_path.clone(),
+            thumbnail_placeholder: asset.thumbnail_placeholder.clone(),
             page_count: asset.page_count,
             word_count: asset.word_count,
             width: asset.width,
             height: asset.height,
+            media: asset.media.clone(),
         }
     }
 
@@ -53,10 +59,12 @@ impl FileFields {
         asset.file_size = self.file_size;
         asset.mime_type = self.mime_type;
         asset.thumbnail_path = self.thumbnail_path;
+        asset.thumbnail_placeholder = self.thumbnail_placeholder;
         asset.page_count = self.page_count;
         asset.word_count = self.word_count;
         asset.width = self.width;
         asset.height = self.height;
+        asset.media = self.media;
     }
 }
 
@@ -221,6 +229,8 @@ mod tests {
             word_count: None,
             width: Some(2),
             height: Some(1),
+            thumbnail_placeholder: None,
+            media: crate::model::Media::default(),
             external_url: None,
             video_embed: None,
             download_count: 4,

@@ -8,8 +8,7 @@ use crate::extract::{self, ExtractError, FileInfo};
 use crate::files::Files;
 use crate::model::AssetType;
 
-/// Bytes read of a video or audio file: its type shows in the header, and nothing else is
-/// extracted from it.
+/// Bytes read of a video file: its type shows in the header.
 const HEADER_BYTES: u64 = 1024 * 1024;
 
 /// Longest side of a thumbnail, in pixels.
@@ -22,8 +21,10 @@ pub(crate) struct Ingested {
     pub(crate) file_path: String,
     /// What [`extract::extract`] found, `file_size` from the store.
     pub(crate) info: FileInfo,
-    /// Where the thumbnail was stored, for an image.
+    /// Where the thumbnail was stored, when the file gave one.
     pub(crate) thumbnail_path: Option<String>,
+    /// The thumbnail's ThumbHash, base64.
+    pub(crate) thumbnail_placeholder: Option<String>,
 }
 
 impl Ingested {
@@ -35,10 +36,12 @@ impl Ingested {
             file_size: Some(info.file_size),
             mime_type: Some(info.mime_type),
             thumbnail_path: self.thumbnail_path,
+            thumbnail_placeholder: self.thumbnail_placeholder,
             page_count: info.page_count,
             word_count: info.word_count,
             width: info.width,
             height: info.height,
+            media: info.media,
         }
     }
 }
@@ -54,7 +57,8 @@ pub(crate) fn thumbnail_path(extension: &str) -> Result<String, ApiError> {
 }
 
 /// Reads the file at `file_path` for an asset of the `declared` type (`None`: inferred
-/// from the content); an image's thumbnail is stored under a new random name
+/// from the content); the file's thumbnail (see [`extract::thumbnail`]) is stored under a new
+/// random name
 /// ([`thumbnail_path`]), so the old thumbnail of a replaced file stays until the new one is in
 /// place. Answers 400 on `file_path` for a missing file or one outside the store,
 /// and 400 on `field` (`file_path` on create, `file` on upload) for content of another type
@@ -68,7 +72,7 @@ pub(crate) async fn ingest(
 ) -> Result<Ingested, ApiError> {
     let file_error = |message: String| ApiError::validation(field, message);
     let resolved = files.resolve(file_path).await?;
-    let header_only = matches!(declared, Some(AssetType::Video | AssetType::Audio));
+    let header_only = matches!(declared, Some(AssetType::Video));
     let limit = if header_only {
         HEADER_BYTES
     } else {
@@ -90,13 +94,13 @@ pub(crate) async fn ingest(
     let limits = config.extract_limits.clone();
     let work = tokio::task::spawn_blocking(move || {
         let info = extract::extract(&bytes, &name, declared, &limits)?;
-        let thumb = if info.kind == Some(AssetType::Image) {
+        let thumb = if info.kind == Some(AssetType::Video) {
+            None
+        } else {
             extract::thumbnail(&bytes, THUMBNAIL_SIDE, &limits).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, file = name, "no thumbnail");
                 None
             })
-        } else {
-            None
         };
         Ok::<_, ExtractError>((info, thumb))
     });
@@ -121,17 +125,18 @@ pub(crate) async fn ingest(
         },
     };
     info.file_size = resolved.size;
-    let thumbnail_path = match thumb {
+    let (thumbnail_path, thumbnail_placeholder) = match thumb {
         Some(t) => {
             let path = thumbnail_path(t.extension)?;
             files.put(&path, t.bytes.into()).await?;
-            Some(path)
+            (Some(path), Some(t.placeholder))
         }
-        None => None,
+        None => (None, None),
     };
     Ok(Ingested {
         file_path: resolved.path,
         info,
         thumbnail_path,
+        thumbnail_placeholder,
     })
 }

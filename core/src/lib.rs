@@ -111,8 +111,8 @@ pub use limit::RateLimit;
 pub use memory::MemoryStore;
 pub use model::{
     ApiKey, Asset, AssetType, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass,
-    LibraryRows, LibrarySettings, LibrarySummary, LibraryWrite, Page, PassSpend, PutOutcome, Scope,
-    Section, ViewCount,
+    LibraryRows, LibrarySettings, LibrarySummary, LibraryWrite, Media, Page, PassSpend, PutOutcome,
+    Scope, Section, ViewCount,
 };
 pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, SortOrder};
 pub use reply::{ByteStream, JSON, Reply};

@@ -135,14 +135,18 @@ pub struct Asset {
     pub mime_type: Option<String>,
     /// Path of the thumbnail in the file store.
     pub thumbnail_path: Option<String>,
+    /// A ThumbHash of the thumbnail, base64 (a blurred stand-in shown while it loads).
+    pub thumbnail_placeholder: Option<String>,
     /// Pages of a paged document.
     pub page_count: Option<u64>,
     /// Words of a pdf or document.
     pub word_count: Option<u64>,
-    /// Width of an image as displayed, in pixels.
+    /// Width of an image or video as displayed, in pixels.
     pub width: Option<u32>,
-    /// Height of an image as displayed, in pixels.
+    /// Height of an image or video as displayed, in pixels.
     pub height: Option<u32>,
+    /// What the file of an audio or video asset plays.
+    pub media: Media,
     /// Address of a link, external video or git reference.
     pub external_url: Option<String>,
     /// Embeddable address of an external video.
@@ -157,6 +161,30 @@ pub struct Asset {
     pub created_at: DateTime<Utc>,
     /// When the asset was last changed.
     pub updated_at: DateTime<Utc>,
+}
+
+/// What an audio or video file plays, read from its container: each field `None` where the
+/// file does not say (or the type has no such thing).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Media {
+    /// Playing time in milliseconds (the API shows `duration_seconds`).
+    pub duration_ms: Option<u64>,
+    /// Samples per second of the audio.
+    pub sample_rate: Option<u32>,
+    /// Audio channels.
+    pub channels: Option<u8>,
+    /// Average bit rate of the audio, in bits per second.
+    pub bitrate: Option<u32>,
+    /// The video codec, as the container names it in lower case (`h264`, `hevc`, `vp9`,
+    /// `av1`, ...).
+    pub video_codec: Option<String>,
+}
+
+impl Media {
+    /// Whether nothing is known.
+    pub fn is_empty(&self) -> bool {
+        *self == Media::default()
+    }
 }
 
 /// What a library's document sets and its page shows: its title and description, its
@@ -254,6 +282,10 @@ pub struct EntryAsset {
     pub asset_type: AssetType,
     /// Path of its thumbnail in the file store.
     pub thumbnail_path: Option<String>,
+    /// The ThumbHash of its thumbnail, base64.
+    pub thumbnail_placeholder: Option<String>,
+    /// Playing time of an audio or video file, in milliseconds.
+    pub duration_ms: Option<u64>,
     /// Whether the asset is published; unpublished ones are left out of the page.
     pub published: bool,
 }
@@ -265,6 +297,8 @@ impl From<&Asset> for EntryAsset {
             description: a.description.clone(),
             asset_type: a.asset_type,
             thumbnail_path: a.thumbnail_path.clone(),
+            thumbnail_placeholder: a.thumbnail_placeholder.clone(),
+            duration_ms: a.media.duration_ms,
             published: a.published,
         }
     }

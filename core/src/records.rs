@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::ingest::Ingested;
-use crate::model::{Asset, Library, LibraryEntry, LibraryWrite, Section};
+use crate::model::{Asset, Library, LibraryEntry, LibraryWrite, Media, Section};
 use crate::validate::{self, LibraryDoc, NewAsset};
 
 /// The current time, to the millisecond (what the API shows is what is sorted on).
@@ -28,10 +28,12 @@ pub(crate) fn new_asset(id: Uuid, new: NewAsset, file: Option<Ingested>) -> Asse
         file_size: None,
         mime_type: None,
         thumbnail_path: None,
+        thumbnail_placeholder: None,
         page_count: None,
         word_count: None,
         width: None,
         height: None,
+        media: Media::default(),
         external_url: new.external_url,
         video_embed: new.video_embed,
         download_count: 0,

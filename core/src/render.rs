@@ -75,7 +75,9 @@ pub(crate) fn opt_ts(t: Option<DateTime<Utc>>) -> Option<Timestamp> {
 
 /// An asset as the API shows it: every field of spec §2.1 (null where unknown), then the
 /// fields of its type (`word_count` for pdf and document; `width`, `height` for image;
-/// `external_url` for external_video, link and git; `video_embed` for external_video).
+/// `duration_seconds`, `sample_rate`, `channels`, `bitrate` for audio; `duration_seconds`,
+/// `width`, `height`, `video_codec` for video; `external_url` for external_video, link and
+/// git; `video_embed` for external_video).
 #[derive(Debug, Clone, Copy)]
 pub struct AssetJson<'a>(pub &'a Asset);
 
@@ -116,8 +118,12 @@ pub(crate) struct AssetFields<'a> {
     file_size: Option<u64>,
     /// Media type of the file, read from its content.
     mime_type: Option<&'a str>,
-    /// Path of the thumbnail in the file store (images).
+    /// Path of the thumbnail in the file store: an image's own, a PDF's first page, an audio
+    /// file's cover art, a document's embedded thumbnail or a video's poster frame.
     thumbnail_path: Option<&'a str>,
+    /// A ThumbHash of the thumbnail, base64 (about 30 characters): a blurred stand-in a page
+    /// can draw before the thumbnail loads. Null without a thumbnail.
+    thumbnail_placeholder: Option<&'a str>,
     /// Pages of a paged document.
     page_count: Option<u64>,
     /// Downloads of the whole file so far.
@@ -142,6 +148,7 @@ impl<'a> AssetFields<'a> {
             file_size: a.file_size,
             mime_type: a.mime_type.as_deref(),
             thumbnail_path: a.thumbnail_path.as_deref(),
+            thumbnail_placeholder: a.thumbnail_placeholder.as_deref(),
             page_count: a.page_count,
             download_count: a.download_count,
             is_public: a.is_public,
@@ -170,6 +177,31 @@ pub(crate) enum TypeFields<'a> {
         /// Pixels as displayed, when the image could be read.
         height: Option<u32>,
     },
+    /// audio.
+    Audio {
+        /// Playing time in seconds, to the millisecond, when the file says.
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>))]
+        duration_seconds: Option<Seconds>,
+        /// Samples per second, when the file says.
+        sample_rate: Option<u32>,
+        /// Channels, when the file says.
+        channels: Option<u8>,
+        /// Average bit rate in bits per second, when the file says.
+        bitrate: Option<u32>,
+    },
+    /// video.
+    Video {
+        /// Playing time in seconds, to the millisecond, when the container says.
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>))]
+        duration_seconds: Option<Seconds>,
+        /// Pixels as displayed (rotation applied), when the container says.
+        width: Option<u32>,
+        /// Pixels as displayed (rotation applied), when the container says.
+        height: Option<u32>,
+        /// The first video track's codec in lower case (`h264`, `hevc`, `vp8`, `vp9`, `av1`,
+        /// ...), when the container names it.
+        video_codec: Option<&'a str>,
+    },
     /// external_video.
     ExternalVideo {
         /// An absolute http(s) URL, in normalised form; never null for this type.
@@ -190,7 +222,7 @@ pub(crate) enum TypeFields<'a> {
         /// An absolute http(s) URL, in normalised form (null when cleared).
         external_url: Option<&'a str>,
     },
-    /// video, audio and collection: no fields of their own.
+    /// collection: no fields of its own.
     None,
 }
 
@@ -205,14 +237,39 @@ impl<'a> TypeFields<'a> {
                 width: a.width,
                 height: a.height,
             },
+            AssetType::Audio => TypeFields::Audio {
+                duration_seconds: a.media.duration_ms.map(Seconds),
+                sample_rate: a.media.sample_rate,
+                channels: a.media.channels,
+                bitrate: a.media.bitrate,
+            },
+            AssetType::Video => TypeFields::Video {
+                duration_seconds: a.media.duration_ms.map(Seconds),
+                width: a.width,
+                height: a.height,
+                video_codec: a.media.video_codec.as_deref(),
+            },
             AssetType::ExternalVideo => TypeFields::ExternalVideo {
                 external_url,
                 video_embed: a.video_embed.as_deref(),
             },
             AssetType::Link => TypeFields::Link { external_url },
             AssetType::Git => TypeFields::Git { external_url },
-            AssetType::Video | AssetType::Audio | AssetType::Collection => TypeFields::None,
+            AssetType::Collection => TypeFields::None,
         }
+    }
+}
+
+/// A playing time kept in milliseconds, written as seconds (`83.5`, `0.001`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seconds(pub(crate) u64);
+
+impl Serialize for Seconds {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Exact below 2^53 ms (285,000 years); the shortest decimal of the quotient.
+        #[allow(clippy::cast_precision_loss)]
+        let seconds = self.0 as f64 / 1000.0;
+        s.serialize_f64(seconds)
     }
 }
 
@@ -380,6 +437,8 @@ mod tests {
             word_count: Some(7),
             width: Some(3),
             height: Some(4),
+            thumbnail_placeholder: None,
+            media: crate::model::Media::default(),
             external_url: Some("https://example.com/".into()),
             video_embed: Some("https://www.youtube.com/embed/x".into()),
             download_count: 0,
@@ -394,7 +453,7 @@ mod tests {
         v.as_object().unwrap().keys().map(String::as_str).collect()
     }
 
-    const BASE: [&str; 15] = [
+    const BASE: [&str; 16] = [
         "id",
         "title",
         "slug",
@@ -404,6 +463,7 @@ mod tests {
         "file_size",
         "mime_type",
         "thumbnail_path",
+        "thumbnail_placeholder",
         "page_count",
         "download_count",
         "is_public",
@@ -420,6 +480,8 @@ mod tests {
             expected.extend(match t {
                 AssetType::Pdf | AssetType::Document => &["word_count"][..],
                 AssetType::Image => &["width", "height"][..],
+                AssetType::Audio => &["duration_seconds", "sample_rate", "channels", "bitrate"][..],
+                AssetType::Video => &["duration_seconds", "width", "height", "video_codec"][..],
                 AssetType::ExternalVideo => &["external_url", "video_embed"][..],
                 AssetType::Link | AssetType::Git => &["external_url"][..],
                 _ => &[][..],

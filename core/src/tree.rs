@@ -21,7 +21,7 @@ use serde::ser::{SerializeSeq, Serializer};
 use uuid::Uuid;
 
 use crate::model::{AssetType, EntryRow, Library, LibraryRows, Section};
-use crate::render::{Timestamp, opt_ts};
+use crate::render::{Seconds, Timestamp, opt_ts};
 
 /// The library detail, ready to serialize. Borrows everything from its [`LibraryRows`].
 #[derive(Debug)]
@@ -302,6 +302,12 @@ pub(crate) struct LibraryAsset<'a> {
     /// The thumbnail's path joined to the server's files base URL (`/files/` by default).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     thumbnail_url: Option<FileUrl<'a>>,
+    /// A ThumbHash of the thumbnail, base64: a blurred stand-in drawn until it loads.
+    thumbnail_placeholder: Option<&'a str>,
+    /// Playing time of an audio or video file in seconds, to the millisecond; null for other
+    /// types and where the file does not say.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>))]
+    duration_seconds: Option<Seconds>,
     display_order: u32,
 }
 
@@ -317,6 +323,8 @@ impl<'a> LibraryAsset<'a> {
                 .or(asset.description.as_deref()),
             asset_type: asset.asset_type,
             thumbnail_url: asset.thumbnail_path.as_deref().map(|p| FileUrl(base, p)),
+            thumbnail_placeholder: asset.thumbnail_placeholder.as_deref(),
+            duration_seconds: asset.duration_ms.map(Seconds),
             display_order: entry.display_order,
         }
     }

@@ -56,6 +56,8 @@ fn row(asset: u128, section: Option<u128>, order: u32) -> EntryRow {
             description: Some(format!("About {asset}")),
             asset_type: AssetType::Pdf,
             thumbnail_path: None,
+            thumbnail_placeholder: None,
+            duration_ms: None,
             published: true,
         },
     }
@@ -114,9 +116,11 @@ fn whole_detail_shape() {
     let mut r = row(101, Some(10), 0);
     r.entry.title = Some("Custom title".into());
     r.asset.thumbnail_path = Some("thumbnails/101.png".into());
+    r.asset.thumbnail_placeholder = Some("1QcSHQRnh493V4dIh4eXh1h4kJUI".into());
     let mut u = row(102, None, 0);
     u.entry.description = Some("Custom description".into());
-    u.asset.asset_type = AssetType::Image;
+    u.asset.asset_type = AssetType::Audio;
+    u.asset.duration_ms = Some(83_050);
     let rows = LibraryRows {
         library: library(),
         sections: vec![section(10, 0)],
@@ -138,11 +142,13 @@ fn whole_detail_shape() {
                 "collapsed_by_default": true,
                 "assets": [{"id": uuid(101), "title": "Custom title", "description": "About 101",
                     "asset_type": "pdf", "thumbnail_url": "/files/thumbnails/101.png",
-                    "display_order": 0}]
+                    "thumbnail_placeholder": "1QcSHQRnh493V4dIh4eXh1h4kJUI",
+                    "duration_seconds": null, "display_order": 0}]
             }],
             "unsectioned_assets": [{"id": uuid(102), "title": "Asset 102",
-                "description": "Custom description", "asset_type": "image",
-                "thumbnail_url": null, "display_order": 0}]
+                "description": "Custom description", "asset_type": "audio",
+                "thumbnail_url": null, "thumbnail_placeholder": null, "duration_seconds": 83.05,
+                "display_order": 0}]
         })
     );
 }

@@ -38,6 +38,34 @@ pub(super) fn odt(bytes: &[u8], limits: &Limits) -> Result<Counts, ExtractError>
     Ok(counts)
 }
 
+/// Where OpenDocument (`Thumbnails/thumbnail.png`) and Office Open XML writers
+/// (`docProps/thumbnail.jpeg`, sometimes `.jpg` or `.png`) keep the picture of the first page.
+const THUMBNAIL_PARTS: [&str; 4] = [
+    "Thumbnails/thumbnail.png",
+    "docProps/thumbnail.jpeg",
+    "docProps/thumbnail.jpg",
+    "docProps/thumbnail.png",
+];
+
+/// The thumbnail an ODF or OOXML file carries inside, when it has one (inflated within
+/// [`Limits::max_zip_inflated`]). Office's other thumbnail formats (WMF, EMF) are not images
+/// this crate decodes, so such a file has none.
+pub(super) fn embedded_thumbnail(
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<Option<Vec<u8>>, ExtractError> {
+    let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
+        return Ok(None);
+    };
+    let mut budget = Budget(limits.max_zip_inflated);
+    for name in THUMBNAIL_PARTS {
+        if let Some(part) = read_part(&mut archive, name, &mut budget, limits)? {
+            return Ok(Some(part));
+        }
+    }
+    Ok(None)
+}
+
 /// Plain text or Markdown: its words.
 pub(super) fn text(bytes: &[u8], limits: &Limits) -> Result<u64, ExtractError> {
     if bytes.len() as u64 > limits.max_text_bytes {

@@ -84,8 +84,10 @@
 //! thumbnail (quality 85: photos stay small); everything else gives a PNG (which keeps
 //! transparency). Other formats (SVG, HEIF, TIFF, ...) get none.
 
+mod audio;
 mod document;
 mod pdf;
+mod pdf_page;
 mod raster;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
@@ -98,7 +100,7 @@ mod words;
 pub use sniff::{Sniffed, sniff};
 
 use crate::error::BoxError;
-use crate::model::AssetType;
+use crate::model::{AssetType, Media};
 
 /// Bounds on the work and memory one call may take. The defaults suit the default upload limit
 /// (100 MiB); each limit is documented with its default.
@@ -169,6 +171,8 @@ pub struct FileInfo {
     pub width: Option<u32>,
     /// Height of an image as displayed, in pixels.
     pub height: Option<u32>,
+    /// What an audio file plays (a video's facts are read by the caller, from the container).
+    pub media: Media,
 }
 
 /// A thumbnail made by [`thumbnail`].
@@ -184,6 +188,8 @@ pub struct Thumbnail {
     pub width: u32,
     /// Height in pixels.
     pub height: u32,
+    /// Its ThumbHash, base64: the asset's `thumbnail_placeholder`.
+    pub placeholder: String,
 }
 
 impl std::fmt::Debug for Thumbnail {
@@ -273,6 +279,7 @@ pub fn extract(
         word_count: None,
         width: None,
         height: None,
+        media: Media::default(),
     };
     match (kind, sniffed.format) {
         (Some(AssetType::Pdf), _) => {
@@ -304,25 +311,54 @@ pub fn extract(
                 info.height = Some(h);
             }
         }
+        (Some(AssetType::Audio), _) => {
+            info.media = audio::read(bytes, false).media;
+        }
         _ => {}
     }
     Ok(info)
 }
 
-/// Makes a thumbnail of a PNG, JPEG, GIF or WebP image: at most `max_side` pixels on the long
-/// side (320 for the contract), aspect ratio kept, EXIF orientation applied, never enlarged.
-/// A JPEG gives a JPEG, anything else a PNG. Other content gives `Ok(None)`.
+/// Makes the thumbnail of a file, at most `max_side` pixels on the long side (320 for the
+/// contract), aspect ratio kept, with its placeholder:
+/// - a PNG, JPEG, GIF (first frame) or WebP image: the image, EXIF orientation applied,
+///   never enlarged; a JPEG gives a JPEG, anything else a PNG;
+/// - a PDF: page 1, rendered to exactly `max_side` on its long side, as a PNG;
+/// - an audio file: its cover art (the front cover, else the first picture), as for an image;
+/// - an ODF or OOXML document: the picture of its first page that the file carries, as for an
+///   image.
+///
+/// Other content (SVG, HEIF, TIFF, video, ...) and files without such a picture give
+/// `Ok(None)`, and so does a PDF that cannot be rendered within `limits`.
 ///
 /// # Errors
-/// [`ExtractError::LimitExceeded`] for an image of more than [`Limits::max_image_pixels`], and
-/// [`ExtractError::Image`] for one that cannot be decoded. Callers usually log either and go
-/// on without a thumbnail.
+/// [`ExtractError::LimitExceeded`] for an image (or cover, or embedded picture) of more than
+/// [`Limits::max_image_pixels`] or an archive part larger than [`Limits::max_zip_inflated`],
+/// and [`ExtractError::Image`] for one that cannot be decoded. Callers usually log either and
+/// go on without a thumbnail.
 pub fn thumbnail(
     bytes: &[u8],
     max_side: u32,
     limits: &Limits,
 ) -> Result<Option<Thumbnail>, ExtractError> {
-    raster::thumbnail(bytes, max_side, limits)
+    let sniffed = sniff(bytes, "");
+    match (sniffed.kind, sniffed.format) {
+        (_, sniff::Format::Pdf) => match pdf_page::first_page(bytes, max_side, limits) {
+            Some(page) => raster::finish(page.into(), max_side, false).map(Some),
+            None => Ok(None),
+        },
+        (_, sniff::Format::Docx | sniff::Format::Odt) => {
+            match document::embedded_thumbnail(bytes, limits)? {
+                Some(picture) => raster::thumbnail(&picture, max_side, limits),
+                None => Ok(None),
+            }
+        }
+        (Some(AssetType::Audio), _) => match audio::read(bytes, true).cover {
+            Some(cover) => raster::thumbnail(&cover, max_side, limits),
+            None => Ok(None),
+        },
+        _ => raster::thumbnail(bytes, max_side, limits),
+    }
 }
 
 /// Counts found in a paged document.

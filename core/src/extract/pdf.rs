@@ -72,6 +72,12 @@ pub(super) fn counts(bytes: &[u8], limits: &Limits) -> Counts {
     catch_unwind(AssertUnwindSafe(|| read(bytes, scan.encrypted, limits))).unwrap_or_default()
 }
 
+/// Whether a renderer may be given the file: the pre-scan passes (every stream it could
+/// decode is within the limits, nothing nests too deep) and it is not encrypted.
+pub(super) fn renderable(bytes: &[u8], limits: &Limits) -> bool {
+    prescan(bytes, limits).is_some_and(|scan| !scan.encrypted)
+}
+
 fn read(bytes: &[u8], encrypted: bool, limits: &Limits) -> Counts {
     let Ok(doc) = Document::load_mem(bytes) else {
         return Counts::default();

@@ -80,14 +80,27 @@ pub(super) fn thumbnail(
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let mut image = DynamicImage::from_decoder(decoder).map_err(image_error)?;
     image.apply_orientation(orientation);
+    finish(image, max_side, format == ImageFormat::Jpeg).map(Some)
+}
+
+/// Makes the thumbnail of a decoded image: scaled to fit `max_side` (never enlarged), its
+/// placeholder taken, then encoded as a JPEG (quality 85: photos stay small) when `jpeg`,
+/// else as a PNG (which keeps transparency).
+pub(super) fn finish(
+    image: DynamicImage,
+    max_side: u32,
+    jpeg: bool,
+) -> Result<Thumbnail, ExtractError> {
+    let image_error = |e: image::ImageError| ExtractError::Image(Box::new(e));
     let (tw, th) = fit(image.width(), image.height(), max_side.max(1));
     let small = if (tw, th) == (image.width(), image.height()) {
         image
     } else {
         image.thumbnail_exact(tw, th)
     };
+    let placeholder = placeholder(&small);
     let mut out = Cursor::new(Vec::new());
-    let (mime_type, extension) = if format == ImageFormat::Jpeg {
+    let (mime_type, extension) = if jpeg {
         let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
         DynamicImage::ImageRgb8(small.to_rgb8())
             .write_with_encoder(encoder)
@@ -104,13 +117,31 @@ pub(super) fn thumbnail(
             .map_err(image_error)?;
         ("image/png", "png")
     };
-    Ok(Some(Thumbnail {
+    Ok(Thumbnail {
         bytes: out.into_inner(),
         mime_type,
         extension,
         width: tw,
         height: th,
-    }))
+        placeholder,
+    })
+}
+
+/// Longest side of the image a ThumbHash is taken of (the format's own bound).
+const PLACEHOLDER_SIDE: u32 = 100;
+
+/// The ThumbHash of `image`, base64 (standard alphabet, padded): taken of the image scaled
+/// to fit 100 pixels, as the format asks.
+fn placeholder(image: &DynamicImage) -> String {
+    use base64::Engine as _;
+    let (w, h) = fit(image.width(), image.height(), PLACEHOLDER_SIDE);
+    let tiny = if (w, h) == (image.width(), image.height()) {
+        image.to_rgba8()
+    } else {
+        image.thumbnail_exact(w, h).to_rgba8()
+    };
+    let hash = thumbhash::rgba_to_thumb_hash(w as usize, h as usize, tiny.as_raw());
+    base64::engine::general_purpose::STANDARD.encode(hash)
 }
 
 /// The size that fits `w` x `h` within `max_side` on the long side, keeping the aspect ratio

@@ -590,3 +590,92 @@ fn pdf_with_xref_stream(objects: &[Vec<u8>], compressed: &[(u32, u32, u16)]) -> 
     out.extend_from_slice(format!("\nendstream\nendobj\nstartxref\n{xref}\n%%EOF\n").as_bytes());
     out
 }
+
+/// `archive` (a DOCX or ODT from [`docx`] or [`odt`]) with `picture` added as the thumbnail
+/// its writer keeps: `Thumbnails/thumbnail.png` in an ODT, `docProps/thumbnail.jpeg` in
+/// anything else.
+pub fn with_embedded_thumbnail(archive: &[u8], picture: &[u8]) -> Vec<u8> {
+    let mut zip = zip::ZipArchive::new(Cursor::new(archive)).expect("an archive made here");
+    let odt = zip.by_name("mimetype").is_ok();
+    let mut parts: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..zip.len() {
+        let mut part = zip.by_index(i).expect("a part");
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut part, &mut bytes).expect("inflate");
+        parts.push((part.name().to_owned(), bytes));
+    }
+    let name = if odt {
+        "Thumbnails/thumbnail.png"
+    } else {
+        "docProps/thumbnail.jpeg"
+    };
+    parts.push((name.to_owned(), picture.to_vec()));
+    let borrowed: Vec<(&str, &[u8])> = parts
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    zip_archive(&borrowed)
+}
+
+/// An ID3v2.3 tag holding `cover` (a PNG or JPEG) as the front cover (an `APIC` frame).
+pub fn id3_with_cover(cover: &[u8]) -> Vec<u8> {
+    let mime: &[u8] = if cover.starts_with(b"\x89PNG") {
+        b"image/png"
+    } else {
+        b"image/jpeg"
+    };
+    let mut body = vec![0u8]; // ISO-8859-1 text
+    body.extend_from_slice(mime);
+    body.extend_from_slice(&[0, 3, 0]); // end of MIME type, front cover, empty description
+    body.extend_from_slice(cover);
+    let mut frame = b"APIC".to_vec();
+    frame.extend_from_slice(&u32::try_from(body.len()).expect("small").to_be_bytes());
+    frame.extend_from_slice(&[0, 0]);
+    frame.extend_from_slice(&body);
+    let size = u32::try_from(frame.len()).expect("small");
+    // The tag size is "synchsafe": 7 bits per byte.
+    let synchsafe = [
+        ((size >> 21) & 0x7f) as u8,
+        ((size >> 14) & 0x7f) as u8,
+        ((size >> 7) & 0x7f) as u8,
+        (size & 0x7f) as u8,
+    ];
+    let mut tag = b"ID3\x03\x00\x00".to_vec();
+    tag.extend_from_slice(&synchsafe);
+    tag.extend_from_slice(&frame);
+    tag
+}
+
+/// A WAV of 16-bit PCM silence: `millis` milliseconds at `sample_rate` Hz on `channels`
+/// channels, with an `id3 ` chunk holding `cover` as the front cover when given.
+pub fn wav(millis: u32, sample_rate: u32, channels: u16, cover: Option<&[u8]>) -> Vec<u8> {
+    let frames = u64::from(sample_rate) * u64::from(millis) / 1000;
+    let block = u32::from(channels) * 2;
+    let data_len = u32::try_from(frames).expect("small") * block;
+    let mut fmt = Vec::new();
+    fmt.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    fmt.extend_from_slice(&channels.to_le_bytes());
+    fmt.extend_from_slice(&sample_rate.to_le_bytes());
+    fmt.extend_from_slice(&(sample_rate * block).to_le_bytes());
+    fmt.extend_from_slice(&u16::try_from(block).expect("small").to_le_bytes());
+    fmt.extend_from_slice(&16u16.to_le_bytes());
+    let mut chunks = Vec::new();
+    let mut chunk = |id: &[u8; 4], body: &[u8]| {
+        chunks.extend_from_slice(id);
+        chunks.extend_from_slice(&u32::try_from(body.len()).expect("small").to_le_bytes());
+        chunks.extend_from_slice(body);
+        if body.len() % 2 == 1 {
+            chunks.push(0);
+        }
+    };
+    chunk(b"fmt ", &fmt);
+    chunk(b"data", &vec![0u8; data_len as usize]);
+    if let Some(cover) = cover {
+        chunk(b"id3 ", &id3_with_cover(cover));
+    }
+    let mut out = b"RIFF".to_vec();
+    out.extend_from_slice(&(u32::try_from(chunks.len()).expect("small") + 4).to_le_bytes());
+    out.extend_from_slice(b"WAVE");
+    out.extend_from_slice(&chunks);
+    out
+}

@@ -116,6 +116,18 @@ const ASSET_VARIANTS: &[AssetVariant] = &[
         description: "An image asset: the common fields and `width`, `height`.",
     },
     AssetVariant {
+        name: "AudioAsset",
+        types: &[AssetType::Audio],
+        description: "An audio file: the common fields and `duration_seconds`, `sample_rate`, \
+            `channels`, `bitrate`.",
+    },
+    AssetVariant {
+        name: "VideoAsset",
+        types: &[AssetType::Video],
+        description: "A video file: the common fields and `duration_seconds`, `width`, \
+            `height`, `video_codec`.",
+    },
+    AssetVariant {
         name: "ExternalVideoAsset",
         types: &[AssetType::ExternalVideo],
         description: "A video hosted elsewhere: the common fields and `external_url`, \
@@ -133,9 +145,9 @@ const ASSET_VARIANTS: &[AssetVariant] = &[
             cleared).",
     },
     AssetVariant {
-        name: "VideoAudioOrCollectionAsset",
-        types: &[AssetType::Video, AssetType::Audio, AssetType::Collection],
-        description: "A video file, audio file or collection: the common fields only.",
+        name: "CollectionAsset",
+        types: &[AssetType::Collection],
+        description: "A collection: the common fields only.",
     },
 ];
 
@@ -153,8 +165,10 @@ fn asset() -> Value {
     json!({
         "description": "An asset. Every asset has the common fields (null where unknown or \
             not applicable); the fields of its type follow them, and the fields of other types \
-            are absent: `word_count` for pdf and document; `width` and `height` for image; \
-            `external_url` for link, external_video and git; `video_embed` for external_video.",
+            are absent: `word_count` for pdf and document; `width` and `height` for image and \
+            video; `duration_seconds` for audio and video; `sample_rate`, `channels` and \
+            `bitrate` for audio; `video_codec` for video; `external_url` for link, \
+            external_video and git; `video_embed` for external_video.",
         "oneOf": ASSET_VARIANTS.iter().map(|v| schema(v.name)).collect::<Vec<_>>(),
         "discriminator": {"propertyName": "asset_type", "mapping": mapping},
     })

@@ -78,6 +78,8 @@ fn asset(asset_type: AssetType) -> Asset {
         word_count: Some(7),
         width: Some(3),
         height: Some(4),
+        thumbnail_placeholder: None,
+        media: crate::model::Media::default(),
         external_url: Some("https://example.com/".into()),
         video_embed: Some("https://www.youtube.com/embed/x".into()),
         download_count: 0,
@@ -129,6 +131,8 @@ fn rows() -> LibraryRows {
             description: None,
             asset_type: AssetType::Image,
             thumbnail_path: Some("thumbnails/a.jpg".into()),
+            thumbnail_placeholder: None,
+            duration_ms: None,
             published: true,
         },
     };

@@ -11,6 +11,8 @@ pub(super) async fn asset_round_trip(store: Arc<dyn Store>) {
     a.mime_type = Some("application/pdf".into());
     a.page_count = Some(3);
     a.word_count = Some(456);
+    a.thumbnail_path = Some("thumbnails/q1.png".into());
+    a.thumbnail_placeholder = Some("1QcSHQRnh493V4dIh4eXh1h4kJUI".into());
     a.is_public = true;
     let stored = insert(&store, a.clone()).await;
     assert_eq!(stored, a, "insert returns the asset as stored");
@@ -21,6 +23,18 @@ pub(super) async fn asset_round_trip(store: Arc<dyn Store>) {
     v.width = Some(1);
     insert(&store, v.clone()).await;
     assert_eq!(store.get_asset(v.id).await.unwrap(), Some(v));
+    let mut m = sample_asset("Interview", AssetType::Video, 3);
+    m.width = Some(1080);
+    m.height = Some(1920);
+    m.media = crate::model::Media {
+        duration_ms: Some(3_600_001),
+        sample_rate: Some(44_100),
+        channels: Some(6),
+        bitrate: Some(u32::MAX),
+        video_codec: Some("av1".into()),
+    };
+    insert(&store, m.clone()).await;
+    assert_eq!(store.get_asset(m.id).await.unwrap(), Some(m));
 }
 
 pub(super) async fn get_assets_returns_existing_ones_once(store: Arc<dyn Store>) {

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::{entry, insert, list, query, sample_asset, sample_library, t0, write};
 use crate::change::{AssetChange, AssetDeletion, FileFields, LibraryUse};
 use crate::error::StoreError;
-use crate::model::{Asset, AssetType, EntryAsset, Library};
+use crate::model::{Asset, AssetType, EntryAsset, Library, Media};
 use crate::query::{AssetQuery, AssetSort, AssetStatus, LibraryQuery, SortOrder};
 use crate::store::Store;
 
@@ -153,10 +153,18 @@ pub(super) async fn update_asset_replaces_file_fields(store: Arc<dyn Store>) {
         file_size: Some(20),
         mime_type: Some("image/jpeg".into()),
         thumbnail_path: Some("thumbnails/new.jpg".into()),
+        thumbnail_placeholder: Some("3OcRJYB4d3h/iIeHeEh3eIhw+j3A".into()),
         page_count: None,
         word_count: None,
         width: Some(40),
         height: Some(30),
+        media: Media {
+            duration_ms: Some(12_345),
+            sample_rate: Some(48_000),
+            channels: Some(2),
+            bitrate: Some(128_000),
+            video_codec: Some("h264".into()),
+        },
     };
     let mut replace = change(5);
     replace.file = Some(file.clone());
@@ -174,6 +182,8 @@ fn shown(asset: &Asset) -> EntryAsset {
         description: asset.description.clone(),
         asset_type: asset.asset_type,
         thumbnail_path: asset.thumbnail_path.clone(),
+        thumbnail_placeholder: asset.thumbnail_placeholder.clone(),
+        duration_ms: asset.media.duration_ms,
         published: asset.published,
     }
 }
@@ -229,10 +239,15 @@ pub(super) async fn library_loads_follow_asset_changes(store: Arc<dyn Store>) {
         file_size: Some(20),
         mime_type: Some("image/png".into()),
         thumbnail_path: Some("thumbnails/new.png".into()),
+        thumbnail_placeholder: Some("1QcSHQRnh493V4dIh4eXh1h4kJUI".into()),
         page_count: None,
         word_count: None,
         width: Some(4),
         height: Some(3),
+        media: Media {
+            duration_ms: Some(61_000),
+            ..Media::default()
+        },
     });
     let (_, a) = update(&store, a.id, &replace).await;
     assert_eq!(a.thumbnail_path.as_deref(), Some("thumbnails/new.png"));

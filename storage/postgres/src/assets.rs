@@ -4,7 +4,7 @@
 use assetlib_core::store::rules::fold_case;
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetStore, AssetType,
-    AssetUpdate, LibraryUse, Page, SortOrder, StoreError, async_trait,
+    AssetUpdate, LibraryUse, Media, Page, SortOrder, StoreError, async_trait,
 };
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -15,7 +15,7 @@ use crate::notices::Notice;
 use crate::store::{PgStore, counter_update, like_escape, to_i64, to_u32, to_u64};
 
 /// The columns [`asset_cols`] names, in order.
-const ASSET_COLUMNS: [&str; 19] = [
+const ASSET_COLUMNS: [&str; 25] = [
     "id",
     "title",
     "slug",
@@ -35,6 +35,12 @@ const ASSET_COLUMNS: [&str; 19] = [
     "published",
     "created_at",
     "updated_at",
+    "thumbnail_placeholder",
+    "duration_ms",
+    "sample_rate",
+    "channels",
+    "bitrate",
+    "video_codec",
 ];
 
 /// The asset columns every read returns, in the order [`asset_from_row`] decodes them, each
@@ -82,6 +88,17 @@ pub(crate) fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
         published: row.try_get(at + 16)?,
         created_at: row.try_get(at + 17)?,
         updated_at: row.try_get(at + 18)?,
+        thumbnail_placeholder: row.try_get(at + 19)?,
+        media: Media {
+            duration_ms: opt_u64(20, "duration")?,
+            sample_rate: opt_u32(21, "sample rate")?,
+            channels: row
+                .try_get::<_, Option<i64>>(at + 22)?
+                .map(|v| u8::try_from(v).map_err(|_| Failure::invalid("channels", v.to_string())))
+                .transpose()?,
+            bitrate: opt_u32(23, "bit rate")?,
+            video_codec: row.try_get(at + 24)?,
+        },
         download_count: to_u64("download count", downloads.unwrap_or(0))?,
     })
 }
@@ -96,6 +113,10 @@ pub(crate) struct AssetParams {
     pub(crate) word_count: Option<i64>,
     pub(crate) width: Option<i64>,
     pub(crate) height: Option<i64>,
+    pub(crate) duration_ms: Option<i64>,
+    pub(crate) sample_rate: Option<i64>,
+    pub(crate) channels: Option<i64>,
+    pub(crate) bitrate: Option<i64>,
 }
 
 impl AssetParams {
@@ -110,6 +131,10 @@ impl AssetParams {
             word_count: opt("word count", a.word_count)?,
             width: a.width.map(i64::from),
             height: a.height.map(i64::from),
+            duration_ms: opt("duration", a.media.duration_ms)?,
+            sample_rate: a.media.sample_rate.map(i64::from),
+            channels: a.media.channels.map(i64::from),
+            bitrate: a.media.bitrate.map(i64::from),
         })
     }
 }
@@ -151,9 +176,12 @@ fn insert_sql(s: &str, pick: SlugPick) -> String {
              INSERT INTO {s}.assets (id, title, title_lower, slug, description, \
                  description_lower, asset_type, file_path, file_size, mime_type, \
                  thumbnail_path, page_count, word_count, width, height, external_url, \
-                 video_embed, is_public, published, created_at, updated_at) \
+                 video_embed, is_public, published, created_at, updated_at, \
+                 thumbnail_placeholder, duration_ms, sample_rate, channels, bitrate, \
+                 video_codec) \
              VALUES ($1, $2, $3, (SELECT slug FROM pick), $5, $6, $7, $8, $9, $10, $11, \
-                 $12, $13, $14, $15, $16, $17, $18, $19, $21, $22) \
+                 $12, $13, $14, $15, $16, $17, $18, $19, $21, $22, $24, $25, $26, $27, $28, \
+                 $29) \
              ON CONFLICT (slug) DO NOTHING \
              RETURNING {cols} \
          ), counter AS ( \
@@ -316,7 +344,7 @@ impl PgStore {
             let client = &client;
             let (asset, p, downloads, suffixed) = (&asset, &p, &downloads, &suffixed);
             async move {
-                let params: [&(dyn ToSql + Sync); 23] = [
+                let params: [&(dyn ToSql + Sync); 29] = [
                     &asset.id,
                     &asset.title,
                     &p.title_lower,
@@ -340,6 +368,12 @@ impl PgStore {
                     &asset.created_at,
                     &asset.updated_at,
                     downloads,
+                    &asset.thumbnail_placeholder,
+                    &p.duration_ms,
+                    &p.sample_rate,
+                    &p.channels,
+                    &p.bitrate,
+                    &asset.media.video_codec,
                 ];
                 match client.query_opt(stmt, &params).await {
                     Ok(Some(row)) => Ok(Some(asset_from_row(&row, 0)?)),

@@ -152,9 +152,12 @@ impl PgStore {
                      array_agg(display_order) AS orders, array_agg(title) AS titles, \
                      array_agg(description) AS descriptions, array_agg(a_title) AS a_titles, \
                      array_agg(a_description) AS a_descriptions, array_agg(a_type) AS a_types, \
-                     array_agg(a_thumbnail) AS a_thumbnails, array_agg(a_published) AS a_published \
+                     array_agg(a_thumbnail) AS a_thumbnails, array_agg(a_published) AS a_published, \
+                     array_agg(a_placeholder) AS a_placeholders, \
+                     array_agg(a_duration_ms) AS a_durations \
                  FROM (SELECT e.asset_id, e.section_id, e.display_order, e.title, e.description, \
-                           e.a_title, e.a_description, e.a_type, e.a_thumbnail, e.a_published \
+                           e.a_title, e.a_description, e.a_type, e.a_thumbnail, e.a_published, \
+                           e.a_placeholder, e.a_duration_ms \
                        FROM {s}.library_entries e \
                        LEFT JOIN {s}.library_sections sec \
                            ON sec.library_id = e.library_id AND sec.id = e.section_id \
@@ -199,6 +202,8 @@ impl PgStore {
         let a_types: Vec<String> = array(&row, at + 7, n, "entries")?;
         let a_thumbnails: Vec<Option<String>> = array(&row, at + 8, n, "entries")?;
         let a_published: Vec<bool> = array(&row, at + 9, n, "entries")?;
+        let a_placeholders: Vec<Option<String>> = array(&row, at + 10, n, "entries")?;
+        let a_durations: Vec<Option<i64>> = array(&row, at + 11, n, "entries")?;
         let mut entries = Vec::with_capacity(asset_ids.len());
         for (i, asset_id) in asset_ids.into_iter().enumerate() {
             let asset_type = AssetType::parse(&a_types[i]).ok_or_else(|| {
@@ -217,6 +222,8 @@ impl PgStore {
                     description: a_descriptions[i].clone(),
                     asset_type,
                     thumbnail_path: a_thumbnails[i].clone(),
+                    thumbnail_placeholder: a_placeholders[i].clone(),
+                    duration_ms: a_durations[i].map(|v| to_u64("duration", v)).transpose()?,
                     published: a_published[i],
                 },
             });
@@ -362,9 +369,11 @@ impl PgStore {
         // `crate::lifecycle`). Every asset exists: the lock found them all.
         let entries_sql = format!(
             "INSERT INTO {s}.library_entries (library_id, asset_id, section_id, display_order, \
-                 title, description, a_title, a_description, a_type, a_thumbnail, a_published) \
+                 title, description, a_title, a_description, a_type, a_thumbnail, a_published, \
+                 a_placeholder, a_duration_ms) \
              SELECT $1, e.asset_id, e.section_id, e.display_order, e.title, e.description, \
-                 a.title, a.description, a.asset_type, a.thumbnail_path, a.published \
+                 a.title, a.description, a.asset_type, a.thumbnail_path, a.published, \
+                 a.thumbnail_placeholder, a.duration_ms \
              FROM unnest($2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[]) \
                  AS e (asset_id, section_id, display_order, title, description) \
              JOIN {s}.assets a ON a.id = e.asset_id"

@@ -152,7 +152,9 @@ impl PgStore {
                      description_lower = $5, file_path = $6, file_size = $7, mime_type = $8, \
                      thumbnail_path = $9, page_count = $10, word_count = $11, width = $12, \
                      height = $13, external_url = $14, video_embed = $15, is_public = $16, \
-                     published = $17, updated_at = $18 \
+                     published = $17, updated_at = $18, thumbnail_placeholder = $19, \
+                     duration_ms = $20, sample_rate = $21, channels = $22, bitrate = $23, \
+                     video_codec = $24 \
                  WHERE id = $1 RETURNING {cols} \
              ) \
              SELECT {ucols}, c.download_count FROM u \
@@ -191,7 +193,7 @@ impl PgStore {
         // Pipelined, run in this order: the counters are locked before the asset's row
         // changes (and its triggers lock the list counts).
         let by_id: [&(dyn ToSql + Sync); 1] = [&id];
-        let values: [&(dyn ToSql + Sync); 18] = [
+        let values: [&(dyn ToSql + Sync); 24] = [
             &id,
             &next.title,
             &p.title_lower,
@@ -210,6 +212,12 @@ impl PgStore {
             &next.is_public,
             &next.published,
             &next.updated_at,
+            &next.thumbnail_placeholder,
+            &p.duration_ms,
+            &p.sample_rate,
+            &p.channels,
+            &p.bitrate,
+            &next.media.video_codec,
         ];
         let (_, row) = tokio::try_join!(tx.execute(&bump, &by_id), tx.query_one(&write, &values))?;
         let after = asset_from_row(&row, 0)?;

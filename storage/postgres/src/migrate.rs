@@ -23,6 +23,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (7, include_str!("../migrations/0007_passes.sql")),
     (8, include_str!("../migrations/0008_notices.sql")),
     (9, include_str!("../migrations/0009_row_versions.sql")),
+    (10, include_str!("../migrations/0010_previews.sql")),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas

@@ -311,6 +311,8 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
         description: Some("yearly".into()),
         asset_type: AssetType::Pdf,
         thumbnail_path: Some("thumbs/r.png".into()),
+        thumbnail_placeholder: None,
+        duration_ms: None,
         published: true,
     };
     let mut photo = EntryAsset {
@@ -318,6 +320,8 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
         description: None,
         asset_type: AssetType::Image,
         thumbnail_path: None,
+        thumbnail_placeholder: None,
+        duration_ms: None,
         published: false,
     };
     assert_eq!(

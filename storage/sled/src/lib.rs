@@ -157,6 +157,7 @@ mod error;
 mod libraries;
 mod lifecycle;
 mod migrate;
+mod migrate_v5;
 mod passes;
 mod record;
 mod tree_keys;
@@ -182,7 +183,7 @@ use error::Error;
 
 /// The on-disk format this crate writes. It reads this one and upgrades older ones when it
 /// opens them.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 

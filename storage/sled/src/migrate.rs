@@ -22,6 +22,9 @@
 //! unknown scope code, on the keys that gained `read:paid` (it cannot read them, and cannot
 //! change them), and reads everything else.
 //!
+//! Format 5 adds previews: the thumbnail's placeholder and what an audio or video file plays,
+//! on asset records and entry copies (`migrate_v5`).
+//!
 //! The upgrades derive everything they write from the records, and the one to 2 begins by
 //! clearing what format 2 adds, so a run cut short (a crash, or an older version of this crate
 //! writing to the directory in between) is simply run again on the next open: the format
@@ -56,6 +59,9 @@ impl Inner {
     /// Brings a database of format `from` to [`crate::FORMAT_VERSION`] (all but writing the
     /// version).
     pub(crate) fn upgrade(&self, from: u32) -> Result<(), Error> {
+        if from < 5 {
+            self.assets_to_5()?;
+        }
         if from < 2 {
             self.upgrade_to_2()?;
         }
@@ -64,6 +70,9 @@ impl Inner {
         }
         if from < 4 {
             self.upgrade_to_4()?;
+        }
+        if from < 5 {
+            self.entries_to_5()?;
         }
         Ok(())
     }

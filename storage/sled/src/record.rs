@@ -3,7 +3,7 @@
 //! `counters` tree; the records hold the rest.
 
 use assetlib_core::{
-    ApiKey, Asset, EntryAsset, Library, LibraryEntry, LibrarySettings, LibraryUse, Section,
+    ApiKey, Asset, EntryAsset, Library, LibraryEntry, LibrarySettings, LibraryUse, Media, Section,
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
@@ -78,6 +78,44 @@ pub(crate) struct AssetRec {
     pub(crate) published: bool,
     pub(crate) created_at: Ts,
     pub(crate) updated_at: Ts,
+    /// Format 5 on: the thumbnail's ThumbHash and what an audio or video file plays. Kept
+    /// last, so a format-4 record (which ends before them) never decodes as this one.
+    pub(crate) thumbnail_placeholder: Option<String>,
+    pub(crate) media: MediaRec,
+}
+
+/// What an audio or video file plays ([`Media`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct MediaRec {
+    pub(crate) duration_ms: Option<u64>,
+    pub(crate) sample_rate: Option<u32>,
+    pub(crate) channels: Option<u8>,
+    pub(crate) bitrate: Option<u32>,
+    pub(crate) video_codec: Option<String>,
+}
+
+impl From<&Media> for MediaRec {
+    fn from(m: &Media) -> Self {
+        MediaRec {
+            duration_ms: m.duration_ms,
+            sample_rate: m.sample_rate,
+            channels: m.channels,
+            bitrate: m.bitrate,
+            video_codec: m.video_codec.clone(),
+        }
+    }
+}
+
+impl From<MediaRec> for Media {
+    fn from(m: MediaRec) -> Self {
+        Media {
+            duration_ms: m.duration_ms,
+            sample_rate: m.sample_rate,
+            channels: m.channels,
+            bitrate: m.bitrate,
+            video_codec: m.video_codec,
+        }
+    }
 }
 
 impl AssetRec {
@@ -103,6 +141,8 @@ impl AssetRec {
             published: a.published,
             created_at: (&a.created_at).into(),
             updated_at: (&a.updated_at).into(),
+            thumbnail_placeholder: a.thumbnail_placeholder.clone(),
+            media: (&a.media).into(),
         }
     }
 
@@ -117,10 +157,12 @@ impl AssetRec {
             file_size: self.file_size,
             mime_type: self.mime_type,
             thumbnail_path: self.thumbnail_path,
+            thumbnail_placeholder: self.thumbnail_placeholder,
             page_count: self.page_count,
             word_count: self.word_count,
             width: self.width,
             height: self.height,
+            media: self.media.into(),
             external_url: self.external_url,
             video_embed: self.video_embed,
             download_count,
@@ -350,6 +392,9 @@ pub(crate) struct EntryCopy {
     pub(crate) asset_type: u8,
     pub(crate) thumbnail_path: Option<String>,
     pub(crate) published: bool,
+    /// Format 5 on, kept last (see [`AssetRec::thumbnail_placeholder`]).
+    pub(crate) thumbnail_placeholder: Option<String>,
+    pub(crate) duration_ms: Option<u64>,
 }
 
 impl EntryCopy {
@@ -361,6 +406,8 @@ impl EntryCopy {
             asset_type: asset.asset_type,
             thumbnail_path: asset.thumbnail_path.clone(),
             published: asset.published,
+            thumbnail_placeholder: asset.thumbnail_placeholder.clone(),
+            duration_ms: asset.media.duration_ms,
         }
     }
 
@@ -370,6 +417,8 @@ impl EntryCopy {
             title: self.title,
             description: self.description,
             thumbnail_path: self.thumbnail_path,
+            thumbnail_placeholder: self.thumbnail_placeholder,
+            duration_ms: self.duration_ms,
             published: self.published,
         })
     }

@@ -24,6 +24,7 @@ fn image_dimensions() {
                 word_count: None,
                 width: Some(w),
                 height: Some(h),
+                media: crate::model::Media::default(),
             },
             "{name}"
         );
@@ -114,11 +115,15 @@ fn thumbnail_turns_the_pixels_too() {
 }
 
 #[test]
-fn thumbnail_of_non_images_is_none_and_huge_images_are_refused() {
+fn thumbnail_of_files_without_a_picture_is_none_and_huge_images_are_refused() {
     assert!(
-        thumbnail(&samples::pdf(1, 1), 320, &limits())
-            .expect("thumbnail")
-            .is_none()
+        thumbnail(
+            br#"<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"/>"#,
+            320,
+            &limits()
+        )
+        .expect("thumbnail")
+        .is_none()
     );
     assert!(
         thumbnail(b"plain text", 320, &limits())
@@ -284,6 +289,7 @@ fn unknown_content_has_mime_and_size_only() {
             word_count: None,
             width: None,
             height: None,
+            media: crate::model::Media::default(),
         }
     );
 }

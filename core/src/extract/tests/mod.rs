@@ -11,6 +11,7 @@ use crate::model::AssetType;
 
 mod hostile;
 mod media;
+mod previews;
 
 fn limits() -> Limits {
     Limits::default()
@@ -55,6 +56,7 @@ fn pdf_three_pages_known_words() {
             word_count: Some(171),
             width: None,
             height: None,
+            media: crate::model::Media::default(),
         }
     );
 }
@@ -289,6 +291,7 @@ fn docx_words_and_pages() {
             word_count: Some(504),
             width: None,
             height: None,
+            media: crate::model::Media::default(),
         }
     );
 }

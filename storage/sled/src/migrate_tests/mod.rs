@@ -1,7 +1,8 @@
 //! The upgrades: from format 1, a directory written key by key in format 1's layout, opened;
 //! from format 2 (in `v2`), a directory whose entries are stored as format 2 stored them,
 //! opened; from format 3 (in `v3`), a directory whose keys know format 3's scopes only,
-//! opened. The helpers here serve them all.
+//! opened; from format 4 (in `v4`), a directory whose asset records and entry copies have no
+//! preview fields, opened. The helpers here serve them all.
 
 use assetlib_core::store::prelude::*;
 use std::path::Path;
@@ -444,3 +445,4 @@ async fn an_interrupted_upgrade_runs_again_cleanly() {
 
 mod v2;
 mod v3;
+mod v4;

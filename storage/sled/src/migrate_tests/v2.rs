@@ -75,13 +75,7 @@ async fn page(store: &SledStore, library: Uuid) -> Vec<(Uuid, EntryAsset)> {
 
 async fn entry_asset(store: &SledStore, asset: Uuid) -> EntryAsset {
     let a = store.get_asset(asset).await.expect("get").expect("asset");
-    EntryAsset {
-        title: a.title,
-        description: a.description,
-        asset_type: a.asset_type,
-        thumbnail_path: a.thumbnail_path,
-        published: a.published,
-    }
+    EntryAsset::from(&a)
 }
 
 async fn check_pages(store: &SledStore, expected: &[(Uuid, &[Uuid])]) {

@@ -1,0 +1,242 @@
+//! The upgrade to format 5: asset records gain the thumbnail's placeholder and what an audio
+//! or video file plays ([`MediaRec`]), and the copies entries keep gain the placeholder and the
+//! playing time. Both are new trailing fields, so a record of format 4 ends where one of
+//! format 5 goes on: each decodes only as its own layout (a short record is an error, and so
+//! are trailing bytes), and the upgrade tells them apart by trying format 5 first. It rewrites
+//! what is still of format 4 with the new fields empty and leaves the rest, so a run cut short
+//! is simply run again on the next open.
+//!
+//! Asset records are rewritten before the older upgrades run (they read asset records of the
+//! current layout), entry copies after them (the upgrade to 3 writes copies of the current
+//! layout, and formats 3 and 4 stored copies of their own).
+
+use serde::{Deserialize, Serialize};
+use sled::Batch;
+
+use crate::Inner;
+use crate::error::Error;
+use crate::record::{AssetRec, EntryCopy, ItemRec, MediaRec, Ts, decode, encode};
+
+/// Records per batch.
+const CHUNK: usize = 4096;
+
+/// An asset record of formats 1 to 4.
+#[derive(Deserialize, Serialize)]
+pub(crate) struct AssetRec4 {
+    title: String,
+    slug: String,
+    description: Option<String>,
+    asset_type: u8,
+    file_path: Option<String>,
+    file_size: Option<u64>,
+    mime_type: Option<String>,
+    thumbnail_path: Option<String>,
+    page_count: Option<u64>,
+    word_count: Option<u64>,
+    width: Option<u32>,
+    height: Option<u32>,
+    external_url: Option<String>,
+    video_embed: Option<String>,
+    is_public: bool,
+    published: bool,
+    created_at: Ts,
+    updated_at: Ts,
+}
+
+impl From<AssetRec4> for AssetRec {
+    fn from(a: AssetRec4) -> Self {
+        AssetRec {
+            title: a.title,
+            slug: a.slug,
+            description: a.description,
+            asset_type: a.asset_type,
+            file_path: a.file_path,
+            file_size: a.file_size,
+            mime_type: a.mime_type,
+            thumbnail_path: a.thumbnail_path,
+            page_count: a.page_count,
+            word_count: a.word_count,
+            width: a.width,
+            height: a.height,
+            external_url: a.external_url,
+            video_embed: a.video_embed,
+            is_public: a.is_public,
+            published: a.published,
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+            thumbnail_placeholder: None,
+            media: MediaRec::default(),
+        }
+    }
+}
+
+/// An entry's copy of its asset's page fields, formats 3 and 4.
+#[derive(Deserialize, Serialize)]
+pub(crate) struct EntryCopy4 {
+    title: String,
+    description: Option<String>,
+    asset_type: u8,
+    thumbnail_path: Option<String>,
+    published: bool,
+}
+
+/// A library item of formats 3 and 4: [`ItemRec`] with [`EntryCopy4`] (same variants, same
+/// order).
+#[derive(Deserialize, Serialize)]
+pub(crate) enum ItemRec4 {
+    Section {
+        id: [u8; 16],
+        title: String,
+        description: Option<String>,
+        display_order: u32,
+        collapsed_by_default: bool,
+    },
+    BareEntry {
+        asset_id: [u8; 16],
+        section_id: Option<[u8; 16]>,
+        display_order: u32,
+        title: Option<String>,
+        description: Option<String>,
+    },
+    Removed,
+    Entry {
+        asset_id: [u8; 16],
+        section_id: Option<[u8; 16]>,
+        display_order: u32,
+        title: Option<String>,
+        description: Option<String>,
+        asset: EntryCopy4,
+    },
+}
+
+/// Format 4's layouts of format-5 records, for the upgrade's tests.
+#[cfg(test)]
+pub(crate) mod downgrade {
+    use super::*;
+
+    /// `rec` as format 4 stored it: without the fields format 5 adds.
+    pub(crate) fn asset(rec: AssetRec) -> AssetRec4 {
+        AssetRec4 {
+            title: rec.title,
+            slug: rec.slug,
+            description: rec.description,
+            asset_type: rec.asset_type,
+            file_path: rec.file_path,
+            file_size: rec.file_size,
+            mime_type: rec.mime_type,
+            thumbnail_path: rec.thumbnail_path,
+            page_count: rec.page_count,
+            word_count: rec.word_count,
+            width: rec.width,
+            height: rec.height,
+            external_url: rec.external_url,
+            video_embed: rec.video_embed,
+            is_public: rec.is_public,
+            published: rec.published,
+            created_at: rec.created_at,
+            updated_at: rec.updated_at,
+        }
+    }
+
+    /// `item` as format 4 stored it; `None` for items whose layout did not change.
+    pub(crate) fn item(item: ItemRec) -> Option<ItemRec4> {
+        let ItemRec::Entry {
+            asset_id,
+            section_id,
+            display_order,
+            title,
+            description,
+            asset,
+        } = item
+        else {
+            return None;
+        };
+        Some(ItemRec4::Entry {
+            asset_id,
+            section_id,
+            display_order,
+            title,
+            description,
+            asset: EntryCopy4 {
+                title: asset.title,
+                description: asset.description,
+                asset_type: asset.asset_type,
+                thumbnail_path: asset.thumbnail_path,
+                published: asset.published,
+            },
+        })
+    }
+}
+
+impl Inner {
+    /// Rewrites every asset record of format 4 in the layout of format 5.
+    pub(crate) fn assets_to_5(&self) -> Result<(), Error> {
+        let mut batch = Batch::default();
+        let mut queued = 0;
+        for kv in self.assets.iter() {
+            let (key, value) = kv?;
+            if decode::<AssetRec>(AssetRec::WHAT, &value).is_ok() {
+                continue;
+            }
+            let old: AssetRec4 = decode(AssetRec::WHAT, &value)?;
+            batch.insert(key, encode(AssetRec::WHAT, &AssetRec::from(old))?);
+            queued += 1;
+            if queued == CHUNK {
+                self.assets.apply_batch(std::mem::take(&mut batch))?;
+                queued = 0;
+            }
+        }
+        self.assets.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// Rewrites every library item that holds an entry copy of format 4 in the layout of
+    /// format 5 (items of old generations too: they are read no more, but stay decodable).
+    pub(crate) fn entries_to_5(&self) -> Result<(), Error> {
+        let mut batch = Batch::default();
+        let mut queued = 0;
+        for kv in self.library_items.iter() {
+            let (key, value) = kv?;
+            if decode::<ItemRec>(ItemRec::WHAT, &value).is_ok() {
+                continue;
+            }
+            let ItemRec4::Entry {
+                asset_id,
+                section_id,
+                display_order,
+                title,
+                description,
+                asset,
+            } = decode(ItemRec::WHAT, &value)?
+            else {
+                // Sections, bare and removed entries have one layout in every format, so
+                // they decoded above.
+                continue;
+            };
+            let item = ItemRec::Entry {
+                asset_id,
+                section_id,
+                display_order,
+                title,
+                description,
+                asset: EntryCopy {
+                    title: asset.title,
+                    description: asset.description,
+                    asset_type: asset.asset_type,
+                    thumbnail_path: asset.thumbnail_path,
+                    published: asset.published,
+                    thumbnail_placeholder: None,
+                    duration_ms: None,
+                },
+            };
+            batch.insert(key, encode(ItemRec::WHAT, &item)?);
+            queued += 1;
+            if queued == CHUNK {
+                self.library_items.apply_batch(std::mem::take(&mut batch))?;
+                queued = 0;
+            }
+        }
+        self.library_items.apply_batch(batch)?;
+        Ok(())
+    }
+}
