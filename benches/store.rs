@@ -190,19 +190,19 @@ async fn put_libraries(store: &dyn Store, ids: &[Uuid]) -> (Uuid, Uuid) {
 fn sled_open_or_build(rt: &tokio::runtime::Runtime, size: usize) -> Db {
     let dir = data_root().join(format!("store-{size}"));
     let marker = dir.join(MARKER);
-    if let Ok(text) = std::fs::read_to_string(&marker) {
-        if let Some((lib100, lib1000)) = parse_libs(&text) {
-            let store = SledStore::open(dir.join("db")).expect("open bench database");
-            println!("sled: using {} ({size} assets)", dir.display());
-            return Db {
-                kind: "sled",
-                size,
-                store: Arc::new(store.clone()),
-                sled: Some(store),
-                lib100,
-                lib1000,
-            };
-        }
+    if let Ok(text) = std::fs::read_to_string(&marker)
+        && let Some((lib100, lib1000)) = parse_libs(&text)
+    {
+        let store = SledStore::open(dir.join("db")).expect("open bench database");
+        println!("sled: using {} ({size} assets)", dir.display());
+        return Db {
+            kind: "sled",
+            size,
+            store: Arc::new(store.clone()),
+            sled: Some(store),
+            lib100,
+            lib1000,
+        };
     }
     if dir.exists() {
         std::fs::remove_dir_all(&dir).expect("remove incomplete bench database");
@@ -574,17 +574,17 @@ fn print_ratios(rt: &tokio::runtime::Runtime, dbs: &[Db]) {
     }
     for kind in ["sled", "postgres"] {
         let mine: Vec<_> = all.iter().filter(|(k, _, _)| *k == kind).collect();
-        if let (Some((_, small, a)), Some((_, large, b))) = (mine.first(), mine.last()) {
-            if small != large {
-                println!("{kind}: ratio {large}/{small} assets:");
-                for ((name, ta, ra), (_, tb, rb)) in a.iter().zip(b) {
-                    println!(
-                        "  {name:<26} {:.2}x time, reads {} -> {}",
-                        tb.as_secs_f64() / ta.as_secs_f64(),
-                        reads_text(*ra),
-                        reads_text(*rb)
-                    );
-                }
+        if let (Some((_, small, a)), Some((_, large, b))) = (mine.first(), mine.last())
+            && small != large
+        {
+            println!("{kind}: ratio {large}/{small} assets:");
+            for ((name, ta, ra), (_, tb, rb)) in a.iter().zip(b) {
+                println!(
+                    "  {name:<26} {:.2}x time, reads {} -> {}",
+                    tb.as_secs_f64() / ta.as_secs_f64(),
+                    reads_text(*ra),
+                    reads_text(*rb)
+                );
             }
         }
     }

@@ -200,11 +200,11 @@ pub(crate) fn zip_stream(files: Files, store: Arc<dyn Store>, items: Vec<Item>) 
             tx: tx.clone(),
             buf: Vec::with_capacity(CHUNK),
         };
-        if let Err(e) = write_zip(&handle, &files, store.as_ref(), &items, out) {
-            if e.kind() != io::ErrorKind::BrokenPipe {
-                tracing::warn!(error = %e, "bulk download cut short");
-                let _ = tx.blocking_send(Err(e));
-            }
+        if let Err(e) = write_zip(&handle, &files, store.as_ref(), &items, out)
+            && e.kind() != io::ErrorKind::BrokenPipe
+        {
+            tracing::warn!(error = %e, "bulk download cut short");
+            let _ = tx.blocking_send(Err(e));
         }
     });
     Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {

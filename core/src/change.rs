@@ -139,10 +139,10 @@ impl AssetChange {
         if let Some(file) = &self.file {
             file.clone().set_on(&mut next);
         }
-        if let Some(moved) = &self.thumbnail_moved {
-            if next.thumbnail_path.as_deref() == Some(moved.from.as_str()) {
-                next.thumbnail_path = Some(moved.to.clone());
-            }
+        if let Some(moved) = &self.thumbnail_moved
+            && next.thumbnail_path.as_deref() == Some(moved.from.as_str())
+        {
+            next.thumbnail_path = Some(moved.to.clone());
         }
         if next == *asset {
             return None;

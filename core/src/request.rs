@@ -213,10 +213,10 @@ impl RawRequest<'_> {
                 .forwarded_for
                 .and_then(|h| std::str::from_utf8(h).ok())
                 .map(|h| h.rsplit(',').map(str::trim).take(trusted_proxy_hops).last());
-            if let Some(Some(address)) = listed {
-                if let Ok(ip) = address.parse::<IpAddr>() {
-                    return Some(ip);
-                }
+            if let Some(Some(address)) = listed
+                && let Ok(ip) = address.parse::<IpAddr>()
+            {
+                return Some(ip);
             }
         }
         self.peer

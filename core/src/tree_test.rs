@@ -38,7 +38,7 @@ fn section(n: u128, order: u32) -> Section {
         title: format!("Section {n}"),
         description: None,
         display_order: order,
-        collapsed_by_default: n % 2 == 0,
+        collapsed_by_default: n.is_multiple_of(2),
     }
 }
 

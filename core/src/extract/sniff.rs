@@ -108,10 +108,10 @@ impl Sniffed {
 /// ```
 pub fn sniff(bytes: &[u8], file_name: &str) -> Sniffed {
     let ext = extension(file_name);
-    if infer::archive::is_zip(bytes) {
-        if let Some(found) = zip_document(bytes) {
-            return found;
-        }
+    if infer::archive::is_zip(bytes)
+        && let Some(found) = zip_document(bytes)
+    {
+        return found;
     }
     let inferred = infer::get(bytes);
     if let Some(t) = inferred {

@@ -74,12 +74,11 @@ impl Service {
                 .filter(|a| reader.sees(a.published, a.is_public))
                 .ok_or_else(|| reader.missing())?;
             // The same path with no file there is a file gone from the store, not a race.
-            if let Some(path) = current.file_path.as_deref() {
-                if current.file_path == asset.file_path
-                    && self.inner.files.stat(path).await?.is_none()
-                {
-                    return Err(NO_FILE);
-                }
+            if let Some(path) = current.file_path.as_deref()
+                && current.file_path == asset.file_path
+                && self.inner.files.stat(path).await?.is_none()
+            {
+                return Err(NO_FILE);
             }
             asset = current;
         }

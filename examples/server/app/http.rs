@@ -173,20 +173,20 @@ impl AsyncRead for TimedStream {
             self.clock.read(n);
             return polled;
         }
-        if polled.is_pending() {
-            if let Some(deadline) = self.clock.deadline() {
-                let timer = self
-                    .timer
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-                if timer.deadline() != deadline {
-                    timer.as_mut().reset(deadline);
-                }
-                if timer.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "the request head took too long",
-                    )));
-                }
+        if polled.is_pending()
+            && let Some(deadline) = self.clock.deadline()
+        {
+            let timer = self
+                .timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+            if timer.deadline() != deadline {
+                timer.as_mut().reset(deadline);
+            }
+            if timer.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the request head took too long",
+                )));
             }
         }
         polled

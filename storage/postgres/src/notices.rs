@@ -320,10 +320,10 @@ pub(crate) async fn listen(replica: &Arc<Replica>, to: Listen, wait: Duration) {
                     tracing::warn!(error = %e, "the change notice connection failed; every read checks the database until it is back");
                 }
             }
-            if let Some(replica) = weak.upgrade() {
-                if replica.live.load(Ordering::Acquire) {
-                    replica.set_live(false);
-                }
+            if let Some(replica) = weak.upgrade()
+                && replica.live.load(Ordering::Acquire)
+            {
+                replica.set_live(false);
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(MAX_BACKOFF);

@@ -55,10 +55,10 @@ impl Inner {
         let mut seen = HashSet::with_capacity(ids.len());
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
-            if seen.insert(id) {
-                if let Some(a) = self.load_asset(id)? {
-                    out.push(a);
-                }
+            if seen.insert(id)
+                && let Some(a) = self.load_asset(id)?
+            {
+                out.push(a);
             }
         }
         Ok(out)

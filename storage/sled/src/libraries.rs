@@ -418,10 +418,10 @@ fn remove_document(
         }
         items.remove(&key[..])?;
     }
-    if let Some(holder) = slugs.get(old.slug.as_bytes())? {
-        if decode_id("library slug", &holder).map_err(abort)? == id {
-            slugs.remove(old.slug.as_bytes())?;
-        }
+    if let Some(holder) = slugs.get(old.slug.as_bytes())?
+        && decode_id("library slug", &holder).map_err(abort)? == id
+    {
+        slugs.remove(old.slug.as_bytes())?;
     }
     if let Some(at) = old.listed_at().map_err(abort)? {
         published.remove(&tree_keys::library_published(&at, id)[..])?;

@@ -109,65 +109,6 @@ pub(crate) enum ItemRec4 {
     },
 }
 
-/// Format 4's layouts of format-5 records, for the upgrade's tests.
-#[cfg(test)]
-pub(crate) mod downgrade {
-    use super::*;
-
-    /// `rec` as format 4 stored it: without the fields format 5 adds.
-    pub(crate) fn asset(rec: AssetRec) -> AssetRec4 {
-        AssetRec4 {
-            title: rec.title,
-            slug: rec.slug,
-            description: rec.description,
-            asset_type: rec.asset_type,
-            file_path: rec.file_path,
-            file_size: rec.file_size,
-            mime_type: rec.mime_type,
-            thumbnail_path: rec.thumbnail_path,
-            page_count: rec.page_count,
-            word_count: rec.word_count,
-            width: rec.width,
-            height: rec.height,
-            external_url: rec.external_url,
-            video_embed: rec.video_embed,
-            is_public: rec.is_public,
-            published: rec.published,
-            created_at: rec.created_at,
-            updated_at: rec.updated_at,
-        }
-    }
-
-    /// `item` as format 4 stored it; `None` for items whose layout did not change.
-    pub(crate) fn item(item: ItemRec) -> Option<ItemRec4> {
-        let ItemRec::Entry {
-            asset_id,
-            section_id,
-            display_order,
-            title,
-            description,
-            asset,
-        } = item
-        else {
-            return None;
-        };
-        Some(ItemRec4::Entry {
-            asset_id,
-            section_id,
-            display_order,
-            title,
-            description,
-            asset: EntryCopy4 {
-                title: asset.title,
-                description: asset.description,
-                asset_type: asset.asset_type,
-                thumbnail_path: asset.thumbnail_path,
-                published: asset.published,
-            },
-        })
-    }
-}
-
 impl Inner {
     /// Rewrites every asset record of format 4 in the layout of format 5.
     pub(crate) fn assets_to_5(&self) -> Result<(), Error> {
@@ -238,5 +179,64 @@ impl Inner {
         }
         self.library_items.apply_batch(batch)?;
         Ok(())
+    }
+}
+
+/// Format 4's layouts of format-5 records, for the upgrade's tests.
+#[cfg(test)]
+pub(crate) mod downgrade {
+    use super::*;
+
+    /// `rec` as format 4 stored it: without the fields format 5 adds.
+    pub(crate) fn asset(rec: AssetRec) -> AssetRec4 {
+        AssetRec4 {
+            title: rec.title,
+            slug: rec.slug,
+            description: rec.description,
+            asset_type: rec.asset_type,
+            file_path: rec.file_path,
+            file_size: rec.file_size,
+            mime_type: rec.mime_type,
+            thumbnail_path: rec.thumbnail_path,
+            page_count: rec.page_count,
+            word_count: rec.word_count,
+            width: rec.width,
+            height: rec.height,
+            external_url: rec.external_url,
+            video_embed: rec.video_embed,
+            is_public: rec.is_public,
+            published: rec.published,
+            created_at: rec.created_at,
+            updated_at: rec.updated_at,
+        }
+    }
+
+    /// `item` as format 4 stored it; `None` for items whose layout did not change.
+    pub(crate) fn item(item: ItemRec) -> Option<ItemRec4> {
+        let ItemRec::Entry {
+            asset_id,
+            section_id,
+            display_order,
+            title,
+            description,
+            asset,
+        } = item
+        else {
+            return None;
+        };
+        Some(ItemRec4::Entry {
+            asset_id,
+            section_id,
+            display_order,
+            title,
+            description,
+            asset: EntryCopy4 {
+                title: asset.title,
+                description: asset.description,
+                asset_type: asset.asset_type,
+                thumbnail_path: asset.thumbnail_path,
+                published: asset.published,
+            },
+        })
     }
 }

@@ -487,7 +487,7 @@ fn key(name: &str, created: i64, hash: u8) -> ApiKey {
         key_hash: [hash; 32],
         scopes: vec![Scope::ReadAssets, Scope::WriteLibraries],
         created_at: at(created),
-        expires_at: (hash % 2 == 0).then(|| at(1000)),
+        expires_at: hash.is_multiple_of(2).then(|| at(1000)),
         revoked_at: None,
     }
 }

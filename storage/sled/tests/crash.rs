@@ -81,12 +81,12 @@ async fn child(path: PathBuf) {
                 say(format!("asset {}", a.id));
                 mine.push(a.id);
                 n += 1;
-                if n % 5 == 0 {
+                if n.is_multiple_of(5) {
                     store.record_download(mine[0]).await.expect("download");
                     downloads += 1;
                     say(format!("download {} {downloads}", mine[0]));
                 }
-                if n % 8 == 0 {
+                if n.is_multiple_of(8) {
                     let lib = Uuid::new_v4();
                     let entries = &mine[mine.len() - 6..];
                     store
@@ -101,7 +101,7 @@ async fn child(path: PathBuf) {
                         }
                     }
                 }
-                if n % 6 == 0 {
+                if n.is_multiple_of(6) {
                     scratch_lifecycle(&store, w, n, mine[mine.len() - 1]).await;
                 }
             }

@@ -74,10 +74,9 @@ pub fn setup(root: &Path) -> Result<Vec<(&'static Tool, PathBuf)>, NotProvided> 
                 version,
             },
         ) = (&*state, &tool.install)
+            && let Err(why) = pip_install(root, venv, &format!("{package}=={version}"))
         {
-            if let Err(why) = pip_install(root, venv, &format!("{package}=={version}")) {
-                *state = State::Problem(format!("{} not installed: {why}", tool.label()));
-            }
+            *state = State::Problem(format!("{} not installed: {why}", tool.label()));
         }
     }
 

@@ -12,7 +12,7 @@ fn key(n: u8, scopes: &[Scope], revoked: bool) -> ApiKey {
         key_hash: [n; 32],
         scopes: scopes.to_vec(),
         created_at: at(i64::from(n)),
-        expires_at: (n % 2 == 0).then(|| at(1000 + i64::from(n))),
+        expires_at: n.is_multiple_of(2).then(|| at(1000 + i64::from(n))),
         revoked_at: revoked.then(|| at(500)),
     }
 }
