@@ -94,7 +94,9 @@ pub(crate) async fn ingest(
     let limits = config.extract_limits.clone();
     let work = tokio::task::spawn_blocking(move || {
         let info = extract::extract(&bytes, &name, declared, &limits)?;
-        let thumb = if info.kind == Some(AssetType::Video) {
+        // A PDF whose pages cannot be counted within the limits is not rendered either.
+        let unreadable_pdf = info.kind == Some(AssetType::Pdf) && info.page_count.is_none();
+        let thumb = if info.kind == Some(AssetType::Video) || unreadable_pdf {
             None
         } else {
             extract::thumbnail(&bytes, THUMBNAIL_SIDE, &limits).unwrap_or_else(|e| {

@@ -62,13 +62,19 @@ pub(crate) async fn create_answers_201_with_location_and_the_asset<H: Harness>()
     let created_at = data["created_at"].as_str().unwrap();
     assert!(is_rfc3339_millis_utc(created_at), "{created_at}");
     assert_eq!(data["updated_at"], data["created_at"]);
+    // Page 1 is rendered as the thumbnail (tests/http/files.rs looks at it).
+    let thumbnail = data["thumbnail_path"].as_str().expect("a thumbnail");
+    let placeholder = data["thumbnail_placeholder"]
+        .as_str()
+        .expect("a placeholder");
     assert_eq!(
         *data,
         json!({
             "id": id, "title": "Brand Guide 2026", "slug": "brand-guide-2026",
             "description": "How to use the logo", "asset_type": "pdf",
             "file_path": "docs/brand-guide.pdf", "file_size": size,
-            "mime_type": "application/pdf", "thumbnail_path": null, "page_count": 3,
+            "mime_type": "application/pdf", "thumbnail_path": thumbnail,
+            "thumbnail_placeholder": placeholder, "page_count": 3,
             "download_count": 0, "is_public": true, "published": true,
             "created_at": created_at, "updated_at": created_at, "word_count": 150
         })

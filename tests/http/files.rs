@@ -82,7 +82,38 @@ pub(crate) async fn create_reads_metadata_from_real_files<H: Harness>() {
             &json!(120)
         )
     );
-    assert_eq!(a["thumbnail_path"], Value::Null);
+    // Page 1 is the thumbnail, 320 px high (a portrait page), served like an image's.
+    let thumb = a["thumbnail_path"]
+        .as_str()
+        .expect("a PDF thumbnail")
+        .to_owned();
+    crate::probe::assert_random_name(&thumb, &id_of(&a));
+    assert!(thumb.ends_with(".png"), "{thumb}");
+    let placeholder = a["thumbnail_placeholder"].as_str().expect("a placeholder");
+    assert!((20..=40).contains(&placeholder.len()), "{placeholder}");
+    let r = reqwest::get(format!("{}/files/{thumb}", ctx.base_url()))
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 200);
+    let bytes = r.bytes().await.expect("body");
+    let info = extract::extract(&bytes, "t.png", Some(AssetType::Image), &Limits::default())
+        .expect("a png");
+    assert_eq!((info.width, info.height), (Some(247), Some(320)));
+
+    // An audio file: what it plays, and its cover as the thumbnail.
+    let wav = samples::wav(2_250, 44_100, 2, Some(&samples::jpeg(500, 500)));
+    let a = create_on(&ctx, "audio/song.wav", wav, "audio").await;
+    assert_eq!(a["duration_seconds"], 2.25, "{a}");
+    assert_eq!(a["sample_rate"], 44_100, "{a}");
+    assert_eq!(a["channels"], 2, "{a}");
+    assert_eq!(a["bitrate"], 1_411_000, "{a}");
+    let thumb = a["thumbnail_path"].as_str().expect("the cover");
+    assert!(thumb.ends_with(".jpg"), "{thumb}");
+    assert!(a["thumbnail_placeholder"].is_string(), "{a}");
+    assert!(
+        a.get("word_count").is_none() && a.get("width").is_none(),
+        "{a}"
+    );
 
     let docx = samples::docx(&["One two three.", "Four five, six seven!"]);
     let a = create_on(&ctx, "docs/notes.docx", docx, "document").await;

@@ -207,8 +207,10 @@ fn library_asset(
     thumb: Value,
     order: u32,
 ) -> Value {
+    // These assets have no files: no placeholder, no playing time.
     json!({"id": id, "title": title, "description": description, "asset_type": asset_type,
-           "thumbnail_url": thumb, "display_order": order})
+           "thumbnail_url": thumb, "thumbnail_placeholder": null, "duration_seconds": null,
+           "display_order": order})
 }
 
 pub(crate) async fn detail_without_assets_has_section_counts<H: Harness>() {

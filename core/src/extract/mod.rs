@@ -11,7 +11,8 @@
 //! - [`extract`]: [`FileInfo`], the asset's file fields, after checking that the content is of
 //!   the declared type ([`ExtractError::TypeMismatch`] otherwise, which the caller answers as
 //!   400 on `file_path`).
-//! - [`thumbnail`]: a small PNG or JPEG of an image.
+//! - [`thumbnail`]: a small PNG or JPEG of an image, a PDF's first page, an audio file's cover
+//!   or the picture a document carries, with its ThumbHash placeholder.
 //!
 //! ```
 //! use assetlib_core::extract::{self, Limits, samples};
@@ -39,7 +40,7 @@
 //! | document | plain text, Markdown (UTF-8) | `word_count` |
 //! | image | PNG, JPEG, GIF, WebP; also BMP, TIFF, HEIF/AVIF, ICO, JPEG XL, PSD, QOI, SVG | `width`, `height` as displayed (an EXIF orientation of 5-8 swaps them); null when the header does not give them |
 //! | video | any `video/*` container (MP4, WebM, QuickTime, Matroska, AVI, ...) | — |
-//! | audio | any `audio/*` (MP3, WAV, Ogg, FLAC, M4A, ...), and MP4/WebM/Matroska containers (which may hold sound only) | — |
+//! | audio | any `audio/*` (MP3, WAV, Ogg, FLAC, M4A, ...), and MP4/WebM/Matroska containers (which may hold sound only) | `media`: duration (ms), sample rate, channels, bit rate (whole kbps, as bits per second), read with `lofty`; null where it cannot read them |
 //!
 //! A word is a run of non-whitespace text with at least one letter or digit in it (so a
 //! Markdown `#` or a lone dash is not a word). Paragraph, line, tab and text-object boundaries
@@ -79,10 +80,13 @@
 //! panic inside it makes the file unreadable (null counts) rather than failing the call.
 //!
 //! ## Thumbnails
-//! PNG, JPEG, GIF (first frame) and WebP images get a thumbnail at most `max_side` pixels on its
-//! long side, aspect ratio kept, EXIF orientation applied, never enlarged. A JPEG gives a JPEG
-//! thumbnail (quality 85: photos stay small); everything else gives a PNG (which keeps
-//! transparency). Other formats (SVG, HEIF, TIFF, ...) get none.
+//! See [`thumbnail`]: PNG, JPEG, GIF (first frame) and WebP images at most `max_side` pixels
+//! on the long side, EXIF orientation applied, never enlarged (a JPEG gives a JPEG at quality
+//! 85, anything else a PNG, which keeps transparency); a PDF's page 1 drawn on white at
+//! `max_side` by `hayro`, only after the pre-scan above passes and never for an encrypted
+//! file; an audio file's cover art and a DOCX's or ODT's embedded picture, as images. Other
+//! formats (SVG, HEIF, TIFF, video, ...) get none. Each thumbnail carries its ThumbHash
+//! (taken of it scaled to fit 100 pixels), base64.
 
 mod audio;
 mod document;
