@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::harness::Harness;
 use crate::support::{Ctx, Resp, asset, id_of, ids, keys};
 
-const BASE_FIELDS: [&str; 15] = [
+const BASE_FIELDS: [&str; 16] = [
     "asset_type",
     "created_at",
     "description",
@@ -23,6 +23,7 @@ const BASE_FIELDS: [&str; 15] = [
     "published",
     "slug",
     "thumbnail_path",
+    "thumbnail_placeholder",
     "title",
     "updated_at",
 ];
@@ -103,9 +104,15 @@ pub(crate) async fn every_type_has_every_field_and_only_its_extras<H: Harness>()
         ("pdf", &["word_count"]),
         ("document", &["word_count"]),
         ("image", &["height", "width"]),
-        ("video", &[]),
+        (
+            "video",
+            &["duration_seconds", "height", "video_codec", "width"],
+        ),
         ("external_video", &["external_url", "video_embed"]),
-        ("audio", &[]),
+        (
+            "audio",
+            &["bitrate", "channels", "duration_seconds", "sample_rate"],
+        ),
         ("link", &["external_url"]),
         ("collection", &[]),
         ("git", &["external_url"]),

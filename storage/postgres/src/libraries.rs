@@ -138,7 +138,8 @@ impl PgStore {
             "SELECT {cols}, c.view_count, \
                  x.ids, x.titles, x.descriptions, x.orders, x.collapsed, \
                  y.asset_ids, y.section_ids, y.orders, y.titles, y.descriptions, \
-                 y.a_titles, y.a_descriptions, y.a_types, y.a_thumbnails, y.a_published \
+                 y.a_titles, y.a_descriptions, y.a_types, y.a_thumbnails, y.a_published, \
+                 y.a_placeholders, y.a_durations \
              FROM {s}.libraries l JOIN {s}.library_counters c ON c.library_id = l.id \
              CROSS JOIN LATERAL ( \
                  SELECT array_agg(id) AS ids, array_agg(title) AS titles, \

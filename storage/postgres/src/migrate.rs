@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::schema::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 9;
+pub const SCHEMA_VERSION: i32 = 10;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
