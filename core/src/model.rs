@@ -180,13 +180,6 @@ pub struct Media {
     pub video_codec: Option<String>,
 }
 
-impl Media {
-    /// Whether nothing is known.
-    pub fn is_empty(&self) -> bool {
-        *self == Media::default()
-    }
-}
-
 /// What a library's document sets and its page shows: its title and description, its
 /// workspace, its cover, its display and download controls, its price and whether it is
 /// published. A [`Library`] record and a validated document (`validate::LibraryDoc`) hold the

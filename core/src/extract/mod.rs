@@ -99,9 +99,11 @@ mod sniff;
 mod svg;
 #[cfg(test)]
 mod tests;
+mod video;
 mod words;
 
 pub use sniff::{Sniffed, sniff};
+pub use video::{ReadAt, VideoInfo, video_info};
 
 use crate::error::BoxError;
 use crate::model::{AssetType, Media};
@@ -140,6 +142,10 @@ pub struct Limits {
     pub max_image_pixels: u64,
     /// Most bytes the image decoder may allocate (default 256 MiB).
     pub max_image_alloc: u64,
+    /// Most bytes of a video container's index read for its facts (default 64 MiB): an MP4's
+    /// `moov` box, or a Matroska file's `Info` and `Tracks` elements each. A larger index gives
+    /// no facts.
+    pub max_video_index: u64,
 }
 
 impl Default for Limits {
@@ -153,6 +159,7 @@ impl Default for Limits {
             max_pdf_page_content: 4 * MIB,
             max_image_pixels: 50_000_000,
             max_image_alloc: 256 * MIB,
+            max_video_index: 64 * MIB,
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::model::AssetType;
 mod hostile;
 mod media;
 mod previews;
+mod video;
 
 fn limits() -> Limits {
     Limits::default()
