@@ -96,6 +96,9 @@ pub struct AssetChange {
     /// The thumbnail moved to a new path: applied only while the asset's thumbnail is still
     /// at the old one, so a move never undoes a file replaced meanwhile.
     pub thumbnail_moved: Option<ThumbnailMove>,
+    /// Everything read again from the asset's file (a thumbnail made anew): applied only while
+    /// the asset still has that file, so a reading of an old file never lands on a new one.
+    pub file_reread: Option<FileReread>,
     /// The time of the change: the asset's `updated_at` when the change changes anything.
     pub at: DateTime<Utc>,
 }
@@ -111,6 +114,7 @@ impl AssetChange {
             link: None,
             file: None,
             thumbnail_moved: None,
+            file_reread: None,
             at,
         }
     }
@@ -144,12 +148,26 @@ impl AssetChange {
         {
             next.thumbnail_path = Some(moved.to.clone());
         }
+        if let Some(reread) = &self.file_reread
+            && next.file_path.as_deref() == Some(reread.file_path.as_str())
+        {
+            reread.fields.clone().set_on(&mut next);
+        }
         if next == *asset {
             return None;
         }
         next.updated_at = next.updated_at.max(self.at);
         Some(next)
     }
+}
+
+/// The fields read again from the file at `file_path` ([`AssetChange::file_reread`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileReread {
+    /// The file they were read from: the change applies only while the asset has it.
+    pub file_path: String,
+    /// What was read.
+    pub fields: FileFields,
 }
 
 /// A thumbnail's move from one path of the file store to another.
@@ -284,6 +302,26 @@ mod tests {
         assert_eq!(next.updated_at, a.updated_at, "a move is no edit");
         // A replacement landed first: its thumbnail stays.
         a.thumbnail_path = Some("thumbnails/replaced.png".into());
+        assert_eq!(change.apply(&a), None);
+    }
+
+    #[test]
+    fn a_reread_lands_only_on_the_file_it_read() {
+        let mut a = asset();
+        let mut fields = FileFields::of(&a);
+        fields.thumbnail_path = Some("thumbnails/anew.png".into());
+        fields.thumbnail_placeholder = Some("AAAA".into());
+        let mut change = AssetChange::at(a.updated_at + Duration::seconds(5));
+        change.file_reread = Some(FileReread {
+            file_path: "uploads/a/logo.png".into(),
+            fields,
+        });
+        let next = change.apply(&a).expect("a reread");
+        assert_eq!(next.thumbnail_path.as_deref(), Some("thumbnails/anew.png"));
+        assert_eq!(next.thumbnail_placeholder.as_deref(), Some("AAAA"));
+        assert_eq!(next.updated_at, change.at);
+        // The file was replaced meanwhile: the reading of the old one is dropped.
+        a.file_path = Some("uploads/b/logo.png".into());
         assert_eq!(change.apply(&a), None);
     }
 

@@ -40,6 +40,13 @@ pub struct Config {
     pub extract_timeout: Duration,
     /// Bounds on the memory and work of reading one file's metadata.
     pub extract_limits: Limits,
+    /// An ffmpeg binary that draws a video's poster frame, its thumbnail (default none: videos
+    /// get no thumbnail). It runs as a child process with no network and is killed past what
+    /// is left of [`Config::extract_timeout`]; a video it cannot read gets no thumbnail.
+    pub ffmpeg: Option<std::path::PathBuf>,
+    /// How many files may be read and rendered for their metadata and previews at once
+    /// (default: the number of cores); more wait their turn. This caps the CPU previews take.
+    pub preview_workers: usize,
     /// Longest gap in a request body (default 30 s): a client whose body stops arriving for
     /// longer is answered 408 and its request ends, so it ties up no more than its buffers.
     pub body_timeout: Duration,
@@ -125,6 +132,8 @@ impl Default for Config {
             page_cache: true,
             extract_timeout: Duration::from_secs(30),
             extract_limits: Limits::default(),
+            ffmpeg: None,
+            preview_workers: std::thread::available_parallelism().map_or(2, usize::from),
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
             rate_limit: None,

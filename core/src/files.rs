@@ -50,7 +50,9 @@ use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
 #[cfg(feature = "s3")]
 use object_store::{aws::AmazonS3Builder, prefix::PrefixStore};
 
-use crate::error::{ApiError, FileError};
+use tokio::io::AsyncWriteExt as _;
+
+use crate::error::{ApiError, BoxError, FileError};
 use crate::reply::ByteStream;
 
 /// Why a file store could not be opened.
@@ -333,6 +335,39 @@ impl Files {
         }
         let got = self.get_range(path, 0..limit).await?;
         got.bytes().await.map_err(FileError::store)
+    }
+
+    /// The bytes of `range` of a stored file (up to its end, when the range runs past it).
+    pub(crate) async fn read_range(
+        &self,
+        path: &str,
+        range: Range<u64>,
+    ) -> Result<Bytes, FileError> {
+        if range.is_empty() {
+            return Ok(Bytes::new());
+        }
+        let got = self.get_range(path, range).await?;
+        got.bytes().await.map_err(FileError::store)
+    }
+
+    /// The local file at `path`, when the store is a local directory.
+    pub(crate) fn local_path(&self, path: &str) -> Option<PathBuf> {
+        self.local_root.as_ref().map(|root| root.join(path))
+    }
+
+    /// A copy of the stored file at `path` in a new temporary file, removed when the returned
+    /// path is dropped.
+    pub(crate) async fn copy_to_temp(&self, path: &str) -> Result<tempfile::TempPath, BoxError> {
+        let Some((_, mut stream)) = self.open_whole(path).await? else {
+            return Err(FileError::Missing.into());
+        };
+        let temp = tempfile::NamedTempFile::new()?.into_temp_path();
+        let mut out = tokio::fs::File::create(&temp).await?;
+        while let Some(chunk) = stream.next().await {
+            out.write_all(&chunk?).await?;
+        }
+        out.flush().await?;
+        Ok(temp)
     }
 
     /// Opens `range` of the file `stat` describes, to stream it in the store's own chunks;

@@ -4,9 +4,13 @@
 use crate::change::FileFields;
 use crate::config::Config;
 use crate::error::ApiError;
-use crate::extract::{self, ExtractError, FileInfo};
+use std::time::{Duration, Instant};
+
+use crate::error::BoxError;
+use crate::extract::{self, ExtractError, FileInfo, ReadAt, Thumbnail};
 use crate::files::Files;
 use crate::model::AssetType;
+use crate::poster;
 
 /// Bytes read of a video file: its type shows in the header.
 const HEADER_BYTES: u64 = 1024 * 1024;
@@ -56,16 +60,54 @@ pub(crate) fn thumbnail_path(extension: &str) -> Result<String, ApiError> {
     Ok(format!("thumbnails/{hex}.{extension}"))
 }
 
+/// The bounded pool previews are made on: at most [`crate::Config::preview_workers`] files
+/// are read, rendered or handed to ffmpeg at once; more wait their turn.
+#[derive(Debug)]
+pub(crate) struct Pool(tokio::sync::Semaphore);
+
+impl Pool {
+    /// A pool of `workers` (at least one).
+    pub(crate) fn new(workers: usize) -> Self {
+        Pool(tokio::sync::Semaphore::new(workers.max(1)))
+    }
+}
+
+/// A stored file read by ranges, for [`extract::video_info`] on a blocking thread.
+struct StoredFile {
+    files: Files,
+    path: String,
+    size: u64,
+    runtime: tokio::runtime::Handle,
+}
+
+impl ReadAt for StoredFile {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&mut self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        let end = offset.saturating_add(len as u64).min(self.size);
+        let range = offset.min(end)..end;
+        let read = self.files.read_range(&self.path, range);
+        match self.runtime.block_on(read) {
+            Ok(bytes) => Ok(bytes.to_vec()),
+            Err(e) => Err(std::io::Error::other(e.to_string())),
+        }
+    }
+}
+
 /// Reads the file at `file_path` for an asset of the `declared` type (`None`: inferred
-/// from the content); the file's thumbnail (see [`extract::thumbnail`]) is stored under a new
-/// random name
-/// ([`thumbnail_path`]), so the old thumbnail of a replaced file stays until the new one is in
-/// place. Answers 400 on `file_path` for a missing file or one outside the store,
-/// and 400 on `field` (`file_path` on create, `file` on upload) for content of another type
-/// or a file that needs more time or memory than allowed.
+/// from the content), on `pool`; the file's thumbnail (see [`extract::thumbnail`], and for a
+/// video the poster frame ffmpeg draws when [`Config::ffmpeg`] is set) is stored under a new
+/// random name ([`thumbnail_path`]), so the old thumbnail of a replaced file stays until the
+/// new one is in place. Answers 400 on `file_path` for a missing file or one outside the
+/// store, and 400 on `field` (`file_path` on create, `file` on upload) for content of another
+/// type or a file that needs more time or memory than allowed. A thumbnail that cannot be made
+/// is logged and left out, never an error.
 pub(crate) async fn ingest(
     files: &Files,
     config: &Config,
+    pool: &Pool,
     file_path: &str,
     declared: Option<AssetType>,
     field: &'static str,
@@ -92,21 +134,39 @@ pub(crate) async fn ingest(
         .unwrap_or(&resolved.path)
         .to_owned();
     let limits = config.extract_limits.clone();
+    let mut stored = StoredFile {
+        files: files.clone(),
+        path: resolved.path.clone(),
+        size: resolved.size,
+        runtime: tokio::runtime::Handle::current(),
+    };
+    let _turn = pool.0.acquire().await.map_err(ApiError::internal)?;
+    let started = Instant::now();
     let work = tokio::task::spawn_blocking(move || {
-        let info = extract::extract(&bytes, &name, declared, &limits)?;
+        let mut info = extract::extract(&bytes, &name, declared, &limits)?;
+        if info.kind == Some(AssetType::Video) {
+            let video = if header_only {
+                extract::video_info(&mut stored, &limits)
+            } else {
+                extract::video_info(&mut &bytes[..], &limits)
+            };
+            if let Some(video) = video {
+                info.width = video.width;
+                info.height = video.height;
+                info.media = video.media;
+            }
+            return Ok((info, None));
+        }
         // A PDF whose pages cannot be counted within the limits is not rendered either.
         let unreadable_pdf = info.kind == Some(AssetType::Pdf) && info.page_count.is_none();
-        let thumb = if info.kind == Some(AssetType::Video) || unreadable_pdf {
+        let thumb = if unreadable_pdf {
             None
         } else {
-            extract::thumbnail(&bytes, THUMBNAIL_SIDE, &limits).unwrap_or_else(|e| {
-                tracing::warn!(error = %e, file = name, "no thumbnail");
-                None
-            })
+            made_or_logged(extract::thumbnail(&bytes, THUMBNAIL_SIDE, &limits), &name)
         };
         Ok::<_, ExtractError>((info, thumb))
     });
-    let (mut info, thumb) = match tokio::time::timeout(config.extract_timeout, work).await {
+    let (mut info, mut thumb) = match tokio::time::timeout(config.extract_timeout, work).await {
         Err(_) => {
             return Err(file_error(format!(
                 "{field} could not be read within {} seconds",
@@ -127,6 +187,25 @@ pub(crate) async fn ingest(
         },
     };
     info.file_size = resolved.size;
+    if info.kind == Some(AssetType::Video)
+        && let Some(ffmpeg) = &config.ffmpeg
+    {
+        let left = config.extract_timeout.saturating_sub(started.elapsed());
+        let made = poster(
+            files,
+            config,
+            ffmpeg,
+            &resolved.path,
+            resolved.size,
+            &info,
+            left,
+        )
+        .await;
+        thumb = made.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, file = resolved.path, "no poster frame");
+            None
+        });
+    }
     let (thumbnail_path, thumbnail_placeholder) = match thumb {
         Some(t) => {
             let path = thumbnail_path(t.extension)?;
@@ -141,4 +220,45 @@ pub(crate) async fn ingest(
         thumbnail_path,
         thumbnail_placeholder,
     })
+}
+
+/// The thumbnail, or `None` with the reason logged.
+fn made_or_logged(made: Result<Option<Thumbnail>, ExtractError>, name: &str) -> Option<Thumbnail> {
+    made.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, file = name, "no thumbnail");
+        None
+    })
+}
+
+/// A video's poster frame as a thumbnail, drawn by `ffmpeg` within `deadline`: from the file
+/// itself in a local directory, else from a temporary copy (of a file of at most
+/// [`Config::max_upload`] bytes), removed when done.
+async fn poster(
+    files: &Files,
+    config: &Config,
+    ffmpeg: &std::path::Path,
+    path: &str,
+    size: u64,
+    info: &FileInfo,
+    deadline: Duration,
+) -> Result<Option<Thumbnail>, BoxError> {
+    let started = Instant::now();
+    let mut _copy = None;
+    let input = match files.local_path(path) {
+        Some(local) => local,
+        None if size <= config.max_upload => {
+            let copy = tokio::time::timeout(deadline, files.copy_to_temp(path)).await??;
+            let at = copy.to_path_buf();
+            _copy = Some(copy);
+            at
+        }
+        None => return Ok(None),
+    };
+    let left = deadline.saturating_sub(started.elapsed());
+    let duration = info.media.duration_ms;
+    let frame = poster::frame(ffmpeg, &input, duration, THUMBNAIL_SIDE, left).await?;
+    let limits = config.extract_limits.clone();
+    let made =
+        tokio::task::spawn_blocking(move || extract::thumbnail(&frame, THUMBNAIL_SIDE, &limits));
+    Ok(made.await??)
 }

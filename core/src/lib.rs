@@ -83,6 +83,7 @@ mod model;
 pub mod openapi;
 pub mod page;
 mod page_cache;
+mod poster;
 mod query;
 mod records;
 pub mod render;
@@ -101,7 +102,8 @@ mod web;
 
 pub use async_trait::async_trait;
 pub use change::{
-    AssetChange, AssetDeletion, AssetUpdate, FileFields, LibraryUse, LinkFields, ThumbnailMove,
+    AssetChange, AssetDeletion, AssetUpdate, FileFields, FileReread, LibraryUse, LinkFields,
+    ThumbnailMove,
 };
 pub use config::{Config, ReplicaSync};
 pub use error::{ApiError, BoxError, FileError, StoreError};
@@ -121,5 +123,5 @@ pub use routes::{
     API_PREFIX, Operation, ROUTES, Route, RouteMatch, THUMBNAIL_ROUTE, match_route,
     method_not_allowed, route_not_found,
 };
-pub use service::Service;
+pub use service::{Backfill, Service};
 pub use store::{AssetStore, KeyStore, LibraryStore, MetaStore, PassStore, Store};

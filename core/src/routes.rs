@@ -55,6 +55,8 @@ pub enum Operation {
     GetPass,
     /// `DELETE /api/v1/libraries/{library_id}/passes/{pass_id}`
     RevokePass,
+    /// `POST /api/v1/assets/{asset_id}/thumbnail`
+    RemakeThumbnail,
 }
 
 impl Operation {
@@ -69,7 +71,8 @@ impl Operation {
             | Operation::UploadAsset
             | Operation::UpdateAsset
             | Operation::DeleteAsset
-            | Operation::ReplaceAssetFile => &[Scope::WriteAssets],
+            | Operation::ReplaceAssetFile
+            | Operation::RemakeThumbnail => &[Scope::WriteAssets],
             Operation::AssetUsage => &[Scope::ReadAssets, Scope::ReadLibraries],
             Operation::ListLibraries | Operation::GetLibrary | Operation::GetLibraryBySlug => {
                 &[Scope::ReadLibraries]
@@ -171,6 +174,11 @@ pub const ROUTES: &[Route] = &[
         path: "/api/v1/assets/{id}/file",
         methods: &[("PUT", Operation::ReplaceAssetFile)],
         allow: "PUT",
+    },
+    Route {
+        path: "/api/v1/assets/{id}/thumbnail",
+        methods: &[("POST", Operation::RemakeThumbnail)],
+        allow: "POST",
     },
     Route {
         path: "/api/v1/assets/{id}/download-url",

@@ -89,6 +89,7 @@ Tools:
                 venv,
                 package,
                 version,
+                ..
             } => format!("PyPI `{package}=={version}` in {venv}"),
         };
         text.push_str(&format!("  {:<28} {from}\n", tool.label()));

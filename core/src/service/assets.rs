@@ -114,8 +114,15 @@ impl Service {
             Some(path) => {
                 let config = &self.inner.config;
                 let kind = Some(new.asset_type);
-                let file =
-                    ingest::ingest(&self.inner.files, config, path, kind, "file_path").await?;
+                let file = ingest::ingest(
+                    &self.inner.files,
+                    config,
+                    &self.inner.previews,
+                    path,
+                    kind,
+                    "file_path",
+                )
+                .await?;
                 written.extend(file.thumbnail_path.clone());
                 Some(file)
             }
@@ -164,7 +171,8 @@ impl Service {
         let (path, client_name) = form.stored_file()?;
         let declared = upload::declared_type(&form)?;
         let id = Uuid::new_v4();
-        let file = ingest::ingest(files, config, path, declared, "file").await?;
+        let file =
+            ingest::ingest(files, config, &self.inner.previews, path, declared, "file").await?;
         written.extend(file.thumbnail_path.clone());
         let new = upload::new_asset(&form, client_name, &file.info, config)?;
         let asset = records::new_asset(id, new, Some(file));

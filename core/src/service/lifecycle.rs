@@ -123,7 +123,7 @@ impl Service {
         let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
         let (path, _) = form.stored_file()?;
         let kind = Some(current.asset_type);
-        let file = ingest::ingest(files, config, path, kind, "file").await?;
+        let file = ingest::ingest(files, config, &self.inner.previews, path, kind, "file").await?;
         written.extend(file.thumbnail_path.clone());
         let mut change = AssetChange::at(now());
         change.file = Some(file.into_fields());
@@ -137,7 +137,7 @@ impl Service {
     /// Removes the files of `before` that the API stored itself and that `after` no longer
     /// uses (all of them when the asset is gone). A file that fails to go is logged, never an
     /// error: the record is already right.
-    async fn remove_replaced(&self, before: &Asset, after: Option<&Asset>) {
+    pub(super) async fn remove_replaced(&self, before: &Asset, after: Option<&Asset>) {
         let kept = |path: &str| {
             after.is_some_and(|a| {
                 a.file_path.as_deref() == Some(path) || a.thumbnail_path.as_deref() == Some(path)

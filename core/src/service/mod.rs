@@ -30,6 +30,9 @@ mod libraries;
 mod lifecycle;
 mod maintenance;
 mod passes;
+mod previews;
+
+pub use previews::Backfill;
 mod websites;
 
 use std::net::IpAddr;
@@ -84,6 +87,8 @@ struct Inner {
     limiter: Option<Budgets>,
     /// Keys read lately (see [`crate::KEY_CACHE_TTL`]).
     keys: KeyCache,
+    /// Where files are read for their metadata and previews ([`Config::preview_workers`]).
+    previews: crate::ingest::Pool,
 }
 
 /// Seconds since the Unix epoch, now.
@@ -110,6 +115,7 @@ impl Service {
     pub fn from_arc(store: Arc<dyn Store>, files: Files, config: Config) -> Self {
         store.use_replica_sync(config.replica_sync);
         let limiter = config.rate_limit.map(Budgets::new);
+        let previews = crate::ingest::Pool::new(config.preview_workers);
         Service {
             inner: Arc::new(Inner {
                 store,
@@ -120,6 +126,7 @@ impl Service {
                 secret: crate::key_cache::Kept::default(),
                 limiter,
                 keys: KeyCache::default(),
+                previews,
             }),
         }
     }
@@ -284,6 +291,7 @@ impl Service {
             Operation::ReplaceAssetFile => Box::pin(self.replace_file(id, req)).await,
             Operation::DeleteAsset => Box::pin(self.delete_asset_request(id, req)).await,
             Operation::AssetUsage => Box::pin(self.usage(id, access.key()?)).await,
+            Operation::RemakeThumbnail => Box::pin(self.remake_thumbnail_request(id)).await,
             Operation::AssetDownloadUrl => Box::pin(self.asset_download_url(id, req, access)).await,
             Operation::ListLibraries => Box::pin(self.list_libraries(req)).await,
             Operation::PutLibrary => Box::pin(self.put_library(id, req)).await,

@@ -133,6 +133,7 @@ impl AssetPatch {
             link,
             file: None,
             thumbnail_moved: None,
+            file_reread: None,
             at,
         })
     }

@@ -72,6 +72,7 @@ pub fn setup(root: &Path) -> Result<Vec<(&'static Tool, PathBuf)>, NotProvided> 
                 venv,
                 package,
                 version,
+                ..
             },
         ) = (&*state, &tool.install)
             && let Err(why) = pip_install(root, venv, &format!("{package}=={version}"))

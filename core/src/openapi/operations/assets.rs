@@ -161,6 +161,31 @@ pub(super) fn replace_asset_file() -> Spec {
     }
 }
 
+/// `Operation::RemakeThumbnail`.
+pub(super) fn remake_thumbnail() -> Spec {
+    Spec {
+        id: "remakeThumbnail",
+        tag: "assets",
+        summary: "Make an asset's thumbnail anew",
+        description: "Reads the asset's file again and stores what it gives: the thumbnail \
+            and `thumbnail_placeholder` made anew (a PDF's first page, an image, an audio \
+            file's cover, a document's embedded picture, a video's poster frame when the \
+            server has ffmpeg), and the other file fields (a video's or an audio file's \
+            playing time, say). The old thumbnail goes once the new one is in place; \
+            `updated_at` moves when anything changed. A file that gives no thumbnail leaves \
+            the asset without one. Assets without a file are 400 on `asset_id`; a file that is \
+            gone or unreadable is 400 on `file_path`.",
+        keys: Keys::Required,
+        parameters: vec![p("AssetId")],
+        body: None,
+        answers: vec![(
+            "200",
+            json_answer("The asset with its new thumbnail.", schema("AssetEnvelope")),
+        )],
+        errors: &["BadRequest", "NotFound"],
+    }
+}
+
 /// `Operation::AssetUsage`.
 pub(super) fn asset_usage() -> Spec {
     Spec {

@@ -48,6 +48,11 @@ pub(super) const DESCRIBED: &[Described] = &[
         "/api/v1/assets/{asset_id}/file",
     ),
     at(
+        Operation::RemakeThumbnail,
+        "POST",
+        "/api/v1/assets/{asset_id}/thumbnail",
+    ),
+    at(
         Operation::AssetDownloadUrl,
         "GET",
         "/api/v1/assets/{asset_id}/download-url",
@@ -253,6 +258,7 @@ fn asset_links() -> Value {
         ("UpdateAsset", "updateAsset"),
         ("DeleteAsset", "deleteAsset"),
         ("AssetUsage", "assetUsage"),
+        ("RemakeThumbnail", "remakeThumbnail"),
         ("DownloadAsset", "downloadAsset"),
         ("AssetDownloadUrl", "assetDownloadUrl"),
     ] {
@@ -312,6 +318,7 @@ fn spec(op: Operation) -> Spec {
         Operation::DeleteAsset => assets::delete_asset(),
         Operation::ReplaceAssetFile => assets::replace_asset_file(),
         Operation::AssetUsage => assets::asset_usage(),
+        Operation::RemakeThumbnail => assets::remake_thumbnail(),
         Operation::AssetDownloadUrl => assets::asset_download_url(),
         Operation::DownloadAsset => assets::download_asset(),
         Operation::ListLibraries => libraries::list_libraries(),
