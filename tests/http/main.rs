@@ -28,6 +28,7 @@ mod library_writes;
 mod lifecycle;
 mod listing;
 mod passes;
+mod previews;
 mod probe;
 mod replace;
 mod routing;
@@ -139,6 +140,10 @@ macro_rules! cases {
             passes::every_bad_pass_looks_the_same,
             passes::links_minted_with_a_pass_follow_the_pass,
             passes::concurrent_downloads_spend_exactly_the_limit,
+            previews::videos_read_their_facts_from_the_container,
+            previews::a_poster_frame_is_drawn_by_the_configured_ffmpeg,
+            previews::an_ffmpeg_that_hangs_is_killed_at_the_deadline,
+            previews::a_thumbnail_is_made_anew_on_request,
         ]);
     };
 }

@@ -283,6 +283,11 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
         (Method::PATCH, "/api/v1/assets/{id}", Scope::WriteAssets),
         (Method::DELETE, "/api/v1/assets/{id}", Scope::WriteAssets),
         (Method::PUT, "/api/v1/assets/{id}/file", Scope::WriteAssets),
+        (
+            Method::POST,
+            "/api/v1/assets/{id}/thumbnail",
+            Scope::WriteAssets,
+        ),
         (Method::GET, "/api/v1/libraries", Scope::ReadLibraries),
         (Method::GET, "/api/v1/libraries/{id}", Scope::ReadLibraries),
         (Method::PUT, "/api/v1/libraries/{id}", Scope::WriteLibraries),

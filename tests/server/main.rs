@@ -4,6 +4,7 @@
 //!
 //! - `commands`: `keys` commands, `serve`, SIGTERM and restarts, the first key, memory under
 //!   large downloads and stalled bodies, connection timeouts, the request log;
+//! - `previews`: `thumbnails backfill` on assets stored without a thumbnail;
 //! - `site`: the example website page in a real headless browser (Chromium);
 //! - `replicas` (features `postgres` and `s3`): two replicas over one PostgreSQL database and
 //!   one bucket of a real S3 server, both started by the test kit.
@@ -14,6 +15,7 @@
 #![allow(unused_crate_dependencies)]
 
 mod commands;
+mod previews;
 #[cfg(all(feature = "postgres", feature = "s3"))]
 mod replicas;
 mod running;

@@ -36,6 +36,34 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Thumbnails of assets stored before their type had them (stop a sled server first).
+    Thumbnails {
+        #[command(subcommand)]
+        command: ThumbnailsCommand,
+    },
+}
+
+/// The `thumbnails` commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ThumbnailsCommand {
+    /// Read the file of every asset without a thumbnail (or, for audio and video, without a
+    /// playing time) again, with a progress bar. Stopping and running it again is safe: what
+    /// was done is not done again.
+    Backfill {
+        #[command(flatten)]
+        data: DataArg,
+        #[command(flatten)]
+        ffmpeg: FfmpegArg,
+    },
+}
+
+/// The ffmpeg that draws videos' poster frames.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct FfmpegArg {
+    /// An ffmpeg binary: a video's thumbnail is then its poster frame, drawn by it with no
+    /// network and a deadline. Default: none (videos get no thumbnail).
+    #[arg(long = "ffmpeg", value_name = "PATH", env = "ASSETLIB_FFMPEG")]
+    pub(crate) path: Option<PathBuf>,
 }
 
 /// Where the data lives: a data directory by default (records in `DIR/db`, files in
@@ -61,6 +89,8 @@ pub(crate) struct DataArg {
 pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub(crate) data: DataArg,
+    #[command(flatten)]
+    pub(crate) ffmpeg: FfmpegArg,
     /// The address to listen on.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
     pub(crate) addr: SocketAddr,
@@ -106,6 +136,7 @@ impl ServeArgs {
         config.cors_origins.clone_from(&self.cors_origins);
         config.trusted_proxy_hops = usize::from(self.trusted_proxy_hops);
         config.replica_sync = self.replica_sync;
+        config.ffmpeg.clone_from(&self.ffmpeg.path);
         config.rate_limit = self.rate_limit.and_then(|n| {
             Some(RateLimit {
                 per_second: NonZeroU32::new(n)?,

@@ -21,6 +21,7 @@ pub(crate) mod demo;
 pub(crate) mod http;
 pub(crate) mod keys;
 pub(crate) mod site;
+pub(crate) mod thumbnails;
 
 use cli::{Cli, Command, ServeArgs};
 use data::{describe_data, open_service};
@@ -64,6 +65,7 @@ where
         match command {
             Command::Serve(args) => serve(args, serve_http).await,
             Command::Keys { command } => run_keys(command).await,
+            Command::Thumbnails { command } => thumbnails::run(command).await,
         }
     });
     match result {
