@@ -35,7 +35,11 @@ async fn env(prefix: &str) -> Env {
 }
 
 async fn env_with(bucket: TestBucket, files: Files) -> Env {
-    let service = Service::new(MemoryStore::new(), files, Config::default());
+    env_configured(bucket, files, Config::default()).await
+}
+
+async fn env_configured(bucket: TestBucket, files: Files, config: Config) -> Env {
+    let service = Service::new(MemoryStore::new(), files, config);
     let (_, key) = service
         .create_key("all", Scope::ALL.to_vec(), None)
         .await
@@ -232,6 +236,40 @@ async fn image_upload_stores_a_thumbnail_that_is_served() {
     assert_eq!((width, height), (320, 240));
     let (r, _) = collect(e.service.thumbnail("nothing-here.png", false).await).await;
     assert_eq!(r.status, 404);
+}
+
+#[tokio::test]
+async fn a_video_in_the_bucket_gets_its_facts_and_a_poster_frame() {
+    let bucket = S3Server::shared().bucket().await;
+    let files = Files::s3_with(bucket.builder(), &bucket.url()).expect("Files::s3_with");
+    let mut config = Config::default();
+    config.ffmpeg = Some(assetlib_testkit::tools::FFMPEG.require());
+    let e = env_configured(bucket, files, config).await;
+    // moov after mdat: read with ranged reads; the poster from a temporary copy.
+    let corpus = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/media/h264-rotated.mov"
+    );
+    let video = std::fs::read(corpus).expect("the media corpus");
+    e.service
+        .files()
+        .put("media/clip.mov", video.into())
+        .await
+        .expect("put");
+    let body = json!({"title": "Clip", "asset_type": "video", "file_path": "media/clip.mov"});
+    let r = e.json_call(Operation::CreateAsset, None, &body).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let asset = json_of(&r)["data"].clone();
+    let facts = (
+        &asset["width"],
+        &asset["height"],
+        &asset["duration_seconds"],
+    );
+    assert_eq!(facts, (&json!(120), &json!(160), &json!(2.0)), "{asset}");
+    assert_eq!(asset["video_codec"], "h264");
+    let thumb = asset["thumbnail_path"].as_str().expect("a poster frame");
+    let jpeg = e.object(thumb).await;
+    assert!(jpeg.starts_with(&[0xFF, 0xD8]), "a JPEG");
 }
 
 /// Width and height of a PNG, from its header.
