@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use assetlib_testkit::tools::CHROMIUM;
+use assetlib_testkit::tools::{CHROMIUM, FFMPEG};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -49,7 +49,10 @@ async fn the_example_page_renders_a_library_on(example: &str) {
     let dir = tempfile::tempdir().unwrap();
     let (data, logs) = (dir.path().join("data"), dir.path().join("logs"));
     std::fs::create_dir_all(&logs).unwrap();
-    let server = Running::start_with(example, &data, &logs, &["--demo"], &[]).await;
+    // With an ffmpeg, so the demo video has its poster frame.
+    let ffmpeg = FFMPEG.require();
+    let args = ["--demo", "--ffmpeg", ffmpeg.to_str().unwrap()];
+    let server = Running::start_with(example, &data, &logs, &args, &[]).await;
     let key = printed_key(&server.stdout());
 
     the_files_are_served_with_their_headers(&server, example).await;
@@ -144,6 +147,7 @@ async fn the_example_page_renders_a_library_on(example: &str) {
         }
     }
     assert!(expected.thumbnails.iter().any(Option::is_some));
+    previews_show_on_the_cards(&cards, example);
 
     // Every asset with a file has a signed link that downloads without a key, the same bytes
     // as a keyed download; the others are shown unavailable.
@@ -690,6 +694,51 @@ fn cards(dom: &str) -> Vec<Card> {
             }
         })
         .collect()
+}
+
+/// The PDF, audio and video cards of the demo library show a thumbnail that loaded (a picture
+/// of some width), with its placeholder behind it; audio and video cards show their playing
+/// time; the video without a file shows its icon and no time.
+fn previews_show_on_the_cards(cards: &[Card], example: &str) {
+    for (kind, duration) in [
+        ("pdf", None),
+        ("audio", Some("0:04")),
+        ("video", Some("0:02")),
+    ] {
+        let card = cards
+            .iter()
+            .find(|c| {
+                c.html.contains(&format!(r#"data-asset-type="{kind}""#)) && c.html.contains("<img")
+            })
+            .unwrap_or_else(|| panic!("{example}: no {kind} card with a thumbnail"));
+        let thumb = opening_tag(&card.html, r#"class="thumb""#);
+        let loaded: u32 = attr(thumb, "data-loaded")
+            .unwrap_or_else(|| panic!("{example}: the {kind} thumbnail did not load: {thumb}"))
+            .parse()
+            .expect("a width");
+        assert!(loaded > 0, "{example}: {thumb}");
+        assert!(
+            thumb.contains(r#"data-placeholder="shown""#)
+                && thumb.contains("background-image: url(&quot;data:image/png;base64,"),
+            "{example}: no placeholder behind the {kind} thumbnail: {thumb}"
+        );
+        let shown = texts(&card.html, r#"data-role="duration">"#);
+        assert_eq!(
+            shown.first().map(String::as_str),
+            duration,
+            "{example}: {kind} {}",
+            card.html
+        );
+    }
+    let waiting = cards
+        .iter()
+        .find(|c| c.html.contains(r#"data-asset-type="video""#) && !c.html.contains("<img"))
+        .unwrap_or_else(|| panic!("{example}: no video card without a file"));
+    assert!(
+        !waiting.html.contains(r#"data-role="duration""#),
+        "{}",
+        waiting.html
+    );
 }
 
 /// The signed address of a card's download link, once the page has signed it.

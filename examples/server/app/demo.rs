@@ -56,7 +56,17 @@ fn one_pager_docx() -> Vec<u8> {
     ])
 }
 
-const SAMPLES: [Sample; 11] = [
+/// A two-second clip with sound (from the committed media corpus, `testdata/media`).
+fn product_tour_mp4() -> Vec<u8> {
+    include_bytes!("../../../testdata/media/h264-aac.mp4").to_vec()
+}
+
+/// Four seconds of sound with cover art, which becomes its thumbnail.
+fn podcast_wav() -> Vec<u8> {
+    samples::wav(4_000, 22_050, 1, Some(&samples::jpeg(600, 600)))
+}
+
+const SAMPLES: [Sample; 12] = [
     Sample {
         title: "Brand guidelines",
         description: "Logo use, colours and type, in twelve pages.",
@@ -95,11 +105,11 @@ const SAMPLES: [Sample; 11] = [
     },
     Sample {
         title: "Product tour",
-        description: "A two-minute walk through the app.",
+        description: "A short walk through the app.",
         asset_type: AssetType::Video,
         external_url: None,
         is_public: true,
-        file: None,
+        file: Some(("product-tour.mp4", product_tour_mp4)),
         published: true,
     },
     Sample {
@@ -108,7 +118,7 @@ const SAMPLES: [Sample; 11] = [
         asset_type: AssetType::Audio,
         external_url: None,
         is_public: false,
-        file: None,
+        file: Some(("podcast-episode-1.wav", podcast_wav)),
         published: true,
     },
     Sample {
@@ -146,6 +156,15 @@ const SAMPLES: [Sample; 11] = [
         is_public: false,
         file: None,
         published: false,
+    },
+    Sample {
+        title: "Webinar recording",
+        description: "Coming soon: the recording is being edited.",
+        asset_type: AssetType::Video,
+        external_url: None,
+        is_public: true,
+        file: None,
+        published: true,
     },
     Sample {
         title: "Website source",
@@ -222,8 +241,9 @@ async fn add_asset(service: &Service, s: &Sample) -> Result<Uuid, BoxError> {
     Ok(service.create_asset(new).await?.id)
 }
 
-/// The sample library's document: two sections of two assets and two unsectioned assets, one
-/// title overridden. Libraries hold pdf, image, video, audio and document assets only.
+/// The sample library's document: a section of two assets, one of three (a video and an
+/// audio file with their previews, and a video without a file yet) and two unsectioned assets,
+/// one title overridden. Libraries hold pdf, image, video, audio and document assets only.
 /// `ids` are the sample assets' ids, in the order of [`SAMPLES`].
 fn library(ids: &[Uuid]) -> Value {
     let entry = |sample: usize, title: Option<&str>| json!({"asset_id": ids[sample - 1], "title": title, "description": null});
@@ -248,7 +268,7 @@ fn library(ids: &[Uuid]) -> Value {
             {"id": section_id(2), "title": "Media",
              "description": "Video and audio about the product.",
              "collapsed_by_default": false,
-             "assets": [entry(5, None), entry(6, None)]},
+             "assets": [entry(5, None), entry(6, None), entry(11, None)]},
         ],
         "unsectioned_assets": [entry(4, None), entry(3, None)],
     })

@@ -411,12 +411,144 @@ function renderCover(library, assetCount, buyer) {
   );
 }
 
+// ---------------------------------------------------------------------------------------------
+// Placeholders: a ThumbHash (https://evanw.github.io/thumbhash/, base64 in
+// `thumbnail_placeholder`) decodes to a blurred picture of the thumbnail, shown behind it until
+// it has loaded.
+
+/** The approximate width / height of a ThumbHash's picture. */
+function thumbHashRatio(hash) {
+  const lengths = hash[3];
+  const hasAlpha = hash[2] & 0x80;
+  const landscape = hash[4] & 0x80;
+  const lx = landscape ? (hasAlpha ? 5 : 7) : lengths & 7;
+  const ly = landscape ? lengths & 7 : hasAlpha ? 5 : 7;
+  return lx / ly;
+}
+
+/** Decodes a ThumbHash to `{ w, h, rgba }`, at most 32 pixels a side. */
+function thumbHashToRGBA(hash) {
+  const header24 = hash[0] | (hash[1] << 8) | (hash[2] << 16);
+  const header16 = hash[3] | (hash[4] << 8);
+  const lDc = (header24 & 63) / 63;
+  const pDc = ((header24 >> 6) & 63) / 31.5 - 1;
+  const qDc = ((header24 >> 12) & 63) / 31.5 - 1;
+  const lScale = ((header24 >> 18) & 31) / 31;
+  const hasAlpha = header24 >> 23;
+  const pScale = ((header16 >> 3) & 63) / 63;
+  const qScale = ((header16 >> 9) & 63) / 63;
+  const landscape = header16 >> 15;
+  const lx = Math.max(3, landscape ? (hasAlpha ? 5 : 7) : header16 & 7);
+  const ly = Math.max(3, landscape ? header16 & 7 : hasAlpha ? 5 : 7);
+  const aDc = hasAlpha ? (hash[5] & 15) / 15 : 1;
+  const aScale = (hash[5] >> 4) / 15;
+  // The AC coefficients: 4 bits each, low nibble first, after the header.
+  const acStart = hasAlpha ? 6 : 5;
+  let acIndex = 0;
+  const channel = (nx, ny, scale) => {
+    const ac = [];
+    for (let cy = 0; cy < ny; cy++) {
+      for (let cx = cy ? 0 : 1; cx * ny < nx * (ny - cy); cx++) {
+        const nibble = (hash[acStart + (acIndex >> 1)] >> ((acIndex & 1) << 2)) & 15;
+        ac.push((nibble / 7.5 - 1) * scale);
+        acIndex++;
+      }
+    }
+    return ac;
+  };
+  const lAc = channel(lx, ly, lScale);
+  const pAc = channel(3, 3, pScale * 1.25);
+  const qAc = channel(3, 3, qScale * 1.25);
+  const aAc = hasAlpha ? channel(5, 5, aScale) : null;
+  const ratio = thumbHashRatio(hash);
+  const w = Math.round(ratio > 1 ? 32 : 32 * ratio);
+  const height = Math.round(ratio > 1 ? 32 / ratio : 32);
+  const rgba = new Uint8ClampedArray(w * height * 4);
+  const cxStop = Math.max(lx, hasAlpha ? 5 : 3);
+  const cyStop = Math.max(ly, hasAlpha ? 5 : 3);
+  const fx = new Float64Array(cxStop);
+  const fy = new Float64Array(cyStop);
+  for (let y = 0, i = 0; y < height; y++) {
+    for (let x = 0; x < w; x++, i += 4) {
+      let l = lDc;
+      let p = pDc;
+      let q = qDc;
+      let a = aDc;
+      for (let cx = 0; cx < cxStop; cx++) fx[cx] = Math.cos((Math.PI / w) * (x + 0.5) * cx);
+      for (let cy = 0; cy < cyStop; cy++) fy[cy] = Math.cos((Math.PI / height) * (y + 0.5) * cy);
+      for (let cy = 0, j = 0; cy < ly; cy++) {
+        const fy2 = fy[cy] * 2;
+        for (let cx = cy ? 0 : 1; cx * ly < lx * (ly - cy); cx++, j++) l += lAc[j] * fx[cx] * fy2;
+      }
+      for (let cy = 0, j = 0; cy < 3; cy++) {
+        for (let cx = cy ? 0 : 1; cx < 3 - cy; cx++, j++) {
+          const f = fx[cx] * fy[cy] * 2;
+          p += pAc[j] * f;
+          q += qAc[j] * f;
+        }
+      }
+      if (aAc) {
+        for (let cy = 0, j = 0; cy < 5; cy++) {
+          for (let cx = cy ? 0 : 1; cx < 5 - cy; cx++, j++) a += aAc[j] * fx[cx] * fy[cy] * 2;
+        }
+      }
+      const b = l - (2 / 3) * p;
+      const r = (3 * l - b + q) / 2;
+      const g = r - q;
+      rgba[i] = 255 * Math.min(1, r);
+      rgba[i + 1] = 255 * Math.min(1, g);
+      rgba[i + 2] = 255 * Math.min(1, b);
+      rgba[i + 3] = 255 * Math.min(1, a);
+    }
+  }
+  return { w, h: height, rgba };
+}
+
+/** A data: URL of the picture a base64 ThumbHash stands for, or null when it is none. */
+function placeholderUrl(base64) {
+  if (typeof base64 !== 'string') return null;
+  try {
+    const hash = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    if (hash.length < 5) return null;
+    const picture = thumbHashToRGBA(hash);
+    if (!(picture.w > 0 && picture.h > 0)) return null;
+    const canvas = document.createElement('canvas');
+    canvas.width = picture.w;
+    canvas.height = picture.h;
+    canvas.getContext('2d').putImageData(new ImageData(picture.rgba, picture.w, picture.h), 0, 0);
+    return canvas.toDataURL('image/png');
+  } catch {
+    return null;
+  }
+}
+
+/** A playing time as `m:ss` (or `h:mm:ss`), or null. */
+function formatDuration(seconds) {
+  if (typeof seconds !== 'number' || !(seconds > 0)) return null;
+  const total = Math.max(1, Math.round(seconds));
+  const [hours, minutes, secs] = [Math.floor(total / 3600), Math.floor(total / 60) % 60, total % 60];
+  const two = (n) => String(n).padStart(2, '0');
+  return hours ? `${hours}:${two(minutes)}:${two(secs)}` : `${minutes}:${two(secs)}`;
+}
+
 function renderThumb(asset, type) {
   const placeholder = () => h('div', { className: 'thumb-placeholder' }, icon(type.icon));
+  const duration = formatDuration(asset.duration_seconds);
+  const badge = duration ? h('span', { className: 'duration', dataset: { role: 'duration' }, text: duration }) : null;
   const src = imageUrl(asset.thumbnail_url);
-  if (!src) return h('div', { className: 'thumb' }, placeholder());
+  if (!src) return h('div', { className: 'thumb' }, placeholder(), badge);
   const img = h('img', { src, alt: '', decoding: 'async', dataset: { role: 'thumbnail' } });
-  const thumb = h('div', { className: 'thumb' }, img);
+  const thumb = h('div', { className: 'thumb' }, img, badge);
+  const blurred = placeholderUrl(asset.thumbnail_placeholder);
+  if (blurred) {
+    thumb.style.backgroundImage = `url("${blurred}")`;
+    thumb.dataset.placeholder = 'shown';
+    img.classList.add('loading');
+  }
+  img.addEventListener('load', () => {
+    img.classList.remove('loading');
+    thumb.dataset.loaded = String(img.naturalWidth);
+  });
   img.addEventListener('error', () => img.replaceWith(placeholder()));
   return thumb;
 }
