@@ -143,7 +143,7 @@ pub(crate) async fn ingest(
     let _turn = pool.0.acquire().await.map_err(ApiError::internal)?;
     let started = Instant::now();
     let work = tokio::task::spawn_blocking(move || {
-        let mut info = extract::extract(&bytes, &name, declared, &limits)?;
+        let (mut info, thumb) = extract::preview(&bytes, &name, declared, THUMBNAIL_SIDE, &limits)?;
         if info.kind == Some(AssetType::Video) {
             let video = if header_only {
                 extract::video_info(&mut stored, &limits)
@@ -155,16 +155,8 @@ pub(crate) async fn ingest(
                 info.height = video.height;
                 info.media = video.media;
             }
-            return Ok((info, None));
         }
-        // A PDF whose pages cannot be counted within the limits is not rendered either.
-        let unreadable_pdf = info.kind == Some(AssetType::Pdf) && info.page_count.is_none();
-        let thumb = if unreadable_pdf {
-            None
-        } else {
-            made_or_logged(extract::thumbnail(&bytes, THUMBNAIL_SIDE, &limits), &name)
-        };
-        Ok::<_, ExtractError>((info, thumb))
+        Ok::<_, ExtractError>((info, made_or_logged(thumb, &name)))
     });
     let (mut info, mut thumb) = match tokio::time::timeout(config.extract_timeout, work).await {
         Err(_) => {

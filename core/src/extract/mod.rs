@@ -1,6 +1,6 @@
 //! File metadata: what a file is, and the fields the contract fills from it.
 //!
-//! Three pure, synchronous functions work on a file's bytes (bounded by the upload limit) and
+//! Pure, synchronous functions work on a file's bytes (bounded by the upload limit) and
 //! never touch a file system. Each bounds its own memory and work by [`Limits`], so a hostile
 //! file cannot make them take unbounded memory; callers still run them off the async runtime
 //! (`spawn_blocking`) with a timeout, because a large file takes real time.
@@ -13,6 +13,8 @@
 //!   400 on `file_path`).
 //! - [`thumbnail`]: a small PNG or JPEG of an image, a PDF's first page, an audio file's cover
 //!   or the picture a document carries, with its ThumbHash placeholder.
+//! - [`preview`]: both at once, sharing their work (what a caller storing a file wants).
+//! - [`video_info`]: a video's facts from its container's index, by ranged reads ([`ReadAt`]).
 //!
 //! ```
 //! use assetlib_core::extract::{self, Limits, samples};
@@ -39,7 +41,7 @@
 //! | document | ODT | `page_count`, `word_count` (`meta:document-statistic` of `meta.xml`; words counted in `content.xml` when it has none) |
 //! | document | plain text, Markdown (UTF-8) | `word_count` |
 //! | image | PNG, JPEG, GIF, WebP; also BMP, TIFF, HEIF/AVIF, ICO, JPEG XL, PSD, QOI, SVG | `width`, `height` as displayed (an EXIF orientation of 5-8 swaps them); null when the header does not give them |
-//! | video | any `video/*` container (MP4, WebM, QuickTime, Matroska, AVI, ...) | — |
+//! | video | any `video/*` container (MP4, WebM, QuickTime, Matroska, AVI, ...) | none from [`extract`]: [`video_info`] reads `width`, `height` (as displayed), playing time and codec of MP4, QuickTime, WebM and Matroska from the container's index, by ranged reads |
 //! | audio | any `audio/*` (MP3, WAV, Ogg, FLAC, M4A, ...), and MP4/WebM/Matroska containers (which may hold sound only) | `media`: duration (ms), sample rate, channels, bit rate (whole kbps, as bits per second), read with `lofty`; null where it cannot read them |
 //!
 //! A word is a run of non-whitespace text with at least one letter or digit in it (so a
@@ -84,8 +86,9 @@
 //! on the long side, EXIF orientation applied, never enlarged (a JPEG gives a JPEG at quality
 //! 85, anything else a PNG, which keeps transparency); a PDF's page 1 drawn on white at
 //! `max_side` by `hayro`, only after the pre-scan above passes and never for an encrypted
-//! file; an audio file's cover art and a DOCX's or ODT's embedded picture, as images. Other
-//! formats (SVG, HEIF, TIFF, video, ...) get none. Each thumbnail carries its ThumbHash
+//! file, nor for one whose pages cannot be counted; an audio file's cover art and a DOCX's or
+//! ODT's embedded picture, as images. Other formats (SVG, HEIF, TIFF, video, ...) get none (a
+//! video's poster frame is drawn by ffmpeg, outside this module). Each thumbnail carries its ThumbHash
 //! (taken of it scaled to fit 100 pixels), base64.
 
 mod audio;
@@ -104,6 +107,8 @@ mod words;
 
 pub use sniff::{Sniffed, sniff};
 pub use video::{ReadAt, VideoInfo, video_info};
+
+use bytes::Bytes;
 
 use crate::error::BoxError;
 use crate::model::{AssetType, Media};
@@ -270,7 +275,40 @@ pub fn extract(
     declared: Option<AssetType>,
     limits: &Limits,
 ) -> Result<FileInfo, ExtractError> {
+    read(bytes, &sniff(bytes, file_name), declared, limits).map(|(info, _)| info)
+}
+
+/// [`extract`] and [`thumbnail`] at once, sharing the work both need (one sniff, one pass of
+/// the PDF pre-scan, and the bytes handed to the PDF renderer without a copy): what a caller
+/// that stores a file wants. The thumbnail's own failure is in the inner result (callers
+/// usually log it and go on without one); a video's thumbnail is none (see
+/// [`video_info`] for its facts).
+///
+/// # Errors
+/// As [`extract`].
+pub fn preview(
+    bytes: &Bytes,
+    file_name: &str,
+    declared: Option<AssetType>,
+    max_side: u32,
+    limits: &Limits,
+) -> Result<(FileInfo, Result<Option<Thumbnail>, ExtractError>), ExtractError> {
     let sniffed = sniff(bytes, file_name);
+    let (info, pdf) = read(bytes, &sniffed, declared, limits)?;
+    let thumb = match info.kind {
+        Some(AssetType::Video) => Ok(None),
+        _ => picture(bytes, &sniffed, pdf, max_side, limits),
+    };
+    Ok((info, thumb))
+}
+
+/// The fields of content `sniffed` as it is, and what reading a PDF found.
+fn read(
+    bytes: &[u8],
+    sniffed: &Sniffed,
+    declared: Option<AssetType>,
+    limits: &Limits,
+) -> Result<(FileInfo, Option<pdf::PdfRead>), ExtractError> {
     let kind = match declared {
         Some(t) if !t.is_file_based() => return Err(ExtractError::NotAFileType(t)),
         Some(t) if !sniffed.is_acceptable_as(t) => {
@@ -292,11 +330,13 @@ pub fn extract(
         height: None,
         media: Media::default(),
     };
+    let mut pdf_read = None;
     match (kind, sniffed.format) {
         (Some(AssetType::Pdf), _) => {
-            let counts = pdf::counts(bytes, limits);
-            info.page_count = counts.pages;
-            info.word_count = counts.words;
+            let read = pdf::read_pdf(bytes, limits);
+            info.page_count = read.counts.pages;
+            info.word_count = read.counts.words;
+            pdf_read = Some(read);
         }
         (Some(AssetType::Document), sniff::Format::Docx) => {
             let counts = document::docx(bytes, limits)?;
@@ -327,14 +367,16 @@ pub fn extract(
         }
         _ => {}
     }
-    Ok(info)
+    Ok((info, pdf_read))
 }
 
 /// Makes the thumbnail of a file, at most `max_side` pixels on the long side (320 for the
 /// contract), aspect ratio kept, with its placeholder:
 /// - a PNG, JPEG, GIF (first frame) or WebP image: the image, EXIF orientation applied,
 ///   never enlarged; a JPEG gives a JPEG, anything else a PNG;
-/// - a PDF: page 1, rendered to exactly `max_side` on its long side, as a PNG;
+/// - a PDF: page 1, rendered to exactly `max_side` on its long side, as a PNG, when the file
+///   is not encrypted and its pages can be counted within `limits` (so a PDF's page and word
+///   counts are read too: [`preview`] gives both for the work of one);
 /// - an audio file: its cover art (the front cover, else the first picture), as for an image;
 /// - an ODF or OOXML document: the picture of its first page that the file carries, as for an
 ///   image.
@@ -353,11 +395,34 @@ pub fn thumbnail(
     limits: &Limits,
 ) -> Result<Option<Thumbnail>, ExtractError> {
     let sniffed = sniff(bytes, "");
+    let pdf = (sniffed.format == sniff::Format::Pdf).then(|| pdf::read_pdf(bytes, limits));
+    picture(
+        &Bytes::copy_from_slice(bytes),
+        &sniffed,
+        pdf,
+        max_side,
+        limits,
+    )
+}
+
+/// The thumbnail of content `sniffed` as it is; `pdf` is what reading it as a PDF found.
+fn picture(
+    bytes: &Bytes,
+    sniffed: &Sniffed,
+    pdf: Option<pdf::PdfRead>,
+    max_side: u32,
+    limits: &Limits,
+) -> Result<Option<Thumbnail>, ExtractError> {
     match (sniffed.kind, sniffed.format) {
-        (_, sniff::Format::Pdf) => match pdf_page::first_page(bytes, max_side, limits) {
-            Some(page) => raster::finish(page.into(), max_side, false).map(Some),
-            None => Ok(None),
-        },
+        (_, sniff::Format::Pdf) => {
+            let page = pdf
+                .filter(|read| read.renderable)
+                .and_then(|_| pdf_page::first_page(bytes, max_side));
+            match page {
+                Some(page) => raster::finish(page.into(), max_side, false).map(Some),
+                None => Ok(None),
+            }
+        }
         (_, sniff::Format::Docx | sniff::Format::Odt) => {
             match document::embedded_thumbnail(bytes, limits)? {
                 Some(picture) => raster::thumbnail(&picture, max_side, limits),

@@ -60,22 +60,31 @@ pub(in crate::extract) const MAX_LENGTH_REFERENCES: usize = 8;
 /// `lopdf` looks up a page's inherited resources by recursion along that chain.
 pub(in crate::extract) const MAX_PDF_DEPTH: usize = 256;
 
-/// Pages and words of a PDF; null where they cannot be read within the limits.
-pub(super) fn counts(bytes: &[u8], limits: &Limits) -> Counts {
-    let Some(scan) = prescan(bytes, limits) else {
-        return Counts::default();
-    };
-    if scan.encrypted && scan.object_streams {
-        return Counts::default();
-    }
-    // lopdf may panic on some malformed input; such a file is unreadable, like any other.
-    catch_unwind(AssertUnwindSafe(|| read(bytes, scan.encrypted, limits))).unwrap_or_default()
+/// What one read of a PDF gives: its counts, and whether a renderer may be given it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct PdfRead {
+    pub(super) counts: Counts,
+    /// The pre-scan passed (every stream it could decode is within the limits, nothing nests
+    /// too deep), the file is not encrypted, and its pages could be counted.
+    pub(super) renderable: bool,
 }
 
-/// Whether a renderer may be given the file: the pre-scan passes (every stream it could
-/// decode is within the limits, nothing nests too deep) and it is not encrypted.
-pub(super) fn renderable(bytes: &[u8], limits: &Limits) -> bool {
-    prescan(bytes, limits).is_some_and(|scan| !scan.encrypted)
+/// Pages and words of a PDF (null where they cannot be read within the limits), and whether
+/// it may be rendered, from one pre-scan.
+pub(super) fn read_pdf(bytes: &[u8], limits: &Limits) -> PdfRead {
+    let Some(scan) = prescan(bytes, limits) else {
+        return PdfRead::default();
+    };
+    if scan.encrypted && scan.object_streams {
+        return PdfRead::default();
+    }
+    // lopdf may panic on some malformed input; such a file is unreadable, like any other.
+    let counts =
+        catch_unwind(AssertUnwindSafe(|| read(bytes, scan.encrypted, limits))).unwrap_or_default();
+    PdfRead {
+        counts,
+        renderable: !scan.encrypted && counts.pages.is_some(),
+    }
 }
 
 fn read(bytes: &[u8], encrypted: bool, limits: &Limits) -> Counts {

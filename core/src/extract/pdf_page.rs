@@ -4,11 +4,14 @@
 //! The page is drawn straight at the thumbnail's size (as `pdftoppm -scale-to` does), on
 //! white, so the work and memory of the raster are bounded by that size whatever the page
 //! claims. The file reaches the renderer only after the same pre-scan that guards the page
-//! and word counts ([`super::pdf::renderable`]): its streams decode within the limits and
-//! nothing in it nests too deep. Encrypted files are not rendered. A panic inside the
+//! and word counts ([`super::pdf::read_pdf`]): its streams decode within the limits, nothing
+//! in it nests too deep, and its pages can be counted. Encrypted files are not rendered. A panic inside the
 //! renderer makes the file unrenderable (no thumbnail), like any other failure.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use bytes::Bytes;
 
 use hayro::hayro_interpret::InterpreterSettings;
 use hayro::hayro_syntax::Pdf;
@@ -16,22 +19,18 @@ use hayro::vello_cpu::color::palette::css::WHITE;
 use hayro::{PixmapSettings, RenderCache, RenderSettings};
 use image::RgbaImage;
 
-use super::Limits;
-
-/// Page 1 of a PDF at most `max_side` pixels on its long side (exactly that, unless the page
-/// is so narrow that its short side rounds below one pixel, which is then one), as RGBA;
-/// `None` when it cannot be rendered.
-pub(super) fn first_page(bytes: &[u8], max_side: u32, limits: &Limits) -> Option<RgbaImage> {
-    if !super::pdf::renderable(bytes, limits) {
-        return None;
-    }
+/// Page 1 of a PDF that [`super::pdf::read_pdf`] found renderable, at most `max_side` pixels
+/// on its long side (exactly that, unless the page is so narrow that its short side rounds
+/// below one pixel, which is then one), as RGBA; `None` when it cannot be rendered. The
+/// renderer shares `bytes`, no copy.
+pub(super) fn first_page(bytes: &Bytes, max_side: u32) -> Option<RgbaImage> {
     catch_unwind(AssertUnwindSafe(|| render(bytes, max_side)))
         .ok()
         .flatten()
 }
 
-fn render(bytes: &[u8], max_side: u32) -> Option<RgbaImage> {
-    let pdf = Pdf::new(bytes.to_vec()).ok()?;
+fn render(bytes: &Bytes, max_side: u32) -> Option<RgbaImage> {
+    let pdf = Pdf::new(Arc::new(bytes.clone())).ok()?;
     let pages = pdf.pages();
     let page = pages.first()?;
     let (w, h) = page.render_dimensions();

@@ -76,15 +76,49 @@ fn unreadable_pdfs_get_no_thumbnail_and_no_error() {
         let got = thumbnail(&pdf, 320, &limits());
         assert!(matches!(got, Ok(None)), "{name}: {got:?}");
     }
-    // Page trees the counts refuse: the renderer walks them without recursion, so these
-    // may render or not, but neither errs nor overflows the stack.
+    // Page trees the counts refuse are not rendered either: one rule for both.
     for (name, pdf) in [
         ("deep page tree", samples::pdf_deep_page_tree(100_000)),
         ("page tree loop", samples::pdf_page_tree_loop()),
     ] {
         let got = thumbnail(&pdf, 320, &limits());
-        assert!(got.is_ok(), "{name}: {got:?}");
+        assert!(matches!(got, Ok(None)), "{name}: {got:?}");
+        assert_eq!(info(&pdf, "a.pdf", None).page_count, None, "{name}");
     }
+}
+
+#[test]
+fn preview_gives_what_extract_and_thumbnail_give_apart() {
+    let wav = samples::wav(1_000, 8_000, 1, Some(&samples::jpeg(90, 60)));
+    let docx = samples::with_embedded_thumbnail(&samples::docx(&["Hi."]), &samples::png(60, 80));
+    let cases: [(&str, Vec<u8>, Option<AssetType>); 6] = [
+        ("a.pdf", samples::pdf(3, 20), Some(AssetType::Pdf)),
+        ("b.png", samples::png(640, 480), None),
+        ("c.wav", wav, Some(AssetType::Audio)),
+        ("d.docx", docx, Some(AssetType::Document)),
+        ("e.txt", b"plain words here".to_vec(), None),
+        ("f.pdf", samples::pdf_deep_page_tree(100_000), None),
+    ];
+    for (name, bytes, declared) in cases {
+        let (got, thumb) =
+            super::super::preview(&bytes.clone().into(), name, declared, 320, &limits())
+                .expect("readable");
+        assert_eq!(got, info(&bytes, name, declared), "{name}");
+        let apart = thumbnail(&bytes, 320, &limits()).expect("no error");
+        assert_eq!(thumb.expect("no error"), apart, "{name}");
+    }
+    // A video's thumbnail is never made from its bytes.
+    let video = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/media/vp9.webm"
+    ))
+    .expect("the media corpus");
+    let (got, thumb) =
+        super::super::preview(&video.into(), "v.webm", None, 320, &limits()).expect("readable");
+    assert_eq!(
+        (got.kind, thumb.ok().flatten()),
+        (Some(AssetType::Video), None)
+    );
 }
 
 #[test]
