@@ -324,6 +324,15 @@ fn a_matroska_element_declaring_a_huge_size_gives_no_facts_and_no_allocation() {
 }
 
 #[test]
+fn inputs_the_fuzzer_found_give_no_facts() {
+    // An stsd box declaring billions of sample entries: mp4parse's reservation for them fails,
+    // and is an error.
+    let path = corpus_dir().join("../fuzz/video_info-stsd-count.mp4");
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    assert_eq!(probe(&bytes), None);
+}
+
+#[test]
 fn content_that_is_no_container_gives_no_facts() {
     assert_eq!(probe(b""), None);
     assert_eq!(probe(b"\x1A\x45\xDF\xA3"), None);
