@@ -42,7 +42,9 @@ pub struct Config {
     pub extract_limits: Limits,
     /// An ffmpeg binary that draws a video's poster frame, its thumbnail (default none: videos
     /// get no thumbnail). It runs as a child process with no network and is killed past what
-    /// is left of [`Config::extract_timeout`]; a video it cannot read gets no thumbnail.
+    /// is left of [`Config::extract_timeout`]; a video it cannot read gets no thumbnail, and
+    /// an MP4, QuickTime, WebM or Matroska file whose index cannot be read is never given
+    /// to it.
     pub ffmpeg: Option<std::path::PathBuf>,
     /// How many files may be read and rendered for their metadata and previews at once
     /// (default: the number of cores); more wait their turn. This caps the CPU previews take.

@@ -144,42 +144,53 @@ pub(crate) async fn ingest(
     let started = Instant::now();
     let work = tokio::task::spawn_blocking(move || {
         let (mut info, thumb) = extract::preview(&bytes, &name, declared, THUMBNAIL_SIDE, &limits)?;
+        let mut unreadable_video = false;
         if info.kind == Some(AssetType::Video) {
             let video = if header_only {
                 extract::video_info(&mut stored, &limits)
             } else {
                 extract::video_info(&mut &bytes[..], &limits)
             };
-            if let Some(video) = video {
-                info.width = video.width;
-                info.height = video.height;
-                info.media = video.media;
+            match video {
+                Some(video) => {
+                    info.width = video.width;
+                    info.height = video.height;
+                    info.media = video.media;
+                }
+                // A container of a kind that is read whose index cannot be: damaged or
+                // hostile, and not handed to ffmpeg either.
+                None if extract::is_probed(&info.mime_type) => unreadable_video = true,
+                None => {}
             }
         }
-        Ok::<_, ExtractError>((info, made_or_logged(thumb, &name)))
+        Ok::<_, ExtractError>((info, made_or_logged(thumb, &name), unreadable_video))
     });
-    let (mut info, mut thumb) = match tokio::time::timeout(config.extract_timeout, work).await {
-        Err(_) => {
-            return Err(file_error(format!(
-                "{field} could not be read within {} seconds",
-                config.extract_timeout.as_secs_f64()
-            )));
-        }
-        Ok(joined) => match joined.map_err(ApiError::internal)? {
-            Ok(done) => done,
-            Err(ExtractError::TypeMismatch {
-                declared,
-                found_mime,
-            }) => {
+    let (mut info, mut thumb, unreadable_video) =
+        match tokio::time::timeout(config.extract_timeout, work).await {
+            Err(_) => {
                 return Err(file_error(format!(
-                    "{field} content is {found_mime}, which is not a valid {declared} file"
+                    "{field} could not be read within {} seconds",
+                    config.extract_timeout.as_secs_f64()
                 )));
             }
-            Err(other) => return Err(file_error(format!("{field} could not be read: {other}"))),
-        },
-    };
+            Ok(joined) => match joined.map_err(ApiError::internal)? {
+                Ok(done) => done,
+                Err(ExtractError::TypeMismatch {
+                    declared,
+                    found_mime,
+                }) => {
+                    return Err(file_error(format!(
+                        "{field} content is {found_mime}, which is not a valid {declared} file"
+                    )));
+                }
+                Err(other) => {
+                    return Err(file_error(format!("{field} could not be read: {other}")));
+                }
+            },
+        };
     info.file_size = resolved.size;
     if info.kind == Some(AssetType::Video)
+        && !unreadable_video
         && let Some(ffmpeg) = &config.ffmpeg
     {
         let left = config.extract_timeout.saturating_sub(started.elapsed());

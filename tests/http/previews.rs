@@ -40,6 +40,16 @@ async fn thumbnail_size(ctx: &Ctx, path: &str) -> (u32, u32, String) {
     )
 }
 
+/// A video asset's width, height, playing time and codec.
+fn facts(a: &Value) -> Value {
+    json!([
+        a["width"],
+        a["height"],
+        a["duration_seconds"],
+        a["video_codec"]
+    ])
+}
+
 async fn remake(ctx: &Ctx, id: &str, key: &str) -> Resp {
     let path = format!("/api/v1/assets/{id}/thumbnail");
     Resp::from(ctx.request(Method::POST, &path, Some(key))).await
@@ -49,34 +59,14 @@ pub(crate) async fn videos_read_their_facts_from_the_container<H: Harness>() {
     let ctx = Ctx::start::<H>().await;
     // A QuickTime file turned a quarter: shown 120 x 160.
     let a = create_on(&ctx, "video/turned.mov", media("h264-rotated.mov"), "video").await;
-    let facts = (
-        &a["width"],
-        &a["height"],
-        &a["duration_seconds"],
-        &a["video_codec"],
-    );
-    assert_eq!(
-        facts,
-        (&json!(120), &json!(160), &json!(2.0), &json!("h264")),
-        "{a}"
-    );
+    assert_eq!(facts(&a), json!([120, 160, 2.0, "h264"]), "{a}");
     // Without ffmpeg a video has no thumbnail, so no placeholder either.
     assert_eq!(
         (&a["thumbnail_path"], &a["thumbnail_placeholder"]),
         (&Value::Null, &Value::Null)
     );
     let a = create_on(&ctx, "video/clip.webm", media("vp9.webm"), "video").await;
-    let facts = (
-        &a["width"],
-        &a["height"],
-        &a["duration_seconds"],
-        &a["video_codec"],
-    );
-    assert_eq!(
-        facts,
-        (&json!(160), &json!(120), &json!(2.0), &json!("vp9")),
-        "{a}"
-    );
+    assert_eq!(facts(&a), json!([160, 120, 2.0, "vp9"]), "{a}");
     // Audio and video facts show on the asset as read back, and on its library.
     let id = id_of(&a);
     let got = ctx.get(&format!("/api/v1/assets/{id}")).await;
@@ -224,4 +214,46 @@ pub(crate) async fn a_thumbnail_is_made_anew_on_request<H: Harness>() {
     // A key without write:assets may not.
     let reader = ctx.key(&[assetlib::Scope::ReadAssets]).await;
     assert_eq!(remake(&ctx, &id, &reader).await.status, 403);
+}
+
+pub(crate) async fn hostile_videos_are_created_without_facts_or_a_thumbnail<H: Harness>() {
+    let mut config = Config::default();
+    config.ffmpeg = Some(FFMPEG.require());
+    config.extract_timeout = Duration::from_secs(10);
+    let ctx = Ctx::with_config::<H>(config).await;
+    let whole = media("h264-faststart.mp4");
+    let moov = whole.windows(4).position(|w| w == b"moov").expect("moov") - 4;
+    // moov cut short; moov claiming 4 GiB; endless empty boxes; a Matroska Info claiming 2^50
+    // bytes.
+    let cut = whole[..moov + 200].to_vec();
+    let mut claims = whole.clone();
+    claims[moov..moov + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+    let mut endless = whole[..moov].to_vec();
+    for _ in 0..5000 {
+        endless.extend_from_slice(&[0, 0, 0, 8, b'f', b'r', b'e', b'e']);
+    }
+    let mut huge = media("vp9.webm");
+    let info = huge
+        .windows(4)
+        .position(|w| w == [0x15, 0x49, 0xA9, 0x66])
+        .expect("Info");
+    let mut size = (1u64 << 50).to_be_bytes();
+    size[0] = 0x01;
+    huge.splice(info + 4..info + 5, size);
+    for (name, bytes) in [
+        ("cut.mp4", cut),
+        ("claims.mp4", claims),
+        ("endless.mp4", endless),
+        ("huge.webm", huge),
+    ] {
+        let started = Instant::now();
+        let a = create_on(&ctx, &format!("video/{name}"), bytes, "video").await;
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{name}: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(facts(&a), json!([null, null, null, null]), "{name}: {a}");
+        assert_eq!(a["thumbnail_path"], Value::Null, "{name}: {a}");
+    }
 }

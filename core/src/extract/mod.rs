@@ -89,7 +89,7 @@
 //! file, nor for one whose pages cannot be counted; an audio file's cover art and a DOCX's or
 //! ODT's embedded picture, as images. Other formats (SVG, HEIF, TIFF, video, ...) get none (a
 //! video's poster frame is drawn by ffmpeg, outside this module). Each thumbnail carries its ThumbHash
-//! (taken of it scaled to fit 100 pixels), base64.
+//! (taken of it scaled to fit 32 pixels), base64.
 
 mod audio;
 mod document;
@@ -106,7 +106,7 @@ mod video;
 mod words;
 
 pub use sniff::{Sniffed, sniff};
-pub use video::{ReadAt, VideoInfo, video_info};
+pub use video::{ReadAt, VideoInfo, is_probed, video_info};
 
 use bytes::Bytes;
 

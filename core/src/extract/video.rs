@@ -52,6 +52,15 @@ impl ReadAt for &[u8] {
     }
 }
 
+/// Whether [`video_info`] reads containers of this media type (MP4, QuickTime, WebM,
+/// Matroska): for these, no facts means a damaged or hostile file.
+pub fn is_probed(mime_type: &str) -> bool {
+    matches!(
+        mime_type,
+        "video/mp4" | "video/quicktime" | "video/webm" | "video/x-matroska"
+    )
+}
+
 /// What a video's container says of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VideoInfo {
