@@ -38,10 +38,12 @@ fn render(bytes: &Bytes, max_side: u32) -> Option<RgbaImage> {
     if !(w.is_finite() && h.is_finite()) || w <= 0.0 || h <= 0.0 {
         return None;
     }
-    // The renderer truncates the scaled sides to whole pixels: half a pixel more makes the
-    // long side `max_side` and the short side its rounded share.
+    // The renderer truncates the scaled sides to whole pixels: a hundredth of a pixel more
+    // makes the long side `max_side` whatever the rounding, and keeps the drawing where
+    // `pdftoppm -scale-to` puts it (half a pixel more would shift the far edge by half a
+    // pixel).
     #[allow(clippy::cast_precision_loss)]
-    let scale = (max_side.clamp(1, u32::from(u16::MAX) - 1) as f32 + 0.5) / long;
+    let scale = (max_side.clamp(1, u32::from(u16::MAX) - 1) as f32 + 0.01) / long;
     if w * scale < 1.0 || h * scale < 1.0 {
         return None;
     }
