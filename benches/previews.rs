@@ -340,7 +340,6 @@ fn media_against_ffprobe(limits: &Limits) {
         checked += 1;
     }
     println!(
-        "Media: {checked} files of testdata/media against ffprobe: sizes and codecs equal, durations within {:.3} s (at most 0.05 allowed)",
-        worst
+        "Media: {checked} files of testdata/media against ffprobe: sizes and codecs equal, durations within {worst:.3} s (at most 0.05 allowed)"
     );
 }
