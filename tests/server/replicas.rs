@@ -893,3 +893,62 @@ async fn a_database_outage_is_503_then_heals_by_itself() {
     server.terminate().await;
     drop(database);
 }
+
+/// `thumbnails backfill` on the shared database and bucket, beside a running replica: a video
+/// stored without a poster frame gets one, which the replica then serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backfill_beside_a_replica_gives_videos_their_poster_frames() {
+    let shared = Shared::new().await;
+    let key = shared.create_key("server", "read:assets,write:assets");
+    let prefix = format!("{}/assets", shared.bucket.url());
+    let files = assetlib::Files::s3_with(shared.bucket.builder(), &prefix).expect("the bucket");
+    let media = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/media/h264-rotated.mov");
+    let video = std::fs::read(media).expect("the media corpus");
+    files
+        .put("video/clip.mov", video.into())
+        .await
+        .expect("put the video");
+    let replica = shared.replica("server").await;
+    let body = json!({"title": "Clip", "asset_type": "video", "file_path": "video/clip.mov"});
+    let (status, created) = replica
+        .send(reqwest::Method::POST, "/api/v1/assets", &key, Some(body))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["data"]["id"].as_str().expect("an id").to_owned();
+    assert_eq!(created["data"]["thumbnail_path"], Value::Null);
+
+    let ffmpeg = assetlib_testkit::tools::FFMPEG.require();
+    let mut backfill = Command::new(server_binary("server"));
+    backfill
+        .args(["thumbnails", "backfill", "--ffmpeg"])
+        .arg(&ffmpeg)
+        .args(shared.flags())
+        .envs(shared.env.iter().map(|(k, v)| (k, v)))
+        .env("RUST_LOG", "warn");
+    let out = backfill.output().expect("run thumbnails backfill");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("1 read again now have a thumbnail"),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The replica follows the write within its notice bound.
+    let path = format!("/api/v1/assets/{id}");
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let thumb = loop {
+        let (_, got) = replica.get(&path, &key).await;
+        if let Some(shown) = got["data"]["thumbnail_path"].as_str() {
+            break shown.to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no poster on the replica within 1 s: {got}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert!(thumb.ends_with(".jpg"), "{thumb}");
+    let keys = shared.bucket.keys().await;
+    assert!(keys.contains(&format!("assets/{thumb}")), "{keys:?}");
+    replica.terminate().await;
+}
