@@ -4,6 +4,7 @@
 use crate::change::FileFields;
 use crate::config::Config;
 use crate::error::ApiError;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::BoxError;
@@ -63,12 +64,21 @@ pub(crate) fn thumbnail_path(extension: &str) -> Result<String, ApiError> {
 /// The bounded pool previews are made on: at most [`crate::Config::preview_workers`] files
 /// are read, rendered or handed to ffmpeg at once; more wait their turn.
 #[derive(Debug)]
-pub(crate) struct Pool(tokio::sync::Semaphore);
+pub(crate) struct Pool(Arc<tokio::sync::Semaphore>);
 
 impl Pool {
     /// A pool of `workers` (at least one).
     pub(crate) fn new(workers: usize) -> Self {
-        Pool(tokio::sync::Semaphore::new(workers.max(1)))
+        Pool(Arc::new(tokio::sync::Semaphore::new(workers.max(1))))
+    }
+
+    /// A turn on the pool, held until dropped: by the work itself, so work that outlives
+    /// its caller's deadline still holds its turn until it ends.
+    async fn turn(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.0)
+            .acquire_owned()
+            .await
+            .map_err(ApiError::internal)
     }
 }
 
@@ -140,9 +150,10 @@ pub(crate) async fn ingest(
         size: resolved.size,
         runtime: tokio::runtime::Handle::current(),
     };
-    let _turn = pool.0.acquire().await.map_err(ApiError::internal)?;
+    let turn = pool.turn().await?;
     let started = Instant::now();
     let work = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
         let (mut info, thumb) = extract::preview(&bytes, &name, declared, THUMBNAIL_SIDE, &limits)?;
         let mut unreadable_video = false;
         if info.kind == Some(AssetType::Video) {
@@ -193,6 +204,8 @@ pub(crate) async fn ingest(
         && !unreadable_video
         && let Some(ffmpeg) = &config.ffmpeg
     {
+        // ffmpeg is killed when its deadline passes, so the turn ends with it.
+        let _turn = pool.turn().await?;
         let left = config.extract_timeout.saturating_sub(started.elapsed());
         let made = poster(
             files,
