@@ -78,11 +78,19 @@ pub(crate) async fn frame(
     let run = async {
         let mut frame = Vec::new();
         let mut errors = Vec::new();
-        let (mut stdout, mut stderr) = (stdout.take(MAX_FRAME_BYTES + 1), stderr.take(4096));
+        let mut stdout = stdout.take(MAX_FRAME_BYTES + 1);
         let read_frame = stdout.read_to_end(&mut frame);
-        let read_errors = stderr.read_to_end(&mut errors);
+        // The first lines it writes are kept for the log; the rest is read and dropped, so
+        // a file that makes it write many (a damaged stream) never blocks it on a full pipe.
+        let mut stderr = stderr;
+        let read_errors = async {
+            (&mut stderr).take(4096).read_to_end(&mut errors).await?;
+            tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await
+        };
         let (a, b) = tokio::join!(read_frame, read_errors);
-        a.and(b).map_err(|e| PosterError::NoFrame(e.to_string()))?;
+        a.map(drop)
+            .and(b.map(drop))
+            .map_err(|e| PosterError::NoFrame(e.to_string()))?;
         let status = child
             .wait()
             .await

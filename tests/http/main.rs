@@ -143,6 +143,7 @@ macro_rules! cases {
             previews::videos_read_their_facts_from_the_container,
             previews::a_poster_frame_is_drawn_by_the_configured_ffmpeg,
             previews::an_ffmpeg_that_hangs_is_killed_at_the_deadline,
+            previews::an_ffmpeg_that_writes_much_to_its_error_output_still_gives_its_frame,
             previews::a_thumbnail_is_made_anew_on_request,
             previews::hostile_videos_are_created_without_facts_or_a_thumbnail,
         ]);

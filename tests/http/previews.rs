@@ -257,3 +257,39 @@ pub(crate) async fn hostile_videos_are_created_without_facts_or_a_thumbnail<H: H
         assert_eq!(a["thumbnail_path"], Value::Null, "{name}: {a}");
     }
 }
+
+pub(crate) async fn an_ffmpeg_that_writes_much_to_its_error_output_still_gives_its_frame<
+    H: Harness,
+>() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let frame = dir.path().join("frame.jpg");
+    std::fs::write(&frame, samples::jpeg(160, 120)).expect("write frame");
+    let fake = dir.path().join("ffmpeg");
+    // A megabyte of complaints (16 times a pipe's buffer), then the frame.
+    let script = format!(
+        "#!/bin/sh\nhead -c 1048576 /dev/zero | tr '\\000' x >&2\ncat '{}'\n",
+        frame.display()
+    );
+    std::fs::write(&fake, script).expect("write script");
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&fake)
+        .status()
+        .expect("chmod");
+    let mut config = Config::default();
+    config.ffmpeg = Some(fake);
+    config.extract_timeout = Duration::from_secs(20);
+    let ctx = Ctx::with_config::<H>(config).await;
+    let started = Instant::now();
+    let a = create_on(&ctx, "video/clip.mp4", media("h264.mp4"), "video").await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let thumb = a["thumbnail_path"].as_str().expect("the frame");
+    assert_eq!(
+        thumbnail_size(&ctx, thumb).await,
+        (160, 120, "image/jpeg".into())
+    );
+}
