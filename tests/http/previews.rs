@@ -2,7 +2,7 @@
 //! service has an ffmpeg (and a hanging one killed), and `POST .../thumbnail` making a
 //! thumbnail anew.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use assetlib::AssetType;
@@ -48,6 +48,28 @@ fn facts(a: &Value) -> Value {
         a["duration_seconds"],
         a["video_codec"]
     ])
+}
+
+/// A world whose ffmpeg is a shell script running `body`, kept in `dir`, and whose files must
+/// be read within `timeout`.
+async fn with_fake_ffmpeg<H: Harness>(dir: &Path, body: &str, timeout: Duration) -> Ctx {
+    use std::os::unix::fs::PermissionsExt as _;
+    let fake = dir.join("ffmpeg");
+    std::fs::write(&fake, format!("#!/bin/sh\n{body}")).expect("write script");
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut config = Config::default();
+    config.ffmpeg = Some(fake);
+    config.extract_timeout = timeout;
+    Ctx::with_config::<H>(config).await
+}
+
+/// Creates a video asset on `h264.mp4`, which must answer within 10 seconds.
+async fn create_video_in_time(ctx: &Ctx) -> Value {
+    let started = Instant::now();
+    let a = create_on(ctx, "video/clip.mp4", media("h264.mp4"), "video").await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    a
 }
 
 async fn remake(ctx: &Ctx, id: &str, key: &str) -> Resp {
@@ -110,28 +132,9 @@ pub(crate) async fn a_poster_frame_is_drawn_by_the_configured_ffmpeg<H: Harness>
 pub(crate) async fn an_ffmpeg_that_hangs_is_killed_at_the_deadline<H: Harness>() {
     let dir = tempfile::tempdir().expect("temp dir");
     let pid_file = dir.path().join("pid");
-    let fake = dir.path().join("ffmpeg");
-    let script = format!(
-        "#!/bin/sh\necho $$ > '{}'\nexec sleep 600\n",
-        pid_file.display()
-    );
-    std::fs::write(&fake, script).expect("write script");
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&fake)
-        .status()
-        .expect("chmod");
-    let mut config = Config::default();
-    config.ffmpeg = Some(fake);
-    config.extract_timeout = Duration::from_secs(2);
-    let ctx = Ctx::with_config::<H>(config).await;
-    let started = Instant::now();
-    let a = create_on(&ctx, "video/clip.mp4", media("h264.mp4"), "video").await;
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
+    let body = format!("echo $$ > '{}'\nexec sleep 600\n", pid_file.display());
+    let ctx = with_fake_ffmpeg::<H>(dir.path(), &body, Duration::from_secs(2)).await;
+    let a = create_video_in_time(&ctx).await;
     assert_eq!(a["thumbnail_path"], Value::Null, "{a}");
     assert_eq!(a["duration_seconds"], 2.0, "the facts are there: {a}");
     let pid = std::fs::read_to_string(&pid_file).expect("the script ran");
@@ -264,29 +267,13 @@ pub(crate) async fn an_ffmpeg_that_writes_much_to_its_error_output_still_gives_i
     let dir = tempfile::tempdir().expect("temp dir");
     let frame = dir.path().join("frame.jpg");
     std::fs::write(&frame, samples::jpeg(160, 120)).expect("write frame");
-    let fake = dir.path().join("ffmpeg");
     // A megabyte of complaints (16 times a pipe's buffer), then the frame.
-    let script = format!(
-        "#!/bin/sh\nhead -c 1048576 /dev/zero | tr '\\000' x >&2\ncat '{}'\n",
+    let body = format!(
+        "head -c 1048576 /dev/zero | tr '\\000' x >&2\ncat '{}'\n",
         frame.display()
     );
-    std::fs::write(&fake, script).expect("write script");
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&fake)
-        .status()
-        .expect("chmod");
-    let mut config = Config::default();
-    config.ffmpeg = Some(fake);
-    config.extract_timeout = Duration::from_secs(20);
-    let ctx = Ctx::with_config::<H>(config).await;
-    let started = Instant::now();
-    let a = create_on(&ctx, "video/clip.mp4", media("h264.mp4"), "video").await;
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
+    let ctx = with_fake_ffmpeg::<H>(dir.path(), &body, Duration::from_secs(20)).await;
+    let a = create_video_in_time(&ctx).await;
     let thumb = a["thumbnail_path"].as_str().expect("the frame");
     assert_eq!(
         thumbnail_size(&ctx, thumb).await,
