@@ -259,20 +259,19 @@ async fn poster(
     deadline: Duration,
 ) -> Result<Option<Thumbnail>, BoxError> {
     let started = Instant::now();
-    let mut _copy = None;
-    let input = match files.local_path(path) {
-        Some(local) => local,
-        None if size <= config.max_upload => {
-            let copy = tokio::time::timeout(deadline, files.copy_to_temp(path)).await??;
-            let at = copy.to_path_buf();
-            _copy = Some(copy);
-            at
-        }
-        None => return Ok(None),
+    let local = files.local_path(path);
+    // Removed when dropped, once ffmpeg is done with it.
+    let copy = if local.is_none() && size <= config.max_upload {
+        Some(tokio::time::timeout(deadline, files.copy_to_temp(path)).await??)
+    } else {
+        None
+    };
+    let Some(input) = local.as_deref().or(copy.as_deref()) else {
+        return Ok(None);
     };
     let left = deadline.saturating_sub(started.elapsed());
     let duration = info.media.duration_ms;
-    let frame = poster::frame(ffmpeg, &input, duration, THUMBNAIL_SIDE, left).await?;
+    let frame = poster::frame(ffmpeg, input, duration, THUMBNAIL_SIDE, left).await?;
     let limits = config.extract_limits.clone();
     let made =
         tokio::task::spawn_blocking(move || extract::thumbnail(&frame, THUMBNAIL_SIDE, &limits));

@@ -166,11 +166,11 @@ impl Service {
             .and_then(|done| done.ok_or(ApiError::AssetNotFound));
         written.settle(&inner.files, &outcome).await;
         let done = outcome?;
-        if new_thumbnail.is_some() && done.after.thumbnail_path != new_thumbnail {
+        if let Some(path) = &new_thumbnail
+            && done.after.thumbnail_path.as_ref() != Some(path)
+        {
             // The asset's file changed meanwhile: this thumbnail is of no file it has.
-            if let Some(path) = &new_thumbnail {
-                inner.files.delete(path).await;
-            }
+            inner.files.delete(path).await;
         }
         self.remove_replaced(&done.before, Some(&done.after)).await;
         Ok(done.after)
