@@ -77,7 +77,7 @@ fn main() {
 /// Medians of `extract` and `preview` on `pdf`, timed in turn.
 fn interleaved(pdf: &Bytes, limits: &Limits) -> (Duration, Duration) {
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..15 {
+    for _ in 0..101 {
         let t = Instant::now();
         let _ = black_box(extract::extract(pdf, "a.pdf", Some(AssetType::Pdf), limits));
         a.push(t.elapsed());

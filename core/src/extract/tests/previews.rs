@@ -41,7 +41,8 @@ fn a_pdf_gets_its_first_page_at_320_px_on_the_long_side() {
     assert_eq!(t.mime_type, "image/png");
     // samples::pdf pages are US Letter (612 x 792 pt): portrait.
     assert_eq!(t.height, 320);
-    assert_eq!(t.width, (612.0f64 * 320.0 / 792.0).round() as u32);
+    // The short side rounded up, as `pdftoppm -scale-to 320` makes it (247.3 -> 248).
+    assert_eq!(t.width, 248);
     let image = decoded(&t).to_rgb8();
     // White paper with dark text on it: most pixels white, some clearly dark.
     let dark = image
@@ -53,6 +54,71 @@ fn a_pdf_gets_its_first_page_at_320_px_on_the_long_side() {
     assert!(white * 2 > all, "{white} of {all} white");
     assert!(dark > 50, "text drawn: {dark} dark pixels");
     check_placeholder(&t);
+}
+
+/// Page 1 of a real PDF (small text in embedded fonts) against what `pdftoppm` makes of it
+/// (`testdata/pdf/make.sh`): the same size, and the same pixels but for anti-aliasing
+/// shades. Drawn where `hayro` alone puts glyphs, small text sits a pixel off on many lines:
+/// hundreds of pixels then differ by more than a quarter of the range.
+#[test]
+fn a_pdf_thumbnail_matches_pdftoppm() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/pdf");
+    let pdf = std::fs::read(dir.join("ltnews18.pdf")).expect("the committed PDF");
+    let reference = image::open(dir.join("ltnews18-pdftoppm.png"))
+        .expect("the committed reference")
+        .to_luma8();
+    let t = thumbnail(&pdf, 320, &limits())
+        .expect("no error")
+        .expect("a PDF thumbnail");
+    let ours = decoded(&t).to_luma8();
+    assert_eq!(ours.dimensions(), reference.dimensions());
+    let differences: Vec<u8> = ours
+        .pixels()
+        .zip(reference.pixels())
+        .map(|(a, b)| a.0[0].abs_diff(b.0[0]))
+        .collect();
+    let far = differences.iter().filter(|d| **d > 64).count();
+    #[allow(clippy::cast_precision_loss)]
+    let mean = differences.iter().map(|d| f64::from(*d)).sum::<f64>() / differences.len() as f64;
+    assert_eq!(far, 0, "pixels more than 64 apart from pdftoppm's");
+    assert!(mean < 0.25, "mean difference {mean}");
+}
+
+/// A page dark to its edges is dark to the thumbnail's edges: the last row too, although the
+/// page is drawn half a pixel up.
+#[test]
+fn a_page_dark_to_its_edge_is_dark_in_the_last_row() {
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages = doc.new_object_id();
+    let content = doc.add_object(Stream::new(
+        dictionary! {},
+        b"0.2 0.2 0.2 rg 0 0 612 792 re f".to_vec(),
+    ));
+    let page = doc.add_object(dictionary! {
+        "Type" => "Page", "Parent" => pages, "Contents" => content,
+    });
+    doc.objects.insert(
+        pages,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages });
+    doc.trailer.set("Root", catalog);
+    let mut pdf = Vec::new();
+    doc.save_to(&mut pdf).expect("write");
+    let t = thumbnail(&pdf, 320, &limits()).unwrap().expect("rendered");
+    let image = decoded(&t).to_luma8();
+    let (w, h) = image.dimensions();
+    for (name, y) in [("first", 0), ("middle", h / 2), ("last", h - 1)] {
+        let row: Vec<u8> = (0..w - 1).map(|x| image.get_pixel(x, y).0[0]).collect();
+        assert!(
+            row.iter().all(|v| v.abs_diff(51) <= 2),
+            "{name} row is the page's grey: {row:?}"
+        );
+    }
 }
 
 #[test]
