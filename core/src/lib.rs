@@ -49,6 +49,7 @@
 //! | [`embed`] | `video_embed` from an external video URL |
 //! | [`extract`] | file metadata from content: MIME by magic bytes, pages, words, image size, thumbnails |
 //! | [`download`] | `Range` selection and `Content-Disposition` of downloads |
+//! | [`variant`] | image variants: their parameters, sizes, and making them (decode, resize, encode) |
 //! | [`render`] | assets, library list items and timestamps on the wire |
 //! | `openapi` | the OpenAPI 3.1 document of the API, served at `GET /api/v1/openapi.json` (feature `openapi`) |
 //! | `testing` | the store conformance suite (feature `testing`) |
@@ -59,6 +60,7 @@
 //! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs (turns on `samples`) |
 //! | `samples` | `assetlib_core::extract::samples`: small real files (PDF, DOCX, ODT, PNG, JPEG, ...) for tests and demos |
 //! | `openapi` | `assetlib_core::openapi`: the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` (without the feature that route answers 404) |
+//! | `webp-lossy` (default) | lossy WebP variants through libwebp (built from source; without it WebP variants are lossless) |
 //! | `s3` | `Files::s3`: files in a bucket of any S3-compatible service, through object_store's `aws` backend |
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
@@ -98,6 +100,7 @@ pub mod testing;
 pub mod tree;
 mod upload;
 pub mod validate;
+pub mod variant;
 mod web;
 
 pub use async_trait::async_trait;

@@ -106,6 +106,25 @@ mod video;
 mod words;
 
 pub use sniff::{Sniffed, sniff};
+
+/// Width and height, as displayed, of a PNG, JPEG, GIF or WebP file, from its header.
+pub(crate) fn image_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
+    raster::dimensions(bytes)
+}
+
+/// Page 1 of a PDF as RGBA on white, its long side what `long_side` says of the page's width
+/// and height in points, after the pre-scan that guards thumbnails; `None` when it cannot be
+/// rendered.
+pub(crate) fn pdf_page_image(
+    bytes: &bytes::Bytes,
+    limits: &Limits,
+    long_side: impl FnOnce(f64, f64) -> u32,
+) -> Option<image::RgbaImage> {
+    pdf::read_pdf(bytes, limits)
+        .renderable
+        .then(|| pdf_page::first_page_sized(bytes, long_side))
+        .flatten()
+}
 pub use video::{ReadAt, VideoInfo, is_probed, video_info};
 
 use bytes::Bytes;

@@ -28,12 +28,21 @@ use image::RgbaImage;
 /// `max_side`, the short side scaled alike and rounded up to whole pixels (so at least one).
 /// The renderer shares `bytes`, no copy.
 pub(super) fn first_page(bytes: &Bytes, max_side: u32) -> Option<RgbaImage> {
-    catch_unwind(AssertUnwindSafe(|| render(bytes, max_side)))
+    first_page_sized(bytes, |_, _| max_side)
+}
+
+/// Page 1 as [`first_page`] renders it, its long side what `long_side` says of the page's
+/// width and height in points.
+pub(super) fn first_page_sized(
+    bytes: &Bytes,
+    long_side: impl FnOnce(f64, f64) -> u32,
+) -> Option<RgbaImage> {
+    catch_unwind(AssertUnwindSafe(|| render(bytes, long_side)))
         .ok()
         .flatten()
 }
 
-fn render(bytes: &Bytes, max_side: u32) -> Option<RgbaImage> {
+fn render(bytes: &Bytes, long_side: impl FnOnce(f64, f64) -> u32) -> Option<RgbaImage> {
     let pdf = Pdf::new(Arc::new(bytes.clone())).ok()?;
     let pages = pdf.pages();
     let page = pages.first()?;
@@ -42,7 +51,7 @@ fn render(bytes: &Bytes, max_side: u32) -> Option<RgbaImage> {
         return None;
     }
     let (w, h) = (f64::from(w), f64::from(h));
-    let max_side = f64::from(max_side.clamp(1, u32::from(u16::MAX)));
+    let max_side = f64::from(long_side(w, h).clamp(1, u32::from(u16::MAX)));
     let scale = max_side / w.max(h);
     // A side a rounding error past a whole pixel is that pixel (the long side is `max_side`).
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]

@@ -1,0 +1,398 @@
+//! Making a variant: decode (within the limits, EXIF orientation applied), crop and resize
+//! (Lanczos3, `fast_image_resize`), encode (JPEG and PNG with the `image` crate, WebP with
+//! libwebp under the `webp-lossy` feature). An ICC profile of the source is kept in a JPEG or
+//! PNG variant, so colours stay as the source shows them.
+
+use std::io::Cursor;
+
+use bytes::Bytes;
+use fast_image_resize::{FilterType, ResizeAlg, ResizeOptions, Resizer};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageEncoder, ImageFormat, ImageReader, RgbaImage};
+
+use super::params::{Fit, Format, MAX_SIDE, VariantSpec};
+use crate::extract::Limits;
+
+/// The encoding of a made variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// JPEG (`image/jpeg`, `.jpg`).
+    Jpeg,
+    /// PNG (`image/png`, `.png`).
+    Png,
+    /// WebP (`image/webp`, `.webp`).
+    Webp,
+}
+
+impl Encoding {
+    /// What `format` gives for a client that takes WebP (`webp`) or not, of a source with
+    /// transparency (`alpha`) or not.
+    pub fn choose(format: Format, webp: bool, alpha: bool) -> Self {
+        match format {
+            Format::Jpeg => Encoding::Jpeg,
+            Format::Png => Encoding::Png,
+            Format::Webp => Encoding::Webp,
+            Format::Auto if webp => Encoding::Webp,
+            Format::Auto if alpha => Encoding::Png,
+            Format::Auto => Encoding::Jpeg,
+        }
+    }
+
+    /// The media type.
+    pub const fn mime_type(self) -> &'static str {
+        match self {
+            Encoding::Jpeg => "image/jpeg",
+            Encoding::Png => "image/png",
+            Encoding::Webp => "image/webp",
+        }
+    }
+
+    /// The file extension, without the dot.
+    pub const fn extension(self) -> &'static str {
+        match self {
+            Encoding::Jpeg => "jpg",
+            Encoding::Png => "png",
+            Encoding::Webp => "webp",
+        }
+    }
+}
+
+/// Why a source gives no variant. Each is the client's to know (a 400 saying why), as the
+/// source is the asset's file: nothing here is a failure of the server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransformError {
+    /// The source is no image this API decodes (PNG, JPEG, GIF, WebP), or is damaged.
+    #[error("the image cannot be read: {0}")]
+    Unreadable(String),
+    /// The source is larger than [`Limits::max_image_pixels`] or needs more memory than
+    /// [`Limits::max_image_alloc`].
+    #[error("the image is too large to convert: {0}")]
+    TooLarge(String),
+    /// The PDF's page 1 cannot be rendered.
+    #[error("the PDF's first page cannot be rendered")]
+    Unrenderable,
+    /// The encoder refused the result.
+    #[error("the image cannot be encoded as {0}")]
+    Encode(&'static str),
+}
+
+/// What a variant is made of: an image file's bytes, or a PDF whose page 1 is rendered at
+/// the size the variant needs.
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    /// A PNG, JPEG, GIF (its first frame) or WebP file.
+    Image(&'a [u8]),
+    /// A PDF.
+    Pdf(&'a Bytes),
+}
+
+/// A made variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// The encoded image.
+    pub bytes: Vec<u8>,
+    /// Its encoding.
+    pub encoding: Encoding,
+    /// Its width in pixels.
+    pub width: u32,
+    /// Its height in pixels.
+    pub height: u32,
+}
+
+/// Where the source goes in the variant: the part of the source (in source pixels) scaled
+/// to `scaled`, placed at `offset` on a canvas of `canvas` pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    /// The part of the source used: left, top, width, height.
+    pub crop: (f64, f64, f64, f64),
+    /// The size the used part is scaled to.
+    pub scaled: (u32, u32),
+    /// The variant's size.
+    pub canvas: (u32, u32),
+    /// Where the scaled part sits on the canvas.
+    pub offset: (u32, u32),
+}
+
+/// How `spec` makes a variant of a source of `width` x `height` pixels (as displayed). A
+/// variant never scales the source up: a box larger than the source shrinks, keeping its
+/// shape, until it fits; and no side passes [`MAX_SIDE`] (the image shrinks to keep its
+/// shape).
+pub fn plan(spec: &VariantSpec, width: u32, height: u32) -> Plan {
+    let (sw, sh) = (f64::from(width.max(1)), f64::from(height.max(1)));
+    let whole = (0.0, 0.0, sw, sh);
+    let px = |v: f64| {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let v = v.round().clamp(1.0, f64::from(MAX_SIDE)) as u32;
+        v
+    };
+    let inside = |bw: Option<f64>, bh: Option<f64>| {
+        let max = f64::from(MAX_SIDE);
+        let s = [
+            bw.map(|w| w / sw),
+            bh.map(|h| h / sh),
+            Some(1.0),
+            Some(max / sw),
+            Some(max / sh),
+        ]
+        .into_iter()
+        .flatten()
+        .fold(f64::INFINITY, f64::min);
+        (px(sw * s), px(sh * s))
+    };
+    let (Some(bw), Some(bh), Fit::Cover | Fit::Contain) = (spec.width, spec.height, spec.fit)
+    else {
+        let size = inside(spec.width.map(f64::from), spec.height.map(f64::from));
+        return Plan {
+            crop: whole,
+            scaled: size,
+            canvas: size,
+            offset: (0, 0),
+        };
+    };
+    // The box, shrunk to fit the source when larger.
+    let (bw, bh) = (f64::from(bw), f64::from(bh));
+    let k = (sw / bw).min(sh / bh).min(1.0);
+    let (bw, bh) = (bw * k, bh * k);
+    let canvas = (px(bw), px(bh));
+    if spec.fit == Fit::Cover {
+        // The centred part of the source with the box's shape.
+        let (cw, ch) = if sw / sh > bw / bh {
+            (sh * bw / bh, sh)
+        } else {
+            (sw, sw * bh / bw)
+        };
+        return Plan {
+            crop: ((sw - cw) / 2.0, (sh - ch) / 2.0, cw, ch),
+            scaled: canvas,
+            canvas,
+            offset: (0, 0),
+        };
+    }
+    let scaled = inside(Some(bw), Some(bh));
+    let scaled = (scaled.0.min(canvas.0), scaled.1.min(canvas.1));
+    Plan {
+        crop: whole,
+        scaled,
+        canvas,
+        offset: ((canvas.0 - scaled.0) / 2, (canvas.1 - scaled.1) / 2),
+    }
+}
+
+/// The size, as displayed, of an image file, from its header; `None` when it cannot be read.
+pub fn image_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    crate::extract::image_dimensions(bytes)
+}
+
+/// Whether an image file may have transparency, from its header (its colour type).
+pub fn has_alpha(bytes: &[u8]) -> bool {
+    image::guess_format(bytes)
+        .ok()
+        .and_then(|f| {
+            ImageReader::with_format(Cursor::new(bytes), f)
+                .into_decoder()
+                .ok()
+        })
+        .is_some_and(|d| d.color_type().has_alpha())
+}
+
+/// Makes the variant `spec` of `source` in `encoding`, within `limits`.
+pub fn make(
+    source: Source<'_>,
+    spec: &VariantSpec,
+    encoding: Encoding,
+    limits: &Limits,
+) -> Result<Variant, TransformError> {
+    let (image, icc) = match source {
+        Source::Image(bytes) => decode(bytes, limits)?,
+        Source::Pdf(bytes) => (
+            DynamicImage::ImageRgba8(render_pdf(bytes, spec, limits)?),
+            None,
+        ),
+    };
+    let plan = plan(spec, image.width(), image.height());
+    let alpha = image.color().has_alpha() || plan.canvas != plan.scaled;
+    let mut scaled = if alpha {
+        DynamicImage::ImageRgba8(RgbaImage::new(plan.scaled.0, plan.scaled.1))
+    } else {
+        DynamicImage::ImageRgb8(image::RgbImage::new(plan.scaled.0, plan.scaled.1))
+    };
+    let source = if alpha {
+        DynamicImage::ImageRgba8(image.into_rgba8())
+    } else {
+        DynamicImage::ImageRgb8(image.into_rgb8())
+    };
+    let (left, top, w, h) = plan.crop;
+    let options = ResizeOptions::new()
+        .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3))
+        .crop(left, top, w, h);
+    Resizer::new()
+        .resize(&source, &mut scaled, &options)
+        .map_err(|e| TransformError::TooLarge(e.to_string()))?;
+    drop(source);
+    let image = if plan.canvas == plan.scaled {
+        scaled
+    } else {
+        // Letterboxed: transparent around the image (white once flattened for JPEG).
+        let mut canvas = RgbaImage::new(plan.canvas.0, plan.canvas.1);
+        image::imageops::overlay(
+            &mut canvas,
+            &scaled.into_rgba8(),
+            i64::from(plan.offset.0),
+            i64::from(plan.offset.1),
+        );
+        DynamicImage::ImageRgba8(canvas)
+    };
+    let bytes = encode(&image, encoding, spec.quality, icc)?;
+    Ok(Variant {
+        bytes,
+        encoding,
+        width: image.width(),
+        height: image.height(),
+    })
+}
+
+/// Decodes an image file within `limits`, turned as its EXIF orientation says, with its ICC
+/// profile.
+fn decode(
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<(DynamicImage, Option<Vec<u8>>), TransformError> {
+    let unreadable = |e: image::ImageError| match e {
+        image::ImageError::Limits(l) => TransformError::TooLarge(l.to_string()),
+        other => TransformError::Unreadable(other.to_string()),
+    };
+    let Ok(format @ (ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::Gif | ImageFormat::WebP)) =
+        image::guess_format(bytes)
+    else {
+        return Err(TransformError::Unreadable(
+            "not a PNG, JPEG, GIF or WebP file".to_owned(),
+        ));
+    };
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut decoder_limits = image::Limits::default();
+    decoder_limits.max_alloc = Some(limits.max_image_alloc);
+    reader.limits(decoder_limits);
+    let mut decoder = reader.into_decoder().map_err(unreadable)?;
+    let (w, h) = decoder.dimensions();
+    if u64::from(w) * u64::from(h) > limits.max_image_pixels {
+        return Err(TransformError::TooLarge(format!(
+            "{w} x {h} pixels, more than {}",
+            limits.max_image_pixels
+        )));
+    }
+    let icc = decoder.icc_profile().ok().flatten();
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let mut image = DynamicImage::from_decoder(decoder).map_err(unreadable)?;
+    image.apply_orientation(orientation);
+    Ok((image, icc))
+}
+
+/// Page 1 of a PDF, rendered at the size the variant takes (so the resize after it is one to
+/// one): a page is a source of any size up to [`MAX_SIDE`] on its long side; without `w` and
+/// `h`, 2048.
+fn render_pdf(
+    bytes: &Bytes,
+    spec: &VariantSpec,
+    limits: &Limits,
+) -> Result<RgbaImage, TransformError> {
+    let spec = match (spec.width, spec.height) {
+        (None, None) => VariantSpec::inside(Some(2048), Some(2048)),
+        _ => *spec,
+    };
+    crate::extract::pdf_page_image(bytes, limits, |w, h| {
+        let long = w.max(h);
+        let virtual_side = |side: f64| {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let v = (side / long * f64::from(MAX_SIDE)).round().max(1.0) as u32;
+            v
+        };
+        let plan = plan(&spec, virtual_side(w), virtual_side(h));
+        let factor = f64::from(plan.scaled.0) / plan.crop.2;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let side = (f64::from(MAX_SIDE) * factor).round() as u32;
+        side
+    })
+    .ok_or(TransformError::Unrenderable)
+}
+
+fn encode(
+    image: &DynamicImage,
+    encoding: Encoding,
+    quality: u8,
+    icc: Option<Vec<u8>>,
+) -> Result<Vec<u8>, TransformError> {
+    let mut out = Vec::new();
+    let (w, h) = (image.width(), image.height());
+    match encoding {
+        Encoding::Jpeg => {
+            let rgb = flatten(image);
+            let mut encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality);
+            if let Some(icc) = icc {
+                let _ = encoder.set_icc_profile(icc);
+            }
+            encoder
+                .write_image(rgb.as_raw(), w, h, image::ExtendedColorType::Rgb8)
+                .map_err(|_| TransformError::Encode("JPEG"))?;
+        }
+        Encoding::Png => {
+            let mut encoder = image::codecs::png::PngEncoder::new(&mut out);
+            if let Some(icc) = icc {
+                let _ = encoder.set_icc_profile(icc);
+            }
+            encoder
+                .write_image(image.as_bytes(), w, h, image.color().into())
+                .map_err(|_| TransformError::Encode("PNG"))?;
+        }
+        Encoding::Webp => out = webp(image, quality)?,
+    }
+    Ok(out)
+}
+
+/// The image on white, without alpha.
+fn flatten(image: &DynamicImage) -> image::RgbImage {
+    match image {
+        DynamicImage::ImageRgb8(rgb) => rgb.clone(),
+        other => {
+            let rgba = other.to_rgba8();
+            image::RgbImage::from_fn(rgba.width(), rgba.height(), |x, y| {
+                let [r, g, b, a] = rgba.get_pixel(x, y).0;
+                let on_white = |c: u8| {
+                    let (c, a) = (u16::from(c), u16::from(a));
+                    #[allow(clippy::cast_possible_truncation)]
+                    let v = ((c * a + 255 * (255 - a) + 127) / 255) as u8;
+                    v
+                };
+                image::Rgb([on_white(r), on_white(g), on_white(b)])
+            })
+        }
+    }
+}
+
+#[cfg(feature = "webp-lossy")]
+fn webp(image: &DynamicImage, quality: u8) -> Result<Vec<u8>, TransformError> {
+    let (w, h) = (image.width(), image.height());
+    let encoder = match image {
+        DynamicImage::ImageRgb8(rgb) => webp::Encoder::from_rgb(rgb.as_raw(), w, h),
+        DynamicImage::ImageRgba8(rgba) => webp::Encoder::from_rgba(rgba.as_raw(), w, h),
+        _ => return Err(TransformError::Encode("WebP")),
+    };
+    encoder
+        .encode_simple(false, f32::from(quality))
+        .map(|memory| memory.to_vec())
+        .map_err(|_| TransformError::Encode("WebP"))
+}
+
+#[cfg(not(feature = "webp-lossy"))]
+fn webp(image: &DynamicImage, _quality: u8) -> Result<Vec<u8>, TransformError> {
+    let mut out = Vec::new();
+    image::codecs::webp::WebPEncoder::new_lossless(&mut out)
+        .write_image(
+            image.as_bytes(),
+            image.width(),
+            image.height(),
+            image.color().into(),
+        )
+        .map_err(|_| TransformError::Encode("WebP"))?;
+    Ok(out)
+}
