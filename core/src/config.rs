@@ -49,6 +49,16 @@ pub struct Config {
     /// How many files may be read and rendered for their metadata and previews at once
     /// (default: the number of cores); more wait their turn. This caps the CPU previews take.
     pub preview_workers: usize,
+    /// The named variants `GET /api/v1/assets/{id}/image?preset=NAME` serves (default
+    /// [`crate::variant::default_presets`]: `thumb` 320 inside, `card` 640 x 400 cover,
+    /// `cover` 1600 x 600 cover, `full` 2048 inside). A preset of a published public asset
+    /// needs no key.
+    pub image_presets: std::collections::BTreeMap<String, crate::variant::VariantSpec>,
+    /// How many image variants may be made at once (default: the number of cores).
+    pub image_workers: usize,
+    /// How many more requests for variants not made yet may wait for a worker (default 16);
+    /// beyond them the answer is 503 with `Retry-After`.
+    pub image_queue: usize,
     /// Longest gap in a request body (default 30 s): a client whose body stops arriving for
     /// longer is answered 408 and its request ends, so it ties up no more than its buffers.
     pub body_timeout: Duration,
@@ -136,6 +146,9 @@ impl Default for Config {
             extract_limits: Limits::default(),
             ffmpeg: None,
             preview_workers: std::thread::available_parallelism().map_or(2, usize::from),
+            image_presets: crate::variant::default_presets(),
+            image_workers: std::thread::available_parallelism().map_or(2, usize::from),
+            image_queue: 16,
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
             rate_limit: None,

@@ -24,6 +24,7 @@
 //! | anything the app puts there | asset files named by `file_path` |
 //! | `uploads/{uuid}/{name}` | files uploaded through the API |
 //! | `thumbnails/{random}.{png,jpg}` | thumbnails of images, served publicly: 128 random bits name each, never the asset's id |
+//! | `derived/{asset_id}/{name}.{jpg,png,webp}` | image variants, named by what makes them (removed with the asset's file) |
 //!
 //! ```
 //! use assetlib_core::Files;
@@ -54,6 +55,9 @@ use tokio::io::AsyncWriteExt as _;
 
 use crate::error::{ApiError, BoxError, FileError};
 use crate::reply::ByteStream;
+
+mod written;
+pub(crate) use written::Written;
 
 /// Why a file store could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -557,35 +561,32 @@ impl Files {
     }
 }
 
-/// Bytes gathered before a part of a streamed upload is written (object stores such as S3
-/// need parts of at least 5 MiB).
-const PART_SIZE: usize = 5 * 1024 * 1024;
-
-/// The files one request wrote to the store (an upload, a thumbnail), so that one clean-up
-/// removes them all when the request fails. Files an app placed itself are never listed.
-#[derive(Debug, Default)]
-pub(crate) struct Written {
-    paths: Vec<String>,
-}
-
-impl Written {
-    /// Notes a file the request wrote.
-    pub(crate) fn push(&mut self, path: String) {
-        self.paths.push(path);
-    }
-
-    /// Notes each file the request wrote, if any.
-    pub(crate) fn extend(&mut self, paths: impl IntoIterator<Item = String>) {
-        self.paths.extend(paths);
-    }
-
-    /// The one clean-up point: keeps the files when the request succeeded, else removes every
-    /// file it wrote.
-    pub(crate) async fn settle<T, E>(self, files: &Files, outcome: &Result<T, E>) {
-        if outcome.is_err() {
-            for path in &self.paths {
-                files.delete(path).await;
+impl Files {
+    /// Removes every stored file under `prefix` (a folder such as `derived/{id}/`); failures
+    /// are logged, never errors.
+    pub(crate) async fn delete_prefix(&self, prefix: &str) {
+        let Ok(location) = ObjectPath::parse(prefix) else {
+            return;
+        };
+        let listed: Vec<ObjectPath> = match self
+            .store
+            .list(Some(&location))
+            .map_ok(|meta| meta.location)
+            .try_collect()
+            .await
+        {
+            Ok(listed) => listed,
+            Err(e) => {
+                tracing::warn!(error = %e, prefix, "could not list stored files to remove");
+                return;
             }
+        };
+        for path in listed {
+            self.delete(path.as_ref()).await;
         }
     }
 }
+
+/// Bytes gathered before a part of a streamed upload is written (object stores such as S3
+/// need parts of at least 5 MiB).
+const PART_SIZE: usize = 5 * 1024 * 1024;

@@ -179,8 +179,12 @@ pub struct RawRequest<'a> {
     /// The `If-Range` header value: a range is served only while it names the file's current
     /// strong `ETag`; otherwise the whole file is sent.
     pub if_range: Option<&'a [u8]>,
-    /// The `If-None-Match` header value: a JSON `GET` whose `ETag` it names answers 304.
+    /// The `If-None-Match` header value: a JSON `GET` (or an image variant) whose `ETag` it
+    /// names answers 304.
     pub if_none_match: Option<&'a [u8]>,
+    /// The `Accept` header value: an image variant of format `auto` is WebP when it names
+    /// `image/webp`.
+    pub accept: Option<&'a [u8]>,
     /// The `Origin` header value: answers to an origin in [`crate::Config::cors_origins`]
     /// carry CORS headers.
     pub origin: Option<&'a [u8]>,

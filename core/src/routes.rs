@@ -57,6 +57,10 @@ pub enum Operation {
     RevokePass,
     /// `POST /api/v1/assets/{asset_id}/thumbnail`
     RemakeThumbnail,
+    /// `GET /api/v1/assets/{asset_id}/image`
+    AssetImage,
+    /// `GET /api/v1/assets/{asset_id}/image-url`
+    AssetImageUrl,
 }
 
 impl Operation {
@@ -66,7 +70,9 @@ impl Operation {
             Operation::ListAssets
             | Operation::GetAsset
             | Operation::DownloadAsset
-            | Operation::AssetDownloadUrl => &[Scope::ReadAssets],
+            | Operation::AssetDownloadUrl
+            | Operation::AssetImage
+            | Operation::AssetImageUrl => &[Scope::ReadAssets],
             Operation::CreateAsset
             | Operation::UploadAsset
             | Operation::UpdateAsset
@@ -90,8 +96,8 @@ impl Operation {
     }
 
     /// Whether a library pass (`Authorization: Pass`) may run the operation: reading its
-    /// library (by id or slug), the library's zip and its link, and its assets' downloads and
-    /// their links. Any other operation is 403 for a pass.
+    /// library (by id or slug), the library's zip and its link, and its assets' downloads,
+    /// image variants and their links. Any other operation is 403 for a pass.
     pub const fn opens_with_pass(self) -> bool {
         matches!(
             self,
@@ -101,6 +107,8 @@ impl Operation {
                 | Operation::LibraryDownloadUrl
                 | Operation::DownloadAsset
                 | Operation::AssetDownloadUrl
+                | Operation::AssetImage
+                | Operation::AssetImageUrl
         )
     }
 
@@ -112,6 +120,7 @@ impl Operation {
                 | Operation::GetAsset
                 | Operation::AssetUsage
                 | Operation::AssetDownloadUrl
+                | Operation::AssetImageUrl
                 | Operation::ListLibraries
                 | Operation::GetLibrary
                 | Operation::GetLibraryBySlug
@@ -120,6 +129,12 @@ impl Operation {
                 | Operation::GetPass
                 | Operation::OpenApi
         )
+    }
+
+    /// Whether the operation answers 304 to an `If-None-Match` naming its `ETag`: the JSON
+    /// reads, and image variants.
+    pub const fn answers_not_modified(self) -> bool {
+        self.is_read() || matches!(self, Operation::AssetImage)
     }
 
     /// Whether the operation reads a JSON body.
@@ -183,6 +198,16 @@ pub const ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/assets/{id}/download-url",
         methods: &[("GET", Operation::AssetDownloadUrl)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/assets/{id}/image",
+        methods: &[("GET", Operation::AssetImage)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/assets/{id}/image-url",
+        methods: &[("GET", Operation::AssetImageUrl)],
         allow: "GET, HEAD",
     },
     Route {

@@ -1,7 +1,8 @@
 //! Signed download links: `?expires=<unix seconds>&signature=<base64url HMAC-SHA256>` on a
 //! download path, so a plain link can download without a key until it expires.
 //!
-//! The signature covers what the link opens (an asset's file or a library's zip, by id), its
+//! The signature covers what the link opens (an asset's file, an image variant of it with its
+//! canonical parameters, or a library's zip, by id), its
 //! expiry and what it was minted with ([`Grant`]: `grant=paid` for a key with `read:paid`,
 //! `pass=<pass id>` for a library pass, nothing for any other key), under the store's secret ([`crate::MetaStore::signing_secret`]), so every replica
 //! signs and checks alike. Signatures are compared in constant time.
@@ -27,11 +28,14 @@ pub(crate) const INVALID: ApiError =
 
 /// What a link opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Target {
+pub(crate) enum Target<'a> {
     /// An asset's file.
     Asset(Uuid),
     /// A library's zip.
     Library(Uuid),
+    /// An image variant of an asset: its id and the variant's canonical parameters
+    /// ([`crate::variant::VariantSpec::canonical`]).
+    Image(Uuid, &'a str),
 }
 
 /// What minted a link, and so what it may download when used.
@@ -45,24 +49,25 @@ pub(crate) enum Grant {
     Pass(Uuid),
 }
 
-fn mac(secret: &[u8; 32], target: Target, expires: u64, grant: Grant) -> Hmac<Sha256> {
+fn mac(secret: &[u8; 32], target: Target<'_>, expires: u64, grant: Grant) -> Hmac<Sha256> {
     // A 32-byte key is always accepted: HMAC takes keys of any length.
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
         .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
-    let (kind, id) = match target {
-        Target::Asset(id) => ("asset", id),
-        Target::Library(id) => ("library", id),
+    let subject = match target {
+        Target::Asset(id) => format!("asset:{id}"),
+        Target::Library(id) => format!("library:{id}"),
+        Target::Image(id, spec) => format!("image:{id}:{spec}"),
     };
     match grant {
-        Grant::Free => mac.update(format!("{kind}:{id}:{expires}").as_bytes()),
-        Grant::Paid => mac.update(format!("{kind}:{id}:{expires}:paid").as_bytes()),
-        Grant::Pass(pass) => mac.update(format!("{kind}:{id}:{expires}:pass:{pass}").as_bytes()),
+        Grant::Free => mac.update(format!("{subject}:{expires}").as_bytes()),
+        Grant::Paid => mac.update(format!("{subject}:{expires}:paid").as_bytes()),
+        Grant::Pass(pass) => mac.update(format!("{subject}:{expires}:pass:{pass}").as_bytes()),
     }
     mac
 }
 
 /// The query of a link to `target` valid until `expires` (unix seconds), minted with `grant`.
-pub(crate) fn query(secret: &[u8; 32], target: Target, expires: u64, grant: Grant) -> String {
+pub(crate) fn query(secret: &[u8; 32], target: Target<'_>, expires: u64, grant: Grant) -> String {
     let signature =
         URL_SAFE_NO_PAD.encode(mac(secret, target, expires, grant).finalize().into_bytes());
     match grant {
@@ -87,7 +92,7 @@ pub(crate) fn is_signed(query: Option<&str>) -> bool {
 /// else is 401. Answers what minted the link.
 pub(crate) fn verify(
     secret: &[u8; 32],
-    target: Target,
+    target: Target<'_>,
     query: Option<&str>,
     now: u64,
 ) -> Result<Grant, ApiError> {
@@ -136,11 +141,26 @@ mod tests {
     const SECRET: [u8; 32] = [9; 32];
     const NOW: u64 = 1_800_000_000;
 
-    fn target() -> Target {
+    fn target() -> Target<'static> {
         Target::Asset(Uuid::from_u128(5))
     }
 
     const PASS: Uuid = Uuid::from_u128(77);
+
+    #[test]
+    fn an_image_link_opens_its_variant_only() {
+        let id = Uuid::from_u128(5);
+        let card = Target::Image(id, "w=640&h=400&fit=cover&format=auto&q=80");
+        let q = query(&SECRET, card, NOW + 60, Grant::Free);
+        assert_eq!(verify(&SECRET, card, Some(&q), NOW).ok(), Some(Grant::Free));
+        for other in [
+            Target::Image(id, "w=2048&h=400&fit=cover&format=auto&q=80"),
+            Target::Image(Uuid::from_u128(6), "w=640&h=400&fit=cover&format=auto&q=80"),
+            Target::Asset(id),
+        ] {
+            assert!(verify(&SECRET, other, Some(&q), NOW).is_err(), "{other:?}");
+        }
+    }
 
     #[test]
     fn a_link_verifies_until_it_expires() {

@@ -455,9 +455,9 @@ fn link_fields(
 }
 
 /// The folders of the file store where the API keeps the files it stores itself (uploads,
-/// replaced files, thumbnails). It removes them when their asset goes, so an asset created
-/// with a `file_path` names a file the app placed elsewhere.
-pub const API_FOLDERS: [&str; 2] = ["uploads/", "thumbnails/"];
+/// replaced files, thumbnails, image variants). It removes them when their asset goes, so an
+/// asset created with a `file_path` names a file the app placed elsewhere.
+pub const API_FOLDERS: [&str; 3] = ["uploads/", "thumbnails/", "derived/"];
 
 /// Whether `path` is in one of [`API_FOLDERS`].
 pub fn in_api_folder(path: &str) -> bool {
@@ -468,10 +468,8 @@ fn check_not_api_folder(path: &str) -> Result<(), ApiError> {
     if in_api_folder(path) {
         return Err(ApiError::validation(
             "file_path",
-            format!(
-                "file_path must not be in {}: the API keeps its own files there",
-                API_FOLDERS.join(" or ")
-            ),
+            "file_path must not be in uploads/, thumbnails/ or derived/: the API keeps its own \
+             files there",
         ));
     }
     Ok(())

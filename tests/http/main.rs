@@ -23,6 +23,7 @@ mod differential;
 mod files;
 mod harness;
 mod hostile;
+mod images;
 mod libraries;
 mod library_writes;
 mod lifecycle;
@@ -146,6 +147,13 @@ macro_rules! cases {
             previews::an_ffmpeg_that_writes_much_to_its_error_output_still_gives_its_frame,
             previews::a_thumbnail_is_made_anew_on_request,
             previews::hostile_videos_are_created_without_facts_or_a_thumbnail,
+            images::variants_are_made_once_kept_and_served_by_their_etag,
+            images::bad_requests_for_variants_say_what_is_wrong,
+            images::presets_of_public_assets_and_signed_links_need_no_key,
+            images::a_replaced_or_deleted_file_takes_its_variants_along,
+            images::many_asking_at_once_get_one_making,
+            images::past_the_workers_and_the_queue_the_answer_is_503,
+            images::large_variants_of_paid_files_need_what_downloads_need,
         ]);
     };
 }

@@ -246,11 +246,13 @@ pub(crate) async fn delete_removes_the_files_the_api_stored_and_only_those<H: Ha
     );
 
     // Assets may not be made on the API's own folders.
-    ctx.put_file("uploads/mine.pdf", samples::pdf(1, 5)).await;
-    ctx.post_asset(&json!({"title": "T", "asset_type": "pdf", "file_path": "uploads/mine.pdf"}))
-        .await
-        .assert_invalid(
-            "file_path",
-            "file_path must not be in uploads/ or thumbnails/: the API keeps its own files there",
-        );
+    for path in ["uploads/mine.pdf", "derived/x/mine.pdf"] {
+        ctx.put_file(path, samples::pdf(1, 5)).await;
+        ctx.post_asset(&json!({"title": "T", "asset_type": "pdf", "file_path": path}))
+            .await
+            .assert_invalid(
+                "file_path",
+                "file_path must not be in uploads/, thumbnails/ or derived/: the API keeps its own files there",
+            );
+    }
 }

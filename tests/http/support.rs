@@ -278,6 +278,12 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
             "/api/v1/assets/{id}/download",
             Scope::ReadAssets,
         ),
+        (Method::GET, "/api/v1/assets/{id}/image", Scope::ReadAssets),
+        (
+            Method::GET,
+            "/api/v1/assets/{id}/image-url",
+            Scope::ReadAssets,
+        ),
         (Method::POST, "/api/v1/assets", Scope::WriteAssets),
         (Method::POST, "/api/v1/assets/upload", Scope::WriteAssets),
         (Method::PATCH, "/api/v1/assets/{id}", Scope::WriteAssets),

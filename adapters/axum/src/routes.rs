@@ -9,7 +9,7 @@ use axum::Router;
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{ConnectInfo, OriginalUri, RawPathParams, Request, State};
 use axum::http::header::{
-    AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, IF_NONE_MATCH, IF_RANGE, ORIGIN, RANGE,
+    ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, IF_NONE_MATCH, IF_RANGE, ORIGIN, RANGE,
 };
 use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue, Method};
@@ -111,6 +111,7 @@ async fn handle(
         range: header(RANGE),
         if_range: header(IF_RANGE),
         if_none_match: header(IF_NONE_MATCH),
+        accept: header(ACCEPT),
         origin: header(ORIGIN),
         head: parts.method == Method::HEAD,
         mount: mount(&parts),

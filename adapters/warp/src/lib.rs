@@ -198,6 +198,7 @@ where
         range: header(header::RANGE),
         if_range: header(header::IF_RANGE),
         if_none_match: header(header::IF_NONE_MATCH),
+        accept: header(header::ACCEPT),
         origin: header(header::ORIGIN),
         head: method == Method::HEAD,
         mount: request.mount(),

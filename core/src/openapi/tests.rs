@@ -97,13 +97,17 @@ fn each_operation_needs_the_scopes_of_the_scope_table() {
             description.ends_with(&format!("Scopes: {}.", named.join(", "))),
             "{method} {path}: {description}"
         );
-        // Only the keyless reads of one asset and the signed downloads take no key.
+        // Only the keyless reads of one asset (and its image presets) and the signed
+        // downloads and variants take no key.
         let keyless = security
             .iter()
             .any(|s| s.as_object().is_some_and(|o| o.is_empty()));
         let may_be_keyless = matches!(
             op,
-            Operation::GetAsset | Operation::DownloadAsset | Operation::DownloadLibrary
+            Operation::GetAsset
+                | Operation::DownloadAsset
+                | Operation::DownloadLibrary
+                | Operation::AssetImage
         );
         assert_eq!(keyless, may_be_keyless, "{method} {path}");
         for status in ["401", "403", "429", "500"] {
@@ -181,7 +185,7 @@ fn json_reads_answer_304_and_every_error_is_described() {
         let op = route_operation(&method, &path).expect("a route");
         assert_eq!(
             operation["responses"]["304"].is_object(),
-            op.is_read(),
+            op.answers_not_modified(),
             "{method} {path}"
         );
         for (status, answer) in operation["responses"].as_object().expect("responses") {

@@ -151,6 +151,13 @@ impl Service {
                 self.inner.files.delete(path).await;
             }
         }
+        // Image variants are made of the file: they go with it.
+        if after.is_none_or(|a| a.file_path != before.file_path) {
+            self.inner
+                .files
+                .delete_prefix(&format!("derived/{}/", before.id))
+                .await;
+        }
     }
 
     /// `DELETE /api/v1/assets/{asset_id}`: 204; 409 with the libraries that hold the asset

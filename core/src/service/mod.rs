@@ -26,6 +26,7 @@
 mod access;
 mod assets;
 mod downloads;
+mod images;
 mod libraries;
 mod lifecycle;
 mod maintenance;
@@ -59,6 +60,7 @@ use crate::request::RawRequest;
 use crate::routes::{Operation, Route};
 use crate::signed;
 use crate::store::Store;
+use crate::variant;
 use crate::web;
 
 // `GET /api/v1/openapi.json`: the OpenAPI document, or a 404 without the `openapi` feature.
@@ -89,6 +91,8 @@ struct Inner {
     keys: KeyCache,
     /// Where files are read for their metadata and previews ([`Config::preview_workers`]).
     previews: crate::ingest::Pool,
+    /// Image variants being made ([`Config::image_workers`]).
+    variants: images::Variants,
 }
 
 /// Seconds since the Unix epoch, now.
@@ -116,6 +120,7 @@ impl Service {
         store.use_replica_sync(config.replica_sync);
         let limiter = config.rate_limit.map(Budgets::new);
         let previews = crate::ingest::Pool::new(config.preview_workers);
+        let variants = images::Variants::new(config.image_workers, config.image_queue);
         Service {
             inner: Arc::new(Inner {
                 store,
@@ -127,6 +132,7 @@ impl Service {
                 limiter,
                 keys: KeyCache::default(),
                 previews,
+                variants,
             }),
         }
     }
@@ -293,6 +299,8 @@ impl Service {
             Operation::AssetUsage => Box::pin(self.usage(id, access.key()?)).await,
             Operation::RemakeThumbnail => Box::pin(self.remake_thumbnail_request(id)).await,
             Operation::AssetDownloadUrl => Box::pin(self.asset_download_url(id, req, access)).await,
+            Operation::AssetImage => Box::pin(self.asset_image(id, req, access)).await,
+            Operation::AssetImageUrl => Box::pin(self.asset_image_url(id, req, access)).await,
             Operation::ListLibraries => Box::pin(self.list_libraries(req)).await,
             Operation::PutLibrary => Box::pin(self.put_library(id, req)).await,
             Operation::DeleteLibrary => Box::pin(self.delete_library(id)).await,
@@ -333,12 +341,14 @@ impl Service {
                 return Err(passes::PASS_IN_QUERY);
             }
             match op {
-                Operation::DownloadAsset | Operation::DownloadLibrary
+                Operation::DownloadAsset | Operation::DownloadLibrary | Operation::AssetImage
                     if signed::is_signed(query) =>
                 {
                     return Box::pin(self.admit_link(op, id, query)).await;
                 }
-                Operation::GetAsset | Operation::DownloadAsset => return Ok(Access::Public),
+                Operation::GetAsset | Operation::DownloadAsset | Operation::AssetImage => {
+                    return Ok(Access::Public);
+                }
                 _ => {}
             }
         }
@@ -380,8 +390,15 @@ impl Service {
         query: Option<&str>,
     ) -> Result<Access, ApiError> {
         let id = crate::validate::strict_id(id).ok_or(signed::INVALID)?;
+        let spec = match op {
+            Operation::AssetImage => variant::parse(query, &self.inner.config.image_presets)?
+                .spec
+                .canonical(),
+            _ => String::new(),
+        };
         let target = match op {
             Operation::DownloadAsset => signed::Target::Asset(id),
+            Operation::AssetImage => signed::Target::Image(id, &spec),
             _ => signed::Target::Library(id),
         };
         let secret = self.signing_secret().await?;

@@ -51,7 +51,10 @@ impl Service {
                 .library_id_by_slug(id)
                 .await?
                 .ok_or(ApiError::LibraryNotFound)?,
-            Operation::DownloadAsset | Operation::AssetDownloadUrl => return Ok(()),
+            Operation::DownloadAsset
+            | Operation::AssetDownloadUrl
+            | Operation::AssetImage
+            | Operation::AssetImageUrl => return Ok(()),
             _ => return Err(NOT_FOR_PASSES),
         };
         if library == pass.library_id {

@@ -1,8 +1,6 @@
 //! What websites use: libraries by slug, signed download links, and keyless reads of public
 //! assets.
 
-use uuid::Uuid;
-
 use super::access::{Access, FileRight};
 use super::{Service, unix_now};
 use crate::error::ApiError;
@@ -79,7 +77,7 @@ impl Service {
         self.signed_link(
             Target::Asset(asset.id),
             grant(access.files()),
-            ("assets", asset.id),
+            &format!("assets/{}/download", asset.id),
             expires_in,
             req.mount,
         )
@@ -101,25 +99,28 @@ impl Service {
         self.signed_link(
             Target::Library(id),
             grant(access.files()),
-            ("libraries", id),
+            &format!("libraries/{id}/download"),
             expires_in,
             req.mount,
         )
         .await
     }
 
-    async fn signed_link(
+    /// The link to `path` (below the API prefix, with its own query if any) for `target`,
+    /// minted with `grant`, valid for `expires_in` seconds.
+    pub(super) async fn signed_link(
         &self,
-        target: Target,
+        target: Target<'_>,
         grant: Grant,
-        (collection, id): (&str, Uuid),
+        path: &str,
         expires_in: u64,
         mount: &str,
     ) -> Result<Reply, ApiError> {
         let expires = unix_now().saturating_add(expires_in);
         let query = signed::query(&self.signing_secret().await?, target, expires, grant);
+        let join = if path.contains('?') { '&' } else { '?' };
         let url = format!(
-            "{}{}/{collection}/{id}/download?{query}",
+            "{}{}/{path}{join}{query}",
             mount.trim_end_matches('/'),
             crate::routes::API_PREFIX
         );
@@ -136,7 +137,7 @@ impl Service {
 }
 
 /// What a link minted with `right` carries.
-fn grant(right: FileRight<'_>) -> Grant {
+pub(super) fn grant(right: FileRight<'_>) -> Grant {
     match right {
         FileRight::All => Grant::Paid,
         FileRight::Free => Grant::Free,
@@ -145,7 +146,7 @@ fn grant(right: FileRight<'_>) -> Grant {
 }
 
 /// The `expires_in` parameter: seconds from 1 to 604800 (7 days), default 3600.
-fn expires_in(query: Option<&str>) -> Result<u64, ApiError> {
+pub(super) fn expires_in(query: Option<&str>) -> Result<u64, ApiError> {
     let mut found = None;
     for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
         if name == "expires_in" && found.replace(value).is_some() {

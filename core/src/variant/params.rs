@@ -93,11 +93,11 @@ impl VariantSpec {
         }
     }
 
-    /// The one spelling of this spec, in a fixed order: what signed image links sign, and
-    /// what names the variant in the derived cache. Equal specs spell alike, whichever
-    /// parameters (or preset) asked for them.
+    /// The one spelling of this spec, as query parameters in a fixed order (`w` and `h` only
+    /// when set): what signed image links carry and sign, and what names the variant in the
+    /// derived cache. Equal specs spell alike, whichever parameters (or preset) asked for
+    /// them, and [`parse`] reads the spelling back to the same spec.
     pub fn canonical(&self) -> String {
-        let side = |s: Option<u32>| s.map_or(String::new(), |s| s.to_string());
         let fit = match self.fit {
             Fit::Inside => "inside",
             Fit::Cover => "cover",
@@ -109,12 +109,14 @@ impl VariantSpec {
             Format::Png => "png",
             Format::Webp => "webp",
         };
-        format!(
-            "w={}&h={}&fit={fit}&format={format}&q={}",
-            side(self.width),
-            side(self.height),
-            self.quality
-        )
+        let mut out = String::new();
+        for (name, side) in [("w", self.width), ("h", self.height)] {
+            if let Some(side) = side {
+                out.push_str(&format!("{name}={side}&"));
+            }
+        }
+        out.push_str(&format!("fit={fit}&format={format}&q={}", self.quality));
+        out
     }
 }
 

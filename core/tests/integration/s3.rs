@@ -279,6 +279,86 @@ fn image_size(png: &[u8]) -> (u32, u32) {
     (be(16), be(20))
 }
 
+/// Two replicas over one store and one bucket: a variant made through one is kept in the
+/// bucket and served by the other with no decode; a replaced file takes its variants along.
+#[tokio::test]
+async fn a_variant_made_by_one_replica_is_served_by_another_without_a_decode() {
+    let bucket = S3Server::shared().bucket().await;
+    let store: Arc<dyn assetlib_core::Store> = Arc::new(MemoryStore::new());
+    let replica = |bucket: &TestBucket| {
+        let files = Files::s3_with(bucket.builder(), &bucket.url()).expect("Files::s3_with");
+        Service::from_arc(Arc::clone(&store), files, Config::default())
+    };
+    let (one, two) = (replica(&bucket), replica(&bucket));
+    let (_, key) = one
+        .create_key("all", Scope::ALL.to_vec(), None)
+        .await
+        .expect("key");
+    let e = Env {
+        bucket: Arc::new(bucket),
+        service: one.clone(),
+        auth: format!("Bearer {key}"),
+    };
+    let id = id_of(&e.upload_file("photo.jpg", &samples::jpeg(1200, 900)).await);
+    let auth = format!("Bearer {key}");
+    let variant = |service: &Service| {
+        let (service, id, auth) = (service.clone(), id.clone(), auth.clone());
+        async move {
+            let req = RawRequest {
+                authorization: Some(auth.as_bytes()),
+                query: Some("w=300&format=png"),
+                ..RawRequest::default()
+            };
+            collect(
+                service
+                    .handle(Operation::AssetImage, &[id.as_str()], req)
+                    .await,
+            )
+            .await
+        }
+    };
+    let (made, bytes) = variant(&one).await;
+    assert_eq!(made.status, 200, "{}", String::from_utf8_lossy(&bytes));
+    assert_eq!(image_size(&bytes), (300, 225));
+    let kept: Vec<String> = e
+        .bucket
+        .keys()
+        .await
+        .into_iter()
+        .filter(|k| k.starts_with(&format!("derived/{id}/")))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let (served, again) = variant(&two).await;
+    assert_eq!(served.status, 200);
+    assert_eq!(again, bytes);
+    assert_eq!(served.header("etag"), made.header("etag"));
+    assert_eq!(
+        (one.variants_made(), two.variants_made()),
+        (1, 0),
+        "no decode on the second"
+    );
+
+    let content_type = format!("multipart/form-data; boundary={BOUNDARY}");
+    let req = RawRequest {
+        content_type: Some(content_type.as_bytes()),
+        body: form("photo.jpg", &samples::jpeg(900, 1200)).into(),
+        ..RawRequest::default()
+    };
+    let r = e.call(Operation::ReplaceAssetFile, Some(&id), req).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(
+        !e.bucket
+            .keys()
+            .await
+            .iter()
+            .any(|k| k.starts_with("derived/")),
+        "the old file's variants are gone"
+    );
+    let (after, bytes) = variant(&two).await;
+    assert_eq!(after.status, 200);
+    assert_eq!(image_size(&bytes), (300, 400));
+}
+
 #[tokio::test]
 async fn bulk_download_zips_files_read_from_the_bucket() {
     let e = env("").await;

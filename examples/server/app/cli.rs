@@ -127,6 +127,10 @@ pub(crate) struct ServeArgs {
         default_value = "notify"
     )]
     pub(crate) replica_sync: assetlib::ReplicaSync,
+    /// How many image variants (`GET /api/v1/assets/{id}/image`) are made at once; 16 more
+    /// requests wait, the rest get 503. Default: the number of cores.
+    #[arg(long, value_name = "N", env = "ASSETLIB_IMAGE_WORKERS", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub(crate) image_workers: Option<u16>,
 }
 
 impl ServeArgs {
@@ -137,6 +141,9 @@ impl ServeArgs {
         config.trusted_proxy_hops = usize::from(self.trusted_proxy_hops);
         config.replica_sync = self.replica_sync;
         config.ffmpeg.clone_from(&self.ffmpeg.path);
+        if let Some(n) = self.image_workers {
+            config.image_workers = usize::from(n);
+        }
         config.rate_limit = self.rate_limit.and_then(|n| {
             Some(RateLimit {
                 per_second: NonZeroU32::new(n)?,

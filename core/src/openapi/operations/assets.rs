@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::{
     JSON_BODY_ERRORS, JSON_BODY_RECORD_ERRORS, Keys, Spec, asset_links, created, file_answer,
-    json_answer, json_body, multipart_body, read_answer,
+    image_answer, json_answer, json_body, multipart_body, read_answer,
 };
 use crate::openapi::build::{parameter as p, schema};
 use crate::openapi::parts::named_headers;
@@ -219,6 +219,82 @@ pub(super) fn asset_download_url() -> Spec {
             expired or used-up pass stops working.",
         keys: Keys::Required,
         parameters: vec![p("AssetId"), p("ExpiresIn"), p("IfNoneMatch")],
+        body: None,
+        answers: vec![("200", read_answer("The link.", schema("DownloadLink")))],
+        errors: &["BadRequest", "NotFound", "ForbiddenFile"],
+    }
+}
+
+/// `Operation::AssetImage`.
+pub(super) fn asset_image() -> Spec {
+    Spec {
+        id: "assetImage",
+        tag: "downloads",
+        summary: "An image asset, or a PDF's page 1, in a size and format",
+        description: "The variant the parameters (or a `preset`, alone) ask for, of an image \
+            asset (PNG, JPEG, GIF: its first frame, WebP; EXIF orientation applied) or of a \
+            pdf asset's page 1. It never scales the source up: a box larger than the source \
+            shrinks, keeping its shape. Other assets: 404 `Asset has no image`; a source that \
+            cannot be converted (damaged, or past the server's limits): 400 saying why. Bad \
+            parameters: 400 naming the parameter.\n\n\
+            Made once and kept for every replica; its strong `ETag` names the variant and \
+            the file it is made of (304 for `If-None-Match`). While the server makes as many \
+            variants as it may and its queue is full, 503 with `Retry-After`.\n\n\
+            Without a key: a preset of a published public asset, or any variant through a \
+            signed link from `image-url`; otherwise 401. A variant larger than 640 pixels on \
+            its long side of a paid file needs what downloading the file needs (`read:paid` \
+            or a library pass), else 403.",
+        keys: Keys::Optional,
+        parameters: vec![
+            p("AssetId"),
+            p("W"),
+            p("H"),
+            p("Fit"),
+            p("Format"),
+            p("Quality"),
+            p("Dpr"),
+            p("Preset"),
+            p("Accept"),
+            p("IfNoneMatch"),
+            p("Expires"),
+            p("Grant"),
+            p("PassLink"),
+            p("Signature"),
+        ],
+        body: None,
+        answers: vec![("200", image_answer("The variant."))],
+        errors: &[
+            "BadRequest",
+            "NotFound",
+            "ForbiddenFile",
+            "ServiceUnavailable",
+        ],
+    }
+}
+
+/// `Operation::AssetImageUrl`.
+pub(super) fn asset_image_url() -> Spec {
+    Spec {
+        id: "assetImageUrl",
+        tag: "downloads",
+        summary: "A signed link to an image variant",
+        description: "A link to the variant the same parameters ask for from `image`, that \
+            needs no key until it expires, for a caller that may see that variant now. The \
+            link carries the variant's parameters in one canonical spelling, covered by the \
+            signature with what minted it.",
+        keys: Keys::Required,
+        parameters: vec![
+            p("AssetId"),
+            p("W"),
+            p("H"),
+            p("Fit"),
+            p("Format"),
+            p("Quality"),
+            p("Dpr"),
+            p("Preset"),
+            p("ExpiresIn"),
+            p("IfNoneMatch"),
+        ],
         body: None,
         answers: vec![("200", read_answer("The link.", schema("DownloadLink")))],
         errors: &["BadRequest", "NotFound", "ForbiddenFile"],

@@ -58,6 +58,16 @@ pub(super) const DESCRIBED: &[Described] = &[
         "/api/v1/assets/{asset_id}/download-url",
     ),
     at(
+        Operation::AssetImage,
+        "GET",
+        "/api/v1/assets/{asset_id}/image",
+    ),
+    at(
+        Operation::AssetImageUrl,
+        "GET",
+        "/api/v1/assets/{asset_id}/image-url",
+    ),
+    at(
         Operation::AssetUsage,
         "GET",
         "/api/v1/assets/{asset_id}/usage",
@@ -185,7 +195,7 @@ pub(super) fn describe(described: &Described) -> Value {
     for (status, answer) in spec.answers {
         responses.insert(status.to_owned(), answer);
     }
-    if op.is_read() {
+    if op.answers_not_modified() {
         responses.insert("304".into(), response("NotModified"));
     }
     let mut errors: Vec<&str> = spec.errors.to_vec();
@@ -261,6 +271,8 @@ fn asset_links() -> Value {
         ("RemakeThumbnail", "remakeThumbnail"),
         ("DownloadAsset", "downloadAsset"),
         ("AssetDownloadUrl", "assetDownloadUrl"),
+        ("AssetImage", "assetImage"),
+        ("AssetImageUrl", "assetImageUrl"),
     ] {
         links.insert(
             name.into(),
@@ -321,6 +333,8 @@ fn spec(op: Operation) -> Spec {
         Operation::RemakeThumbnail => assets::remake_thumbnail(),
         Operation::AssetDownloadUrl => assets::asset_download_url(),
         Operation::DownloadAsset => assets::download_asset(),
+        Operation::AssetImage => assets::asset_image(),
+        Operation::AssetImageUrl => assets::asset_image_url(),
         Operation::ListLibraries => libraries::list_libraries(),
         Operation::GetLibrary => libraries::get_library(),
         Operation::GetLibraryBySlug => libraries::get_library_by_slug(),
@@ -337,6 +351,16 @@ fn spec(op: Operation) -> Spec {
 }
 
 /// A download's 200 (`part: false`) or 206.
+/// An image variant: its bytes, media type and strong `ETag`.
+fn image_answer(description: &str) -> Value {
+    let binary = json!({"schema": {"type": "string", "format": "binary"}});
+    json!({
+        "description": description,
+        "headers": named_headers(&[("Content-Length", "ContentLength"), ("ETag", "ETag")]),
+        "content": {"image/jpeg": binary, "image/png": binary, "image/webp": binary},
+    })
+}
+
 fn file_answer(description: &str, part: bool) -> Value {
     let mut headers = vec![
         ("Content-Length", "ContentLength"),

@@ -1,0 +1,384 @@
+//! Image variants over HTTP: `GET /api/v1/assets/{id}/image` and the signed links to them
+//! (`GET /api/v1/assets/{id}/image-url`).
+//!
+//! A variant is named by what makes it: the asset, the file it is made of, the canonical
+//! parameters and the encoding. Made once, it is kept in the file store at
+//! `derived/{asset_id}/{name}.{ext}`, where every replica finds it: a kept variant is served
+//! without reading the source. Its name is its strong `ETag`, so `If-None-Match` answers 304
+//! before anything is read. One process makes a variant once however many ask for it at the
+//! same time ([`Variants::turn_for`]); at most [`crate::Config::image_workers`] variants are
+//! made at once, [`crate::Config::image_queue`] more requests wait, and the rest get 503.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use super::Service;
+use super::access::Access;
+use crate::error::ApiError;
+use crate::model::{Asset, AssetType};
+use crate::reply::Reply;
+use crate::request::RawRequest;
+use crate::variant::{self, Encoding, Format, Source, VariantSpec};
+
+/// The answer for an asset that has no image to make variants of.
+pub(super) const NO_IMAGE: ApiError = ApiError::NotFound("Asset has no image");
+/// The longest side a variant of a paid file may have for a caller who may not download it.
+pub(crate) const FREE_SIDE: u32 = 640;
+/// The 503 of a variant asked for while every worker is busy and the queue is full.
+const BUSY: ApiError = ApiError::Unavailable {
+    message: "Too many images are being made; try again shortly",
+    retry_after: 1,
+};
+
+/// The image variants being made in this process.
+pub(super) struct Variants {
+    workers: Arc<tokio::sync::Semaphore>,
+    /// Requests waiting for a worker.
+    waiting: AtomicUsize,
+    queue: usize,
+    /// One lock per variant being made, so a variant is made once.
+    making: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Variants made by this process (for tests and metrics: a replica that serves a
+    /// variant another made counts none).
+    made: AtomicUsize,
+}
+
+impl Variants {
+    pub(super) fn new(workers: usize, queue: usize) -> Self {
+        Variants {
+            workers: Arc::new(tokio::sync::Semaphore::new(workers.max(1))),
+            waiting: AtomicUsize::new(0),
+            queue,
+            making: Mutex::new(HashMap::new()),
+            made: AtomicUsize::new(0),
+        }
+    }
+
+    /// The lock of the variant `name`: held while it is looked for and made.
+    fn turn_for(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut making = self
+            .making
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Locks nobody holds or waits for are dropped as new ones come.
+        making.retain(|_, lock| Arc::strong_count(lock) > 1);
+        Arc::clone(making.entry(name.to_owned()).or_default())
+    }
+
+    /// A worker's turn, waiting in the queue when every worker is busy; 503 when the queue is
+    /// full too.
+    async fn worker(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        if let Ok(permit) = Arc::clone(&self.workers).try_acquire_owned() {
+            return Ok(permit);
+        }
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.queue {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(BUSY);
+        }
+        let permit = Arc::clone(&self.workers).acquire_owned().await;
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        permit.map_err(|_| BUSY)
+    }
+}
+
+/// What an asset's variants are made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Image,
+    Pdf,
+}
+
+/// A variant asked for, before it is looked up: its spec, its possible encodings (two when
+/// `auto` leaves the choice between JPEG and PNG to the source's transparency), and its name.
+struct Wanted {
+    spec: VariantSpec,
+    encodings: Vec<Encoding>,
+    name: String,
+    kind: Kind,
+    file: String,
+}
+
+impl Wanted {
+    fn path(&self, asset: Uuid, encoding: Encoding) -> String {
+        format!("derived/{asset}/{}.{}", self.name, encoding.extension())
+    }
+
+    fn etag(&self, encoding: Encoding) -> String {
+        format!("\"{}.{}\"", self.name, encoding.extension())
+    }
+}
+
+/// Whether an `Accept` value names `image/webp`.
+fn takes_webp(accept: Option<&[u8]>) -> bool {
+    accept
+        .and_then(|a| std::str::from_utf8(a).ok())
+        .is_some_and(|a| {
+            a.split(',').any(|part| {
+                let mut params = part.split(';');
+                let range = params.next().unwrap_or("").trim();
+                let refused = params.any(|p| {
+                    p.trim()
+                        .strip_prefix("q=")
+                        .and_then(|q| q.trim().parse::<f32>().ok())
+                        .is_some_and(|q| q == 0.0)
+                });
+                range.eq_ignore_ascii_case("image/webp") && !refused
+            })
+        })
+}
+
+impl Service {
+    /// `GET /api/v1/assets/{asset_id}/image`: the variant the query asks for.
+    pub(super) async fn asset_image(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+        access: &Access,
+    ) -> Result<Reply, ApiError> {
+        let asked = variant::parse(req.query, &self.inner.config.image_presets)?;
+        // Without a key, only presets (of public assets): anything else is the 401 of a
+        // request without a key.
+        if matches!(access, Access::Public) && asked.preset.is_none() {
+            return Err(super::access::no_key());
+        }
+        let asset = self.asset_for(id, access.reader()).await?;
+        let wanted = self
+            .wanted(&asset, asked.spec, takes_webp(req.accept), access)
+            .await?;
+        let vary = wanted.spec.format == Format::Auto;
+        let answer = |reply: Reply| {
+            let reply = crate::download::protected(reply);
+            if vary {
+                reply.with_header("vary", "Accept")
+            } else {
+                reply
+            }
+        };
+        if let Some(encoding) = wanted
+            .encodings
+            .iter()
+            .copied()
+            .find(|e| crate::web::none_match(req.if_none_match, &wanted.etag(*e)))
+        {
+            return Ok(answer(
+                Reply::empty(304).with_header("etag", wanted.etag(encoding)),
+            ));
+        }
+        if let Some(reply) = self.kept_variant(&asset, &wanted, req.head).await? {
+            return Ok(answer(reply));
+        }
+        let turn = self.inner.variants.turn_for(&wanted.name);
+        let _making = turn.lock().await;
+        // Made by another request while this one waited?
+        if let Some(reply) = self.kept_variant(&asset, &wanted, req.head).await? {
+            return Ok(answer(reply));
+        }
+        let (encoding, bytes) = self.make_variant(&asset, &wanted).await?;
+        let reply = Reply::empty(200)
+            .with_header("content-type", encoding.mime_type())
+            .with_header("content-length", bytes.len().to_string())
+            .with_header("etag", wanted.etag(encoding));
+        Ok(answer(if req.head {
+            reply
+        } else {
+            Reply {
+                body: bytes,
+                ..reply
+            }
+        }))
+    }
+
+    /// `GET /api/v1/assets/{asset_id}/image-url?<variant parameters>&expires_in=S`: a link to
+    /// the variant that needs no key until it expires, for a caller that may see it now.
+    pub(super) async fn asset_image_url(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+        access: &Access,
+    ) -> Result<Reply, ApiError> {
+        let asked = variant::parse(req.query, &self.inner.config.image_presets)?;
+        let asset = self.asset_for(id, access.reader()).await?;
+        let wanted = self.wanted(&asset, asked.spec, false, access).await?;
+        let expires_in = super::websites::expires_in(req.query)?;
+        let canonical = wanted.spec.canonical();
+        self.signed_link(
+            crate::signed::Target::Image(asset.id, &canonical),
+            super::websites::grant(access.files()),
+            &format!("assets/{}/image?{canonical}", asset.id),
+            expires_in,
+            req.mount,
+        )
+        .await
+    }
+
+    /// What `spec` of `asset` is, after the checks of who may see it: 404 without an image; a
+    /// variant larger than [`FREE_SIDE`] of a paid file needs what its download needs, and a
+    /// pass opens only its own assets.
+    async fn wanted(
+        &self,
+        asset: &Asset,
+        spec: VariantSpec,
+        webp: bool,
+        access: &Access,
+    ) -> Result<Wanted, ApiError> {
+        let file = asset.file_path.clone().ok_or(NO_IMAGE)?;
+        let mime = asset.mime_type.as_deref().unwrap_or("");
+        let kind = match asset.asset_type {
+            AssetType::Image
+                if matches!(
+                    mime,
+                    "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+                ) =>
+            {
+                Kind::Image
+            }
+            AssetType::Pdf => Kind::Pdf,
+            _ => return Err(NO_IMAGE),
+        };
+        let long_side = match (kind, asset.width, asset.height) {
+            (Kind::Image, Some(w), Some(h)) => {
+                let canvas = variant::plan(&spec, w, h).canvas;
+                canvas.0.max(canvas.1)
+            }
+            _ => match (spec.width, spec.height) {
+                (None, None) => 2048,
+                (w, h) => w.unwrap_or(0).max(h.unwrap_or(0)),
+            },
+        };
+        if long_side > FREE_SIDE || matches!(access, Access::Pass(_)) {
+            self.may_download(asset, access.files()).await?;
+        }
+        let encodings = match spec.format {
+            Format::Auto if !webp && kind == Kind::Image && mime != "image/jpeg" => {
+                vec![Encoding::Jpeg, Encoding::Png]
+            }
+            format => vec![Encoding::choose(format, webp, false)],
+        };
+        let chosen = match encodings.as_slice() {
+            [one] => one.extension(),
+            _ => "auto",
+        };
+        let mut hash = Sha256::new();
+        for part in [
+            asset.id.to_string().as_str(),
+            file.as_str(),
+            spec.canonical().as_str(),
+            chosen,
+        ] {
+            hash.update(part.as_bytes());
+            hash.update([0]);
+        }
+        let name: String = hash
+            .finalize()
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Ok(Wanted {
+            spec,
+            encodings,
+            name,
+            kind,
+            file,
+        })
+    }
+
+    /// The kept variant, when one of its encodings is in the file store.
+    async fn kept_variant(
+        &self,
+        asset: &Asset,
+        wanted: &Wanted,
+        head: bool,
+    ) -> Result<Option<Reply>, ApiError> {
+        for encoding in &wanted.encodings {
+            let path = wanted.path(asset.id, *encoding);
+            let Some(stat) = self.inner.files.stat(&path).await? else {
+                continue;
+            };
+            let mut reply = Reply::empty(200)
+                .with_header("content-type", encoding.mime_type())
+                .with_header("content-length", stat.size.to_string())
+                .with_header("etag", wanted.etag(*encoding));
+            if !head {
+                let Some(stream) = self.inner.files.open(&path, 0..stat.size, &stat).await? else {
+                    continue; // removed in between (the asset's file was replaced)
+                };
+                reply.stream = Some(stream);
+            }
+            return Ok(Some(reply));
+        }
+        Ok(None)
+    }
+
+    /// Makes the variant from the asset's file, on a worker, and keeps it.
+    async fn make_variant(
+        &self,
+        asset: &Asset,
+        wanted: &Wanted,
+    ) -> Result<(Encoding, Bytes), ApiError> {
+        let _worker = self.inner.variants.worker().await?;
+        let source = self
+            .inner
+            .files
+            .read(&wanted.file, self.inner.config.max_upload)
+            .await?;
+        let (spec, kind) = (wanted.spec, wanted.kind);
+        let limits = self.inner.config.extract_limits.clone();
+        let encodings = wanted.encodings.clone();
+        let made = tokio::task::spawn_blocking(move || {
+            let encoding = match encodings.as_slice() {
+                [one] => *one,
+                _ => Encoding::choose(Format::Auto, false, variant::has_alpha(&source)),
+            };
+            let source = match kind {
+                Kind::Image => Source::Image(&source),
+                Kind::Pdf => Source::Pdf(&source),
+            };
+            variant::make(source, &spec, encoding, &limits)
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|e| {
+            ApiError::validation(
+                "file",
+                format!("The asset's image cannot be converted: {e}"),
+            )
+        })?;
+        self.inner.variants.made.fetch_add(1, Ordering::Relaxed);
+        let bytes = Bytes::from(made.bytes);
+        let path = wanted.path(asset.id, made.encoding);
+        self.inner.files.put(&path, bytes.clone()).await?;
+        // A replacement or delete that removed the asset's variants while this one was made
+        // leaves it behind: it goes too.
+        let current = self.inner.store.get_asset(asset.id).await?;
+        if current.and_then(|a| a.file_path).as_deref() != Some(wanted.file.as_str()) {
+            self.inner.files.delete(&path).await;
+        }
+        Ok((made.encoding, bytes))
+    }
+
+    /// How many image variants this process has made since it started.
+    pub fn variants_made(&self) -> usize {
+        self.inner.variants.made.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::takes_webp;
+
+    #[test]
+    fn accept_names_webp_unless_refused() {
+        assert!(takes_webp(Some(b"image/avif,image/webp,*/*")));
+        assert!(takes_webp(Some(b"image/webp;q=0.8")));
+        assert!(takes_webp(Some(b"IMAGE/WEBP")));
+        assert!(!takes_webp(Some(b"image/webp;q=0")));
+        assert!(!takes_webp(Some(b"image/*,*/*;q=0.8")));
+        assert!(!takes_webp(None));
+    }
+}
