@@ -467,3 +467,96 @@ pub(crate) async fn large_variants_of_paid_files_need_what_downloads_need<H: Har
     .await;
     assert_eq!(minted.status, 403, "{}", minted.json);
 }
+
+pub(crate) async fn hostile_sources_give_a_variant_or_a_400<H: Harness>() {
+    let mut config = Config::default();
+    config.extract_limits.max_image_pixels = 20_000_000;
+    let ctx = Ctx::with_config::<H>(config).await;
+    let png = |image: image::DynamicImage| {
+        let mut out = std::io::Cursor::new(Vec::new());
+        image
+            .write_to(&mut out, image::ImageFormat::Png)
+            .expect("encode");
+        out.into_inner()
+    };
+    // A decompression bomb: 25 megapixels of one grey in a small file.
+    let bomb = png(image::DynamicImage::ImageLuma8(image::GrayImage::new(
+        5000, 5000,
+    )));
+    assert!(bomb.len() < 1_000_000, "{} bytes", bomb.len());
+    let id = id_of(&create_on(&ctx, "bad/bomb.png", bomb, "image").await);
+    let got = fetch(
+        &ctx,
+        &format!("/api/v1/assets/{id}/image?w=100"),
+        Some(&ctx.admin),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (got.status, &got.json()["field"]),
+        (400, &json!("file")),
+        "{}",
+        got.json()
+    );
+    assert!(
+        got.json()["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("too large"),
+        "{}",
+        got.json()
+    );
+    // A 1 x 50000 strip: at most 4096 long.
+    let strip = png(image::DynamicImage::ImageLuma8(image::GrayImage::new(
+        1, 50_000,
+    )));
+    let id = id_of(&create_on(&ctx, "bad/strip.png", strip, "image").await);
+    let got = fetch(
+        &ctx,
+        &format!("/api/v1/assets/{id}/image?w=100&format=png"),
+        Some(&ctx.admin),
+        &[],
+    )
+    .await;
+    assert_eq!(got.size(), (1, 4096));
+    // Sixteen bits a channel.
+    let deep = png(image::DynamicImage::ImageRgb16(
+        image::ImageBuffer::from_pixel(300, 200, image::Rgb([65_535u16, 30_000, 0])),
+    ));
+    let id = id_of(&create_on(&ctx, "bad/deep.png", deep, "image").await);
+    let got = fetch(
+        &ctx,
+        &format!("/api/v1/assets/{id}/image?w=150&format=jpeg"),
+        Some(&ctx.admin),
+        &[],
+    )
+    .await;
+    assert_eq!(got.size(), (150, 100));
+    // An animated GIF of 10,000 frames: its first frame.
+    let mut gif = Vec::new();
+    {
+        let mut encoder = image::codecs::gif::GifEncoder::new_with_speed(&mut gif, 30);
+        let frames = (0..10_000u32).map(|i| {
+            let c = if i == 0 { 250 } else { 10 };
+            image::Frame::new(image::RgbaImage::from_pixel(
+                16,
+                16,
+                image::Rgba([c, 0, 0, 255]),
+            ))
+        });
+        encoder.encode_frames(frames).expect("encode");
+    }
+    let id = id_of(&create_on(&ctx, "bad/many.gif", gif, "image").await);
+    let got = fetch(
+        &ctx,
+        &format!("/api/v1/assets/{id}/image?w=8&format=png"),
+        Some(&ctx.admin),
+        &[],
+    )
+    .await;
+    assert_eq!(got.size(), (8, 8));
+    let first = image::load_from_memory(&got.bytes)
+        .expect("decodes")
+        .to_rgb8();
+    assert!(first.get_pixel(4, 4).0[0] > 200, "the first frame");
+}

@@ -154,6 +154,7 @@ macro_rules! cases {
             images::many_asking_at_once_get_one_making,
             images::past_the_workers_and_the_queue_the_answer_is_503,
             images::large_variants_of_paid_files_need_what_downloads_need,
+            images::hostile_sources_give_a_variant_or_a_400,
         ]);
     };
 }

@@ -281,3 +281,45 @@ fn a_pdf_page_is_a_source_of_any_size() {
     let got = make(Source::Pdf(&broken), &spec, Encoding::Png, &limits);
     assert!(matches!(got, Err(TransformError::Unrenderable)), "{got:?}");
 }
+
+#[test]
+fn a_jpeg_shrunk_a_lot_is_decoded_small_and_looks_the_same() {
+    // The same picture as a JPEG (decoded at a quarter: 1600 / 200 leaves a halving) and as
+    // a PNG (decoded whole).
+    let (jpeg, png) = (samples::jpeg(1600, 1200), samples::png(1600, 1200));
+    let from_jpeg = decoded(&made(&jpeg, "w=200&format=png", Encoding::Png)).to_rgb8();
+    let from_png = decoded(&made(&png, "w=200&format=png", Encoding::Png)).to_rgb8();
+    assert_eq!(from_jpeg.dimensions(), (200, 150));
+    let diff: u64 = from_jpeg
+        .as_raw()
+        .iter()
+        .zip(from_png.as_raw())
+        .map(|(a, b)| u64::from(a.abs_diff(*b)))
+        .sum();
+    let mean = diff as f64 / from_jpeg.as_raw().len() as f64;
+    assert!(mean < 3.0, "mean difference {mean}");
+}
+
+#[test]
+fn a_cmyk_jpeg_converts() {
+    // No ink is white; full black ink is black.
+    let mut cmyk = Vec::new();
+    for y in 0..64u32 {
+        for _ in 0..64u32 {
+            cmyk.extend_from_slice(if y < 32 {
+                &[0, 0, 0, 0]
+            } else {
+                &[0, 0, 0, 255]
+            });
+        }
+    }
+    let mut source = Vec::new();
+    jpeg_encoder::Encoder::new(&mut source, 95)
+        .encode(&cmyk, 64, 64, jpeg_encoder::ColorType::Cmyk)
+        .expect("encode");
+    let v = decoded(&made(&source, "w=32", Encoding::Png)).to_rgb8();
+    assert_eq!(v.dimensions(), (32, 32));
+    let (top, bottom) = (v.get_pixel(16, 4).0, v.get_pixel(16, 28).0);
+    assert!(top.iter().all(|c| *c > 230), "white: {top:?}");
+    assert!(bottom.iter().all(|c| *c < 40), "black: {bottom:?}");
+}

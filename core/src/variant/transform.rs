@@ -1,7 +1,12 @@
 //! Making a variant: decode (within the limits, EXIF orientation applied), crop and resize
-//! (Lanczos3, `fast_image_resize`), encode (JPEG and PNG with the `image` crate, WebP with
-//! libwebp under the `webp-lossy` feature). An ICC profile of the source is kept in a JPEG or
-//! PNG variant, so colours stay as the source shows them.
+//! (Lanczos3, `fast_image_resize`), encode (JPEG with `jpeg-encoder`, PNG with the `image`
+//! crate, WebP with libwebp under the `webp-lossy` feature). An ICC profile of the source is
+//! kept in a JPEG or PNG variant, so colours stay as the source shows them.
+//!
+//! A JPEG shrunk to a quarter or less is decoded at a reduced size (`jpeg-decoder`'s scaled
+//! IDCT: a half, a quarter or an eighth), as libjpeg's shrink-on-load does, leaving at least
+//! a halving to Lanczos3: less work, and a quarter of the memory or less. A JPEG that path
+//! cannot read (CMYK, 16-bit, damaged) is decoded whole.
 
 use std::io::Cursor;
 
@@ -204,7 +209,7 @@ pub fn make(
     limits: &Limits,
 ) -> Result<Variant, TransformError> {
     let (image, icc) = match source {
-        Source::Image(bytes) => decode(bytes, limits)?,
+        Source::Image(bytes) => decode(bytes, spec, limits)?,
         Source::Pdf(bytes) => (
             DynamicImage::ImageRgba8(render_pdf(bytes, spec, limits)?),
             None,
@@ -253,9 +258,10 @@ pub fn make(
 }
 
 /// Decodes an image file within `limits`, turned as its EXIF orientation says, with its ICC
-/// profile.
+/// profile: a JPEG at a reduced size when `spec` shrinks it by half or more.
 fn decode(
     bytes: &[u8],
+    spec: &VariantSpec,
     limits: &Limits,
 ) -> Result<(DynamicImage, Option<Vec<u8>>), TransformError> {
     let unreadable = |e: image::ImageError| match e {
@@ -283,9 +289,71 @@ fn decode(
     }
     let icc = decoder.icc_profile().ok().flatten();
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
-    let mut image = DynamicImage::from_decoder(decoder).map_err(unreadable)?;
+    let reduced = (format == ImageFormat::Jpeg)
+        .then(|| {
+            let (dw, dh) = match orientation {
+                Orientation::Rotate90
+                | Orientation::Rotate270
+                | Orientation::Rotate90FlipH
+                | Orientation::Rotate270FlipH => (h, w),
+                _ => (w, h),
+            };
+            let plan = plan(spec, dw, dh);
+            // Source pixels per variant pixel. The reduced decode is a box filter: it leaves
+            // at least a halving to Lanczos3, which keeps the variant as sharp as a resize of
+            // the whole picture (as sharp's `fastShrinkOnLoad: false` does).
+            let factor = plan.crop.2 / f64::from(plan.scaled.0.max(1));
+            (factor >= 4.0)
+                .then(|| reduced_jpeg(bytes, (w, h), factor / 2.0, limits))
+                .flatten()
+        })
+        .flatten();
+    let mut image = match reduced {
+        Some(image) => image,
+        None => DynamicImage::from_decoder(decoder).map_err(unreadable)?,
+    };
     image.apply_orientation(orientation);
     Ok((image, icc))
+}
+
+/// A JPEG of `size` (as stored) decoded at the smallest of a half, a quarter or an eighth that
+/// keeps it at least `1 / factor` of its size; `None` when that path cannot read it (then it
+/// is decoded whole).
+fn reduced_jpeg(
+    bytes: &[u8],
+    (w, h): (u32, u32),
+    factor: f64,
+    limits: &Limits,
+) -> Option<DynamicImage> {
+    let needed = |side: u32| {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let v = (f64::from(side) / factor).ceil().max(1.0) as u32;
+        u16::try_from(v).ok()
+    };
+    let (nw, nh) = (needed(w)?, needed(h)?);
+    let decode = || {
+        let mut decoder = jpeg_decoder::Decoder::new(Cursor::new(bytes));
+        decoder.set_max_decoding_buffer_size(
+            usize::try_from(limits.max_image_alloc).unwrap_or(usize::MAX),
+        );
+        decoder.scale(nw, nh).ok()?;
+        let pixels = decoder.decode().ok()?;
+        let info = decoder.info()?;
+        let (ow, oh) = (u32::from(info.width), u32::from(info.height));
+        match info.pixel_format {
+            jpeg_decoder::PixelFormat::RGB24 => {
+                image::RgbImage::from_raw(ow, oh, pixels).map(DynamicImage::ImageRgb8)
+            }
+            jpeg_decoder::PixelFormat::L8 => {
+                image::GrayImage::from_raw(ow, oh, pixels).map(DynamicImage::ImageLuma8)
+            }
+            _ => None,
+        }
+    };
+    // The decoder may panic on some malformed input: such a file is decoded the other way.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode))
+        .ok()
+        .flatten()
 }
 
 /// Page 1 of a PDF, rendered at the size the variant takes (so the resize after it is one to
@@ -327,12 +395,15 @@ fn encode(
     match encoding {
         Encoding::Jpeg => {
             let rgb = flatten(image);
-            let mut encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality);
+            let sides = u16::try_from(w).ok().zip(u16::try_from(h).ok());
+            let (w, h) = sides.ok_or(TransformError::Encode("JPEG"))?;
+            let mut encoder = jpeg_encoder::Encoder::new(&mut out, quality);
             if let Some(icc) = icc {
-                let _ = encoder.set_icc_profile(icc);
+                // A profile too large for JPEG's markers is left out.
+                let _ = encoder.add_icc_profile(&icc);
             }
             encoder
-                .write_image(rgb.as_raw(), w, h, image::ExtendedColorType::Rgb8)
+                .encode(rgb.as_raw(), w, h, jpeg_encoder::ColorType::Rgb)
                 .map_err(|_| TransformError::Encode("JPEG"))?;
         }
         Encoding::Png => {
