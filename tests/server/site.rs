@@ -148,6 +148,7 @@ async fn the_example_page_renders_a_library_on(example: &str) {
     }
     assert!(expected.thumbnails.iter().any(Option::is_some));
     previews_show_on_the_cards(&cards, example);
+    images_come_from_variants(&cards, example);
 
     // Every asset with a file has a signed link that downloads without a key, the same bytes
     // as a keyed download; the others are shown unavailable.
@@ -739,6 +740,52 @@ fn previews_show_on_the_cards(cards: &[Card], example: &str) {
         "{}",
         waiting.html
     );
+}
+
+/// Image and PDF cards ask for the `thumb` and `card` presets (`srcset`): the public logo and
+/// brand guidelines (the PDF) load from a variant, the team photo (not public: no variant
+/// without a key) from its thumbnail.
+fn images_come_from_variants(cards: &[Card], example: &str) {
+    let pdf = r#"data-asset-type="pdf""#;
+    for (title, from_variant) in [
+        ("Logo (full colour)", true),
+        (pdf, true),
+        ("Team photo 2026", false),
+    ] {
+        let card = cards
+            .iter()
+            .find(|c| c.title == title || (title == pdf && c.html.contains(pdf)))
+            .unwrap_or_else(|| panic!("{example}: no card {title}"));
+        let thumb = opening_tag(&card.html, r#"class="thumb""#);
+        let img = opening_tag(&card.html, r#"data-role="thumbnail""#);
+        let source = attr(thumb, "data-source")
+            .map(unescape)
+            .unwrap_or_else(|| panic!("{example}: {title} did not load: {thumb}"));
+        let loaded: u32 = attr(thumb, "data-loaded")
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0);
+        assert!(loaded > 0, "{example}: {title}: {thumb}");
+        if from_variant {
+            assert!(
+                source.contains("/image?preset=thumb") || source.contains("/image?preset=card"),
+                "{example}: {title} loaded {source}"
+            );
+            assert!(
+                attr(img, "srcset").is_some_and(|s| s.contains("preset=card 640w")),
+                "{example}: {title}: {img}"
+            );
+        } else {
+            assert!(
+                source.contains("/files/thumbnails/"),
+                "{example}: {title} loaded {source}"
+            );
+            assert_eq!(
+                attr(thumb, "data-variant"),
+                Some("thumbnail"),
+                "{example}: {thumb}"
+            );
+        }
+    }
 }
 
 /// The signed address of a card's download link, once the page has signed it.

@@ -342,6 +342,11 @@ function formatPrice(price, currency) {
   }
 }
 
+/** Whether a value is an id as the API writes them (a hyphenated UUID). */
+function isId(value) {
+  return typeof value === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(value);
+}
+
 /** A #RGB or #RRGGBB colour, or null. */
 function hexColour(value) {
   return typeof value === 'string' && /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i.test(value) ? value : null;
@@ -539,6 +544,16 @@ function renderThumb(asset, type) {
   if (!src) return h('div', { className: 'thumb' }, placeholder(), badge);
   const img = h('img', { src, alt: '', decoding: 'async', dataset: { role: 'thumbnail' } });
   const thumb = h('div', { className: 'thumb' }, img, badge);
+  // Images and PDFs are shown through the API's image variants, the size the screen needs:
+  // the `thumb` and `card` presets, which a public asset serves without a key. For any other
+  // asset the browser's request is refused, and the card shows its thumbnail instead.
+  const variants = (asset.asset_type === 'image' || asset.asset_type === 'pdf') && isId(asset.id);
+  if (variants) {
+    const preset = (name) => `${API}/assets/${encodeURIComponent(asset.id)}/image?preset=${name}`;
+    img.srcset = `${preset('thumb')} 320w, ${preset('card')} 640w`;
+    img.sizes = '(max-width: 600px) 50vw, 300px';
+    thumb.dataset.variant = 'preset';
+  }
   const blurred = placeholderUrl(asset.thumbnail_placeholder);
   if (blurred) {
     thumb.style.backgroundImage = `url("${blurred}")`;
@@ -548,8 +563,18 @@ function renderThumb(asset, type) {
   img.addEventListener('load', () => {
     img.classList.remove('loading');
     thumb.dataset.loaded = String(img.naturalWidth);
+    thumb.dataset.source = img.currentSrc;
   });
-  img.addEventListener('error', () => img.replaceWith(placeholder()));
+  img.addEventListener('error', () => {
+    if (img.hasAttribute('srcset')) {
+      // Not served without a key: the thumbnail (the `src`) instead.
+      img.removeAttribute('srcset');
+      img.removeAttribute('sizes');
+      thumb.dataset.variant = 'thumbnail';
+      return;
+    }
+    img.replaceWith(placeholder());
+  });
   return thumb;
 }
 
