@@ -455,6 +455,43 @@ pub(crate) async fn large_variants_of_paid_files_need_what_downloads_need<H: Har
         fetch(&ctx, &large, Some(&buyer), &[]).await.size(),
         (641, 321)
     );
+    // A pass for the library opens its large variants; a pass for another library does not.
+    let other = uuid::Uuid::new_v4().to_string();
+    let r = ctx
+        .put_library(
+            &other,
+            &json!({"title": "Other", "is_paid": true, "price": 5,
+            "unsectioned_assets": []}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    let pass = |library: &str| {
+        let library = library.to_owned();
+        let ctx = &ctx;
+        async move {
+            let r = ctx
+                .send_json(
+                    reqwest::Method::POST,
+                    &format!("/api/v1/libraries/{library}/passes"),
+                    Some(&ctx.admin),
+                    &json!({"label": "Order", "expires_in": 3600}),
+                )
+                .await;
+            assert_eq!(r.status, 201, "{}", r.json);
+            r.json["data"]["token"].as_str().expect("token").to_owned()
+        }
+    };
+    let (mine, theirs) = (pass(&library).await, pass(&other).await);
+    let with_pass = |token: String| {
+        let url = format!("{}{large}", ctx.base_url());
+        let request = ctx
+            .client
+            .get(url)
+            .header("authorization", format!("Pass {token}"));
+        async move { request.send().await.expect("request").status().as_u16() }
+    };
+    assert_eq!(with_pass(mine).await, 200);
+    assert_eq!(with_pass(theirs).await, 403);
     // The link of a key without read:paid carries no more than the key.
     let minted = Resp::from(
         ctx.client

@@ -323,3 +323,37 @@ fn a_cmyk_jpeg_converts() {
     assert!(top.iter().all(|c| *c > 230), "white: {top:?}");
     assert!(bottom.iter().all(|c| *c < 40), "black: {bottom:?}");
 }
+
+#[test]
+fn an_icc_profile_stays_with_the_picture() {
+    // A profile of some bytes: kept as they are, whatever they say.
+    let profile: Vec<u8> = (0..600u32).map(|i| (i % 251) as u8).collect();
+    let mut source = Vec::new();
+    {
+        let mut encoder = image::codecs::png::PngEncoder::new(&mut source);
+        image::ImageEncoder::set_icc_profile(&mut encoder, profile.clone()).expect("a profile");
+        let picture = RgbImage::from_pixel(200, 100, Rgb([10, 120, 240]));
+        image::ImageEncoder::write_image(
+            encoder,
+            picture.as_raw(),
+            200,
+            100,
+            image::ExtendedColorType::Rgb8,
+        )
+        .expect("encode");
+    }
+    for encoding in [Encoding::Jpeg, Encoding::Png] {
+        let v = made(&source, "w=100", encoding);
+        let mut decoder = image::ImageReader::new(Cursor::new(&v.bytes))
+            .with_guessed_format()
+            .expect("a format")
+            .into_decoder()
+            .expect("a decoder");
+        use image::ImageDecoder as _;
+        assert_eq!(
+            decoder.icc_profile().expect("read").as_deref(),
+            Some(profile.as_slice()),
+            "{encoding:?}"
+        );
+    }
+}
