@@ -492,6 +492,25 @@ pub(crate) async fn large_variants_of_paid_files_need_what_downloads_need<H: Har
     };
     assert_eq!(with_pass(mine).await, 200);
     assert_eq!(with_pass(theirs).await, 403);
+    // A variant is not a download: a pass whose downloads are spent still shows them.
+    let r = ctx
+        .send_json(
+            reqwest::Method::POST,
+            &format!("/api/v1/libraries/{library}/passes"),
+            Some(&ctx.admin),
+            &json!({"label": "One", "expires_in": 3600, "max_downloads": 1}),
+        )
+        .await;
+    let spent = r.json["data"]["token"].as_str().expect("token").to_owned();
+    let download = ctx
+        .client
+        .get(format!("{}/api/v1/assets/{photo}/download", ctx.base_url()))
+        .header("authorization", format!("Pass {spent}"))
+        .send()
+        .await
+        .expect("download");
+    assert_eq!(download.status(), 200);
+    assert_eq!(with_pass(spent).await, 200);
     // The link of a key without read:paid carries no more than the key.
     let minted = Resp::from(
         ctx.client

@@ -215,15 +215,27 @@ impl Service {
                 false => Err(PAID_FILE),
             },
             FileRight::Pass(pass) => {
-                let rows = self.published_library(pass.library_id).await?;
-                if !pass_opens(pass, &rows, asset.id) {
-                    return Err(NOT_IN_PASS);
-                }
+                self.pass_opens_asset(pass, asset.id).await?;
                 if pass.is_exhausted() {
                     return Err(ApiError::PassLimitReached);
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// Whether `pass` opens the asset `id`: a published asset of its library, in its subset
+    /// (else 403 [`NOT_IN_PASS`]).
+    pub(super) async fn pass_opens_asset(
+        &self,
+        pass: &LibraryPass,
+        id: Uuid,
+    ) -> Result<(), ApiError> {
+        let rows = self.published_library(pass.library_id).await?;
+        if pass_opens(pass, &rows, id) {
+            Ok(())
+        } else {
+            Err(NOT_IN_PASS)
         }
     }
 

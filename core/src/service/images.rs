@@ -218,7 +218,7 @@ impl Service {
 
     /// What `spec` of `asset` is, after the checks of who may see it: 404 without an image; a
     /// variant larger than [`FREE_SIDE`] of a paid file needs what its download needs, and a
-    /// pass opens only its own assets.
+    /// pass opens only its own assets (whatever downloads it has left).
     async fn wanted(
         &self,
         asset: &Asset,
@@ -250,8 +250,12 @@ impl Service {
                 (w, h) => w.unwrap_or(0).max(h.unwrap_or(0)),
             },
         };
-        if long_side > FREE_SIDE || matches!(access, Access::Pass(_)) {
-            self.may_download(asset, access.files()).await?;
+        // A pass opens its own assets' variants, any size, and spends nothing on them (a
+        // variant is not a download); anyone else needs a download's rights past FREE_SIDE.
+        match access {
+            Access::Pass(pass) => self.pass_opens_asset(pass, asset.id).await?,
+            _ if long_side > FREE_SIDE => self.may_download(asset, access.files()).await?,
+            _ => {}
         }
         let encodings = match spec.format {
             Format::Auto if !webp && kind == Kind::Image && mime != "image/jpeg" => {
