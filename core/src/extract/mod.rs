@@ -107,6 +107,8 @@ mod words;
 
 pub use sniff::{Sniffed, sniff};
 
+pub(crate) use raster::{Opening, open as open_image};
+
 /// Width and height, as displayed, of a PNG, JPEG, GIF or WebP file, from its header.
 pub(crate) fn image_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
     raster::dimensions(bytes)

@@ -52,31 +52,63 @@ fn turns_quarter(orientation: Orientation) -> bool {
     )
 }
 
+/// Why an image file could not be opened for decoding.
+#[derive(Debug)]
+pub(crate) enum Opening {
+    /// Its header cannot be read, or reading it needs more than the memory limit.
+    Failed(image::ImageError),
+    /// It has more pixels than [`Limits::max_image_pixels`].
+    TooLarge {
+        /// Its width as stored.
+        width: u32,
+        /// Its height as stored.
+        height: u32,
+    },
+}
+
+/// A decoder of a PNG, JPEG, GIF or WebP file, its header read and its size checked against
+/// `limits` (no pixel decoded yet; the decode is held to [`Limits::max_image_alloc`]), with
+/// its format; `None` for any other file.
+pub(crate) fn open<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+) -> Result<Option<(ImageFormat, impl ImageDecoder + 'a)>, Opening> {
+    let Ok(format @ (ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::Gif | ImageFormat::WebP)) =
+        image::guess_format(bytes)
+    else {
+        return Ok(None);
+    };
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut decoder_limits = image::Limits::default();
+    decoder_limits.max_alloc = Some(limits.max_image_alloc);
+    reader.limits(decoder_limits);
+    let decoder = reader.into_decoder().map_err(Opening::Failed)?;
+    let (width, height) = decoder.dimensions();
+    if u64::from(width) * u64::from(height) > limits.max_image_pixels {
+        return Err(Opening::TooLarge { width, height });
+    }
+    Ok(Some((format, decoder)))
+}
+
 /// See [`super::thumbnail`].
 pub(super) fn thumbnail(
     bytes: &[u8],
     max_side: u32,
     limits: &Limits,
 ) -> Result<Option<Thumbnail>, ExtractError> {
-    let Ok(format @ (ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::Gif | ImageFormat::WebP)) =
-        image::guess_format(bytes)
-    else {
-        return Ok(None);
-    };
     let image_error = |e: image::ImageError| ExtractError::Image(Box::new(e));
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
-    let mut decoder_limits = image::Limits::default();
-    decoder_limits.max_alloc = Some(limits.max_image_alloc);
-    reader.limits(decoder_limits);
-    let mut decoder = reader.into_decoder().map_err(image_error)?;
-    let (w, h) = decoder.dimensions();
-    if u64::from(w) * u64::from(h) > limits.max_image_pixels {
-        return Err(ExtractError::LimitExceeded {
-            what: "image",
-            limit: limits.max_image_pixels,
-            unit: "pixels",
-        });
-    }
+    let (format, mut decoder) = match open(bytes, limits) {
+        Ok(Some(opened)) => opened,
+        Ok(None) => return Ok(None),
+        Err(Opening::Failed(e)) => return Err(image_error(e)),
+        Err(Opening::TooLarge { .. }) => {
+            return Err(ExtractError::LimitExceeded {
+                what: "image",
+                limit: limits.max_image_pixels,
+                unit: "pixels",
+            });
+        }
+    };
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let mut image = DynamicImage::from_decoder(decoder).map_err(image_error)?;
     image.apply_orientation(orientation);

@@ -16,7 +16,7 @@ use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageEncoder, ImageFormat, ImageReader, RgbaImage};
 
 use super::params::{Fit, Format, MAX_SIDE, VariantSpec};
-use crate::extract::Limits;
+use crate::extract::{Limits, Opening};
 
 /// The encoding of a made variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -268,25 +268,22 @@ fn decode(
         image::ImageError::Limits(l) => TransformError::TooLarge(l.to_string()),
         other => TransformError::Unreadable(other.to_string()),
     };
-    let Ok(format @ (ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::Gif | ImageFormat::WebP)) =
-        image::guess_format(bytes)
-    else {
-        return Err(TransformError::Unreadable(
-            "not a PNG, JPEG, GIF or WebP file".to_owned(),
-        ));
+    let (format, mut decoder) = match crate::extract::open_image(bytes, limits) {
+        Ok(Some(opened)) => opened,
+        Ok(None) => {
+            return Err(TransformError::Unreadable(
+                "not a PNG, JPEG, GIF or WebP file".to_owned(),
+            ));
+        }
+        Err(Opening::Failed(e)) => return Err(unreadable(e)),
+        Err(Opening::TooLarge { width, height }) => {
+            return Err(TransformError::TooLarge(format!(
+                "{width} x {height} pixels, more than {}",
+                limits.max_image_pixels
+            )));
+        }
     };
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
-    let mut decoder_limits = image::Limits::default();
-    decoder_limits.max_alloc = Some(limits.max_image_alloc);
-    reader.limits(decoder_limits);
-    let mut decoder = reader.into_decoder().map_err(unreadable)?;
     let (w, h) = decoder.dimensions();
-    if u64::from(w) * u64::from(h) > limits.max_image_pixels {
-        return Err(TransformError::TooLarge(format!(
-            "{w} x {h} pixels, more than {}",
-            limits.max_image_pixels
-        )));
-    }
     let icc = decoder.icc_profile().ok().flatten();
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let reduced = (format == ImageFormat::Jpeg)

@@ -225,6 +225,17 @@ pub(super) fn asset_download_url() -> Spec {
     }
 }
 
+/// The asset id and a variant's parameters, then `more`.
+fn variant_parameters(more: &[&str]) -> Vec<serde_json::Value> {
+    [
+        "AssetId", "W", "H", "Fit", "Format", "Quality", "Dpr", "Preset",
+    ]
+    .iter()
+    .chain(more)
+    .map(|name| p(name))
+    .collect()
+}
+
 /// `Operation::AssetImage`.
 pub(super) fn asset_image() -> Spec {
     Spec {
@@ -245,22 +256,14 @@ pub(super) fn asset_image() -> Spec {
             its long side of a paid file needs what downloading the file needs (`read:paid` \
             or a library pass), else 403.",
         keys: Keys::Optional,
-        parameters: vec![
-            p("AssetId"),
-            p("W"),
-            p("H"),
-            p("Fit"),
-            p("Format"),
-            p("Quality"),
-            p("Dpr"),
-            p("Preset"),
-            p("Accept"),
-            p("IfNoneMatch"),
-            p("Expires"),
-            p("Grant"),
-            p("PassLink"),
-            p("Signature"),
-        ],
+        parameters: variant_parameters(&[
+            "Accept",
+            "IfNoneMatch",
+            "Expires",
+            "Grant",
+            "PassLink",
+            "Signature",
+        ]),
         body: None,
         answers: vec![("200", image_answer("The variant."))],
         errors: &[
@@ -283,18 +286,7 @@ pub(super) fn asset_image_url() -> Spec {
             link carries the variant's parameters in one canonical spelling, covered by the \
             signature with what minted it.",
         keys: Keys::Required,
-        parameters: vec![
-            p("AssetId"),
-            p("W"),
-            p("H"),
-            p("Fit"),
-            p("Format"),
-            p("Quality"),
-            p("Dpr"),
-            p("Preset"),
-            p("ExpiresIn"),
-            p("IfNoneMatch"),
-        ],
+        parameters: variant_parameters(&["ExpiresIn", "IfNoneMatch"]),
         body: None,
         answers: vec![("200", read_answer("The link.", schema("DownloadLink")))],
         errors: &["BadRequest", "NotFound", "ForbiddenFile"],
