@@ -65,6 +65,11 @@ async fn fetch(ctx: &Ctx, path: &str, key: Option<&str>, headers: &[(&str, &str)
     }
 }
 
+/// `GET path` with the key of every scope.
+async fn as_admin(ctx: &Ctx, path: &str) -> Got {
+    fetch(ctx, path, Some(&ctx.admin), &[]).await
+}
+
 /// Every path fetched with the admin key at the same time, the answers in order.
 async fn all_at_once(paths: Vec<String>, ctx: &Ctx) -> Vec<Got> {
     let mut running = tokio::task::JoinSet::new();
@@ -103,7 +108,7 @@ pub(crate) async fn variants_are_made_once_kept_and_served_by_their_etag<H: Harn
     let ctx = Ctx::start::<H>().await;
     let photo = id_of(&create_on(&ctx, "photos/a.jpg", samples::jpeg(1600, 1200), "image").await);
     let path = format!("/api/v1/assets/{photo}/image?w=400");
-    let first = fetch(&ctx, &path, Some(&ctx.admin), &[]).await;
+    let first = as_admin(&ctx, &path).await;
     assert_eq!(first.size(), (400, 300));
     assert_eq!(first.header("vary"), Some("Accept"), "format auto");
     let etag = first.header("etag").expect("an ETag").to_owned();
@@ -115,7 +120,7 @@ pub(crate) async fn variants_are_made_once_kept_and_served_by_their_etag<H: Harn
     let made = ctx.service.variants_made();
 
     // Asked again: the kept bytes, nothing made.
-    let again = fetch(&ctx, &path, Some(&ctx.admin), &[]).await;
+    let again = as_admin(&ctx, &path).await;
     assert_eq!(
         (again.header("etag"), &again.bytes),
         (Some(etag.as_str()), &first.bytes)
@@ -147,29 +152,15 @@ pub(crate) async fn variants_are_made_once_kept_and_served_by_their_etag<H: Harn
     assert_eq!(png.header("vary"), None);
 
     // Presets and the other fits; never larger than the source.
-    let card = fetch(
-        &ctx,
-        &format!("/api/v1/assets/{photo}/image?preset=card"),
-        Some(&ctx.admin),
-        &[],
-    )
-    .await;
+    let card = as_admin(&ctx, &format!("/api/v1/assets/{photo}/image?preset=card")).await;
     assert_eq!(card.size(), (640, 400));
-    let big = fetch(
+    let big = as_admin(
         &ctx,
         &format!("/api/v1/assets/{photo}/image?w=4000&h=1000&fit=cover"),
-        Some(&ctx.admin),
-        &[],
     )
     .await;
     assert_eq!(big.size(), (1600, 400));
-    let retina = fetch(
-        &ctx,
-        &format!("/api/v1/assets/{photo}/image?w=100&dpr=2"),
-        Some(&ctx.admin),
-        &[],
-    )
-    .await;
+    let retina = as_admin(&ctx, &format!("/api/v1/assets/{photo}/image?w=100&dpr=2")).await;
     assert_eq!(retina.size(), (200, 150));
     let head = ctx
         .client
@@ -183,13 +174,7 @@ pub(crate) async fn variants_are_made_once_kept_and_served_by_their_etag<H: Harn
 
     // A PDF's page 1, drawn at the size asked.
     let pdf = id_of(&create_on(&ctx, "docs/a.pdf", samples::pdf(2, 50), "pdf").await);
-    let page = fetch(
-        &ctx,
-        &format!("/api/v1/assets/{pdf}/image?w=500"),
-        Some(&ctx.admin),
-        &[],
-    )
-    .await;
+    let page = as_admin(&ctx, &format!("/api/v1/assets/{pdf}/image?w=500")).await;
     assert_eq!(page.size(), (500, 647));
     assert_eq!(page.header("content-type"), Some("image/jpeg"));
 }
@@ -210,13 +195,7 @@ pub(crate) async fn bad_requests_for_variants_say_what_is_wrong<H: Harness>() {
         ("preset=nope", "preset"),
         ("preset=card&w=10", "w"),
     ] {
-        let got = fetch(
-            &ctx,
-            &format!("/api/v1/assets/{photo}/image?{query}"),
-            Some(&ctx.admin),
-            &[],
-        )
-        .await;
+        let got = as_admin(&ctx, &format!("/api/v1/assets/{photo}/image?{query}")).await;
         assert_eq!(
             (got.status, &got.json()["field"]),
             (400, &json!(field)),
@@ -232,13 +211,7 @@ pub(crate) async fn bad_requests_for_variants_say_what_is_wrong<H: Harness>() {
         .await;
     let doc = create_on(&ctx, "docs/a.docx", samples::docx(&["Hello"]), "document").await;
     for id in [id_of(&link), id_of(&doc)] {
-        let got = fetch(
-            &ctx,
-            &format!("/api/v1/assets/{id}/image?w=10"),
-            Some(&ctx.admin),
-            &[],
-        )
-        .await;
+        let got = as_admin(&ctx, &format!("/api/v1/assets/{id}/image?w=10")).await;
         assert_eq!(
             (got.status, &got.json()["message"]),
             (404, &json!("Asset has no image")),
@@ -247,13 +220,7 @@ pub(crate) async fn bad_requests_for_variants_say_what_is_wrong<H: Harness>() {
         );
     }
     let missing = uuid::Uuid::new_v4();
-    let got = fetch(
-        &ctx,
-        &format!("/api/v1/assets/{missing}/image"),
-        Some(&ctx.admin),
-        &[],
-    )
-    .await;
+    let got = as_admin(&ctx, &format!("/api/v1/assets/{missing}/image")).await;
     assert_eq!(got.status, 404);
     // A JPEG cut inside its header: 400 saying why, never a 500.
     let mut cut = samples::jpeg(800, 600);
@@ -264,11 +231,9 @@ pub(crate) async fn bad_requests_for_variants_say_what_is_wrong<H: Harness>() {
         .create_asset(json!({"title": "Cut", "asset_type": "image", "file_path": "photos/cut.jpg"}))
         .await;
     std::fs::write(ctx.files_dir().join("photos/cut.jpg"), &cut).expect("cut the file");
-    let got = fetch(
+    let got = as_admin(
         &ctx,
         &format!("/api/v1/assets/{}/image?w=10", id_of(&broken)),
-        Some(&ctx.admin),
-        &[],
     )
     .await;
     assert_eq!(
@@ -353,7 +318,7 @@ pub(crate) async fn a_replaced_or_deleted_file_takes_its_variants_along<H: Harne
     let ctx = Ctx::start::<H>().await;
     let photo = id_of(&create_on(&ctx, "photos/a.png", samples::png(800, 600), "image").await);
     let path = format!("/api/v1/assets/{photo}/image?w=200");
-    let before = fetch(&ctx, &path, Some(&ctx.admin), &[]).await;
+    let before = as_admin(&ctx, &path).await;
     assert_eq!(before.size(), (200, 150));
     assert_eq!(kept(&ctx, &photo).len(), 1);
     let body = crate::files::form(&[], Some(("b.png", &samples::png(400, 800))));
@@ -363,7 +328,7 @@ pub(crate) async fn a_replaced_or_deleted_file_takes_its_variants_along<H: Harne
         kept(&ctx, &photo).is_empty(),
         "variants of the old file are gone"
     );
-    let after = fetch(&ctx, &path, Some(&ctx.admin), &[]).await;
+    let after = as_admin(&ctx, &path).await;
     assert_eq!(after.size(), (200, 400), "made of the new file");
     assert_ne!(after.header("etag"), before.header("etag"));
     let r = ctx
@@ -417,13 +382,7 @@ pub(crate) async fn past_the_workers_and_the_queue_the_answer_is_503<H: Harness>
     assert!(counts.get(&503).copied().unwrap_or(0) >= 1, "{counts:?}");
     assert!(counts.get(&200).copied().unwrap_or(0) >= 2, "{counts:?}");
     // Once the rush is over, every variant is made.
-    let later = fetch(
-        &ctx,
-        &format!("/api/v1/assets/{photo}/image?w=105"),
-        Some(&ctx.admin),
-        &[],
-    )
-    .await;
+    let later = as_admin(&ctx, &format!("/api/v1/assets/{photo}/image?w=105")).await;
     assert_eq!(later.size(), (105, 70));
 }
 
@@ -541,13 +500,7 @@ pub(crate) async fn hostile_sources_give_a_variant_or_a_400<H: Harness>() {
     )));
     assert!(bomb.len() < 1_000_000, "{} bytes", bomb.len());
     let id = id_of(&create_on(&ctx, "bad/bomb.png", bomb, "image").await);
-    let got = fetch(
-        &ctx,
-        &format!("/api/v1/assets/{id}/image?w=100"),
-        Some(&ctx.admin),
-        &[],
-    )
-    .await;
+    let got = as_admin(&ctx, &format!("/api/v1/assets/{id}/image?w=100")).await;
     assert_eq!(
         (got.status, &got.json()["field"]),
         (400, &json!("file")),
@@ -567,24 +520,16 @@ pub(crate) async fn hostile_sources_give_a_variant_or_a_400<H: Harness>() {
         1, 50_000,
     )));
     let id = id_of(&create_on(&ctx, "bad/strip.png", strip, "image").await);
-    let got = fetch(
-        &ctx,
-        &format!("/api/v1/assets/{id}/image?w=100&format=png"),
-        Some(&ctx.admin),
-        &[],
-    )
-    .await;
+    let got = as_admin(&ctx, &format!("/api/v1/assets/{id}/image?w=100&format=png")).await;
     assert_eq!(got.size(), (1, 4096));
     // Sixteen bits a channel.
     let deep = png(image::DynamicImage::ImageRgb16(
         image::ImageBuffer::from_pixel(300, 200, image::Rgb([65_535u16, 30_000, 0])),
     ));
     let id = id_of(&create_on(&ctx, "bad/deep.png", deep, "image").await);
-    let got = fetch(
+    let got = as_admin(
         &ctx,
         &format!("/api/v1/assets/{id}/image?w=150&format=jpeg"),
-        Some(&ctx.admin),
-        &[],
     )
     .await;
     assert_eq!(got.size(), (150, 100));
@@ -603,13 +548,7 @@ pub(crate) async fn hostile_sources_give_a_variant_or_a_400<H: Harness>() {
         encoder.encode_frames(frames).expect("encode");
     }
     let id = id_of(&create_on(&ctx, "bad/many.gif", gif, "image").await);
-    let got = fetch(
-        &ctx,
-        &format!("/api/v1/assets/{id}/image?w=8&format=png"),
-        Some(&ctx.admin),
-        &[],
-    )
-    .await;
+    let got = as_admin(&ctx, &format!("/api/v1/assets/{id}/image?w=8&format=png")).await;
     assert_eq!(got.size(), (8, 8));
     let first = image::load_from_memory(&got.bytes)
         .expect("decodes")
