@@ -222,6 +222,15 @@ pub(crate) async fn bad_requests_for_variants_say_what_is_wrong<H: Harness>() {
     let missing = uuid::Uuid::new_v4();
     let got = as_admin(&ctx, &format!("/api/v1/assets/{missing}/image")).await;
     assert_eq!(got.status, 404);
+    // An image whose file is gone from the store: 404, as its download.
+    std::fs::remove_file(ctx.files_dir().join("photos/a.png")).expect("remove");
+    let got = as_admin(&ctx, &format!("/api/v1/assets/{photo}/image?w=10")).await;
+    assert_eq!(
+        (got.status, &got.json()["message"]),
+        (404, &json!("Asset has no downloadable file")),
+        "{}",
+        got.json()
+    );
     // A JPEG cut inside its header: 400 saying why, never a 500.
     let mut cut = samples::jpeg(800, 600);
     cut.truncate(120);

@@ -19,7 +19,7 @@ use crate::tree;
 use crate::validate;
 
 /// The answer for an asset without a file to download.
-const NO_FILE: ApiError = ApiError::NotFound("Asset has no downloadable file");
+pub(super) const NO_FILE: ApiError = ApiError::NotFound("Asset has no downloadable file");
 
 /// How many times a download opens an asset's file that keeps going away (replaced or
 /// deleted between reading the asset and opening the file) before it answers 503.

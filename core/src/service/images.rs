@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use futures_util::StreamExt as _;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -326,11 +327,7 @@ impl Service {
         wanted: &Wanted,
     ) -> Result<(Encoding, Bytes), ApiError> {
         let _worker = self.inner.variants.worker().await?;
-        let source = self
-            .inner
-            .files
-            .read(&wanted.file, self.inner.config.max_upload)
-            .await?;
+        let source = self.source(&wanted.file).await?;
         let (spec, kind) = (wanted.spec, wanted.kind);
         let limits = self.inner.config.extract_limits.clone();
         let encodings = wanted.encodings.clone();
@@ -364,6 +361,31 @@ impl Service {
             self.inner.files.delete(&path).await;
         }
         Ok((made.encoding, bytes))
+    }
+
+    /// The whole file a variant is made of: 404 when it is gone from the store, 400 when it
+    /// is larger than [`crate::Config::max_upload`].
+    async fn source(&self, path: &str) -> Result<Bytes, ApiError> {
+        let (size, mut stream) = self
+            .inner
+            .files
+            .open_whole(path)
+            .await?
+            .ok_or(super::downloads::NO_FILE)?;
+        let limit = self.inner.config.max_upload;
+        if size > limit {
+            return Err(ApiError::validation(
+                "file",
+                format!(
+                    "The asset's image cannot be converted: its file is larger than {limit} bytes"
+                ),
+            ));
+        }
+        let mut bytes = bytes::BytesMut::with_capacity(usize::try_from(size).unwrap_or(0));
+        while let Some(chunk) = stream.next().await {
+            bytes.extend_from_slice(&chunk.map_err(ApiError::internal)?);
+        }
+        Ok(bytes.freeze())
     }
 
     /// How many image variants this process has made since it started.
