@@ -34,6 +34,4 @@ mod transform;
 pub use params::{
     Asked, DEFAULT_QUALITY, Fit, Format, MAX_SIDE, VariantSpec, default_presets, parse,
 };
-pub use transform::{
-    Encoding, Plan, Source, TransformError, Variant, has_alpha, image_size, make, plan,
-};
+pub use transform::{Encoding, Plan, Source, TransformError, Variant, has_alpha, make, plan};

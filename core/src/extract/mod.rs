@@ -107,12 +107,7 @@ mod words;
 
 pub use sniff::{Sniffed, sniff};
 
-pub(crate) use raster::{Opening, open as open_image};
-
-/// Width and height, as displayed, of a PNG, JPEG, GIF or WebP file, from its header.
-pub(crate) fn image_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
-    raster::dimensions(bytes)
-}
+pub(crate) use raster::{Opening, open as open_image, turns_quarter};
 
 /// Page 1 of a PDF as RGBA on white, its long side what `long_side` says of the page's width
 /// and height in points, after the pre-scan that guards thumbnails; `None` when it cannot be

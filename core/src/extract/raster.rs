@@ -42,7 +42,8 @@ fn orientation(bytes: &[u8]) -> Orientation {
         .unwrap_or(Orientation::NoTransforms)
 }
 
-fn turns_quarter(orientation: Orientation) -> bool {
+/// Whether an EXIF orientation turns the image by a quarter (its sides swap).
+pub(crate) fn turns_quarter(orientation: Orientation) -> bool {
     matches!(
         orientation,
         Orientation::Rotate90

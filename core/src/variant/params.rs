@@ -252,12 +252,10 @@ pub fn parse(
     })
 }
 
-/// ASCII digits (leading zeros allowed), as a number; `None` for anything else or past 64
-/// bits.
+/// ASCII digits (leading zeros allowed), as a number (saturating past 64 bits, which every
+/// range here refuses); `None` for anything else.
 fn whole(v: &str) -> Option<u64> {
-    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| v.trim_start_matches('0').parse().unwrap_or(0))
-        .filter(|_| v.trim_start_matches('0').len() <= 19)
+    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())).then(|| v.parse().unwrap_or(u64::MAX))
 }
 
 /// Digits with at most one `.` between digits (`2`, `1.5`), as a number.

@@ -192,7 +192,14 @@ fn cover_and_contain_fill_the_box() {
 fn the_exif_orientation_is_applied() {
     // 300 x 200 stored, turned a quarter (orientation 6): 200 x 300 as displayed.
     let source = samples::jpeg_with_orientation(300, 200, 6);
-    assert_eq!(image_size(&source), Some((200, 300)));
+    let info = crate::extract::extract(
+        &source,
+        "a.jpg",
+        Some(crate::model::AssetType::Image),
+        &Limits::default(),
+    )
+    .expect("an image");
+    assert_eq!((info.width, info.height), (Some(200), Some(300)));
     let v = made(&source, "h=150", Encoding::Jpeg);
     assert_eq!((v.width, v.height), (100, 150));
 }

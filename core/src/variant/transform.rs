@@ -184,11 +184,6 @@ pub fn plan(spec: &VariantSpec, width: u32, height: u32) -> Plan {
     }
 }
 
-/// The size, as displayed, of an image file, from its header; `None` when it cannot be read.
-pub fn image_size(bytes: &[u8]) -> Option<(u32, u32)> {
-    crate::extract::image_dimensions(bytes)
-}
-
 /// Whether an image file may have transparency, from its header (its colour type).
 pub fn has_alpha(bytes: &[u8]) -> bool {
     image::guess_format(bytes)
@@ -288,12 +283,10 @@ fn decode(
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let reduced = (format == ImageFormat::Jpeg)
         .then(|| {
-            let (dw, dh) = match orientation {
-                Orientation::Rotate90
-                | Orientation::Rotate270
-                | Orientation::Rotate90FlipH
-                | Orientation::Rotate270FlipH => (h, w),
-                _ => (w, h),
+            let (dw, dh) = if crate::extract::turns_quarter(orientation) {
+                (h, w)
+            } else {
+                (w, h)
             };
             let plan = plan(spec, dw, dh);
             // Source pixels per variant pixel. The reduced decode is a box filter: it leaves
