@@ -8,9 +8,12 @@
 //! 720 x 588 with Lanczos3, JPEG quality 80. Ours is `variant::make` in-process, one thread;
 //! sharp's is `benches/sharp.mjs` with `sharp.concurrency(1)` (its prebuilt libvips comes with
 //! the npm package, installed pinned under `target/tools/sharp` on first run; needs `node` and
-//! `npm`). Rounds alternate between the two; the report gives the median operations per
-//! second of each, the median of the rounds' ratios, and the SSIM of our output against
-//! sharp's (grey, same size).
+//! `npm`). libjpeg-turbo, which decodes our JPEG at a reduced size (the default `jpeg-turbo`
+//! feature), has its SIMD code only when `nasm` was there at build time: the bench stops when
+//! `nasm` is missing (`apt-get install nasm`, then `cargo clean --release -p mozjpeg-sys`).
+//! Rounds alternate between the two; the report gives the median operations per second of
+//! each, the median of the rounds' ratios, and the SSIM of our output against sharp's (grey,
+//! same size).
 
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
@@ -33,6 +36,11 @@ const ITERATIONS: usize = 30;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert!(
+        Command::new("nasm").arg("-v").output().is_ok(),
+        "nasm is missing, so libjpeg-turbo was built without its SIMD code: apt-get install \
+         nasm, then cargo clean --release -p mozjpeg-sys"
+    );
     let modules = install_sharp(&root.join("target/tools/sharp"));
     let scratch = tempfile::tempdir().expect("temp dir");
     let input = scratch.path().join("in.jpg");

@@ -61,6 +61,7 @@
 //! | `samples` | `assetlib_core::extract::samples`: small real files (PDF, DOCX, ODT, PNG, JPEG, ...) for tests and demos |
 //! | `openapi` | `assetlib_core::openapi`: the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` (without the feature that route answers 404) |
 //! | `webp-lossy` (default) | lossy WebP variants through libwebp (built from source; without it WebP variants are lossless) |
+//! | `jpeg-turbo` (default) | JPEG variants shrunk to a half or less decoded at a reduced size by libjpeg-turbo (built from source; its SIMD code needs `nasm` at build time); without it every JPEG is decoded whole |
 //! | `s3` | `Files::s3`: files in a bucket of any S3-compatible service, through object_store's `aws` backend |
 
 // Unit tests share the dev-dependencies of the crate's other test targets.

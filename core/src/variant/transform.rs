@@ -3,10 +3,10 @@
 //! crate, WebP with libwebp under the `webp-lossy` feature). An ICC profile of the source is
 //! kept in a JPEG or PNG variant, so colours stay as the source shows them.
 //!
-//! A JPEG shrunk to a quarter or less is decoded at a reduced size (`jpeg-decoder`'s scaled
-//! IDCT: a half, a quarter or an eighth), as libjpeg's shrink-on-load does, leaving at least
-//! a halving to Lanczos3: less work, and a quarter of the memory or less. A JPEG that path
-//! cannot read (CMYK, 16-bit, damaged) is decoded whole.
+//! A JPEG shrunk to a half or less is decoded at a reduced size (libjpeg-turbo's scaled IDCT:
+//! a half, a quarter or an eighth, under the `jpeg-turbo` feature), as sharp's shrink-on-load
+//! does: less work, and a quarter of the memory or less. A JPEG that path cannot read (CMYK,
+//! 12-bit, damaged) is decoded whole.
 
 use std::io::Cursor;
 
@@ -203,14 +203,20 @@ pub fn make(
     encoding: Encoding,
     limits: &Limits,
 ) -> Result<Variant, TransformError> {
-    let (image, icc) = match source {
+    let decoded = match source {
         Source::Image(bytes) => decode(bytes, spec, limits)?,
-        Source::Pdf(bytes) => (
+        Source::Pdf(bytes) => Decoded::whole(
             DynamicImage::ImageRgba8(render_pdf(bytes, spec, limits)?),
             None,
         ),
     };
-    let plan = plan(spec, image.width(), image.height());
+    let Decoded {
+        image,
+        icc,
+        size,
+        shrink,
+    } = decoded;
+    let plan = plan(spec, size.0, size.1);
     let alpha = image.color().has_alpha() || plan.canvas != plan.scaled;
     let mut scaled = if alpha {
         DynamicImage::ImageRgba8(RgbaImage::new(plan.scaled.0, plan.scaled.1))
@@ -222,10 +228,15 @@ pub fn make(
     } else {
         DynamicImage::ImageRgb8(image.into_rgb8())
     };
+    // The plan is in the source's pixels; a reduced decode has one pixel for `shrink` of them
+    // on each side. Its crop is that part exactly, not rounded to whole reduced pixels: a
+    // 2725 px wide source decoded at half size is 1362.5 px of picture in 1363 pixels, and
+    // taking 1363 would stretch the variant by a third of a pixel at its far edge.
+    let k = f64::from(shrink);
     let (left, top, w, h) = plan.crop;
     let options = ResizeOptions::new()
         .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3))
-        .crop(left, top, w, h);
+        .crop(left / k, top / k, w / k, h / k);
     Resizer::new()
         .resize(&source, &mut scaled, &options)
         .map_err(|e| TransformError::TooLarge(e.to_string()))?;
@@ -252,13 +263,34 @@ pub fn make(
     })
 }
 
+/// A decoded source, turned as its EXIF orientation says.
+struct Decoded {
+    /// The pixels: `size` divided by `shrink`, rounded up.
+    image: DynamicImage,
+    /// The source's ICC profile.
+    icc: Option<Vec<u8>>,
+    /// The source's size as displayed, in its own pixels.
+    size: (u32, u32),
+    /// Source pixels per decoded pixel on each side: 1, or 2, 4 or 8 for a JPEG decoded at a
+    /// reduced size.
+    shrink: u32,
+}
+
+impl Decoded {
+    /// A source decoded at its own size.
+    fn whole(image: DynamicImage, icc: Option<Vec<u8>>) -> Self {
+        Self {
+            size: (image.width(), image.height()),
+            image,
+            icc,
+            shrink: 1,
+        }
+    }
+}
+
 /// Decodes an image file within `limits`, turned as its EXIF orientation says, with its ICC
 /// profile: a JPEG at a reduced size when `spec` shrinks it by half or more.
-fn decode(
-    bytes: &[u8],
-    spec: &VariantSpec,
-    limits: &Limits,
-) -> Result<(DynamicImage, Option<Vec<u8>>), TransformError> {
+fn decode(bytes: &[u8], spec: &VariantSpec, limits: &Limits) -> Result<Decoded, TransformError> {
     let unreadable = |e: image::ImageError| match e {
         image::ImageError::Limits(l) => TransformError::TooLarge(l.to_string()),
         other => TransformError::Unreadable(other.to_string()),
@@ -281,69 +313,85 @@ fn decode(
     let (w, h) = decoder.dimensions();
     let icc = decoder.icc_profile().ok().flatten();
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
-    let reduced = (format == ImageFormat::Jpeg)
-        .then(|| {
-            let (dw, dh) = if crate::extract::turns_quarter(orientation) {
-                (h, w)
-            } else {
-                (w, h)
-            };
-            let plan = plan(spec, dw, dh);
-            // Source pixels per variant pixel. The reduced decode is a box filter: it leaves
-            // at least a halving to Lanczos3, which keeps the variant as sharp as a resize of
-            // the whole picture (as sharp's `fastShrinkOnLoad: false` does).
-            let factor = plan.crop.2 / f64::from(plan.scaled.0.max(1));
-            (factor >= 4.0)
-                .then(|| reduced_jpeg(bytes, (w, h), factor / 2.0, limits))
-                .flatten()
-        })
+    let size = if crate::extract::turns_quarter(orientation) {
+        (h, w)
+    } else {
+        (w, h)
+    };
+    let shrink = if format == ImageFormat::Jpeg {
+        shrink_on_load(spec, size)
+    } else {
+        1
+    };
+    let reduced = (shrink > 1)
+        .then(|| reduced_jpeg(bytes, (w, h), shrink))
         .flatten();
-    let mut image = match reduced {
-        Some(image) => image,
-        None => DynamicImage::from_decoder(decoder).map_err(unreadable)?,
+    let (mut image, shrink) = match reduced {
+        Some(image) => (image, shrink),
+        None => (DynamicImage::from_decoder(decoder).map_err(unreadable)?, 1),
     };
     image.apply_orientation(orientation);
-    Ok((image, icc))
+    Ok(Decoded {
+        image,
+        icc,
+        size,
+        shrink,
+    })
 }
 
-/// A JPEG of `size` (as stored) decoded at the smallest of a half, a quarter or an eighth that
-/// keeps it at least `1 / factor` of its size; `None` when that path cannot read it (then it
-/// is decoded whole).
-fn reduced_jpeg(
-    bytes: &[u8],
-    (w, h): (u32, u32),
-    factor: f64,
-    limits: &Limits,
-) -> Option<DynamicImage> {
-    let needed = |side: u32| {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let v = (f64::from(side) / factor).ceil().max(1.0) as u32;
-        u16::try_from(v).ok()
-    };
-    let (nw, nh) = (needed(w)?, needed(h)?);
+/// How much smaller than `size` a JPEG may be decoded for `spec`: the largest of 8, 4 and 2
+/// that the variant shrinks the source by on both sides, else 1. This is libjpeg's
+/// shrink-on-load as sharp uses it (`fastShrinkOnLoad`): the scaled IDCT is itself a good
+/// reduction (it keeps the block's lowest frequencies), and Lanczos3 does the rest.
+pub(super) fn shrink_on_load(spec: &VariantSpec, size: (u32, u32)) -> u32 {
+    if !cfg!(feature = "jpeg-turbo") {
+        return 1;
+    }
+    let plan = plan(spec, size.0, size.1);
+    let factor = (plan.crop.2 / f64::from(plan.scaled.0.max(1)))
+        .min(plan.crop.3 / f64::from(plan.scaled.1.max(1)));
+    [8, 4, 2]
+        .into_iter()
+        .find(|&s| factor >= f64::from(s))
+        .unwrap_or(1)
+}
+
+/// A JPEG of `size` (as stored) decoded by libjpeg-turbo at `1 / shrink` of its size on each
+/// side (rounded up); `None` when that path cannot read it (CMYK, 12-bit, damaged: then it is
+/// decoded whole).
+#[cfg(feature = "jpeg-turbo")]
+fn reduced_jpeg(bytes: &[u8], (w, h): (u32, u32), shrink: u32) -> Option<DynamicImage> {
+    let numerator = u8::try_from(8 / shrink).ok()?;
     let decode = || {
-        let mut decoder = jpeg_decoder::Decoder::new(Cursor::new(bytes));
-        decoder.set_max_decoding_buffer_size(
-            usize::try_from(limits.max_image_alloc).unwrap_or(usize::MAX),
-        );
-        decoder.scale(nw, nh).ok()?;
-        let pixels = decoder.decode().ok()?;
-        let info = decoder.info()?;
-        let (ow, oh) = (u32::from(info.width), u32::from(info.height));
-        match info.pixel_format {
-            jpeg_decoder::PixelFormat::RGB24 => {
-                image::RgbImage::from_raw(ow, oh, pixels).map(DynamicImage::ImageRgb8)
-            }
-            jpeg_decoder::PixelFormat::L8 => {
-                image::GrayImage::from_raw(ow, oh, pixels).map(DynamicImage::ImageLuma8)
-            }
-            _ => None,
+        let mut decompress = mozjpeg::Decompress::new_mem(bytes).ok()?;
+        decompress.scale(numerator);
+        let (mut started, gray) = match decompress.image().ok()? {
+            mozjpeg::decompress::Format::RGB(started) => (started, false),
+            mozjpeg::decompress::Format::Gray(started) => (started, true),
+            mozjpeg::decompress::Format::CMYK(_) => return None,
+        };
+        let side = |v: usize| u32::try_from(v).ok();
+        let (ow, oh) = (side(started.width())?, side(started.height())?);
+        if (ow, oh) != (w.div_ceil(shrink), h.div_ceil(shrink)) {
+            return None;
+        }
+        let pixels: Vec<u8> = started.read_scanlines().ok()?;
+        started.finish().ok()?;
+        if gray {
+            image::GrayImage::from_raw(ow, oh, pixels).map(DynamicImage::ImageLuma8)
+        } else {
+            image::RgbImage::from_raw(ow, oh, pixels).map(DynamicImage::ImageRgb8)
         }
     };
-    // The decoder may panic on some malformed input: such a file is decoded the other way.
+    // libjpeg's fatal errors unwind (without the panic hook) to here.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode))
         .ok()
         .flatten()
+}
+
+#[cfg(not(feature = "jpeg-turbo"))]
+fn reduced_jpeg(_bytes: &[u8], _size: (u32, u32), _shrink: u32) -> Option<DynamicImage> {
+    None
 }
 
 /// Page 1 of a PDF, rendered at the size the variant takes (so the resize after it is one to
