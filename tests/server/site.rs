@@ -149,6 +149,7 @@ async fn the_example_page_renders_a_library_on(example: &str) {
     assert!(expected.thumbnails.iter().any(Option::is_some));
     previews_show_on_the_cards(&cards, example);
     images_come_from_variants(&cards, example);
+    cover_comes_from_a_signed_variant(&dom, &expected, example).await;
 
     // Every asset with a file has a signed link that downloads without a key, the same bytes
     // as a keyed download; the others are shown unavailable.
@@ -451,6 +452,7 @@ async fn prepare_the_library(server: &Running, key: &str) -> Expected {
         "title": detail["title"],
         "slug": detail["slug"],
         "description": detail["description"],
+        "cover_image_path": detail["cover_image_path"],
         "cover_overlay_color": detail["cover_overlay_color"],
         "cover_overlay_opacity": detail["cover_overlay_opacity"],
         "show_asset_count": true,
@@ -786,6 +788,42 @@ fn images_come_from_variants(cards: &[Card], example: &str) {
             );
         }
     }
+}
+
+/// The demo library's cover names the team photo's `cover` preset: the photo is not public,
+/// so the keyless presets of the `srcset` are refused and the page signs the preset with its
+/// key. The signed variant is 1200 x 450 (its 1200 x 800 source fills no more of the
+/// 1600 x 600 box; the browser's `naturalWidth` is that divided by the density the `srcset`
+/// chose, so the test reads the picture itself).
+async fn cover_comes_from_a_signed_variant(dom: &str, expected: &Expected, example: &str) {
+    let team = expected
+        .assets
+        .iter()
+        .find(|(_, title)| title == "Team photo 2026")
+        .map(|(id, _)| id)
+        .unwrap_or_else(|| panic!("{example}: no team photo in the library"));
+    let cover = opening_tag(dom, r#"data-role="cover-image""#);
+    assert_eq!(
+        attr(cover, "data-variant"),
+        Some("signed"),
+        "{example}: {cover}"
+    );
+    let loaded: u32 = attr(cover, "data-loaded")
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(0);
+    assert!(loaded > 0, "{example}: {cover}");
+    let source = attr(cover, "data-source").map(unescape).unwrap_or_default();
+    assert!(
+        source.contains(&format!("/api/v1/assets/{team}/image?")) && source.contains("signature="),
+        "{example}: the cover loaded {source}"
+    );
+    let picture = fetch(&reqwest::Client::new(), &source, None).await;
+    let picture = image::load_from_memory(&picture).expect("the cover decodes");
+    assert_eq!(
+        (picture.width(), picture.height()),
+        (1200, 450),
+        "{example}: {source}"
+    );
 }
 
 /// The signed address of a card's download link, once the page has signed it.

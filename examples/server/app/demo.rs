@@ -241,7 +241,7 @@ async fn add_asset(service: &Service, s: &Sample) -> Result<Uuid, BoxError> {
     Ok(service.create_asset(new).await?.id)
 }
 
-/// The sample library's document: a section of two assets, one of three (a video and an
+/// The sample library's document: the team photo as its cover, a section of two assets, one of three (a video and an
 /// audio file with their previews, and a video without a file yet) and two unsectioned assets,
 /// one title overridden. Libraries hold pdf, image, video, audio and document assets only.
 /// `ids` are the sample assets' ids, in the order of [`SAMPLES`].
@@ -252,6 +252,9 @@ fn library(ids: &[Uuid]) -> Value {
         "title": "Sample brand library",
         "slug": LIBRARY_SLUG,
         "description": "A published library of the demo assets.",
+        // The team photo, through its `cover` variant (the example page asks for the size
+        // the screen needs).
+        "cover_image_path": format!("/api/v1/assets/{}/image?preset=cover", ids[2]),
         "cover_overlay_color": "#1A2B3C",
         "cover_overlay_opacity": 0.4,
         "show_asset_count": true,

@@ -359,7 +359,60 @@ function imageUrl(value) {
   return safeUrl(path);
 }
 
-function renderCover(library, assetCount, buyer) {
+/** The id of the asset a cover path names (`/api/v1/assets/{id}/...`), or null. */
+function coverAssetId(value) {
+  if (typeof value !== 'string') return null;
+  const match = /^(?:https?:\/\/[^/]+)?\/api\/v1\/assets\/([^/?#]+)(?:[/?#]|$)/i.exec(value);
+  return match && isId(match[1]) ? match[1] : null;
+}
+
+/**
+ * The cover picture. A cover path that names an asset of this API is shown through that
+ * asset's image variants, the size the screen needs: the `card`, `cover` and `full` presets,
+ * which a public asset serves without a key. Any other asset's cover is signed with the
+ * page's key (a signed `cover` preset), and shown as its path says when that fails.
+ */
+function renderCoverImage(path, key) {
+  const src = imageUrl(path);
+  if (!src) return null;
+  const img = h('img', { className: 'cover-image', src, alt: '', dataset: { role: 'cover-image' } });
+  const id = coverAssetId(path);
+  if (id) {
+    const preset = (name) => `${API}/assets/${encodeURIComponent(id)}/image?preset=${name}`;
+    img.srcset = `${preset('card')} 640w, ${preset('cover')} 1600w, ${preset('full')} 2048w`;
+    img.sizes = '100vw';
+    img.dataset.variant = 'preset';
+  }
+  img.addEventListener('load', () => {
+    img.dataset.loaded = String(img.naturalWidth);
+    img.dataset.source = img.currentSrc;
+  });
+  img.addEventListener('error', async () => {
+    const state = img.dataset.variant;
+    if (state === 'signing') return;
+    if (state !== 'preset') {
+      img.remove();
+      return;
+    }
+    // The srcset stays until the signed address is there, so the browser asks for nothing
+    // else meanwhile; then both change at once.
+    img.dataset.variant = 'signing';
+    let url = null;
+    try {
+      const query = `preset=cover&expires_in=${SIGN_SECONDS}`;
+      url = (await sign(`/assets/${encodeURIComponent(id)}/image-url?${query}`, key)).url;
+    } catch {
+      url = null;
+    }
+    img.removeAttribute('srcset');
+    img.removeAttribute('sizes');
+    img.dataset.variant = url ? 'signed' : 'path';
+    img.src = url ?? src;
+  });
+  return img;
+}
+
+function renderCover(library, assetCount, buyer, key) {
   const overlayColour = hexColour(library.cover_overlay_color);
   const opacity = Number(library.cover_overlay_opacity);
   const overlayOpacity = Number.isFinite(opacity) ? Math.min(1, Math.max(0, opacity)) : 0.5;
@@ -375,12 +428,7 @@ function renderCover(library, assetCount, buyer) {
     overlay.style.backgroundColor = overlayColour;
     overlay.style.opacity = String(overlayOpacity);
   }
-  const coverUrl = imageUrl(library.cover_image_path);
-  const cover = coverUrl
-    ? h('img', { className: 'cover-image', src: coverUrl, alt: '', dataset: { role: 'cover-image' } })
-    : null;
-  cover?.addEventListener('error', () => cover.remove());
-
+  const cover = renderCoverImage(library.cover_image_path, key);
   const meta = h('div', { className: 'cover-meta' });
   if (library.is_paid && buyer) {
     meta.append(h('span', { className: 'pill pill-price', dataset: { role: 'purchased' } }, icon('tag'),
@@ -668,7 +716,7 @@ async function renderLibrary(library, key) {
   }
   if (!count) main.append(h('p', { className: 'empty', text: 'This library has no assets yet.' }));
 
-  const cover = renderCover(library, count, key.startsWith('alp_'));
+  const cover = renderCover(library, count, key.startsWith('alp_'), key);
   app.replaceChildren(cover, main);
   const all = cover.querySelector('[data-role="download-all"]');
   if (all) signing.push(armDownload(all, `/libraries/${encodeURIComponent(library.id)}/download-url`, key));
