@@ -59,6 +59,9 @@ pub struct Config {
     /// How many more requests for variants not made yet may wait for a worker (default 16);
     /// beyond them the answer is 503 with `Retry-After`.
     pub image_queue: usize,
+    /// How long the event log keeps an event (default 30 days): [`crate::Service::purge_events`]
+    /// removes older ones (the ready server runs it every hour).
+    pub event_retention: Duration,
     /// Longest gap in a request body (default 30 s): a client whose body stops arriving for
     /// longer is answered 408 and its request ends, so it ties up no more than its buffers.
     pub body_timeout: Duration,
@@ -149,6 +152,7 @@ impl Default for Config {
             image_presets: crate::variant::default_presets(),
             image_workers: std::thread::available_parallelism().map_or(2, usize::from),
             image_queue: 16,
+            event_retention: Duration::from_secs(30 * 24 * 3600),
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
             rate_limit: None,

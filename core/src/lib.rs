@@ -50,6 +50,7 @@
 //! | [`extract`] | file metadata from content: MIME by magic bytes, pages, words, image size, thumbnails |
 //! | [`download`] | `Range` selection and `Content-Disposition` of downloads |
 //! | [`variant`] | image variants: their parameters, sizes, and making them (decode, resize, encode) |
+//! | [`events`] | the event log: events, their actor (the key of the request a write runs in), the feed's cursor and query |
 //! | [`render`] | assets, library list items and timestamps on the wire |
 //! | `openapi` | the OpenAPI 3.1 document of the API, served at `GET /api/v1/openapi.json` (feature `openapi`) |
 //! | `testing` | the store conformance suite (feature `testing`) |
@@ -75,6 +76,7 @@ mod detail_cache;
 pub mod download;
 pub mod embed;
 mod error;
+pub mod events;
 pub mod extract;
 mod files;
 mod ingest;
@@ -128,4 +130,4 @@ pub use routes::{
     method_not_allowed, route_not_found,
 };
 pub use service::{Backfill, Service};
-pub use store::{AssetStore, KeyStore, LibraryStore, MetaStore, PassStore, Store};
+pub use store::{AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store};

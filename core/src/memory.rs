@@ -12,13 +12,14 @@ use uuid::Uuid;
 
 use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use crate::error::StoreError;
+use crate::events::{Event, EventCursor, EventPage, EventQuery};
 use crate::model::{
     ApiKey, Asset, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass, LibraryRows,
     LibrarySummary, LibraryWrite, Page, PassSpend, PutOutcome, Section, ViewCount,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::rules::{first_free_slug, fold_case, matches_search};
-use crate::store::{AssetStore, KeyStore, LibraryStore, MetaStore, PassStore};
+use crate::store::{AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore};
 
 /// A [`Store`](crate::Store) in memory.
 ///
@@ -44,6 +45,10 @@ struct State {
     assets_version: u64,
     /// The secret for signing download links, once made.
     signing_secret: Option<[u8; 32]>,
+    /// The event log, each event with its place (from 1, in the order of the writes).
+    events: Vec<(u64, Event)>,
+    /// The place of the last event appended.
+    last_event: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -72,6 +77,12 @@ impl MemoryStore {
 }
 
 impl State {
+    /// Appends `event` to the log (under the same lock as the write it records).
+    fn log(&mut self, event: Event) {
+        self.last_event += 1;
+        self.events.push((self.last_event, event));
+    }
+
     fn next_version(&mut self) -> u64 {
         self.last_version += 1;
         self.last_version
@@ -171,6 +182,7 @@ impl AssetStore for MemoryStore {
         asset.slug = first_free_slug(&asset.slug, |s| state.assets.values().any(|a| a.slug == s));
         state.assets.insert(asset.id, asset.clone());
         state.assets_version += 1;
+        state.log(Event::asset_created(&asset));
         Ok(asset)
     }
 
@@ -192,6 +204,9 @@ impl AssetStore for MemoryStore {
         state.touch_holders(id);
         state.assets.insert(id, after.clone());
         state.assets_version += 1;
+        if let Some(event) = Event::asset_changed(&before, &after) {
+            state.log(event);
+        }
         Ok(Some(AssetUpdate { before, after }))
     }
 
@@ -209,6 +224,7 @@ impl AssetStore for MemoryStore {
             library.entries.retain(|e| e.asset_id != id);
         }
         state.assets_version += 1;
+        state.log(Event::asset_deleted(id));
         Ok(state
             .assets
             .remove(&id)
@@ -320,6 +336,7 @@ impl LibraryStore for MemoryStore {
             library.published_at = Some(library.updated_at);
         }
         let version = state.next_version();
+        state.log(Event::library_put(id, outcome == PutOutcome::Created));
         state.libraries.insert(
             id,
             StoredLibrary {
@@ -345,6 +362,9 @@ impl LibraryStore for MemoryStore {
         let mut state = self.write();
         let found = state.libraries.remove(&id).is_some();
         state.passes.retain(|_, p| p.library_id != id);
+        if found {
+            state.log(Event::library_deleted(id));
+        }
         Ok(found)
     }
 
@@ -374,6 +394,7 @@ impl KeyStore for MemoryStore {
         if state.keys.iter().any(|k| k.key_hash == key.key_hash) {
             return Err(StoreError::DuplicateKeyHash);
         }
+        state.log(Event::key_created(&key));
         state.keys.push(key);
         Ok(())
     }
@@ -395,13 +416,14 @@ impl KeyStore for MemoryStore {
 
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
         let mut state = self.write();
-        Ok(match state.keys.iter_mut().find(|k| k.id == id) {
-            Some(k) => {
-                k.revoked_at.get_or_insert(at);
-                true
-            }
-            None => false,
-        })
+        let Some(key) = state.keys.iter_mut().find(|k| k.id == id) else {
+            return Ok(false);
+        };
+        if key.revoked_at.is_none() {
+            key.revoked_at = Some(at);
+            state.log(Event::key_revoked(id));
+        }
+        Ok(true)
     }
 }
 
@@ -436,6 +458,7 @@ impl PassStore for MemoryStore {
         {
             return Err(StoreError::DuplicateKeyHash);
         }
+        state.log(Event::pass_created(&pass));
         state.passes.insert(pass.id, pass);
         Ok(())
     }
@@ -478,11 +501,14 @@ impl PassStore for MemoryStore {
 
     async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
         let mut state = self.write();
-        Ok(state
-            .passes
-            .get_mut(&id)
-            .map(|p| p.revoked_at.get_or_insert(at))
-            .is_some())
+        let Some(pass) = state.passes.get_mut(&id) else {
+            return Ok(false);
+        };
+        if pass.revoked_at.is_none() {
+            pass.revoked_at = Some(at);
+            state.log(Event::pass_revoked(id));
+        }
+        Ok(true)
     }
 
     async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError> {
@@ -522,5 +548,38 @@ impl PassStore for MemoryStore {
             }
         }
         Ok(found.into_values().collect())
+    }
+}
+
+#[async_trait]
+impl EventStore for MemoryStore {
+    async fn list_events(&self, query: &EventQuery) -> Result<EventPage, StoreError> {
+        let state = self.read();
+        // Every write appends under the write lock, so the log is final as far as it goes:
+        // `next` is the last event given when the page is full, else the last of the log.
+        let start = state.events.partition_point(|(at, _)| *at <= query.after.1);
+        let mut events = Vec::new();
+        for (at, event) in &state.events[start..] {
+            if query.matches(event) {
+                events.push(event.clone());
+                if events.len() >= query.limit {
+                    return Ok(EventPage {
+                        events,
+                        next: EventCursor(0, *at),
+                    });
+                }
+            }
+        }
+        Ok(EventPage {
+            events,
+            next: EventCursor(0, state.last_event.max(query.after.1)),
+        })
+    }
+
+    async fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut state = self.write();
+        let old = state.events.len();
+        state.events.retain(|(_, e)| e.occurred_at >= before);
+        Ok((old - state.events.len()) as u64)
     }
 }

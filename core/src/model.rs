@@ -373,17 +373,21 @@ pub enum Scope {
     /// Create, list, read and revoke library passes.
     #[serde(rename = "write:passes")]
     WritePasses,
+    /// Read the event log (the change feed and audit trail).
+    #[serde(rename = "read:events")]
+    ReadEvents,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Scope; 6] = [
+    pub const ALL: [Scope; 7] = [
         Scope::ReadAssets,
         Scope::WriteAssets,
         Scope::ReadLibraries,
         Scope::WriteLibraries,
         Scope::ReadPaid,
         Scope::WritePasses,
+        Scope::ReadEvents,
     ];
 
     /// The wire name, e.g. `"write:assets"`.
@@ -395,6 +399,7 @@ impl Scope {
             Scope::WriteLibraries => "write:libraries",
             Scope::ReadPaid => "read:paid",
             Scope::WritePasses => "write:passes",
+            Scope::ReadEvents => "read:events",
         }
     }
 

@@ -303,6 +303,60 @@ pub(crate) fn pass_query(raw: Option<&str>, max_page_size: u32) -> Result<PassQu
     })
 }
 
+/// The most events one page of the feed gives (`limit`), and how many without `limit`.
+pub(crate) const MAX_EVENTS_PAGE: usize = 1000;
+const DEFAULT_EVENTS_PAGE: usize = 100;
+
+/// Parses the query of `GET /api/v1/events`: `after` (a page's `next`), `type` (an event
+/// type), `resource` (`asset:{id}`, `library:{id}`, `key:{id}` or `pass:{id}`) and `limit`
+/// (1-1000, default 100).
+pub(crate) fn events_query(raw: Option<&str>) -> Result<crate::events::EventQuery, ApiError> {
+    use crate::events::{EventCursor, EventQuery, EventType, ResourceType};
+    const KNOWN: &[&str] = &["after", "type", "resource", "limit"];
+    let mut p = Params::parse(raw, KNOWN)?;
+    let after = match p.take("after") {
+        None => EventCursor::START,
+        Some(v) => v.parse().map_err(|()| {
+            ApiError::validation("after", "after must be the next of a page of events")
+        })?,
+    };
+    let kind = match p.take("type") {
+        None => None,
+        Some(v) => Some(v.parse::<EventType>().map_err(|()| {
+            let names: Vec<&str> = EventType::ALL.iter().map(|t| t.as_str()).collect();
+            ApiError::validation("type", format!("type must be one of: {}", names.join(", ")))
+        })?),
+    };
+    let resource = match p.take("resource") {
+        None => None,
+        Some(v) => {
+            let parsed = v.split_once(':').and_then(|(t, id)| {
+                let t = t.parse::<ResourceType>().ok()?;
+                let id = crate::validate::parse_id("resource", id).ok()?;
+                Some((t, id))
+            });
+            Some(parsed.ok_or_else(|| {
+                ApiError::validation(
+                    "resource",
+                    "resource must be asset:{id}, library:{id}, key:{id} or pass:{id}",
+                )
+            })?)
+        }
+    };
+    let limit = match p.take("limit") {
+        None => DEFAULT_EVENTS_PAGE,
+        Some(v) => usize::try_from(positive("limit", &v)?)
+            .unwrap_or(MAX_EVENTS_PAGE)
+            .min(MAX_EVENTS_PAGE),
+    };
+    Ok(EventQuery {
+        after,
+        kind,
+        resource,
+        limit,
+    })
+}
+
 /// Parses the query of `GET /api/v1/libraries/{id}`.
 pub(crate) fn detail_query(raw: Option<&str>) -> Result<DetailQuery, ApiError> {
     const KNOWN: &[&str] = &["include_assets"];

@@ -534,3 +534,58 @@ mod tests {
         );
     }
 }
+
+/// An event as the API writes it.
+#[derive(Serialize)]
+pub(crate) struct EventWire<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    occurred_at: Timestamp,
+    actor: Option<ActorWire<'a>>,
+    resource: ResourceWire,
+    data: DataWire<'a>,
+}
+
+#[derive(Serialize)]
+struct ActorWire<'a> {
+    key_id: uuid::Uuid,
+    key_name: &'a str,
+}
+
+#[derive(Serialize)]
+struct ResourceWire {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: uuid::Uuid,
+}
+
+#[derive(Serialize)]
+struct DataWire<'a> {
+    changed: &'a [String],
+}
+
+impl<'a> EventWire<'a> {
+    /// The wire form of `event`.
+    pub(crate) fn of(event: &'a crate::events::Event) -> Self {
+        Self {
+            id: format!("evt_{}", event.id.simple()),
+            kind: event.kind.as_str(),
+            occurred_at: Timestamp(event.occurred_at),
+            actor: event
+                .actor
+                .as_ref()
+                .map(|crate::events::Actor { key_id, key_name }| ActorWire {
+                    key_id: *key_id,
+                    key_name,
+                }),
+            resource: ResourceWire {
+                kind: event.resource_type.as_str(),
+                id: event.resource_id,
+            },
+            data: DataWire {
+                changed: &event.changed,
+            },
+        }
+    }
+}

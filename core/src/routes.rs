@@ -61,6 +61,8 @@ pub enum Operation {
     AssetImage,
     /// `GET /api/v1/assets/{asset_id}/image-url`
     AssetImageUrl,
+    /// `GET /api/v1/events`: the change feed and audit trail.
+    ListEvents,
 }
 
 impl Operation {
@@ -91,6 +93,7 @@ impl Operation {
             | Operation::ListPasses
             | Operation::GetPass
             | Operation::RevokePass => &[Scope::WritePasses],
+            Operation::ListEvents => &[Scope::ReadEvents],
             Operation::OpenApi => &[],
         }
     }
@@ -127,6 +130,7 @@ impl Operation {
                 | Operation::LibraryDownloadUrl
                 | Operation::ListPasses
                 | Operation::GetPass
+                | Operation::ListEvents
                 | Operation::OpenApi
         )
     }
@@ -265,6 +269,11 @@ pub const ROUTES: &[Route] = &[
             ("DELETE", Operation::RevokePass),
         ],
         allow: "GET, HEAD, DELETE",
+    },
+    Route {
+        path: "/api/v1/events",
+        methods: &[("GET", Operation::ListEvents)],
+        allow: "GET, HEAD",
     },
     Route {
         path: "/api/v1/openapi.json",

@@ -1,7 +1,7 @@
 //! The store conformance suite: every sentence of the store traits' docs, as checks any
 //! backend runs with one call ([`run_all`]). The cases are grouped by the trait they check
 //! ([`SUITES`]: [`ASSET_CASES`], [`LIBRARY_CASES`], [`KEY_CASES`], [`META_CASES`],
-//! [`PASS_CASES`], and
+//! [`PASS_CASES`], [`EVENT_CASES`], and
 //! [`SHARED_CASES`] for what spans them); [`run_cases`] runs one group.
 //!
 //! ```
@@ -19,6 +19,7 @@
 //! the workspace's test kit (`tests/kit`, unpublished).
 
 mod assets;
+mod events;
 mod keys;
 mod libraries;
 mod lifecycle;
@@ -42,6 +43,10 @@ use crate::model::{
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::Store;
 use assets::*;
+use events::{
+    a_reader_following_the_feed_sees_each_concurrent_write_once, every_change_appends_one_event,
+    old_events_are_purged,
+};
 use keys::*;
 use libraries::*;
 use lifecycle::{
@@ -161,6 +166,16 @@ suite!(
 );
 
 suite!(
+    /// The cases of [`EventStore`](crate::EventStore): one event per change, made in the same
+    /// atomic change, none for a refused write; filters; a feed that gives each event once
+    /// to a reader following it while writes land; retention.
+    EVENT_CASES:
+    every_change_appends_one_event,
+    a_reader_following_the_feed_sees_each_concurrent_write_once,
+    old_events_are_purged,
+);
+
+suite!(
     /// Cases that span the traits: missing records of every kind, and ids and key hashes
     /// that are taken.
     SHARED_CASES:
@@ -175,6 +190,7 @@ pub const SUITES: &[(&str, &[Case])] = &[
     ("KeyStore", KEY_CASES),
     ("MetaStore", META_CASES),
     ("PassStore", PASS_CASES),
+    ("EventStore", EVENT_CASES),
     ("Store", SHARED_CASES),
 ];
 

@@ -20,6 +20,7 @@
 mod assets;
 mod auth;
 mod differential;
+mod events;
 mod files;
 mod harness;
 mod hostile;
@@ -155,6 +156,8 @@ macro_rules! cases {
             images::past_the_workers_and_the_queue_the_answer_is_503,
             images::large_variants_of_paid_files_need_what_downloads_need,
             images::hostile_sources_give_a_variant_or_a_400,
+            events::writes_are_events_with_their_key_in_order,
+            events::bad_feed_parameters_are_400_naming_them,
         ]);
     };
 }

@@ -312,6 +312,7 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
             "/api/v1/libraries/{id}/passes",
             Scope::WritePasses,
         ),
+        (Method::GET, "/api/v1/events", Scope::ReadEvents),
     ]
 }
 

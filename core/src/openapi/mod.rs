@@ -67,6 +67,7 @@ pub fn document() -> Value {
             {"name": "libraries", "description": "Published, sectioned groupings of assets, written whole."},
             {"name": "downloads", "description": "Files, library zips, and signed links that download without a key."},
             {"name": "passes", "description": "Library passes: what buyers of a paid library get."},
+            {"name": "events", "description": "The event log: the change feed and audit trail."},
             {"name": "meta", "description": "This document."},
         ],
         "paths": Value::Object(paths),
@@ -82,7 +83,8 @@ pub fn document() -> Value {
                     "bearerFormat": "alk_ followed by 43 base64url characters",
                     "description": "An API key: `Authorization: Bearer alk_...`. Keys carry \
                         scopes (`read:assets`, `write:assets`, `read:libraries`, \
-                        `write:libraries`, `read:paid`, `write:passes`); each operation names \
+                        `write:libraries`, `read:paid`, `write:passes`, `read:events`); each \
+                        operation names \
                         those it needs. A missing, malformed, unknown, revoked or expired key \
                         is 401; a key without a needed scope is 403.",
                 },

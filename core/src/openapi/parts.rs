@@ -41,6 +41,20 @@ pub(super) fn parameters() -> Value {
              empty."),
         "PerPage": size("per_page"),
         "Limit": size("limit"),
+        "After": query("after", json!({"type": "string", "pattern": "^[0-9a-f]{32}$"}),
+            "Only events after this place of the log: the `next` of a page of events (absent: \
+             from the oldest event kept)."),
+        "EventTypeFilter": query("type", one_of_strings(crate::events::EventType::ALL
+            .iter().map(|t| t.as_str()).collect::<Vec<_>>().as_slice()),
+            "Only events of this type."),
+        "Resource": query("resource", json!({"type": "string",
+            "pattern": "^(asset|library|key|pass):[0-9a-fA-F-]{36}$"}),
+            "Only events about this resource: `asset:{id}`, `library:{id}`, `key:{id}` or \
+             `pass:{id}`."),
+        "EventLimit": query("limit", json!({"type": "integer", "minimum": 1,
+            "default": 100}),
+            "At most this many events: a positive whole number (digits only); values above \
+             1000 are clamped to 1000."),
         "AssetTypeFilter": query("asset_type", one_of_strings(&filterable),
             "Only assets of this type (every type but external_video)."),
         "Search": query("search", string(),

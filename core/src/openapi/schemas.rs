@@ -61,6 +61,8 @@ pub(super) fn all() -> Value {
             Some(schema("AssetPagination")),
         ),
     );
+    add("Event", event());
+    add("EventList", event_list());
     add("Error", error());
     add("ValidationError", validation_error());
     add("ConflictError", conflict_error());
@@ -349,5 +351,89 @@ fn conflict_error() -> Value {
     describe(
         object(fields, &["error", "message", "libraries"]),
         "A 409 answer: libraries hold the asset.",
+    )
+}
+
+/// An event of the log (`crate::service::events`).
+fn event() -> Value {
+    let types: Vec<&str> = crate::events::EventType::ALL
+        .iter()
+        .map(|t| t.as_str())
+        .collect();
+    let resources: Vec<&str> = crate::events::ResourceType::ALL
+        .iter()
+        .map(|t| t.as_str())
+        .collect();
+    let actor = describe(
+        object(
+            vec![
+                ("key_id", describe(uuid(), "The key's id.")),
+                (
+                    "key_name",
+                    describe(string(), "The key's name when it made the change."),
+                ),
+            ],
+            &["key_id", "key_name"],
+        ),
+        "The key the change was made with; null for a change made by the server itself.",
+    );
+    let resource = object(
+        vec![
+            ("type", one_of_strings(&resources)),
+            ("id", describe(uuid(), "The resource's id.")),
+        ],
+        &["type", "id"],
+    );
+    let data = object(
+        vec![(
+            "changed",
+            describe(
+                array(string()),
+                "The fields that changed (`asset.updated`, `asset.file_replaced`); empty for \
+                 the other types.",
+            ),
+        )],
+        &["changed"],
+    );
+    whole(
+        vec![
+            (
+                "id".to_owned(),
+                describe(
+                    json!({"type": "string", "pattern": "^evt_[0-9a-f]{32}$"}),
+                    "The event's id; a webhook delivery of it carries it as `webhook-id`.",
+                ),
+            ),
+            ("type".to_owned(), one_of_strings(&types)),
+            ("occurred_at".to_owned(), schema("Timestamp")),
+            (
+                "actor".to_owned(),
+                json!({"oneOf": [actor, {"type": "null"}]}),
+            ),
+            ("resource".to_owned(), resource),
+            ("data".to_owned(), data),
+        ],
+        Some("One change: what happened, when, by which key, to what."),
+    )
+}
+
+/// A page of the change feed.
+fn event_list() -> Value {
+    whole(
+        vec![
+            (
+                "success".to_owned(),
+                json!({"type": "boolean", "const": true}),
+            ),
+            ("data".to_owned(), array(schema("Event"))),
+            (
+                "next".to_owned(),
+                describe(
+                    json!({"type": "string", "pattern": "^[0-9a-f]{32}$"}),
+                    "Where the next page starts: send it as `after`.",
+                ),
+            ),
+        ],
+        Some("Events in log order, and where the next page starts."),
     )
 }

@@ -309,6 +309,47 @@ fn passes_have_the_fields_of_their_schemas() {
     }
 }
 
+#[test]
+fn events_have_the_fields_of_their_schemas() {
+    use crate::events::{Actor, Event, EventType, ResourceType};
+    use crate::render::EventWire;
+    let doc = document();
+    let schema = component(&doc, "Event");
+    let mut event = Event {
+        id: Uuid::new_v4(),
+        kind: EventType::AssetUpdated,
+        occurred_at: at(),
+        actor: Some(Actor {
+            key_id: Uuid::new_v4(),
+            key_name: "editor".into(),
+        }),
+        resource_type: ResourceType::Asset,
+        resource_id: Uuid::new_v4(),
+        changed: vec!["title".into()],
+    };
+    let shown = rendered(EventWire::of(&event));
+    assert_shape(&shown, &schema, "Event");
+    let actor = &schema["properties"]["actor"]["oneOf"][0];
+    assert_shape(&shown["actor"], actor, "Event.actor");
+    assert_shape(
+        &shown["resource"],
+        &schema["properties"]["resource"],
+        "Event.resource",
+    );
+    assert_shape(&shown["data"], &schema["properties"]["data"], "Event.data");
+    let types = &schema["properties"]["type"]["enum"];
+    for kind in EventType::ALL {
+        assert!(
+            types
+                .as_array()
+                .is_some_and(|t| t.contains(&Value::from(kind.as_str()))),
+            "{kind} in the schema"
+        );
+    }
+    event.actor = None;
+    assert_eq!(rendered(EventWire::of(&event))["actor"], Value::Null);
+}
+
 /// One error of each kind. The match names every variant, so a new one cannot be left out.
 fn every_error() -> Vec<ApiError> {
     let all = vec![

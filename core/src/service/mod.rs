@@ -26,6 +26,7 @@
 mod access;
 mod assets;
 mod downloads;
+mod events;
 mod images;
 mod libraries;
 mod lifecycle;
@@ -249,7 +250,12 @@ impl Service {
             Err(e) => return e.into_reply(),
         };
         let sub = ids.get(1).copied().unwrap_or("");
-        self.dispatch(op, (id, sub), req, &access)
+        // The events of what the operation writes name its key.
+        let actor = match &access {
+            Access::Key(key) => Some(crate::events::Actor::of(key)),
+            _ => None,
+        };
+        crate::events::acting_as(actor, self.dispatch(op, (id, sub), req, &access))
             .await
             .unwrap_or_else(ApiError::into_reply)
     }
@@ -311,6 +317,7 @@ impl Service {
             Operation::ListPasses => Box::pin(self.pass_list(id, req)).await,
             Operation::GetPass => Box::pin(self.pass_detail(id, sub)).await,
             Operation::RevokePass => Box::pin(self.delete_pass(id, sub)).await,
+            Operation::ListEvents => Box::pin(self.list_events(req)).await,
         }
     }
 

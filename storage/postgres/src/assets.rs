@@ -1,6 +1,7 @@
 //! Assets: lists, reads, inserts (with the slug rule), downloads. Changes and deletes are in
 //! [`crate::lifecycle`].
 
+use assetlib_core::events::{Event, EventType, ResourceType};
 use assetlib_core::store::rules::fold_case;
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetStore, AssetType,
@@ -11,6 +12,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, duplicate_id, unique_violation};
+use crate::events::EventParams;
 use crate::notices::Notice;
 use crate::store::{PgStore, counter_update, like_escape, to_i64, to_u32, to_u64};
 
@@ -187,9 +189,11 @@ fn insert_sql(s: &str, pick: SlugPick) -> String {
          ), counter AS ( \
              INSERT INTO {s}.asset_counters (asset_id, download_count) \
              SELECT id, $23::bigint FROM ins \
-         ) \
+         ), logged AS ({log}) \
          SELECT {cols}, $23::bigint, $20::text FROM ins",
-        cols = asset_cols("")
+        cols = asset_cols(""),
+        log =
+            crate::events::log_rows_sql(s, EventType::AssetCreated, ResourceType::Asset, "ins", 30),
     )
 }
 
@@ -328,6 +332,7 @@ impl PgStore {
         let s = &self.schema.q;
         let p = AssetParams::new(&asset)?;
         let downloads = to_i64("download count", asset.download_count)?;
+        let event = EventParams::new(Event::asset_created(&asset));
         let client = self.client().await?;
         let exact = client
             .prepare_cached(&insert_sql(s, SlugPick::Given))
@@ -343,8 +348,9 @@ impl PgStore {
         let insert = |stmt, slug: String| {
             let client = &client;
             let (asset, p, downloads, suffixed) = (&asset, &p, &downloads, &suffixed);
+            let logged = event.per_row();
             async move {
-                let params: [&(dyn ToSql + Sync); 29] = [
+                let params: [&(dyn ToSql + Sync); 34] = [
                     &asset.id,
                     &asset.title,
                     &p.title_lower,
@@ -374,6 +380,11 @@ impl PgStore {
                     &p.channels,
                     &p.bitrate,
                     &asset.media.video_codec,
+                    logged[0],
+                    logged[1],
+                    logged[2],
+                    logged[3],
+                    logged[4],
                 ];
                 match client.query_opt(stmt, &params).await {
                     Ok(Some(row)) => Ok(Some(asset_from_row(&row, 0)?)),

@@ -5,6 +5,10 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
+use crate::events::{EventParams, log_rows_sql};
+use assetlib_core::events::{Event, EventType, ResourceType};
+use tokio_postgres::types::ToSql;
+
 use crate::error::{Failure, duplicate_id, duplicate_key_hash, unique_violation};
 use crate::store::PgStore;
 
@@ -35,25 +39,32 @@ fn key_from_row(row: &Row) -> Result<ApiKey, Failure> {
 impl PgStore {
     pub(crate) async fn insert_key_impl(&self, key: ApiKey) -> Result<(), StoreError> {
         let s = &self.schema.q;
-        let sql =
-            format!("INSERT INTO {s}.api_keys ({KEY_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
+        let sql = format!(
+            "WITH k AS (INSERT INTO {s}.api_keys ({KEY_COLS}) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id) {}",
+            log_rows_sql(s, EventType::KeyCreated, ResourceType::Key, "k", 8)
+        );
         let scopes: Vec<&str> = key.scopes.iter().map(|x| x.as_str()).collect();
+        let event = EventParams::new(Event::key_created(&key));
+        let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
-        let result = client
-            .execute(
-                &stmt,
-                &[
-                    &key.id,
-                    &key.name,
-                    &&key.key_hash[..],
-                    &scopes,
-                    &key.created_at,
-                    &key.expires_at,
-                    &key.revoked_at,
-                ],
-            )
-            .await;
+        let hash = &key.key_hash[..];
+        let params: [&(dyn ToSql + Sync); 12] = [
+            &key.id,
+            &key.name,
+            &hash,
+            &scopes,
+            &key.created_at,
+            &key.expires_at,
+            &key.revoked_at,
+            logged[0],
+            logged[1],
+            logged[2],
+            logged[3],
+            logged[4],
+        ];
+        let result = client.execute(&stmt, &params).await;
         match result {
             Ok(_) => Ok(()),
             Err(e) => Err(match unique_violation(&e) {
@@ -94,12 +105,8 @@ impl PgStore {
         id: Uuid,
         at: DateTime<Utc>,
     ) -> Result<bool, Failure> {
-        let s = &self.schema.q;
-        let sql =
-            format!("UPDATE {s}.api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1");
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(&sql).await?;
-        Ok(client.execute(&stmt, &[&id, &at]).await? > 0)
+        self.revoke_once("api_keys", id, at, Event::key_revoked(id))
+            .await
     }
 }
 

@@ -172,6 +172,7 @@
 mod assets;
 mod counters;
 mod error;
+mod events;
 mod keys;
 mod libraries;
 mod lifecycle;

@@ -1,5 +1,6 @@
 //! Libraries: lists, loads, atomic replaces, deletes, views.
 
+use assetlib_core::events::{Event, EventType, ResourceType};
 use assetlib_core::store::rules::first_free_slug;
 use assetlib_core::{
     AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryQuery, LibraryRows,
@@ -11,6 +12,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, slug_taken, unknown_asset};
+use crate::events::EventParams;
 use crate::lifecycle::lock_placed_assets;
 use crate::notices::Notice;
 use crate::store::{PgStore, to_i64, to_u32, to_u64};
@@ -345,15 +347,22 @@ impl PgStore {
                      published_at = coalesce(old.published_at, \
                          CASE WHEN EXCLUDED.published THEN EXCLUDED.updated_at END), \
                      updated_at = EXCLUDED.updated_at \
-                 RETURNING (old.xmax = 0) AS created \
-             ), c AS ( \
+                 RETURNING id, (old.xmax = 0) AS created \
+             ), logged AS ({log}), c AS ( \
                  INSERT INTO {s}.library_counters (library_id, view_count, content_version, \
                      published) \
                  VALUES ($1, $19, nextval('{s}.content_versions'), $15) \
                  ON CONFLICT (library_id) DO UPDATE \
                  SET content_version = EXCLUDED.content_version, published = EXCLUDED.published \
              ) \
-             SELECT created FROM l"
+             SELECT created FROM l",
+            log = crate::events::log_rows_sql_as(
+                s,
+                "CASE WHEN created THEN 'library.created' ELSE 'library.updated' END",
+                ResourceType::Library,
+                "l",
+                20,
+            ),
         );
         let clear_sql = format!(
             "WITH x AS (DELETE FROM {s}.library_sections WHERE library_id = $1) \
@@ -385,7 +394,10 @@ impl PgStore {
             tx.prepare_cached(&sections_sql),
             tx.prepare_cached(&entries_sql),
         )?;
-        let upsert_params: [&(dyn ToSql + Sync); 19] = [
+        // The type of the event is the upsert's to say: created or replaced.
+        let event = EventParams::new(Event::library_put(lib.id, true));
+        let logged = event.per_row();
+        let upsert_params: [&(dyn ToSql + Sync); 24] = [
             &lib.id,
             &lib.settings.title,
             &slug,
@@ -405,6 +417,11 @@ impl PgStore {
             &lib.created_at,
             &lib.updated_at,
             &views,
+            logged[0],
+            logged[1],
+            logged[2],
+            logged[3],
+            logged[4],
         ];
         let clear_params: [&(dyn ToSql + Sync); 1] = [&lib.id];
         // Pipelined: sent back to back, run in this order.
@@ -457,11 +474,25 @@ impl PgStore {
 
     pub(crate) async fn delete_library_impl(&self, id: Uuid) -> Result<bool, Failure> {
         let s = &self.schema.q;
-        // Sections, entries, counters and passes go with it (ON DELETE CASCADE).
-        let sql = format!("DELETE FROM {s}.libraries WHERE id = $1");
+        // Sections, entries, counters and passes go with it (ON DELETE CASCADE); its event in
+        // the same statement.
+        let sql = format!(
+            "WITH d AS (DELETE FROM {s}.libraries WHERE id = $1 RETURNING id) {}",
+            crate::events::log_rows_sql(
+                s,
+                EventType::LibraryDeleted,
+                ResourceType::Library,
+                "d",
+                2
+            )
+        );
+        let event = EventParams::new(Event::library_deleted(id));
+        let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
-        Ok(client.execute(&stmt, &[&id]).await? > 0)
+        let params: [&(dyn ToSql + Sync); 6] =
+            [&id, logged[0], logged[1], logged[2], logged[3], logged[4]];
+        Ok(client.execute(&stmt, &params).await? > 0)
     }
 
     /// A view of a library this process does not know (or may not answer from memory): its

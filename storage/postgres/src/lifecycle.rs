@@ -37,6 +37,7 @@
 //! sees the library, or finds the asset gone and fails with
 //! [`StoreError::UnknownAsset`](assetlib_core::StoreError::UnknownAsset).
 
+use assetlib_core::events::Event;
 use assetlib_core::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use deadpool_postgres::Transaction;
 use tokio_postgres::Row;
@@ -45,6 +46,7 @@ use uuid::Uuid;
 
 use crate::assets::{AssetParams, asset_cols, asset_from_row};
 use crate::error::Failure;
+use crate::events::EventParams;
 use crate::store::{PgStore, to_u64};
 
 /// The statement that gives every library holding asset `$1` a new content version, locking
@@ -164,13 +166,15 @@ impl PgStore {
         );
         let lock_sql = lock_asset_sql(s);
         let bump_sql = bump_holders_sql(s, false);
+        let log_sql = crate::events::insert_sql(s);
 
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let (lock, bump, write) = tokio::try_join!(
+        let (lock, bump, write, log) = tokio::try_join!(
             tx.prepare_cached(&lock_sql),
             tx.prepare_cached(&bump_sql),
-            tx.prepare_cached(&write_sql)
+            tx.prepare_cached(&write_sql),
+            tx.prepare_cached(&log_sql)
         )?;
         let before = tx
             .query_opt(&lock, &[&id])
@@ -219,7 +223,18 @@ impl PgStore {
             &p.bitrate,
             &next.media.video_codec,
         ];
-        let (_, row) = tokio::try_join!(tx.execute(&bump, &by_id), tx.query_one(&write, &values))?;
+        let event = Event::asset_changed(&before, &next).map(EventParams::new);
+        let logged = async {
+            match &event {
+                Some(event) => tx.execute(&log, &event.all()).await.map(drop),
+                None => Ok(()),
+            }
+        };
+        let (_, row, ()) = tokio::try_join!(
+            tx.execute(&bump, &by_id),
+            tx.query_one(&write, &values),
+            logged
+        )?;
         let after = asset_from_row(&row, 0)?;
         tx.commit().await?;
         Ok(Some(AssetUpdate { before, after }))
@@ -241,13 +256,15 @@ impl PgStore {
         );
         let lock_sql = lock_asset_sql(s);
         let usage_sql = usage_sql(s);
+        let log_sql = crate::events::insert_sql(s);
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let (lock, usage, bump, delete) = tokio::try_join!(
+        let (lock, usage, bump, delete, log) = tokio::try_join!(
             tx.prepare_cached(&lock_sql),
             tx.prepare_cached(&usage_sql),
             tx.prepare_cached(&bump_sql),
-            tx.prepare_cached(&delete_sql)
+            tx.prepare_cached(&delete_sql),
+            tx.prepare_cached(&log_sql)
         )?;
         let by_id: [&(dyn ToSql + Sync); 1] = [&id];
         let (asset, holders) = if force {
@@ -267,7 +284,13 @@ impl PgStore {
             tx.rollback().await?;
             return Ok(AssetDeletion::InUse(holders));
         }
-        let (_, row) = tokio::try_join!(tx.execute(&bump, &by_id), tx.query_one(&delete, &by_id))?;
+        let event = EventParams::new(Event::asset_deleted(id));
+        let logged = event.all();
+        let (_, row, _) = tokio::try_join!(
+            tx.execute(&bump, &by_id),
+            tx.query_one(&delete, &by_id),
+            tx.execute(&log, &logged)
+        )?;
         // The counter as deleted: a download that raced the delete is in it.
         let downloads: Option<i64> = row.try_get(0)?;
         if let Some(n) = downloads {

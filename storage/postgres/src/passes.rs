@@ -7,6 +7,9 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
+use crate::events::{EventParams, log_rows_sql};
+use assetlib_core::events::{Event, EventType, ResourceType};
+
 use crate::error::{
     Failure, duplicate_id, duplicate_key_hash, foreign_key_violation, unique_violation,
     unknown_library,
@@ -66,9 +69,13 @@ impl PgStore {
     pub(crate) async fn insert_pass_impl(&self, pass: LibraryPass) -> Result<(), StoreError> {
         let s = &self.schema.q;
         let sql = format!(
-            "INSERT INTO {s}.passes ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-            pass_cols("")
+            "WITH p AS (INSERT INTO {s}.passes ({}) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id) {}",
+            pass_cols(""),
+            log_rows_sql(s, EventType::PassCreated, ResourceType::Pass, "p", 11)
         );
+        let event = EventParams::new(Event::pass_created(&pass));
+        let logged = event.per_row();
         let max_downloads = pass
             .max_downloads
             .map(|n| to_i64("pass download limit", n))
@@ -90,6 +97,11 @@ impl PgStore {
                     &pass.asset_ids,
                     &pass.created_at,
                     &pass.revoked_at,
+                    logged[0],
+                    logged[1],
+                    logged[2],
+                    logged[3],
+                    logged[4],
                 ],
             )
             .await;
@@ -159,12 +171,8 @@ impl PgStore {
         id: Uuid,
         at: DateTime<Utc>,
     ) -> Result<bool, Failure> {
-        let s = &self.schema.q;
-        let sql =
-            format!("UPDATE {s}.passes SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1");
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(&sql).await?;
-        Ok(client.execute(&stmt, &[&id, &at]).await? > 0)
+        self.revoke_once("passes", id, at, Event::pass_revoked(id))
+            .await
     }
 
     /// One statement: the `UPDATE` that spends a download when the pass may make one, and,

@@ -10,6 +10,7 @@ mod common;
 
 mod concurrency;
 mod conformance;
+mod events;
 mod lifecycle;
 mod migrations;
 mod notices;

@@ -66,6 +66,7 @@ async fn custom_schema_holds_every_table() {
             "asset_draft_counts",
             "asset_versions",
             "assets",
+            "events",
             "libraries",
             "library_counters",
             "library_entries",

@@ -1,11 +1,13 @@
 //! API key records.
 
+use assetlib_core::events::Event;
 use assetlib_core::{ApiKey, KeyStore, StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use sled::Transactional;
 use uuid::Uuid;
 
 use crate::error::{Error, abort};
+use crate::events::EventSlot;
 use crate::record::{KeyRec, Ts, decode, decode_id, encode};
 use crate::{Inner, SledStore, tree_keys};
 
@@ -23,12 +25,17 @@ impl Inner {
             .into_key(id)
     }
 
-    pub(crate) fn insert_key(&self, key: &ApiKey) -> Result<(), Error> {
+    pub(crate) fn insert_key(&self, key: &ApiKey, event: &EventSlot) -> Result<(), Error> {
         let id = key.id;
         let value = encode(KeyRec::WHAT, &KeyRec::new(key))?;
         let created = tree_keys::key_created(&key.created_at, id);
-        (&self.keys, &self.key_hashes, &self.key_idx_created).transaction(
-            |(records, hashes, by_created)| {
+        (
+            &self.keys,
+            &self.key_hashes,
+            &self.key_idx_created,
+            &self.events,
+        )
+            .transaction(|(records, hashes, by_created, events)| {
                 if records.get(id.as_bytes())?.is_some() {
                     return Err(abort(Error::DuplicateId(id)));
                 }
@@ -38,9 +45,9 @@ impl Inner {
                 records.insert(&id.as_bytes()[..], value.as_slice())?;
                 hashes.insert(&key.key_hash[..], &id.as_bytes()[..])?;
                 by_created.insert(&created[..], &[][..])?;
+                event.put(events, Event::key_created(key))?;
                 Ok(())
-            },
-        )?;
+            })?;
         Ok(())
     }
 
@@ -62,9 +69,14 @@ impl Inner {
             .collect()
     }
 
-    pub(crate) fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, Error> {
+    pub(crate) fn revoke_key(
+        &self,
+        id: Uuid,
+        at: DateTime<Utc>,
+        event: &EventSlot,
+    ) -> Result<bool, Error> {
         let at = Ts::from(&at);
-        let found = self.keys.transaction(|records| {
+        let found = (&self.keys, &self.events).transaction(|(records, events)| {
             let Some(v) = records.get(id.as_bytes())? else {
                 return Ok(false);
             };
@@ -75,6 +87,7 @@ impl Inner {
                     &id.as_bytes()[..],
                     encode(KeyRec::WHAT, &rec).map_err(abort)?,
                 )?;
+                event.put(events, Event::key_revoked(id))?;
             }
             Ok(true)
         })?;
@@ -85,7 +98,8 @@ impl Inner {
 #[async_trait]
 impl KeyStore for SledStore {
     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
-        self.write(move |inner| inner.insert_key(&key)).await
+        self.logged_write(move |inner, event| inner.insert_key(&key, event))
+            .await
     }
 
     async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
@@ -97,6 +111,7 @@ impl KeyStore for SledStore {
     }
 
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        self.write(move |inner| inner.revoke_key(id, at)).await
+        self.logged_write(move |inner, event| inner.revoke_key(id, at, event))
+            .await
     }
 }

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
+use assetlib_core::events::Event;
 use assetlib_core::store::rules;
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetStore, AssetType,
@@ -13,6 +14,7 @@ use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
+use crate::events::EventSlot;
 use crate::record::{AssetRec, decode, decode_id, encode};
 use crate::{Inner, SledStore, tree_keys, tx};
 
@@ -122,7 +124,7 @@ impl Inner {
 
     /// Stores a new asset, its slug claim, download counter, index keys and counts in one
     /// transaction.
-    pub(crate) fn insert_asset(&self, asset: Asset) -> Result<Asset, Error> {
+    pub(crate) fn insert_asset(&self, asset: Asset, event: &EventSlot) -> Result<Asset, Error> {
         let id = asset.id;
         let rec = AssetRec::new(&asset);
         let downloads = asset.download_count.to_be_bytes();
@@ -135,9 +137,10 @@ impl Inner {
             &self.asset_idx_title,
             &self.counts,
             &self.counters,
+            &self.events,
         )
             .transaction(
-                |(assets, slugs, created, updated, title, counts, counters)| {
+                |(assets, slugs, created, updated, title, counts, counters, events)| {
                     if assets.get(id.as_bytes())?.is_some() {
                         return Err(abort(Error::DuplicateId(id)));
                     }
@@ -148,6 +151,7 @@ impl Inner {
                     assets.insert(&id.as_bytes()[..], value)?;
                     counters.insert(&tree_keys::downloads(id)[..], &downloads[..])?;
                     tx::asset_keys([created, updated, title], counts, &asset, true)?;
+                    event.put(events, Event::asset_created(&asset))?;
                     Ok(slug)
                 },
             )?;
@@ -210,7 +214,9 @@ impl AssetStore for SledStore {
     }
 
     async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
-        let inserted = self.write(move |inner| inner.insert_asset(asset)).await?;
+        let inserted = self
+            .logged_write(move |inner, event| inner.insert_asset(asset, event))
+            .await?;
         self.assets_changed();
         Ok(inserted)
     }
@@ -222,7 +228,7 @@ impl AssetStore for SledStore {
     ) -> Result<Option<AssetUpdate>, StoreError> {
         let change = change.clone();
         let update = self
-            .write(move |inner| inner.update_asset(id, &change))
+            .logged_write(move |inner, event| inner.update_asset(id, &change, event))
             .await?;
         if update.as_ref().is_some_and(|u| u.before != u.after) {
             self.assets_changed();
@@ -232,7 +238,7 @@ impl AssetStore for SledStore {
 
     async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
         let deletion = self
-            .write(move |inner| inner.delete_asset(id, force))
+            .logged_write(move |inner, event| inner.delete_asset(id, force, event))
             .await?;
         if matches!(deletion, AssetDeletion::Deleted(_)) {
             self.assets_changed();

@@ -154,6 +154,7 @@ mod commit;
 mod config;
 mod counting;
 mod error;
+mod events;
 mod libraries;
 mod lifecycle;
 mod migrate;
@@ -230,6 +231,9 @@ pub(crate) struct Inner {
     pub(crate) pass_hashes: Tree,
     pub(crate) library_passes: Tree,
     pub(crate) versions: Tree,
+    /// The event log ([`events`]) and its places.
+    pub(crate) events: Tree,
+    pub(crate) event_seq: Arc<events::EventSeq>,
     /// Records and index keys read so far (see [`SledStore::records_read`]).
     reads: AtomicU64,
     /// The content version of the assets ([`AssetStore::assets_version`]). It lives in memory: a
@@ -310,7 +314,14 @@ impl SledStore {
                 FORMAT_VERSION
             }
         };
+        let events = tree("events")?;
+        let last_event = events::last_place(&events).map_err(|e| OpenError::Corrupt {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
         let inner = Inner {
+            events,
+            event_seq: Arc::new(events::EventSeq::after(last_event)),
             assets: tree("assets")?,
             asset_slugs: tree("asset_slugs")?,
             asset_idx_created: tree("asset_idx_created")?,
@@ -439,6 +450,27 @@ impl SledStore {
             Ok(value)
         })
         .await
+    }
+}
+
+impl SledStore {
+    /// Runs the write `f` as [`SledStore::write`] does, with a place reserved in the event log
+    /// for the event it appends (made by the actor of the calling task). The place stays in
+    /// flight until the write is durable, however the caller fares: the reservation is
+    /// released on the blocking thread, after the flush.
+    async fn logged_write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner, &events::EventSlot) -> Result<T, Error> + Send + 'static,
+    {
+        let reserved = self
+            .inner
+            .event_seq
+            .reserve(assetlib_core::events::current_actor());
+        let (value, _flown) = self
+            .write(move |inner| Ok((f(inner, reserved.slot())?, reserved)))
+            .await?;
+        Ok(value)
     }
 }
 

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use assetlib_core::events::Event;
 use assetlib_core::store::rules;
 use assetlib_core::{
     EntryRow, LibraryEntry, LibraryQuery, LibraryRows, LibraryStore, LibrarySummary, LibraryWrite,
@@ -18,6 +19,7 @@ use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
+use crate::events::EventSlot;
 use crate::record::{AssetRec, EntryCopy, ItemRec, LibraryRec, decode, decode_id, encode};
 use crate::tx::{self, add_count};
 use crate::{Inner, SledStore, passes, tree_keys, versions};
@@ -173,7 +175,11 @@ impl Inner {
     /// fails) or sees this library among the asset's uses, and each entry's copy of its
     /// asset's fields is the asset as this transaction saw it (a change of the asset either
     /// runs first, or sees this library among the uses and rewrites the copies).
-    pub(crate) fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, Error> {
+    pub(crate) fn put_library(
+        &self,
+        write: LibraryWrite,
+        event: &EventSlot,
+    ) -> Result<PutOutcome, Error> {
         let LibraryWrite {
             library,
             slug_given,
@@ -201,6 +207,7 @@ impl Inner {
             &self.assets,
             &self.asset_uses,
             &self.versions,
+            &self.events,
         )
             .transaction(
                 |(
@@ -214,6 +221,7 @@ impl Inner {
                     assets,
                     asset_uses,
                     versions,
+                    events,
                 )| {
                     // Each asset once, however many entries it has.
                     let mut copies: HashMap<Uuid, EntryCopy> = HashMap::with_capacity(uses.len());
@@ -283,6 +291,7 @@ impl Inner {
                         encode(LibraryRec::WHAT, &rec).map_err(abort)?,
                     )?;
                     versions::bump_library(versions, id)?;
+                    event.put(events, Event::library_put(id, old.is_none()))?;
                     Ok(match old {
                         Some(_) => PutOutcome::Replaced,
                         None => {
@@ -302,7 +311,7 @@ impl Inner {
     /// counter and passes (records, hash entries and its list of them) in one transaction,
     /// with the views counted but not yet written (under the counting lock, so none lands in
     /// between; see [`crate::counting`]).
-    pub(crate) fn delete_library(&self, id: Uuid) -> Result<bool, Error> {
+    pub(crate) fn delete_library(&self, id: Uuid, event: &EventSlot) -> Result<bool, Error> {
         let mut deltas = self.counting.lock();
         let deleted = (
             &self.libraries,
@@ -317,6 +326,7 @@ impl Inner {
             &self.passes,
             &self.pass_hashes,
             &self.library_passes,
+            &self.events,
         )
             .transaction(
                 |(
@@ -332,6 +342,7 @@ impl Inner {
                     passes,
                     pass_hashes,
                     pass_lists,
+                    events,
                 )| {
                     let Some(v) = libs.get(id.as_bytes())? else {
                         return Ok(false);
@@ -343,6 +354,7 @@ impl Inner {
                     counters.remove(&tree_keys::views(id)[..])?;
                     versions::remove_library(versions, id)?;
                     passes::remove_library_passes(passes, pass_hashes, pass_lists, id)?;
+                    event.put(events, Event::library_deleted(id))?;
                     Ok(true)
                 },
             )?;
@@ -535,7 +547,8 @@ impl LibraryStore for SledStore {
     }
 
     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
-        self.write(move |inner| inner.put_library(write)).await
+        self.logged_write(move |inner, event| inner.put_library(write, event))
+            .await
     }
 
     async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
@@ -543,7 +556,8 @@ impl LibraryStore for SledStore {
     }
 
     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
-        self.write(move |inner| inner.delete_library(id)).await
+        self.logged_write(move |inner, event| inner.delete_library(id, event))
+            .await
     }
 
     // Counts are exact at once but reach the disk in the background (`counting`: written

@@ -14,6 +14,7 @@
 //! asset reads its uses: so sled serializes a delete with a write placing the asset, and the
 //! delete either comes first (the write then finds the asset missing) or sees the library.
 
+use assetlib_core::events::Event;
 use assetlib_core::{Asset, AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use chrono::{DateTime, Utc};
 use sled::Transactional;
@@ -22,6 +23,7 @@ use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::{Error, TxError, abort};
+use crate::events::EventSlot;
 use crate::record::{AssetRec, EntryCopy, HolderRec, ItemRec, LibraryRec, UsesRec, decode, encode};
 use crate::tree_keys;
 use crate::tx;
@@ -37,6 +39,7 @@ impl Inner {
         &self,
         id: Uuid,
         change: &AssetChange,
+        event: &EventSlot,
     ) -> Result<Option<AssetUpdate>, Error> {
         let done = (
             &self.assets,
@@ -48,9 +51,10 @@ impl Inner {
             &self.library_items,
             &self.libraries,
             &self.versions,
+            &self.events,
         )
             .transaction(
-                |(assets, created, updated, title, counts, uses, items, libs, versions)| {
+                |(assets, created, updated, title, counts, uses, items, libs, versions, events)| {
                     let Some(value) = assets.get(id.as_bytes())? else {
                         return Ok(None);
                     };
@@ -89,6 +93,9 @@ impl Inner {
                         }
                         versions::bump_library(versions, holder.library())?;
                     }
+                    if let Some(changed) = Event::asset_changed(&before, &after) {
+                        event.put(events, changed)?;
+                    }
                     Ok(Some((before, after)))
                 },
             )?;
@@ -116,7 +123,12 @@ impl Inner {
     ///
     /// The downloads counted but not yet written go with it: the transaction runs under the
     /// counting lock (see [`crate::counting`]).
-    pub(crate) fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, Error> {
+    pub(crate) fn delete_asset(
+        &self,
+        id: Uuid,
+        force: bool,
+        event: &EventSlot,
+    ) -> Result<AssetDeletion, Error> {
         let mut deltas = self.counting.lock();
         let deletion = (
             &self.assets,
@@ -129,6 +141,7 @@ impl Inner {
             &self.library_items,
             &self.libraries,
             &self.versions,
+            &self.events,
         )
             .transaction(
                 |(
@@ -142,6 +155,7 @@ impl Inner {
                     items,
                     libs,
                     versions,
+                    events,
                 )| {
                     let Some(value) = assets.get(id.as_bytes())? else {
                         return Ok(AssetDeletion::NotFound);
@@ -183,6 +197,7 @@ impl Inner {
                         put_library_rec(libs, library, &rec)?;
                         versions::bump_library(versions, library)?;
                     }
+                    event.put(events, Event::asset_deleted(id))?;
                     Ok(AssetDeletion::Deleted(asset))
                 },
             )?;

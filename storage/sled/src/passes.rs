@@ -16,6 +16,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use assetlib_core::events::Event;
 use assetlib_core::{Holders, LibraryPass, Page, PassSpend, PassStore, StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -24,6 +25,7 @@ use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
+use crate::events::EventSlot;
 use crate::record::{LibraryRec, Ts, UsesRec, decode, decode_id, encode};
 use crate::{Inner, SledStore, tree_keys};
 
@@ -161,7 +163,7 @@ impl Inner {
 
     /// Stores a pass in one transaction with a read of its library's record: the record,
     /// the hash entry, and its place in the library's list.
-    pub(crate) fn insert_pass(&self, pass: &LibraryPass) -> Result<(), Error> {
+    pub(crate) fn insert_pass(&self, pass: &LibraryPass, event: &EventSlot) -> Result<(), Error> {
         let id = pass.id;
         let library = pass.library_id;
         let value = encode(PassRec::WHAT, &PassRec::new(pass))?;
@@ -171,8 +173,9 @@ impl Inner {
             &self.passes,
             &self.pass_hashes,
             &self.library_passes,
+            &self.events,
         )
-            .transaction(|(libs, records, hashes, lists)| {
+            .transaction(|(libs, records, hashes, lists, events)| {
                 if libs.get(library.as_bytes())?.is_none() {
                     return Err(abort(Error::UnknownLibrary(library)));
                 }
@@ -190,6 +193,7 @@ impl Inner {
                     &library.as_bytes()[..],
                     encode(PassListRec::WHAT, &list).map_err(abort)?,
                 )?;
+                event.put(events, Event::pass_created(pass))?;
                 Ok(())
             })?;
         Ok(())
@@ -219,9 +223,14 @@ impl Inner {
         Ok(Page { items, total })
     }
 
-    pub(crate) fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, Error> {
+    pub(crate) fn revoke_pass(
+        &self,
+        id: Uuid,
+        at: DateTime<Utc>,
+        event: &EventSlot,
+    ) -> Result<bool, Error> {
         let at = Ts::from(&at);
-        let found = self.passes.transaction(|records| {
+        let found = (&self.passes, &self.events).transaction(|(records, events)| {
             let Some(v) = records.get(id.as_bytes())? else {
                 return Ok(false);
             };
@@ -232,6 +241,7 @@ impl Inner {
                     &id.as_bytes()[..],
                     encode(PassRec::WHAT, &rec).map_err(abort)?,
                 )?;
+                event.put(events, Event::pass_revoked(id))?;
             }
             Ok(true)
         })?;
@@ -317,7 +327,8 @@ impl Inner {
 #[async_trait]
 impl PassStore for SledStore {
     async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError> {
-        self.write(move |inner| inner.insert_pass(&pass)).await
+        self.logged_write(move |inner, event| inner.insert_pass(&pass, event))
+            .await
     }
 
     async fn find_pass(&self, token_hash: &[u8; 32]) -> Result<Option<LibraryPass>, StoreError> {
@@ -339,7 +350,8 @@ impl PassStore for SledStore {
     }
 
     async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        self.write(move |inner| inner.revoke_pass(id, at)).await
+        self.logged_write(move |inner, event| inner.revoke_pass(id, at, event))
+            .await
     }
 
     // The check and count run in one transaction; the answer comes once the store is

@@ -97,6 +97,7 @@ pub(crate) fn scope_code(s: Scope) -> u8 {
         Scope::WriteLibraries => 4,
         Scope::ReadPaid => 5,
         Scope::WritePasses => 6,
+        Scope::ReadEvents => 7,
     }
 }
 
@@ -377,6 +378,7 @@ mod tests {
                 ("write:libraries", 4),
                 ("read:paid", 5),
                 ("write:passes", 6),
+                ("read:events", 7),
             ]
         );
     }

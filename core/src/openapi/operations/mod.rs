@@ -6,6 +6,7 @@
 use serde_json::{Map, Value, json};
 
 mod assets;
+mod events;
 mod libraries;
 mod passes;
 
@@ -128,6 +129,7 @@ pub(super) const DESCRIBED: &[Described] = &[
         "DELETE",
         "/api/v1/libraries/{library_id}/passes/{pass_id}",
     ),
+    at(Operation::ListEvents, "GET", "/api/v1/events"),
     at(Operation::OpenApi, "GET", "/api/v1/openapi.json"),
 ];
 
@@ -347,6 +349,7 @@ fn spec(op: Operation) -> Spec {
         Operation::ListPasses => passes::list_passes(),
         Operation::GetPass => passes::get_pass(),
         Operation::RevokePass => passes::revoke_pass(),
+        Operation::ListEvents => events::list_events(),
     }
 }
 

@@ -1,0 +1,339 @@
+//! The event log: every write of the API appends one [`Event`] in the same atomic change as
+//! the write itself (a store's transaction), so an acknowledged write always has its event
+//! and no event exists without its write. Readers follow it as a change feed
+//! (`GET /api/v1/events`, [`EventStore::list_events`](crate::store::EventStore)) and as an
+//! audit trail (`resource=asset:{id}`).
+//!
+//! The store builds each event with the constructors here ([`Event::asset_created`], ...),
+//! which take the acting key from the task the write runs in ([`acting_as`]): the HTTP
+//! service runs each request's operation as its key, so events of API writes name it; a
+//! write made by Rust code outside any request names none.
+//!
+//! ```
+//! use assetlib_core::events::{Actor, acting_as, current_actor};
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let actor = Actor { key_id: uuid::Uuid::nil(), key_name: "ci".into() };
+//! let seen = acting_as(Some(actor.clone()), async { current_actor() }).await;
+//! assert_eq!(seen, Some(actor));
+//! assert_eq!(current_actor(), None);
+//! # });
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::model::{ApiKey, Asset, LibraryPass};
+
+tokio::task_local! {
+    static ACTOR: Option<Actor>;
+}
+
+/// The key a write was made with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// The key's id.
+    pub key_id: Uuid,
+    /// The key's name when the write was made.
+    pub key_name: String,
+}
+
+impl Actor {
+    /// The actor of writes made with `key`.
+    pub fn of(key: &ApiKey) -> Self {
+        Self {
+            key_id: key.id,
+            key_name: key.name.clone(),
+        }
+    }
+}
+
+/// Runs `work` with `actor` as the actor of every event its writes append.
+pub async fn acting_as<F: Future>(actor: Option<Actor>, work: F) -> F::Output {
+    ACTOR.scope(actor, work).await
+}
+
+/// The actor of the task this runs in ([`acting_as`]); `None` outside any.
+pub fn current_actor() -> Option<Actor> {
+    ACTOR.try_with(Clone::clone).ok().flatten()
+}
+
+macro_rules! names {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident => $wire:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl $name {
+            /// Every value, in order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The wire name.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire,)*
+                }
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = ();
+
+            fn from_str(s: &str) -> Result<Self, ()> {
+                match s {
+                    $($wire => Ok($name::$variant),)*
+                    _ => Err(()),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+names! {
+    /// What happened.
+    pub enum EventType {
+        /// An asset was created.
+        AssetCreated => "asset.created",
+        /// An asset's fields changed (publishing is a change of `published`).
+        AssetUpdated => "asset.updated",
+        /// An asset's file was replaced.
+        AssetFileReplaced => "asset.file_replaced",
+        /// An asset was deleted.
+        AssetDeleted => "asset.deleted",
+        /// A library was created.
+        LibraryCreated => "library.created",
+        /// A library was replaced.
+        LibraryUpdated => "library.updated",
+        /// A library was deleted.
+        LibraryDeleted => "library.deleted",
+        /// An API key was created.
+        KeyCreated => "key.created",
+        /// An API key was revoked.
+        KeyRevoked => "key.revoked",
+        /// A library pass was created.
+        PassCreated => "pass.created",
+        /// A library pass was revoked.
+        PassRevoked => "pass.revoked",
+    }
+}
+
+names! {
+    /// The kind of resource an event is about.
+    pub enum ResourceType {
+        /// An asset.
+        Asset => "asset",
+        /// A library.
+        Library => "library",
+        /// An API key.
+        Key => "key",
+        /// A library pass.
+        Pass => "pass",
+    }
+}
+
+/// One change, as the log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// The event's id (`evt_` and its simple form on the wire); a webhook delivery's id.
+    pub id: Uuid,
+    /// What happened.
+    pub kind: EventType,
+    /// When.
+    pub occurred_at: DateTime<Utc>,
+    /// The key the write was made with, if any.
+    pub actor: Option<Actor>,
+    /// The kind of resource changed.
+    pub resource_type: ResourceType,
+    /// The resource's id.
+    pub resource_id: Uuid,
+    /// The fields that changed, for `asset.updated` and `asset.file_replaced`; empty otherwise.
+    pub changed: Vec<String>,
+}
+
+impl Event {
+    /// An event of `kind` about `resource`, by the current actor, now.
+    pub fn new(kind: EventType, resource_type: ResourceType, resource_id: Uuid) -> Self {
+        Self {
+            id: Uuid::new_v4(),
+            kind,
+            occurred_at: Utc::now(),
+            actor: current_actor(),
+            resource_type,
+            resource_id,
+            changed: Vec::new(),
+        }
+    }
+
+    /// `asset.created`.
+    pub fn asset_created(asset: &Asset) -> Self {
+        Self::new(EventType::AssetCreated, ResourceType::Asset, asset.id)
+    }
+
+    /// `asset.file_replaced` when the file changed, else `asset.updated`, with the fields
+    /// that differ between `old` and `new`; `None` when none does (nothing to record).
+    pub fn asset_changed(old: &Asset, new: &Asset) -> Option<Self> {
+        let changed = changed_fields(old, new);
+        if changed.is_empty() {
+            return None;
+        }
+        let kind = if old.file_path != new.file_path {
+            EventType::AssetFileReplaced
+        } else {
+            EventType::AssetUpdated
+        };
+        Some(Self {
+            changed,
+            ..Self::new(kind, ResourceType::Asset, new.id)
+        })
+    }
+
+    /// `asset.deleted`.
+    pub fn asset_deleted(id: Uuid) -> Self {
+        Self::new(EventType::AssetDeleted, ResourceType::Asset, id)
+    }
+
+    /// `library.created` or `library.updated`.
+    pub fn library_put(id: Uuid, created: bool) -> Self {
+        let kind = if created {
+            EventType::LibraryCreated
+        } else {
+            EventType::LibraryUpdated
+        };
+        Self::new(kind, ResourceType::Library, id)
+    }
+
+    /// `library.deleted`.
+    pub fn library_deleted(id: Uuid) -> Self {
+        Self::new(EventType::LibraryDeleted, ResourceType::Library, id)
+    }
+
+    /// `key.created`.
+    pub fn key_created(key: &ApiKey) -> Self {
+        Self::new(EventType::KeyCreated, ResourceType::Key, key.id)
+    }
+
+    /// `key.revoked`.
+    pub fn key_revoked(id: Uuid) -> Self {
+        Self::new(EventType::KeyRevoked, ResourceType::Key, id)
+    }
+
+    /// `pass.created`.
+    pub fn pass_created(pass: &LibraryPass) -> Self {
+        Self::new(EventType::PassCreated, ResourceType::Pass, pass.id)
+    }
+
+    /// `pass.revoked`.
+    pub fn pass_revoked(id: Uuid) -> Self {
+        Self::new(EventType::PassRevoked, ResourceType::Pass, id)
+    }
+}
+
+/// The contract names of the fields of an asset that differ (the counters and `updated_at`
+/// aside, which every change moves).
+fn changed_fields(old: &Asset, new: &Asset) -> Vec<String> {
+    let mut changed = Vec::new();
+    let mut check = |name: &str, differs: bool| {
+        if differs {
+            changed.push(name.to_owned());
+        }
+    };
+    check("title", old.title != new.title);
+    check("slug", old.slug != new.slug);
+    check("description", old.description != new.description);
+    check("asset_type", old.asset_type != new.asset_type);
+    check("file_path", old.file_path != new.file_path);
+    check("file_size", old.file_size != new.file_size);
+    check("mime_type", old.mime_type != new.mime_type);
+    check(
+        "thumbnail_url",
+        old.thumbnail_path != new.thumbnail_path
+            || old.thumbnail_placeholder != new.thumbnail_placeholder,
+    );
+    check("page_count", old.page_count != new.page_count);
+    check("word_count", old.word_count != new.word_count);
+    check("width", old.width != new.width);
+    check("height", old.height != new.height);
+    check("media", old.media != new.media);
+    check("external_url", old.external_url != new.external_url);
+    check("video_embed", old.video_embed != new.video_embed);
+    check("is_public", old.is_public != new.is_public);
+    check("published", old.published != new.published);
+    changed
+}
+
+/// A place in the log: a reader that asks for what follows it sees every later event once.
+/// Stores order their log by two numbers (sled and the in-memory store use the second only;
+/// PostgreSQL the writing transaction's id and the event's sequence number); on the wire it
+/// is opaque.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventCursor(pub u64, pub u64);
+
+impl EventCursor {
+    /// The start of the log.
+    pub const START: EventCursor = EventCursor(0, 0);
+}
+
+impl fmt::Display for EventCursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}{:016x}", self.0, self.1)
+    }
+}
+
+impl FromStr for EventCursor {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        if s.len() != 32 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(());
+        }
+        let (a, b) = s.split_at(16);
+        Ok(EventCursor(
+            u64::from_str_radix(a, 16).map_err(|_| ())?,
+            u64::from_str_radix(b, 16).map_err(|_| ())?,
+        ))
+    }
+}
+
+/// What a reader of the log asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventQuery {
+    /// Only events after this place.
+    pub after: EventCursor,
+    /// Only events of this type.
+    pub kind: Option<EventType>,
+    /// Only events about this resource.
+    pub resource: Option<(ResourceType, Uuid)>,
+    /// At most this many.
+    pub limit: usize,
+}
+
+impl EventQuery {
+    /// Whether `event` passes the filters.
+    pub fn matches(&self, event: &Event) -> bool {
+        self.kind.is_none_or(|k| k == event.kind)
+            && self
+                .resource
+                .is_none_or(|(t, id)| (t, id) == (event.resource_type, event.resource_id))
+    }
+}
+
+/// A page of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventPage {
+    /// The events, in log order.
+    pub events: Vec<Event>,
+    /// Where the next page starts: after the last event given, or where the page was asked
+    /// from when it is empty.
+    pub next: EventCursor,
+}

@@ -1,0 +1,265 @@
+//! The cases of `EventStore`: one event per change, in the same atomic change, none for a
+//! refused write, and a feed that gives every event once.
+
+use super::*;
+use crate::change::{AssetChange, AssetDeletion, FileFields};
+use crate::events::{
+    Actor, EventCursor, EventPage, EventQuery, EventType, ResourceType, acting_as,
+};
+
+/// Every event after `after`, following `next` with pages of `limit`.
+async fn follow(
+    store: &Arc<dyn Store>,
+    after: EventCursor,
+    limit: usize,
+) -> (Vec<crate::events::Event>, EventCursor) {
+    let mut query = EventQuery {
+        after,
+        kind: None,
+        resource: None,
+        limit,
+    };
+    let mut all = Vec::new();
+    loop {
+        let EventPage { events, next } = store.list_events(&query).await.expect("list_events");
+        assert!(events.len() <= limit, "a page holds at most its limit");
+        assert!(next >= query.after, "next never goes back");
+        if events.is_empty() {
+            return (all, next);
+        }
+        all.extend(events);
+        query.after = next;
+    }
+}
+
+fn kinds(events: &[crate::events::Event]) -> Vec<(EventType, ResourceType, Uuid)> {
+    events
+        .iter()
+        .map(|e| (e.kind, e.resource_type, e.resource_id))
+        .collect()
+}
+
+pub(super) async fn every_change_appends_one_event(store: Arc<dyn Store>) {
+    let actor = Actor {
+        key_id: Uuid::new_v4(),
+        key_name: "editor".to_owned(),
+    };
+    let (_, start) = follow(&store, EventCursor::START, 10).await;
+    let asset = sample_asset("Logo", AssetType::Image, 0);
+    let library = sample_library("Brand", 0);
+    let key = ApiKey {
+        id: Uuid::new_v4(),
+        name: "ci".to_owned(),
+        key_hash: [9; 32],
+        scopes: vec![Scope::ReadAssets],
+        created_at: t0(),
+        expires_at: None,
+        revoked_at: None,
+    };
+    let pass = super::passes::sample_pass(library.id, 7, 0);
+    let writes = {
+        let store = Arc::clone(&store);
+        let (asset, library, key, pass) =
+            (asset.clone(), library.clone(), key.clone(), pass.clone());
+        async move {
+            insert(&store, asset.clone()).await;
+            // Refused: the same id again.
+            assert!(store.insert_asset(asset.clone()).await.is_err());
+            let mut retitle = AssetChange::at(t0() + Duration::seconds(10));
+            retitle.title = Some("Logo (colour)".to_owned());
+            retitle.published = Some(false);
+            store.update_asset(asset.id, &retitle).await.unwrap();
+            // Nothing changes: nothing is logged.
+            let same = AssetChange::at(t0() + Duration::seconds(20));
+            store.update_asset(asset.id, &same).await.unwrap();
+            let mut file = AssetChange::at(t0() + Duration::seconds(30));
+            file.file = Some(FileFields {
+                file_path: Some("files/logo.png".to_owned()),
+                file_size: Some(10),
+                mime_type: Some("image/png".to_owned()),
+                ..FileFields::default()
+            });
+            store.update_asset(asset.id, &file).await.unwrap();
+            store
+                .put_library(write(library.clone(), vec![], vec![entry(&asset, None, 0)]))
+                .await
+                .unwrap();
+            store
+                .put_library(write(library.clone(), vec![], vec![entry(&asset, None, 0)]))
+                .await
+                .unwrap();
+            // Refused: held by the library.
+            assert!(matches!(
+                store.delete_asset(asset.id, false).await.unwrap(),
+                AssetDeletion::InUse(_)
+            ));
+            store.insert_key(key.clone()).await.unwrap();
+            assert!(store.revoke_key(key.id, t0()).await.unwrap());
+            assert!(store.revoke_key(key.id, t0()).await.unwrap());
+            store.insert_pass(pass.clone()).await.unwrap();
+            assert!(store.revoke_pass(pass.id, t0()).await.unwrap());
+            assert!(store.revoke_pass(pass.id, t0()).await.unwrap());
+            assert!(store.delete_library(library.id).await.unwrap());
+            assert!(!store.delete_library(library.id).await.unwrap());
+            assert!(matches!(
+                store.delete_asset(asset.id, false).await.unwrap(),
+                AssetDeletion::Deleted(_)
+            ));
+            assert!(matches!(
+                store.delete_asset(asset.id, false).await.unwrap(),
+                AssetDeletion::NotFound
+            ));
+        }
+    };
+    acting_as(Some(actor.clone()), writes).await;
+
+    let (events, end) = follow(&store, start, 3).await;
+    use EventType::*;
+    use ResourceType as R;
+    assert_eq!(
+        kinds(&events),
+        vec![
+            (AssetCreated, R::Asset, asset.id),
+            (AssetUpdated, R::Asset, asset.id),
+            (AssetFileReplaced, R::Asset, asset.id),
+            (LibraryCreated, R::Library, library.id),
+            (LibraryUpdated, R::Library, library.id),
+            (KeyCreated, R::Key, key.id),
+            (KeyRevoked, R::Key, key.id),
+            (PassCreated, R::Pass, pass.id),
+            (PassRevoked, R::Pass, pass.id),
+            (LibraryDeleted, R::Library, library.id),
+            (AssetDeleted, R::Asset, asset.id),
+        ]
+    );
+    assert!(events.iter().all(|e| e.actor.as_ref() == Some(&actor)));
+    assert_eq!(events[1].changed, vec!["title", "published"]);
+    assert!(
+        events[2].changed.iter().any(|f| f == "file_path"),
+        "{:?}",
+        events[2].changed
+    );
+    assert!(events.iter().skip(3).all(|e| e.changed.is_empty()));
+    let ids: HashSet<Uuid> = events.iter().map(|e| e.id).collect();
+    assert_eq!(ids.len(), events.len(), "event ids are unique");
+
+    // Past the end: nothing, and the same place.
+    let (more, again) = follow(&store, end, 3).await;
+    assert!(more.is_empty());
+    assert_eq!(again, end);
+
+    // Filters: by type, and one resource's history.
+    let only = |kind: Option<EventType>, resource: Option<(ResourceType, Uuid)>| {
+        let store = Arc::clone(&store);
+        async move {
+            store
+                .list_events(&EventQuery {
+                    after: start,
+                    kind,
+                    resource,
+                    limit: 100,
+                })
+                .await
+                .unwrap()
+                .events
+        }
+    };
+    assert_eq!(
+        kinds(&only(Some(KeyRevoked), None).await),
+        vec![(KeyRevoked, R::Key, key.id)]
+    );
+    assert_eq!(
+        kinds(&only(None, Some((R::Asset, asset.id))).await),
+        vec![
+            (AssetCreated, R::Asset, asset.id),
+            (AssetUpdated, R::Asset, asset.id),
+            (AssetFileReplaced, R::Asset, asset.id),
+            (AssetDeleted, R::Asset, asset.id),
+        ]
+    );
+
+    // Outside any actor's task, events name none.
+    let other = insert(&store, sample_asset("System", AssetType::Pdf, 1)).await;
+    let (tail, _) = follow(&store, end, 10).await;
+    assert_eq!(kinds(&tail), vec![(AssetCreated, R::Asset, other.id)]);
+    assert_eq!(tail[0].actor, None);
+}
+
+/// Writers and a reader at once: the reader, following `next` while writes land in any
+/// order, sees every write's event exactly once.
+pub(super) async fn a_reader_following_the_feed_sees_each_concurrent_write_once(
+    store: Arc<dyn Store>,
+) {
+    const WRITERS: usize = 8;
+    const EACH: usize = 10;
+    let (_, start) = follow(&store, EventCursor::START, 50).await;
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (store, done) = (Arc::clone(&store), Arc::clone(&done));
+        tokio::spawn(async move {
+            let mut seen = Vec::new();
+            let mut after = start;
+            // Once the writers are done, the feed has all their events as soon as nothing
+            // else holds it back (on PostgreSQL, a transaction of anyone sharing the server).
+            let mut deadline = None;
+            loop {
+                let finished = done.load(std::sync::atomic::Ordering::Acquire);
+                let (events, next) = follow(&store, after, 7).await;
+                seen.extend(events.into_iter().map(|e| e.resource_id));
+                after = next;
+                if finished {
+                    let deadline = *deadline.get_or_insert_with(|| {
+                        std::time::Instant::now() + std::time::Duration::from_secs(10)
+                    });
+                    if seen.len() >= WRITERS * EACH || std::time::Instant::now() > deadline {
+                        return seen;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    let mut writers = Vec::new();
+    for w in 0..WRITERS {
+        let store = Arc::clone(&store);
+        writers.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for n in 0..EACH {
+                let title = format!("Writer {w} asset {n}");
+                let asset = sample_asset(&title, AssetType::Image, 0);
+                ids.push(insert(&store, asset).await.id);
+            }
+            ids
+        }));
+    }
+    let mut written = Vec::new();
+    for writer in writers {
+        written.extend(writer.await.expect("writer"));
+    }
+    done.store(true, std::sync::atomic::Ordering::Release);
+    let mut seen = reader.await.expect("reader");
+    assert_eq!(seen.len(), WRITERS * EACH, "each event once");
+    seen.sort_unstable();
+    written.sort_unstable();
+    assert_eq!(seen, written);
+}
+
+pub(super) async fn old_events_are_purged(store: Arc<dyn Store>) {
+    insert(&store, sample_asset("Old", AssetType::Image, 0)).await;
+    let (before, _) = follow(&store, EventCursor::START, 10).await;
+    assert_eq!(before.len(), 1);
+    let long_ago = Utc::now() - Duration::days(1);
+    assert_eq!(store.purge_events(long_ago).await.unwrap(), 0);
+    let later = Utc::now() + Duration::seconds(1);
+    assert_eq!(store.purge_events(later).await.unwrap(), 1);
+    let (after, _) = follow(&store, EventCursor::START, 10).await;
+    assert!(after.is_empty());
+    // The log goes on after a purge.
+    let next = insert(&store, sample_asset("New", AssetType::Image, 0)).await;
+    let (now, _) = follow(&store, EventCursor::START, 10).await;
+    assert_eq!(
+        kinds(&now),
+        vec![(EventType::AssetCreated, ResourceType::Asset, next.id)]
+    );
+}

@@ -1,0 +1,233 @@
+//! The event log: the `events` tree, place (a big-endian `u64`) -> [`EventRec`].
+//!
+//! Every write transaction that changes something inserts its event at a place reserved
+//! before it starts ([`EventSeq::reserve`]); places are handed out in order, and a place is
+//! "in flight" from its reservation until its write has finished, flush included (committed,
+//! or refused: a refused write leaves a gap). The feed shows only the events below the lowest
+//! place in flight, so a write that commits after a later one never slips in behind a reader.
+//! A sled database is open in one process at a time, so the places in flight are all known
+//! here.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use assetlib_core::events::{
+    Actor, Event, EventCursor, EventPage, EventQuery, EventType, ResourceType,
+};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sled::transaction::TransactionalTree;
+use uuid::Uuid;
+
+use crate::Inner;
+use crate::error::{Error, TxError, abort};
+use crate::record::{Ts, decode, encode};
+
+/// An event as stored (its place is the key).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct EventRec {
+    id: Uuid,
+    kind: String,
+    occurred_at: Ts,
+    actor: Option<(Uuid, String)>,
+    resource_type: String,
+    resource_id: Uuid,
+    changed: Vec<String>,
+}
+
+impl EventRec {
+    pub(crate) const WHAT: &'static str = "event";
+
+    fn new(e: &Event) -> Self {
+        Self {
+            id: e.id,
+            kind: e.kind.as_str().to_owned(),
+            occurred_at: Ts::from(&e.occurred_at),
+            actor: e.actor.as_ref().map(|a| (a.key_id, a.key_name.clone())),
+            resource_type: e.resource_type.as_str().to_owned(),
+            resource_id: e.resource_id,
+            changed: e.changed.clone(),
+        }
+    }
+
+    fn into_event(self) -> Result<Event, Error> {
+        Ok(Event {
+            id: self.id,
+            kind: self
+                .kind
+                .parse::<EventType>()
+                .map_err(|()| Error::invalid(Self::WHAT, format!("type {}", self.kind)))?,
+            occurred_at: self.occurred_at.time()?,
+            actor: self
+                .actor
+                .map(|(key_id, key_name)| Actor { key_id, key_name }),
+            resource_type: self.resource_type.parse::<ResourceType>().map_err(|()| {
+                Error::invalid(Self::WHAT, format!("resource {}", self.resource_type))
+            })?,
+            resource_id: self.resource_id,
+            changed: self.changed,
+        })
+    }
+}
+
+/// The places of the log: the next one to hand out and those in flight.
+#[derive(Debug, Default)]
+pub(crate) struct EventSeq {
+    state: Mutex<SeqState>,
+}
+
+#[derive(Debug, Default)]
+struct SeqState {
+    next: u64,
+    in_flight: BTreeSet<u64>,
+}
+
+impl EventSeq {
+    /// Places handed out start after `last`, the last place in the log.
+    pub(crate) fn after(last: u64) -> Self {
+        Self {
+            state: Mutex::new(SeqState {
+                next: last + 1,
+                in_flight: BTreeSet::new(),
+            }),
+        }
+    }
+
+    /// Reserves the next place, in flight until the returned guard is dropped.
+    pub(crate) fn reserve(self: &Arc<Self>, actor: Option<Actor>) -> Reserved {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = state.next;
+        state.next += 1;
+        state.in_flight.insert(at);
+        Reserved {
+            seq: Arc::clone(self),
+            slot: EventSlot { at, actor },
+        }
+    }
+
+    /// The places below this one hold every event they will ever hold.
+    fn settled_below(&self) -> u64 {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.in_flight.first().copied().unwrap_or(state.next)
+    }
+}
+
+/// A reserved place; dropping it ends its flight (keep it until the write is durable).
+#[derive(Debug)]
+pub(crate) struct Reserved {
+    seq: Arc<EventSeq>,
+    slot: EventSlot,
+}
+
+impl Reserved {
+    /// Where the write's event goes.
+    pub(crate) fn slot(&self) -> &EventSlot {
+        &self.slot
+    }
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        let mut state = self
+            .seq
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        state.in_flight.remove(&self.slot.at);
+    }
+}
+
+/// A write's place in the log and who makes it.
+#[derive(Debug, Clone)]
+pub(crate) struct EventSlot {
+    at: u64,
+    actor: Option<Actor>,
+}
+
+impl EventSlot {
+    /// Inserts `event` (made by this slot's actor) at this slot's place, in the write's
+    /// transaction.
+    pub(crate) fn put(&self, events: &TransactionalTree, event: Event) -> Result<(), TxError> {
+        let event = Event {
+            actor: self.actor.clone(),
+            ..event
+        };
+        let value = encode(EventRec::WHAT, &EventRec::new(&event)).map_err(abort)?;
+        events.insert(&self.at.to_be_bytes()[..], value)?;
+        Ok(())
+    }
+}
+
+/// The place of the last event in `tree` (0 when empty).
+pub(crate) fn last_place(tree: &sled::Tree) -> Result<u64, Error> {
+    match tree.last()? {
+        Some((key, _)) => crate::tree_keys::decode_u64("event place", &key),
+        None => Ok(0),
+    }
+}
+
+impl Inner {
+    /// A page of the log after `query.after`, up to the lowest place in flight. `next` is
+    /// the last place looked at: the last event given when the page is full, else the last
+    /// settled place (every place up to it holds all it ever will).
+    pub(crate) fn list_events(&self, query: &EventQuery) -> Result<EventPage, Error> {
+        let settled = self.event_seq.settled_below();
+        let from = query.after.1.saturating_add(1);
+        let mut events = Vec::new();
+        if from >= settled {
+            return Ok(EventPage {
+                events,
+                next: query.after,
+            });
+        }
+        for item in self.events.range(from.to_be_bytes()..settled.to_be_bytes()) {
+            let (key, value) = item?;
+            self.touched(1);
+            let event = decode::<EventRec>(EventRec::WHAT, &value)?.into_event()?;
+            if query.matches(&event) {
+                events.push(event);
+                if events.len() >= query.limit {
+                    let at = crate::tree_keys::decode_u64("event place", &key)?;
+                    return Ok(EventPage {
+                        events,
+                        next: EventCursor(0, at),
+                    });
+                }
+            }
+        }
+        Ok(EventPage {
+            events,
+            next: EventCursor(0, settled - 1),
+        })
+    }
+
+    /// Removes the events older than `before`, oldest first, stopping at the first newer one.
+    pub(crate) fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, Error> {
+        let mut removed = 0;
+        for item in self.events.iter() {
+            let (key, value) = item?;
+            let rec = decode::<EventRec>(EventRec::WHAT, &value)?;
+            if rec.occurred_at.time()? >= before {
+                break;
+            }
+            self.events.remove(key)?;
+            removed += 1;
+        }
+        Ok(removed)
+    }
+}
+
+#[assetlib_core::async_trait]
+impl assetlib_core::EventStore for crate::SledStore {
+    async fn list_events(
+        &self,
+        query: &EventQuery,
+    ) -> Result<EventPage, assetlib_core::StoreError> {
+        let query = query.clone();
+        self.blocking(move |inner| inner.list_events(&query)).await
+    }
+
+    async fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, assetlib_core::StoreError> {
+        self.write(move |inner| inner.purge_events(before)).await
+    }
+}
