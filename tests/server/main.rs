@@ -4,6 +4,7 @@
 //!
 //! - `commands`: `keys` commands, `serve`, SIGTERM and restarts, the first key, memory under
 //!   large downloads and stalled bodies, connection timeouts, the request log;
+//! - `events`: one event per acknowledged write across a SIGKILL;
 //! - `previews`: `thumbnails backfill` on assets stored without a thumbnail;
 //! - `site`: the example website page in a real headless browser (Chromium);
 //! - `replicas` (features `postgres` and `s3`): two replicas over one PostgreSQL database and
@@ -15,6 +16,7 @@
 #![allow(unused_crate_dependencies)]
 
 mod commands;
+mod events;
 mod previews;
 #[cfg(all(feature = "postgres", feature = "s3"))]
 mod replicas;

@@ -3,7 +3,8 @@
 //! (`assetlib_testkit::postgres`, `assetlib_testkit::s3`). What one replica writes, the
 //! other reads within 100 ms with `--replica-sync notify` (the default) and on its very next
 //! request with `strict`; counters are exact within each replica at once and across them
-//! within a second; a replica killed with SIGKILL loses no write it acknowledged.
+//! within a second; a replica killed with SIGKILL loses no write it acknowledged, and the event
+//! log has exactly one event for each.
 
 use std::future::Future;
 use std::path::Path;
@@ -534,50 +535,12 @@ async fn kept_answers_follow(mode: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_killed_mid_write_loses_no_acknowledged_create() {
     let shared = Shared::new().await;
-    let key = shared.create_key("server", "read:assets,write:assets");
+    let key = shared.create_key("server", "read:assets,write:assets,read:events");
     let mut victim = shared.replica("server").await;
     let survivor = shared.replica("warp_server").await;
     let client = reqwest::Client::new();
 
-    let writers: Vec<_> = (0..4)
-        .map(|w| {
-            let (client, key, base) = (client.clone(), key.clone(), victim.base.clone());
-            tokio::spawn(async move {
-                let mut acknowledged = Vec::new();
-                for n in 0.. {
-                    let r = client
-                        .post(format!("{base}/api/v1/assets"))
-                        .bearer_auth(&key)
-                        .json(&json!({"title": format!("Writer {w} asset {n}"),
-                            "asset_type": "link", "external_url": "https://example.com/"}))
-                        .send()
-                        .await;
-                    let Ok(r) = r else { break };
-                    if r.status() != 201 {
-                        break;
-                    }
-                    let Ok(body) = r.json::<Value>().await else {
-                        break;
-                    };
-                    acknowledged.push(body["data"]["id"].as_str().expect("id").to_owned());
-                }
-                acknowledged
-            })
-        })
-        .collect();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    victim.child.kill().expect("SIGKILL the replica");
-    let _ = victim.child.wait();
-
-    let mut acknowledged = Vec::new();
-    for w in writers {
-        acknowledged.extend(w.await.expect("writer"));
-    }
-    assert!(
-        acknowledged.len() >= 20,
-        "the writers got going: {}",
-        acknowledged.len()
-    );
+    let acknowledged = crate::events::kill_while_creating(&mut victim, &client, &key).await;
     for id in &acknowledged {
         let r = client
             .get(format!("{}/api/v1/assets/{id}", survivor.base))
@@ -587,6 +550,9 @@ async fn a_replica_killed_mid_write_loses_no_acknowledged_create() {
             .expect("read");
         assert_eq!(r.status(), 200, "acknowledged create {id} is lost");
     }
+    // Each acknowledged create has exactly one event, and no event is of a lost write.
+    crate::events::one_event_per_acknowledged_create(&client, &survivor.base, &key, &acknowledged)
+        .await;
     survivor.terminate().await;
 }
 

@@ -77,6 +77,19 @@ where
     }
 }
 
+/// Removes the events past their retention now and every hour after, until aborted.
+async fn purge_events_hourly(service: Service) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+    loop {
+        every.tick().await;
+        match service.purge_events().await {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "events past their retention removed"),
+            Err(e) => tracing::warn!(error = %e, "removing old events failed"),
+        }
+    }
+}
+
 /// `serve`: opens the data directory, gives thumbnails that an earlier version named after
 /// their asset random names, makes the first key, adds the demo data if asked, listens, hands
 /// over to `serve_http`, and flushes the store once it returns.
@@ -106,7 +119,9 @@ where
         data = %describe_data(&args.data),
         "serving the API at /api/v1"
     );
+    let purging = tokio::spawn(purge_events_hourly(service.clone()));
     serve_http(service.clone(), listener).await?;
+    purging.abort();
     service.store().flush().await?;
     tracing::info!("stopped; the store is flushed");
     Ok(())
