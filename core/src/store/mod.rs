@@ -43,10 +43,12 @@ pub mod prelude {
 /// assets, libraries and the secret stay in a [`crate::MemoryStore`].
 ///
 /// ```
-/// use std::collections::HashMap;
 /// use std::sync::Mutex;
 ///
-/// use assetlib_core::store::{AssetStore, KeyStore, LibraryStore, MetaStore, PassStore};
+/// use assetlib_core::events::{EventPage, EventQuery};
+/// use assetlib_core::store::{
+///     AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore,
+/// };
 /// use assetlib_core::{
 ///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, Holders,
 ///     LibraryPass, LibraryQuery, LibraryRows, LibrarySummary, LibraryUse, LibraryWrite,
@@ -55,38 +57,49 @@ pub mod prelude {
 /// use chrono::{DateTime, Utc};
 /// use uuid::Uuid;
 ///
-/// /// Keys in a map of their own; everything else in memory.
+/// /// The signing secret in a place of its own; everything else in memory.
 /// #[derive(Default)]
 /// struct MyStore {
 ///     rest: MemoryStore,
-///     keys: Mutex<HashMap<[u8; 32], ApiKey>>,
+///     secret: Mutex<Option<[u8; 32]>>,
+/// }
+///
+/// #[async_trait]
+/// impl MetaStore for MyStore {
+///     async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
+///         Ok(*self.secret.lock().unwrap().get_or_insert(candidate))
+///     }
+///     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
+///         *self.secret.lock().unwrap() = Some(secret);
+///         Ok(())
+///     }
 /// }
 ///
 /// #[async_trait]
 /// impl KeyStore for MyStore {
 ///     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
-///         let mut keys = self.keys.lock().unwrap();
-///         if keys.values().any(|k| k.id == key.id) {
-///             return Err(StoreError::DuplicateId { id: key.id });
-///         }
-///         if keys.contains_key(&key.key_hash) {
-///             return Err(StoreError::DuplicateKeyHash);
-///         }
-///         keys.insert(key.key_hash, key);
-///         Ok(())
+///         self.rest.insert_key(key).await
 ///     }
 ///     async fn find_key(&self, hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
-///         Ok(self.keys.lock().unwrap().get(hash).cloned())
+///         self.rest.find_key(hash).await
 ///     }
 ///     async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
-///         let mut all: Vec<ApiKey> = self.keys.lock().unwrap().values().cloned().collect();
-///         all.sort_by_key(|k| (k.created_at, k.id));
-///         Ok(all)
+///         self.rest.list_keys().await
 ///     }
 ///     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-///         let mut keys = self.keys.lock().unwrap();
-///         let key = keys.values_mut().find(|k| k.id == id);
-///         Ok(key.map(|k| k.revoked_at = Some(k.revoked_at.unwrap_or(at))).is_some())
+///         self.rest.revoke_key(id, at).await
+///     }
+/// }
+///
+/// // Every write of the other traits logs its event in the same change, so the event log
+/// // stays with the records it follows.
+/// #[async_trait]
+/// impl EventStore for MyStore {
+///     async fn list_events(&self, q: &EventQuery) -> Result<EventPage, StoreError> {
+///         self.rest.list_events(q).await
+///     }
+///     async fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+///         self.rest.purge_events(before).await
 ///     }
 /// }
 ///
@@ -147,16 +160,6 @@ pub mod prelude {
 ///     }
 ///     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
 ///         self.rest.record_library_view(id).await
-///     }
-/// }
-///
-/// #[async_trait]
-/// impl MetaStore for MyStore {
-///     async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
-///         self.rest.signing_secret(candidate).await
-///     }
-///     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
-///         self.rest.rotate_signing_secret(secret).await
 ///     }
 /// }
 ///

@@ -158,6 +158,9 @@ impl EventSlot {
     }
 }
 
+/// The key in `meta` of the last place handed out when the log was last purged.
+pub(crate) const HIGH_WATER: &[u8] = b"events_high_water";
+
 /// The place of the last event in `tree` (0 when empty).
 pub(crate) fn last_place(tree: &sled::Tree) -> Result<u64, Error> {
     match tree.last()? {
@@ -166,43 +169,54 @@ pub(crate) fn last_place(tree: &sled::Tree) -> Result<u64, Error> {
     }
 }
 
+/// The last place handed out as of the last purge (0 before any).
+pub(crate) fn high_water(meta: &sled::Tree) -> Result<u64, Error> {
+    match meta.get(HIGH_WATER)? {
+        Some(v) => crate::tree_keys::decode_u64("events high water", &v),
+        None => Ok(0),
+    }
+}
+
 impl Inner {
     /// A page of the log after `query.after`, up to the lowest place in flight. `next` is
-    /// the last place looked at: the last event given when the page is full, else the last
-    /// settled place (every place up to it holds all it ever will).
+    /// the last event given when the page is full, else the last event looked at: always the
+    /// place of an event, never a place after it (a place handed out to a write that was
+    /// refused is handed out again after a restart, which must not land behind a reader).
     pub(crate) fn list_events(&self, query: &EventQuery) -> Result<EventPage, Error> {
         let settled = self.event_seq.settled_below();
         let from = query.after.1.saturating_add(1);
         let mut events = Vec::new();
+        let mut next = query.after;
         if from >= settled {
-            return Ok(EventPage {
-                events,
-                next: query.after,
-            });
+            return Ok(EventPage { events, next });
         }
         for item in self.events.range(from.to_be_bytes()..settled.to_be_bytes()) {
             let (key, value) = item?;
             self.touched(1);
+            next = EventCursor(0, crate::tree_keys::decode_u64("event place", &key)?);
             let event = decode::<EventRec>(EventRec::WHAT, &value)?.into_event()?;
             if query.matches(&event) {
                 events.push(event);
                 if events.len() >= query.limit {
-                    let at = crate::tree_keys::decode_u64("event place", &key)?;
-                    return Ok(EventPage {
-                        events,
-                        next: EventCursor(0, at),
-                    });
+                    break;
                 }
             }
         }
-        Ok(EventPage {
-            events,
-            next: EventCursor(0, settled - 1),
-        })
+        Ok(EventPage { events, next })
     }
 
     /// Removes the events older than `before`, oldest first, stopping at the first newer one.
+    /// The last place handed out is kept in `meta` first ([`HIGH_WATER`]): places are handed
+    /// out after the last one the store knows when it opens, and without it a log purged empty
+    /// would hand out places again that a reader has already gone past.
     pub(crate) fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, Error> {
+        let newest = last_place(&self.events)?;
+        let meta = self.db.open_tree("meta")?;
+        let kept = high_water(&meta)?;
+        if newest > kept {
+            meta.insert(HIGH_WATER, &newest.to_be_bytes()[..])?;
+            self.db.flush()?;
+        }
         let mut removed = 0;
         for item in self.events.iter() {
             let (key, value) = item?;

@@ -315,10 +315,12 @@ impl SledStore {
             }
         };
         let events = tree("events")?;
-        let last_event = events::last_place(&events).map_err(|e| OpenError::Corrupt {
-            path: path.clone(),
-            detail: e.to_string(),
-        })?;
+        let last_event = events::last_place(&events)
+            .and_then(|last| Ok(last.max(events::high_water(&meta)?)))
+            .map_err(|e| OpenError::Corrupt {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
         let inner = Inner {
             events,
             event_seq: Arc::new(events::EventSeq::after(last_event)),

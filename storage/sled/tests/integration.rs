@@ -9,6 +9,7 @@ mod behaviour;
 mod concurrency;
 mod conformance;
 mod crash;
+mod events;
 mod lifecycle;
 mod open;
 mod passes;
