@@ -62,6 +62,24 @@ pub struct Config {
     /// How long the event log keeps an event (default 30 days): [`crate::Service::purge_events`]
     /// removes older ones (the ready server runs it every hour).
     pub event_retention: Duration,
+    /// Whether webhooks may send to loopback, private, link-local and other non-public
+    /// addresses (default false: such URLs are 400 on `url`, and a name that resolves to one
+    /// fails at delivery). For local testing (ready server `--webhook-allow-private`).
+    pub webhook_allow_private: bool,
+    /// How long one delivery attempt may take, the answer's body included (default 15 s).
+    pub webhook_timeout: Duration,
+    /// The delays before each retry of a failed delivery (default 5 s, 5 min, 30 min, 2 h,
+    /// 5 h, 10 h, 10 h: 8 attempts in all); after the last, the delivery has failed.
+    pub webhook_retry_schedule: Vec<Duration>,
+    /// How long every attempt to a webhook may fail before it is disabled (default 5 days).
+    pub webhook_disable_after: Duration,
+    /// Deliveries this process sends at once (default 16). 0: this process sends none (other
+    /// processes sharing the store do); [`crate::Service::new`] starts the delivery worker
+    /// when called inside a Tokio runtime.
+    pub webhook_workers: usize,
+    /// How often the delivery worker looks for new events and due retries when no write of
+    /// this process wakes it (default 1 s).
+    pub webhook_poll_interval: Duration,
     /// Longest gap in a request body (default 30 s): a client whose body stops arriving for
     /// longer is answered 408 and its request ends, so it ties up no more than its buffers.
     pub body_timeout: Duration,
@@ -153,6 +171,12 @@ impl Default for Config {
             image_workers: std::thread::available_parallelism().map_or(2, usize::from),
             image_queue: 16,
             event_retention: Duration::from_secs(30 * 24 * 3600),
+            webhook_allow_private: false,
+            webhook_timeout: Duration::from_secs(15),
+            webhook_retry_schedule: crate::webhooks::DEFAULT_RETRY_SCHEDULE.to_vec(),
+            webhook_disable_after: Duration::from_secs(5 * 24 * 3600),
+            webhook_workers: 16,
+            webhook_poll_interval: Duration::from_secs(1),
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
             rate_limit: None,

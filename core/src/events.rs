@@ -125,6 +125,13 @@ names! {
         PassCreated => "pass.created",
         /// A library pass was revoked.
         PassRevoked => "pass.revoked",
+        /// A webhook was registered.
+        WebhookCreated => "webhook.created",
+        /// A webhook's URL, event types or state changed (a webhook disabled after failing
+        /// too long too).
+        WebhookUpdated => "webhook.updated",
+        /// A webhook was deleted.
+        WebhookDeleted => "webhook.deleted",
     }
 }
 
@@ -139,6 +146,8 @@ names! {
         Key => "key",
         /// A library pass.
         Pass => "pass",
+        /// A webhook.
+        Webhook => "webhook",
     }
 }
 
@@ -157,7 +166,8 @@ pub struct Event {
     pub resource_type: ResourceType,
     /// The resource's id.
     pub resource_id: Uuid,
-    /// The fields that changed, for `asset.updated` and `asset.file_replaced`; empty otherwise.
+    /// The fields that changed, for `asset.updated`, `asset.file_replaced` and
+    /// `webhook.updated`; empty otherwise.
     pub changed: Vec<String>,
 }
 
@@ -236,6 +246,24 @@ impl Event {
     /// `pass.revoked`.
     pub fn pass_revoked(id: Uuid) -> Self {
         Self::new(EventType::PassRevoked, ResourceType::Pass, id)
+    }
+
+    /// `webhook.created`.
+    pub fn webhook_created(id: Uuid) -> Self {
+        Self::new(EventType::WebhookCreated, ResourceType::Webhook, id)
+    }
+
+    /// `webhook.updated`, with the fields that changed.
+    pub fn webhook_updated(id: Uuid, changed: Vec<String>) -> Self {
+        Self {
+            changed,
+            ..Self::new(EventType::WebhookUpdated, ResourceType::Webhook, id)
+        }
+    }
+
+    /// `webhook.deleted`.
+    pub fn webhook_deleted(id: Uuid) -> Self {
+        Self::new(EventType::WebhookDeleted, ResourceType::Webhook, id)
     }
 }
 

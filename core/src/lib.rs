@@ -51,6 +51,7 @@
 //! | [`download`] | `Range` selection and `Content-Disposition` of downloads |
 //! | [`variant`] | image variants: their parameters, sizes, and making them (decode, resize, encode) |
 //! | [`events`] | the event log: events, their actor (the key of the request a write runs in), the feed's cursor and query |
+//! | [`webhooks`] | webhooks and their deliveries: the records, the retry schedule, Standard Webhooks signatures (to verify deliveries in a Rust receiver too), the address rules of targets |
 //! | [`render`] | assets, library list items and timestamps on the wire |
 //! | `openapi` | the OpenAPI 3.1 document of the API, served at `GET /api/v1/openapi.json` (feature `openapi`) |
 //! | `testing` | the store conformance suite (feature `testing`) |
@@ -105,6 +106,7 @@ mod upload;
 pub mod validate;
 pub mod variant;
 mod web;
+pub mod webhooks;
 
 pub use async_trait::async_trait;
 pub use change::{
@@ -130,4 +132,6 @@ pub use routes::{
     method_not_allowed, route_not_found,
 };
 pub use service::{Backfill, Service};
-pub use store::{AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store};
+pub use store::{
+    AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, WebhookStore,
+};

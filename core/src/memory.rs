@@ -3,6 +3,9 @@
 //! It keeps everything in one lock and answers lists by filtering and sorting all assets, so
 //! it is fast for thousands of records and slow for millions. Nothing survives the process.
 
+mod passes;
+mod webhooks;
+
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -14,12 +17,12 @@ use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use crate::error::StoreError;
 use crate::events::{Event, EventCursor, EventPage, EventQuery};
 use crate::model::{
-    ApiKey, Asset, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass, LibraryRows,
-    LibrarySummary, LibraryWrite, Page, PassSpend, PutOutcome, Section, ViewCount,
+    ApiKey, Asset, EntryAsset, EntryRow, Library, LibraryEntry, LibraryPass, LibraryRows,
+    LibrarySummary, LibraryWrite, Page, PutOutcome, Section, ViewCount,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::rules::{first_free_slug, fold_case, matches_search};
-use crate::store::{AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore};
+use crate::store::{AssetStore, EventStore, KeyStore, LibraryStore, MetaStore};
 
 /// A [`Store`](crate::Store) in memory.
 ///
@@ -49,6 +52,31 @@ struct State {
     events: Vec<(u64, Event)>,
     /// The place of the last event appended.
     last_event: u64,
+    /// The webhooks.
+    webhooks: HashMap<Uuid, crate::webhooks::Webhook>,
+    /// Their deliveries.
+    deliveries: HashMap<Uuid, crate::webhooks::Delivery>,
+    /// Where the events stop that have become deliveries.
+    webhook_cursor: EventCursor,
+}
+
+/// One page (`limit` from `offset`) of `hits`, newest first by `key` (a time and an id, so
+/// the order is total), and how many there are.
+fn newest_first<T: Clone, K: Ord>(
+    mut hits: Vec<&T>,
+    key: impl Fn(&T) -> K,
+    offset: u64,
+    limit: u32,
+) -> Page<T> {
+    hits.sort_unstable_by_key(|t| std::cmp::Reverse(key(t)));
+    let total = hits.len() as u64;
+    let items = hits
+        .into_iter()
+        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+        .take(limit as usize)
+        .cloned()
+        .collect();
+    Page { items, total }
 }
 
 #[derive(Debug, Clone)]
@@ -436,118 +464,6 @@ impl MetaStore for MemoryStore {
     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
         self.write().signing_secret = Some(secret);
         Ok(())
-    }
-}
-
-#[async_trait]
-impl PassStore for MemoryStore {
-    async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError> {
-        let mut state = self.write();
-        if !state.libraries.contains_key(&pass.library_id) {
-            return Err(StoreError::UnknownLibrary {
-                id: pass.library_id,
-            });
-        }
-        if state.passes.contains_key(&pass.id) {
-            return Err(StoreError::DuplicateId { id: pass.id });
-        }
-        if state
-            .passes
-            .values()
-            .any(|p| p.token_hash == pass.token_hash)
-        {
-            return Err(StoreError::DuplicateKeyHash);
-        }
-        state.log(Event::pass_created(&pass));
-        state.passes.insert(pass.id, pass);
-        Ok(())
-    }
-
-    async fn find_pass(&self, token_hash: &[u8; 32]) -> Result<Option<LibraryPass>, StoreError> {
-        let state = self.read();
-        Ok(state
-            .passes
-            .values()
-            .find(|p| &p.token_hash == token_hash)
-            .cloned())
-    }
-
-    async fn get_pass(&self, id: Uuid) -> Result<Option<LibraryPass>, StoreError> {
-        Ok(self.read().passes.get(&id).cloned())
-    }
-
-    async fn list_passes(
-        &self,
-        library_id: Uuid,
-        offset: u64,
-        limit: u32,
-    ) -> Result<Page<LibraryPass>, StoreError> {
-        let state = self.read();
-        let mut hits: Vec<&LibraryPass> = state
-            .passes
-            .values()
-            .filter(|p| p.library_id == library_id)
-            .collect();
-        hits.sort_unstable_by_key(|p| std::cmp::Reverse((p.created_at, p.id)));
-        let total = hits.len() as u64;
-        let items = hits
-            .into_iter()
-            .skip(usize::try_from(offset).unwrap_or(usize::MAX))
-            .take(limit as usize)
-            .cloned()
-            .collect();
-        Ok(Page { items, total })
-    }
-
-    async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        let mut state = self.write();
-        let Some(pass) = state.passes.get_mut(&id) else {
-            return Ok(false);
-        };
-        if pass.revoked_at.is_none() {
-            pass.revoked_at = Some(at);
-            state.log(Event::pass_revoked(id));
-        }
-        Ok(true)
-    }
-
-    async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError> {
-        let mut state = self.write();
-        Ok(match state.passes.get_mut(&id) {
-            Some(p) if p.is_live(now) && p.is_exhausted() => PassSpend::Exhausted,
-            Some(p) if p.is_live(now) => {
-                p.downloads_used += 1;
-                PassSpend::Spent(p.clone())
-            }
-            _ => PassSpend::Dead,
-        })
-    }
-
-    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
-        let state = self.read();
-        let mut found: HashMap<Uuid, Holders> = HashMap::new();
-        for library in state.libraries.values() {
-            let settings = &library.library.settings;
-            if !settings.published {
-                continue;
-            }
-            for entry in &library.entries {
-                if !asset_ids.contains(&entry.asset_id) {
-                    continue;
-                }
-                let holders = found.entry(entry.asset_id).or_insert(Holders {
-                    asset_id: entry.asset_id,
-                    paid: false,
-                    free: false,
-                });
-                if settings.is_paid {
-                    holders.paid = true;
-                } else {
-                    holders.free = true;
-                }
-            }
-        }
-        Ok(found.into_values().collect())
     }
 }
 

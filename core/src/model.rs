@@ -376,11 +376,14 @@ pub enum Scope {
     /// Read the event log (the change feed and audit trail).
     #[serde(rename = "read:events")]
     ReadEvents,
+    /// Register, change and delete webhooks, and read and retry their deliveries.
+    #[serde(rename = "admin:webhooks")]
+    AdminWebhooks,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Scope; 7] = [
+    pub const ALL: [Scope; 8] = [
         Scope::ReadAssets,
         Scope::WriteAssets,
         Scope::ReadLibraries,
@@ -388,6 +391,7 @@ impl Scope {
         Scope::ReadPaid,
         Scope::WritePasses,
         Scope::ReadEvents,
+        Scope::AdminWebhooks,
     ];
 
     /// The wire name, e.g. `"write:assets"`.
@@ -400,6 +404,7 @@ impl Scope {
             Scope::ReadPaid => "read:paid",
             Scope::WritePasses => "write:passes",
             Scope::ReadEvents => "read:events",
+            Scope::AdminWebhooks => "admin:webhooks",
         }
     }
 

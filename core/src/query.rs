@@ -283,21 +283,22 @@ pub(crate) fn library_query(
     })
 }
 
-/// A validated query of `GET /api/v1/libraries/{id}/passes`: the page and its size, named as
-/// the asset list names them.
+/// A validated query of a list that pages and does nothing else (passes, webhooks,
+/// deliveries): the page and its size, named as the asset list names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PassQuery {
+pub(crate) struct PageQuery {
     /// 1-based page.
     pub(crate) page: u64,
     /// Page size, 1 to the configured maximum.
     pub(crate) per_page: u32,
 }
 
-/// Parses the query of `GET /api/v1/libraries/{id}/passes`: `page` and `per_page`.
-pub(crate) fn pass_query(raw: Option<&str>, max_page_size: u32) -> Result<PassQuery, ApiError> {
+/// Parses a query of `page` and `per_page` alone (the lists of passes, webhooks and
+/// deliveries).
+pub(crate) fn page_query(raw: Option<&str>, max_page_size: u32) -> Result<PageQuery, ApiError> {
     const KNOWN: &[&str] = &["page", "per_page"];
     let mut p = Params::parse(raw, KNOWN)?;
-    Ok(PassQuery {
+    Ok(PageQuery {
         page: page_number(p.take("page"))?,
         per_page: page_size("per_page", p.take("per_page"), max_page_size)?,
     })
@@ -308,7 +309,7 @@ pub(crate) const MAX_EVENTS_PAGE: usize = 1000;
 const DEFAULT_EVENTS_PAGE: usize = 100;
 
 /// Parses the query of `GET /api/v1/events`: `after` (a page's `next`), `type` (an event
-/// type), `resource` (`asset:{id}`, `library:{id}`, `key:{id}` or `pass:{id}`) and `limit`
+/// type), `resource` (`asset:{id}`, `library:{id}`, `key:{id}`, `pass:{id}` or `webhook:{id}`) and `limit`
 /// (1-1000, default 100).
 pub(crate) fn events_query(raw: Option<&str>) -> Result<crate::events::EventQuery, ApiError> {
     use crate::events::{EventCursor, EventQuery, EventType, ResourceType};
@@ -338,7 +339,7 @@ pub(crate) fn events_query(raw: Option<&str>) -> Result<crate::events::EventQuer
             Some(parsed.ok_or_else(|| {
                 ApiError::validation(
                     "resource",
-                    "resource must be asset:{id}, library:{id}, key:{id} or pass:{id}",
+                    "resource must be asset:{id}, library:{id}, key:{id}, pass:{id} or webhook:{id}",
                 )
             })?)
         }

@@ -63,6 +63,22 @@ pub enum Operation {
     AssetImageUrl,
     /// `GET /api/v1/events`: the change feed and audit trail.
     ListEvents,
+    /// `POST /api/v1/webhooks`
+    CreateWebhook,
+    /// `GET /api/v1/webhooks`
+    ListWebhooks,
+    /// `GET /api/v1/webhooks/{webhook_id}`
+    GetWebhook,
+    /// `PATCH /api/v1/webhooks/{webhook_id}`
+    UpdateWebhook,
+    /// `DELETE /api/v1/webhooks/{webhook_id}`
+    DeleteWebhook,
+    /// `GET /api/v1/webhooks/{webhook_id}/deliveries`
+    ListDeliveries,
+    /// `POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry`
+    RetryDelivery,
+    /// `POST /api/v1/webhooks/{webhook_id}/test`
+    TestWebhook,
 }
 
 impl Operation {
@@ -94,6 +110,14 @@ impl Operation {
             | Operation::GetPass
             | Operation::RevokePass => &[Scope::WritePasses],
             Operation::ListEvents => &[Scope::ReadEvents],
+            Operation::CreateWebhook
+            | Operation::ListWebhooks
+            | Operation::GetWebhook
+            | Operation::UpdateWebhook
+            | Operation::DeleteWebhook
+            | Operation::ListDeliveries
+            | Operation::RetryDelivery
+            | Operation::TestWebhook => &[Scope::AdminWebhooks],
             Operation::OpenApi => &[],
         }
     }
@@ -131,7 +155,31 @@ impl Operation {
                 | Operation::ListPasses
                 | Operation::GetPass
                 | Operation::ListEvents
+                | Operation::ListWebhooks
+                | Operation::GetWebhook
+                | Operation::ListDeliveries
                 | Operation::OpenApi
+        )
+    }
+
+    /// Whether the operation may append to the event log (so the webhook worker of this
+    /// process looks at it at once).
+    pub const fn writes_events(self) -> bool {
+        matches!(
+            self,
+            Operation::CreateAsset
+                | Operation::UploadAsset
+                | Operation::UpdateAsset
+                | Operation::ReplaceAssetFile
+                | Operation::DeleteAsset
+                | Operation::RemakeThumbnail
+                | Operation::PutLibrary
+                | Operation::DeleteLibrary
+                | Operation::CreatePass
+                | Operation::RevokePass
+                | Operation::CreateWebhook
+                | Operation::UpdateWebhook
+                | Operation::DeleteWebhook
         )
     }
 
@@ -149,6 +197,8 @@ impl Operation {
                 | Operation::PutLibrary
                 | Operation::UpdateAsset
                 | Operation::CreatePass
+                | Operation::CreateWebhook
+                | Operation::UpdateWebhook
         )
     }
 }
@@ -274,6 +324,38 @@ pub const ROUTES: &[Route] = &[
         path: "/api/v1/events",
         methods: &[("GET", Operation::ListEvents)],
         allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/webhooks",
+        methods: &[
+            ("GET", Operation::ListWebhooks),
+            ("POST", Operation::CreateWebhook),
+        ],
+        allow: "GET, HEAD, POST",
+    },
+    Route {
+        path: "/api/v1/webhooks/{id}",
+        methods: &[
+            ("GET", Operation::GetWebhook),
+            ("PATCH", Operation::UpdateWebhook),
+            ("DELETE", Operation::DeleteWebhook),
+        ],
+        allow: "GET, HEAD, PATCH, DELETE",
+    },
+    Route {
+        path: "/api/v1/webhooks/{id}/deliveries",
+        methods: &[("GET", Operation::ListDeliveries)],
+        allow: "GET, HEAD",
+    },
+    Route {
+        path: "/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry",
+        methods: &[("POST", Operation::RetryDelivery)],
+        allow: "POST",
+    },
+    Route {
+        path: "/api/v1/webhooks/{id}/test",
+        methods: &[("POST", Operation::TestWebhook)],
+        allow: "POST",
     },
     Route {
         path: "/api/v1/openapi.json",

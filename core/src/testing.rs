@@ -1,7 +1,7 @@
 //! The store conformance suite: every sentence of the store traits' docs, as checks any
 //! backend runs with one call ([`run_all`]). The cases are grouped by the trait they check
 //! ([`SUITES`]: [`ASSET_CASES`], [`LIBRARY_CASES`], [`KEY_CASES`], [`META_CASES`],
-//! [`PASS_CASES`], [`EVENT_CASES`], and
+//! [`PASS_CASES`], [`EVENT_CASES`], [`WEBHOOK_CASES`], and
 //! [`SHARED_CASES`] for what spans them); [`run_cases`] runs one group.
 //!
 //! ```
@@ -25,6 +25,7 @@ mod libraries;
 mod lifecycle;
 mod passes;
 mod shared;
+mod webhooks;
 mod websites;
 
 use std::collections::{HashMap, HashSet};
@@ -60,6 +61,11 @@ pub use passes::sample_pass;
 use passes::*;
 use shared::*;
 
+use webhooks::{
+    attempts_are_recorded_and_failing_webhooks_disabled,
+    claims_lease_due_deliveries_of_enabled_webhooks, deliveries_are_enqueued_once_per_cursor,
+    old_deliveries_are_purged, webhooks_round_trip_change_and_delete_with_their_events,
+};
 use websites::{
     a_rotated_signing_secret_replaces_the_old_one, concurrent_first_secrets_agree,
     libraries_are_found_by_slug, the_signing_secret_is_made_once,
@@ -176,6 +182,18 @@ suite!(
 );
 
 suite!(
+    /// The cases of [`WebhookStore`](crate::WebhookStore): records and their events, paging,
+    /// deliveries enqueued once per cursor, claims that lease (never one delivery to two
+    /// claimers at once), attempts recorded, failing webhooks disabled, purges.
+    WEBHOOK_CASES:
+    webhooks_round_trip_change_and_delete_with_their_events,
+    deliveries_are_enqueued_once_per_cursor,
+    claims_lease_due_deliveries_of_enabled_webhooks,
+    attempts_are_recorded_and_failing_webhooks_disabled,
+    old_deliveries_are_purged,
+);
+
+suite!(
     /// Cases that span the traits: missing records of every kind, and ids and key hashes
     /// that are taken.
     SHARED_CASES:
@@ -191,6 +209,7 @@ pub const SUITES: &[(&str, &[Case])] = &[
     ("MetaStore", META_CASES),
     ("PassStore", PASS_CASES),
     ("EventStore", EVENT_CASES),
+    ("WebhookStore", WEBHOOK_CASES),
     ("Store", SHARED_CASES),
 ];
 

@@ -17,6 +17,7 @@ use crate::model::AssetType;
 mod library;
 mod pass;
 mod patch;
+mod webhook;
 
 pub use library::{EntryDoc, LibraryDoc, SectionDoc, library_doc};
 pub use pass::{
@@ -25,6 +26,7 @@ pub use pass::{
 #[cfg(feature = "openapi")]
 pub(crate) use patch::FIXED as PATCH_FIXED;
 pub use patch::{AssetPatch, asset_patch};
+pub use webhook::{WebhookDoc, webhook_change, webhook_doc};
 
 /// Longest slug made from a title, in bytes.
 pub const MAX_SLUG_LEN: usize = 80;

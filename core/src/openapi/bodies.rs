@@ -30,6 +30,43 @@ pub(super) fn add_all(add: &mut impl FnMut(&str, Value)) {
     add("UploadForm", upload_form());
     add("FileForm", file_form());
     add("PassDocument", pass_document());
+    add("WebhookDocument", webhook_document(true));
+    add("WebhookPatch", webhook_document(false));
+}
+
+/// A webhook's body: to register one (`url` required) or to change one.
+fn webhook_document(new: bool) -> Value {
+    let mut types = vec!["*"];
+    types.extend(crate::events::EventType::ALL.iter().map(|t| t.as_str()));
+    let fields = vec![
+        (
+            "url",
+            describe(
+                json!({"type": "string", "format": "uri", "maxLength": crate::webhooks::target::MAX_URL_LEN}),
+                "Where deliveries go: an absolute `http` or `https` URL whose host is, and \
+                 resolves only to, public addresses (unless the server allows private ones).",
+            ),
+        ),
+        (
+            "event_types",
+            describe(
+                json!({"type": "array", "minItems": 1, "items": one_of_strings(&types)}),
+                "The event types to receive; `[\"*\"]` (the default) for all.",
+            ),
+        ),
+        (
+            "enabled",
+            describe(boolean(), "Whether deliveries are sent (default true)."),
+        ),
+    ];
+    let (required, description): (&[&str], &str) = match new {
+        true => (&["url"], "A webhook to register."),
+        false => (
+            &[],
+            "A change of a webhook: the fields given are set (none may be null).",
+        ),
+    };
+    describe(object(fields, required), description)
 }
 
 fn pass_document() -> Value {

@@ -83,7 +83,8 @@ pub fn document() -> Value {
                     "bearerFormat": "alk_ followed by 43 base64url characters",
                     "description": "An API key: `Authorization: Bearer alk_...`. Keys carry \
                         scopes (`read:assets`, `write:assets`, `read:libraries`, \
-                        `write:libraries`, `read:paid`, `write:passes`, `read:events`); each \
+                        `write:libraries`, `read:paid`, `write:passes`, `read:events`, \
+                        `admin:webhooks`); each \
                         operation names \
                         those it needs. A missing, malformed, unknown, revoked or expired key \
                         is 401; a key without a needed scope is 403.",

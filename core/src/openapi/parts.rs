@@ -36,6 +36,10 @@ pub(super) fn parameters() -> Value {
         "Slug": path("slug", json!({"type": "string", "minLength": 1}), "The library's slug."),
         "PassId": path("pass_id", uuid(), "The pass's id (a hyphenated UUID; anything else \
             is 400 on `pass_id`)."),
+        "WebhookId": path("webhook_id", uuid(), "The webhook's id (a hyphenated UUID; \
+            anything else is 400 on `webhook_id`)."),
+        "DeliveryId": path("delivery_id", uuid(), "The delivery's id (a hyphenated UUID; \
+            anything else is 400 on `delivery_id`)."),
         "Page": query("page", json!({"type": "integer", "minimum": 1, "default": 1}),
             "1-based page: a positive whole number (digits only); a page past the end is \
              empty."),
@@ -48,9 +52,9 @@ pub(super) fn parameters() -> Value {
             .iter().map(|t| t.as_str()).collect::<Vec<_>>().as_slice()),
             "Only events of this type."),
         "Resource": query("resource", json!({"type": "string",
-            "pattern": "^(asset|library|key|pass):[0-9a-fA-F-]{36}$"}),
-            "Only events about this resource: `asset:{id}`, `library:{id}`, `key:{id}` or \
-             `pass:{id}`."),
+            "pattern": "^(asset|library|key|pass|webhook):[0-9a-fA-F-]{36}$"}),
+            "Only events about this resource: `asset:{id}`, `library:{id}`, `key:{id}`, \
+             `pass:{id}` or `webhook:{id}`."),
         "EventLimit": query("limit", json!({"type": "integer", "minimum": 1,
             "default": 100}),
             "At most this many events: a positive whole number (digits only); values above \

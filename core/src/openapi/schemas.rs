@@ -20,6 +20,7 @@ use crate::render::{
     AssetFields, LibraryList, LibraryListItem, PassFields, SignedLink, Timestamp, TypeFields,
 };
 use crate::tree::{LibraryAsset, LibraryHead, SectionContent, SectionHead};
+use crate::webhooks::wire::{DeliveryWire, WebhookWire};
 
 /// Every schema of `components.schemas`.
 pub(super) fn all() -> Value {
@@ -63,6 +64,20 @@ pub(super) fn all() -> Value {
     );
     add("Event", event());
     add("EventList", event_list());
+    add("Webhook", webhook(false));
+    add("NewWebhook", webhook(true));
+    add("WebhookEnvelope", envelope(schema("Webhook"), None));
+    add("NewWebhookEnvelope", envelope(schema("NewWebhook"), None));
+    add(
+        "WebhookList",
+        envelope(array(schema("Webhook")), Some(schema("AssetPagination"))),
+    );
+    add("Delivery", delivery());
+    add("DeliveryEnvelope", envelope(schema("Delivery"), None));
+    add(
+        "DeliveryList",
+        envelope(array(schema("Delivery")), Some(schema("AssetPagination"))),
+    );
     add("Error", error());
     add("ValidationError", validation_error());
     add("ConflictError", conflict_error());
@@ -389,8 +404,8 @@ fn event() -> Value {
             "changed",
             describe(
                 array(string()),
-                "The fields that changed (`asset.updated`, `asset.file_replaced`); empty for \
-                 the other types.",
+                "The fields that changed (`asset.updated`, `asset.file_replaced`, \
+                 `webhook.updated`); empty for the other types.",
             ),
         )],
         &["changed"],
@@ -435,5 +450,53 @@ fn event_list() -> Value {
             ),
         ],
         Some("Events in log order, and where the next page starts."),
+    )
+}
+
+/// A webhook: the fields of [`WebhookWire`], its event types named, and its secret when just
+/// made (`with_secret`).
+fn webhook(with_secret: bool) -> Value {
+    let mut types = vec!["*"];
+    types.extend(crate::events::EventType::ALL.iter().map(|t| t.as_str()));
+    let mut fields = derived::properties(&derived::of::<WebhookWire>());
+    for (name, schema) in &mut fields {
+        if name == "event_types" {
+            schema["items"] = one_of_strings(&types);
+        }
+    }
+    if with_secret {
+        fields.push((
+            "secret".to_owned(),
+            describe(
+                json!({"type": "string", "pattern": "^whsec_[A-Za-z0-9+/]{43}=$"}),
+                "The signing secret: shown only in this answer. Deliveries are signed with \
+                 HMAC-SHA256 under the base64-decoded part after `whsec_` (Standard \
+                 Webhooks).",
+            ),
+        ));
+    }
+    let description = match with_secret {
+        true => "A webhook just registered, with its secret.",
+        false => "A webhook (never its secret).",
+    };
+    whole(fields, Some(description))
+}
+
+/// A delivery: the fields of [`DeliveryWire`].
+fn delivery() -> Value {
+    let mut fields = derived::properties(&derived::of::<DeliveryWire>());
+    for (name, schema) in &mut fields {
+        if name == "status" {
+            *schema = describe(
+                one_of_strings(&["pending", "succeeded", "failed"]),
+                "`pending` (waiting for `next_attempt_at`, or being sent), `succeeded` (an \
+                 attempt got a 2xx within the timeout) or `failed` (every attempt of the \
+                 schedule failed).",
+            );
+        }
+    }
+    whole(
+        fields,
+        Some("One event for one webhook, and how sending it went."),
     )
 }

@@ -16,8 +16,8 @@ struct FeedPage<'a> {
 }
 
 impl Service {
-    /// Removes the events older than [`crate::Config::event_retention`] from the log; returns
-    /// how many. Run it now and then (the ready server does every hour); a reader whose
+    /// Removes the events older than [`crate::Config::event_retention`] from the log, and the
+    /// webhook deliveries as old; returns how many events. Run it now and then (the ready server does every hour); a reader whose
     /// cursor points at removed events goes on from the oldest one kept.
     ///
     /// # Errors
@@ -28,6 +28,7 @@ impl Service {
         let before = chrono::Utc::now()
             .checked_sub_signed(retention)
             .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+        self.inner.store.purge_deliveries(before).await?;
         Ok(self.inner.store.purge_events(before).await?)
     }
 

@@ -25,6 +25,7 @@
 
 mod access;
 mod assets;
+mod deliveries;
 mod downloads;
 mod events;
 mod images;
@@ -35,6 +36,7 @@ mod passes;
 mod previews;
 
 pub use previews::Backfill;
+mod webhooks;
 mod websites;
 
 use std::net::IpAddr;
@@ -94,6 +96,8 @@ struct Inner {
     previews: crate::ingest::Pool,
     /// Image variants being made ([`Config::image_workers`]).
     variants: images::Variants,
+    /// The webhook delivery worker's handle.
+    deliveries: deliveries::Deliveries,
 }
 
 /// Seconds since the Unix epoch, now.
@@ -122,20 +126,22 @@ impl Service {
         let limiter = config.rate_limit.map(Budgets::new);
         let previews = crate::ingest::Pool::new(config.preview_workers);
         let variants = images::Variants::new(config.image_workers, config.image_queue);
-        Service {
-            inner: Arc::new(Inner {
-                store,
-                files,
-                config,
-                details: DetailCache::default(),
-                pages: AssetPages::default(),
-                secret: crate::key_cache::Kept::default(),
-                limiter,
-                keys: KeyCache::default(),
-                previews,
-                variants,
-            }),
-        }
+        let deliveries = deliveries::Deliveries::new(&config);
+        let inner = Arc::new(Inner {
+            store,
+            files,
+            config,
+            details: DetailCache::default(),
+            pages: AssetPages::default(),
+            secret: crate::key_cache::Kept::default(),
+            limiter,
+            keys: KeyCache::default(),
+            previews,
+            variants,
+            deliveries,
+        });
+        deliveries::Deliveries::start(&inner);
+        Service { inner }
     }
 
     /// A service that keeps everything in memory ([`MemoryStore`] and [`Files::memory`]):
@@ -255,9 +261,13 @@ impl Service {
             Access::Key(key) => Some(crate::events::Actor::of(key)),
             _ => None,
         };
-        crate::events::acting_as(actor, self.dispatch(op, (id, sub), req, &access))
+        let reply = crate::events::acting_as(actor, self.dispatch(op, (id, sub), req, &access))
             .await
-            .unwrap_or_else(ApiError::into_reply)
+            .unwrap_or_else(ApiError::into_reply);
+        if op.writes_events() {
+            self.inner.deliveries.wake();
+        }
+        reply
     }
 
     /// Runs `op` as `access` may: the one place every operation is dispatched, whoever asks
@@ -318,6 +328,14 @@ impl Service {
             Operation::GetPass => Box::pin(self.pass_detail(id, sub)).await,
             Operation::RevokePass => Box::pin(self.delete_pass(id, sub)).await,
             Operation::ListEvents => Box::pin(self.list_events(req)).await,
+            Operation::CreateWebhook => Box::pin(self.post_webhook(req)).await,
+            Operation::ListWebhooks => Box::pin(self.webhook_list(req)).await,
+            Operation::GetWebhook => Box::pin(self.webhook_detail(id)).await,
+            Operation::UpdateWebhook => Box::pin(self.patch_webhook(id, req)).await,
+            Operation::DeleteWebhook => Box::pin(self.delete_webhook(id)).await,
+            Operation::ListDeliveries => Box::pin(self.delivery_list(id, req)).await,
+            Operation::RetryDelivery => Box::pin(self.retry_delivery(id, sub)).await,
+            Operation::TestWebhook => Box::pin(self.test_webhook(id)).await,
         }
     }
 

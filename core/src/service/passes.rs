@@ -150,7 +150,7 @@ impl Service {
     /// passes, newest first, without tokens; 404 when there is no such library.
     pub(super) async fn pass_list(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         let library_id = validate::parse_id("library_id", id)?;
-        let q = query::pass_query(req.query, self.inner.config.max_page_size)?;
+        let q = query::page_query(req.query, self.inner.config.max_page_size)?;
         let offset = crate::page::offset(q.page, q.per_page);
         let page = self
             .inner

@@ -1,5 +1,6 @@
 //! The [`Store`] traits: what a storage backend must do, split by concern ([`AssetStore`],
-//! [`LibraryStore`], [`KeyStore`], [`MetaStore`], [`PassStore`]; [`Store`] is all of them), and the
+//! [`LibraryStore`], [`KeyStore`], [`MetaStore`], [`PassStore`], [`EventStore`],
+//! [`WebhookStore`]; [`Store`] is all of them), and the
 //! guarantees each method gives. A new capability adds a trait of its own.
 //!
 //! Code that calls a store's methods on a concrete type (a test on a `SledStore`, say) brings
@@ -10,6 +11,9 @@
 //! [`crate::testing`] (feature `testing`), which every backend runs.
 
 pub mod rules;
+mod webhooks;
+
+pub use webhooks::WebhookStore;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -26,7 +30,9 @@ use crate::query::{AssetQuery, LibraryQuery};
 
 /// The store traits, to call their methods on a concrete store type.
 pub mod prelude {
-    pub use super::{AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store};
+    pub use super::{
+        AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, WebhookStore,
+    };
 }
 
 /// A storage backend for assets, libraries and API keys: every concern's trait at once.
@@ -46,9 +52,11 @@ pub mod prelude {
 /// use std::sync::Mutex;
 ///
 /// use assetlib_core::events::{EventPage, EventQuery};
+/// use assetlib_core::events::EventCursor;
 /// use assetlib_core::store::{
-///     AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore,
+///     AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, WebhookStore,
 /// };
+/// use assetlib_core::webhooks::{Attempt, Claimed, Delivery, Webhook, WebhookChange};
 /// use assetlib_core::{
 ///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, Holders,
 ///     LibraryPass, LibraryQuery, LibraryRows, LibrarySummary, LibraryUse, LibraryWrite,
@@ -193,6 +201,78 @@ pub mod prelude {
 ///     }
 /// }
 ///
+/// #[async_trait]
+/// impl WebhookStore for MyStore {
+///     async fn insert_webhook(&self, webhook: Webhook) -> Result<(), StoreError> {
+///         self.rest.insert_webhook(webhook).await
+///     }
+///     async fn get_webhook(&self, id: Uuid) -> Result<Option<Webhook>, StoreError> {
+///         self.rest.get_webhook(id).await
+///     }
+///     async fn list_webhooks(&self, offset: u64, limit: u32) -> Result<Page<Webhook>, StoreError> {
+///         self.rest.list_webhooks(offset, limit).await
+///     }
+///     async fn update_webhook(
+///         &self,
+///         id: Uuid,
+///         change: &WebhookChange,
+///         now: DateTime<Utc>,
+///     ) -> Result<Option<Webhook>, StoreError> {
+///         self.rest.update_webhook(id, change, now).await
+///     }
+///     async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError> {
+///         self.rest.delete_webhook(id).await
+///     }
+///     async fn webhook_cursor(&self) -> Result<EventCursor, StoreError> {
+///         self.rest.webhook_cursor().await
+///     }
+///     async fn enqueue_deliveries(
+///         &self,
+///         from: EventCursor,
+///         to: EventCursor,
+///         deliveries: Vec<Delivery>,
+///     ) -> Result<bool, StoreError> {
+///         self.rest.enqueue_deliveries(from, to, deliveries).await
+///     }
+///     async fn insert_delivery(&self, delivery: Delivery) -> Result<bool, StoreError> {
+///         self.rest.insert_delivery(delivery).await
+///     }
+///     async fn claim_deliveries(
+///         &self,
+///         now: DateTime<Utc>,
+///         until: DateTime<Utc>,
+///         limit: u32,
+///     ) -> Result<Vec<Claimed>, StoreError> {
+///         self.rest.claim_deliveries(now, until, limit).await
+///     }
+///     async fn record_attempts(
+///         &self,
+///         attempts: &[Attempt],
+///         disable_before: DateTime<Utc>,
+///     ) -> Result<(), StoreError> {
+///         self.rest.record_attempts(attempts, disable_before).await
+///     }
+///     async fn list_deliveries(
+///         &self,
+///         webhook_id: Uuid,
+///         offset: u64,
+///         limit: u32,
+///     ) -> Result<Page<Delivery>, StoreError> {
+///         self.rest.list_deliveries(webhook_id, offset, limit).await
+///     }
+///     async fn retry_delivery(
+///         &self,
+///         webhook_id: Uuid,
+///         id: Uuid,
+///         now: DateTime<Utc>,
+///     ) -> Result<Option<Delivery>, StoreError> {
+///         self.rest.retry_delivery(webhook_id, id, now).await
+///     }
+///     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+///         self.rest.purge_deliveries(before).await
+///     }
+/// }
+///
 /// // Every rule of every trait, each on a fresh store.
 /// # tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
 /// #     .unwrap().block_on(async {
@@ -201,9 +281,15 @@ pub mod prelude {
 /// ```
 ///
 /// Keep the methods small and exact; conveniences belong in [`crate::Service`].
-pub trait Store: AssetStore + LibraryStore + KeyStore + MetaStore + PassStore + EventStore {}
+pub trait Store:
+    AssetStore + LibraryStore + KeyStore + MetaStore + PassStore + EventStore + WebhookStore
+{
+}
 
-impl<T: AssetStore + LibraryStore + KeyStore + MetaStore + PassStore + EventStore> Store for T {}
+impl<T> Store for T where
+    T: AssetStore + LibraryStore + KeyStore + MetaStore + PassStore + EventStore + WebhookStore
+{
+}
 
 /// The event log ([`crate::events`]). Every write method of the other traits that changes
 /// something appends exactly one event, built with the constructors of [`crate::events::Event`], in the same

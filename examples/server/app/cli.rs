@@ -160,7 +160,7 @@ pub(crate) enum KeysCommand {
     /// Create a key; the key is printed alone on the last line of standard output.
     Create {
         /// Comma-separated scopes: read:assets, write:assets, read:libraries, write:libraries,
-        /// read:paid, write:passes, read:events.
+        /// read:paid, write:passes, read:events, admin:webhooks.
         #[arg(long, value_name = "a,b", value_parser = parse_scopes)]
         scopes: Scopes,
         /// A name to tell keys apart.

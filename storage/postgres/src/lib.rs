@@ -171,6 +171,7 @@
 
 mod assets;
 mod counters;
+mod deliveries;
 mod error;
 mod events;
 mod keys;
@@ -181,6 +182,7 @@ mod notices;
 mod passes;
 mod schema;
 mod store;
+mod webhooks;
 mod websites;
 
 pub use error::Error;

@@ -75,6 +75,9 @@ async fn custom_schema_holds_every_table() {
             "schema_migrations",
             "secrets",
             "slug_counters",
+            "webhook_cursor",
+            "webhook_deliveries",
+            "webhooks",
         ]
     );
     let stray: i64 = client

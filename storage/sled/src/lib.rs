@@ -71,6 +71,9 @@
 //! | `pass_hashes` | SHA-256 of the pass | pass `id` |
 //! | `library_passes` | library `id` | the library's passes, each as `ts(created_at)` + pass `id`, in descending order (newest first, then by `id` descending; absent when it has none) |
 //! | `versions` | `n` / `l` + library `id` | last content version handed out / a library's version (`u64`; see `versions.rs`) |
+//! | `events` | place (big-endian `u64`) | an event of the log (see `events.rs`) |
+//! | `webhooks`, `deliveries`, `delivery_due`, `webhook_deliveries` | | webhooks and their deliveries (see `webhooks.rs`) |
+//! | `meta` | `webhook_cursor` | the place of the event log up to which events have become deliveries |
 //!
 //! Only published libraries enter the library indexes and counts. Every asset enters the
 //! asset indexes, and the count of published assets or of drafts; the number of all assets
@@ -153,6 +156,7 @@ mod assets;
 mod commit;
 mod config;
 mod counting;
+mod deliveries;
 mod error;
 mod events;
 mod libraries;
@@ -165,6 +169,7 @@ mod tree_keys;
 mod tx;
 mod verify;
 mod versions;
+mod webhooks;
 mod websites;
 
 use std::path::{Path, PathBuf};
@@ -231,6 +236,13 @@ pub(crate) struct Inner {
     pub(crate) pass_hashes: Tree,
     pub(crate) library_passes: Tree,
     pub(crate) versions: Tree,
+    pub(crate) meta: Tree,
+    /// Webhooks and their deliveries ([`webhooks`]).
+    pub(crate) webhooks: Tree,
+    pub(crate) deliveries: Tree,
+    pub(crate) delivery_due: Tree,
+    pub(crate) webhook_deliveries: Tree,
+    claim_lock: deliveries::ClaimLock,
     /// The event log ([`events`]) and its places.
     pub(crate) events: Tree,
     pub(crate) event_seq: Arc<events::EventSeq>,
@@ -344,6 +356,12 @@ impl SledStore {
             pass_hashes: tree("pass_hashes")?,
             library_passes: tree("library_passes")?,
             versions: tree("versions")?,
+            webhooks: tree("webhooks")?,
+            deliveries: tree("deliveries")?,
+            delivery_due: tree("delivery_due")?,
+            webhook_deliveries: tree("webhook_deliveries")?,
+            claim_lock: deliveries::ClaimLock::default(),
+            meta: meta.clone(),
             reads: AtomicU64::new(0),
             assets_version: AtomicU64::new(0),
             counting: counting::Counting::default(),

@@ -98,6 +98,7 @@ pub(crate) fn scope_code(s: Scope) -> u8 {
         Scope::ReadPaid => 5,
         Scope::WritePasses => 6,
         Scope::ReadEvents => 7,
+        Scope::AdminWebhooks => 8,
     }
 }
 
@@ -379,6 +380,7 @@ mod tests {
                 ("read:paid", 5),
                 ("write:passes", 6),
                 ("read:events", 7),
+                ("admin:webhooks", 8),
             ]
         );
     }

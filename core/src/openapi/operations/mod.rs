@@ -1,7 +1,7 @@
 //! Each operation of the route table, described: where it lives, what it reads, what it
 //! answers. The services it describes are in [`crate::Service`]'s modules (`assets`,
 //! `lifecycle`, `libraries`, `downloads`, `websites`, `passes`); the descriptions themselves
-//! are in `assets`, `libraries` and `passes`.
+//! are in `assets`, `libraries`, `passes`, `events` and `webhooks`.
 
 use serde_json::{Map, Value, json};
 
@@ -9,6 +9,7 @@ mod assets;
 mod events;
 mod libraries;
 mod passes;
+mod webhooks;
 
 use super::build::{json_content, response, schema};
 use super::parts::{ERRORS, named_headers};
@@ -130,6 +131,38 @@ pub(super) const DESCRIBED: &[Described] = &[
         "/api/v1/libraries/{library_id}/passes/{pass_id}",
     ),
     at(Operation::ListEvents, "GET", "/api/v1/events"),
+    at(Operation::ListWebhooks, "GET", "/api/v1/webhooks"),
+    at(Operation::CreateWebhook, "POST", "/api/v1/webhooks"),
+    at(
+        Operation::GetWebhook,
+        "GET",
+        "/api/v1/webhooks/{webhook_id}",
+    ),
+    at(
+        Operation::UpdateWebhook,
+        "PATCH",
+        "/api/v1/webhooks/{webhook_id}",
+    ),
+    at(
+        Operation::DeleteWebhook,
+        "DELETE",
+        "/api/v1/webhooks/{webhook_id}",
+    ),
+    at(
+        Operation::ListDeliveries,
+        "GET",
+        "/api/v1/webhooks/{webhook_id}/deliveries",
+    ),
+    at(
+        Operation::RetryDelivery,
+        "POST",
+        "/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
+    ),
+    at(
+        Operation::TestWebhook,
+        "POST",
+        "/api/v1/webhooks/{webhook_id}/test",
+    ),
     at(Operation::OpenApi, "GET", "/api/v1/openapi.json"),
 ];
 
@@ -350,6 +383,14 @@ fn spec(op: Operation) -> Spec {
         Operation::GetPass => passes::get_pass(),
         Operation::RevokePass => passes::revoke_pass(),
         Operation::ListEvents => events::list_events(),
+        Operation::CreateWebhook => webhooks::create_webhook(),
+        Operation::ListWebhooks => webhooks::list_webhooks(),
+        Operation::GetWebhook => webhooks::get_webhook(),
+        Operation::UpdateWebhook => webhooks::update_webhook(),
+        Operation::DeleteWebhook => webhooks::delete_webhook(),
+        Operation::ListDeliveries => webhooks::list_deliveries(),
+        Operation::RetryDelivery => webhooks::retry_delivery(),
+        Operation::TestWebhook => webhooks::test_webhook(),
     }
 }
 

@@ -1,0 +1,108 @@
+//! [`WebhookStore`]: registered webhooks, their deliveries, and the cursor of the event log
+//! up to which events have become deliveries.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::error::StoreError;
+use crate::events::EventCursor;
+use crate::model::Page;
+use crate::webhooks::{Attempt, Claimed, Delivery, Webhook, WebhookChange};
+
+/// Webhooks and their deliveries ([`crate::webhooks`]). Like every write of the other
+/// traits, a write that changes a webhook appends its event in the same atomic change
+/// (`insert_webhook`: `webhook.created`; `update_webhook` and a `record_attempts` that
+/// disables one: `webhook.updated` with the changed fields; `delete_webhook`:
+/// `webhook.deleted`). Delivery bookkeeping (enqueue, claim, attempts, retries, purges) is no
+/// event, and need not be durable at once: a crash may only make a delivery go out again.
+#[async_trait]
+pub trait WebhookStore: Send + Sync + 'static {
+    /// Stores a new webhook. One with the same id is [`StoreError::DuplicateId`]; nothing
+    /// changes then.
+    async fn insert_webhook(&self, webhook: Webhook) -> Result<(), StoreError>;
+
+    /// The webhook with this id.
+    async fn get_webhook(&self, id: Uuid) -> Result<Option<Webhook>, StoreError>;
+
+    /// One page of the webhooks (`limit` from `offset`), newest `created_at` first, then by id
+    /// descending; and how many there are.
+    async fn list_webhooks(&self, offset: u64, limit: u32) -> Result<Page<Webhook>, StoreError>;
+
+    /// Applies `change` ([`WebhookChange::apply`] at `now`, to the webhook as stored when the
+    /// change lands) and returns the webhook after it (`None` if there is none). When `apply`
+    /// answers `None`, nothing is written and no event appended.
+    async fn update_webhook(
+        &self,
+        id: Uuid,
+        change: &WebhookChange,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError>;
+
+    /// Deletes a webhook and its deliveries: once it returns, none of them is listed or
+    /// claimed any more. `false` if there was none.
+    async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError>;
+
+    /// The place in the event log up to which events have been turned into deliveries
+    /// ([`crate::events::EventCursor::START`] at first).
+    async fn webhook_cursor(&self) -> Result<EventCursor, StoreError>;
+
+    /// When the cursor is still `from`: stores `deliveries` (pending, each for a webhook that
+    /// exists; one whose webhook is gone is left out) and moves the cursor to `to`, in one
+    /// change, and answers `true`. When the cursor has moved meanwhile (another process
+    /// enqueued those events), nothing changes and the answer is `false`. So every event
+    /// becomes its deliveries exactly once, whichever processes follow the log.
+    async fn enqueue_deliveries(
+        &self,
+        from: EventCursor,
+        to: EventCursor,
+        deliveries: Vec<Delivery>,
+    ) -> Result<bool, StoreError>;
+
+    /// Stores one delivery as it is (a test delivery, already attempted). `false`, storing
+    /// nothing, when its webhook does not exist.
+    async fn insert_delivery(&self, delivery: Delivery) -> Result<bool, StoreError>;
+
+    /// Claims up to `limit` pending deliveries due at `now` (`next_attempt_at <= now`) of
+    /// enabled webhooks, earliest due first: each gets one more attempt and `next_attempt_at =
+    /// until` (its lease), atomically, so no other call, from any process sharing the store,
+    /// claims it again before `until`. Answers them with their webhook's URL and secret.
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<Claimed>, StoreError>;
+
+    /// Records the outcome of attempts: each delivery that still exists becomes
+    /// [`Delivery::after`] its attempt. For each webhook, a successful attempt clears
+    /// `failing_since`; a failed one sets it to the attempt's time when it is `None`, and when
+    /// it is then at or before `disable_before` the webhook is disabled (`enabled: false`,
+    /// with its `webhook.updated` event). Attempts of webhooks that are gone are ignored.
+    async fn record_attempts(
+        &self,
+        attempts: &[Attempt],
+        disable_before: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+
+    /// One page of a webhook's deliveries (`limit` from `offset`), newest `created_at` first,
+    /// then by id descending; and how many it has.
+    async fn list_deliveries(
+        &self,
+        webhook_id: Uuid,
+        offset: u64,
+        limit: u32,
+    ) -> Result<Page<Delivery>, StoreError>;
+
+    /// Makes the delivery `id` of the webhook `webhook_id` pending and due at `now` (its
+    /// attempts so far are kept) and returns it; `None` if the webhook has no such delivery.
+    async fn retry_delivery(
+        &self,
+        webhook_id: Uuid,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Delivery>, StoreError>;
+
+    /// Removes the deliveries made before `before`; returns how many.
+    async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
+}

@@ -1,0 +1,400 @@
+//! The cases of `WebhookStore`: webhook records and their events, deliveries enqueued once
+//! per cursor, claims with leases, attempts and the disabling of failing webhooks.
+
+use super::*;
+use crate::events::{EventCursor, EventQuery, EventType, ResourceType};
+use crate::webhooks::{
+    Attempt, Delivery, DeliveryStatus, EventFilter, Next, Webhook, WebhookChange,
+};
+
+/// A webhook made at `t0 + secs`, enabled, for every event.
+fn sample_webhook(n: u8, secs: i64) -> Webhook {
+    let at = t0() + Duration::seconds(secs);
+    Webhook {
+        id: Uuid::new_v4(),
+        url: format!("https://hooks.example.com/{n}"),
+        event_types: EventFilter::All,
+        enabled: true,
+        secret: format!("whsec_{n}"),
+        created_at: at,
+        updated_at: at,
+        failing_since: None,
+    }
+}
+
+/// A pending delivery to `webhook`, made and due at `t0 + secs`.
+fn sample_delivery(webhook: Uuid, secs: i64) -> Delivery {
+    let at = t0() + Duration::seconds(secs);
+    Delivery::new(
+        webhook,
+        Uuid::new_v4(),
+        "asset.created",
+        format!("{{\"n\": {secs}}}"),
+        at,
+    )
+}
+
+/// The events about webhook `id`, as `(type, changed)`, once there are at least `want` (the
+/// feed may hold an event back while a transaction that started before it runs elsewhere).
+async fn webhook_events(
+    store: &Arc<dyn Store>,
+    id: Uuid,
+    want: usize,
+) -> Vec<(EventType, Vec<String>)> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let page = store
+            .list_events(&EventQuery {
+                after: EventCursor::START,
+                kind: None,
+                resource: Some((ResourceType::Webhook, id)),
+                limit: 100,
+            })
+            .await
+            .expect("list_events");
+        if page.events.len() >= want || std::time::Instant::now() > deadline {
+            return page
+                .events
+                .into_iter()
+                .map(|e| (e.kind, e.changed))
+                .collect();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+pub(super) async fn webhooks_round_trip_change_and_delete_with_their_events(store: Arc<dyn Store>) {
+    let first = sample_webhook(1, 10);
+    let second = sample_webhook(2, 20);
+    let mut tied = [sample_webhook(3, 20), sample_webhook(4, 20)];
+    tied.sort_by_key(|w| std::cmp::Reverse(w.id));
+    for hook in [&first, &tied[1], &second, &tied[0]] {
+        store.insert_webhook(hook.clone()).await.expect("insert");
+    }
+    assert!(matches!(
+        store.insert_webhook(first.clone()).await,
+        Err(StoreError::DuplicateId { id }) if id == first.id
+    ));
+    assert_eq!(
+        store.get_webhook(first.id).await.unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(store.get_webhook(Uuid::new_v4()).await.unwrap(), None);
+    let mut newest: Vec<Webhook> = vec![second.clone(), tied[0].clone(), tied[1].clone()];
+    newest.sort_by_key(|w| std::cmp::Reverse((w.created_at, w.id)));
+    newest.push(first.clone());
+    let all = store.list_webhooks(0, 10).await.unwrap();
+    assert_eq!((all.items, all.total), (newest.clone(), 4));
+    let page = store.list_webhooks(1, 2).await.unwrap();
+    assert_eq!((page.items, page.total), (newest[1..3].to_vec(), 4));
+
+    let at = t0() + Duration::seconds(100);
+    let change = WebhookChange {
+        url: Some("https://hooks.example.com/moved".into()),
+        event_types: Some(EventFilter::Only(vec![EventType::AssetDeleted])),
+        enabled: Some(false),
+    };
+    let (expected, _) = change.apply(&first, at).expect("a change");
+    let changed = store.update_webhook(first.id, &change, at).await.unwrap();
+    assert_eq!(changed, Some(expected.clone()));
+    assert_eq!(
+        store.get_webhook(first.id).await.unwrap(),
+        Some(expected.clone())
+    );
+    // The same change again changes nothing and records nothing.
+    let again = store.update_webhook(first.id, &change, at).await.unwrap();
+    assert_eq!(again, Some(expected));
+    let missing = store.update_webhook(Uuid::new_v4(), &change, at).await;
+    assert_eq!(missing.unwrap(), None);
+
+    assert!(store.delete_webhook(first.id).await.unwrap());
+    assert!(!store.delete_webhook(first.id).await.unwrap());
+    assert_eq!(store.get_webhook(first.id).await.unwrap(), None);
+    assert_eq!(store.list_webhooks(0, 10).await.unwrap().total, 3);
+
+    let fields = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        webhook_events(&store, first.id, 3).await,
+        [
+            (EventType::WebhookCreated, vec![]),
+            (
+                EventType::WebhookUpdated,
+                fields(&["url", "event_types", "enabled"])
+            ),
+            (EventType::WebhookDeleted, vec![]),
+        ]
+    );
+}
+
+pub(super) async fn deliveries_are_enqueued_once_per_cursor(store: Arc<dyn Store>) {
+    let hook = sample_webhook(1, 0);
+    store.insert_webhook(hook.clone()).await.unwrap();
+    assert_eq!(store.webhook_cursor().await.unwrap(), EventCursor::START);
+    let (older, newer) = (sample_delivery(hook.id, 1), sample_delivery(hook.id, 2));
+    let orphan = sample_delivery(Uuid::new_v4(), 3);
+    let to = EventCursor(0, 7);
+    let batch = vec![older.clone(), orphan.clone(), newer.clone()];
+    assert!(
+        store
+            .enqueue_deliveries(EventCursor::START, to, batch)
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.webhook_cursor().await.unwrap(), to);
+    // A second process that read from the same place finds the cursor moved: nothing changes.
+    let late = sample_delivery(hook.id, 4);
+    let stale = store
+        .enqueue_deliveries(EventCursor::START, EventCursor(0, 9), vec![late])
+        .await
+        .unwrap();
+    assert!(!stale);
+    assert_eq!(store.webhook_cursor().await.unwrap(), to);
+    let page = store.list_deliveries(hook.id, 0, 10).await.unwrap();
+    assert_eq!(
+        (page.items, page.total),
+        (vec![newer.clone(), older.clone()], 2)
+    );
+    let second = store.list_deliveries(hook.id, 1, 1).await.unwrap();
+    assert_eq!((second.items, second.total), (vec![older], 2));
+    assert_eq!(
+        store
+            .list_deliveries(orphan.webhook_id, 0, 10)
+            .await
+            .unwrap()
+            .total,
+        0
+    );
+
+    assert!(
+        store
+            .insert_delivery(sample_delivery(hook.id, 5))
+            .await
+            .unwrap()
+    );
+    assert!(!store.insert_delivery(orphan).await.unwrap());
+    assert_eq!(
+        store.list_deliveries(hook.id, 0, 10).await.unwrap().total,
+        3
+    );
+    // A webhook takes its deliveries along.
+    assert!(store.delete_webhook(hook.id).await.unwrap());
+    assert_eq!(
+        store.list_deliveries(hook.id, 0, 10).await.unwrap().total,
+        0
+    );
+}
+
+pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<dyn Store>) {
+    let (hook, off) = (sample_webhook(1, 0), sample_webhook(2, 0));
+    store.insert_webhook(hook.clone()).await.unwrap();
+    store.insert_webhook(off.clone()).await.unwrap();
+    let change = WebhookChange::disable();
+    store.update_webhook(off.id, &change, t0()).await.unwrap();
+    let due: Vec<Delivery> = (0..5).map(|n| sample_delivery(hook.id, 10 - n)).collect();
+    let later = sample_delivery(hook.id, 500);
+    let mut all = due.clone();
+    all.extend([later.clone(), sample_delivery(off.id, 1)]);
+    store
+        .enqueue_deliveries(EventCursor::START, EventCursor(0, 1), all)
+        .await
+        .unwrap();
+    let now = t0() + Duration::seconds(100);
+    let until = now + Duration::seconds(60);
+    let first = store.claim_deliveries(now, until, 2).await.unwrap();
+    // The earliest due first, with one more attempt and the lease as their next time.
+    let ids: Vec<Uuid> = first.iter().map(|c| c.delivery.id).collect();
+    assert_eq!(ids, [due[4].id, due[3].id]);
+    for claim in &first {
+        assert_eq!(claim.delivery.attempts, 1);
+        assert_eq!(claim.delivery.next_attempt_at, Some(until));
+        assert_eq!(
+            (claim.url.as_str(), claim.secret.as_str()),
+            (hook.url.as_str(), "whsec_1")
+        );
+    }
+    let rest = store.claim_deliveries(now, until, 10).await.unwrap();
+    let rest: Vec<Uuid> = rest.iter().map(|c| c.delivery.id).collect();
+    assert_eq!(
+        rest,
+        [due[2].id, due[1].id, due[0].id],
+        "no disabled, none not yet due"
+    );
+    assert!(
+        store
+            .claim_deliveries(now, until, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Once a lease ends, its delivery is claimed again (its sender died).
+    let after = store
+        .claim_deliveries(until, until + Duration::seconds(60), 10)
+        .await
+        .unwrap();
+    assert_eq!(after.len(), 5);
+    assert!(after.iter().all(|c| c.delivery.attempts == 2));
+
+    // Claimers at once never share a delivery.
+    let many: Vec<Delivery> = (0..40).map(|n| sample_delivery(hook.id, n)).collect();
+    store
+        .enqueue_deliveries(EventCursor(0, 1), EventCursor(0, 2), many.clone())
+        .await
+        .unwrap();
+    let at = t0() + Duration::seconds(1000);
+    let claimers: Vec<_> = (0..8)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                loop {
+                    let claimed = store
+                        .claim_deliveries(at, at + Duration::hours(1), 3)
+                        .await
+                        .expect("claim");
+                    if claimed.is_empty() {
+                        return got;
+                    }
+                    got.extend(claimed.into_iter().map(|c| c.delivery.id));
+                }
+            })
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for claimer in claimers {
+        seen.extend(claimer.await.expect("claimer"));
+    }
+    let unique: HashSet<Uuid> = seen.iter().copied().collect();
+    assert_eq!(seen.len(), unique.len(), "a delivery was claimed twice");
+    assert!(many.iter().all(|d| unique.contains(&d.id)));
+}
+
+pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: Arc<dyn Store>) {
+    let hook = sample_webhook(1, 0);
+    store.insert_webhook(hook.clone()).await.unwrap();
+    let (a, b) = (sample_delivery(hook.id, 1), sample_delivery(hook.id, 2));
+    store
+        .enqueue_deliveries(
+            EventCursor::START,
+            EventCursor(0, 1),
+            vec![a.clone(), b.clone()],
+        )
+        .await
+        .unwrap();
+    let now = t0() + Duration::seconds(10);
+    let claimed = store
+        .claim_deliveries(now, now + Duration::seconds(60), 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 2);
+    let attempt = |d: &Delivery, secs: i64, status: Option<u16>, next: Next| Attempt {
+        delivery_id: d.id,
+        webhook_id: d.webhook_id,
+        at: t0() + Duration::seconds(secs),
+        response_status: status,
+        error: (next != Next::Succeeded).then(|| "the endpoint answered 500".to_owned()),
+        next,
+    };
+    let retry_at = t0() + Duration::seconds(15);
+    let failed = attempt(&b, 11, Some(500), Next::RetryAt(retry_at));
+    let ok = attempt(&a, 11, Some(204), Next::Succeeded);
+    let ghost = attempt(&sample_delivery(Uuid::new_v4(), 3), 11, None, Next::Failed);
+    let long_ago = t0() - Duration::days(1);
+    store
+        .record_attempts(&[ok, failed.clone(), ghost], long_ago)
+        .await
+        .unwrap();
+    let listed = store.list_deliveries(hook.id, 0, 10).await.unwrap().items;
+    let of = |id: Uuid| listed.iter().find(|d| d.id == id).cloned().expect("listed");
+    let (done, waiting) = (of(a.id), of(b.id));
+    assert_eq!(done.status, DeliveryStatus::Succeeded);
+    assert_eq!((done.attempts, done.next_attempt_at), (1, None));
+    assert_eq!(done.last_response_status, Some(204));
+    assert_eq!(done.last_error, None);
+    assert_eq!(waiting.status, DeliveryStatus::Pending);
+    assert_eq!(waiting.next_attempt_at, Some(retry_at));
+    assert_eq!(waiting.last_attempt_at, Some(failed.at));
+    assert_eq!(
+        waiting.last_error.as_deref(),
+        Some("the endpoint answered 500")
+    );
+    let failing = store.get_webhook(hook.id).await.unwrap().expect("hook");
+    assert_eq!(
+        failing.failing_since,
+        Some(failed.at),
+        "the first failure is kept"
+    );
+    assert!(failing.enabled);
+
+    // A retry of it is due at once and keeps its attempts; another webhook's is no retry.
+    let now = t0() + Duration::seconds(12);
+    let retried = store.retry_delivery(hook.id, b.id, now).await.unwrap();
+    let retried = retried.expect("retried");
+    assert_eq!(
+        (retried.status, retried.next_attempt_at),
+        (DeliveryStatus::Pending, Some(now))
+    );
+    assert_eq!(retried.attempts, 1);
+    let other = store
+        .retry_delivery(Uuid::new_v4(), b.id, now)
+        .await
+        .unwrap();
+    assert_eq!(other, None);
+    let done_again = store.retry_delivery(hook.id, a.id, now).await.unwrap();
+    assert_eq!(done_again.map(|d| d.status), Some(DeliveryStatus::Pending));
+
+    // Failing since at or before `disable_before`: disabled, with its event.
+    let last = attempt(&b, 20, None, Next::Failed);
+    store.record_attempts(&[last], failed.at).await.unwrap();
+    let off = store.get_webhook(hook.id).await.unwrap().expect("hook");
+    assert!(!off.enabled);
+    assert_eq!(off.failing_since, Some(failed.at));
+    let gone = store.list_deliveries(hook.id, 0, 10).await.unwrap().items;
+    let b_now = gone.iter().find(|d| d.id == b.id).expect("b");
+    assert_eq!(
+        (b_now.status, b_now.next_attempt_at),
+        (DeliveryStatus::Failed, None)
+    );
+    let events = webhook_events(&store, hook.id, 2).await;
+    assert_eq!(
+        events,
+        [
+            (EventType::WebhookCreated, vec![]),
+            (EventType::WebhookUpdated, vec!["enabled".to_owned()]),
+        ]
+    );
+
+    // Enabled again, it starts afresh; a success clears a failure.
+    let on = WebhookChange {
+        enabled: Some(true),
+        ..WebhookChange::default()
+    };
+    let back = store
+        .update_webhook(hook.id, &on, t0() + Duration::seconds(30))
+        .await;
+    assert_eq!(back.unwrap().map(|w| w.failing_since), Some(None));
+    let fail = attempt(&a, 31, None, Next::Failed);
+    store.record_attempts(&[fail], long_ago).await.unwrap();
+    let ok = attempt(&a, 32, Some(200), Next::Succeeded);
+    store.record_attempts(&[ok], long_ago).await.unwrap();
+    let healthy = store.get_webhook(hook.id).await.unwrap().expect("hook");
+    assert_eq!((healthy.enabled, healthy.failing_since), (true, None));
+}
+
+pub(super) async fn old_deliveries_are_purged(store: Arc<dyn Store>) {
+    let hook = sample_webhook(1, 0);
+    store.insert_webhook(hook.clone()).await.unwrap();
+    let old = sample_delivery(hook.id, 1);
+    let new = sample_delivery(hook.id, 100);
+    store
+        .enqueue_deliveries(
+            EventCursor::START,
+            EventCursor(0, 1),
+            vec![old, new.clone()],
+        )
+        .await
+        .unwrap();
+    let removed = store.purge_deliveries(t0() + Duration::seconds(50)).await;
+    assert_eq!(removed.unwrap(), 1);
+    let left = store.list_deliveries(hook.id, 0, 10).await.unwrap();
+    assert_eq!((left.items, left.total), (vec![new], 1));
+}

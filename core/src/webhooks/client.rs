@@ -1,0 +1,158 @@
+//! Sending one delivery: an HTTP `POST` through `reqwest` (rustls), signed as Standard
+//! Webhooks says, that follows no redirect, ends at the timeout (15 s by default, the answer's
+//! body included), reads at most [`MAX_ANSWER`] bytes of the answer, and connects only to
+//! public addresses (checked on the addresses the connection uses, by a resolver of its own)
+//! unless private targets are allowed.
+
+use std::error::Error as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+use super::sign;
+use super::target::{self, Refused};
+
+/// The most bytes of an answer's body read (so that the connection can be kept); a longer
+/// body is left unread and its connection closed.
+pub(crate) const MAX_ANSWER: usize = 64 * 1024;
+
+/// The longest `last_error` kept.
+const MAX_ERROR: usize = 500;
+
+/// How an attempt went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    /// The answer's status code, if one came.
+    pub(crate) status: Option<u16>,
+    /// Why it failed; `None` for a 2xx.
+    pub(crate) error: Option<String>,
+}
+
+/// Sends deliveries.
+#[derive(Debug, Clone)]
+pub(crate) struct Sender {
+    client: reqwest::Client,
+    allow_private: bool,
+    timeout: Duration,
+}
+
+/// Resolves names as the system does, refusing names with an address that is not public.
+#[derive(Debug)]
+struct PublicOnly;
+
+impl Resolve for PublicOnly {
+    fn resolve(&self, name: Name) -> Resolving {
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
+            if addrs.is_empty() {
+                return Err(Refused::Unresolved(name.as_str().to_owned()).into());
+            }
+            target::only_public(addrs.iter().map(SocketAddr::ip))?;
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+impl Sender {
+    /// A sender whose attempts end after `timeout`; `allow_private` lets it reach any address.
+    pub(crate) fn new(timeout: Duration, allow_private: bool) -> Result<Self, reqwest::Error> {
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .no_proxy()
+            .user_agent(concat!("assetlib-webhooks/", env!("CARGO_PKG_VERSION")))
+            .pool_idle_timeout(Duration::from_secs(60));
+        if !allow_private {
+            builder = builder.dns_resolver(Arc::new(PublicOnly));
+        }
+        Ok(Sender {
+            client: builder.build()?,
+            allow_private,
+            timeout,
+        })
+    }
+
+    /// Sends `body` to `url`, signed with `secret` as message `id` at `timestamp` (Unix
+    /// seconds). A 2xx is success; anything else is a failure that says why.
+    pub(crate) async fn send(
+        &self,
+        url: &str,
+        secret: &str,
+        id: &str,
+        timestamp: i64,
+        body: &str,
+    ) -> Outcome {
+        let failed = |error: String| Outcome {
+            status: None,
+            error: Some(error),
+        };
+        let url = match target::parse(url) {
+            Ok(url) => url,
+            Err(e) => return failed(e.to_string()),
+        };
+        if let Some(ip) = target::literal(&url).filter(|_| !self.allow_private) {
+            if let Err(e) = target::only_public([ip]) {
+                return failed(e.to_string());
+            }
+        }
+        let Some(signature) = sign::signature(secret, id, timestamp, body.as_bytes()) else {
+            return failed("the webhook's secret cannot sign".to_owned());
+        };
+        let request = self
+            .client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("webhook-id", id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(body.to_owned());
+        let mut response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => return failed(self.describe(&e)),
+        };
+        let status = response.status().as_u16();
+        // Read a small answer whole, so its connection is kept; stop early on a large one.
+        let mut read = 0;
+        while read < MAX_ANSWER {
+            match response.chunk().await {
+                Ok(Some(chunk)) => read += chunk.len(),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        Outcome {
+            status: Some(status),
+            error: (!(200..300).contains(&status))
+                .then(|| format!("the endpoint answered {status}")),
+        }
+    }
+
+    /// What went wrong with a request that got no answer, in a line.
+    fn describe(&self, e: &reqwest::Error) -> String {
+        if e.is_timeout() {
+            return format!("no answer within {} s", self.timeout.as_secs_f64());
+        }
+        // The deepest cause says most (a refused address, a reset connection).
+        let mut text = e.to_string();
+        let mut source = e.source();
+        while let Some(cause) = source {
+            if let Some(refused) = cause.downcast_ref::<Refused>() {
+                return refused.to_string();
+            }
+            text = cause.to_string();
+            source = cause.source();
+        }
+        let mut text = format!("could not deliver: {text}");
+        if text.len() > MAX_ERROR {
+            let mut end = MAX_ERROR;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+        }
+        text
+    }
+}

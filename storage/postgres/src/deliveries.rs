@@ -1,0 +1,378 @@
+//! Webhook deliveries (migration 12): enqueued with a compare-and-set of the dispatch cursor
+//! in one statement, claimed with `FOR UPDATE SKIP LOCKED` and leased, attempts recorded in one
+//! transaction; all of it committed with `synchronous_commit = off` (a crash can only make a
+//! delivery go out again).
+
+use std::collections::HashMap;
+
+use assetlib_core::Page;
+use assetlib_core::events::{Event, EventCursor};
+use assetlib_core::webhooks::{Attempt, Claimed, Delivery, DeliveryStatus, WebhookChange};
+use chrono::{DateTime, Utc};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use crate::error::Failure;
+use crate::store::{PgStore, columns, to_i64, to_u64};
+use crate::webhooks::{hook_cols, hook_from_row};
+
+const DELIVERY_COLUMNS: [&str; 12] = [
+    "id",
+    "webhook_id",
+    "event_id",
+    "event_type",
+    "payload",
+    "status",
+    "attempts",
+    "created_at",
+    "last_attempt_at",
+    "last_response_status",
+    "last_error",
+    "next_attempt_at",
+];
+
+/// Commits the statement's own transaction without waiting for the disk.
+const ASYNC_COMMIT: &str = "SELECT set_config('synchronous_commit', 'off', true) AS off";
+
+fn delivery_cols(p: &str) -> String {
+    columns(p, &DELIVERY_COLUMNS)
+}
+
+fn delivery_from_row(row: &Row, at: usize) -> Result<Delivery, Failure> {
+    let status: String = row.try_get(at + 5)?;
+    let attempts: i32 = row.try_get(at + 6)?;
+    let code: Option<i32> = row.try_get(at + 9)?;
+    Ok(Delivery {
+        id: row.try_get(at)?,
+        webhook_id: row.try_get(at + 1)?,
+        event_id: row.try_get(at + 2)?,
+        event_type: row.try_get(at + 3)?,
+        payload: row.try_get(at + 4)?,
+        status: DeliveryStatus::parse(&status)
+            .ok_or_else(|| Failure::invalid("delivery status", status.clone()))?,
+        attempts: u32::try_from(attempts)
+            .map_err(|_| Failure::invalid("delivery attempts", attempts.to_string()))?,
+        created_at: row.try_get(at + 7)?,
+        last_attempt_at: row.try_get(at + 8)?,
+        last_response_status: code
+            .map(|c| u16::try_from(c).map_err(|_| Failure::invalid("status code", c.to_string())))
+            .transpose()?,
+        last_error: row.try_get(at + 10)?,
+        next_attempt_at: row.try_get(at + 11)?,
+    })
+}
+impl PgStore {
+    pub(crate) async fn webhook_cursor_impl(&self) -> Result<EventCursor, Failure> {
+        let s = &self.schema.q;
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!("SELECT xid, seq FROM {s}.webhook_cursor"))
+            .await?;
+        let row = client.query_one(&stmt, &[]).await?;
+        Ok(EventCursor(
+            to_u64("cursor xid", row.try_get(0)?)?,
+            to_u64("cursor seq", row.try_get(1)?)?,
+        ))
+    }
+
+    /// One statement: the cursor moved from `from` to `to`, and, when it moved, the
+    /// deliveries of webhooks that exist inserted. A concurrent enqueue from the same `from`
+    /// waits for this one's row lock, then finds the cursor moved and inserts nothing.
+    pub(crate) async fn enqueue_impl(
+        &self,
+        from: EventCursor,
+        to: EventCursor,
+        deliveries: &[Delivery],
+    ) -> Result<bool, Failure> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "WITH off AS ({ASYNC_COMMIT}), \
+             c AS (UPDATE {s}.webhook_cursor SET xid = $3, seq = $4 \
+                 WHERE xid = $1 AND seq = $2 RETURNING 1), \
+             ins AS (INSERT INTO {s}.webhook_deliveries ({cols}) \
+                 SELECT d.id, d.webhook_id, d.event_id, d.event_type, d.payload, 'pending', 0, \
+                     d.created_at, NULL, NULL, NULL, d.created_at \
+                 FROM unnest($5::uuid[], $6::uuid[], $7::uuid[], $8::text[], $9::text[], \
+                     $10::timestamptz[]) AS d(id, webhook_id, event_id, event_type, payload, \
+                     created_at) \
+                 WHERE EXISTS (SELECT 1 FROM c) \
+                     AND EXISTS (SELECT 1 FROM {s}.webhooks w WHERE w.id = d.webhook_id) \
+                 RETURNING 1) \
+             SELECT EXISTS (SELECT 1 FROM c), (SELECT count(*) FROM ins) FROM off",
+            cols = delivery_cols(""),
+        );
+        let ids: Vec<Uuid> = deliveries.iter().map(|d| d.id).collect();
+        let hooks: Vec<Uuid> = deliveries.iter().map(|d| d.webhook_id).collect();
+        let events: Vec<Uuid> = deliveries.iter().map(|d| d.event_id).collect();
+        let types: Vec<&str> = deliveries.iter().map(|d| d.event_type.as_str()).collect();
+        let payloads: Vec<&str> = deliveries.iter().map(|d| d.payload.as_str()).collect();
+        let made: Vec<DateTime<Utc>> = deliveries.iter().map(|d| d.created_at).collect();
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        let row = client
+            .query_one(
+                &stmt,
+                &[
+                    &to_i64("cursor xid", from.0)?,
+                    &to_i64("cursor seq", from.1)?,
+                    &to_i64("cursor xid", to.0)?,
+                    &to_i64("cursor seq", to.1)?,
+                    &ids,
+                    &hooks,
+                    &events,
+                    &types,
+                    &payloads,
+                    &made,
+                ],
+            )
+            .await?;
+        Ok(row.try_get(0)?)
+    }
+
+    pub(crate) async fn insert_delivery_impl(&self, d: &Delivery) -> Result<bool, Failure> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "INSERT INTO {s}.webhook_deliveries ({}) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+             WHERE EXISTS (SELECT 1 FROM {s}.webhooks WHERE id = $2)",
+            delivery_cols("")
+        );
+        let attempts = i32::try_from(d.attempts).unwrap_or(i32::MAX);
+        let code = d.last_response_status.map(i32::from);
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        let n = client
+            .execute(
+                &stmt,
+                &[
+                    &d.id,
+                    &d.webhook_id,
+                    &d.event_id,
+                    &d.event_type,
+                    &d.payload,
+                    &d.status.as_str(),
+                    &attempts,
+                    &d.created_at,
+                    &d.last_attempt_at,
+                    &code,
+                    &d.last_error,
+                    &d.next_attempt_at,
+                ],
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// One statement: the due deliveries of enabled webhooks, earliest first, locked with
+    /// `SKIP LOCKED` (a row another claimer holds is left to it; one it committed is no
+    /// longer due when its lock is taken), each given one more attempt and the lease.
+    pub(crate) async fn claim_impl(
+        &self,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<Claimed>, Failure> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "WITH off AS ({ASYNC_COMMIT}), \
+             due AS (SELECT d.id, d.next_attempt_at AS was FROM {s}.webhook_deliveries d \
+                 JOIN {s}.webhooks w ON w.id = d.webhook_id \
+                 WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND w.enabled \
+                 ORDER BY d.next_attempt_at, d.id LIMIT $3 FOR UPDATE OF d SKIP LOCKED) \
+             UPDATE {s}.webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = $2 \
+             FROM due, {s}.webhooks w, off WHERE d.id = due.id AND w.id = d.webhook_id \
+             RETURNING {cols}, w.url, w.secret, due.was",
+            cols = delivery_cols("d."),
+        );
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        let rows = client
+            .query(&stmt, &[&now, &until, &i64::from(limit)])
+            .await?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let was: DateTime<Utc> = row.try_get(14)?;
+            claimed.push((
+                was,
+                Claimed {
+                    delivery: delivery_from_row(row, 0)?,
+                    url: row.try_get(12)?,
+                    secret: row.try_get(13)?,
+                },
+            ));
+        }
+        claimed.sort_by_key(|(was, c)| (*was, c.delivery.id));
+        Ok(claimed.into_iter().map(|(_, c)| c).collect())
+    }
+
+    /// One transaction: each delivery's outcome, each webhook's failure time, then each
+    /// webhook failing since `disable_before` or earlier disabled with its event.
+    pub(crate) async fn record_impl(
+        &self,
+        attempts: &[Attempt],
+        disable_before: DateTime<Utc>,
+    ) -> Result<(), Failure> {
+        let s = &self.schema.q;
+        let deliveries_sql = format!(
+            "UPDATE {s}.webhook_deliveries d SET status = a.status, \
+                 next_attempt_at = a.next, last_attempt_at = a.at, \
+                 last_response_status = a.code, last_error = a.error \
+             FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::timestamptz[], \
+                 $5::int[], $6::text[]) AS a(id, status, next, at, code, error) \
+             WHERE d.id = a.id"
+        );
+        // Per webhook: whether an attempt succeeded (the failure time starts afresh), and
+        // the first failure after the last success.
+        let hooks_sql = format!(
+            "UPDATE {s}.webhooks w SET failing_since = CASE WHEN u.reset THEN u.since \
+                 ELSE coalesce(w.failing_since, u.since) END \
+             FROM unnest($1::uuid[], $2::bool[], $3::timestamptz[], $4::timestamptz[]) \
+                 AS u(id, reset, since, at) \
+             WHERE w.id = u.id \
+             RETURNING w.id, w.enabled, w.failing_since, u.at"
+        );
+        let mut ids = Vec::with_capacity(attempts.len());
+        let mut statuses = Vec::with_capacity(attempts.len());
+        let mut nexts = Vec::with_capacity(attempts.len());
+        let mut ats = Vec::with_capacity(attempts.len());
+        let mut codes = Vec::with_capacity(attempts.len());
+        let mut errors = Vec::with_capacity(attempts.len());
+        let mut per_hook: HashMap<Uuid, (bool, Option<DateTime<Utc>>, DateTime<Utc>)> =
+            HashMap::new();
+        for attempt in attempts {
+            let blank = Delivery::new(
+                attempt.webhook_id,
+                attempt.delivery_id,
+                "",
+                String::new(),
+                attempt.at,
+            );
+            let after = blank.after(attempt);
+            ids.push(attempt.delivery_id);
+            statuses.push(after.status.as_str());
+            nexts.push(after.next_attempt_at);
+            ats.push(attempt.at);
+            codes.push(attempt.response_status.map(i32::from));
+            errors.push(attempt.error.clone());
+            let hook = per_hook
+                .entry(attempt.webhook_id)
+                .or_insert((false, None, attempt.at));
+            if attempt.succeeded() {
+                *hook = (true, None, attempt.at);
+            } else {
+                hook.1 = hook.1.or(Some(attempt.at));
+                hook.2 = attempt.at;
+            }
+        }
+        let hook_ids: Vec<Uuid> = per_hook.keys().copied().collect();
+        let resets: Vec<bool> = hook_ids.iter().map(|id| per_hook[id].0).collect();
+        let sinces: Vec<Option<DateTime<Utc>>> = hook_ids.iter().map(|id| per_hook[id].1).collect();
+        let lasts: Vec<DateTime<Utc>> = hook_ids.iter().map(|id| per_hook[id].2).collect();
+
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        tx.batch_execute("SET LOCAL synchronous_commit = off")
+            .await?;
+        let (deliveries, hooks) = tokio::try_join!(
+            tx.prepare_cached(&deliveries_sql),
+            tx.prepare_cached(&hooks_sql)
+        )?;
+        tx.execute(
+            &deliveries,
+            &[&ids, &statuses, &nexts, &ats, &codes, &errors],
+        )
+        .await?;
+        let rows = tx
+            .query(&hooks, &[&hook_ids, &resets, &sinces, &lasts])
+            .await?;
+        for row in &rows {
+            let enabled: bool = row.try_get(1)?;
+            let since: Option<DateTime<Utc>> = row.try_get(2)?;
+            if !enabled || !since.is_some_and(|t| t <= disable_before) {
+                continue;
+            }
+            let id: Uuid = row.try_get(0)?;
+            let at: DateTime<Utc> = row.try_get(3)?;
+            let lock_sql = format!(
+                "SELECT {} FROM {s}.webhooks WHERE id = $1 FOR UPDATE",
+                hook_cols("")
+            );
+            let lock = tx.prepare_cached(&lock_sql).await?;
+            let Some(hook) = tx.query_opt(&lock, &[&id]).await? else {
+                continue;
+            };
+            let hook = hook_from_row(&hook, 0)?;
+            if let Some((new, changed)) = WebhookChange::disable().apply(&hook, at) {
+                self.write_hook(&tx, &new, Event::webhook_updated(id, changed))
+                    .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(crate) async fn list_deliveries_impl(
+        &self,
+        webhook: Uuid,
+        offset: u64,
+        limit: u32,
+    ) -> Result<Page<Delivery>, Failure> {
+        let s = &self.schema.q;
+        let params: Vec<Box<dyn ToSql + Sync + Send>> = vec![
+            Box::new(webhook),
+            Box::new(i64::from(limit)),
+            Box::new(i64::try_from(offset).unwrap_or(i64::MAX)),
+        ];
+        let sql = format!(
+            "WITH m AS (SELECT count(*) AS n FROM {s}.webhook_deliveries WHERE webhook_id = $1) \
+             SELECT m.n, {out} FROM m LEFT JOIN LATERAL ( \
+                 SELECT {cols} FROM {s}.webhook_deliveries WHERE webhook_id = $1 \
+                 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3 \
+             ) d ON true \
+             ORDER BY d.created_at DESC, d.id DESC",
+            out = delivery_cols("d."),
+            cols = delivery_cols(""),
+        );
+        self.query_page(&sql, &params, "delivery count", |row| {
+            delivery_from_row(row, 1)
+        })
+        .await
+    }
+
+    pub(crate) async fn retry_impl(
+        &self,
+        webhook: Uuid,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Delivery>, Failure> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "WITH off AS ({ASYNC_COMMIT}) \
+             UPDATE {s}.webhook_deliveries SET status = 'pending', next_attempt_at = $3 \
+             FROM off WHERE id = $2 AND webhook_id = $1 RETURNING {}",
+            delivery_cols("")
+        );
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query_opt(&stmt, &[&webhook, &id, &now])
+            .await?
+            .map(|row| delivery_from_row(&row, 0))
+            .transpose()
+    }
+
+    pub(crate) async fn purge_deliveries_impl(
+        &self,
+        before: DateTime<Utc>,
+    ) -> Result<u64, Failure> {
+        let s = &self.schema.q;
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!(
+                "DELETE FROM {s}.webhook_deliveries WHERE created_at < $1"
+            ))
+            .await?;
+        Ok(client.execute(&stmt, &[&before]).await?)
+    }
+}

@@ -1,0 +1,288 @@
+//! Webhooks (migration 12): records with their events in the same statement or
+//! transaction; their deliveries (`deliveries.rs`) enqueued with a compare-and-set of the dispatch
+//! cursor in one statement; due deliveries claimed with `FOR UPDATE SKIP LOCKED` and leased,
+//! so replicas never send one delivery at once; attempts recorded in one transaction.
+//! Delivery bookkeeping commits with `synchronous_commit = off`.
+
+use assetlib_core::events::{Event, EventCursor, EventType, ResourceType};
+use assetlib_core::webhooks::{Attempt, Claimed, Delivery, EventFilter, Webhook, WebhookChange};
+use assetlib_core::{Page, StoreError, WebhookStore, async_trait};
+use chrono::{DateTime, Utc};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use crate::error::{Failure, duplicate_id, unique_violation};
+use crate::events::{EventParams, insert_sql, log_rows_sql};
+use crate::store::{PgStore, columns};
+
+const HOOK_COLUMNS: [&str; 8] = [
+    "id",
+    "url",
+    "event_types",
+    "enabled",
+    "secret",
+    "created_at",
+    "updated_at",
+    "failing_since",
+];
+
+pub(crate) fn hook_cols(p: &str) -> String {
+    columns(p, &HOOK_COLUMNS)
+}
+
+pub(crate) fn hook_from_row(row: &Row, at: usize) -> Result<Webhook, Failure> {
+    let names: Vec<String> = row.try_get(at + 2)?;
+    let event_types = EventFilter::from_names(names.iter().map(String::as_str))
+        .ok_or_else(|| Failure::invalid("webhook event types", format!("{names:?}")))?;
+    Ok(Webhook {
+        id: row.try_get(at)?,
+        url: row.try_get(at + 1)?,
+        event_types,
+        enabled: row.try_get(at + 3)?,
+        secret: row.try_get(at + 4)?,
+        created_at: row.try_get(at + 5)?,
+        updated_at: row.try_get(at + 6)?,
+        failing_since: row.try_get(at + 7)?,
+    })
+}
+
+/// The event types of a webhook as stored.
+fn type_names(filter: &EventFilter) -> Vec<String> {
+    filter.names().into_iter().map(str::to_owned).collect()
+}
+
+impl PgStore {
+    async fn insert_webhook_impl(&self, w: Webhook) -> Result<(), StoreError> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "WITH w AS (INSERT INTO {s}.webhooks ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                 RETURNING id) {}",
+            hook_cols(""),
+            log_rows_sql(s, EventType::WebhookCreated, ResourceType::Webhook, "w", 9)
+        );
+        let event = EventParams::new(Event::webhook_created(w.id));
+        let logged = event.per_row();
+        let types = type_names(&w.event_types);
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
+        let params: [&(dyn ToSql + Sync); 13] = [
+            &w.id,
+            &w.url,
+            &types,
+            &w.enabled,
+            &w.secret,
+            &w.created_at,
+            &w.updated_at,
+            &w.failing_since,
+            logged[0],
+            logged[1],
+            logged[2],
+            logged[3],
+            logged[4],
+        ];
+        match client.execute(&stmt, &params).await {
+            Ok(_) => Ok(()),
+            Err(e) if unique_violation(&e) == Some("webhooks_pkey") => Err(duplicate_id(w.id)),
+            Err(e) => Err(Failure::from(e).into()),
+        }
+    }
+
+    async fn get_webhook_impl(&self, id: Uuid) -> Result<Option<Webhook>, Failure> {
+        let s = &self.schema.q;
+        let sql = format!("SELECT {} FROM {s}.webhooks WHERE id = $1", hook_cols(""));
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query_opt(&stmt, &[&id])
+            .await?
+            .map(|row| hook_from_row(&row, 0))
+            .transpose()
+    }
+
+    async fn list_webhooks_impl(&self, offset: u64, limit: u32) -> Result<Page<Webhook>, Failure> {
+        let s = &self.schema.q;
+        let params: Vec<Box<dyn ToSql + Sync + Send>> = vec![
+            Box::new(i64::from(limit)),
+            Box::new(i64::try_from(offset).unwrap_or(i64::MAX)),
+        ];
+        let sql = format!(
+            "WITH m AS (SELECT count(*) AS n FROM {s}.webhooks) \
+             SELECT m.n, {out} FROM m LEFT JOIN LATERAL ( \
+                 SELECT {cols} FROM {s}.webhooks \
+                 ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2 \
+             ) w ON true \
+             ORDER BY w.created_at DESC, w.id DESC",
+            out = hook_cols("w."),
+            cols = hook_cols(""),
+        );
+        self.query_page(&sql, &params, "webhook count", |row| hook_from_row(row, 1))
+            .await
+    }
+
+    /// The webhook locked, the change applied by core's [`WebhookChange::apply`], then the row
+    /// and its event written, in one transaction.
+    async fn update_webhook_impl(
+        &self,
+        id: Uuid,
+        change: &WebhookChange,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, Failure> {
+        let s = &self.schema.q;
+        let lock_sql = format!(
+            "SELECT {} FROM {s}.webhooks WHERE id = $1 FOR UPDATE",
+            hook_cols("")
+        );
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let lock = tx.prepare_cached(&lock_sql).await?;
+        let Some(old) = tx
+            .query_opt(&lock, &[&id])
+            .await?
+            .map(|row| hook_from_row(&row, 0))
+            .transpose()?
+        else {
+            tx.rollback().await?;
+            return Ok(None);
+        };
+        let Some((new, changed)) = change.apply(&old, now) else {
+            tx.rollback().await?;
+            return Ok(Some(old));
+        };
+        self.write_hook(&tx, &new, Event::webhook_updated(id, changed))
+            .await?;
+        tx.commit().await?;
+        Ok(Some(new))
+    }
+
+    /// Writes the changing fields of `w` and logs `event`, in the transaction `tx`.
+    pub(crate) async fn write_hook(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        w: &Webhook,
+        event: Event,
+    ) -> Result<(), Failure> {
+        let s = &self.schema.q;
+        let write_sql = format!(
+            "UPDATE {s}.webhooks SET url = $2, event_types = $3, enabled = $4, \
+                 updated_at = $5, failing_since = $6 WHERE id = $1"
+        );
+        let log_sql = insert_sql(s);
+        let (write, log) =
+            tokio::try_join!(tx.prepare_cached(&write_sql), tx.prepare_cached(&log_sql))?;
+        let types = type_names(&w.event_types);
+        let event = EventParams::new(event);
+        let values: [&(dyn ToSql + Sync); 6] = [
+            &w.id,
+            &w.url,
+            &types,
+            &w.enabled,
+            &w.updated_at,
+            &w.failing_since,
+        ];
+        let logged = event.all();
+        // Pipelined, run in this order.
+        tokio::try_join!(tx.execute(&write, &values), tx.execute(&log, &logged))?;
+        Ok(())
+    }
+
+    async fn delete_webhook_impl(&self, id: Uuid) -> Result<bool, Failure> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "WITH d AS (DELETE FROM {s}.webhooks WHERE id = $1 RETURNING id), \
+             logged AS ({}) SELECT EXISTS (SELECT 1 FROM d)",
+            log_rows_sql(s, EventType::WebhookDeleted, ResourceType::Webhook, "d", 2)
+        );
+        let event = EventParams::new(Event::webhook_deleted(id));
+        let logged = event.per_row();
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        let params: [&(dyn ToSql + Sync); 6] =
+            [&id, logged[0], logged[1], logged[2], logged[3], logged[4]];
+        Ok(client.query_one(&stmt, &params).await?.try_get(0)?)
+    }
+}
+
+#[async_trait]
+impl WebhookStore for PgStore {
+    async fn insert_webhook(&self, webhook: Webhook) -> Result<(), StoreError> {
+        self.insert_webhook_impl(webhook).await
+    }
+
+    async fn get_webhook(&self, id: Uuid) -> Result<Option<Webhook>, StoreError> {
+        Ok(self.get_webhook_impl(id).await?)
+    }
+
+    async fn list_webhooks(&self, offset: u64, limit: u32) -> Result<Page<Webhook>, StoreError> {
+        Ok(self.list_webhooks_impl(offset, limit).await?)
+    }
+
+    async fn update_webhook(
+        &self,
+        id: Uuid,
+        change: &WebhookChange,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError> {
+        Ok(self.update_webhook_impl(id, change, now).await?)
+    }
+
+    async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError> {
+        Ok(self.delete_webhook_impl(id).await?)
+    }
+
+    async fn webhook_cursor(&self) -> Result<EventCursor, StoreError> {
+        Ok(self.webhook_cursor_impl().await?)
+    }
+
+    async fn enqueue_deliveries(
+        &self,
+        from: EventCursor,
+        to: EventCursor,
+        deliveries: Vec<Delivery>,
+    ) -> Result<bool, StoreError> {
+        Ok(self.enqueue_impl(from, to, &deliveries).await?)
+    }
+
+    async fn insert_delivery(&self, delivery: Delivery) -> Result<bool, StoreError> {
+        Ok(self.insert_delivery_impl(&delivery).await?)
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        Ok(self.claim_impl(now, until, limit).await?)
+    }
+
+    async fn record_attempts(
+        &self,
+        attempts: &[Attempt],
+        disable_before: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        Ok(self.record_impl(attempts, disable_before).await?)
+    }
+
+    async fn list_deliveries(
+        &self,
+        webhook_id: Uuid,
+        offset: u64,
+        limit: u32,
+    ) -> Result<Page<Delivery>, StoreError> {
+        Ok(self.list_deliveries_impl(webhook_id, offset, limit).await?)
+    }
+
+    async fn retry_delivery(
+        &self,
+        webhook_id: Uuid,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Delivery>, StoreError> {
+        Ok(self.retry_impl(webhook_id, id, now).await?)
+    }
+
+    async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        Ok(self.purge_deliveries_impl(before).await?)
+    }
+}

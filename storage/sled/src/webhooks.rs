@@ -1,0 +1,314 @@
+//! Webhooks and their deliveries ([`WebhookStore`]).
+//!
+//! | tree | key | value |
+//! |---|---|---|
+//! | `webhooks` | webhook `id` | [`WebhookRec`] (with its number of deliveries) |
+//! | `deliveries` | delivery `id` | [`DeliveryRec`] |
+//! | `delivery_due` | `ts(next_attempt_at)` + delivery `id` | the webhook's `id` (pending deliveries only) |
+//! | `webhook_deliveries` | webhook `id` + `ts(created_at)` + delivery `id` | empty |
+//! | `meta` | `webhook_cursor` | the dispatch cursor, two big-endian `u64` |
+//!
+//! A webhook's writes append their event in their transaction, as every write does. Delivery
+//! bookkeeping is written without a flush of its own (sled's background flush and the next
+//! durable write take it to disk): after a crash a delivery may only go out again. Claims
+//! run one at a time in this process (a sled directory is open in one process), each a scan
+//! of `delivery_due` up to now and one transaction that leases what it found.
+
+use assetlib_core::events::{Event, EventCursor};
+use assetlib_core::webhooks::{Attempt, Claimed, Delivery, EventFilter, Webhook, WebhookChange};
+use assetlib_core::{Page, StoreError, WebhookStore, async_trait};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sled::Transactional;
+use sled::transaction::TransactionalTree;
+use uuid::Uuid;
+
+use crate::error::{Error, TxError, abort};
+use crate::events::EventSlot;
+use crate::record::{Ts, decode, encode};
+use crate::{Inner, SledStore};
+
+/// A webhook, without its id (the key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct WebhookRec {
+    pub(crate) url: String,
+    /// `["*"]` or event type names.
+    event_types: Vec<String>,
+    pub(crate) enabled: bool,
+    secret: String,
+    created_at: Ts,
+    updated_at: Ts,
+    pub(crate) failing_since: Option<Ts>,
+    /// How many deliveries it has.
+    pub(crate) deliveries: u64,
+}
+
+impl WebhookRec {
+    const WHAT: &'static str = "webhook";
+
+    fn new(w: &Webhook, deliveries: u64) -> Self {
+        WebhookRec {
+            url: w.url.clone(),
+            event_types: w
+                .event_types
+                .names()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            enabled: w.enabled,
+            secret: w.secret.clone(),
+            created_at: (&w.created_at).into(),
+            updated_at: (&w.updated_at).into(),
+            failing_since: w.failing_since.as_ref().map(Ts::from),
+            deliveries,
+        }
+    }
+
+    pub(crate) fn into_webhook(self, id: Uuid) -> Result<Webhook, Error> {
+        let event_types = EventFilter::from_names(self.event_types.iter().map(String::as_str))
+            .ok_or_else(|| {
+                Error::invalid(Self::WHAT, format!("event types {:?}", self.event_types))
+            })?;
+        Ok(Webhook {
+            id,
+            url: self.url,
+            event_types,
+            enabled: self.enabled,
+            secret: self.secret,
+            created_at: self.created_at.time()?,
+            updated_at: self.updated_at.time()?,
+            failing_since: self.failing_since.map(Ts::time).transpose()?,
+        })
+    }
+}
+
+/// The webhook record `id` in a transaction.
+pub(crate) fn read_hook(
+    hooks: &TransactionalTree,
+    id: Uuid,
+) -> Result<Option<WebhookRec>, TxError> {
+    hooks
+        .get(id.as_bytes())?
+        .map(|v| decode(WebhookRec::WHAT, &v).map_err(abort))
+        .transpose()
+}
+
+pub(crate) fn write_hook(
+    hooks: &TransactionalTree,
+    id: Uuid,
+    rec: &WebhookRec,
+) -> Result<(), TxError> {
+    let value = encode(WebhookRec::WHAT, rec).map_err(abort)?;
+    hooks.insert(&id.as_bytes()[..], value)?;
+    Ok(())
+}
+
+impl Inner {
+    pub(crate) fn hook_rec(&self, id: Uuid) -> Result<Option<WebhookRec>, Error> {
+        self.get(&self.webhooks, id.as_bytes())?
+            .map(|v| decode(WebhookRec::WHAT, &v))
+            .transpose()
+    }
+
+    fn insert_webhook(&self, w: &Webhook, event: &EventSlot) -> Result<(), Error> {
+        let rec = WebhookRec::new(w, 0);
+        (&self.webhooks, &self.events).transaction(|(hooks, events)| {
+            if hooks.get(w.id.as_bytes())?.is_some() {
+                return Err(abort(Error::DuplicateId(w.id)));
+            }
+            write_hook(hooks, w.id, &rec)?;
+            event.put(events, Event::webhook_created(w.id))?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Every webhook record (there are few), newest first, then by id descending.
+    fn list_webhooks(&self, offset: u64, limit: u32) -> Result<Page<Webhook>, Error> {
+        let mut all = Vec::new();
+        for item in self.webhooks.iter() {
+            let (key, value) = item?;
+            self.touched(1);
+            let id = crate::record::decode_id("webhook id", &key)?;
+            all.push(decode::<WebhookRec>(WebhookRec::WHAT, &value)?.into_webhook(id)?);
+        }
+        all.sort_unstable_by_key(|w| std::cmp::Reverse((w.created_at, w.id)));
+        let total = all.len() as u64;
+        let items = all
+            .into_iter()
+            .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+            .take(limit as usize)
+            .collect();
+        Ok(Page { items, total })
+    }
+
+    /// Applies `change` to the webhook `id` in one transaction; `event` names the change.
+    fn update_webhook(
+        &self,
+        id: Uuid,
+        change: &WebhookChange,
+        now: DateTime<Utc>,
+        event: &EventSlot,
+    ) -> Result<Option<Webhook>, Error> {
+        let updated = (&self.webhooks, &self.events).transaction(|(hooks, events)| {
+            let Some(rec) = read_hook(hooks, id)? else {
+                return Ok(None);
+            };
+            let count = rec.deliveries;
+            let old = rec.into_webhook(id).map_err(abort)?;
+            let Some((new, changed)) = change.apply(&old, now) else {
+                return Ok(Some(old));
+            };
+            write_hook(hooks, id, &WebhookRec::new(&new, count))?;
+            event.put(events, Event::webhook_updated(id, changed))?;
+            Ok(Some(new))
+        })?;
+        Ok(updated)
+    }
+
+    /// Removes the record (with its event) in one transaction, then its deliveries, which no
+    /// write can add to once the record is gone.
+    fn delete_webhook(&self, id: Uuid, event: &EventSlot) -> Result<bool, Error> {
+        let found = (&self.webhooks, &self.events).transaction(|(hooks, events)| {
+            if hooks.remove(id.as_bytes())?.is_none() {
+                return Ok(false);
+            }
+            event.put(events, Event::webhook_deleted(id))?;
+            Ok(true)
+        })?;
+        if found {
+            self.remove_deliveries_of(id, None)?;
+        }
+        Ok(found)
+    }
+
+    /// Disables the webhook `id` at `at` when it is still failing since `disable_before` or
+    /// earlier, with its event.
+    fn disable(
+        &self,
+        id: Uuid,
+        at: DateTime<Utc>,
+        disable_before: DateTime<Utc>,
+        event: &EventSlot,
+    ) -> Result<(), Error> {
+        (&self.webhooks, &self.events).transaction(|(hooks, events)| {
+            let Some(rec) = read_hook(hooks, id)? else {
+                return Ok(());
+            };
+            let count = rec.deliveries;
+            let hook = rec.into_webhook(id).map_err(abort)?;
+            if !hook.failing_since.is_some_and(|t| t <= disable_before) {
+                return Ok(());
+            }
+            if let Some((new, changed)) = WebhookChange::disable().apply(&hook, at) {
+                write_hook(hooks, id, &WebhookRec::new(&new, count))?;
+                event.put(events, Event::webhook_updated(id, changed))?;
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl WebhookStore for SledStore {
+    async fn insert_webhook(&self, webhook: Webhook) -> Result<(), StoreError> {
+        self.logged_write(move |inner, event| inner.insert_webhook(&webhook, event))
+            .await
+    }
+
+    async fn get_webhook(&self, id: Uuid) -> Result<Option<Webhook>, StoreError> {
+        self.point_read(|inner| inner.hook_rec(id)?.map(|r| r.into_webhook(id)).transpose())
+    }
+
+    async fn list_webhooks(&self, offset: u64, limit: u32) -> Result<Page<Webhook>, StoreError> {
+        self.blocking(move |inner| inner.list_webhooks(offset, limit))
+            .await
+    }
+
+    async fn update_webhook(
+        &self,
+        id: Uuid,
+        change: &WebhookChange,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError> {
+        let change = change.clone();
+        self.logged_write(move |inner, event| inner.update_webhook(id, &change, now, event))
+            .await
+    }
+
+    async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError> {
+        self.logged_write(move |inner, event| inner.delete_webhook(id, event))
+            .await
+    }
+
+    async fn webhook_cursor(&self) -> Result<EventCursor, StoreError> {
+        self.point_read(Inner::webhook_cursor)
+    }
+
+    async fn enqueue_deliveries(
+        &self,
+        from: EventCursor,
+        to: EventCursor,
+        deliveries: Vec<Delivery>,
+    ) -> Result<bool, StoreError> {
+        self.blocking(move |inner| inner.enqueue(from, to, &deliveries))
+            .await
+    }
+
+    async fn insert_delivery(&self, delivery: Delivery) -> Result<bool, StoreError> {
+        self.blocking(move |inner| inner.insert_delivery(&delivery))
+            .await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        self.blocking(move |inner| inner.claim(now, until, limit))
+            .await
+    }
+
+    async fn record_attempts(
+        &self,
+        attempts: &[Attempt],
+        disable_before: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let attempts = attempts.to_vec();
+        let disable = self
+            .blocking(move |inner| inner.record(&attempts, disable_before))
+            .await?;
+        for (id, at) in disable {
+            self.logged_write(move |inner, event| inner.disable(id, at, disable_before, event))
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn list_deliveries(
+        &self,
+        webhook_id: Uuid,
+        offset: u64,
+        limit: u32,
+    ) -> Result<Page<Delivery>, StoreError> {
+        self.blocking(move |inner| inner.list_deliveries(webhook_id, offset, limit))
+            .await
+    }
+
+    async fn retry_delivery(
+        &self,
+        webhook_id: Uuid,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Delivery>, StoreError> {
+        self.blocking(move |inner| inner.retry(webhook_id, id, now))
+            .await
+    }
+
+    async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.blocking(move |inner| inner.purge_deliveries(before))
+            .await
+    }
+}
