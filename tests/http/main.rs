@@ -35,6 +35,7 @@ mod probe;
 mod replace;
 mod routing;
 mod support;
+mod webhooks;
 mod websites;
 
 /// Every case of the suite, handed to `$then!` after its own arguments.
@@ -158,6 +159,11 @@ macro_rules! cases {
             images::hostile_sources_give_a_variant_or_a_400,
             events::writes_are_events_with_their_key_in_order,
             events::bad_feed_parameters_are_400_naming_them,
+            webhooks::webhooks_are_registered_read_changed_and_deleted,
+            webhooks::private_and_non_http_targets_are_400_on_url,
+            webhooks::deliveries_are_signed_as_the_reference_library_verifies,
+            webhooks::failing_endpoints_are_retried_and_never_hold_up_writes,
+            webhooks::a_failing_endpoint_is_disabled_and_a_delivery_retried_by_hand,
         ]);
     };
 }

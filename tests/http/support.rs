@@ -313,6 +313,30 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
             Scope::WritePasses,
         ),
         (Method::GET, "/api/v1/events", Scope::ReadEvents),
+        (Method::GET, "/api/v1/webhooks", Scope::AdminWebhooks),
+        (Method::POST, "/api/v1/webhooks", Scope::AdminWebhooks),
+        (Method::GET, "/api/v1/webhooks/{id}", Scope::AdminWebhooks),
+        (Method::PATCH, "/api/v1/webhooks/{id}", Scope::AdminWebhooks),
+        (
+            Method::DELETE,
+            "/api/v1/webhooks/{id}",
+            Scope::AdminWebhooks,
+        ),
+        (
+            Method::GET,
+            "/api/v1/webhooks/{id}/deliveries",
+            Scope::AdminWebhooks,
+        ),
+        (
+            Method::POST,
+            "/api/v1/webhooks/{id}/deliveries/{id}/retry",
+            Scope::AdminWebhooks,
+        ),
+        (
+            Method::POST,
+            "/api/v1/webhooks/{id}/test",
+            Scope::AdminWebhooks,
+        ),
     ]
 }
 

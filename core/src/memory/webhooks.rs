@@ -158,7 +158,7 @@ impl WebhookStore for MemoryStore {
             let Some(hook) = state.webhooks.get(&id) else {
                 continue;
             };
-            if !hook.failing_since.is_some_and(|t| t <= disable_before) {
+            if hook.failing_since.is_none_or(|t| t > disable_before) {
                 continue;
             }
             if let Some((new, changed)) = WebhookChange::disable().apply(hook, at) {

@@ -94,10 +94,10 @@ impl Sender {
             Ok(url) => url,
             Err(e) => return failed(e.to_string()),
         };
-        if let Some(ip) = target::literal(&url).filter(|_| !self.allow_private) {
-            if let Err(e) = target::only_public([ip]) {
-                return failed(e.to_string());
-            }
+        if let Some(ip) = target::literal(&url).filter(|_| !self.allow_private)
+            && let Err(e) = target::only_public([ip])
+        {
+            return failed(e.to_string());
         }
         let Some(signature) = sign::signature(secret, id, timestamp, body.as_bytes()) else {
             return failed("the webhook's secret cannot sign".to_owned());
@@ -154,5 +154,73 @@ impl Sender {
             text.truncate(end);
         }
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// A listener on 127.0.0.1 answering 204 to every connection; how many connected.
+    async fn endpoint() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = Arc::clone(&count);
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf).await;
+                let _ = stream
+                    .write_all(b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n")
+                    .await;
+            }
+        });
+        (port, count)
+    }
+
+    /// At delivery, a name is refused by what it resolves to, and an address by itself: no
+    /// connection is made. Allowed, the same URLs are delivered to.
+    #[tokio::test]
+    async fn private_targets_are_refused_at_delivery_before_any_connection() {
+        let (port, connections) = endpoint().await;
+        let public_only = Sender::new(Duration::from_secs(2), false).unwrap();
+        for url in [
+            format!("http://localhost:{port}/hook"),
+            format!("http://127.0.0.1:{port}/hook"),
+        ] {
+            let outcome = public_only.send(&url, "whsec_AAAA", "evt_1", 1, "{}").await;
+            assert_eq!(outcome.status, None, "{url}");
+            let error = outcome.error.unwrap();
+            assert!(
+                error.starts_with("url must not lead to a loopback"),
+                "{url}: {error}"
+            );
+        }
+        assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let any = Sender::new(Duration::from_secs(2), true).unwrap();
+        let outcome = any
+            .send(
+                &format!("http://localhost:{port}/hook"),
+                "whsec_AAAA",
+                "evt_1",
+                1,
+                "{}",
+            )
+            .await;
+        assert_eq!(
+            outcome,
+            Outcome {
+                status: Some(204),
+                error: None
+            }
+        );
+        assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 }

@@ -271,11 +271,7 @@ impl Delivery {
 
     /// The delivery with `attempt` recorded (what every store stores for it).
     pub fn after(&self, attempt: &Attempt) -> Delivery {
-        let (status, next_attempt_at) = match attempt.next {
-            Next::Succeeded => (DeliveryStatus::Succeeded, None),
-            Next::Failed => (DeliveryStatus::Failed, None),
-            Next::RetryAt(at) => (DeliveryStatus::Pending, Some(at)),
-        };
+        let (status, next_attempt_at) = attempt.next.state();
         Delivery {
             status,
             next_attempt_at,
@@ -307,6 +303,17 @@ pub enum Next {
     RetryAt(DateTime<Utc>),
     /// It failed and it was the last: the delivery has failed.
     Failed,
+}
+
+impl Next {
+    /// The status and next attempt time of a delivery after an attempt with this outcome.
+    pub fn state(self) -> (DeliveryStatus, Option<DateTime<Utc>>) {
+        match self {
+            Next::Succeeded => (DeliveryStatus::Succeeded, None),
+            Next::Failed => (DeliveryStatus::Failed, None),
+            Next::RetryAt(at) => (DeliveryStatus::Pending, Some(at)),
+        }
+    }
 }
 
 /// The outcome of one attempt, to record.

@@ -62,6 +62,16 @@ fn delivery_from_row(row: &Row, at: usize) -> Result<Delivery, Failure> {
         next_attempt_at: row.try_get(at + 11)?,
     })
 }
+/// What a batch of attempts says of one webhook.
+struct HookOutcome {
+    /// An attempt succeeded: the failure time starts afresh.
+    reset: bool,
+    /// The first failure after the last success.
+    since: Option<DateTime<Utc>>,
+    /// When its last attempt ended.
+    last: DateTime<Utc>,
+}
+
 impl PgStore {
     pub(crate) async fn webhook_cursor_impl(&self) -> Result<EventCursor, Failure> {
         let s = &self.schema.q;
@@ -238,37 +248,36 @@ impl PgStore {
         let mut ats = Vec::with_capacity(attempts.len());
         let mut codes = Vec::with_capacity(attempts.len());
         let mut errors = Vec::with_capacity(attempts.len());
-        let mut per_hook: HashMap<Uuid, (bool, Option<DateTime<Utc>>, DateTime<Utc>)> =
-            HashMap::new();
+        let mut per_hook: HashMap<Uuid, HookOutcome> = HashMap::new();
         for attempt in attempts {
-            let blank = Delivery::new(
-                attempt.webhook_id,
-                attempt.delivery_id,
-                "",
-                String::new(),
-                attempt.at,
-            );
-            let after = blank.after(attempt);
+            let (status, next) = attempt.next.state();
             ids.push(attempt.delivery_id);
-            statuses.push(after.status.as_str());
-            nexts.push(after.next_attempt_at);
+            statuses.push(status.as_str());
+            nexts.push(next);
             ats.push(attempt.at);
             codes.push(attempt.response_status.map(i32::from));
             errors.push(attempt.error.clone());
-            let hook = per_hook
-                .entry(attempt.webhook_id)
-                .or_insert((false, None, attempt.at));
+            let hook = per_hook.entry(attempt.webhook_id).or_insert(HookOutcome {
+                reset: false,
+                since: None,
+                last: attempt.at,
+            });
             if attempt.succeeded() {
-                *hook = (true, None, attempt.at);
+                *hook = HookOutcome {
+                    reset: true,
+                    since: None,
+                    last: attempt.at,
+                };
             } else {
-                hook.1 = hook.1.or(Some(attempt.at));
-                hook.2 = attempt.at;
+                hook.since = hook.since.or(Some(attempt.at));
+                hook.last = attempt.at;
             }
         }
         let hook_ids: Vec<Uuid> = per_hook.keys().copied().collect();
-        let resets: Vec<bool> = hook_ids.iter().map(|id| per_hook[id].0).collect();
-        let sinces: Vec<Option<DateTime<Utc>>> = hook_ids.iter().map(|id| per_hook[id].1).collect();
-        let lasts: Vec<DateTime<Utc>> = hook_ids.iter().map(|id| per_hook[id].2).collect();
+        let resets: Vec<bool> = hook_ids.iter().map(|id| per_hook[id].reset).collect();
+        let sinces: Vec<Option<DateTime<Utc>>> =
+            hook_ids.iter().map(|id| per_hook[id].since).collect();
+        let lasts: Vec<DateTime<Utc>> = hook_ids.iter().map(|id| per_hook[id].last).collect();
 
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
@@ -289,7 +298,7 @@ impl PgStore {
         for row in &rows {
             let enabled: bool = row.try_get(1)?;
             let since: Option<DateTime<Utc>> = row.try_get(2)?;
-            if !enabled || !since.is_some_and(|t| t <= disable_before) {
+            if !enabled || since.is_none_or(|t| t > disable_before) {
                 continue;
             }
             let id: Uuid = row.try_get(0)?;

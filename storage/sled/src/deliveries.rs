@@ -375,7 +375,7 @@ impl Inner {
                         continue;
                     };
                     if old.status != DeliveryStatus::Pending
-                        || !old.next_attempt_at.is_some_and(|t| t <= now)
+                        || old.next_attempt_at.is_none_or(|t| t > now)
                     {
                         continue;
                     }

@@ -197,7 +197,7 @@ impl Inner {
             };
             let count = rec.deliveries;
             let hook = rec.into_webhook(id).map_err(abort)?;
-            if !hook.failing_since.is_some_and(|t| t <= disable_before) {
+            if hook.failing_since.is_none_or(|t| t > disable_before) {
                 return Ok(());
             }
             if let Some((new, changed)) = WebhookChange::disable().apply(&hook, at) {

@@ -10,6 +10,9 @@
 //!   databases with the store's schema in it.
 //! - [`s3`] (feature `s3`): a throwaway S3-compatible server (SeaweedFS) on 127.0.0.1, every
 //!   request signed, and fresh buckets on it.
+//! - [`receiver`] (feature `webhooks`): webhook receivers on 127.0.0.1, one answering as a test
+//!   says (statuses, waits, redirects, resets, endless bodies) and one verifying every
+//!   delivery with PyPI's `standardwebhooks`.
 //!
 //! Each server is stopped by its PID when it is dropped; one kept in a static for the whole
 //! test binary (`shared()`) is stopped by a small watchdog process once the test binary exits,
@@ -35,6 +38,8 @@ pub mod install;
 pub mod postgres;
 #[cfg(any(feature = "postgres", feature = "s3"))]
 mod process;
+#[cfg(feature = "webhooks")]
+pub mod receiver;
 #[cfg(feature = "s3")]
 pub mod s3;
 mod setup;

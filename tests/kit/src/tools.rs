@@ -8,7 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every tool the tests need, in the order `setup` reports them.
-pub const TOOLS: [&Tool; 5] = [&POSTGRES, &WEED, &CHROMIUM, &SCHEMATHESIS, &FFMPEG];
+pub const TOOLS: [&Tool; 6] = [
+    &POSTGRES,
+    &WEED,
+    &CHROMIUM,
+    &SCHEMATHESIS,
+    &FFMPEG,
+    &STANDARD_WEBHOOKS,
+];
 
 /// PostgreSQL's server binaries: the PostgreSQL tests start a throwaway cluster of their own
 /// (127.0.0.1 only).
@@ -76,6 +83,23 @@ pub const FFMPEG: Tool = Tool {
         in_package: Some("imageio_ffmpeg/binaries"),
     },
     alternative: Some("set ASSETLIB_TEST_FFMPEG to an ffmpeg binary"),
+};
+
+/// PyPI's `standardwebhooks`, the reference verifier of Standard Webhooks signatures: the
+/// webhook tests' receiver (`assetlib_testkit::receiver::Verifier`) runs on this venv's Python
+/// and checks every delivery with it.
+pub const STANDARD_WEBHOOKS: Tool = Tool {
+    name: "standardwebhooks (Python)",
+    programs: &["python3"],
+    env: None,
+    find: Find::Pinned,
+    install: Install::PyPi {
+        venv: "target/tools/webhooks",
+        package: "standardwebhooks",
+        version: "1.1.0",
+        in_package: None,
+    },
+    alternative: None,
 };
 
 /// A tool the tests need: where to look for it, and where it comes from when it is missing.
