@@ -131,6 +131,15 @@ pub(crate) struct ServeArgs {
     /// requests wait, the rest get 503. Default: the number of cores.
     #[arg(long, value_name = "N", env = "ASSETLIB_IMAGE_WORKERS", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub(crate) image_workers: Option<u16>,
+    /// Let webhooks send to loopback, private and link-local addresses (for trying webhooks
+    /// with a receiver on this machine). Default: such URLs are refused (400 on `url`), and a
+    /// name that resolves to one fails at delivery.
+    #[arg(long, env = "ASSETLIB_WEBHOOK_ALLOW_PRIVATE")]
+    pub(crate) webhook_allow_private: bool,
+    /// How many webhook deliveries this server sends at once; 0: none (another replica
+    /// sends them). Default 16.
+    #[arg(long, value_name = "N", env = "ASSETLIB_WEBHOOK_WORKERS", value_parser = clap::value_parser!(u16).range(0..=1024))]
+    pub(crate) webhook_workers: Option<u16>,
 }
 
 impl ServeArgs {
@@ -143,6 +152,10 @@ impl ServeArgs {
         config.ffmpeg.clone_from(&self.ffmpeg.path);
         if let Some(n) = self.image_workers {
             config.image_workers = usize::from(n);
+        }
+        config.webhook_allow_private = self.webhook_allow_private;
+        if let Some(n) = self.webhook_workers {
+            config.webhook_workers = usize::from(n);
         }
         config.rate_limit = self.rate_limit.and_then(|n| {
             Some(RateLimit {
