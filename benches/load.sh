@@ -16,8 +16,11 @@
 # and reports req/s, p50 and p99, and req/s as a share of the baseline from the same run
 # (the median of ROUNDS interleaved rounds).
 # Then durable creates: POST /api/v1/assets from 32 connections (benches/create.lua), on sled
-# and on PostgreSQL, twice each: every asset with a title of its own (row `create`), and every
-# asset titled "Logo" (row `create1t`: one title for all, so each create takes a numbered slug).
+# and on PostgreSQL, three times each: every asset with a title of its own (row `create`), every
+# asset titled "Logo" (row `create1t`: one title for all, so each create takes a numbered slug),
+# and every asset with a title of its own while one webhook for `asset.created` is registered
+# (row `create+hook`: each create is one more delivery, sent to examples/webhook_receiver on
+# 127.0.0.1, which checks every signature); the report gives create+hook / create per store.
 # Every row also gives the server's CPU time per answer (`cpu us`: user and system time from
 # /proc over the wrk run, divided by the answers): req/s on a shared 2-core machine swings
 # from run to run with whatever else runs, the CPU an answer costs much less.
@@ -28,7 +31,7 @@
 # may name the directory of initdb/pg_ctl/psql; else they are found on PATH or in the newest
 # /usr/lib/postgresql/*/bin. NO_PG=1 leaves the PostgreSQL rows out.
 #
-# Environment: DURATION (seconds per wrk run, default 10), ROUNDS (rounds per server, run
+# Environment: READS=0 leaves the read rows out (creates only), DURATION (seconds per wrk run, default 10), ROUNDS (rounds per server, run
 # interleaved; the median is reported; default 3), CONNECTIONS (default 32),
 # THREADS (wrk threads, default 2), PORT (first port, default 18080), KEEP=1 keeps the
 # work directory. PROFILE=1 also samples the server under each wrk run with `perf record -g`
@@ -44,6 +47,7 @@ PORT=${PORT:-18080}
 NO_PG=${NO_PG:-0}
 PROFILE=${PROFILE:-0}
 ROUNDS=${ROUNDS:-3}
+READS=${READS:-1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
@@ -125,11 +129,12 @@ FEATURES=axum,sled
 WARP=0
 if [[ -f examples/warp_server.rs ]]; then
     cargo build --release --quiet --example server --example bench_baseline \
-        --example warp_server --features "$FEATURES,warp"
+        --example warp_server --example webhook_receiver --features "$FEATURES,warp"
     WARP=1
 else
     say "examples/warp_server.rs does not exist on this branch: the warp server is skipped."
-    cargo build --release --quiet --example server --example bench_baseline --features "$FEATURES"
+    cargo build --release --quiet --example server --example bench_baseline \
+        --example webhook_receiver --features "$FEATURES"
 fi
 BIN=${CARGO_TARGET_DIR:-target}/release/examples
 
@@ -257,7 +262,7 @@ declare -A KEY DETAIL ASSET
 seed() {
     local store=$1; shift
     local key
-    key=$("$BIN/server" keys create --scopes read:assets,write:assets,read:libraries,write:libraries \
+    key=$("$BIN/server" keys create --scopes read:assets,write:assets,read:libraries,write:libraries,admin:webhooks \
         --name load "$@" | tail -n 1)
     KEY[$store]=$key
     start "seed-$store" env RUST_LOG=warn "$BIN/server" serve "$@" --addr "127.0.0.1:$PORT"
@@ -328,6 +333,8 @@ server_command() {
         axum-nocache) STORE=sled; CMD=(env "${nocache[@]}" "${serve[@]}" --data "$DATA") ;;
         axum-pg) STORE=pg; CMD=("${serve[@]}" "${PGDATA_ARGS[@]}") ;;
         axum-pg-nocache) STORE=pg; CMD=(env "${nocache[@]}" "${serve[@]}" "${PGDATA_ARGS[@]}") ;;
+        axum-hook) STORE=sled; CMD=("${serve[@]}" --data "$DATA" --webhook-allow-private) ;;
+        axum-pg-hook) STORE=pg; CMD=("${serve[@]}" "${PGDATA_ARGS[@]}" --webhook-allow-private) ;;
         warp) STORE=sled; CMD=(env RUST_LOG=warn "$BIN/warp_server" serve --data "$DATA" --addr "127.0.0.1:$PORT") ;;
     esac
 }
@@ -343,8 +350,10 @@ serve_and_measure() { # NAME ROUND: starts the server, measures it, stops it
     stop "$pid"
 }
 create_run() { # NAME ROUND [TITLE]: durable creates from $CONNECTIONS connections, each
-    # with a title of its own, or all with TITLE (rows NAME and NAME-1t)
-    local name=$1 round=$2 title=${3:-} row=$1
+    # with a title of its own, or all with TITLE (rows NAME and NAME-1t); a NAME ending in
+    # -hook runs with one webhook registered to the receiver (deleted after the run, with the
+    # deliveries not yet sent, so no later run sends them)
+    local name=$1 round=$2 title=${3:-} row=$1 hook=""
     [[ -n $title ]] && row=$name-1t
     local label="$row-creates-$round"
     server_command "$name"
@@ -353,6 +362,17 @@ create_run() { # NAME ROUND [TITLE]: durable creates from $CONNECTIONS connectio
     local pid=$LAST_PID
     SERVER_PID=$pid
     wait_port "$PORT"
+    if [[ $name == *-hook ]]; then
+        hook=$(curl -sf -X POST "http://127.0.0.1:$PORT/api/v1/webhooks" \
+            -H "Authorization: Bearer ${KEY[$STORE]}" -H "Content-Type: application/json" \
+            -d "{\"url\":\"http://127.0.0.1:$HOOK_PORT/hooks\",\"event_types\":[\"asset.created\"]}")
+        RECEIVER_SECRET=$(sed -E 's/.*"secret":"([^"]+)".*/\1/' <<<"$hook")
+        hook=$(sed -E 's/.*"data":\{"id":"([0-9a-f-]{36})".*/\1/' <<<"$hook")
+        start "receiver-$label" "$BIN/webhook_receiver" --addr "127.0.0.1:$HOOK_PORT" \
+            --secret "$RECEIVER_SECRET" --quiet
+        RECEIVER_PID=$LAST_PID
+        wait_port "$HOOK_PORT"
+    fi
     # How busy the 2 cores are meanwhile (server, wrk and PostgreSQL together): vmstat's
     # user, system, idle and I/O-wait shares, one sample a second.
     vmstat 1 "$((DURATION + 1))" >"$WORK/vmstat-$label.txt" &
@@ -364,9 +384,20 @@ create_run() { # NAME ROUND [TITLE]: durable creates from $CONNECTIONS connectio
         END { if (n) printf "user %.0f%%, system %.0f%%, idle %.0f%%, I/O wait %.0f%%", us/n, sy/n, id/n, wa/n }' \
         "$WORK/vmstat-$label.txt")
     say "  $row create: ${CREATES[$row:$round]} (cpu: ${CPU[$row:$round]})"
+    if [[ -n $hook ]]; then
+        local deliveries
+        deliveries=$(curl -sf -H "Authorization: Bearer ${KEY[$STORE]}" \
+            "http://127.0.0.1:$PORT/api/v1/webhooks/$hook/deliveries?per_page=1" |
+            sed -E 's/.*"total":([0-9]+).*/\1/')
+        say "  $row: $deliveries deliveries enqueued by the end of the run"
+        curl -sf -o /dev/null -X DELETE "http://127.0.0.1:$PORT/api/v1/webhooks/$hook" \
+            -H "Authorization: Bearer ${KEY[$STORE]}"
+        stop "$RECEIVER_PID"
+    fi
     SERVER_PID=
     stop "$pid"
 }
+HOOK_PORT=$(free_port)
 
 SERVERS=(axum axum-nocache)
 CREATORS=(axum)
@@ -375,8 +406,9 @@ if [[ $NO_PG != 1 ]]; then
     CREATORS+=(axum-pg)
 fi
 [[ $WARP == 1 ]] && SERVERS+=(warp)
+[[ $READS == 1 ]] || SERVERS=()
 for round in $(seq 1 "$ROUNDS"); do
-    for name in baseline "${SERVERS[@]}"; do
+    for name in $([[ $READS == 1 ]] && echo baseline) "${SERVERS[@]}"; do
         say "round $round of $ROUNDS: $name ..."
         serve_and_measure "$name" "$round"
     done
@@ -384,6 +416,7 @@ done
 for round in $(seq 1 "$ROUNDS"); do
     for name in "${CREATORS[@]}"; do
         create_run "$name" "$round"
+        create_run "$name-hook" "$round"
         create_run "$name" "$round" "Logo"
     done
 done
@@ -405,7 +438,7 @@ echo "each row is the median round (by req/s) with the lowest and highest req/s 
 [[ $NO_PG != 1 ]] && echo "postgres: $PG_SETTINGS, on 127.0.0.1 (same machine)"
 printf '%-16s %-7s %10s %9s %9s %9s %8s   %s\n' server endpoint req/s p50 p99 "vs base" "cpu us" "req/s range"
 declare -A MEDIAN
-for name in baseline "${SERVERS[@]}"; do
+for name in $([[ $READS == 1 ]] && echo baseline) "${SERVERS[@]}"; do
     for ep in detail list asset; do
         read -r rps p50 p99 cpu _ low high <<<"$(median RESULT "$name:$ep")"
         MEDIAN[$name:$ep]=$rps
@@ -415,12 +448,20 @@ for name in baseline "${SERVERS[@]}"; do
     done
 done
 for name in "${CREATORS[@]}"; do
-    for row in "$name" "$name-1t"; do
+    for row in "$name" "$name-hook" "$name-1t"; do
         read -r rps p50 p99 cpu round low high <<<"$(median CREATES "$row")"
-        printf '%-16s %-7s %10s %9s %9s %9s %8s   %s-%s   machine: %s\n' "$name" \
-            "$([[ $row == "$name" ]] && echo create || echo create1t)" "$rps" "$p50" "$p99" "" "$cpu" \
-            "$low" "$high" "${CPU[$row:$round]}"
+        case $row in
+            "$name") what=create ;; "$name-hook") what=create+hook ;; *) what=create1t ;;
+        esac
+        printf '%-16s %-11s %6s %9s %9s %9s %8s   %s-%s   machine: %s\n' "$name" \
+            "$what" "$rps" "$p50" "$p99" "" "$cpu" "$low" "$high" "${CPU[$row:$round]}"
     done
+done
+for name in "${CREATORS[@]}"; do
+    read -r with _ <<<"$(median CREATES "$name-hook")"
+    read -r without _ <<<"$(median CREATES "$name")"
+    awk -v w="$with" -v o="$without" -v n="$name" \
+        'BEGIN { printf "%s: creates with one webhook / without: %.2f\n", n, (o > 0 ? w / o : 0) }'
 done
 if [[ $WARP == 1 ]]; then
     for ep in detail list asset; do

@@ -169,6 +169,9 @@ pub struct Event {
     /// The fields that changed, for `asset.updated`, `asset.file_replaced` and
     /// `webhook.updated`; empty otherwise.
     pub changed: Vec<String>,
+    /// Where the log keeps it: set by the store that read it ([`EventCursor::START`] for an
+    /// event not stored yet).
+    pub at: EventCursor,
 }
 
 impl Event {
@@ -182,6 +185,7 @@ impl Event {
             resource_type,
             resource_id,
             changed: Vec::new(),
+            at: EventCursor::START,
         }
     }
 

@@ -108,7 +108,8 @@ impl State {
     /// Appends `event` to the log (under the same lock as the write it records).
     fn log(&mut self, event: Event) {
         self.last_event += 1;
-        self.events.push((self.last_event, event));
+        let at = EventCursor(0, self.last_event);
+        self.events.push((self.last_event, Event { at, ..event }));
     }
 
     fn next_version(&mut self) -> u64 {

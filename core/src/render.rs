@@ -566,6 +566,11 @@ struct DataWire<'a> {
 }
 
 impl<'a> EventWire<'a> {
+    /// The same event, of type `kind` on the wire.
+    pub(crate) fn of_kind(self, kind: &'static str) -> Self {
+        Self { kind, ..self }
+    }
+
     /// The wire form of `event`.
     pub(crate) fn of(event: &'a crate::events::Event) -> Self {
         Self {

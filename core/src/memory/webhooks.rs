@@ -122,11 +122,20 @@ impl WebhookStore for MemoryStore {
             delivery.attempts += 1;
             delivery.next_attempt_at = Some(until);
             let delivery = delivery.clone();
+            let event = match delivery.event_at {
+                EventCursor(0, place) => state
+                    .events
+                    .binary_search_by_key(&place, |(at, _)| *at)
+                    .ok()
+                    .map(|n| state.events[n].1.clone()),
+                _ => None,
+            };
             if let Some(hook) = state.webhooks.get(&delivery.webhook_id) {
                 claimed.push(Claimed {
                     url: hook.url.clone(),
                     secret: hook.secret.clone(),
                     delivery,
+                    event,
                 });
             }
         }

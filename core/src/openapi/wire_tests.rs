@@ -326,6 +326,7 @@ fn events_have_the_fields_of_their_schemas() {
         resource_type: ResourceType::Asset,
         resource_id: Uuid::new_v4(),
         changed: vec!["title".into()],
+        at: crate::events::EventCursor(0, 1),
     };
     let shown = rendered(EventWire::of(&event));
     assert_shape(&shown, &schema, "Event");

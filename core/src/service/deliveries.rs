@@ -1,8 +1,9 @@
-//! The delivery worker: one task per [`Service`], started with it inside a Tokio runtime
-//! (unless [`crate::Config::webhook_workers`] is 0), that turns new events into deliveries,
-//! claims due deliveries, sends them (at most `webhook_workers` at once, each on a task of its
-//! own) and records how they went, in batches. Nothing of it runs in a request: a write only
-//! wakes it. It holds the service weakly, so it ends when the service is dropped.
+//! The delivery worker: two tasks per [`Service`], started with it inside a Tokio runtime
+//! (unless [`crate::Config::webhook_workers`] is 0). The dispatcher turns new events into
+//! deliveries; the sender claims due deliveries, sends them (at most `webhook_workers` at once,
+//! each on a task of its own) and records how they went, in batches. Nothing of it runs in a
+//! request: a write only wakes them. Both hold the service weakly, so they end when it is
+//! dropped.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -15,15 +16,15 @@ use crate::config::Config;
 use crate::error::{ApiError, StoreError};
 use crate::events::EventQuery;
 use crate::records::now;
-use crate::webhooks::client::Sender;
-use crate::webhooks::{Attempt, Claimed, Delivery, Next, Webhook, next_attempt, payload};
+use crate::webhooks::client::{Outcome, Sender};
+use crate::webhooks::{
+    Attempt, Claimed, Delivery, Next, Webhook, body_of, next_attempt, test_payload,
+};
 
-/// Events read from the log per step of a dispatch.
-const DISPATCH_PAGE: usize = 500;
-/// Steps of one dispatch at most (then the worker claims and sends before it reads on).
-const DISPATCH_STEPS: usize = 20;
-/// How long the worker gathers more work after it is woken, so that a busy server records
-/// and claims in batches.
+/// Events read from the log per step of a dispatch (each step one store write).
+const DISPATCH_PAGE: usize = 200;
+/// How long a worker gathers more work after it is woken, so that a busy server writes in
+/// batches.
 const GATHER: Duration = Duration::from_millis(5);
 /// Outcomes kept while the store cannot take them; older ones are dropped (their
 /// deliveries are sent again when their lease ends).
@@ -32,9 +33,12 @@ const MAX_UNRECORDED: usize = 10_000;
 /// claimed again.
 const LEASE_MARGIN: Duration = Duration::from_secs(30);
 
-/// The worker's handle in the service: what wakes it, and how it sends.
+/// The workers' handle in the service: what wakes them, and how they send.
 pub(super) struct Deliveries {
-    wake: Arc<Notify>,
+    /// Wakes the dispatcher (a write appended an event).
+    written: Arc<Notify>,
+    /// Wakes the sender (deliveries were enqueued, or a retry asked for).
+    due: Arc<Notify>,
     sender: Result<Sender, String>,
 }
 
@@ -48,18 +52,24 @@ impl Deliveries {
                 e.to_string()
             });
         Deliveries {
-            wake: Arc::new(Notify::new()),
+            written: Arc::new(Notify::new()),
+            due: Arc::new(Notify::new()),
             sender,
         }
     }
 
-    /// Wakes the worker (after a write, or a retry asked for).
+    /// Wakes the dispatcher after a write.
     pub(super) fn wake(&self) {
-        self.wake.notify_one();
+        self.written.notify_one();
     }
 
-    /// Starts the worker of `inner` on the current Tokio runtime, when there is one and the
-    /// configuration asks for workers.
+    /// Wakes the sender: a delivery is due now.
+    pub(super) fn due_now(&self) {
+        self.due.notify_one();
+    }
+
+    /// Starts the workers of `inner` on the current Tokio runtime, when there is one and the
+    /// configuration asks for senders.
     pub(super) fn start(inner: &Arc<Inner>) {
         let workers = inner.config.webhook_workers;
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -71,9 +81,15 @@ impl Deliveries {
         if workers == 0 {
             return;
         }
-        let worker = Worker {
-            inner: Arc::downgrade(inner),
-            wake: Arc::clone(&inner.deliveries.wake),
+        let (this, written, due) = (
+            Arc::downgrade(inner),
+            Arc::clone(&inner.deliveries.written),
+            Arc::clone(&inner.deliveries.due),
+        );
+        runtime.spawn(dispatcher(Weak::clone(&this), written, Arc::clone(&due)));
+        let worker = SendWorker {
+            inner: this,
+            due,
             sender,
             permits: Arc::new(Semaphore::new(workers)),
             schedule: inner.config.webhook_retry_schedule.clone().into(),
@@ -81,7 +97,7 @@ impl Deliveries {
         runtime.spawn(worker.run());
     }
 
-    /// One attempt of `delivery` to `webhook` now, with no retry to follow (a test delivery).
+    /// One attempt of a test delivery to `webhook` now, with no retry to follow.
     pub(super) async fn attempt(
         &self,
         webhook: &Webhook,
@@ -91,25 +107,41 @@ impl Deliveries {
             .sender
             .as_ref()
             .map_err(|e| ApiError::internal(e.clone()))?;
-        let attempt = send(sender, &webhook.url, &webhook.secret, delivery, &[]).await;
-        Ok(attempt)
+        let body = test_payload(delivery, delivery.created_at);
+        Ok(send(
+            sender,
+            &webhook.url,
+            &webhook.secret,
+            delivery,
+            Some(&body),
+            &[],
+        )
+        .await)
     }
 }
 
-/// Sends `delivery` to `url` and says what follows: after a failure, the schedule's next
-/// attempt for the delivery's attempt count.
+/// Sends `delivery` with `body` (`None`: its event is gone, which fails the attempt) to
+/// `url`, and says what follows: after a failure, the schedule's next attempt for the
+/// delivery's attempt count.
 async fn send(
     sender: &Sender,
     url: &str,
     secret: &str,
     delivery: &Delivery,
+    body: Option<&str>,
     schedule: &[Duration],
 ) -> Attempt {
-    let id = format!("evt_{}", delivery.event_id.simple());
-    let timestamp = Utc::now().timestamp();
-    let outcome = sender
-        .send(url, secret, &id, timestamp, &delivery.payload)
-        .await;
+    let outcome = match body {
+        Some(body) => {
+            let id = format!("evt_{}", delivery.event_id.simple());
+            let timestamp = Utc::now().timestamp();
+            sender.send(url, secret, &id, timestamp, body).await
+        }
+        None => Outcome {
+            status: None,
+            error: Some("the event is no longer kept in the log".to_owned()),
+        },
+    };
     let at = now();
     let next = match outcome.error {
         None => Next::Succeeded,
@@ -125,15 +157,87 @@ async fn send(
     }
 }
 
-struct Worker {
+/// The dispatcher: follows the event log from the store's cursor and enqueues deliveries,
+/// woken by this process's writes and every poll interval (for other processes' writes).
+async fn dispatcher(inner: Weak<Inner>, written: Arc<Notify>, due: Arc<Notify>) {
+    loop {
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        let poll = strong.config.webhook_poll_interval;
+        match dispatch(&strong).await {
+            Ok(0) => {}
+            Ok(_) => due.notify_one(),
+            Err(e) => tracing::warn!(error = %e, "webhook dispatch waits for the store"),
+        }
+        drop(strong);
+        tokio::select! {
+            () = written.notified() => {}
+            () = tokio::time::sleep(poll) => {}
+        }
+        tokio::time::sleep(GATHER).await;
+    }
+}
+
+/// Turns the events after the store's cursor into deliveries, a page at a time, moving the
+/// cursor with them, until the log is read (or another process enqueued a page first);
+/// returns how many deliveries it enqueued.
+async fn dispatch(inner: &Inner) -> Result<usize, StoreError> {
+    let store = &inner.store;
+    let mut hooks: Option<Vec<Webhook>> = None;
+    let mut enqueued = 0;
+    loop {
+        let from = store.webhook_cursor().await?;
+        let page = store
+            .list_events(&EventQuery {
+                after: from,
+                kind: None,
+                resource: None,
+                limit: DISPATCH_PAGE,
+            })
+            .await?;
+        if page.next == from {
+            return Ok(enqueued);
+        }
+        if hooks.is_none() && !page.events.is_empty() {
+            let all = store.list_webhooks(0, u32::MAX).await?.items;
+            hooks = Some(all.into_iter().filter(|w| w.enabled).collect());
+        }
+        let at = now();
+        let mut deliveries = Vec::new();
+        for event in &page.events {
+            let kind = event.kind.as_str();
+            for hook in hooks.iter().flatten() {
+                if hook.event_types.wants(kind) && event.occurred_at >= hook.created_at {
+                    let what = (event.id, kind, event.at);
+                    deliveries.push(Delivery::new(hook.id, what, at));
+                }
+            }
+        }
+        let full = page.events.len() >= DISPATCH_PAGE;
+        let count = deliveries.len();
+        if !store
+            .enqueue_deliveries(from, page.next, deliveries)
+            .await?
+        {
+            return Ok(enqueued);
+        }
+        enqueued += count;
+        if !full {
+            return Ok(enqueued);
+        }
+    }
+}
+
+struct SendWorker {
     inner: Weak<Inner>,
-    wake: Arc<Notify>,
+    due: Arc<Notify>,
     sender: Sender,
     permits: Arc<Semaphore>,
     schedule: Arc<[Duration]>,
 }
 
-impl Worker {
+impl SendWorker {
     async fn run(self) {
         let (done, mut outcomes) = mpsc::unbounded_channel::<Attempt>();
         let mut unrecorded: Vec<Attempt> = Vec::new();
@@ -159,7 +263,7 @@ impl Worker {
             }
             drop(inner);
             tokio::select! {
-                () = self.wake.notified() => {}
+                () = self.due.notified() => {}
                 Some(attempt) = outcomes.recv() => unrecorded.push(attempt),
                 () = tokio::time::sleep(poll) => {}
             }
@@ -167,8 +271,7 @@ impl Worker {
         }
     }
 
-    /// Records what came back, turns new events into deliveries, and claims as many due
-    /// deliveries as there are free senders.
+    /// Records what came back and claims as many due deliveries as there are free senders.
     async fn round(
         &self,
         inner: &Inner,
@@ -180,7 +283,6 @@ impl Worker {
             store.record_attempts(unrecorded, disable_before).await?;
             unrecorded.clear();
         }
-        dispatch(inner).await?;
         let free = u32::try_from(self.permits.available_permits()).unwrap_or(u32::MAX);
         if free == 0 {
             return Ok(Vec::new());
@@ -199,11 +301,13 @@ impl Worker {
         let sender = self.sender.clone();
         let schedule = Arc::clone(&self.schedule);
         tokio::spawn(async move {
+            let body = body_of(&claim, now());
             let attempt = send(
                 &sender,
                 &claim.url,
                 &claim.secret,
                 &claim.delivery,
+                body.as_deref(),
                 &schedule,
             )
             .await;
@@ -219,50 +323,4 @@ fn before(at: DateTime<Utc>, age: Duration) -> DateTime<Utc> {
         .ok()
         .and_then(|age| at.checked_sub_signed(age))
         .unwrap_or(DateTime::<Utc>::MIN_UTC)
-}
-
-/// Turns the events after the store's cursor into deliveries, a page at a time, moving the
-/// cursor with them (a page another process enqueued first ends it).
-async fn dispatch(inner: &Inner) -> Result<(), StoreError> {
-    let store = &inner.store;
-    let mut hooks: Option<Vec<Webhook>> = None;
-    for _ in 0..DISPATCH_STEPS {
-        let from = store.webhook_cursor().await?;
-        let page = store
-            .list_events(&EventQuery {
-                after: from,
-                kind: None,
-                resource: None,
-                limit: DISPATCH_PAGE,
-            })
-            .await?;
-        if page.next == from {
-            return Ok(());
-        }
-        if hooks.is_none() && !page.events.is_empty() {
-            let all = store.list_webhooks(0, u32::MAX).await?.items;
-            hooks = Some(all.into_iter().filter(|w| w.enabled).collect());
-        }
-        let at = now();
-        let mut deliveries = Vec::new();
-        for event in &page.events {
-            let mut body: Option<String> = None;
-            let kind = event.kind.as_str();
-            for hook in hooks.iter().flatten() {
-                if hook.event_types.wants(kind) && event.occurred_at >= hook.created_at {
-                    let payload = body.get_or_insert_with(|| payload(event)).clone();
-                    deliveries.push(Delivery::new(hook.id, event.id, kind, payload, at));
-                }
-            }
-        }
-        let full = page.events.len() >= DISPATCH_PAGE;
-        if !store
-            .enqueue_deliveries(from, page.next, deliveries)
-            .await?
-            || !full
-        {
-            return Ok(());
-        }
-    }
-    Ok(())
 }

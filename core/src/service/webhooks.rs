@@ -5,6 +5,7 @@ use uuid::Uuid;
 
 use super::{Service, location};
 use crate::error::ApiError;
+use crate::events::EventCursor;
 use crate::page::AssetPagination;
 use crate::query;
 use crate::records::now;
@@ -172,7 +173,7 @@ impl Service {
             .retry_delivery(webhook_id, delivery_id, now())
             .await?
             .ok_or(ApiError::NotFound("Delivery not found"))?;
-        self.inner.deliveries.wake();
+        self.inner.deliveries.due_now();
         Ok(data(202, DeliveryWire::of(&delivery)))
     }
 
@@ -182,22 +183,8 @@ impl Service {
     pub(super) async fn test_webhook(&self, id: &str) -> Result<Reply, ApiError> {
         let webhook = self.webhook(id).await?;
         let at = now();
-        let event_id = Uuid::new_v4();
-        let actor = crate::events::current_actor();
-        let payload = serde_json::json!({
-            "type": TEST_EVENT_TYPE,
-            "timestamp": crate::render::Timestamp(at),
-            "data": {
-                "id": format!("evt_{}", event_id.simple()),
-                "type": TEST_EVENT_TYPE,
-                "occurred_at": crate::render::Timestamp(at),
-                "actor": actor.map(|a| serde_json::json!({"key_id": a.key_id, "key_name": a.key_name})),
-                "resource": {"type": "webhook", "id": webhook.id},
-                "data": {"changed": []},
-            },
-        })
-        .to_string();
-        let mut delivery = Delivery::new(webhook.id, event_id, TEST_EVENT_TYPE, payload, at);
+        let ping = (Uuid::new_v4(), TEST_EVENT_TYPE, EventCursor::START);
+        let mut delivery = Delivery::new(webhook.id, ping, at);
         delivery.attempts = 1;
         let attempt = self.inner.deliveries.attempt(&webhook, &delivery).await?;
         let delivery = delivery.after(&attempt);

@@ -47,11 +47,14 @@ pub trait WebhookStore: Send + Sync + 'static {
     /// ([`crate::events::EventCursor::START`] at first).
     async fn webhook_cursor(&self) -> Result<EventCursor, StoreError>;
 
-    /// When the cursor is still `from`: stores `deliveries` (pending, each for a webhook that
-    /// exists; one whose webhook is gone is left out) and moves the cursor to `to`, in one
-    /// change, and answers `true`. When the cursor has moved meanwhile (another process
-    /// enqueued those events), nothing changes and the answer is `false`. So every event
-    /// becomes its deliveries exactly once, whichever processes follow the log.
+    /// When the cursor is still `from`: stores `deliveries` as they are (each for a webhook
+    /// that exists; one whose webhook is gone is left out), moves the cursor to `to`, and
+    /// answers `true`. When the cursor has moved meanwhile (another process enqueued those
+    /// events), nothing changes and the answer is `false`. So every event becomes its
+    /// deliveries exactly once, whichever processes follow the log. The cursor never moves
+    /// without the deliveries: a store that writes both in one change does; one that cannot
+    /// writes the deliveries first, and after a crash between the two may store some again
+    /// (they go out twice, with the same `webhook-id`, as at-least-once allows).
     async fn enqueue_deliveries(
         &self,
         from: EventCursor,
@@ -66,7 +69,8 @@ pub trait WebhookStore: Send + Sync + 'static {
     /// Claims up to `limit` pending deliveries due at `now` (`next_attempt_at <= now`) of
     /// enabled webhooks, earliest due first: each gets one more attempt and `next_attempt_at =
     /// until` (its lease), atomically, so no other call, from any process sharing the store,
-    /// claims it again before `until`. Answers them with their webhook's URL and secret.
+    /// claims it again before `until`. Answers them with their webhook's URL and secret, and
+    /// the event at their `event_at` while the log has it.
     async fn claim_deliveries(
         &self,
         now: DateTime<Utc>,

@@ -25,13 +25,35 @@ fn sample_webhook(n: u8, secs: i64) -> Webhook {
 /// A pending delivery to `webhook`, made and due at `t0 + secs`.
 fn sample_delivery(webhook: Uuid, secs: i64) -> Delivery {
     let at = t0() + Duration::seconds(secs);
-    Delivery::new(
-        webhook,
-        Uuid::new_v4(),
-        "asset.created",
-        format!("{{\"n\": {secs}}}"),
-        at,
-    )
+    // A place no store hands out (sled and memory places are (0, n); PostgreSQL transaction
+    // ids are not near 2^40 here).
+    let nowhere = EventCursor(1 << 40, u64::try_from(secs).unwrap_or(0));
+    Delivery::new(webhook, (Uuid::new_v4(), "asset.created", nowhere), at)
+}
+
+/// The first event about resource `id` of type `kind`, once the feed shows it.
+async fn webhook_events_of(
+    store: &Arc<dyn Store>,
+    kind: ResourceType,
+    id: Uuid,
+) -> crate::events::Event {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let page = store
+            .list_events(&EventQuery {
+                after: EventCursor::START,
+                kind: None,
+                resource: Some((kind, id)),
+                limit: 1,
+            })
+            .await
+            .expect("list_events");
+        if let Some(event) = page.events.into_iter().next() {
+            return event;
+        }
+        assert!(std::time::Instant::now() < deadline, "no event of {id}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 /// The events about webhook `id`, as `(type, changed)`, once there are at least `want` (the
@@ -233,6 +255,36 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
         .unwrap();
     assert_eq!(after.len(), 5);
     assert!(after.iter().all(|c| c.delivery.attempts == 2));
+
+    // A claim carries the delivery's event while the log has it.
+    let asset = store
+        .insert_asset(sample_asset("Logo", AssetType::Image, 0))
+        .await
+        .expect("insert_asset");
+    let logged = webhook_events_of(&store, ResourceType::Asset, asset.id).await;
+    let mut of_event = sample_delivery(hook.id, 600);
+    of_event.event_id = logged.id;
+    of_event.event_at = logged.at;
+    store
+        .insert_delivery(of_event.clone())
+        .await
+        .expect("insert_delivery");
+    let late = t0() + Duration::seconds(700);
+    let claims = store
+        .claim_deliveries(late, late + Duration::seconds(60), 10)
+        .await
+        .unwrap();
+    let claim = claims
+        .iter()
+        .find(|c| c.delivery.id == of_event.id)
+        .expect("claimed");
+    assert_eq!(claim.event.as_ref(), Some(&logged));
+    assert!(
+        claims
+            .iter()
+            .filter(|c| c.delivery.id != of_event.id)
+            .all(|c| c.event.is_none())
+    );
 
     // Claimers at once never share a delivery.
     let many: Vec<Delivery> = (0..40).map(|n| sample_delivery(hook.id, n)).collect();

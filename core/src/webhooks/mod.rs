@@ -46,7 +46,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::events::EventType;
+use crate::events::{Event, EventCursor, EventType};
 
 /// The `type` of a test delivery (`POST /api/v1/webhooks/{id}/test`): it is sent to the
 /// endpoint whatever its `event_types`, and it is not in the event log.
@@ -226,8 +226,9 @@ pub struct Delivery {
     pub event_id: Uuid,
     /// The event's type.
     pub event_type: String,
-    /// The body sent, made when the delivery was enqueued.
-    pub payload: String,
+    /// Where the event is in the log ([`EventCursor::START`] for a test delivery, which is in
+    /// no log): its body is made from the event when it is sent, so a delivery stores none.
+    pub event_at: EventCursor,
     /// Where it stands.
     pub status: DeliveryStatus,
     /// Attempts started so far.
@@ -245,12 +246,11 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    /// A pending delivery of `payload` (an event of `event_type`) to `webhook_id`, due at `now`.
+    /// A pending delivery to `webhook_id` of the event `event_id` (of `event_type`, at
+    /// `event_at` in the log), due at `now`.
     pub fn new(
         webhook_id: Uuid,
-        event_id: Uuid,
-        event_type: &str,
-        payload: String,
+        (event_id, event_type, event_at): (Uuid, &str, EventCursor),
         now: DateTime<Utc>,
     ) -> Self {
         Delivery {
@@ -258,7 +258,7 @@ impl Delivery {
             webhook_id,
             event_id,
             event_type: event_type.to_owned(),
-            payload,
+            event_at,
             status: DeliveryStatus::Pending,
             attempts: 0,
             created_at: now,
@@ -283,7 +283,7 @@ impl Delivery {
     }
 }
 
-/// A delivery claimed for an attempt, with where it goes and how it is signed.
+/// A delivery claimed for an attempt, with where it goes, how it is signed, and its event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claimed {
     /// The delivery, its `attempts` counting the attempt it was claimed for.
@@ -292,6 +292,9 @@ pub struct Claimed {
     pub url: String,
     /// The webhook's secret.
     pub secret: String,
+    /// The event at the delivery's `event_at`, when the log still has it (`None` for a test
+    /// delivery, and for an event past its retention).
+    pub event: Option<Event>,
 }
 
 /// What comes after an attempt.
@@ -356,7 +359,12 @@ pub fn next_attempt(schedule: &[Duration], attempts: u32, at: DateTime<Utc>) -> 
 }
 
 /// The body of a delivery of `event`: `{"type", "timestamp", "data": <the event>}`.
-pub fn payload(event: &crate::events::Event) -> String {
+pub fn payload(event: &Event) -> String {
+    body(event.kind.as_str(), event)
+}
+
+/// A delivery's body for `event` shown as of type `kind`.
+fn body(kind: &'static str, event: &Event) -> String {
     #[derive(serde::Serialize)]
     struct Body<'a> {
         #[serde(rename = "type")]
@@ -365,11 +373,38 @@ pub fn payload(event: &crate::events::Event) -> String {
         data: crate::render::EventWire<'a>,
     }
     serde_json::to_string(&Body {
-        kind: event.kind.as_str(),
+        kind,
         timestamp: crate::render::Timestamp(event.occurred_at),
-        data: crate::render::EventWire::of(event),
+        data: crate::render::EventWire::of(event).of_kind(kind),
     })
     .unwrap_or_default()
+}
+
+/// The body of a test delivery (`webhook.test`) sent at `at`, by the key acting now: shaped
+/// as every delivery, about its webhook, its event in no log.
+pub fn test_payload(delivery: &Delivery, at: DateTime<Utc>) -> String {
+    let event = Event {
+        id: delivery.event_id,
+        occurred_at: at,
+        ..Event::new(
+            EventType::WebhookUpdated,
+            crate::events::ResourceType::Webhook,
+            delivery.webhook_id,
+        )
+    };
+    body(TEST_EVENT_TYPE, &event)
+}
+
+/// The body to send for a claimed delivery: its event's, a test delivery's, or `None` when
+/// its event is gone from the log (past its retention).
+pub fn body_of(claimed: &Claimed, at: DateTime<Utc>) -> Option<String> {
+    match &claimed.event {
+        Some(event) => Some(payload(event)),
+        None if claimed.delivery.event_type == TEST_EVENT_TYPE => {
+            Some(test_payload(&claimed.delivery, at))
+        }
+        None => None,
+    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,9 @@ CREATE TABLE __SCHEMA__.webhook_deliveries (
     webhook_id           uuid NOT NULL,
     event_id             uuid NOT NULL,
     event_type           text NOT NULL,
-    payload              text NOT NULL,
+    -- Where the event is in the log (its body is made from it when it is sent).
+    event_xid            bigint NOT NULL,
+    event_seq            bigint NOT NULL,
     status               text NOT NULL,
     attempts             integer NOT NULL,
     created_at           timestamptz NOT NULL,

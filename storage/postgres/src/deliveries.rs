@@ -14,15 +14,17 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::Failure;
+use crate::events::{event_cols, event_from_row};
 use crate::store::{PgStore, columns, to_i64, to_u64};
 use crate::webhooks::{hook_cols, hook_from_row};
 
-const DELIVERY_COLUMNS: [&str; 12] = [
+const DELIVERY_COLUMNS: [&str; 13] = [
     "id",
     "webhook_id",
     "event_id",
     "event_type",
-    "payload",
+    "event_xid",
+    "event_seq",
     "status",
     "attempts",
     "created_at",
@@ -40,28 +42,32 @@ fn delivery_cols(p: &str) -> String {
 }
 
 fn delivery_from_row(row: &Row, at: usize) -> Result<Delivery, Failure> {
-    let status: String = row.try_get(at + 5)?;
-    let attempts: i32 = row.try_get(at + 6)?;
-    let code: Option<i32> = row.try_get(at + 9)?;
+    let status: String = row.try_get(at + 6)?;
+    let attempts: i32 = row.try_get(at + 7)?;
+    let code: Option<i32> = row.try_get(at + 10)?;
     Ok(Delivery {
         id: row.try_get(at)?,
         webhook_id: row.try_get(at + 1)?,
         event_id: row.try_get(at + 2)?,
         event_type: row.try_get(at + 3)?,
-        payload: row.try_get(at + 4)?,
+        event_at: EventCursor(
+            to_u64("event xid", row.try_get(at + 4)?)?,
+            to_u64("event seq", row.try_get(at + 5)?)?,
+        ),
         status: DeliveryStatus::parse(&status)
             .ok_or_else(|| Failure::invalid("delivery status", status.clone()))?,
         attempts: u32::try_from(attempts)
             .map_err(|_| Failure::invalid("delivery attempts", attempts.to_string()))?,
-        created_at: row.try_get(at + 7)?,
-        last_attempt_at: row.try_get(at + 8)?,
+        created_at: row.try_get(at + 8)?,
+        last_attempt_at: row.try_get(at + 9)?,
         last_response_status: code
             .map(|c| u16::try_from(c).map_err(|_| Failure::invalid("status code", c.to_string())))
             .transpose()?,
-        last_error: row.try_get(at + 10)?,
-        next_attempt_at: row.try_get(at + 11)?,
+        last_error: row.try_get(at + 11)?,
+        next_attempt_at: row.try_get(at + 12)?,
     })
 }
+
 /// What a batch of attempts says of one webhook.
 struct HookOutcome {
     /// An attempt succeeded: the failure time starts afresh.
@@ -101,11 +107,12 @@ impl PgStore {
              c AS (UPDATE {s}.webhook_cursor SET xid = $3, seq = $4 \
                  WHERE xid = $1 AND seq = $2 RETURNING 1), \
              ins AS (INSERT INTO {s}.webhook_deliveries ({cols}) \
-                 SELECT d.id, d.webhook_id, d.event_id, d.event_type, d.payload, 'pending', 0, \
-                     d.created_at, NULL, NULL, NULL, d.created_at \
-                 FROM unnest($5::uuid[], $6::uuid[], $7::uuid[], $8::text[], $9::text[], \
-                     $10::timestamptz[]) AS d(id, webhook_id, event_id, event_type, payload, \
-                     created_at) \
+                 SELECT d.id, d.webhook_id, d.event_id, d.event_type, d.xid, d.seq, d.status, \
+                     d.attempts, d.created_at, NULL, NULL, NULL, d.next \
+                 FROM unnest($5::uuid[], $6::uuid[], $7::uuid[], $8::text[], $9::bigint[], \
+                     $10::bigint[], $11::text[], $12::int[], $13::timestamptz[], \
+                     $14::timestamptz[]) AS d(id, webhook_id, event_id, event_type, xid, seq, \
+                     status, attempts, created_at, next) \
                  WHERE EXISTS (SELECT 1 FROM c) \
                      AND EXISTS (SELECT 1 FROM {s}.webhooks w WHERE w.id = d.webhook_id) \
                  RETURNING 1) \
@@ -116,8 +123,22 @@ impl PgStore {
         let hooks: Vec<Uuid> = deliveries.iter().map(|d| d.webhook_id).collect();
         let events: Vec<Uuid> = deliveries.iter().map(|d| d.event_id).collect();
         let types: Vec<&str> = deliveries.iter().map(|d| d.event_type.as_str()).collect();
-        let payloads: Vec<&str> = deliveries.iter().map(|d| d.payload.as_str()).collect();
+        let xids = deliveries
+            .iter()
+            .map(|d| to_i64("event xid", d.event_at.0))
+            .collect::<Result<Vec<i64>, _>>()?;
+        let seqs = deliveries
+            .iter()
+            .map(|d| to_i64("event seq", d.event_at.1))
+            .collect::<Result<Vec<i64>, _>>()?;
+        let statuses: Vec<&str> = deliveries.iter().map(|d| d.status.as_str()).collect();
+        let attempts: Vec<i32> = deliveries
+            .iter()
+            .map(|d| i32::try_from(d.attempts).unwrap_or(i32::MAX))
+            .collect();
         let made: Vec<DateTime<Utc>> = deliveries.iter().map(|d| d.created_at).collect();
+        let nexts: Vec<Option<DateTime<Utc>>> =
+            deliveries.iter().map(|d| d.next_attempt_at).collect();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
         let row = client
@@ -132,8 +153,12 @@ impl PgStore {
                     &hooks,
                     &events,
                     &types,
-                    &payloads,
+                    &xids,
+                    &seqs,
+                    &statuses,
+                    &attempts,
                     &made,
+                    &nexts,
                 ],
             )
             .await?;
@@ -144,12 +169,16 @@ impl PgStore {
         let s = &self.schema.q;
         let sql = format!(
             "INSERT INTO {s}.webhook_deliveries ({}) \
-             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 \
              WHERE EXISTS (SELECT 1 FROM {s}.webhooks WHERE id = $2)",
             delivery_cols("")
         );
         let attempts = i32::try_from(d.attempts).unwrap_or(i32::MAX);
         let code = d.last_response_status.map(i32::from);
+        let (xid, seq) = (
+            to_i64("event xid", d.event_at.0)?,
+            to_i64("event seq", d.event_at.1)?,
+        );
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
         let n = client
@@ -160,7 +189,8 @@ impl PgStore {
                     &d.webhook_id,
                     &d.event_id,
                     &d.event_type,
-                    &d.payload,
+                    &xid,
+                    &seq,
                     &d.status.as_str(),
                     &attempts,
                     &d.created_at,
@@ -189,31 +219,41 @@ impl PgStore {
              due AS (SELECT d.id, d.next_attempt_at AS was FROM {s}.webhook_deliveries d \
                  JOIN {s}.webhooks w ON w.id = d.webhook_id \
                  WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND w.enabled \
-                 ORDER BY d.next_attempt_at, d.id LIMIT $3 FOR UPDATE OF d SKIP LOCKED) \
-             UPDATE {s}.webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = $2 \
-             FROM due, {s}.webhooks w, off WHERE d.id = due.id AND w.id = d.webhook_id \
-             RETURNING {cols}, w.url, w.secret, due.was",
+                 ORDER BY d.next_attempt_at, d.id LIMIT $3 FOR UPDATE OF d SKIP LOCKED), \
+             claimed AS (UPDATE {s}.webhook_deliveries d \
+                 SET attempts = d.attempts + 1, next_attempt_at = $2 \
+                 FROM due, off WHERE d.id = due.id \
+                 RETURNING {cols}, due.was) \
+             SELECT c.*, w.url, w.secret, {event} FROM claimed c \
+             JOIN {s}.webhooks w ON w.id = c.webhook_id \
+             LEFT JOIN {s}.events e \
+                 ON e.xid = c.event_xid::text::xid8 AND e.seq = c.event_seq \
+             ORDER BY c.was, c.id",
             cols = delivery_cols("d."),
+            event = event_cols("e."),
         );
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
         let rows = client
             .query(&stmt, &[&now, &until, &i64::from(limit)])
             .await?;
+        let width = DELIVERY_COLUMNS.len();
         let mut claimed = Vec::with_capacity(rows.len());
         for row in &rows {
-            let was: DateTime<Utc> = row.try_get(14)?;
-            claimed.push((
-                was,
-                Claimed {
-                    delivery: delivery_from_row(row, 0)?,
-                    url: row.try_get(12)?,
-                    secret: row.try_get(13)?,
-                },
-            ));
+            let delivery = delivery_from_row(row, 0)?;
+            let first = width + 3;
+            let event = match row.try_get::<_, Option<Uuid>>(first)? {
+                Some(_) => Some(event_from_row(row, first, delivery.event_at)?),
+                None => None,
+            };
+            claimed.push(Claimed {
+                url: row.try_get(width + 1)?,
+                secret: row.try_get(width + 2)?,
+                delivery,
+                event,
+            });
         }
-        claimed.sort_by_key(|(was, c)| (*was, c.delivery.id));
-        Ok(claimed.into_iter().map(|(_, c)| c).collect())
+        Ok(claimed)
     }
 
     /// One transaction: each delivery's outcome, each webhook's failure time, then each

@@ -136,6 +136,42 @@ fn feed_sql(s: &str) -> String {
     )
 }
 
+/// The event in the columns [`COLS`] of `row` from `first` on, kept at `at`.
+pub(crate) fn event_from_row(
+    row: &tokio_postgres::Row,
+    first: usize,
+    at: EventCursor,
+) -> Result<Event, Failure> {
+    let kind: String = row.try_get(first + 1)?;
+    let resource: String = row.try_get(first + 5)?;
+    let actor = match (row.try_get(first + 3)?, row.try_get(first + 4)?) {
+        (Some(key_id), Some(key_name)) => Some(Actor { key_id, key_name }),
+        _ => None,
+    };
+    Ok(Event {
+        id: row.try_get(first)?,
+        kind: kind
+            .parse()
+            .map_err(|()| Failure::invalid("event type", kind.clone()))?,
+        occurred_at: row.try_get(first + 2)?,
+        actor,
+        resource_type: resource
+            .parse()
+            .map_err(|()| Failure::invalid("event resource", resource.clone()))?,
+        resource_id: row.try_get(first + 6)?,
+        changed: row.try_get(first + 7)?,
+        at,
+    })
+}
+
+/// The columns of an event, each prefixed with `p`, in the order [`event_from_row`] reads.
+pub(crate) fn event_cols(p: &str) -> String {
+    COLS.split(", ")
+        .map(|c| format!("{p}{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
@@ -205,26 +241,9 @@ impl PgStore {
                 continue;
             };
             let seq: i64 = row.try_get(2)?;
-            last = Some(EventCursor(to_u64("xid", xid)?, to_u64("seq", seq)?));
-            let kind: String = row.try_get(4)?;
-            let resource: String = row.try_get(8)?;
-            let actor = match (row.try_get(6)?, row.try_get(7)?) {
-                (Some(key_id), Some(key_name)) => Some(Actor { key_id, key_name }),
-                _ => None,
-            };
-            events.push(Event {
-                id: row.try_get(3)?,
-                kind: kind
-                    .parse()
-                    .map_err(|()| Failure::invalid("event type", kind.clone()))?,
-                occurred_at: row.try_get(5)?,
-                actor,
-                resource_type: resource
-                    .parse()
-                    .map_err(|()| Failure::invalid("event resource", resource.clone()))?,
-                resource_id: row.try_get(9)?,
-                changed: row.try_get(10)?,
-            });
+            let at = EventCursor(to_u64("xid", xid)?, to_u64("seq", seq)?);
+            last = Some(at);
+            events.push(event_from_row(row, 3, at)?);
         }
         // A full page goes on after its last event; a page that reached the horizon after
         // every transaction below it, as none of them can add an event any more.

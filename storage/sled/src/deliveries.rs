@@ -1,29 +1,32 @@
 //! Webhook deliveries: enqueued with the dispatch cursor, claimed, recorded, listed, retried
-//! and purged (the trees `deliveries`, `delivery_due`, `webhook_deliveries`, and the cursor in
-//! `meta`; see `webhooks.rs`).
+//! and purged (see `webhooks.rs` for the trees).
+//!
+//! A sled transaction takes the database's one write lock, which every other write waits
+//! for, so delivery bookkeeping (several writes per event while an API writes) uses no
+//! transaction: each operation is a few single-key writes, made one operation at a time
+//! under a lock of this store ([`DeliveryLock`]; a sled directory is open in one process).
+//! The record is the truth and the index keys follow it; a crash between two of its writes
+//! can only leave an index key that the next claim finds stale and removes, or deliveries
+//! enqueued again because the cursor had not moved yet (sent twice, with the same
+//! `webhook-id`).
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use assetlib_core::Page;
 use assetlib_core::events::EventCursor;
 use assetlib_core::webhooks::{Attempt, Claimed, Delivery, DeliveryStatus, Webhook};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sled::Transactional;
-use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
-use crate::error::{Error, TxError, abort};
+use crate::error::Error;
 use crate::record::{Ts, decode, encode};
-use crate::webhooks::{WebhookRec, read_hook, write_hook};
+use crate::webhooks::WebhookRec;
 use crate::{Inner, tree_keys};
 
 /// The key of the dispatch cursor in `meta`.
 const CURSOR: &[u8] = b"webhook_cursor";
-
-/// Deliveries removed per transaction when a webhook goes or old ones are purged.
-const BATCH: usize = 500;
 
 /// A delivery, without its id (the key).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,7 +34,7 @@ struct DeliveryRec {
     webhook: [u8; 16],
     event: [u8; 16],
     event_type: String,
-    payload: String,
+    event_at: (u64, u64),
     /// 0 pending, 1 succeeded, 2 failed.
     status: u8,
     attempts: u32,
@@ -50,7 +53,7 @@ impl DeliveryRec {
             webhook: d.webhook_id.into_bytes(),
             event: d.event_id.into_bytes(),
             event_type: d.event_type.clone(),
-            payload: d.payload.clone(),
+            event_at: (d.event_at.0, d.event_at.1),
             status: match d.status {
                 DeliveryStatus::Pending => 0,
                 DeliveryStatus::Succeeded => 1,
@@ -71,7 +74,7 @@ impl DeliveryRec {
             webhook_id: Uuid::from_bytes(self.webhook),
             event_id: Uuid::from_bytes(self.event),
             event_type: self.event_type,
-            payload: self.payload,
+            event_at: EventCursor(self.event_at.0, self.event_at.1),
             status: match self.status {
                 0 => DeliveryStatus::Pending,
                 1 => DeliveryStatus::Succeeded,
@@ -88,9 +91,15 @@ impl DeliveryRec {
     }
 }
 
-/// A delivery's key in `delivery_due`.
+/// A delivery's key in `delivery_due` (pending deliveries only).
 fn due_key(next: &DateTime<Utc>, id: Uuid) -> [u8; 28] {
     tree_keys::pass_place(next, id)
+}
+
+/// When a pending delivery is due.
+fn due_of(d: &Delivery) -> Option<DateTime<Utc>> {
+    d.next_attempt_at
+        .filter(|_| d.status == DeliveryStatus::Pending)
 }
 
 /// A delivery's key in `webhook_deliveries`.
@@ -101,119 +110,65 @@ fn listed_key(webhook: Uuid, created_at: &DateTime<Utc>, id: Uuid) -> Vec<u8> {
     key
 }
 
-/// The trees a delivery's writes touch, inside a transaction.
-struct Trees<'a> {
-    records: &'a TransactionalTree,
-    due: &'a TransactionalTree,
-    listed: &'a TransactionalTree,
-}
-
-impl Trees<'_> {
-    /// Writes `d` (new or changed from `old`), its due key and its list key.
-    fn put(&self, d: &Delivery, old: Option<&Delivery>) -> Result<(), TxError> {
-        if let Some(next) = old.and_then(|o| {
-            o.next_attempt_at
-                .filter(|_| o.status == DeliveryStatus::Pending)
-        }) {
-            self.due.remove(&due_key(&next, d.id)[..])?;
-        }
-        if let Some(next) = d
-            .next_attempt_at
-            .filter(|_| d.status == DeliveryStatus::Pending)
-        {
-            self.due
-                .insert(&due_key(&next, d.id)[..], &d.webhook_id.as_bytes()[..])?;
-        }
-        if old.is_none() {
-            self.listed
-                .insert(listed_key(d.webhook_id, &d.created_at, d.id), &[][..])?;
-        }
-        let value = encode(DeliveryRec::WHAT, &DeliveryRec::new(d)).map_err(abort)?;
-        self.records.insert(&d.id.as_bytes()[..], value)?;
-        Ok(())
-    }
-
-    /// The delivery `id`, if stored.
-    fn get(&self, id: Uuid) -> Result<Option<Delivery>, TxError> {
-        match self.records.get(id.as_bytes())? {
-            Some(v) => {
-                let rec: DeliveryRec = decode(DeliveryRec::WHAT, &v).map_err(abort)?;
-                Ok(Some(rec.into_delivery(id).map_err(abort)?))
-            }
-            None => Ok(None),
-        }
-    }
-
-    /// Removes `d` and its keys.
-    fn remove(&self, d: &Delivery) -> Result<(), TxError> {
-        if let Some(next) = d
-            .next_attempt_at
-            .filter(|_| d.status == DeliveryStatus::Pending)
-        {
-            self.due.remove(&due_key(&next, d.id)[..])?;
-        }
-        self.listed
-            .remove(listed_key(d.webhook_id, &d.created_at, d.id))?;
-        self.records.remove(d.id.as_bytes())?;
-        Ok(())
-    }
-}
-
-/// Claims run one at a time in this process.
+/// Delivery bookkeeping runs one operation at a time in this process.
 #[derive(Debug, Default)]
-pub(crate) struct ClaimLock(Mutex<()>);
+pub(crate) struct DeliveryLock(Mutex<()>);
+
+impl DeliveryLock {
+    fn hold(&self) -> MutexGuard<'_, ()> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// What a batch of attempts says of one webhook.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HookOutcome {
+    /// An attempt succeeded: the failure time starts afresh.
+    pub(crate) reset: bool,
+    /// The first failure after the last success.
+    pub(crate) since: Option<DateTime<Utc>>,
+    /// When its last attempt ended.
+    pub(crate) last: DateTime<Utc>,
+}
 
 impl Inner {
-    /// Removes the deliveries of webhook `id` made before `before` (all when `None`), oldest
-    /// first, in batches; returns how many, and lowers the webhook's count by as many.
-    pub(crate) fn remove_deliveries_of(
-        &self,
-        id: Uuid,
-        before: Option<DateTime<Utc>>,
-    ) -> Result<u64, Error> {
-        let mut removed = 0;
-        loop {
-            let mut batch = Vec::with_capacity(BATCH);
-            for item in self.webhook_deliveries.scan_prefix(id.as_bytes()) {
-                let (key, _) = item?;
-                let delivery = tree_keys::trailing_id(&key)?;
-                let Some(v) = self.get(&self.deliveries, delivery.as_bytes())? else {
-                    self.webhook_deliveries.remove(key)?;
-                    continue;
-                };
-                let d = decode::<DeliveryRec>(DeliveryRec::WHAT, &v)?.into_delivery(delivery)?;
-                if before.is_some_and(|b| d.created_at >= b) || batch.len() >= BATCH {
-                    break;
-                }
-                batch.push(d);
+    fn delivery(&self, id: Uuid) -> Result<Option<Delivery>, Error> {
+        self.get(&self.deliveries, id.as_bytes())?
+            .map(|v| decode::<DeliveryRec>(DeliveryRec::WHAT, &v)?.into_delivery(id))
+            .transpose()
+    }
+
+    /// Writes `d` (new, or changed from `old`): the record, then its due key and list key.
+    fn put_delivery(&self, d: &Delivery, old: Option<&Delivery>) -> Result<(), Error> {
+        let value = encode(DeliveryRec::WHAT, &DeliveryRec::new(d))?;
+        self.deliveries.insert(d.id.as_bytes(), value)?;
+        let (before, after) = (old.and_then(due_of), due_of(d));
+        if before != after {
+            if let Some(next) = before {
+                self.delivery_due.remove(due_key(&next, d.id))?;
             }
-            if batch.is_empty() {
-                return Ok(removed);
+            if let Some(next) = after {
+                self.delivery_due
+                    .insert(due_key(&next, d.id), d.webhook_id.as_bytes())?;
             }
-            let n = batch.len() as u64;
-            (
-                &self.deliveries,
-                &self.delivery_due,
-                &self.webhook_deliveries,
-                &self.webhooks,
-            )
-                .transaction(|(records, due, listed, hooks)| {
-                    let trees = Trees {
-                        records,
-                        due,
-                        listed,
-                    };
-                    for d in &batch {
-                        trees.remove(d)?;
-                    }
-                    if let Some(mut rec) = read_hook(hooks, id)? {
-                        rec.deliveries = rec.deliveries.saturating_sub(n);
-                        write_hook(hooks, id, &rec)?;
-                    }
-                    Ok(())
-                })?;
-            removed += n;
         }
+        if old.is_none() {
+            self.webhook_deliveries
+                .insert(listed_key(d.webhook_id, &d.created_at, d.id), &[][..])?;
+        }
+        Ok(())
+    }
+
+    /// Adds `delta` to the delivery count of `webhook`.
+    fn count_deliveries(&self, webhook: Uuid, delta: i64) -> Result<(), Error> {
+        self.webhook_counts
+            .update_and_fetch(webhook.as_bytes(), |old| {
+                let old = old
+                    .and_then(|v| <[u8; 8]>::try_from(v).ok())
+                    .map_or(0, u64::from_be_bytes);
+                Some(old.saturating_add_signed(delta).to_be_bytes().to_vec())
+            })?;
+        Ok(())
     }
 
     pub(crate) fn webhook_cursor(&self) -> Result<EventCursor, Error> {
@@ -230,113 +185,76 @@ impl Inner {
         }
     }
 
-    /// Stores `deliveries` of webhooks that exist and moves the cursor, in one transaction,
-    /// when the cursor is still `from`.
+    /// When the cursor is still `from`: stores the deliveries of webhooks that exist, then
+    /// moves the cursor to `to`.
     pub(crate) fn enqueue(
         &self,
         from: EventCursor,
         to: EventCursor,
         deliveries: &[Delivery],
     ) -> Result<bool, Error> {
-        let mut cursor = Vec::with_capacity(16);
-        cursor.extend_from_slice(&to.0.to_be_bytes());
+        let _one = self.delivery_lock.hold();
+        if self.webhook_cursor()? != from {
+            return Ok(false);
+        }
+        let mut counts: HashMap<Uuid, Option<i64>> = HashMap::new();
+        for d in deliveries {
+            let count = match counts.get_mut(&d.webhook_id) {
+                Some(count) => count,
+                None => {
+                    let exists = self.hook_rec(d.webhook_id)?.is_some();
+                    counts.entry(d.webhook_id).or_insert(exists.then_some(0))
+                }
+            };
+            if let Some(n) = count {
+                self.put_delivery(d, None)?;
+                *n += 1;
+            }
+        }
+        for (webhook, n) in counts {
+            if let Some(n) = n {
+                self.count_deliveries(webhook, n)?;
+            }
+        }
+        let mut cursor = to.0.to_be_bytes().to_vec();
         cursor.extend_from_slice(&to.1.to_be_bytes());
-        let done = (
-            &self.meta,
-            &self.webhooks,
-            &self.deliveries,
-            &self.delivery_due,
-            &self.webhook_deliveries,
-        )
-            .transaction(|(meta, hooks, records, due, listed)| {
-                let stored = match meta.get(CURSOR)? {
-                    Some(v) if v.len() == 16 => EventCursor(
-                        tree_keys::decode_u64("webhook cursor", &v[..8]).map_err(abort)?,
-                        tree_keys::decode_u64("webhook cursor", &v[8..]).map_err(abort)?,
-                    ),
-                    Some(_) => return Err(abort(Error::invalid("webhook cursor", "not 16 bytes"))),
-                    None => EventCursor::START,
-                };
-                if stored != from {
-                    return Ok(false);
-                }
-                meta.insert(CURSOR, cursor.as_slice())?;
-                let trees = Trees {
-                    records,
-                    due,
-                    listed,
-                };
-                let mut hook_recs: HashMap<Uuid, Option<WebhookRec>> = HashMap::new();
-                for d in deliveries {
-                    let rec = match hook_recs.get_mut(&d.webhook_id) {
-                        Some(rec) => rec,
-                        None => hook_recs
-                            .entry(d.webhook_id)
-                            .or_insert(read_hook(hooks, d.webhook_id)?),
-                    };
-                    let Some(rec) = rec else {
-                        continue;
-                    };
-                    rec.deliveries += 1;
-                    trees.put(d, None)?;
-                }
-                for (id, rec) in &hook_recs {
-                    if let Some(rec) = rec {
-                        write_hook(hooks, *id, rec)?;
-                    }
-                }
-                Ok(true)
-            })?;
-        Ok(done)
+        self.meta.insert(CURSOR, cursor)?;
+        Ok(true)
     }
 
     pub(crate) fn insert_delivery(&self, d: &Delivery) -> Result<bool, Error> {
-        let stored = (
-            &self.webhooks,
-            &self.deliveries,
-            &self.delivery_due,
-            &self.webhook_deliveries,
-        )
-            .transaction(|(hooks, records, due, listed)| {
-                let Some(mut rec) = read_hook(hooks, d.webhook_id)? else {
-                    return Ok(false);
-                };
-                rec.deliveries += 1;
-                write_hook(hooks, d.webhook_id, &rec)?;
-                Trees {
-                    records,
-                    due,
-                    listed,
-                }
-                .put(d, None)?;
-                Ok(true)
-            })?;
-        Ok(stored)
+        let _one = self.delivery_lock.hold();
+        if self.hook_rec(d.webhook_id)?.is_none() {
+            return Ok(false);
+        }
+        self.put_delivery(d, None)?;
+        self.count_deliveries(d.webhook_id, 1)?;
+        Ok(true)
     }
 
-    /// Finds up to `limit` due deliveries of enabled webhooks in `delivery_due` (removing the
-    /// keys of webhooks that are gone), then leases them in one transaction.
+    /// Walks `delivery_due` up to `now`, leasing up to `limit` pending deliveries of enabled
+    /// webhooks (and removing keys that are stale: of a delivery or webhook gone, or of a
+    /// time the record no longer has).
     pub(crate) fn claim(
         &self,
         now: DateTime<Utc>,
         until: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<Claimed>, Error> {
-        let _one_at_a_time = self
-            .claim_lock
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _one = self.delivery_lock.hold();
         let mut hooks: HashMap<Uuid, Option<Webhook>> = HashMap::new();
-        let mut found: Vec<(Uuid, Webhook)> = Vec::new();
+        let mut due = Vec::new();
         let end = due_key(&now, Uuid::max());
         for item in self.delivery_due.range(..=&end[..]) {
-            if found.len() >= limit as usize {
-                break;
-            }
             let (key, value) = item?;
             self.touched(1);
-            let webhook = crate::record::decode_id("due webhook", &value)?;
+            due.push((key, crate::record::decode_id("due webhook", &value)?));
+        }
+        let mut claimed = Vec::new();
+        for (key, webhook) in due {
+            if claimed.len() >= limit as usize {
+                break;
+            }
             let hook = match hooks.get(&webhook) {
                 Some(hook) => hook.clone(),
                 None => {
@@ -348,119 +266,124 @@ impl Inner {
                     hook
                 }
             };
-            match hook {
-                None => {
-                    self.delivery_due.remove(key)?;
-                }
-                Some(hook) if hook.enabled => {
-                    found.push((tree_keys::trailing_id(&key)?, hook));
-                }
-                Some(_) => {}
+            let id = tree_keys::trailing_id(&key)?;
+            let old = self.delivery(id)?;
+            let (Some(hook), Some(old)) = (hook, old) else {
+                self.delivery_due.remove(&key)?;
+                continue;
+            };
+            let current = due_of(&old).map(|t| due_key(&t, id));
+            if current.as_ref().map(|k| &k[..]) != Some(&key[..]) {
+                self.delivery_due.remove(&key)?;
+                continue;
             }
+            if !hook.enabled {
+                continue;
+            }
+            let new = Delivery {
+                attempts: old.attempts.saturating_add(1),
+                next_attempt_at: Some(until),
+                ..old.clone()
+            };
+            self.put_delivery(&new, Some(&old))?;
+            let event = match new.event_at {
+                EventCursor(0, place) if place > 0 => self.event_at(place)?,
+                _ => None,
+            };
+            claimed.push(Claimed {
+                delivery: new,
+                url: hook.url,
+                secret: hook.secret,
+                event,
+            });
         }
-        let claimed = (
-            &self.deliveries,
-            &self.delivery_due,
-            &self.webhook_deliveries,
-        )
-            .transaction(|(records, due, listed)| {
-                let trees = Trees {
-                    records,
-                    due,
-                    listed,
-                };
-                let mut claimed = Vec::with_capacity(found.len());
-                for (id, hook) in &found {
-                    let Some(old) = trees.get(*id)? else {
-                        continue;
-                    };
-                    if old.status != DeliveryStatus::Pending
-                        || old.next_attempt_at.is_none_or(|t| t > now)
-                    {
-                        continue;
-                    }
-                    let new = Delivery {
-                        attempts: old.attempts.saturating_add(1),
-                        next_attempt_at: Some(until),
-                        ..old.clone()
-                    };
-                    trees.put(&new, Some(&old))?;
-                    claimed.push(Claimed {
-                        delivery: new,
-                        url: hook.url.clone(),
-                        secret: hook.secret.clone(),
-                    });
-                }
-                Ok(claimed)
-            })?;
         Ok(claimed)
     }
 
-    /// Records the attempts in one transaction; answers the webhooks to disable (failing
-    /// since `disable_before` or earlier), each with the time of its last attempt.
-    pub(crate) fn record(
-        &self,
-        attempts: &[Attempt],
-        disable_before: DateTime<Utc>,
-    ) -> Result<Vec<(Uuid, DateTime<Utc>)>, Error> {
-        let disable = (
-            &self.deliveries,
-            &self.delivery_due,
-            &self.webhook_deliveries,
-            &self.webhooks,
-        )
-            .transaction(|(records, due, listed, hooks)| {
-                let trees = Trees {
-                    records,
-                    due,
-                    listed,
+    /// Records the attempts; answers what they say of each webhook, for
+    /// [`Inner::note_failures`].
+    pub(crate) fn record(&self, attempts: &[Attempt]) -> Result<HashMap<Uuid, HookOutcome>, Error> {
+        let _one = self.delivery_lock.hold();
+        let mut per_hook: HashMap<Uuid, HookOutcome> = HashMap::new();
+        for attempt in attempts {
+            if let Some(old) = self.delivery(attempt.delivery_id)? {
+                self.put_delivery(&old.after(attempt), Some(&old))?;
+            }
+            let hook = per_hook.entry(attempt.webhook_id).or_insert(HookOutcome {
+                reset: false,
+                since: None,
+                last: attempt.at,
+            });
+            if attempt.succeeded() {
+                *hook = HookOutcome {
+                    reset: true,
+                    since: None,
+                    last: attempt.at,
                 };
-                let mut touched: HashMap<Uuid, (WebhookRec, DateTime<Utc>)> = HashMap::new();
-                for attempt in attempts {
-                    if let Some(old) = trees.get(attempt.delivery_id)? {
-                        trees.put(&old.after(attempt), Some(&old))?;
-                    }
-                    let rec = match touched.remove(&attempt.webhook_id) {
-                        Some((rec, _)) => Some(rec),
-                        None => read_hook(hooks, attempt.webhook_id)?,
-                    };
-                    let Some(mut rec) = rec else {
-                        continue;
-                    };
-                    if attempt.succeeded() {
-                        rec.failing_since = None;
-                    } else if rec.failing_since.is_none() {
-                        rec.failing_since = Some((&attempt.at).into());
-                    }
-                    touched.insert(attempt.webhook_id, (rec, attempt.at));
+            } else {
+                hook.since = hook.since.or(Some(attempt.at));
+                hook.last = attempt.at;
+            }
+        }
+        Ok(per_hook)
+    }
+
+    /// Sets the failure time of webhook `id` after attempts, one atomic change of its
+    /// record; whether it is enabled and failing since `disable_before` or earlier.
+    pub(crate) fn note_failures(
+        &self,
+        id: Uuid,
+        outcome: HookOutcome,
+        disable_before: DateTime<Utc>,
+    ) -> Result<bool, Error> {
+        let HookOutcome { reset, since, .. } = outcome;
+        let mut failing = false;
+        let mut failure: Option<Error> = None;
+        self.webhooks.update_and_fetch(id.as_bytes(), |old| {
+            let old = old?;
+            let mut rec: WebhookRec = match decode(WebhookRec::WHAT, old) {
+                Ok(rec) => rec,
+                Err(e) => {
+                    failure = Some(e);
+                    return Some(old.to_vec());
                 }
-                let mut disable = Vec::new();
-                for (id, (rec, at)) in &touched {
-                    write_hook(hooks, *id, rec)?;
-                    let since = rec.failing_since.map(Ts::time).transpose().map_err(abort)?;
-                    if rec.enabled && since.is_some_and(|t| t <= disable_before) {
-                        disable.push((*id, *at));
-                    }
+            };
+            let now = if reset {
+                since.map(|t| Ts::from(&t))
+            } else {
+                rec.failing_since.or(since.map(|t| Ts::from(&t)))
+            };
+            rec.failing_since = now;
+            failing = rec.enabled
+                && now
+                    .and_then(|t| t.time().ok())
+                    .is_some_and(|t| t <= disable_before);
+            match encode(WebhookRec::WHAT, &rec) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    failure = Some(e);
+                    Some(old.to_vec())
                 }
-                Ok(disable)
-            })?;
-        Ok(disable)
+            }
+        })?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(failing),
+        }
     }
 
     /// One page of a webhook's deliveries from `webhook_deliveries`, newest first; the total
-    /// is the webhook's count.
+    /// is its count.
     pub(crate) fn list_deliveries(
         &self,
         webhook: Uuid,
         offset: u64,
         limit: u32,
     ) -> Result<Page<Delivery>, Error> {
-        let Some(rec) = self.hook_rec(webhook)? else {
-            return Ok(Page {
-                items: Vec::new(),
-                total: 0,
-            });
-        };
+        let total = self
+            .get(&self.webhook_counts, webhook.as_bytes())?
+            .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
+            .map_or(0, u64::from_be_bytes);
         let mut items = Vec::new();
         let skip = usize::try_from(offset).unwrap_or(usize::MAX);
         for item in self
@@ -471,15 +394,11 @@ impl Inner {
                 break;
             }
             let (key, _) = item?;
-            let id = tree_keys::trailing_id(&key)?;
-            if let Some(v) = self.get(&self.deliveries, id.as_bytes())? {
-                items.push(decode::<DeliveryRec>(DeliveryRec::WHAT, &v)?.into_delivery(id)?);
+            if let Some(d) = self.delivery(tree_keys::trailing_id(&key)?)? {
+                items.push(d);
             }
         }
-        Ok(Page {
-            items,
-            total: rec.deliveries,
-        })
+        Ok(Page { items, total })
     }
 
     pub(crate) fn retry(
@@ -488,29 +407,50 @@ impl Inner {
         id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<Option<Delivery>, Error> {
-        let retried = (
-            &self.deliveries,
-            &self.delivery_due,
-            &self.webhook_deliveries,
-        )
-            .transaction(|(records, due, listed)| {
-                let trees = Trees {
-                    records,
-                    due,
-                    listed,
-                };
-                let Some(old) = trees.get(id)?.filter(|d| d.webhook_id == webhook) else {
-                    return Ok(None);
-                };
-                let new = Delivery {
-                    status: DeliveryStatus::Pending,
-                    next_attempt_at: Some(now),
-                    ..old.clone()
-                };
-                trees.put(&new, Some(&old))?;
-                Ok(Some(new))
-            })?;
-        Ok(retried)
+        let _one = self.delivery_lock.hold();
+        let Some(old) = self.delivery(id)?.filter(|d| d.webhook_id == webhook) else {
+            return Ok(None);
+        };
+        let new = Delivery {
+            status: DeliveryStatus::Pending,
+            next_attempt_at: Some(now),
+            ..old.clone()
+        };
+        self.put_delivery(&new, Some(&old))?;
+        Ok(Some(new))
+    }
+
+    /// Removes the deliveries of webhook `id` made before `before` (all, and its count, when
+    /// `None`), oldest first; returns how many.
+    pub(crate) fn remove_deliveries_of(
+        &self,
+        id: Uuid,
+        before: Option<DateTime<Utc>>,
+    ) -> Result<u64, Error> {
+        let _one = self.delivery_lock.hold();
+        let mut removed = 0;
+        for item in self.webhook_deliveries.scan_prefix(id.as_bytes()) {
+            let (key, _) = item?;
+            let delivery = tree_keys::trailing_id(&key)?;
+            if let Some(d) = self.delivery(delivery)? {
+                if before.is_some_and(|b| d.created_at >= b) {
+                    break;
+                }
+                if let Some(next) = due_of(&d) {
+                    self.delivery_due.remove(due_key(&next, d.id))?;
+                }
+                self.deliveries.remove(d.id.as_bytes())?;
+                removed += 1;
+            }
+            self.webhook_deliveries.remove(key)?;
+        }
+        match before {
+            None => {
+                self.webhook_counts.remove(id.as_bytes())?;
+            }
+            Some(_) => self.count_deliveries(id, -i64::try_from(removed).unwrap_or(i64::MAX))?,
+        }
+        Ok(removed)
     }
 
     pub(crate) fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, Error> {

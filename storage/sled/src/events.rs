@@ -50,7 +50,7 @@ impl EventRec {
         }
     }
 
-    fn into_event(self) -> Result<Event, Error> {
+    fn into_event(self, place: u64) -> Result<Event, Error> {
         Ok(Event {
             id: self.id,
             kind: self
@@ -66,6 +66,7 @@ impl EventRec {
             })?,
             resource_id: self.resource_id,
             changed: self.changed,
+            at: EventCursor(0, place),
         })
     }
 }
@@ -193,8 +194,9 @@ impl Inner {
         for item in self.events.range(from.to_be_bytes()..settled.to_be_bytes()) {
             let (key, value) = item?;
             self.touched(1);
-            next = EventCursor(0, crate::tree_keys::decode_u64("event place", &key)?);
-            let event = decode::<EventRec>(EventRec::WHAT, &value)?.into_event()?;
+            let place = crate::tree_keys::decode_u64("event place", &key)?;
+            next = EventCursor(0, place);
+            let event = decode::<EventRec>(EventRec::WHAT, &value)?.into_event(place)?;
             if query.matches(&event) {
                 events.push(event);
                 if events.len() >= query.limit {
@@ -203,6 +205,13 @@ impl Inner {
             }
         }
         Ok(EventPage { events, next })
+    }
+
+    /// The event at `place`, if the log still has it.
+    pub(crate) fn event_at(&self, place: u64) -> Result<Option<Event>, Error> {
+        self.get(&self.events, &place.to_be_bytes())?
+            .map(|v| decode::<EventRec>(EventRec::WHAT, &v)?.into_event(place))
+            .transpose()
     }
 
     /// Removes the events older than `before`, oldest first, stopping at the first newer one.

@@ -72,7 +72,7 @@
 //! | `library_passes` | library `id` | the library's passes, each as `ts(created_at)` + pass `id`, in descending order (newest first, then by `id` descending; absent when it has none) |
 //! | `versions` | `n` / `l` + library `id` | last content version handed out / a library's version (`u64`; see `versions.rs`) |
 //! | `events` | place (big-endian `u64`) | an event of the log (see `events.rs`) |
-//! | `webhooks`, `deliveries`, `delivery_due`, `webhook_deliveries` | | webhooks and their deliveries (see `webhooks.rs`) |
+//! | `webhooks`, `webhook_counts`, `deliveries`, `delivery_due`, `webhook_deliveries` | | webhooks and their deliveries (see `webhooks.rs`) |
 //! | `meta` | `webhook_cursor` | the place of the event log up to which events have become deliveries |
 //!
 //! Only published libraries enter the library indexes and counts. Every asset enters the
@@ -242,7 +242,8 @@ pub(crate) struct Inner {
     pub(crate) deliveries: Tree,
     pub(crate) delivery_due: Tree,
     pub(crate) webhook_deliveries: Tree,
-    claim_lock: deliveries::ClaimLock,
+    pub(crate) webhook_counts: Tree,
+    delivery_lock: deliveries::DeliveryLock,
     /// The event log ([`events`]) and its places.
     pub(crate) events: Tree,
     pub(crate) event_seq: Arc<events::EventSeq>,
@@ -360,7 +361,8 @@ impl SledStore {
             deliveries: tree("deliveries")?,
             delivery_due: tree("delivery_due")?,
             webhook_deliveries: tree("webhook_deliveries")?,
-            claim_lock: deliveries::ClaimLock::default(),
+            webhook_counts: tree("webhook_counts")?,
+            delivery_lock: deliveries::DeliveryLock::default(),
             meta: meta.clone(),
             reads: AtomicU64::new(0),
             assets_version: AtomicU64::new(0),

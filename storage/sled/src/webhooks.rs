@@ -2,17 +2,17 @@
 //!
 //! | tree | key | value |
 //! |---|---|---|
-//! | `webhooks` | webhook `id` | [`WebhookRec`] (with its number of deliveries) |
-//! | `deliveries` | delivery `id` | [`DeliveryRec`] |
+//! | `webhooks` | webhook `id` | [`WebhookRec`] |
+//! | `webhook_counts` | webhook `id` | its number of deliveries (big-endian `u64`) |
+//! | `deliveries` | delivery `id` | a delivery record (its event's place in the log, not its body) |
 //! | `delivery_due` | `ts(next_attempt_at)` + delivery `id` | the webhook's `id` (pending deliveries only) |
 //! | `webhook_deliveries` | webhook `id` + `ts(created_at)` + delivery `id` | empty |
 //! | `meta` | `webhook_cursor` | the dispatch cursor, two big-endian `u64` |
 //!
 //! A webhook's writes append their event in their transaction, as every write does. Delivery
-//! bookkeeping is written without a flush of its own (sled's background flush and the next
-//! durable write take it to disk): after a crash a delivery may only go out again. Claims
-//! run one at a time in this process (a sled directory is open in one process), each a scan
-//! of `delivery_due` up to now and one transaction that leases what it found.
+//! bookkeeping (`deliveries.rs`) uses no transaction and no flush of its own (sled's
+//! background flush and the next durable write take it to disk): after a crash a delivery may
+//! only go out again.
 
 use assetlib_core::events::{Event, EventCursor};
 use assetlib_core::webhooks::{Attempt, Claimed, Delivery, EventFilter, Webhook, WebhookChange};
@@ -39,14 +39,12 @@ pub(crate) struct WebhookRec {
     created_at: Ts,
     updated_at: Ts,
     pub(crate) failing_since: Option<Ts>,
-    /// How many deliveries it has.
-    pub(crate) deliveries: u64,
 }
 
 impl WebhookRec {
-    const WHAT: &'static str = "webhook";
+    pub(crate) const WHAT: &'static str = "webhook";
 
-    fn new(w: &Webhook, deliveries: u64) -> Self {
+    fn new(w: &Webhook) -> Self {
         WebhookRec {
             url: w.url.clone(),
             event_types: w
@@ -60,7 +58,6 @@ impl WebhookRec {
             created_at: (&w.created_at).into(),
             updated_at: (&w.updated_at).into(),
             failing_since: w.failing_since.as_ref().map(Ts::from),
-            deliveries,
         }
     }
 
@@ -83,21 +80,14 @@ impl WebhookRec {
 }
 
 /// The webhook record `id` in a transaction.
-pub(crate) fn read_hook(
-    hooks: &TransactionalTree,
-    id: Uuid,
-) -> Result<Option<WebhookRec>, TxError> {
+fn read_hook(hooks: &TransactionalTree, id: Uuid) -> Result<Option<WebhookRec>, TxError> {
     hooks
         .get(id.as_bytes())?
         .map(|v| decode(WebhookRec::WHAT, &v).map_err(abort))
         .transpose()
 }
 
-pub(crate) fn write_hook(
-    hooks: &TransactionalTree,
-    id: Uuid,
-    rec: &WebhookRec,
-) -> Result<(), TxError> {
+fn write_hook(hooks: &TransactionalTree, id: Uuid, rec: &WebhookRec) -> Result<(), TxError> {
     let value = encode(WebhookRec::WHAT, rec).map_err(abort)?;
     hooks.insert(&id.as_bytes()[..], value)?;
     Ok(())
@@ -111,7 +101,7 @@ impl Inner {
     }
 
     fn insert_webhook(&self, w: &Webhook, event: &EventSlot) -> Result<(), Error> {
-        let rec = WebhookRec::new(w, 0);
+        let rec = WebhookRec::new(w);
         (&self.webhooks, &self.events).transaction(|(hooks, events)| {
             if hooks.get(w.id.as_bytes())?.is_some() {
                 return Err(abort(Error::DuplicateId(w.id)));
@@ -154,12 +144,11 @@ impl Inner {
             let Some(rec) = read_hook(hooks, id)? else {
                 return Ok(None);
             };
-            let count = rec.deliveries;
             let old = rec.into_webhook(id).map_err(abort)?;
             let Some((new, changed)) = change.apply(&old, now) else {
                 return Ok(Some(old));
             };
-            write_hook(hooks, id, &WebhookRec::new(&new, count))?;
+            write_hook(hooks, id, &WebhookRec::new(&new))?;
             event.put(events, Event::webhook_updated(id, changed))?;
             Ok(Some(new))
         })?;
@@ -195,13 +184,12 @@ impl Inner {
             let Some(rec) = read_hook(hooks, id)? else {
                 return Ok(());
             };
-            let count = rec.deliveries;
             let hook = rec.into_webhook(id).map_err(abort)?;
             if hook.failing_since.is_none_or(|t| t > disable_before) {
                 return Ok(());
             }
             if let Some((new, changed)) = WebhookChange::disable().apply(&hook, at) {
-                write_hook(hooks, id, &WebhookRec::new(&new, count))?;
+                write_hook(hooks, id, &WebhookRec::new(&new))?;
                 event.put(events, Event::webhook_updated(id, changed))?;
             }
             Ok(())
@@ -278,7 +266,15 @@ impl WebhookStore for SledStore {
     ) -> Result<(), StoreError> {
         let attempts = attempts.to_vec();
         let disable = self
-            .blocking(move |inner| inner.record(&attempts, disable_before))
+            .blocking(move |inner| {
+                let mut disable = Vec::new();
+                for (id, outcome) in inner.record(&attempts)? {
+                    if inner.note_failures(id, outcome, disable_before)? {
+                        disable.push((id, outcome.last));
+                    }
+                }
+                Ok(disable)
+            })
             .await?;
         for (id, at) in disable {
             self.logged_write(move |inner, event| inner.disable(id, at, disable_before, event))
