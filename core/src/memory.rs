@@ -56,8 +56,15 @@ struct State {
     webhooks: HashMap<Uuid, crate::webhooks::Webhook>,
     /// Their deliveries.
     deliveries: HashMap<Uuid, crate::webhooks::Delivery>,
-    /// Where the events stop that have become deliveries.
-    webhook_cursor: EventCursor,
+    /// Each webhook's stream.
+    streams: HashMap<Uuid, Stream>,
+}
+
+/// Where a webhook's stream stands, and who holds it until when.
+#[derive(Debug, Clone, Copy)]
+struct Stream {
+    at: EventCursor,
+    holder: Option<(Uuid, DateTime<Utc>)>,
 }
 
 /// One page (`limit` from `offset`) of `hits`, newest first by `key` (a time and an id, so

@@ -63,8 +63,9 @@ use shared::*;
 
 use webhooks::{
     attempts_are_recorded_and_failing_webhooks_disabled,
-    claims_lease_due_deliveries_of_enabled_webhooks, deliveries_are_enqueued_once_per_cursor,
-    old_deliveries_are_purged, webhooks_round_trip_change_and_delete_with_their_events,
+    claims_lease_due_deliveries_of_enabled_webhooks, old_deliveries_are_purged,
+    streams_are_leased_to_one_holder_and_advance_with_their_deliveries,
+    webhooks_round_trip_change_and_delete_with_their_events,
 };
 use websites::{
     a_rotated_signing_secret_replaces_the_old_one, concurrent_first_secrets_agree,
@@ -183,11 +184,11 @@ suite!(
 
 suite!(
     /// The cases of [`WebhookStore`](crate::WebhookStore): records and their events, paging,
-    /// deliveries enqueued once per cursor, claims that lease (never one delivery to two
+    /// streams leased to one holder and advanced with their deliveries, claims that lease (never one delivery to two
     /// claimers at once), attempts recorded, failing webhooks disabled, purges.
     WEBHOOK_CASES:
     webhooks_round_trip_change_and_delete_with_their_events,
-    deliveries_are_enqueued_once_per_cursor,
+    streams_are_leased_to_one_holder_and_advance_with_their_deliveries,
     claims_lease_due_deliveries_of_enabled_webhooks,
     attempts_are_recorded_and_failing_webhooks_disabled,
     old_deliveries_are_purged,

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{MemoryStore, newest_first};
+use super::{MemoryStore, Stream, newest_first};
 use crate::error::StoreError;
 use crate::events::{Event, EventCursor};
 use crate::model::Page;
@@ -21,6 +21,11 @@ impl WebhookStore for MemoryStore {
             return Err(StoreError::DuplicateId { id: webhook.id });
         }
         state.log(Event::webhook_created(webhook.id));
+        let stream = Stream {
+            at: EventCursor(0, state.last_event),
+            holder: None,
+        };
+        state.streams.insert(webhook.id, stream);
         state.webhooks.insert(webhook.id, webhook);
         Ok(())
     }
@@ -59,29 +64,54 @@ impl WebhookStore for MemoryStore {
             return Ok(false);
         }
         state.deliveries.retain(|_, d| d.webhook_id != id);
+        state.streams.remove(&id);
         state.log(Event::webhook_deleted(id));
         Ok(true)
     }
 
-    async fn webhook_cursor(&self) -> Result<EventCursor, StoreError> {
-        Ok(self.read().webhook_cursor)
+    async fn lease_stream(
+        &self,
+        id: Uuid,
+        holder: Uuid,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Option<EventCursor>, StoreError> {
+        let mut state = self.write();
+        if !state.webhooks.get(&id).is_some_and(|w| w.enabled) {
+            return Ok(None);
+        }
+        let Some(stream) = state.streams.get_mut(&id) else {
+            return Ok(None);
+        };
+        if stream
+            .holder
+            .is_some_and(|(other, end)| other != holder && end > now)
+        {
+            return Ok(None);
+        }
+        stream.holder = Some((holder, until));
+        Ok(Some(stream.at))
     }
 
-    async fn enqueue_deliveries(
+    async fn advance_stream(
         &self,
-        from: EventCursor,
-        to: EventCursor,
+        id: Uuid,
+        holder: Uuid,
+        (from, to): (EventCursor, EventCursor),
         deliveries: Vec<Delivery>,
+        until: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let mut state = self.write();
-        if state.webhook_cursor != from {
+        let Some(stream) = state.streams.get_mut(&id) else {
+            return Ok(false);
+        };
+        if stream.at != from || stream.holder.map(|(h, _)| h) != Some(holder) {
             return Ok(false);
         }
-        state.webhook_cursor = to;
+        stream.at = to;
+        stream.holder = Some((holder, until));
         for delivery in deliveries {
-            if state.webhooks.contains_key(&delivery.webhook_id) {
-                state.deliveries.insert(delivery.id, delivery);
-            }
+            state.deliveries.insert(delivery.id, delivery);
         }
         Ok(true)
     }

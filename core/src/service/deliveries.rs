@@ -1,15 +1,22 @@
-//! The delivery worker: two tasks per [`Service`], started with it inside a Tokio runtime
-//! (unless [`crate::Config::webhook_workers`] is 0). The dispatcher turns new events into
-//! deliveries; the sender claims due deliveries, sends them (at most `webhook_workers` at once,
-//! each on a task of its own) and records how they went, in batches. Nothing of it runs in a
-//! request: a write only wakes them. Both hold the service weakly, so they end when it is
-//! dropped.
+//! The delivery workers, started with each [`Service`] inside a Tokio runtime (unless
+//! [`crate::Config::webhook_workers`] is 0); nothing of them runs in a request, a write only
+//! wakes them, and they hold the service weakly, so they end when it is dropped.
+//!
+//! - **Streams**: for each enabled webhook, the process that holds its stream's lease reads
+//!   the events it has not had from the log, sends each wanted event's first attempt (at
+//!   most `webhook_workers` sends at once in all), and records the page's deliveries with
+//!   the stream's new place in one store call. Nothing is written per event before it is
+//!   sent, and a delivery that succeeds at once is one write.
+//! - **Retries**: first attempts that failed are pending deliveries; the retry sender claims
+//!   those that are due (with a lease), sends them and records how they went, in batches.
 
-use std::sync::{Arc, Weak};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, Semaphore, mpsc};
+use uuid::Uuid;
 
 use super::Inner;
 use crate::config::Config;
@@ -21,8 +28,13 @@ use crate::webhooks::{
     Attempt, Claimed, Delivery, Next, Webhook, body_of, next_attempt, test_payload,
 };
 
-/// Events read from the log per step of a dispatch (each step one store write).
-const DISPATCH_PAGE: usize = 200;
+/// The name of the workers' thread (and of the threads it starts for blocking work).
+const WORKER_THREAD: &str = "assetlib-hooks";
+
+/// Events read from the log per step of a stream.
+const STREAM_PAGE: usize = 500;
+/// The most first attempts per step of a stream (each step one store write).
+const STREAM_BATCH: usize = 64;
 /// How long a worker gathers more work after it is woken, so that a busy server writes in
 /// batches.
 const GATHER: Duration = Duration::from_millis(5);
@@ -35,9 +47,9 @@ const LEASE_MARGIN: Duration = Duration::from_secs(30);
 
 /// The workers' handle in the service: what wakes them, and how they send.
 pub(super) struct Deliveries {
-    /// Wakes the dispatcher (a write appended an event).
+    /// Wakes the streams (a write appended an event).
     written: Arc<Notify>,
-    /// Wakes the sender (deliveries were enqueued, or a retry asked for).
+    /// Wakes the retry sender (a retry asked for, or a first attempt failed).
     due: Arc<Notify>,
     sender: Result<Sender, String>,
 }
@@ -58,12 +70,12 @@ impl Deliveries {
         }
     }
 
-    /// Wakes the dispatcher after a write.
+    /// Wakes the streams after a write.
     pub(super) fn wake(&self) {
         self.written.notify_one();
     }
 
-    /// Wakes the sender: a delivery is due now.
+    /// Wakes the retry sender: a delivery is due now.
     pub(super) fn due_now(&self) {
         self.due.notify_one();
     }
@@ -72,29 +84,46 @@ impl Deliveries {
     /// configuration asks for senders.
     pub(super) fn start(inner: &Arc<Inner>) {
         let workers = inner.config.webhook_workers;
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
         let Ok(sender) = inner.deliveries.sender.clone() else {
             return;
         };
         if workers == 0 {
             return;
         }
-        let (this, written, due) = (
-            Arc::downgrade(inner),
-            Arc::clone(&inner.deliveries.written),
-            Arc::clone(&inner.deliveries.due),
-        );
-        runtime.spawn(dispatcher(Weak::clone(&this), written, Arc::clone(&due)));
-        let worker = SendWorker {
-            inner: this,
-            due,
+        let shared = Arc::new(Shared {
             sender,
             permits: Arc::new(Semaphore::new(workers)),
             schedule: inner.config.webhook_retry_schedule.clone().into(),
+            holder: Uuid::new_v4(),
+            streaming: Mutex::new(HashSet::new()),
+            due: Arc::clone(&inner.deliveries.due),
+        });
+        let this = Arc::downgrade(inner);
+        let written = Arc::clone(&inner.deliveries.written);
+        let work = async move {
+            let streams = streams(Weak::clone(&this), written, Arc::clone(&shared));
+            let retries = SendWorker {
+                inner: this,
+                shared,
+            }
+            .run();
+            tokio::join!(streams, retries);
         };
-        runtime.spawn(worker.run());
+        let thread = std::thread::Builder::new()
+            .name(WORKER_THREAD.to_owned())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .thread_name(WORKER_THREAD)
+                    .build();
+                match runtime {
+                    Ok(runtime) => runtime.block_on(work),
+                    Err(e) => tracing::error!(error = %e, "cannot start the webhook workers"),
+                }
+            });
+        if let Err(e) = thread {
+            tracing::error!(error = %e, "cannot start the webhook workers");
+        }
     }
 
     /// One attempt of a test delivery to `webhook` now, with no retry to follow.
@@ -157,18 +186,38 @@ async fn send(
     }
 }
 
-/// The dispatcher: follows the event log from the store's cursor and enqueues deliveries,
-/// woken by this process's writes and every poll interval (for other processes' writes).
-async fn dispatcher(inner: Weak<Inner>, written: Arc<Notify>, due: Arc<Notify>) {
+/// What the workers of one service share.
+struct Shared {
+    sender: Sender,
+    /// Places to send from (the configured number of deliveries at once).
+    permits: Arc<Semaphore>,
+    schedule: Arc<[Duration]>,
+    /// This process, as the holder of stream leases.
+    holder: Uuid,
+    /// The webhooks whose streams run in this process now.
+    streaming: Mutex<HashSet<Uuid>>,
+    /// Wakes the retry sender.
+    due: Arc<Notify>,
+}
+
+/// Starts a stream task for each enabled webhook that has none in this process, whenever a
+/// write of this process wakes it and every poll interval (for other processes' writes).
+async fn streams(inner: Weak<Inner>, written: Arc<Notify>, shared: Arc<Shared>) {
     loop {
         let Some(strong) = inner.upgrade() else {
             return;
         };
         let poll = strong.config.webhook_poll_interval;
-        match dispatch(&strong).await {
-            Ok(0) => {}
-            Ok(_) => due.notify_one(),
-            Err(e) => tracing::warn!(error = %e, "webhook dispatch waits for the store"),
+        match strong.store.list_webhooks(0, u32::MAX).await {
+            Ok(page) => {
+                for hook in page.items.into_iter().filter(|w| w.enabled) {
+                    let fresh = lock(&shared.streaming).insert(hook.id);
+                    if fresh {
+                        tokio::spawn(stream(Weak::clone(&inner), hook, Arc::clone(&shared)));
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "webhook streams wait for the store"),
         }
         drop(strong);
         tokio::select! {
@@ -179,62 +228,128 @@ async fn dispatcher(inner: Weak<Inner>, written: Arc<Notify>, due: Arc<Notify>) 
     }
 }
 
-/// Turns the events after the store's cursor into deliveries, a page at a time, moving the
-/// cursor with them, until the log is read (or another process enqueued a page first);
-/// returns how many deliveries it enqueued.
-async fn dispatch(inner: &Inner) -> Result<usize, StoreError> {
-    let store = &inner.store;
-    let mut hooks: Option<Vec<Webhook>> = None;
-    let mut enqueued = 0;
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Takes the webhook off the set of running streams when its task ends, however it ends.
+struct Streaming<'a>(&'a Shared, Uuid);
+
+impl Drop for Streaming<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.streaming).remove(&self.1);
+    }
+}
+
+/// Sends `hook`'s new events while this process holds its stream: a page of the log at a
+/// time, each wanted event's first attempt at once (within the senders' places), then the
+/// page's deliveries recorded with the stream's new place. Ends when the log is read, the
+/// lease is lost, or the service is gone.
+async fn stream(inner: Weak<Inner>, hook: Webhook, shared: Arc<Shared>) {
+    let _running = Streaming(&shared, hook.id);
     loop {
-        let from = store.webhook_cursor().await?;
-        let page = store
-            .list_events(&EventQuery {
-                after: from,
-                kind: None,
-                resource: None,
-                limit: DISPATCH_PAGE,
-            })
-            .await?;
-        if page.next == from {
-            return Ok(enqueued);
-        }
-        if hooks.is_none() && !page.events.is_empty() {
-            let all = store.list_webhooks(0, u32::MAX).await?.items;
-            hooks = Some(all.into_iter().filter(|w| w.enabled).collect());
-        }
-        let at = now();
-        let mut deliveries = Vec::new();
-        for event in &page.events {
-            let kind = event.kind.as_str();
-            for hook in hooks.iter().flatten() {
-                if hook.event_types.wants(kind) && event.occurred_at >= hook.created_at {
-                    let what = (event.id, kind, event.at);
-                    deliveries.push(Delivery::new(hook.id, what, at));
-                }
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        match stream_page(&strong, &hook, &shared).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, webhook = %hook.id, "a webhook stream waits for the store");
+                return;
             }
-        }
-        let full = page.events.len() >= DISPATCH_PAGE;
-        let count = deliveries.len();
-        if !store
-            .enqueue_deliveries(from, page.next, deliveries)
-            .await?
-        {
-            return Ok(enqueued);
-        }
-        enqueued += count;
-        if !full {
-            return Ok(enqueued);
         }
     }
 }
 
+/// One page of a stream; whether there may be more.
+async fn stream_page(inner: &Inner, hook: &Webhook, shared: &Shared) -> Result<bool, StoreError> {
+    let store = &inner.store;
+    let lease = lease_of(&inner.config);
+    let at = now();
+    let Some(from) = store
+        .lease_stream(hook.id, shared.holder, at, at + lease)
+        .await?
+    else {
+        return Ok(false);
+    };
+    let page = store
+        .list_events(&EventQuery {
+            after: from,
+            kind: None,
+            resource: None,
+            limit: STREAM_PAGE,
+        })
+        .await?;
+    if page.next == from {
+        return Ok(false);
+    }
+    let mut to = page.next;
+    let mut wanted = Vec::new();
+    for event in page.events {
+        if wanted.len() >= STREAM_BATCH {
+            break;
+        }
+        to = event.at;
+        if hook.event_types.wants(event.kind.as_str()) && event.occurred_at >= hook.created_at {
+            wanted.push(event);
+        }
+    }
+    if wanted.len() < STREAM_BATCH {
+        to = page.next;
+    }
+    let mut sends = tokio::task::JoinSet::new();
+    for event in wanted {
+        let Ok(permit) = Arc::clone(&shared.permits).acquire_owned().await else {
+            return Ok(false);
+        };
+        let (sender, schedule) = (shared.sender.clone(), Arc::clone(&shared.schedule));
+        let (url, secret) = (hook.url.clone(), hook.secret.clone());
+        let mut delivery = Delivery::new(hook.id, (event.id, event.kind.as_str(), event.at), now());
+        delivery.attempts = 1;
+        sends.spawn(async move {
+            let body = crate::webhooks::payload(&event);
+            let attempt = send(&sender, &url, &secret, &delivery, Some(&body), &schedule).await;
+            drop(permit);
+            (delivery.after(&attempt), attempt)
+        });
+    }
+    let mut deliveries = Vec::new();
+    let mut attempts = Vec::new();
+    while let Some(done) = sends.join_next().await {
+        if let Ok((delivery, attempt)) = done {
+            deliveries.push(delivery);
+            attempts.push(attempt);
+        }
+    }
+    let failed = attempts.iter().any(|a| !a.succeeded());
+    let until = now() + lease;
+    if !store
+        .advance_stream(hook.id, shared.holder, (from, to), deliveries, until)
+        .await?
+    {
+        return Ok(false);
+    }
+    // A failure, or a success after failures, changes what the webhook's record says.
+    if failed || (hook.failing_since.is_some() && !attempts.is_empty()) {
+        let disable_before = before(now(), inner.config.webhook_disable_after);
+        store.record_attempts(&attempts, disable_before).await?;
+        shared.due.notify_one();
+    }
+    Ok(true)
+}
+
+/// How long a lease (of a stream, or of a claimed retry) lasts: long enough for a batch of
+/// attempts to time out in turns.
+fn lease_of(config: &Config) -> chrono::Duration {
+    let lease = config.webhook_timeout * 4 + LEASE_MARGIN;
+    chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::MAX)
+}
+
+/// The retry sender: claims due retries, sends them and records how they went.
 struct SendWorker {
     inner: Weak<Inner>,
-    due: Arc<Notify>,
-    sender: Sender,
-    permits: Arc<Semaphore>,
-    schedule: Arc<[Duration]>,
+    shared: Arc<Shared>,
 }
 
 impl SendWorker {
@@ -263,7 +378,7 @@ impl SendWorker {
             }
             drop(inner);
             tokio::select! {
-                () = self.due.notified() => {}
+                () = self.shared.due.notified() => {}
                 Some(attempt) = outcomes.recv() => unrecorded.push(attempt),
                 () = tokio::time::sleep(poll) => {}
             }
@@ -283,23 +398,23 @@ impl SendWorker {
             store.record_attempts(unrecorded, disable_before).await?;
             unrecorded.clear();
         }
-        let free = u32::try_from(self.permits.available_permits()).unwrap_or(u32::MAX);
+        let free = u32::try_from(self.shared.permits.available_permits()).unwrap_or(u32::MAX);
         if free == 0 {
             return Ok(Vec::new());
         }
         let at = now();
-        let lease = inner.config.webhook_timeout + LEASE_MARGIN;
-        let until = at + chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::MAX);
-        store.claim_deliveries(at, until, free).await
+        store
+            .claim_deliveries(at, at + lease_of(&inner.config), free)
+            .await
     }
 
     /// Sends one claimed delivery on a task of its own, holding a sender's place.
     async fn spawn_send(&self, claim: Claimed, done: mpsc::UnboundedSender<Attempt>) {
-        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+        let Ok(permit) = Arc::clone(&self.shared.permits).acquire_owned().await else {
             return;
         };
-        let sender = self.sender.clone();
-        let schedule = Arc::clone(&self.schedule);
+        let sender = self.shared.sender.clone();
+        let schedule = Arc::clone(&self.shared.schedule);
         tokio::spawn(async move {
             let body = body_of(&claim, now());
             let attempt = send(

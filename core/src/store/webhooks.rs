@@ -1,5 +1,5 @@
-//! [`WebhookStore`]: registered webhooks, their deliveries, and the cursor of the event log
-//! up to which events have become deliveries.
+//! [`WebhookStore`]: registered webhooks, their streams (how far in the event log each has had
+//! its events), and their deliveries.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -16,6 +16,12 @@ use crate::webhooks::{Attempt, Claimed, Delivery, Webhook, WebhookChange};
 /// disables one: `webhook.updated` with the changed fields; `delete_webhook`:
 /// `webhook.deleted`). Delivery bookkeeping (enqueue, claim, attempts, retries, purges) is no
 /// event, and need not be durable at once: a crash may only make a delivery go out again.
+///
+/// A webhook's new events go out by its stream ([`WebhookStore::lease_stream`]): one process
+/// at a time reads them from the log, sends each once, and records them as deliveries with the
+/// stream's new place ([`WebhookStore::advance_stream`]). A first attempt that failed is a
+/// pending delivery, retried by whichever process claims it when it is due
+/// ([`WebhookStore::claim_deliveries`]).
 #[async_trait]
 pub trait WebhookStore: Send + Sync + 'static {
     /// Stores a new webhook. One with the same id is [`StoreError::DuplicateId`]; nothing
@@ -43,30 +49,42 @@ pub trait WebhookStore: Send + Sync + 'static {
     /// claimed any more. `false` if there was none.
     async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError>;
 
-    /// The place in the event log up to which events have been turned into deliveries
-    /// ([`crate::events::EventCursor::START`] at first).
-    async fn webhook_cursor(&self) -> Result<EventCursor, StoreError>;
-
-    /// When the cursor is still `from`: stores `deliveries` as they are (each for a webhook
-    /// that exists; one whose webhook is gone is left out), moves the cursor to `to`, and
-    /// answers `true`. When the cursor has moved meanwhile (another process enqueued those
-    /// events), nothing changes and the answer is `false`. So every event becomes its
-    /// deliveries exactly once, whichever processes follow the log. The cursor never moves
-    /// without the deliveries: a store that writes both in one change does; one that cannot
-    /// writes the deliveries first, and after a crash between the two may store some again
-    /// (they go out twice, with the same `webhook-id`, as at-least-once allows).
-    async fn enqueue_deliveries(
+    /// Leases the stream of webhook `id` to `holder` until `until`: the events of the log a
+    /// webhook has not had yet, which its holder sends (each event's first attempt) and then
+    /// records with [`WebhookStore::advance_stream`]. Answers where the stream stands when the
+    /// webhook exists, is enabled, and no other holder's lease runs at `now` (the same
+    /// holder renews its own); else `None`, changing nothing. So one process at a time, of
+    /// all those sharing the store, sends a webhook's new events. A webhook's stream starts
+    /// at the end of the log when it is made: the events of writes that start after it.
+    async fn lease_stream(
         &self,
-        from: EventCursor,
-        to: EventCursor,
+        id: Uuid,
+        holder: Uuid,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Option<EventCursor>, StoreError>;
+
+    /// When webhook `id`'s stream is still at `from` and leased to `holder`: stores
+    /// `deliveries` as they are (the first attempts its holder made: succeeded, failed, or
+    /// pending a retry), moves the stream to `to` and the lease to `until`, and answers
+    /// `true`. Otherwise (the webhook is gone, or another holder took the stream over)
+    /// nothing changes and the answer is `false`. A store that cannot write both in one
+    /// change writes the deliveries first; after a crash between the two, the holder sends
+    /// those events again (with the same `webhook-id`), as at-least-once allows.
+    async fn advance_stream(
+        &self,
+        id: Uuid,
+        holder: Uuid,
+        (from, to): (EventCursor, EventCursor),
         deliveries: Vec<Delivery>,
+        until: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
 
     /// Stores one delivery as it is (a test delivery, already attempted). `false`, storing
     /// nothing, when its webhook does not exist.
     async fn insert_delivery(&self, delivery: Delivery) -> Result<bool, StoreError>;
 
-    /// Claims up to `limit` pending deliveries due at `now` (`next_attempt_at <= now`) of
+    /// Claims up to `limit` pending deliveries (retries) due at `now` (`next_attempt_at <= now`) of
     /// enabled webhooks, earliest due first: each gets one more attempt and `next_attempt_at =
     /// until` (its lease), atomically, so no other call, from any process sharing the store,
     /// claims it again before `until`. Answers them with their webhook's URL and secret, and

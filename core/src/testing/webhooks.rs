@@ -1,5 +1,5 @@
-//! The cases of `WebhookStore`: webhook records and their events, deliveries enqueued once
-//! per cursor, claims with leases, attempts and the disabling of failing webhooks.
+//! The cases of `WebhookStore`: webhook records and their events, streams leased to one holder
+//! at a time, claims with leases, attempts and the disabling of failing webhooks.
 
 use super::*;
 use crate::events::{EventCursor, EventQuery, EventType, ResourceType};
@@ -29,6 +29,16 @@ fn sample_delivery(webhook: Uuid, secs: i64) -> Delivery {
     // ids are not near 2^40 here).
     let nowhere = EventCursor(1 << 40, u64::try_from(secs).unwrap_or(0));
     Delivery::new(webhook, (Uuid::new_v4(), "asset.created", nowhere), at)
+}
+
+/// Stores `deliveries` as they are.
+async fn insert_all(store: &Arc<dyn Store>, deliveries: &[Delivery]) {
+    for d in deliveries {
+        store
+            .insert_delivery(d.clone())
+            .await
+            .expect("insert_delivery");
+    }
 }
 
 /// The first event about resource `id` of type `kind`, once the feed shows it.
@@ -148,29 +158,70 @@ pub(super) async fn webhooks_round_trip_change_and_delete_with_their_events(stor
     );
 }
 
-pub(super) async fn deliveries_are_enqueued_once_per_cursor(store: Arc<dyn Store>) {
+pub(super) async fn streams_are_leased_to_one_holder_and_advance_with_their_deliveries(
+    store: Arc<dyn Store>,
+) {
+    // An event before the webhook is not in its stream; one after it is.
+    let before = insert(&store, sample_asset("Old", AssetType::Pdf, 0)).await;
+    webhook_events_of(&store, ResourceType::Asset, before.id).await;
     let hook = sample_webhook(1, 0);
     store.insert_webhook(hook.clone()).await.unwrap();
-    assert_eq!(store.webhook_cursor().await.unwrap(), EventCursor::START);
-    let (older, newer) = (sample_delivery(hook.id, 1), sample_delivery(hook.id, 2));
-    let orphan = sample_delivery(Uuid::new_v4(), 3);
-    let to = EventCursor(0, 7);
-    let batch = vec![older.clone(), orphan.clone(), newer.clone()];
-    assert!(
-        store
-            .enqueue_deliveries(EventCursor::START, to, batch)
+    let after = insert(&store, sample_asset("New", AssetType::Pdf, 1)).await;
+    let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+    let now = t0();
+    let until = now + Duration::seconds(60);
+    let start = store.lease_stream(hook.id, a, now, until).await.unwrap();
+    let start = start.expect("a stream of an enabled webhook");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let seen = loop {
+        let page = store
+            .list_events(&EventQuery {
+                after: start,
+                kind: None,
+                resource: None,
+                limit: 100,
+            })
             .await
-            .unwrap()
+            .expect("list_events");
+        let ids: Vec<Uuid> = page.events.iter().map(|e| e.resource_id).collect();
+        if ids.contains(&after.id) || std::time::Instant::now() > deadline {
+            break ids;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert!(seen.contains(&after.id), "{seen:?}");
+    assert!(
+        !seen.contains(&before.id),
+        "an event before the webhook is in its stream"
     );
-    assert_eq!(store.webhook_cursor().await.unwrap(), to);
-    // A second process that read from the same place finds the cursor moved: nothing changes.
-    let late = sample_delivery(hook.id, 4);
-    let stale = store
-        .enqueue_deliveries(EventCursor::START, EventCursor(0, 9), vec![late])
-        .await
-        .unwrap();
-    assert!(!stale);
-    assert_eq!(store.webhook_cursor().await.unwrap(), to);
+
+    // One holder at a time; the holder renews its lease.
+    assert_eq!(
+        store.lease_stream(hook.id, b, now, until).await.unwrap(),
+        None
+    );
+    let renewed = store.lease_stream(hook.id, a, now, until).await.unwrap();
+    assert_eq!(renewed, Some(start));
+    let (older, newer) = (sample_delivery(hook.id, 1), sample_delivery(hook.id, 2));
+    let to = EventCursor(start.0 + 1, 7);
+    let batch = vec![older.clone(), newer.clone()];
+    let by_b = store
+        .advance_stream(hook.id, b, (start, to), batch.clone(), until)
+        .await;
+    assert!(!by_b.unwrap(), "only the holder advances");
+    let wrong = store
+        .advance_stream(hook.id, a, (to, to), batch.clone(), until)
+        .await;
+    assert!(!wrong.unwrap(), "only from where the stream stands");
+    assert_eq!(
+        store.list_deliveries(hook.id, 0, 10).await.unwrap().total,
+        0
+    );
+    let later = until + Duration::seconds(60);
+    let moved = store
+        .advance_stream(hook.id, a, (start, to), batch, later)
+        .await;
+    assert!(moved.unwrap());
     let page = store.list_deliveries(hook.id, 0, 10).await.unwrap();
     assert_eq!(
         (page.items, page.total),
@@ -178,14 +229,44 @@ pub(super) async fn deliveries_are_enqueued_once_per_cursor(store: Arc<dyn Store
     );
     let second = store.list_deliveries(hook.id, 1, 1).await.unwrap();
     assert_eq!((second.items, second.total), (vec![older], 2));
+
+    // The lease runs until the advance said; then another holder takes the stream over, and
+    // the first one's advance is refused.
+    let held = store.lease_stream(hook.id, b, until, later).await.unwrap();
+    assert_eq!(held, None, "the advance moved the lease");
+    let taken = store
+        .lease_stream(
+            hook.id,
+            b,
+            later + Duration::seconds(1),
+            later + Duration::seconds(60),
+        )
+        .await
+        .unwrap();
+    assert_eq!(taken, Some(to));
+    let stale = store
+        .advance_stream(hook.id, a, (to, EventCursor(to.0, to.1 + 1)), vec![], later)
+        .await;
+    assert!(!stale.unwrap());
+
+    // A disabled or deleted webhook has no stream to lease.
+    let off = sample_webhook(2, 0);
+    store.insert_webhook(off.clone()).await.unwrap();
+    store
+        .update_webhook(off.id, &WebhookChange::disable(), t0())
+        .await
+        .unwrap();
     assert_eq!(
-        store
-            .list_deliveries(orphan.webhook_id, 0, 10)
-            .await
-            .unwrap()
-            .total,
-        0
+        store.lease_stream(off.id, a, now, until).await.unwrap(),
+        None
     );
+    let gone = Uuid::new_v4();
+    assert_eq!(store.lease_stream(gone, a, now, until).await.unwrap(), None);
+    let nowhere = store
+        .advance_stream(gone, a, (start, to), vec![sample_delivery(gone, 3)], until)
+        .await;
+    assert!(!nowhere.unwrap());
+    let orphan = sample_delivery(gone, 4);
 
     assert!(
         store
@@ -198,6 +279,7 @@ pub(super) async fn deliveries_are_enqueued_once_per_cursor(store: Arc<dyn Store
         store.list_deliveries(hook.id, 0, 10).await.unwrap().total,
         3
     );
+    assert_eq!(store.list_deliveries(gone, 0, 10).await.unwrap().total, 0);
     // A webhook takes its deliveries along.
     assert!(store.delete_webhook(hook.id).await.unwrap());
     assert_eq!(
@@ -216,10 +298,7 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
     let later = sample_delivery(hook.id, 500);
     let mut all = due.clone();
     all.extend([later.clone(), sample_delivery(off.id, 1)]);
-    store
-        .enqueue_deliveries(EventCursor::START, EventCursor(0, 1), all)
-        .await
-        .unwrap();
+    insert_all(&store, &all).await;
     let now = t0() + Duration::seconds(100);
     let until = now + Duration::seconds(60);
     let first = store.claim_deliveries(now, until, 2).await.unwrap();
@@ -288,10 +367,7 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
 
     // Claimers at once never share a delivery.
     let many: Vec<Delivery> = (0..40).map(|n| sample_delivery(hook.id, n)).collect();
-    store
-        .enqueue_deliveries(EventCursor(0, 1), EventCursor(0, 2), many.clone())
-        .await
-        .unwrap();
+    insert_all(&store, &many).await;
     let at = t0() + Duration::seconds(1000);
     let claimers: Vec<_> = (0..8)
         .map(|_| {
@@ -324,14 +400,7 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
     let hook = sample_webhook(1, 0);
     store.insert_webhook(hook.clone()).await.unwrap();
     let (a, b) = (sample_delivery(hook.id, 1), sample_delivery(hook.id, 2));
-    store
-        .enqueue_deliveries(
-            EventCursor::START,
-            EventCursor(0, 1),
-            vec![a.clone(), b.clone()],
-        )
-        .await
-        .unwrap();
+    insert_all(&store, &[a.clone(), b.clone()]).await;
     let now = t0() + Duration::seconds(10);
     let claimed = store
         .claim_deliveries(now, now + Duration::seconds(60), 10)
@@ -437,14 +506,7 @@ pub(super) async fn old_deliveries_are_purged(store: Arc<dyn Store>) {
     store.insert_webhook(hook.clone()).await.unwrap();
     let old = sample_delivery(hook.id, 1);
     let new = sample_delivery(hook.id, 100);
-    store
-        .enqueue_deliveries(
-            EventCursor::START,
-            EventCursor(0, 1),
-            vec![old, new.clone()],
-        )
-        .await
-        .unwrap();
+    insert_all(&store, &[old, new.clone()]).await;
     let removed = store.purge_deliveries(t0() + Duration::seconds(50)).await;
     assert_eq!(removed.unwrap(), 1);
     let left = store.list_deliveries(hook.id, 0, 10).await.unwrap();

@@ -1,13 +1,14 @@
 -- assetlib-postgres schema, version 12: webhooks, their deliveries, and the dispatch cursor.
 --
 -- A webhook's writes log their event in the same statement or transaction, as every write
--- does. Its deliveries go with it (the foreign key cascades). A replica claims due deliveries
--- with `FOR UPDATE SKIP LOCKED` and leases them (`next_attempt_at` moves to the lease's end),
--- so no two replicas send one delivery at once. `webhook_cursor` is the place of the event
--- log (transaction id and sequence, as the feed orders it) up to which events have become
--- deliveries; it moves only from the value a dispatcher read (compare-and-set), in the
--- statement that inserts the deliveries. Delivery bookkeeping commits with
--- `synchronous_commit = off`: a crash can only make a delivery go out again.
+-- does. Its deliveries go with it (the foreign key cascades). Its stream (`stream_xid`,
+-- `stream_seq`: the place of the event log, as the feed orders it, up to which it has had
+-- its events) is leased to one replica at a time (`stream_holder` until `stream_until`,
+-- taken with `FOR UPDATE SKIP LOCKED`), which sends the events after it and moves it, in the
+-- statement that inserts their deliveries, only from the place it read. A replica claims due
+-- retries with `FOR UPDATE SKIP LOCKED` and leases them (`next_attempt_at` moves to the
+-- lease's end), so no two replicas send one delivery at once. Delivery bookkeeping commits
+-- with `synchronous_commit = off`: a crash can only make a delivery go out again.
 CREATE TABLE __SCHEMA__.webhooks (
     id            uuid PRIMARY KEY,
     url           text NOT NULL,
@@ -16,7 +17,11 @@ CREATE TABLE __SCHEMA__.webhooks (
     secret        text NOT NULL,
     created_at    timestamptz NOT NULL,
     updated_at    timestamptz NOT NULL,
-    failing_since timestamptz
+    failing_since timestamptz,
+    stream_xid    bigint NOT NULL,
+    stream_seq    bigint NOT NULL,
+    stream_holder uuid,
+    stream_until  timestamptz
 );
 
 CREATE INDEX webhooks_created_idx ON __SCHEMA__.webhooks (created_at DESC, id DESC);
@@ -48,11 +53,3 @@ CREATE INDEX webhook_deliveries_due_idx
     ON __SCHEMA__.webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
 -- Retention.
 CREATE INDEX webhook_deliveries_created_idx ON __SCHEMA__.webhook_deliveries (created_at);
-
-CREATE TABLE __SCHEMA__.webhook_cursor (
-    one boolean PRIMARY KEY DEFAULT true CHECK (one),
-    xid bigint NOT NULL,
-    seq bigint NOT NULL
-);
-
-INSERT INTO __SCHEMA__.webhook_cursor (one, xid, seq) VALUES (true, 0, 0);

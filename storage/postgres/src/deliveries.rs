@@ -79,64 +79,92 @@ struct HookOutcome {
 }
 
 impl PgStore {
-    pub(crate) async fn webhook_cursor_impl(&self) -> Result<EventCursor, Failure> {
+    /// One statement: the webhook's row taken with `FOR UPDATE SKIP LOCKED` (a replica
+    /// advancing it now holds it) when it is enabled and its lease is free, run out or this
+    /// holder's, and the lease written.
+    pub(crate) async fn lease_stream_impl(
+        &self,
+        id: Uuid,
+        holder: Uuid,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Option<EventCursor>, Failure> {
         let s = &self.schema.q;
+        let sql = format!(
+            "WITH off AS ({ASYNC_COMMIT}), \
+             free AS (SELECT id FROM {s}.webhooks WHERE id = $1 AND enabled \
+                 AND (stream_until IS NULL OR stream_until <= $3 OR stream_holder = $2) \
+                 FOR UPDATE SKIP LOCKED) \
+             UPDATE {s}.webhooks w SET stream_holder = $2, stream_until = $4 \
+             FROM free, off WHERE w.id = free.id \
+             RETURNING w.stream_xid, w.stream_seq"
+        );
         let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!("SELECT xid, seq FROM {s}.webhook_cursor"))
-            .await?;
-        let row = client.query_one(&stmt, &[]).await?;
-        Ok(EventCursor(
-            to_u64("cursor xid", row.try_get(0)?)?,
-            to_u64("cursor seq", row.try_get(1)?)?,
-        ))
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query_opt(&stmt, &[&id, &holder, &now, &until])
+            .await?
+            .map(|row| {
+                Ok(EventCursor(
+                    to_u64("stream xid", row.try_get(0)?)?,
+                    to_u64("stream seq", row.try_get(1)?)?,
+                ))
+            })
+            .transpose()
     }
 
-    /// One statement: the cursor moved from `from` to `to`, and, when it moved, the
-    /// deliveries of webhooks that exist inserted. A concurrent enqueue from the same `from`
-    /// waits for this one's row lock, then finds the cursor moved and inserts nothing.
-    pub(crate) async fn enqueue_impl(
+    /// One statement: the stream moved from `from` to `to` while `holder` holds it, and, when
+    /// it moved, the deliveries inserted.
+    pub(crate) async fn advance_stream_impl(
         &self,
-        from: EventCursor,
-        to: EventCursor,
+        id: Uuid,
+        holder: Uuid,
+        (from, to): (EventCursor, EventCursor),
         deliveries: &[Delivery],
+        until: DateTime<Utc>,
     ) -> Result<bool, Failure> {
         let s = &self.schema.q;
         let sql = format!(
             "WITH off AS ({ASYNC_COMMIT}), \
-             c AS (UPDATE {s}.webhook_cursor SET xid = $3, seq = $4 \
-                 WHERE xid = $1 AND seq = $2 RETURNING 1), \
+             moved AS (UPDATE {s}.webhooks SET stream_xid = $5, stream_seq = $6, \
+                 stream_until = $7 \
+                 WHERE id = $1 AND stream_holder = $2 AND stream_xid = $3 AND stream_seq = $4 \
+                 RETURNING id), \
              ins AS (INSERT INTO {s}.webhook_deliveries ({cols}) \
-                 SELECT d.id, d.webhook_id, d.event_id, d.event_type, d.xid, d.seq, d.status, \
-                     d.attempts, d.created_at, NULL, NULL, NULL, d.next \
-                 FROM unnest($5::uuid[], $6::uuid[], $7::uuid[], $8::text[], $9::bigint[], \
-                     $10::bigint[], $11::text[], $12::int[], $13::timestamptz[], \
-                     $14::timestamptz[]) AS d(id, webhook_id, event_id, event_type, xid, seq, \
-                     status, attempts, created_at, next) \
-                 WHERE EXISTS (SELECT 1 FROM c) \
-                     AND EXISTS (SELECT 1 FROM {s}.webhooks w WHERE w.id = d.webhook_id) \
+                 SELECT d.id, $1, d.event_id, d.event_type, d.xid, d.seq, d.status, \
+                     d.attempts, d.created_at, d.last_at, d.code, d.error, d.next \
+                 FROM unnest($8::uuid[], $9::uuid[], $10::text[], $11::bigint[], \
+                     $12::bigint[], $13::text[], $14::int[], $15::timestamptz[], \
+                     $16::timestamptz[], $17::int[], $18::text[], $19::timestamptz[]) \
+                     AS d(id, event_id, event_type, xid, seq, status, attempts, created_at, \
+                     last_at, code, error, next) \
+                 WHERE EXISTS (SELECT 1 FROM moved) \
                  RETURNING 1) \
-             SELECT EXISTS (SELECT 1 FROM c), (SELECT count(*) FROM ins) FROM off",
+             SELECT EXISTS (SELECT 1 FROM moved), (SELECT count(*) FROM ins) FROM off",
             cols = delivery_cols(""),
         );
+        let column = |f: &dyn Fn(&Delivery) -> Result<i64, Failure>| {
+            deliveries.iter().map(f).collect::<Result<Vec<i64>, _>>()
+        };
         let ids: Vec<Uuid> = deliveries.iter().map(|d| d.id).collect();
-        let hooks: Vec<Uuid> = deliveries.iter().map(|d| d.webhook_id).collect();
         let events: Vec<Uuid> = deliveries.iter().map(|d| d.event_id).collect();
         let types: Vec<&str> = deliveries.iter().map(|d| d.event_type.as_str()).collect();
-        let xids = deliveries
-            .iter()
-            .map(|d| to_i64("event xid", d.event_at.0))
-            .collect::<Result<Vec<i64>, _>>()?;
-        let seqs = deliveries
-            .iter()
-            .map(|d| to_i64("event seq", d.event_at.1))
-            .collect::<Result<Vec<i64>, _>>()?;
+        let xids = column(&|d| to_i64("event xid", d.event_at.0))?;
+        let seqs = column(&|d| to_i64("event seq", d.event_at.1))?;
         let statuses: Vec<&str> = deliveries.iter().map(|d| d.status.as_str()).collect();
         let attempts: Vec<i32> = deliveries
             .iter()
             .map(|d| i32::try_from(d.attempts).unwrap_or(i32::MAX))
             .collect();
         let made: Vec<DateTime<Utc>> = deliveries.iter().map(|d| d.created_at).collect();
+        let lasts: Vec<Option<DateTime<Utc>>> =
+            deliveries.iter().map(|d| d.last_attempt_at).collect();
+        let codes: Vec<Option<i32>> = deliveries
+            .iter()
+            .map(|d| d.last_response_status.map(i32::from))
+            .collect();
+        let errors: Vec<Option<&str>> =
+            deliveries.iter().map(|d| d.last_error.as_deref()).collect();
         let nexts: Vec<Option<DateTime<Utc>>> =
             deliveries.iter().map(|d| d.next_attempt_at).collect();
         let client = self.client().await?;
@@ -145,12 +173,14 @@ impl PgStore {
             .query_one(
                 &stmt,
                 &[
-                    &to_i64("cursor xid", from.0)?,
-                    &to_i64("cursor seq", from.1)?,
-                    &to_i64("cursor xid", to.0)?,
-                    &to_i64("cursor seq", to.1)?,
+                    &id,
+                    &holder,
+                    &to_i64("stream xid", from.0)?,
+                    &to_i64("stream seq", from.1)?,
+                    &to_i64("stream xid", to.0)?,
+                    &to_i64("stream seq", to.1)?,
+                    &until,
                     &ids,
-                    &hooks,
                     &events,
                     &types,
                     &xids,
@@ -158,6 +188,9 @@ impl PgStore {
                     &statuses,
                     &attempts,
                     &made,
+                    &lasts,
+                    &codes,
+                    &errors,
                     &nexts,
                 ],
             )

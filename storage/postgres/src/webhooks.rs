@@ -55,8 +55,12 @@ fn type_names(filter: &EventFilter) -> Vec<String> {
 impl PgStore {
     async fn insert_webhook_impl(&self, w: Webhook) -> Result<(), StoreError> {
         let s = &self.schema.q;
+        // The stream starts at the end of the log: after every event of this transaction
+        // (the webhook's own), and so of every transaction older than it.
         let sql = format!(
-            "WITH w AS (INSERT INTO {s}.webhooks ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+            "WITH w AS (INSERT INTO {s}.webhooks ({}, stream_xid, stream_seq) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
+                     pg_current_xact_id()::text::bigint, 9223372036854775807) \
                  RETURNING id) {}",
             hook_cols(""),
             log_rows_sql(s, EventType::WebhookCreated, ResourceType::Webhook, "w", 9)
@@ -230,17 +234,27 @@ impl WebhookStore for PgStore {
         Ok(self.delete_webhook_impl(id).await?)
     }
 
-    async fn webhook_cursor(&self) -> Result<EventCursor, StoreError> {
-        Ok(self.webhook_cursor_impl().await?)
+    async fn lease_stream(
+        &self,
+        id: Uuid,
+        holder: Uuid,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Option<EventCursor>, StoreError> {
+        Ok(self.lease_stream_impl(id, holder, now, until).await?)
     }
 
-    async fn enqueue_deliveries(
+    async fn advance_stream(
         &self,
-        from: EventCursor,
-        to: EventCursor,
+        id: Uuid,
+        holder: Uuid,
+        span: (EventCursor, EventCursor),
         deliveries: Vec<Delivery>,
+        until: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        Ok(self.enqueue_impl(from, to, &deliveries).await?)
+        Ok(self
+            .advance_stream_impl(id, holder, span, &deliveries, until)
+            .await?)
     }
 
     async fn insert_delivery(&self, delivery: Delivery) -> Result<bool, StoreError> {

@@ -75,7 +75,6 @@ async fn custom_schema_holds_every_table() {
             "schema_migrations",
             "secrets",
             "slug_counters",
-            "webhook_cursor",
             "webhook_deliveries",
             "webhooks",
         ]

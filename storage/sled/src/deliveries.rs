@@ -1,13 +1,13 @@
-//! Webhook deliveries: enqueued with the dispatch cursor, claimed, recorded, listed, retried
-//! and purged (see `webhooks.rs` for the trees).
+//! Webhook streams and deliveries: streams leased and advanced, retries claimed, outcomes
+//! recorded, deliveries listed, retried and purged (see `webhooks.rs` for the trees).
 //!
 //! A sled transaction takes the database's one write lock, which every other write waits
-//! for, so delivery bookkeeping (several writes per event while an API writes) uses no
+//! for, so delivery bookkeeping (writes for every event while an API writes) uses no
 //! transaction: each operation is a few single-key writes, made one operation at a time
 //! under a lock of this store ([`DeliveryLock`]; a sled directory is open in one process).
 //! The record is the truth and the index keys follow it; a crash between two of its writes
 //! can only leave an index key that the next claim finds stale and removes, or deliveries
-//! enqueued again because the cursor had not moved yet (sent twice, with the same
+//! stored while their stream had not moved yet (their events are sent again, with the same
 //! `webhook-id`).
 
 use std::collections::HashMap;
@@ -25,8 +25,16 @@ use crate::record::{Ts, decode, encode};
 use crate::webhooks::WebhookRec;
 use crate::{Inner, tree_keys};
 
-/// The key of the dispatch cursor in `meta`.
-const CURSOR: &[u8] = b"webhook_cursor";
+/// Where a webhook's stream stands, and who holds it until when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct StreamRec {
+    pub(crate) at: (u64, u64),
+    pub(crate) holder: Option<([u8; 16], Ts)>,
+}
+
+impl StreamRec {
+    pub(crate) const WHAT: &'static str = "webhook stream";
+}
 
 /// A delivery, without its id (the key).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,54 +179,68 @@ impl Inner {
         Ok(())
     }
 
-    pub(crate) fn webhook_cursor(&self) -> Result<EventCursor, Error> {
-        match self.get(&self.meta, CURSOR)? {
-            Some(v) if v.len() == 16 => Ok(EventCursor(
-                tree_keys::decode_u64("webhook cursor", &v[..8])?,
-                tree_keys::decode_u64("webhook cursor", &v[8..])?,
-            )),
-            Some(v) => Err(Error::invalid(
-                "webhook cursor",
-                format!("{} bytes", v.len()),
-            )),
-            None => Ok(EventCursor::START),
-        }
+    fn stream_rec(&self, id: Uuid) -> Result<Option<StreamRec>, Error> {
+        self.get(&self.webhook_streams, id.as_bytes())?
+            .map(|v| decode(StreamRec::WHAT, &v))
+            .transpose()
     }
 
-    /// When the cursor is still `from`: stores the deliveries of webhooks that exist, then
-    /// moves the cursor to `to`.
-    pub(crate) fn enqueue(
+    fn put_stream(&self, id: Uuid, rec: &StreamRec) -> Result<(), Error> {
+        self.webhook_streams
+            .insert(id.as_bytes(), encode(StreamRec::WHAT, rec)?)?;
+        Ok(())
+    }
+
+    pub(crate) fn lease_stream(
         &self,
-        from: EventCursor,
-        to: EventCursor,
+        id: Uuid,
+        holder: Uuid,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Option<EventCursor>, Error> {
+        let _one = self.delivery_lock.hold();
+        if !self.hook_rec(id)?.is_some_and(|w| w.enabled) {
+            return Ok(None);
+        }
+        let Some(mut rec) = self.stream_rec(id)? else {
+            return Ok(None);
+        };
+        if let Some((other, end)) = rec.holder
+            && other != holder.into_bytes()
+            && end.time()? > now
+        {
+            return Ok(None);
+        }
+        rec.holder = Some((holder.into_bytes(), (&until).into()));
+        self.put_stream(id, &rec)?;
+        Ok(Some(EventCursor(rec.at.0, rec.at.1)))
+    }
+
+    /// When the stream is still at `from` and held by `holder`: stores the deliveries, then
+    /// moves the stream and its lease.
+    pub(crate) fn advance_stream(
+        &self,
+        id: Uuid,
+        holder: Uuid,
+        (from, to): (EventCursor, EventCursor),
         deliveries: &[Delivery],
+        until: DateTime<Utc>,
     ) -> Result<bool, Error> {
         let _one = self.delivery_lock.hold();
-        if self.webhook_cursor()? != from {
+        let Some(mut rec) = self.stream_rec(id)? else {
+            return Ok(false);
+        };
+        let held = rec.holder.is_some_and(|(h, _)| h == holder.into_bytes());
+        if rec.at != (from.0, from.1) || !held || self.hook_rec(id)?.is_none() {
             return Ok(false);
         }
-        let mut counts: HashMap<Uuid, Option<i64>> = HashMap::new();
         for d in deliveries {
-            let count = match counts.get_mut(&d.webhook_id) {
-                Some(count) => count,
-                None => {
-                    let exists = self.hook_rec(d.webhook_id)?.is_some();
-                    counts.entry(d.webhook_id).or_insert(exists.then_some(0))
-                }
-            };
-            if let Some(n) = count {
-                self.put_delivery(d, None)?;
-                *n += 1;
-            }
+            self.put_delivery(d, None)?;
         }
-        for (webhook, n) in counts {
-            if let Some(n) = n {
-                self.count_deliveries(webhook, n)?;
-            }
-        }
-        let mut cursor = to.0.to_be_bytes().to_vec();
-        cursor.extend_from_slice(&to.1.to_be_bytes());
-        self.meta.insert(CURSOR, cursor)?;
+        self.count_deliveries(id, i64::try_from(deliveries.len()).unwrap_or(i64::MAX))?;
+        rec.at = (to.0, to.1);
+        rec.holder = Some((holder.into_bytes(), (&until).into()));
+        self.put_stream(id, &rec)?;
         Ok(true)
     }
 
@@ -243,18 +265,17 @@ impl Inner {
     ) -> Result<Vec<Claimed>, Error> {
         let _one = self.delivery_lock.hold();
         let mut hooks: HashMap<Uuid, Option<Webhook>> = HashMap::new();
-        let mut due = Vec::new();
         let end = due_key(&now, Uuid::max());
-        for item in self.delivery_due.range(..=&end[..]) {
-            let (key, value) = item?;
-            self.touched(1);
-            due.push((key, crate::record::decode_id("due webhook", &value)?));
-        }
         let mut claimed = Vec::new();
-        for (key, webhook) in due {
+        // The keys are read as the walk goes (a lease moves a key past `now`, out of the
+        // walk's range), and the walk stops at `limit` claims.
+        for item in self.delivery_due.range(..=&end[..]) {
             if claimed.len() >= limit as usize {
                 break;
             }
+            let (key, value) = item?;
+            self.touched(1);
+            let webhook = crate::record::decode_id("due webhook", &value)?;
             let hook = match hooks.get(&webhook) {
                 Some(hook) => hook.clone(),
                 None => {

@@ -146,6 +146,11 @@ pub(crate) struct EventSlot {
 }
 
 impl EventSlot {
+    /// Its place in the log.
+    pub(crate) fn place(&self) -> u64 {
+        self.at
+    }
+
     /// Inserts `event` (made by this slot's actor) at this slot's place, in the write's
     /// transaction.
     pub(crate) fn put(&self, events: &TransactionalTree, event: Event) -> Result<(), TxError> {

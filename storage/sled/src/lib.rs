@@ -72,8 +72,7 @@
 //! | `library_passes` | library `id` | the library's passes, each as `ts(created_at)` + pass `id`, in descending order (newest first, then by `id` descending; absent when it has none) |
 //! | `versions` | `n` / `l` + library `id` | last content version handed out / a library's version (`u64`; see `versions.rs`) |
 //! | `events` | place (big-endian `u64`) | an event of the log (see `events.rs`) |
-//! | `webhooks`, `webhook_counts`, `deliveries`, `delivery_due`, `webhook_deliveries` | | webhooks and their deliveries (see `webhooks.rs`) |
-//! | `meta` | `webhook_cursor` | the place of the event log up to which events have become deliveries |
+//! | `webhooks`, `webhook_streams`, `webhook_counts`, `deliveries`, `delivery_due`, `webhook_deliveries` | | webhooks, their streams and their deliveries (see `webhooks.rs`) |
 //!
 //! Only published libraries enter the library indexes and counts. Every asset enters the
 //! asset indexes, and the count of published assets or of drafts; the number of all assets
@@ -236,13 +235,13 @@ pub(crate) struct Inner {
     pub(crate) pass_hashes: Tree,
     pub(crate) library_passes: Tree,
     pub(crate) versions: Tree,
-    pub(crate) meta: Tree,
     /// Webhooks and their deliveries ([`webhooks`]).
     pub(crate) webhooks: Tree,
     pub(crate) deliveries: Tree,
     pub(crate) delivery_due: Tree,
     pub(crate) webhook_deliveries: Tree,
     pub(crate) webhook_counts: Tree,
+    pub(crate) webhook_streams: Tree,
     delivery_lock: deliveries::DeliveryLock,
     /// The event log ([`events`]) and its places.
     pub(crate) events: Tree,
@@ -362,8 +361,8 @@ impl SledStore {
             delivery_due: tree("delivery_due")?,
             webhook_deliveries: tree("webhook_deliveries")?,
             webhook_counts: tree("webhook_counts")?,
+            webhook_streams: tree("webhook_streams")?,
             delivery_lock: deliveries::DeliveryLock::default(),
-            meta: meta.clone(),
             reads: AtomicU64::new(0),
             assets_version: AtomicU64::new(0),
             counting: counting::Counting::default(),

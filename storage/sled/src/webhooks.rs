@@ -3,11 +3,11 @@
 //! | tree | key | value |
 //! |---|---|---|
 //! | `webhooks` | webhook `id` | [`WebhookRec`] |
+//! | `webhook_streams` | webhook `id` | where its stream stands in the event log, and who holds it until when |
 //! | `webhook_counts` | webhook `id` | its number of deliveries (big-endian `u64`) |
 //! | `deliveries` | delivery `id` | a delivery record (its event's place in the log, not its body) |
 //! | `delivery_due` | `ts(next_attempt_at)` + delivery `id` | the webhook's `id` (pending deliveries only) |
 //! | `webhook_deliveries` | webhook `id` + `ts(created_at)` + delivery `id` | empty |
-//! | `meta` | `webhook_cursor` | the dispatch cursor, two big-endian `u64` |
 //!
 //! A webhook's writes append their event in their transaction, as every write does. Delivery
 //! bookkeeping (`deliveries.rs`) uses no transaction and no flush of its own (sled's
@@ -23,6 +23,7 @@ use sled::Transactional;
 use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
+use crate::deliveries::StreamRec;
 use crate::error::{Error, TxError, abort};
 use crate::events::EventSlot;
 use crate::record::{Ts, decode, encode};
@@ -102,14 +103,23 @@ impl Inner {
 
     fn insert_webhook(&self, w: &Webhook, event: &EventSlot) -> Result<(), Error> {
         let rec = WebhookRec::new(w);
-        (&self.webhooks, &self.events).transaction(|(hooks, events)| {
-            if hooks.get(w.id.as_bytes())?.is_some() {
-                return Err(abort(Error::DuplicateId(w.id)));
-            }
-            write_hook(hooks, w.id, &rec)?;
-            event.put(events, Event::webhook_created(w.id))?;
-            Ok(())
-        })?;
+        // The stream starts after the webhook's own event: at the end of the log.
+        let stream = StreamRec {
+            at: (0, event.place()),
+            holder: None,
+        };
+        let stream = encode(StreamRec::WHAT, &stream)?;
+        (&self.webhooks, &self.webhook_streams, &self.events).transaction(
+            |(hooks, streams, events)| {
+                if hooks.get(w.id.as_bytes())?.is_some() {
+                    return Err(abort(Error::DuplicateId(w.id)));
+                }
+                write_hook(hooks, w.id, &rec)?;
+                streams.insert(&w.id.as_bytes()[..], stream.as_slice())?;
+                event.put(events, Event::webhook_created(w.id))?;
+                Ok(())
+            },
+        )?;
         Ok(())
     }
 
@@ -158,13 +168,16 @@ impl Inner {
     /// Removes the record (with its event) in one transaction, then its deliveries, which no
     /// write can add to once the record is gone.
     fn delete_webhook(&self, id: Uuid, event: &EventSlot) -> Result<bool, Error> {
-        let found = (&self.webhooks, &self.events).transaction(|(hooks, events)| {
-            if hooks.remove(id.as_bytes())?.is_none() {
-                return Ok(false);
-            }
-            event.put(events, Event::webhook_deleted(id))?;
-            Ok(true)
-        })?;
+        let found = (&self.webhooks, &self.webhook_streams, &self.events).transaction(
+            |(hooks, streams, events)| {
+                if hooks.remove(id.as_bytes())?.is_none() {
+                    return Ok(false);
+                }
+                streams.remove(id.as_bytes())?;
+                event.put(events, Event::webhook_deleted(id))?;
+                Ok(true)
+            },
+        )?;
         if found {
             self.remove_deliveries_of(id, None)?;
         }
@@ -230,17 +243,26 @@ impl WebhookStore for SledStore {
             .await
     }
 
-    async fn webhook_cursor(&self) -> Result<EventCursor, StoreError> {
-        self.point_read(Inner::webhook_cursor)
+    async fn lease_stream(
+        &self,
+        id: Uuid,
+        holder: Uuid,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Option<EventCursor>, StoreError> {
+        self.blocking(move |inner| inner.lease_stream(id, holder, now, until))
+            .await
     }
 
-    async fn enqueue_deliveries(
+    async fn advance_stream(
         &self,
-        from: EventCursor,
-        to: EventCursor,
+        id: Uuid,
+        holder: Uuid,
+        span: (EventCursor, EventCursor),
         deliveries: Vec<Delivery>,
+        until: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        self.blocking(move |inner| inner.enqueue(from, to, &deliveries))
+        self.blocking(move |inner| inner.advance_stream(id, holder, span, &deliveries, until))
             .await
     }
 
