@@ -112,6 +112,7 @@ impl Deliveries {
         let thread = std::thread::Builder::new()
             .name(WORKER_THREAD.to_owned())
             .spawn(move || {
+                lower_priority();
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .thread_name(WORKER_THREAD)
@@ -429,6 +430,21 @@ impl SendWorker {
             drop(permit);
             let _ = done.send(attempt);
         });
+    }
+}
+
+/// Lowers the priority of the calling thread, and so of the threads it starts (nice 10 on
+/// Linux: under a full CPU, API requests get about nine tenths of it and deliveries the
+/// rest, catching up when the requests ease). Where that cannot be done, it stays as it is.
+fn lower_priority() {
+    use thread_priority::{ThreadPriority, ThreadPriorityValue};
+    // The crate maps 0..=99 onto niceness 19..=-20; 22 is niceness 10.
+    let priority = ThreadPriorityValue::try_from(22u8).map(ThreadPriority::Crossplatform);
+    let set = priority.map_err(|e| e.to_string()).and_then(|p| {
+        thread_priority::set_current_thread_priority(p).map_err(|e| e.to_string())
+    });
+    if let Err(e) = set {
+        tracing::debug!(error = %e, "the webhook workers run at the usual priority");
     }
 }
 

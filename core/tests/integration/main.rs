@@ -14,3 +14,4 @@ mod page_cache;
 #[cfg(feature = "s3")]
 mod s3;
 mod service;
+mod workers;

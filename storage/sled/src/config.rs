@@ -61,6 +61,15 @@ impl SledConfig {
         self
     }
 
+    /// The database of webhook streams and deliveries: flushed in the background only (what
+    /// a crash loses of it is sent again), with a cache of its own of at most 64 MiB.
+    pub(crate) fn delivery_sled(&self, path: &std::path::Path) -> sled::Config {
+        sled::Config::new()
+            .path(path)
+            .cache_capacity(self.cache_capacity.min(64 * 1024 * 1024))
+            .flush_every_ms(Some(500))
+    }
+
     pub(crate) fn to_sled(&self, path: &std::path::Path) -> sled::Config {
         let flush_every_ms = match self.durability {
             // Keep sled's background flusher as well: it bounds the work of each explicit

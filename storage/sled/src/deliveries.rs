@@ -199,12 +199,14 @@ impl Inner {
         until: DateTime<Utc>,
     ) -> Result<Option<EventCursor>, Error> {
         let _one = self.delivery_lock.hold();
-        if !self.hook_rec(id)?.is_some_and(|w| w.enabled) {
-            return Ok(None);
-        }
-        let Some(mut rec) = self.stream_rec(id)? else {
+        let Some(hook) = self.hook_rec(id)?.filter(|w| w.enabled) else {
             return Ok(None);
         };
+        // A new webhook's stream starts where its record says.
+        let mut rec = self.stream_rec(id)?.unwrap_or(StreamRec {
+            at: (0, hook.stream_start),
+            holder: None,
+        });
         if let Some((other, end)) = rec.holder
             && other != holder.into_bytes()
             && end.time()? > now
@@ -468,6 +470,7 @@ impl Inner {
         match before {
             None => {
                 self.webhook_counts.remove(id.as_bytes())?;
+                self.webhook_streams.remove(id.as_bytes())?;
             }
             Some(_) => self.count_deliveries(id, -i64::try_from(removed).unwrap_or(i64::MAX))?,
         }

@@ -72,7 +72,14 @@
 //! | `library_passes` | library `id` | the library's passes, each as `ts(created_at)` + pass `id`, in descending order (newest first, then by `id` descending; absent when it has none) |
 //! | `versions` | `n` / `l` + library `id` | last content version handed out / a library's version (`u64`; see `versions.rs`) |
 //! | `events` | place (big-endian `u64`) | an event of the log (see `events.rs`) |
-//! | `webhooks`, `webhook_streams`, `webhook_counts`, `deliveries`, `delivery_due`, `webhook_deliveries` | | webhooks, their streams and their deliveries (see `webhooks.rs`) |
+//! | `webhooks` | webhook `id` | a webhook record (see `webhooks.rs`) |
+//!
+//! Webhook streams and deliveries live in a second sled database in the directory's
+//! `deliveries/`, flushed in the background every 500 ms (trees `webhook_streams`,
+//! `webhook_counts`, `deliveries`, `delivery_due`, `webhook_deliveries`; see `webhooks.rs`):
+//! their writes, one or more for every event while the API writes, never lengthen the
+//! durable flushes of API writes, and a crash that loses the last of them only sends some
+//! events again.
 //!
 //! Only published libraries enter the library indexes and counts. Every asset enters the
 //! asset indexes, and the count of published assets or of drafts; the number of all assets
@@ -192,6 +199,10 @@ pub const FORMAT_VERSION: u32 = 5;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 
+/// The directory, inside the store's, of the database that keeps webhook streams and
+/// deliveries.
+const DELIVERIES_DIR: &str = "deliveries";
+
 /// An assetlib [`Store`](assetlib_core::Store) in a sled database directory.
 ///
 /// Cloning is cheap: clones share the open database. The directory is locked while any clone
@@ -242,6 +253,8 @@ pub(crate) struct Inner {
     pub(crate) webhook_deliveries: Tree,
     pub(crate) webhook_counts: Tree,
     pub(crate) webhook_streams: Tree,
+    /// The database of the five delivery trees above.
+    pub(crate) hooks_db: sled::Db,
     delivery_lock: deliveries::DeliveryLock,
     /// The event log ([`events`]) and its places.
     pub(crate) events: Tree,
@@ -326,6 +339,13 @@ impl SledStore {
                 FORMAT_VERSION
             }
         };
+        // Delivery bookkeeping: a database of its own, in a directory inside this one, so that
+        // its writes never make the durable flushes of API writes longer (`webhooks.rs`).
+        let hooks_db = config
+            .delivery_sled(&path.join(DELIVERIES_DIR))
+            .open()
+            .map_err(sled_error)?;
+        let hook_tree = |name: &str| hooks_db.open_tree(name).map_err(sled_error);
         let events = tree("events")?;
         let last_event = events::last_place(&events)
             .and_then(|last| Ok(last.max(events::high_water(&meta)?)))
@@ -357,11 +377,12 @@ impl SledStore {
             library_passes: tree("library_passes")?,
             versions: tree("versions")?,
             webhooks: tree("webhooks")?,
-            deliveries: tree("deliveries")?,
-            delivery_due: tree("delivery_due")?,
-            webhook_deliveries: tree("webhook_deliveries")?,
-            webhook_counts: tree("webhook_counts")?,
-            webhook_streams: tree("webhook_streams")?,
+            deliveries: hook_tree("deliveries")?,
+            delivery_due: hook_tree("delivery_due")?,
+            webhook_deliveries: hook_tree("webhook_deliveries")?,
+            webhook_counts: hook_tree("webhook_counts")?,
+            webhook_streams: hook_tree("webhook_streams")?,
+            hooks_db,
             delivery_lock: deliveries::DeliveryLock::default(),
             reads: AtomicU64::new(0),
             assets_version: AtomicU64::new(0),

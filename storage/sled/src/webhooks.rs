@@ -23,7 +23,6 @@ use sled::Transactional;
 use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
-use crate::deliveries::StreamRec;
 use crate::error::{Error, TxError, abort};
 use crate::events::EventSlot;
 use crate::record::{Ts, decode, encode};
@@ -40,6 +39,8 @@ pub(crate) struct WebhookRec {
     created_at: Ts,
     updated_at: Ts,
     pub(crate) failing_since: Option<Ts>,
+    /// The place in the event log of its `webhook.created` event, where its stream starts.
+    pub(crate) stream_start: u64,
 }
 
 impl WebhookRec {
@@ -59,6 +60,15 @@ impl WebhookRec {
             created_at: (&w.created_at).into(),
             updated_at: (&w.updated_at).into(),
             failing_since: w.failing_since.as_ref().map(Ts::from),
+            stream_start: 0,
+        }
+    }
+
+    /// The record with its stream starting at `place`.
+    fn starting_at(self, place: u64) -> Self {
+        WebhookRec {
+            stream_start: place,
+            ..self
         }
     }
 
@@ -102,24 +112,16 @@ impl Inner {
     }
 
     fn insert_webhook(&self, w: &Webhook, event: &EventSlot) -> Result<(), Error> {
-        let rec = WebhookRec::new(w);
-        // The stream starts after the webhook's own event: at the end of the log.
-        let stream = StreamRec {
-            at: (0, event.place()),
-            holder: None,
-        };
-        let stream = encode(StreamRec::WHAT, &stream)?;
-        (&self.webhooks, &self.webhook_streams, &self.events).transaction(
-            |(hooks, streams, events)| {
-                if hooks.get(w.id.as_bytes())?.is_some() {
-                    return Err(abort(Error::DuplicateId(w.id)));
-                }
-                write_hook(hooks, w.id, &rec)?;
-                streams.insert(&w.id.as_bytes()[..], stream.as_slice())?;
-                event.put(events, Event::webhook_created(w.id))?;
-                Ok(())
-            },
-        )?;
+        // Its stream starts after its own event: at the end of the log.
+        let rec = WebhookRec::new(w).starting_at(event.place());
+        (&self.webhooks, &self.events).transaction(|(hooks, events)| {
+            if hooks.get(w.id.as_bytes())?.is_some() {
+                return Err(abort(Error::DuplicateId(w.id)));
+            }
+            write_hook(hooks, w.id, &rec)?;
+            event.put(events, Event::webhook_created(w.id))?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -154,11 +156,12 @@ impl Inner {
             let Some(rec) = read_hook(hooks, id)? else {
                 return Ok(None);
             };
+            let start = rec.stream_start;
             let old = rec.into_webhook(id).map_err(abort)?;
             let Some((new, changed)) = change.apply(&old, now) else {
                 return Ok(Some(old));
             };
-            write_hook(hooks, id, &WebhookRec::new(&new))?;
+            write_hook(hooks, id, &WebhookRec::new(&new).starting_at(start))?;
             event.put(events, Event::webhook_updated(id, changed))?;
             Ok(Some(new))
         })?;
@@ -168,16 +171,13 @@ impl Inner {
     /// Removes the record (with its event) in one transaction, then its deliveries, which no
     /// write can add to once the record is gone.
     fn delete_webhook(&self, id: Uuid, event: &EventSlot) -> Result<bool, Error> {
-        let found = (&self.webhooks, &self.webhook_streams, &self.events).transaction(
-            |(hooks, streams, events)| {
-                if hooks.remove(id.as_bytes())?.is_none() {
-                    return Ok(false);
-                }
-                streams.remove(id.as_bytes())?;
-                event.put(events, Event::webhook_deleted(id))?;
-                Ok(true)
-            },
-        )?;
+        let found = (&self.webhooks, &self.events).transaction(|(hooks, events)| {
+            if hooks.remove(id.as_bytes())?.is_none() {
+                return Ok(false);
+            }
+            event.put(events, Event::webhook_deleted(id))?;
+            Ok(true)
+        })?;
         if found {
             self.remove_deliveries_of(id, None)?;
         }
@@ -197,12 +197,13 @@ impl Inner {
             let Some(rec) = read_hook(hooks, id)? else {
                 return Ok(());
             };
+            let start = rec.stream_start;
             let hook = rec.into_webhook(id).map_err(abort)?;
             if hook.failing_since.is_none_or(|t| t > disable_before) {
                 return Ok(());
             }
             if let Some((new, changed)) = WebhookChange::disable().apply(&hook, at) {
-                write_hook(hooks, id, &WebhookRec::new(&new))?;
+                write_hook(hooks, id, &WebhookRec::new(&new).starting_at(start))?;
                 event.put(events, Event::webhook_updated(id, changed))?;
             }
             Ok(())

@@ -57,6 +57,7 @@ impl MetaStore for SledStore {
     async fn flush(&self) -> Result<(), StoreError> {
         self.blocking(|inner| {
             inner.write_counts()?;
+            inner.hooks_db.flush()?;
             Ok(inner.db.flush().map(drop)?)
         })
         .await
