@@ -87,7 +87,12 @@ for named in "$@"; do
   work=$(mktemp -d "${TMPDIR:-/tmp}/assetlib-schemathesis.XXXXXX")
   port=$(free_port)
   echo "== schemathesis: $name server ($binary) on 127.0.0.1:$port"
+  # Webhooks: any URL is taken without resolving its host (--webhook-allow-private), and no
+  # delivery is sent (--webhook-workers 0), so the URLs schemathesis makes up never lead the
+  # server off 127.0.0.1; for the same reason the test delivery (testWebhook, which sends at
+  # once) is left out. tests/http/webhooks.rs covers what this leaves out.
   RUST_LOG=warn "$binary" serve --demo --data "$work/data" --addr "127.0.0.1:$port" \
+    --webhook-allow-private --webhook-workers 0 \
     >"$work/stdout" 2>"$work/stderr" &
   server_pid=$!
   if ! wait_for "http://127.0.0.1:$port/api/v1/openapi.json"; then
@@ -107,6 +112,7 @@ for named in "$@"; do
     --url "http://127.0.0.1:$port" \
     --header "Authorization: Bearer $key" \
     --max-examples "$max_examples" --max-time "$max_time" \
+    --exclude-operation-id testWebhook \
     --workers 2 --generation-database none --no-color); then
     echo "schemathesis found failures on the $name server; its log ends:" >&2
     tail -n 40 "$work/stderr" >&2

@@ -21,6 +21,8 @@
 # and every asset with a title of its own while one webhook for `asset.created` is registered
 # (row `create+hook`: each create is one more delivery, sent to examples/webhook_receiver on
 # 127.0.0.1, which checks every signature); the report gives create+hook / create per store.
+# Last, one reader follows the whole event log (every create of the runs) with pages of 1000
+# (row `feed`: events/s, the client's work included).
 # Every row also gives the server's CPU time per answer (`cpu us`: user and system time from
 # /proc over the wrk run, divided by the answers): req/s on a shared 2-core machine swings
 # from run to run with whatever else runs, the CPU an answer costs much less.
@@ -151,9 +153,10 @@ stop() {
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
 }
-wait_port() {
+wait_port() { # PORT: waits for a server on it, at most 60 s (sled's recovery of a database
+    # the create runs made large takes seconds)
     local port=$1 i
-    for i in $(seq 1 100); do
+    for i in $(seq 1 600); do
         if curl -s -o /dev/null "http://127.0.0.1:$port/"; then return 0; fi
         sleep 0.1
     done
@@ -262,7 +265,7 @@ declare -A KEY DETAIL ASSET
 seed() {
     local store=$1; shift
     local key
-    key=$("$BIN/server" keys create --scopes read:assets,write:assets,read:libraries,write:libraries,admin:webhooks \
+    key=$("$BIN/server" keys create --scopes read:assets,write:assets,read:libraries,write:libraries,admin:webhooks,read:events \
         --name load "$@" | tail -n 1)
     KEY[$store]=$key
     start "seed-$store" env RUST_LOG=warn "$BIN/server" serve "$@" --addr "127.0.0.1:$PORT"
@@ -397,6 +400,26 @@ create_run() { # NAME ROUND [TITLE]: durable creates from $CONNECTIONS connectio
     SERVER_PID=
     stop "$pid"
 }
+feed_run() { # NAME ROUND: one reader follows the whole event log from its start, pages of 1000
+    local name=$1 round=$2 label="$1-feed-$2" after="" page next count events=0 t0 t1
+    server_command "$name"
+    start "$label" "${CMD[@]}"
+    local pid=$LAST_PID
+    wait_port "$PORT"
+    t0=$(date +%s%N)
+    while :; do
+        page=$(curl -sf -H "Authorization: Bearer ${KEY[$STORE]}" \
+            "http://127.0.0.1:$PORT/api/v1/events?limit=1000${after:+&after=$after}")
+        count=$(grep -o '"id":"evt_' <<<"$page" | wc -l)
+        [[ $count == 0 ]] && break
+        events=$((events + count))
+        after=$(sed -E 's/.*"next":"([0-9a-f]{32})".*/\1/' <<<"$page")
+    done
+    t1=$(date +%s%N)
+    FEED[$name:$round]=$(awk -v n="$events" -v ns="$((t1 - t0))" 'BEGIN { printf "%.0f %d %.2f", n / (ns / 1e9), n, ns / 1e9 }')
+    say "  $name feed: ${FEED[$name:$round]} (events/s, events, seconds)"
+    stop "$pid"
+}
 HOOK_PORT=$(free_port)
 
 SERVERS=(axum axum-nocache)
@@ -418,6 +441,13 @@ for round in $(seq 1 "$ROUNDS"); do
         create_run "$name" "$round"
         create_run "$name-hook" "$round"
         create_run "$name" "$round" "Logo"
+    done
+done
+# The event log now holds every create of the runs above: one reader follows it whole.
+declare -A FEED
+for round in $(seq 1 "$ROUNDS"); do
+    for name in "${CREATORS[@]}"; do
+        feed_run "$name" "$round"
     done
 done
 
@@ -456,6 +486,11 @@ for name in "${CREATORS[@]}"; do
         printf '%-16s %-11s %6s %9s %9s %9s %8s   %s-%s   machine: %s\n' "$name" \
             "$what" "$rps" "$p50" "$p99" "" "$cpu" "$low" "$high" "${CPU[$row:$round]}"
     done
+done
+for name in "${CREATORS[@]}"; do
+    read -r rate events seconds _ low high <<<"$(median FEED "$name")"
+    printf '%-16s %-11s %6s events/s (%s events in %s s; rounds %s-%s), one reader, pages of 1000\n' \
+        "$name" feed "$rate" "$events" "$seconds" "$low" "$high"
 done
 for name in "${CREATORS[@]}"; do
     read -r with _ <<<"$(median CREATES "$name-hook")"

@@ -31,10 +31,9 @@ use crate::webhooks::{
 /// The name of the workers' thread (and of the threads it starts for blocking work).
 const WORKER_THREAD: &str = "assetlib-hooks";
 
-/// Events read from the log per step of a stream.
-const STREAM_PAGE: usize = 500;
-/// The most first attempts per step of a stream (each step one store write).
-const STREAM_BATCH: usize = 64;
+/// Events read from the log per step of a stream; the wanted ones among them are sent and
+/// recorded together (one store write).
+const STREAM_PAGE: usize = 100;
 /// How long a worker gathers more work after it is woken, so that a busy server writes in
 /// batches.
 const GATHER: Duration = Duration::from_millis(5);
@@ -285,20 +284,10 @@ async fn stream_page(inner: &Inner, hook: &Webhook, shared: &Shared) -> Result<b
     if page.next == from {
         return Ok(false);
     }
-    let mut to = page.next;
-    let mut wanted = Vec::new();
-    for event in page.events {
-        if wanted.len() >= STREAM_BATCH {
-            break;
-        }
-        to = event.at;
-        if hook.event_types.wants(event.kind.as_str()) && event.occurred_at >= hook.created_at {
-            wanted.push(event);
-        }
-    }
-    if wanted.len() < STREAM_BATCH {
-        to = page.next;
-    }
+    let to = page.next;
+    let wanted = page.events.into_iter().filter(|event| {
+        hook.event_types.wants(event.kind.as_str()) && event.occurred_at >= hook.created_at
+    });
     let mut sends = tokio::task::JoinSet::new();
     for event in wanted {
         let Ok(permit) = Arc::clone(&shared.permits).acquire_owned().await else {
