@@ -11,6 +11,7 @@
 use std::error::Error;
 use std::fmt;
 use std::future::Future;
+use std::path::Path;
 use std::process::ExitCode;
 
 use assetlib::Service;
@@ -90,6 +91,29 @@ async fn purge_events_hourly(service: Service) {
     }
 }
 
+/// The file in the data directory that says every thumbnail has a random name.
+const THUMBNAILS_UPGRADED: &str = "thumbnail-names-upgraded";
+
+/// Gives thumbnails that an earlier version named after their asset random names, unless
+/// the data directory says it was done: the pass reads every asset, which on a large store
+/// takes long, so it runs once per data directory (and once on a new one, at once).
+async fn upgrade_thumbnail_names_once(service: &Service, dir: &Path) -> Result<(), BoxError> {
+    let done = dir.join(THUMBNAILS_UPGRADED);
+    if done.exists() {
+        return Ok(());
+    }
+    let renamed = service.upgrade_thumbnail_names().await?;
+    if renamed > 0 {
+        tracing::info!(
+            renamed,
+            "thumbnails named after their asset now have random names"
+        );
+    }
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(&done, b"")?;
+    Ok(())
+}
+
 /// `serve`: opens the data directory, gives thumbnails that an earlier version named after
 /// their asset random names, makes the first key, adds the demo data if asked, listens, hands
 /// over to `serve_http`, and flushes the store once it returns.
@@ -100,13 +124,7 @@ where
 {
     init_logging();
     let service = open_service(&args.data, args.config()).await?;
-    let renamed = service.upgrade_thumbnail_names().await?;
-    if renamed > 0 {
-        tracing::info!(
-            renamed,
-            "thumbnails named after their asset now have random names"
-        );
-    }
+    upgrade_thumbnail_names_once(&service, &args.data.data).await?;
     ensure_first_key(&service, args.addr).await?;
     if args.demo {
         demo::seed_and_show(&service, args.addr).await?;
