@@ -410,7 +410,7 @@ feed_run() { # NAME ROUND: one reader follows the whole event log from its start
     while :; do
         page=$(curl -sf -H "Authorization: Bearer ${KEY[$STORE]}" \
             "http://127.0.0.1:$PORT/api/v1/events?limit=1000${after:+&after=$after}")
-        count=$(grep -o '"id":"evt_' <<<"$page" | wc -l)
+        count=$({ grep -o '"id":"evt_' <<<"$page" || true; } | wc -l)
         [[ $count == 0 ]] && break
         events=$((events + count))
         after=$(sed -E 's/.*"next":"([0-9a-f]{32})".*/\1/' <<<"$page")
