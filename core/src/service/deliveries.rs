@@ -429,9 +429,9 @@ fn lower_priority() {
     use thread_priority::{ThreadPriority, ThreadPriorityValue};
     // The crate maps 0..=99 onto niceness 19..=-20; 22 is niceness 10.
     let priority = ThreadPriorityValue::try_from(22u8).map(ThreadPriority::Crossplatform);
-    let set = priority.map_err(|e| e.to_string()).and_then(|p| {
-        thread_priority::set_current_thread_priority(p).map_err(|e| e.to_string())
-    });
+    let set = priority
+        .map_err(|e| e.to_string())
+        .and_then(|p| thread_priority::set_current_thread_priority(p).map_err(|e| e.to_string()));
     if let Err(e) = set {
         tracing::debug!(error = %e, "the webhook workers run at the usual priority");
     }

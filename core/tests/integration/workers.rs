@@ -20,7 +20,11 @@ fn workers() -> BTreeMap<String, i64> {
         // Past the command (in parentheses), field 19 of stat(5) is the nice value.
         let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
         if let Some(nice) = after.split_whitespace().nth(16) {
-            let tid = dir.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let tid = dir
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             found.insert(tid, nice.parse().expect("nice value"));
         }
     }
@@ -50,7 +54,10 @@ fn the_webhook_workers_run_niced_on_a_thread_that_ends_with_the_service() {
     drop(service);
     let deadline = Instant::now() + Duration::from_secs(10);
     while ours.iter().any(|(tid, _)| workers().contains_key(tid)) {
-        assert!(Instant::now() < deadline, "the worker thread outlived its service");
+        assert!(
+            Instant::now() < deadline,
+            "the worker thread outlived its service"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
