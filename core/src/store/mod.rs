@@ -223,16 +223,24 @@ pub mod prelude {
 ///     async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError> {
 ///         self.rest.delete_webhook(id).await
 ///     }
-///     async fn webhook_cursor(&self) -> Result<EventCursor, StoreError> {
-///         self.rest.webhook_cursor().await
-///     }
-///     async fn enqueue_deliveries(
+///     async fn lease_stream(
 ///         &self,
-///         from: EventCursor,
-///         to: EventCursor,
+///         id: Uuid,
+///         holder: Uuid,
+///         now: DateTime<Utc>,
+///         until: DateTime<Utc>,
+///     ) -> Result<Option<EventCursor>, StoreError> {
+///         self.rest.lease_stream(id, holder, now, until).await
+///     }
+///     async fn advance_stream(
+///         &self,
+///         id: Uuid,
+///         holder: Uuid,
+///         span: (EventCursor, EventCursor),
 ///         deliveries: Vec<Delivery>,
+///         until: DateTime<Utc>,
 ///     ) -> Result<bool, StoreError> {
-///         self.rest.enqueue_deliveries(from, to, deliveries).await
+///         self.rest.advance_stream(id, holder, span, deliveries, until).await
 ///     }
 ///     async fn insert_delivery(&self, delivery: Delivery) -> Result<bool, StoreError> {
 ///         self.rest.insert_delivery(delivery).await
