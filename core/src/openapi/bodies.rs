@@ -38,6 +38,8 @@ pub(super) fn add_all(add: &mut impl FnMut(&str, Value)) {
 fn webhook_document(new: bool) -> Value {
     let mut types = vec!["*"];
     types.extend(crate::events::EventType::ALL.iter().map(|t| t.as_str()));
+    // On a new webhook null means "not given" (the default); a change takes no null.
+    let optional = |schema: Value| if new { or_null(schema) } else { schema };
     let fields = vec![
         (
             "url",
@@ -50,13 +52,16 @@ fn webhook_document(new: bool) -> Value {
         (
             "event_types",
             describe(
-                json!({"type": "array", "minItems": 1, "items": one_of_strings(&types)}),
+                optional(json!({"type": "array", "minItems": 1, "items": one_of_strings(&types)})),
                 "The event types to receive; `[\"*\"]` (the default) for all.",
             ),
         ),
         (
             "enabled",
-            describe(boolean(), "Whether deliveries are sent (default true)."),
+            describe(
+                optional(boolean()),
+                "Whether deliveries are sent (default true).",
+            ),
         ),
     ];
     let (required, description): (&[&str], &str) = match new {
