@@ -506,7 +506,7 @@ for name in "${CREATORS[@]}"; do
     awk -v w="$with" -v o="$without" -v n="$name" \
         'BEGIN { printf "%s: creates with one webhook / without: %.2f\n", n, (o > 0 ? w / o : 0) }'
 done
-if [[ $WARP == 1 ]]; then
+if [[ $WARP == 1 && $READS == 1 ]]; then
     for ep in detail list asset; do
         awk -v a="${MEDIAN[axum:$ep]}" -v w="${MEDIAN[warp:$ep]}" -v ep="$ep" \
             'BEGIN { printf "warp/axum %s: %.2f\n", ep, (a > 0 ? w / a : 0) }'
