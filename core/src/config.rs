@@ -16,8 +16,19 @@ use crate::extract::Limits;
 pub struct Config {
     /// Largest JSON request body in bytes (default 1 MiB); more is 413.
     pub max_json_body: usize,
-    /// Largest upload in bytes (default 100 MiB); more is 413.
+    /// Largest upload in bytes (default 100 MiB); more is 413. Files up to this size are
+    /// read whole for their metadata and thumbnail; a larger file made by a resumable or
+    /// direct upload is read only when it is a video (the header of its container).
     pub max_upload: u64,
+    /// Largest resumable (tus) or direct upload in bytes (default 10 GiB); a larger
+    /// `Upload-Length` or `size` is 413. A store with multipart uploads (S3) takes at most
+    /// 10,000 parts of 5 MiB (48.8 GiB) in one upload, whatever this says; a direct upload
+    /// at most 5 GiB (one `PUT`).
+    pub max_resumable_upload: u64,
+    /// How long an unfinished resumable or direct upload is kept (default 24 h): after it,
+    /// `PATCH` is 410 and a reaper on any process sharing the store removes it and what it
+    /// kept (its S3 multipart upload aborted).
+    pub upload_expiry: Duration,
     /// Largest `per_page` / `limit` (default 100); larger values are clamped to it.
     pub max_page_size: u32,
     /// Longest title in characters (default 500).
@@ -157,6 +168,8 @@ impl Default for Config {
         Config {
             max_json_body: 1024 * 1024,
             max_upload: 100 * 1024 * 1024,
+            max_resumable_upload: 10 * 1024 * 1024 * 1024,
+            upload_expiry: Duration::from_secs(24 * 3600),
             max_page_size: 100,
             max_title_chars: 500,
             files_base_url: crate::routes::files_base_url!().to_owned(),

@@ -28,10 +28,17 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `PassNotFound` | 404 | `Not found` (`Pass not found`) | no |
 /// | `MethodNotAllowed` | 405 | `Method not allowed` (+ `Allow`) | no |
 /// | `Conflict` | 409 | `Conflict` (+ `libraries`) | no |
+/// | `OffsetMismatch` | 409 | `Conflict` (+ `Upload-Offset`) | no |
+/// | `UploadConflict` | 409 | `Conflict` | no |
+/// | `UploadGone` | 410 | `Gone` | no |
+/// | `UnsupportedVersion` | 412 | `Precondition failed` (+ `Tus-Version`, added by the tus operations) | no |
+/// | `Locked` | 423 | `Locked` (+ `Retry-After`) | no |
+/// | `ChecksumMismatch` | 460 | `Checksum mismatch` | no |
 /// | `RequestTimeout` | 408 | `Request timeout` | no |
 /// | `PayloadTooLarge` | 413 | `Payload too large` | no |
 /// | `TooManyRequests` | 429 | `Too many requests` (+ `Retry-After`) | no |
 /// | `UnsupportedMediaType` | 415 | `Unsupported media type` | no |
+/// | `NotImplemented` | 501 | `Not implemented` | no |
 /// | `Unavailable` | 503 | `Service unavailable` (+ `Retry-After`) | no |
 /// | `Internal` | 500 | `Internal server error` | no |
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +98,35 @@ pub enum ApiError {
         /// The libraries that hold the asset, sent as `libraries: [{id, title, slug}]`.
         libraries: Vec<LibraryUse>,
     },
+    /// A resumable upload's `PATCH` at another offset than the upload's.
+    #[error("Upload-Offset is {sent}, but the upload has {offset} bytes; send from {offset}")]
+    OffsetMismatch {
+        /// The offset sent.
+        sent: u64,
+        /// The upload's offset.
+        offset: u64,
+    },
+    /// A direct upload whose file is not there yet, or not of the size declared.
+    #[error("{0}")]
+    UploadConflict(String),
+    /// What this server's configuration does not offer (direct uploads without S3 files).
+    #[error("{0}")]
+    NotImplemented(&'static str),
+    /// A resumable upload that expired unfinished (and was or will be removed).
+    #[error("This upload expired before it was finished; start a new one")]
+    UploadGone,
+    /// A resumable-upload request without `Tus-Resumable: 1.0.0`.
+    #[error("Tus-Resumable must be 1.0.0 (the tus version this server speaks)")]
+    UnsupportedVersion,
+    /// Another request is writing to the same resumable upload.
+    #[error("Another request is writing to this upload; retry after {retry_after} seconds")]
+    Locked {
+        /// Whole seconds to wait (at least 1).
+        retry_after: u64,
+    },
+    /// A `PATCH` whose body is not what its `Upload-Checksum` says: none of it is kept.
+    #[error("The body's SHA-256 is not the one Upload-Checksum names; none of it was kept")]
+    ChecksumMismatch,
     /// The body stopped arriving: no part of it came for longer than
     /// [`crate::Config::body_timeout`].
     #[error("No part of the request body arrived for {seconds} seconds")]
@@ -158,7 +194,14 @@ impl ApiError {
             | ApiError::LibraryNotFound
             | ApiError::PassNotFound => 404,
             ApiError::MethodNotAllowed { .. } => 405,
-            ApiError::Conflict { .. } => 409,
+            ApiError::Conflict { .. }
+            | ApiError::OffsetMismatch { .. }
+            | ApiError::UploadConflict(_) => 409,
+            ApiError::NotImplemented(_) => 501,
+            ApiError::UploadGone => 410,
+            ApiError::UnsupportedVersion => 412,
+            ApiError::Locked { .. } => 423,
+            ApiError::ChecksumMismatch => 460,
             ApiError::RequestTimeout { .. } => 408,
             ApiError::PayloadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType { .. } => 415,
@@ -181,7 +224,14 @@ impl ApiError {
             | ApiError::LibraryNotFound
             | ApiError::PassNotFound => "Not found",
             ApiError::MethodNotAllowed { .. } => "Method not allowed",
-            ApiError::Conflict { .. } => "Conflict",
+            ApiError::Conflict { .. }
+            | ApiError::OffsetMismatch { .. }
+            | ApiError::UploadConflict(_) => "Conflict",
+            ApiError::NotImplemented(_) => "Not implemented",
+            ApiError::UploadGone => "Gone",
+            ApiError::UnsupportedVersion => "Precondition failed",
+            ApiError::Locked { .. } => "Locked",
+            ApiError::ChecksumMismatch => "Checksum mismatch",
             ApiError::RequestTimeout { .. } => "Request timeout",
             ApiError::PayloadTooLarge { .. } => "Payload too large",
             ApiError::UnsupportedMediaType { .. } => "Unsupported media type",
@@ -228,8 +278,12 @@ impl ApiError {
                 reply.headers.push(("allow", (*allow).to_owned()))
             }
             ApiError::TooManyRequests { retry_after }
-            | ApiError::Unavailable { retry_after, .. } => {
+            | ApiError::Unavailable { retry_after, .. }
+            | ApiError::Locked { retry_after } => {
                 reply.headers.push(("retry-after", retry_after.to_string()))
+            }
+            ApiError::OffsetMismatch { offset, .. } => {
+                reply.headers.push(("upload-offset", offset.to_string()))
             }
             _ => {}
         }

@@ -48,15 +48,17 @@ use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
-#[cfg(feature = "s3")]
-use object_store::{aws::AmazonS3Builder, prefix::PrefixStore};
 
 use tokio::io::AsyncWriteExt as _;
 
 use crate::error::{ApiError, BoxError, FileError};
 use crate::reply::ByteStream;
 
+mod parts;
+#[cfg(feature = "s3")]
+mod s3;
 mod written;
+pub(crate) use parts::{Parts, Presigner};
 pub(crate) use written::Written;
 
 /// Why a file store could not be opened.
@@ -92,6 +94,10 @@ pub struct Files {
     /// The canonical root when the store is a local directory: paths are resolved against it
     /// so that symbolic links leading outside are refused.
     local_root: Option<PathBuf>,
+    /// The store's multipart uploads by id, when it has them (resumable uploads).
+    parts: Option<Parts>,
+    /// The store's presigned URLs, when it has them (direct uploads).
+    presigner: Option<Presigner>,
 }
 
 impl std::fmt::Debug for Files {
@@ -130,9 +136,12 @@ fn object_path(path: &str) -> Result<ObjectPath, FileError> {
 impl Files {
     /// Files in memory, gone when the last clone is dropped.
     pub fn memory() -> Self {
+        let store = Arc::new(InMemory::new());
         Files {
-            store: Arc::new(InMemory::new()),
+            store: store.clone(),
             local_root: None,
+            parts: Some(Parts::new(store, None)),
+            presigner: None,
         }
     }
 
@@ -152,112 +161,22 @@ impl Files {
         Ok(Files {
             store: Arc::new(store),
             local_root: Some(canonical),
+            parts: None,
+            presigner: None,
         })
     }
 
     /// Files in any object store (S3-compatible, GCS, Azure, ...). Paths are taken as they
-    /// are: such stores have no links.
+    /// are: such stores have no links. A resumable upload keeps its bytes in pieces of 5 MiB,
+    /// joined when it completes ([`Files::s3`] and [`Files::memory`] use the store's
+    /// multipart uploads instead, and only [`Files::s3`] offers direct uploads).
     pub fn new(store: Arc<dyn ObjectStore>) -> Self {
         Files {
             store,
             local_root: None,
+            parts: None,
+            presigner: None,
         }
-    }
-
-    /// Files in a bucket of an S3-compatible service: `url` is `s3://bucket` or
-    /// `s3://bucket/prefix`, and everything else comes from the standard environment variables
-    /// (read by [`AmazonS3Builder::from_env`]):
-    ///
-    /// | variable | holds |
-    /// |---|---|
-    /// | `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`) | the credentials; without them, those of the instance or container (IMDS, ECS, web identity) |
-    /// | `AWS_REGION` or `AWS_DEFAULT_REGION` | the region (default `us-east-1`) |
-    /// | `AWS_ENDPOINT` | the service's URL, for anything but AWS itself (`http://127.0.0.1:8333`) |
-    /// | `AWS_ALLOW_HTTP` | `true` to allow a plain `http://` endpoint |
-    ///
-    /// Requests use path-style addressing (`ENDPOINT/bucket/key`, never `bucket.ENDPOINT`), so
-    /// self-hosted servers work without DNS names per bucket; every request is signed (SigV4).
-    /// With a prefix, every file the service reads or writes is under `prefix/` in the bucket,
-    /// and `file_path`s are relative to it. The bucket must exist; nothing is contacted until
-    /// the first file is read or written.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), assetlib_core::FilesError> {
-    /// use assetlib_core::{Config, Files, MemoryStore, Service};
-    ///
-    /// // AWS_ENDPOINT=http://127.0.0.1:8333 AWS_ALLOW_HTTP=true AWS_REGION=us-east-1
-    /// // AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... in the environment.
-    /// let files = Files::s3("s3://assets/production")?;
-    /// let service = Service::new(MemoryStore::new(), files, Config::default());
-    /// # let _ = service;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// [`FilesError::Url`] when `url` is not `s3://bucket[/prefix]`; [`FilesError::Store`]
-    /// when the configuration in the environment is refused (a malformed value).
-    #[cfg(feature = "s3")]
-    pub fn s3(url: &str) -> Result<Self, FilesError> {
-        Self::s3_with(AmazonS3Builder::from_env(), url)
-    }
-
-    /// [`Files::s3`] with the configuration from `builder` instead of the environment (start
-    /// from [`AmazonS3Builder::new`] to ignore the environment). The bucket is the one `url`
-    /// names, and requests are path-style, whatever `builder` says.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), assetlib_core::FilesError> {
-    /// use assetlib_core::Files;
-    /// use object_store::aws::AmazonS3Builder;
-    ///
-    /// let builder = AmazonS3Builder::new()
-    ///     .with_endpoint("http://127.0.0.1:8333")
-    ///     .with_allow_http(true)
-    ///     .with_region("us-east-1")
-    ///     .with_access_key_id("assetlib")
-    ///     .with_secret_access_key("a secret");
-    /// let files = Files::s3_with(builder, "s3://assets")?;
-    /// # let _ = files;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// As [`Files::s3`].
-    #[cfg(feature = "s3")]
-    pub fn s3_with(builder: AmazonS3Builder, url: &str) -> Result<Self, FilesError> {
-        let bad = |reason| FilesError::Url {
-            url: url.to_owned(),
-            reason,
-        };
-        let rest = url
-            .strip_prefix("s3://")
-            .ok_or_else(|| bad("it must start with s3://"))?;
-        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        if bucket.is_empty() {
-            return Err(bad("it names no bucket"));
-        }
-        if bucket.contains(['?', '#', '@', ':', '%'])
-            || prefix.contains(['?', '#'])
-            || prefix.starts_with('/')
-        {
-            return Err(bad(
-                "it must be s3://bucket or s3://bucket/prefix, nothing more",
-            ));
-        }
-        let prefix = prefix.trim_end_matches('/');
-        let prefix = ObjectPath::parse(prefix)
-            .map_err(|_| bad("its prefix is not a valid path (empty, `.` or `..` segments)"))?;
-        let store = builder
-            .with_bucket_name(bucket)
-            .with_virtual_hosted_style_request(false)
-            .build()?;
-        Ok(if prefix.as_ref().is_empty() {
-            Files::new(Arc::new(store))
-        } else {
-            Files::new(Arc::new(PrefixStore::new(store, prefix)))
-        })
     }
 
     /// The object store.
@@ -352,6 +271,16 @@ impl Files {
         }
         let got = self.get_range(path, range).await?;
         got.bytes().await.map_err(FileError::store)
+    }
+
+    /// The store's multipart uploads, when it has them.
+    pub(crate) fn parts(&self) -> Option<&Parts> {
+        self.parts.as_ref()
+    }
+
+    /// The store's presigned URLs, when it has them.
+    pub(crate) fn presigner(&self) -> Option<&Presigner> {
+        self.presigner.as_ref()
     }
 
     /// The local file at `path`, when the store is a local directory.

@@ -124,7 +124,16 @@ pub(crate) async fn ingest(
 ) -> Result<Ingested, ApiError> {
     let file_error = |message: String| ApiError::validation(field, message);
     let resolved = files.resolve(file_path).await?;
-    let header_only = matches!(declared, Some(AssetType::Video));
+    let header_only = match declared {
+        Some(AssetType::Video) => true,
+        // Too large to read whole (a resumable or direct upload): read as a video when its
+        // header says it is one, else refused below.
+        None if resolved.size > config.max_upload => {
+            let head = files.read(&resolved.path, HEADER_BYTES).await?;
+            extract::sniff(&head, &resolved.path).kind == Some(AssetType::Video)
+        }
+        _ => false,
+    };
     let limit = if header_only {
         HEADER_BYTES
     } else {

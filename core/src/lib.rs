@@ -102,6 +102,7 @@ pub mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tree;
+pub mod tus;
 mod upload;
 pub mod validate;
 pub mod variant;
@@ -126,12 +127,13 @@ pub use model::{
 };
 pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, SortOrder};
 pub use reply::{ByteStream, JSON, Reply};
-pub use request::{BodyStream, PeerAddr, RawRequest, RequestBody};
+pub use request::{BodyStream, PeerAddr, RawRequest, RequestBody, TusHeaders};
 pub use routes::{
     API_PREFIX, Operation, ROUTES, Route, RouteMatch, THUMBNAIL_ROUTE, match_route,
     method_not_allowed, route_not_found,
 };
 pub use service::{Backfill, Service};
 pub use store::{
-    AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, WebhookStore,
+    AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, UploadStore,
+    WebhookStore,
 };

@@ -4,6 +4,7 @@
 //! it is fast for thousands of records and slow for millions. Nothing survives the process.
 
 mod passes;
+mod uploads;
 mod webhooks;
 
 use std::collections::HashMap;
@@ -58,6 +59,8 @@ struct State {
     deliveries: HashMap<Uuid, crate::webhooks::Delivery>,
     /// Each webhook's stream.
     streams: HashMap<Uuid, Stream>,
+    /// Uploads in progress, with their leases.
+    uploads: HashMap<Uuid, uploads::Held>,
 }
 
 /// Where a webhook's stream stands, and who holds it until when.

@@ -201,8 +201,43 @@ pub struct RawRequest<'a> {
     /// The `X-Forwarded-For` header value, read only when
     /// [`crate::Config::trusted_proxy_hops`] trusts proxies in front of the API.
     pub forwarded_for: Option<&'a [u8]>,
+    /// The headers of the tus protocol, for resumable uploads.
+    pub tus: TusHeaders<'a>,
     /// The body, read by core only when the operation takes one and the key is admitted.
     pub body: RequestBody,
+}
+
+/// The header values of the tus protocol a request sent, as sent ([`crate::tus`]). Adapters
+/// fill them with [`TusHeaders::from_lookup`].
+#[derive(Debug, Default, Clone, Copy)]
+#[non_exhaustive]
+pub struct TusHeaders<'a> {
+    /// `Tus-Resumable`.
+    pub resumable: Option<&'a [u8]>,
+    /// `Upload-Length`.
+    pub upload_length: Option<&'a [u8]>,
+    /// `Upload-Offset`.
+    pub upload_offset: Option<&'a [u8]>,
+    /// `Upload-Metadata`.
+    pub upload_metadata: Option<&'a [u8]>,
+    /// `Upload-Checksum`.
+    pub upload_checksum: Option<&'a [u8]>,
+    /// `Upload-Defer-Length` (not offered: refused).
+    pub upload_defer_length: Option<&'a [u8]>,
+}
+
+impl<'a> TusHeaders<'a> {
+    /// The tus headers, each looked up by its lower-case name with `header`.
+    pub fn from_lookup(header: impl Fn(&'static str) -> Option<&'a [u8]>) -> Self {
+        TusHeaders {
+            resumable: header("tus-resumable"),
+            upload_length: header("upload-length"),
+            upload_offset: header("upload-offset"),
+            upload_metadata: header("upload-metadata"),
+            upload_checksum: header("upload-checksum"),
+            upload_defer_length: header("upload-defer-length"),
+        }
+    }
 }
 
 impl RawRequest<'_> {

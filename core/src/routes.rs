@@ -79,6 +79,18 @@ pub enum Operation {
     RetryDelivery,
     /// `POST /api/v1/webhooks/{webhook_id}/test`
     TestWebhook,
+    /// `POST /api/v1/uploads`: a resumable (tus) upload.
+    CreateUpload,
+    /// `GET` and `HEAD /api/v1/uploads/{upload_id}`
+    GetUpload,
+    /// `PATCH /api/v1/uploads/{upload_id}`
+    PatchUpload,
+    /// `DELETE /api/v1/uploads/{upload_id}`
+    DeleteUpload,
+    /// `POST /api/v1/uploads/direct`
+    CreateDirectUpload,
+    /// `POST /api/v1/uploads/direct/{upload_id}/complete`
+    CompleteDirectUpload,
 }
 
 impl Operation {
@@ -96,7 +108,13 @@ impl Operation {
             | Operation::UpdateAsset
             | Operation::DeleteAsset
             | Operation::ReplaceAssetFile
-            | Operation::RemakeThumbnail => &[Scope::WriteAssets],
+            | Operation::RemakeThumbnail
+            | Operation::CreateUpload
+            | Operation::GetUpload
+            | Operation::PatchUpload
+            | Operation::DeleteUpload
+            | Operation::CreateDirectUpload
+            | Operation::CompleteDirectUpload => &[Scope::WriteAssets],
             Operation::AssetUsage => &[Scope::ReadAssets, Scope::ReadLibraries],
             Operation::ListLibraries | Operation::GetLibrary | Operation::GetLibraryBySlug => {
                 &[Scope::ReadLibraries]
@@ -180,6 +198,22 @@ impl Operation {
                 | Operation::CreateWebhook
                 | Operation::UpdateWebhook
                 | Operation::DeleteWebhook
+                | Operation::CreateUpload
+                | Operation::GetUpload
+                | Operation::PatchUpload
+                | Operation::CompleteDirectUpload
+        )
+    }
+
+    /// Whether the operation speaks the tus protocol: its answers carry `Tus-Resumable` and
+    /// are never kept by a cache (`Cache-Control: no-store`).
+    pub const fn is_tus(self) -> bool {
+        matches!(
+            self,
+            Operation::CreateUpload
+                | Operation::GetUpload
+                | Operation::PatchUpload
+                | Operation::DeleteUpload
         )
     }
 
@@ -199,6 +233,7 @@ impl Operation {
                 | Operation::CreatePass
                 | Operation::CreateWebhook
                 | Operation::UpdateWebhook
+                | Operation::CreateDirectUpload
         )
     }
 }
@@ -358,6 +393,31 @@ pub const ROUTES: &[Route] = &[
         allow: "POST",
     },
     Route {
+        path: "/api/v1/uploads",
+        methods: &[("POST", Operation::CreateUpload)],
+        allow: "POST",
+    },
+    // Before `/api/v1/uploads/{id}`: an upload id is never `direct`.
+    Route {
+        path: "/api/v1/uploads/direct",
+        methods: &[("POST", Operation::CreateDirectUpload)],
+        allow: "POST",
+    },
+    Route {
+        path: "/api/v1/uploads/direct/{id}/complete",
+        methods: &[("POST", Operation::CompleteDirectUpload)],
+        allow: "POST",
+    },
+    Route {
+        path: "/api/v1/uploads/{id}",
+        methods: &[
+            ("GET", Operation::GetUpload),
+            ("PATCH", Operation::PatchUpload),
+            ("DELETE", Operation::DeleteUpload),
+        ],
+        allow: "GET, HEAD, PATCH, DELETE",
+    },
+    Route {
         path: "/api/v1/openapi.json",
         methods: &[("GET", Operation::OpenApi)],
         allow: "GET, HEAD",
@@ -453,93 +513,5 @@ pub fn method_not_allowed(method: &str, route: &Route) -> Reply {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn op(path: &str, method: &str) -> Option<(Operation, Option<String>)> {
-        match match_route(path) {
-            RouteMatch::Route { route, ids } => route
-                .operation(method)
-                .map(|op| (op, (!ids.is_empty()).then(|| ids.join("/")))),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn routes_match_by_segment() {
-        assert_eq!(
-            op("/api/v1/assets", "GET"),
-            Some((Operation::ListAssets, None))
-        );
-        assert_eq!(
-            op("/api/v1/assets", "HEAD"),
-            Some((Operation::ListAssets, None))
-        );
-        assert_eq!(
-            op("/api/v1/assets", "POST"),
-            Some((Operation::CreateAsset, None))
-        );
-        assert_eq!(op("/api/v1/assets", "PUT"), None);
-        assert_eq!(
-            op("/api/v1/libraries/x/passes/p%2D1", "DELETE"),
-            Some((Operation::RevokePass, Some("x/p-1".into())))
-        );
-        assert_eq!(
-            op("/api/v1/libraries/x/passes", "POST"),
-            Some((Operation::CreatePass, Some("x".into())))
-        );
-        assert_eq!(
-            op("/api/v1/assets/abc", "GET"),
-            Some((Operation::GetAsset, Some("abc".into())))
-        );
-        assert_eq!(
-            op("/api/v1/assets/a%2Db", "GET"),
-            Some((Operation::GetAsset, Some("a-b".into())))
-        );
-        assert_eq!(
-            op("/api/v1/libraries/x", "DELETE"),
-            Some((Operation::DeleteLibrary, Some("x".into())))
-        );
-        assert_eq!(
-            op("/api/v1/libraries/x", "PUT"),
-            Some((Operation::PutLibrary, Some("x".into())))
-        );
-        for missing in [
-            "/api/v1",
-            "/api/v1/",
-            "/api/v1/assets/",
-            "/api/v1/assets//",
-            "/api/v1/assets/a/b",
-            "/api/v1/libraries/x/passes/",
-            "/api/v1/libraries/x/passes/p/q",
-            "/api/v1/nope",
-        ] {
-            assert_eq!(match_route(missing), RouteMatch::NotFound, "{missing}");
-        }
-        for outside in ["/", "/api", "/api/v10/assets", "/files/x", ""] {
-            assert_eq!(match_route(outside), RouteMatch::Outside, "{outside}");
-        }
-    }
-
-    #[test]
-    fn thumbnails_live_under_the_default_files_base_url() {
-        let base = crate::Config::default().files_base_url;
-        assert_eq!(THUMBNAIL_ROUTE, format!("{base}thumbnails/{{name}}"));
-    }
-
-    #[test]
-    fn every_route_allows_what_it_serves() {
-        for route in ROUTES {
-            for (method, _) in route.methods {
-                assert!(
-                    route.allow.split(", ").any(|m| m == *method),
-                    "{}",
-                    route.path
-                );
-            }
-            if route.operation("GET").is_some() {
-                assert!(route.allow.contains("HEAD"), "{}", route.path);
-            }
-        }
-    }
-}
+#[path = "routes_test.rs"]
+mod tests;

@@ -1,7 +1,7 @@
 //! The store conformance suite: every sentence of the store traits' docs, as checks any
 //! backend runs with one call ([`run_all`]). The cases are grouped by the trait they check
 //! ([`SUITES`]: [`ASSET_CASES`], [`LIBRARY_CASES`], [`KEY_CASES`], [`META_CASES`],
-//! [`PASS_CASES`], [`EVENT_CASES`], [`WEBHOOK_CASES`], and
+//! [`PASS_CASES`], [`EVENT_CASES`], [`WEBHOOK_CASES`], [`UPLOAD_CASES`], and
 //! [`SHARED_CASES`] for what spans them); [`run_cases`] runs one group.
 //!
 //! ```
@@ -25,6 +25,7 @@ mod libraries;
 mod lifecycle;
 mod passes;
 mod shared;
+mod uploads;
 mod webhooks;
 mod websites;
 
@@ -60,6 +61,7 @@ use lifecycle::{
 pub use passes::sample_pass;
 use passes::*;
 use shared::*;
+use uploads::*;
 
 use webhooks::{
     attempts_are_recorded_and_failing_webhooks_disabled,
@@ -195,6 +197,15 @@ suite!(
 );
 
 suite!(
+    /// The cases of [`UploadStore`](crate::UploadStore): records, leases held by one holder
+    /// at a time (one of many at once), saves by the holder only, expiry.
+    UPLOAD_CASES:
+    uploads_round_trip_and_only_their_holder_saves,
+    one_of_many_concurrent_leases_is_taken,
+    expired_uploads_are_listed_unless_held,
+);
+
+suite!(
     /// Cases that span the traits: missing records of every kind, and ids and key hashes
     /// that are taken.
     SHARED_CASES:
@@ -211,6 +222,7 @@ pub const SUITES: &[(&str, &[Case])] = &[
     ("PassStore", PASS_CASES),
     ("EventStore", EVENT_CASES),
     ("WebhookStore", WEBHOOK_CASES),
+    ("UploadStore", UPLOAD_CASES),
     ("Store", SHARED_CASES),
 ];
 

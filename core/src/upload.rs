@@ -66,13 +66,23 @@ pub(crate) fn new_asset(
             ),
         )
     })?;
+    fields(form, client_name, asset_type)?.validate(config)
+}
+
+/// The fields of the create an upload makes: its text parts as a JSON body would give them,
+/// with `asset_type` and the client's file name as the default title.
+fn fields<'a>(
+    form: &'a Form,
+    client_name: &'a str,
+    asset_type: AssetType,
+) -> Result<AssetFields<'a>, ApiError> {
     let is_public = form_flag("is_public", form.is_public.as_deref(), false)?;
     let published = form_flag("published", form.published.as_deref(), true)?;
     let title = form
         .title
         .as_deref()
         .unwrap_or_else(|| client_name.rsplit(['/', '\\']).next().unwrap_or(""));
-    AssetFields {
+    Ok(AssetFields {
         title: validate::text("title", title)?,
         description: form
             .description
@@ -84,11 +94,22 @@ pub(crate) fn new_asset(
         is_public: Some(is_public),
         published: Some(published),
         file_path: None,
-    }
-    .validate(config)
+    })
 }
 
 impl Form {
+    /// The fields a resumable or direct upload's metadata gives, for its file at `path`.
+    pub(crate) fn of_metadata(meta: &crate::tus::Metadata, path: &str) -> Form {
+        Form {
+            title: meta.title.clone(),
+            description: meta.description.clone(),
+            asset_type: meta.asset_type.clone(),
+            is_public: meta.is_public.clone(),
+            published: meta.published.clone(),
+            file: Some((path.to_owned(), meta.filename.clone().unwrap_or_default())),
+        }
+    }
+
     /// The stored `file` part: where it was written and the name the client gave it; 400 on
     /// `file` when the form has none.
     pub(crate) fn stored_file(&self) -> Result<(&str, &str), ApiError> {
@@ -97,6 +118,18 @@ impl Form {
             .map(|(path, name)| (path.as_str(), name.as_str()))
             .ok_or_else(|| ApiError::validation("file", "A file part named 'file' is required"))
     }
+}
+
+/// 400 unless the fields of `form` that do not depend on the file are valid as
+/// [`new_asset`] takes them: the flags, the title (or the file's name standing for it) and
+/// the description, and a declared type with a file. Checked before a resumable upload's
+/// first byte, so that its last byte never finds them wrong.
+pub(crate) fn check_fields(form: &Form, config: &Config) -> Result<(), ApiError> {
+    let declared = declared_type(form)?.unwrap_or(AssetType::Pdf);
+    let client_name = form.file.as_ref().map_or("", |(_, name)| name.as_str());
+    fields(form, client_name, declared)?
+        .validate(config)
+        .map(drop)
 }
 
 /// 413 before anything is read when the declared length of a multipart body is over what an
@@ -156,7 +189,7 @@ fn multipart_error(e: multer::Error, max_upload: u64) -> ApiError {
 
 /// A file name safe to use as the last segment of a store path: the client's base name with
 /// anything but letters, digits, `.`, `-` and `_` replaced, never empty or hidden.
-fn safe_name(name: &str) -> String {
+pub(crate) fn safe_name(name: &str) -> String {
     let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
     let cleaned: String = base
         .chars()

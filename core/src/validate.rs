@@ -14,11 +14,13 @@ use crate::embed::video_embed;
 use crate::error::ApiError;
 use crate::model::AssetType;
 
+mod direct;
 mod library;
 mod pass;
 mod patch;
 mod webhook;
 
+pub use direct::{DirectUploadDoc, direct_upload_doc};
 pub use library::{EntryDoc, LibraryDoc, SectionDoc, library_doc};
 pub use pass::{
     MAX_PASS_ASSETS, MAX_PASS_DOWNLOADS, MAX_PASS_LABEL, MAX_PASS_SECONDS, PassDoc, pass_doc,

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 
 use assetlib_core::{
     API_PREFIX, PeerAddr, ROUTES, RawRequest, RequestBody, Route, Service, THUMBNAIL_ROUTE,
+    TusHeaders,
 };
 use axum::Router;
 use axum::extract::rejection::RawPathParamsRejection;
@@ -117,6 +118,7 @@ async fn handle(
         mount: mount(&parts),
         peer: peer(&parts),
         forwarded_for: header(X_FORWARDED_FOR),
+        tus: TusHeaders::from_lookup(|name| parts.headers.get(name).map(HeaderValue::as_bytes)),
         body: RequestBody::stream(body.into_data_stream()),
     };
     ApiResponse(

@@ -43,7 +43,7 @@ use std::net::SocketAddr;
 
 use assetlib_core::{
     API_PREFIX, ApiError, PeerAddr, RawRequest, Reply, RequestBody, RouteMatch, Service,
-    THUMBNAIL_ROUTE, match_route, route_not_found,
+    THUMBNAIL_ROUTE, TusHeaders, match_route, route_not_found,
 };
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt, TryStreamExt};
@@ -204,6 +204,7 @@ where
         mount: request.mount(),
         peer: peer.map(|addr| addr.ip()),
         forwarded_for: header(X_FORWARDED_FOR),
+        tus: TusHeaders::from_lookup(|name| headers.get(name).map(HeaderValue::as_bytes)),
         body: RequestBody::stream(body.map_ok(|mut chunk| chunk.copy_to_bytes(chunk.remaining()))),
     };
     // Core answers what its table gives no operation for: OPTIONS, 405 and 404.

@@ -32,6 +32,57 @@ pub(super) fn add_all(add: &mut impl FnMut(&str, Value)) {
     add("PassDocument", pass_document());
     add("WebhookDocument", webhook_document(true));
     add("WebhookPatch", webhook_document(false));
+    add("DirectUploadDocument", direct_upload_document());
+}
+
+/// `POST /api/v1/uploads/direct` ([`crate::validate::direct_upload_doc`]).
+fn direct_upload_document() -> Value {
+    let optional = |schema: Value, description: &str| describe(or_null(schema), description);
+    let file_types: Vec<&str> = AssetType::ALL
+        .iter()
+        .filter(|t| t.is_file_based())
+        .map(|t| t.as_str())
+        .collect();
+    object(
+        vec![
+            (
+                "filename",
+                describe(
+                    json!({"type": "string", "minLength": 1, "maxLength": 255}),
+                    "The file's name (not blank): the default title.",
+                ),
+            ),
+            (
+                "size",
+                describe(
+                    json!({"type": "integer", "minimum": 0}),
+                    "The file's size in bytes: the file put must have it.",
+                ),
+            ),
+            (
+                "sha256",
+                optional(
+                    json!({"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}),
+                    "The file's SHA-256 in hex: checked when the upload completes.",
+                ),
+            ),
+            ("title", optional(string(), "The asset's title.")),
+            (
+                "description",
+                optional(string(), "The asset's description."),
+            ),
+            (
+                "asset_type",
+                optional(
+                    one_of_strings(&file_types),
+                    "The asset's type (else inferred from the content).",
+                ),
+            ),
+            ("is_public", optional(boolean(), "Default false.")),
+            ("published", optional(boolean(), "Default true.")),
+        ],
+        &["filename", "size"],
+    )
 }
 
 /// A webhook's body: to register one (`url` required) or to change one.

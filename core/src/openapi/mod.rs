@@ -68,6 +68,8 @@ pub fn document() -> Value {
             {"name": "downloads", "description": "Files, library zips, and signed links that download without a key."},
             {"name": "passes", "description": "Library passes: what buyers of a paid library get."},
             {"name": "events", "description": "The event log: the change feed and audit trail."},
+            {"name": "webhooks", "description": "Endpoints that receive the events, signed (Standard Webhooks)."},
+            {"name": "uploads", "description": "Large uploads: resumable (tus 1.0) and direct to the bucket."},
             {"name": "meta", "description": "This document."},
         ],
         "paths": Value::Object(paths),

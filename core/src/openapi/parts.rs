@@ -28,7 +28,7 @@ pub(super) fn parameters() -> Value {
             description,
         )
     };
-    let all = json!({
+    let mut all = json!({
         "AssetId": path("asset_id", uuid(), "The asset's id (a hyphenated UUID; anything \
             else is 400 on `asset_id`)."),
         "LibraryId": path("library_id", uuid(), "The library's id (a hyphenated UUID; anything \
@@ -126,6 +126,30 @@ pub(super) fn parameters() -> Value {
             "The range is served only while this names the file's current `ETag`; otherwise \
              the whole file is sent."),
     });
+    // The upload parameters, in an object of their own (one json! of them all would pass
+    // the macro's recursion limit).
+    let uploads = json!({
+        "UploadId": path("upload_id", uuid(), "The upload's id (a hyphenated UUID; anything \
+            else is 400 on `upload_id`)."),
+        "TusResumable": tus_header("Tus-Resumable", true,
+            json!({"type": "string", "const": crate::tus::VERSION}),
+            "The tus version the client speaks: `1.0.0` (else 412, with `Tus-Version`)."),
+        "UploadLength": tus_header("Upload-Length", true,
+            json!({"type": "string", "pattern": "^[0-9]+$"}),
+            "The upload's size in bytes (digits only), at most `Tus-Max-Size` (else 413)."),
+        "UploadOffset": tus_header("Upload-Offset", true,
+            json!({"type": "string", "pattern": "^[0-9]+$"}),
+            "Where the body's bytes go: the upload's offset (digits only)."),
+        "UploadMetadata": tus_header("Upload-Metadata", false, string(),
+            "Comma-separated pairs of a key and its value in base64: `filename`, `title`, \
+             `description`, `asset_type`, `is_public`, `published`; other keys are ignored."),
+        "UploadChecksum": tus_header("Upload-Checksum", false, string(),
+            "`sha256 ` and the base64 of the body's SHA-256: the body is kept only when it \
+             matches (else 460)."),
+    });
+    if let (Value::Object(all), Value::Object(uploads)) = (&mut all, uploads) {
+        all.extend(uploads);
+    }
     all
 }
 
@@ -136,6 +160,11 @@ fn path(name: &str, schema: Value, description: &str) -> Value {
 
 fn query(name: &str, schema: Value, description: &str) -> Value {
     json!({"name": name, "in": "query", "required": false, "schema": schema,
+        "description": description})
+}
+
+fn tus_header(name: &str, required: bool, schema: Value, description: &str) -> Value {
+    json!({"name": name, "in": "header", "required": required, "schema": schema,
         "description": description})
 }
 
@@ -165,6 +194,19 @@ pub(super) fn headers() -> Value {
             "`attachment` with the file's name (ASCII, and UTF-8 in `filename*` when needed)."),
         "ContentLength": always(json!({"type": "integer", "minimum": 0}),
             "Bytes in the body."),
+        "TusResumable": always(json!({"type": "string", "const": crate::tus::VERSION}),
+            "The tus version the server speaks."),
+        "TusVersion": always(json!({"type": "string", "const": crate::tus::VERSION}),
+            "The tus versions the server speaks."),
+        "UploadOffset": always(json!({"type": "integer", "minimum": 0}),
+            "The bytes of the upload kept: where the next `PATCH` starts."),
+        "UploadLength": always(json!({"type": "integer", "minimum": 0}),
+            "The upload's size in bytes."),
+        "UploadExpires": json!({"required": false, "schema": string(),
+            "description": "When an unfinished upload is removed (an HTTP date)."}),
+        "AssetLocation": json!({"required": false, "schema": string(),
+            "description": "The asset the upload made, once its last byte arrived: \
+                `/api/v1/assets/{id}`."}),
     })
 }
 
@@ -172,16 +214,17 @@ pub(super) fn headers() -> Value {
 pub(super) fn responses() -> Value {
     let mut all = Map::new();
     for (name, status, texts, description) in ERRORS {
-        let body = match *status {
-            400 => schema("ValidationError"),
-            409 => schema("ConflictError"),
+        let body = match (*name, *status) {
+            (_, 400) => schema("ValidationError"),
+            ("Conflict", _) => schema("ConflictError"),
             _ => json!({"allOf": [schema("Error"),
                 {"properties": {"error": one_of_strings(texts)}}]}),
         };
         let mut response = json!({"description": description, "content": json_content(body)});
         let named = match *status {
             401 => Some(("WWW-Authenticate", "WWWAuthenticate")),
-            429 | 503 => Some(("Retry-After", "RetryAfter")),
+            423 | 429 | 503 => Some(("Retry-After", "RetryAfter")),
+            412 => Some(("Tus-Version", "TusVersion")),
             _ => None,
         };
         if let Some((name, component)) = named {
@@ -254,6 +297,44 @@ pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[
         "Libraries hold the asset; `libraries` names them.",
     ),
     (
+        "UploadConflict",
+        409,
+        &["Conflict"],
+        "The upload is not where the request says: `Upload-Offset` names the offset to send \
+         from; or a direct upload's file is not there yet, or not of the size declared.",
+    ),
+    (
+        "Gone",
+        410,
+        &["Gone"],
+        "The upload expired before it was finished; start a new one.",
+    ),
+    (
+        "PreconditionFailed",
+        412,
+        &["Precondition failed"],
+        "`Tus-Resumable` is missing or names a version this server does not speak \
+         (`Tus-Version` says which it does).",
+    ),
+    (
+        "Locked",
+        423,
+        &["Locked"],
+        "Another request is writing to this upload; retry after `Retry-After` seconds.",
+    ),
+    (
+        "ChecksumMismatch",
+        460,
+        &["Checksum mismatch"],
+        "The body's SHA-256 is not the one named; none of it was kept.",
+    ),
+    (
+        "NotImplemented",
+        501,
+        &["Not implemented"],
+        "This server does not offer it (direct uploads need files in an S3 bucket).",
+    ),
+    (
         "RequestTimeout",
         408,
         &["Request timeout"],
@@ -263,7 +344,9 @@ pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[
         "PayloadTooLarge",
         413,
         &["Payload too large"],
-        "The body is larger than the limit (1 MiB of JSON; 100 MiB of upload).",
+        "The body is larger than the limit (1 MiB of JSON; 100 MiB of upload; a resumable \
+         upload's `Upload-Length` or a direct upload's `size` past 10 GiB; more bytes than \
+         the upload lacks).",
     ),
     (
         "UnsupportedMediaType",

@@ -11,7 +11,7 @@
 use serde_json::{Map, Value, json};
 
 use super::bodies;
-use super::build::{array, describe, names, object, one_of_strings, schema, string, uuid};
+use super::build::{array, describe, names, object, one_of_strings, or_null, schema, string, uuid};
 use super::derived;
 use crate::change::LibraryUse;
 use crate::model::AssetType;
@@ -71,6 +71,13 @@ pub(super) fn all() -> Value {
     add(
         "WebhookList",
         envelope(array(schema("Webhook")), Some(schema("AssetPagination"))),
+    );
+    add("Upload", upload());
+    add("UploadEnvelope", envelope(schema("Upload"), None));
+    add("DirectUpload", direct_upload());
+    add(
+        "DirectUploadEnvelope",
+        envelope(schema("DirectUpload"), None),
     );
     add("Delivery", delivery());
     add("DeliveryEnvelope", envelope(schema("Delivery"), None));
@@ -305,6 +312,11 @@ pub(super) const ERROR_TEXTS: &[&str] = &[
     "Not found",
     "Method not allowed",
     "Conflict",
+    "Gone",
+    "Precondition failed",
+    "Locked",
+    "Checksum mismatch",
+    "Not implemented",
     "Request timeout",
     "Payload too large",
     "Unsupported media type",
@@ -499,4 +511,77 @@ fn delivery() -> Value {
         fields,
         Some("One event for one webhook, and how sending it went."),
     )
+}
+
+/// A resumable or direct upload, as `GET /api/v1/uploads/{id}` shows it.
+fn upload() -> Value {
+    let count = || json!({"type": "integer", "minimum": 0});
+    let fields = vec![
+        ("id", uuid()),
+        ("length", describe(count(), "Its size in bytes.")),
+        ("offset", describe(count(), "The bytes kept so far.")),
+        (
+            "filename",
+            describe(
+                or_null(string()),
+                "The file's name, as its metadata gave it.",
+            ),
+        ),
+        ("created_at", schema("Timestamp")),
+        (
+            "expires_at",
+            describe(
+                schema("Timestamp"),
+                "When it is removed (unfinished: with what it kept; finished: the record \
+                 only).",
+            ),
+        ),
+        (
+            "asset_id",
+            describe(
+                or_null(uuid()),
+                "The asset made of it, once its last byte arrived.",
+            ),
+        ),
+    ];
+    let required = names(&fields);
+    object(fields.clone(), &required)
+}
+
+/// A direct upload just made: where to put the file.
+fn direct_upload() -> Value {
+    let fields = vec![
+        ("id", uuid()),
+        (
+            "upload_url",
+            describe(
+                json!({"type": "string", "format": "uri"}),
+                "A presigned URL: `PUT` the file's bytes there (no API key).",
+            ),
+        ),
+        ("method", json!({"type": "string", "const": "PUT"})),
+        (
+            "size",
+            describe(
+                json!({"type": "integer", "minimum": 0}),
+                "The size the file must have.",
+            ),
+        ),
+        (
+            "expires_at",
+            describe(
+                schema("Timestamp"),
+                "When the URL stops working and the upload is removed.",
+            ),
+        ),
+        (
+            "complete_url",
+            describe(
+                string(),
+                "Where to `POST` once the file is there: `/api/v1/uploads/direct/{id}/complete`.",
+            ),
+        ),
+    ];
+    let required = names(&fields);
+    object(fields.clone(), &required)
 }

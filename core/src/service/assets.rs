@@ -181,6 +181,6 @@ impl Service {
 }
 
 /// 201 with the asset and its `Location`.
-fn created(asset: &Asset, mount: &str) -> Reply {
+pub(super) fn created(asset: &Asset, mount: &str) -> Reply {
     data(201, AssetJson(asset)).with_header("location", location(mount, "assets", asset.id))
 }

@@ -36,6 +36,9 @@ mod passes;
 mod previews;
 
 pub use previews::Backfill;
+mod direct;
+mod lease;
+mod uploads;
 mod webhooks;
 mod websites;
 
@@ -141,7 +144,9 @@ impl Service {
             deliveries,
         });
         deliveries::Deliveries::start(&inner);
-        Service { inner }
+        let service = Service { inner };
+        service.start_reaper();
+        service
     }
 
     /// A service that keeps everything in memory ([`MemoryStore`] and [`Files::memory`]):
@@ -179,6 +184,9 @@ impl Service {
             reply = web::conditional(reply, if_none_match);
         }
         web::cache_control(&mut reply, keyed);
+        if op.is_tus() {
+            crate::tus::mark(&mut reply);
+        }
         self.cors().apply(&mut reply, origin);
         reply
     }
@@ -197,7 +205,13 @@ impl Service {
         let (origin, keyed) = (req.origin, req.authorization.is_some());
         let mut reply = match route {
             None => crate::routes::route_not_found(),
-            Some(route) if method == "OPTIONS" => return self.cors().preflight(route, origin),
+            Some(route) if method == "OPTIONS" => {
+                let mut reply = self.cors().preflight(route, origin);
+                if route.operation("POST") == Some(Operation::CreateUpload) {
+                    crate::tus::offer(&mut reply, self.max_resumable());
+                }
+                return reply;
+            }
             Some(route) => match route.operation(method) {
                 Some(op) => return self.handle(op, ids, req).await,
                 None => crate::routes::method_not_allowed(method, route),
@@ -336,6 +350,12 @@ impl Service {
             Operation::ListDeliveries => Box::pin(self.delivery_list(id, req)).await,
             Operation::RetryDelivery => Box::pin(self.retry_delivery(id, sub)).await,
             Operation::TestWebhook => Box::pin(self.test_webhook(id)).await,
+            Operation::CreateUpload => Box::pin(self.create_upload(req)).await,
+            Operation::GetUpload => Box::pin(self.upload_status(id, req)).await,
+            Operation::PatchUpload => Box::pin(self.patch_upload(id, req)).await,
+            Operation::DeleteUpload => Box::pin(self.delete_upload(id, req)).await,
+            Operation::CreateDirectUpload => Box::pin(self.create_direct_upload(req)).await,
+            Operation::CompleteDirectUpload => Box::pin(self.complete_direct_upload(id, req)).await,
         }
     }
 

@@ -1,6 +1,6 @@
 //! The [`Store`] traits: what a storage backend must do, split by concern ([`AssetStore`],
 //! [`LibraryStore`], [`KeyStore`], [`MetaStore`], [`PassStore`], [`EventStore`],
-//! [`WebhookStore`]; [`Store`] is all of them), and the
+//! [`WebhookStore`], [`UploadStore`]; [`Store`] is all of them), and the
 //! guarantees each method gives. A new capability adds a trait of its own.
 //!
 //! Code that calls a store's methods on a concrete type (a test on a `SledStore`, say) brings
@@ -10,9 +10,13 @@
 //! Every sentence of a method's documentation is checked by the conformance suite in
 //! [`crate::testing`] (feature `testing`), which every backend runs.
 
+mod passes;
 pub mod rules;
+mod uploads;
 mod webhooks;
 
+pub use passes::PassStore;
+pub use uploads::{UploadLease, UploadStore};
 pub use webhooks::WebhookStore;
 
 use async_trait::async_trait;
@@ -23,15 +27,15 @@ use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use crate::error::StoreError;
 use crate::events::{EventPage, EventQuery};
 use crate::model::{
-    ApiKey, Asset, Holders, LibraryPass, LibraryRows, LibrarySummary, LibraryWrite, Page,
-    PassSpend, PutOutcome, ViewCount,
+    ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, ViewCount,
 };
 use crate::query::{AssetQuery, LibraryQuery};
 
 /// The store traits, to call their methods on a concrete store type.
 pub mod prelude {
     pub use super::{
-        AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, WebhookStore,
+        AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, UploadStore,
+        WebhookStore,
     };
 }
 
@@ -54,8 +58,10 @@ pub mod prelude {
 /// use assetlib_core::events::{EventPage, EventQuery};
 /// use assetlib_core::events::EventCursor;
 /// use assetlib_core::store::{
-///     AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, WebhookStore,
+///     AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, UploadLease,
+///     UploadStore, WebhookStore,
 /// };
+/// use assetlib_core::tus::Upload;
 /// use assetlib_core::webhooks::{Attempt, Claimed, Delivery, Webhook, WebhookChange};
 /// use assetlib_core::{
 ///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, Holders,
@@ -281,6 +287,48 @@ pub mod prelude {
 ///     }
 /// }
 ///
+/// #[async_trait]
+/// impl UploadStore for MyStore {
+///     async fn insert_upload(
+///         &self,
+///         upload: &Upload,
+///         holder: Uuid,
+///         until: DateTime<Utc>,
+///     ) -> Result<(), StoreError> {
+///         self.rest.insert_upload(upload, holder, until).await
+///     }
+///     async fn get_upload(&self, id: Uuid) -> Result<Option<Upload>, StoreError> {
+///         self.rest.get_upload(id).await
+///     }
+///     async fn lease_upload(
+///         &self,
+///         id: Uuid,
+///         holder: Uuid,
+///         now: DateTime<Utc>,
+///         until: DateTime<Utc>,
+///     ) -> Result<UploadLease, StoreError> {
+///         self.rest.lease_upload(id, holder, now, until).await
+///     }
+///     async fn save_upload(
+///         &self,
+///         upload: &Upload,
+///         holder: Uuid,
+///         until: Option<DateTime<Utc>>,
+///     ) -> Result<bool, StoreError> {
+///         self.rest.save_upload(upload, holder, until).await
+///     }
+///     async fn delete_upload(&self, id: Uuid) -> Result<bool, StoreError> {
+///         self.rest.delete_upload(id).await
+///     }
+///     async fn expired_uploads(
+///         &self,
+///         now: DateTime<Utc>,
+///         limit: u32,
+///     ) -> Result<Vec<Upload>, StoreError> {
+///         self.rest.expired_uploads(now, limit).await
+///     }
+/// }
+///
 /// // Every rule of every trait, each on a fresh store.
 /// # tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
 /// #     .unwrap().block_on(async {
@@ -290,12 +338,26 @@ pub mod prelude {
 ///
 /// Keep the methods small and exact; conveniences belong in [`crate::Service`].
 pub trait Store:
-    AssetStore + LibraryStore + KeyStore + MetaStore + PassStore + EventStore + WebhookStore
+    AssetStore
+    + LibraryStore
+    + KeyStore
+    + MetaStore
+    + PassStore
+    + EventStore
+    + WebhookStore
+    + UploadStore
 {
 }
 
 impl<T> Store for T where
-    T: AssetStore + LibraryStore + KeyStore + MetaStore + PassStore + EventStore + WebhookStore
+    T: AssetStore
+        + LibraryStore
+        + KeyStore
+        + MetaStore
+        + PassStore
+        + EventStore
+        + WebhookStore
+        + UploadStore
 {
 }
 
@@ -521,48 +583,4 @@ pub trait MetaStore: Send + Sync + 'static {
     fn use_replica_sync(&self, mode: crate::ReplicaSync) {
         let _ = mode;
     }
-}
-
-/// Library passes: what buyers of a paid library get, found by the SHA-256 of the pass, with
-/// their download counters; and how the published libraries holding an asset sell it.
-#[async_trait]
-pub trait PassStore: Send + Sync + 'static {
-    /// Stores a new pass. The library must exist when the change lands (a pass made while its
-    /// library is deleted either fails or goes with it): else [`StoreError::UnknownLibrary`].
-    /// A pass with the same id is [`StoreError::DuplicateId`], one with the same hash
-    /// [`StoreError::DuplicateKeyHash`]; nothing changes then.
-    async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError>;
-
-    /// The pass with this SHA-256 hash, revoked or expired ones included.
-    async fn find_pass(&self, token_hash: &[u8; 32]) -> Result<Option<LibraryPass>, StoreError>;
-
-    /// The pass with this id.
-    async fn get_pass(&self, id: Uuid) -> Result<Option<LibraryPass>, StoreError>;
-
-    /// One page of the passes of the library `library_id` (`limit` of them from `offset`),
-    /// newest `created_at` first, then by id descending; and how many it has in all.
-    async fn list_passes(
-        &self,
-        library_id: Uuid,
-        offset: u64,
-        limit: u32,
-    ) -> Result<Page<LibraryPass>, StoreError>;
-
-    /// Marks a pass revoked at `at` (a pass already revoked keeps its first time), durably.
-    /// `false` if there is no such pass.
-    async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError>;
-
-    /// Spends one download of the pass `id` at `now`, atomically: when the pass exists, is
-    /// not revoked, expires after `now` and has downloads left (`downloads_used <
-    /// max_downloads`, or no limit), `downloads_used` grows by one, durably, and the answer is
-    /// [`PassSpend::Spent`] with the pass as it is then. Otherwise nothing changes:
-    /// [`PassSpend::Exhausted`] for a live pass without downloads left, [`PassSpend::Dead`]
-    /// for a missing, revoked or expired one. Concurrent calls, from any process sharing the
-    /// store, never spend past the limit and never lose a download.
-    async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError>;
-
-    /// For each of these assets that a published library holds: whether a published paid
-    /// library holds it, and whether a published free one does (each asset once, in any
-    /// order; none for an asset no published library holds).
-    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError>;
 }

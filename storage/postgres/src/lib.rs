@@ -182,6 +182,7 @@ mod notices;
 mod passes;
 mod schema;
 mod store;
+mod uploads;
 mod webhooks;
 mod websites;
 

@@ -75,6 +75,7 @@ async fn custom_schema_holds_every_table() {
             "schema_migrations",
             "secrets",
             "slug_counters",
+            "uploads",
             "webhook_deliveries",
             "webhooks",
         ]

@@ -73,6 +73,7 @@
 //! | `versions` | `n` / `l` + library `id` | last content version handed out / a library's version (`u64`; see `versions.rs`) |
 //! | `events` | place (big-endian `u64`) | an event of the log (see `events.rs`) |
 //! | `webhooks` | webhook `id` | a webhook record (see `webhooks.rs`) |
+//! | `uploads` | upload `id` | a resumable or direct upload in progress and its lease (see `uploads.rs`) |
 //!
 //! Webhook streams and deliveries live in a second sled database in the directory's
 //! `deliveries/`, flushed in the background every 500 ms (trees `webhook_streams`,
@@ -116,7 +117,9 @@
 //! | `list_passes` | one read of the library's pass list (the total), then one record read per pass of the page |
 //! | `revoke_pass`, `spend_pass` | one transaction on the pass record (a spend checks it and adds one), then a flush; concurrent spends share flushes by group commit |
 //! | `published_holders` | one read of each asset's uses, and one record read per library they name (each library once per call) |
-//! | `get_asset`, `find_key`, `get_pass`, `find_pass` | one or two key lookups, run on the calling task (no blocking thread) |
+//! | `get_asset`, `find_key`, `get_pass`, `find_pass`, `get_upload` | one or two key lookups, run on the calling task (no blocking thread) |
+//! | `insert_upload`, `lease_upload`, `save_upload`, `delete_upload` | one compare-and-swap of the upload's record (read, checked, swapped; again when another write came between), then a flush |
+//! | `expired_uploads` | a scan of every upload in progress |
 //!
 //! Counters (views and downloads) are exact at once but wait for no write and no flush: a
 //! count is added to a delta in memory (`counting`), a thread adds the deltas to the stored
@@ -173,6 +176,7 @@ mod passes;
 mod record;
 mod tree_keys;
 mod tx;
+mod uploads;
 mod verify;
 mod versions;
 mod webhooks;
@@ -253,6 +257,8 @@ pub(crate) struct Inner {
     pub(crate) webhook_deliveries: Tree,
     pub(crate) webhook_counts: Tree,
     pub(crate) webhook_streams: Tree,
+    /// Uploads in progress ([`uploads`]).
+    pub(crate) uploads: Tree,
     /// The database of the five delivery trees above.
     pub(crate) hooks_db: sled::Db,
     delivery_lock: deliveries::DeliveryLock,
@@ -382,6 +388,7 @@ impl SledStore {
             webhook_deliveries: hook_tree("webhook_deliveries")?,
             webhook_counts: hook_tree("webhook_counts")?,
             webhook_streams: hook_tree("webhook_streams")?,
+            uploads: tree("uploads")?,
             hooks_db,
             delivery_lock: deliveries::DeliveryLock::default(),
             reads: AtomicU64::new(0),

@@ -1,7 +1,7 @@
 //! Each operation of the route table, described: where it lives, what it reads, what it
 //! answers. The services it describes are in [`crate::Service`]'s modules (`assets`,
 //! `lifecycle`, `libraries`, `downloads`, `websites`, `passes`); the descriptions themselves
-//! are in `assets`, `libraries`, `passes`, `events` and `webhooks`.
+//! are in `assets`, `libraries`, `passes`, `events`, `webhooks` and `uploads`.
 
 use serde_json::{Map, Value, json};
 
@@ -9,6 +9,7 @@ mod assets;
 mod events;
 mod libraries;
 mod passes;
+mod uploads;
 mod webhooks;
 
 use super::build::{json_content, response, schema};
@@ -162,6 +163,28 @@ pub(super) const DESCRIBED: &[Described] = &[
         Operation::TestWebhook,
         "POST",
         "/api/v1/webhooks/{webhook_id}/test",
+    ),
+    at(Operation::CreateUpload, "POST", "/api/v1/uploads"),
+    at(
+        Operation::CreateDirectUpload,
+        "POST",
+        "/api/v1/uploads/direct",
+    ),
+    at(
+        Operation::CompleteDirectUpload,
+        "POST",
+        "/api/v1/uploads/direct/{upload_id}/complete",
+    ),
+    at(Operation::GetUpload, "GET", "/api/v1/uploads/{upload_id}"),
+    at(
+        Operation::PatchUpload,
+        "PATCH",
+        "/api/v1/uploads/{upload_id}",
+    ),
+    at(
+        Operation::DeleteUpload,
+        "DELETE",
+        "/api/v1/uploads/{upload_id}",
     ),
     at(Operation::OpenApi, "GET", "/api/v1/openapi.json"),
 ];
@@ -391,6 +414,12 @@ fn spec(op: Operation) -> Spec {
         Operation::ListDeliveries => webhooks::list_deliveries(),
         Operation::RetryDelivery => webhooks::retry_delivery(),
         Operation::TestWebhook => webhooks::test_webhook(),
+        Operation::CreateUpload => uploads::create_upload(),
+        Operation::GetUpload => uploads::get_upload(),
+        Operation::PatchUpload => uploads::patch_upload(),
+        Operation::DeleteUpload => uploads::delete_upload(),
+        Operation::CreateDirectUpload => uploads::create_direct_upload(),
+        Operation::CompleteDirectUpload => uploads::complete_direct_upload(),
     }
 }
 

@@ -1,0 +1,199 @@
+//! Direct uploads to an S3 bucket (scope `write:assets`): a presigned `PUT` URL for the
+//! client to put the file itself, then `complete`, which checks the file and makes the asset
+//! as a resumable upload's last byte does (`uploads.rs`).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::assets::created;
+use super::lease::Lease;
+use super::uploads::{NO_UPLOAD, locked};
+use super::{Service, location};
+use crate::error::ApiError;
+use crate::events::{acting_as, current_actor};
+use crate::model::Asset;
+use crate::records::now;
+use crate::render::data;
+use crate::reply::Reply;
+use crate::request::RawRequest;
+use crate::store::UploadLease;
+use crate::tus::storage;
+use crate::tus::{Stored, Upload};
+use crate::upload;
+use crate::validate;
+
+/// What the store of a direct upload's object takes in one `PUT` (S3's limit).
+const MOST_DIRECT: u64 = 5 * 1024 * 1024 * 1024;
+
+/// The longest a presigned URL lasts (S3's limit for SigV4).
+const MOST_PRESIGNED: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// What `POST /api/v1/uploads/direct` answers.
+#[derive(Serialize)]
+struct DirectWire<'a> {
+    id: Uuid,
+    upload_url: &'a str,
+    method: &'static str,
+    size: u64,
+    expires_at: DateTime<Utc>,
+    complete_url: String,
+}
+
+impl Service {
+    /// `POST /api/v1/uploads/direct` (files in S3 only): a presigned `PUT` URL for the file
+    /// the body describes, and the upload's id; 201.
+    pub(super) async fn create_direct_upload(
+        &self,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
+        let mount = req.mount;
+        let presigner = self
+            .inner
+            .files
+            .presigner()
+            .ok_or(ApiError::NotImplemented(
+                "Direct uploads need files in an S3 bucket; use /api/v1/uploads (tus)",
+            ))?;
+        let body = self.json_body(req).await?;
+        let doc = validate::direct_upload_doc(&body)?;
+        let most = self.inner.config.max_resumable_upload.min(MOST_DIRECT);
+        if doc.size > most {
+            return Err(ApiError::PayloadTooLarge { limit: most });
+        }
+        let metadata = doc.metadata;
+        self.check_metadata(&metadata, doc.size)?;
+        let id = Uuid::new_v4();
+        let name = metadata.filename.as_deref().unwrap_or("file");
+        let path = format!("uploads/{id}/{}", upload::safe_name(name));
+        let expiry = self.inner.config.upload_expiry.min(MOST_PRESIGNED);
+        let url = presigner.put_url(&path, expiry).await?;
+        let at = now();
+        let upload = Upload {
+            id,
+            length: doc.size,
+            offset: 0,
+            metadata,
+            path,
+            stored: Stored::Direct { sha256: doc.sha256 },
+            asset_id: Uuid::new_v4(),
+            finished: false,
+            created_at: at,
+            expires_at: at + chrono::Duration::from_std(expiry).unwrap_or(chrono::Duration::MAX),
+        };
+        let holder = Uuid::new_v4();
+        self.inner.store.insert_upload(&upload, holder, at).await?;
+        let wire = DirectWire {
+            id,
+            upload_url: &url,
+            method: "PUT",
+            size: upload.length,
+            expires_at: upload.expires_at,
+            complete_url: format!("{}/complete", location(mount, "uploads/direct", id)),
+        };
+        Ok(data(201, wire).with_header("location", location(mount, "uploads", id)))
+    }
+
+    /// `POST /api/v1/uploads/direct/{id}/complete`: checks the object the client put (its
+    /// size, and its SHA-256 when the upload named one) and makes the asset: 201 with it
+    /// (200 when it was made already). A file over the limit is 413, one of another size
+    /// 409 and one with another digest 460, each removing the object (put it again).
+    pub(super) async fn complete_direct_upload(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+    ) -> Result<Reply, ApiError> {
+        let id = validate::parse_id("upload_id", id)?;
+        let holder = Uuid::new_v4();
+        let term = self.lease_term();
+        let upload = match self
+            .inner
+            .store
+            .lease_upload(id, holder, now(), Lease::until(term))
+            .await?
+        {
+            UploadLease::Taken(upload) if upload.is_direct() => *upload,
+            UploadLease::Taken(upload) => {
+                Lease::new(self.inner.store.clone(), holder, term)
+                    .release(&upload)
+                    .await?;
+                return Err(NO_UPLOAD);
+            }
+            UploadLease::Busy(until) => return Err(locked(until)),
+            UploadLease::Missing => return Err(NO_UPLOAD),
+        };
+        let mut lease = Lease::new(self.inner.store.clone(), holder, term);
+        let service = self.clone();
+        let actor = current_actor();
+        let work = acting_as(actor, async move {
+            let mut upload = upload;
+            let outcome = service.complete_direct(&mut upload, &mut lease).await;
+            if outcome.is_err() {
+                // The lease ends with the request: a release that fails is logged; it runs
+                // out on its own.
+                if let Err(e) = lease.release(&upload).await {
+                    tracing::warn!(error = %e, upload = %upload.id, "could not end a lease");
+                }
+            }
+            outcome
+        });
+        let (status, asset) = tokio::spawn(work).await.map_err(ApiError::internal)??;
+        let mut reply = created(&asset, req.mount);
+        reply.status = status;
+        Ok(reply)
+    }
+
+    /// The checks and the asset of [`Service::complete_direct_upload`]; the status to answer.
+    async fn complete_direct(
+        &self,
+        upload: &mut Upload,
+        lease: &mut Lease,
+    ) -> Result<(u16, Asset), ApiError> {
+        let files = &self.inner.files;
+        if upload.finished {
+            let asset = self.inner.store.get_asset(upload.asset_id).await?;
+            lease.release(upload).await?;
+            return asset.map(|a| (200, a)).ok_or(NO_UPLOAD);
+        }
+        if upload.expires_at <= now() {
+            return Err(ApiError::UploadGone);
+        }
+        let Stored::Direct { sha256 } = &upload.stored else {
+            return Err(NO_UPLOAD);
+        };
+        let most = self.inner.config.max_resumable_upload.min(MOST_DIRECT);
+        let Some((size, digest)) = storage::measure(files, &upload.path, sha256.is_some()).await?
+        else {
+            return Err(ApiError::UploadConflict(format!(
+                "No file has been put at upload_url yet: put the {} bytes there first",
+                upload.length
+            )));
+        };
+        let refusal = if size > most {
+            Some(ApiError::PayloadTooLarge { limit: most })
+        } else if size != upload.length {
+            Some(ApiError::UploadConflict(format!(
+                "The file put is {size} bytes, not the {} declared; it was removed, put it again",
+                upload.length
+            )))
+        } else if sha256.is_some() && digest.map(|d| hex(&d)).as_ref() != sha256.as_ref() {
+            Some(ApiError::ChecksumMismatch)
+        } else {
+            None
+        };
+        if let Some(refusal) = refusal {
+            files.delete(&upload.path).await;
+            return Err(refusal);
+        }
+        upload.offset = size;
+        let asset = self.make_asset(upload, lease).await?;
+        Ok((201, asset))
+    }
+}
+
+/// Lower-case hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

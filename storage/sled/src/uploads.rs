@@ -1,0 +1,188 @@
+//! Uploads in progress ([`UploadStore`]).
+//!
+//! | tree | key | value |
+//! |---|---|---|
+//! | `uploads` | upload `id` | [`UploadRec`]: the upload and its lease |
+//!
+//! Each write is one compare-and-swap of one record (the lease checked and the record
+//! changed at once), made durable before it returns, as every API write is. An upload lives
+//! for [`assetlib_core::Config::upload_expiry`]; its record's encoding may change between
+//! versions, so uploads a server started before an upgrade are expired, not read, when their
+//! record no longer decodes.
+
+use assetlib_core::store::{UploadLease, UploadStore};
+use assetlib_core::tus::Upload;
+use assetlib_core::{StoreError, async_trait};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::record::{Ts, decode, encode};
+use crate::{Inner, SledStore};
+
+/// An upload and who holds it until when.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct UploadRec {
+    upload: Upload,
+    lease: Option<(Uuid, Ts)>,
+}
+
+impl UploadRec {
+    const WHAT: &'static str = "upload";
+
+    /// The end of a lease other than `holder`'s that runs at `now`.
+    fn busy(
+        &self,
+        holder: Option<Uuid>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<DateTime<Utc>>, Error> {
+        match self.lease {
+            Some((h, until)) if Some(h) != holder => {
+                let until = until.time()?;
+                Ok((until > now).then_some(until))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// What a compare-and-swap step decided: write this record (or remove it), and answer.
+enum Step<T> {
+    Write(Option<Box<UploadRec>>, T),
+    Answer(T),
+}
+
+impl Inner {
+    fn upload_rec(&self, id: Uuid) -> Result<Option<(sled::IVec, UploadRec)>, Error> {
+        self.get(&self.uploads, id.as_bytes())?
+            .map(|bytes| Ok((bytes.clone(), decode(UploadRec::WHAT, &bytes)?)))
+            .transpose()
+    }
+
+    /// Changes the record of upload `id` by `step` (which sees it as stored, or `None`),
+    /// again from the start when another write changed it in between.
+    fn swap_upload<T>(
+        &self,
+        id: Uuid,
+        step: impl Fn(Option<UploadRec>) -> Result<Step<T>, Error>,
+    ) -> Result<T, Error> {
+        loop {
+            let found = self.upload_rec(id)?;
+            let (old, rec) = match found {
+                Some((bytes, rec)) => (Some(bytes), Some(rec)),
+                None => (None, None),
+            };
+            match step(rec)? {
+                Step::Answer(answer) => return Ok(answer),
+                Step::Write(new, answer) => {
+                    let new = new.map(|rec| encode(UploadRec::WHAT, &rec)).transpose()?;
+                    let swapped = self.uploads.compare_and_swap(id.as_bytes(), old, new)?;
+                    if swapped.is_ok() {
+                        return Ok(answer);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl UploadStore for SledStore {
+    async fn insert_upload(
+        &self,
+        upload: &Upload,
+        holder: Uuid,
+        until: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let rec = UploadRec {
+            upload: upload.clone(),
+            lease: Some((holder, (&until).into())),
+        };
+        let id = upload.id;
+        self.write(move |inner| {
+            inner.swap_upload(id, |found| match found {
+                Some(_) => Err(Error::DuplicateId(id)),
+                None => Ok(Step::Write(Some(Box::new(rec.clone())), ())),
+            })
+        })
+        .await
+    }
+
+    async fn get_upload(&self, id: Uuid) -> Result<Option<Upload>, StoreError> {
+        self.point_read(|inner| Ok(inner.upload_rec(id)?.map(|(_, rec)| rec.upload)))
+    }
+
+    async fn lease_upload(
+        &self,
+        id: Uuid,
+        holder: Uuid,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<UploadLease, StoreError> {
+        let until = Ts::from(&until);
+        self.write(move |inner| {
+            inner.swap_upload(id, |found| {
+                let Some(mut rec) = found else {
+                    return Ok(Step::Answer(UploadLease::Missing));
+                };
+                if let Some(busy) = rec.busy(Some(holder), now)? {
+                    return Ok(Step::Answer(UploadLease::Busy(busy)));
+                }
+                rec.lease = Some((holder, until));
+                let taken = UploadLease::Taken(Box::new(rec.upload.clone()));
+                Ok(Step::Write(Some(Box::new(rec)), taken))
+            })
+        })
+        .await
+    }
+
+    async fn save_upload(
+        &self,
+        upload: &Upload,
+        holder: Uuid,
+        until: Option<DateTime<Utc>>,
+    ) -> Result<bool, StoreError> {
+        let upload = upload.clone();
+        let lease = until.map(|until| (holder, Ts::from(&until)));
+        self.write(move |inner| {
+            inner.swap_upload(upload.id, |found| match found {
+                Some(rec) if rec.lease.as_ref().map(|(h, _)| *h) == Some(holder) => {
+                    let rec = UploadRec {
+                        upload: upload.clone(),
+                        lease,
+                    };
+                    Ok(Step::Write(Some(Box::new(rec)), true))
+                }
+                _ => Ok(Step::Answer(false)),
+            })
+        })
+        .await
+    }
+
+    async fn delete_upload(&self, id: Uuid) -> Result<bool, StoreError> {
+        self.write(move |inner| Ok(inner.uploads.remove(id.as_bytes())?.is_some()))
+            .await
+    }
+
+    async fn expired_uploads(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<Upload>, StoreError> {
+        self.blocking(move |inner| {
+            let mut expired = Vec::new();
+            for entry in inner.scan(&inner.uploads, &[], false) {
+                let (_, bytes) = entry?;
+                let rec: UploadRec = decode(UploadRec::WHAT, &bytes)?;
+                if rec.upload.expires_at <= now && rec.busy(None, now)?.is_none() {
+                    expired.push(rec.upload);
+                }
+            }
+            expired.sort_by_key(|u| (u.expires_at, u.id));
+            expired.truncate(limit as usize);
+            Ok(expired)
+        })
+        .await
+    }
+}
