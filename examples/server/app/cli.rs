@@ -140,6 +140,10 @@ pub(crate) struct ServeArgs {
     /// sends them). Default 16.
     #[arg(long, value_name = "N", env = "ASSETLIB_WEBHOOK_WORKERS", value_parser = clap::value_parser!(u16).range(0..=1024))]
     pub(crate) webhook_workers: Option<u16>,
+    /// Seconds an unfinished resumable or direct upload is kept before it is removed (its S3
+    /// multipart upload aborted). Default 86400 (24 h).
+    #[arg(long, value_name = "S", env = "ASSETLIB_UPLOAD_EXPIRY", value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
+    pub(crate) upload_expiry: Option<u64>,
 }
 
 impl ServeArgs {
@@ -156,6 +160,9 @@ impl ServeArgs {
         config.webhook_allow_private = self.webhook_allow_private;
         if let Some(n) = self.webhook_workers {
             config.webhook_workers = usize::from(n);
+        }
+        if let Some(seconds) = self.upload_expiry {
+            config.upload_expiry = std::time::Duration::from_secs(seconds);
         }
         config.rate_limit = self.rate_limit.and_then(|n| {
             Some(RateLimit {

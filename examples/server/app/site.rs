@@ -6,6 +6,9 @@
 //!
 //! - `/site/` and `/site/index.html`: the page (`text/html`);
 //! - `/site/app.js`: its ES module (`text/javascript`);
+//! - `/site/upload.html` and `/site/upload.js`: the upload page (resumable uploads with
+//!   progress) and its script, which uses `/site/vendor/tus.min.js`, the official tus client's
+//!   browser build, vendored (no CDN);
 //! - `/site`: a permanent redirect to `/site/`, keeping the query.
 //!
 //! Every answer carries [`SECURITY_HEADERS`]: no sniffing, a content security policy that
@@ -24,8 +27,25 @@ pub(crate) const INDEX_HTML: &str = include_str!("../site/index.html");
 /// The page's ES module.
 pub(crate) const APP_JS: &str = include_str!("../site/app.js");
 
-/// The paths the page answers on.
-pub(crate) const PATHS: [&str; 4] = ["/site", "/site/", "/site/index.html", "/site/app.js"];
+/// The upload page.
+pub(crate) const UPLOAD_HTML: &str = include_str!("../site/upload.html");
+
+/// The upload page's script.
+pub(crate) const UPLOAD_JS: &str = include_str!("../site/upload.js");
+
+/// `tus-js-client`'s browser build (`site/vendor/README.md`).
+pub(crate) const TUS_JS: &str = include_str!("../site/vendor/tus.min.js");
+
+/// The paths the pages answer on.
+pub(crate) const PATHS: [&str; 7] = [
+    "/site",
+    "/site/",
+    "/site/index.html",
+    "/site/app.js",
+    "/site/upload.html",
+    "/site/upload.js",
+    "/site/vendor/tus.min.js",
+];
 
 /// What the page's content security policy allows: scripts, API calls and images from its
 /// own origin (and images over `https:`, for a cover or thumbnails hosted elsewhere), the inline style
@@ -74,6 +94,24 @@ pub(crate) fn response(
             StatusCode::OK,
             Some("text/javascript; charset=utf-8"),
             APP_JS,
+            None,
+        ),
+        "/site/upload.html" => (
+            StatusCode::OK,
+            Some("text/html; charset=utf-8"),
+            UPLOAD_HTML,
+            None,
+        ),
+        "/site/upload.js" => (
+            StatusCode::OK,
+            Some("text/javascript; charset=utf-8"),
+            UPLOAD_JS,
+            None,
+        ),
+        "/site/vendor/tus.min.js" => (
+            StatusCode::OK,
+            Some("text/javascript; charset=utf-8"),
+            TUS_JS,
             None,
         ),
         _ => return None,
