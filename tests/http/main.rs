@@ -35,6 +35,7 @@ mod probe;
 mod replace;
 mod routing;
 mod support;
+mod uploads;
 mod webhooks;
 mod websites;
 
@@ -164,6 +165,13 @@ macro_rules! cases {
             webhooks::deliveries_are_signed_as_the_reference_library_verifies,
             webhooks::failing_endpoints_are_retried_and_never_hold_up_writes,
             webhooks::a_failing_endpoint_is_disabled_and_a_delivery_retried_by_hand,
+            uploads::a_resumable_upload_makes_the_asset_an_upload_would,
+            uploads::uploads_wait_in_multipart_uploads_and_in_pieces,
+            uploads::creation_with_upload_and_termination,
+            uploads::bad_input_gets_its_tus_status_and_keeps_nothing_invalid,
+            uploads::a_second_writer_is_423_while_the_first_writes,
+            uploads::unfinished_uploads_expire_and_are_removed,
+            uploads::direct_uploads_need_files_in_s3,
         ]);
     };
 }

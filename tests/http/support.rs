@@ -32,15 +32,32 @@ impl Ctx {
         Self::build::<H>(config, None).await
     }
 
+    /// A world with `config` whose files are kept in `files` (not a local directory:
+    /// [`Ctx::files_dir`] is empty).
+    pub(crate) async fn with_files<H: Harness>(config: Config, files: Files) -> Ctx {
+        Self::build_with::<H>(config, None, Some(files)).await
+    }
+
     /// A world whose API an app nests under `/{segment}`; [`Ctx::base_url`] includes it.
     pub(crate) async fn start_under<H: Harness>(segment: &'static str) -> Ctx {
         Self::build::<H>(Config::default(), Some(segment)).await
     }
 
     async fn build<H: Harness>(config: Config, under: Option<&'static str>) -> Ctx {
+        Self::build_with::<H>(config, under, None).await
+    }
+
+    async fn build_with<H: Harness>(
+        config: Config,
+        under: Option<&'static str>,
+        files: Option<Files>,
+    ) -> Ctx {
         let dir = tempfile::tempdir().expect("temp dir");
         let (store, store_guard) = H::store(dir.path()).await;
-        let files = Files::local(dir.path().join("files")).expect("file store");
+        let files = match files {
+            Some(files) => files,
+            None => Files::local(dir.path().join("files")).expect("file store"),
+        };
         let service = Service::from_arc(store, files, H::config(config));
         let (_, admin) = service
             .create_key("admin", Scope::ALL.to_vec(), None)

@@ -8,7 +8,10 @@
 //! - `previews`: `thumbnails backfill` on assets stored without a thumbnail;
 //! - `site`: the example website page in a real headless browser (Chromium);
 //! - `replicas` (features `postgres` and `s3`): two replicas over one PostgreSQL database and
-//!   one bucket of a real S3 server, both started by the test kit.
+//!   one bucket of a real S3 server, both started by the test kit;
+//! - `uploads` (features `postgres` and `s3`): resumable uploads by the official tus clients
+//!   through cut connections across two replicas, their expiry, and direct uploads;
+//! - `upload_page`: the upload page in Chromium, through a dropped connection.
 //!
 //! Run: `cargo test --test server` (the HTTP suite of every adapter is `--test http`).
 
@@ -22,3 +25,7 @@ mod previews;
 mod replicas;
 mod running;
 mod site;
+mod tus_kit;
+mod upload_page;
+#[cfg(all(feature = "postgres", feature = "s3"))]
+mod uploads;

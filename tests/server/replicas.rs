@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::running::{Running, server_binary};
 
 /// One database, one bucket, and the environment and flags that point a server at them.
-struct Shared {
+pub(crate) struct Shared {
     database: TestDatabase,
     bucket: TestBucket,
     env: Vec<(&'static str, String)>,
@@ -26,7 +26,7 @@ struct Shared {
 }
 
 impl Shared {
-    async fn new() -> Shared {
+    pub(crate) async fn new() -> Shared {
         let database = TestCluster::shared().database().await;
         let bucket = S3Server::shared().bucket().await;
         Shared {
@@ -46,12 +46,17 @@ impl Shared {
         ]
     }
 
+    /// The shared bucket.
+    pub(crate) fn bucket(&self) -> &TestBucket {
+        &self.bucket
+    }
+
     fn dir(&self) -> &Path {
         self._dir.path()
     }
 
     /// `keys create` against the shared database (allowed while servers run): the new key.
-    fn create_key(&self, example: &str, scopes: &str) -> String {
+    pub(crate) fn create_key(&self, example: &str, scopes: &str) -> String {
         let out = Command::new(server_binary(example))
             .args(["keys", "create", "--scopes", scopes, "--database-url"])
             .arg(self.database.url())
@@ -79,7 +84,7 @@ impl Shared {
     }
 
     /// A replica serving from the shared database and bucket with `extra` flags.
-    async fn replica_with(&self, example: &str, extra: &[&str]) -> Running {
+    pub(crate) async fn replica_with(&self, example: &str, extra: &[&str]) -> Running {
         let logs = self.dir().join(format!("logs-{example}"));
         std::fs::create_dir_all(&logs).expect("logs dir");
         let data = self.dir().join(format!("unused-{example}"));

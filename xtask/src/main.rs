@@ -91,6 +91,11 @@ Tools:
                 version,
                 ..
             } => format!("PyPI `{package}=={version}` in {venv}"),
+            Install::Npm {
+                dir,
+                package,
+                version,
+            } => format!("npm `{package}@{version}` in {dir}"),
         };
         text.push_str(&format!("  {:<28} {from}\n", tool.label()));
     }

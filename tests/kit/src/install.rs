@@ -127,3 +127,22 @@ pub fn quiet(command: &mut Command) -> Result<(), AptError> {
         }
     }
 }
+
+/// Installs `spec` (`NAME@VERSION`) with `npm` into the directory `dir` (relative to `root`):
+/// its `node_modules/`, exactly that version and its dependencies, no audit, no funding notes.
+pub fn npm_install(npm: &Path, root: &Path, dir: &str, spec: &str) -> Result<(), String> {
+    let prefix = root.join(dir);
+    fs::create_dir_all(&prefix).map_err(|e| format!("cannot make {dir}: {e}"))?;
+    println!("xtask: installing {spec} into {dir} (npm)");
+    run(Command::new(npm)
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--save-exact",
+            "--prefix",
+        ])
+        .arg(&prefix)
+        .arg(spec))
+    .map_err(|_| format!("`npm install {spec}` into {dir} failed (its output is above)"))
+}

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::install::{apt_install, pip_install, venv_works};
+use crate::install::{apt_install, npm_install, pip_install, venv_works};
 use crate::tools::{How, Install, State, TOOLS, Tool};
 
 /// The tools `setup` could neither find nor install: one message per tool, saying why and what
@@ -58,7 +58,7 @@ pub fn setup(root: &Path) -> Result<Vec<(&'static Tool, PathBuf)>, NotProvided> 
                             error.how("python3-venv")
                         ));
                     }
-                    Install::PyPi { .. } => {}
+                    Install::PyPi { .. } | Install::Npm { .. } => {}
                 }
             }
         }
@@ -78,6 +78,30 @@ pub fn setup(root: &Path) -> Result<Vec<(&'static Tool, PathBuf)>, NotProvided> 
             && let Err(why) = pip_install(root, venv, &format!("{package}=={version}"))
         {
             *state = State::Problem(format!("{} not installed: {why}", tool.label()));
+        }
+    }
+
+    // npm packages, each in its directory, with the npm found or installed above.
+    let npm = crate::tools::NPM.locate(root);
+    for (tool, state) in TOOLS.iter().zip(&mut states) {
+        if let (
+            State::Missing,
+            Install::Npm {
+                dir,
+                package,
+                version,
+            },
+        ) = (&*state, &tool.install)
+        {
+            let outcome = match &npm {
+                State::Found(npm, _) => {
+                    npm_install(npm, root, dir, &format!("{package}@{version}"))
+                }
+                _ => Err("it needs npm, which is missing (see the npm line)".to_owned()),
+            };
+            if let Err(why) = outcome {
+                *state = State::Problem(format!("{} not installed: {why}", tool.label()));
+            }
         }
     }
 

@@ -8,13 +8,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every tool the tests need, in the order `setup` reports them.
-pub const TOOLS: [&Tool; 6] = [
+pub const TOOLS: [&Tool; 10] = [
     &POSTGRES,
     &WEED,
     &CHROMIUM,
     &SCHEMATHESIS,
     &FFMPEG,
     &STANDARD_WEBHOOKS,
+    &TUSPY,
+    &NODE,
+    &NPM,
+    &TUS_JS_CLIENT,
 ];
 
 /// PostgreSQL's server binaries: the PostgreSQL tests start a throwaway cluster of their own
@@ -102,6 +106,58 @@ pub const STANDARD_WEBHOOKS: Tool = Tool {
     alternative: None,
 };
 
+/// PyPI's `tuspy`, the official tus client for Python: the resumable-upload tests upload
+/// with it, through connections they cut.
+pub const TUSPY: Tool = Tool {
+    name: "tuspy (Python)",
+    programs: &["python3"],
+    env: None,
+    find: Find::Pinned,
+    install: Install::PyPi {
+        venv: "target/tools/tuspy",
+        package: "tuspy",
+        version: "1.1.0",
+        in_package: None,
+    },
+    alternative: None,
+};
+
+/// Node.js, to run the official tus client for JavaScript in the resumable-upload tests.
+pub const NODE: Tool = Tool {
+    name: "Node.js",
+    programs: &["node"],
+    env: None,
+    find: Find::OnPath,
+    install: Install::Apt("nodejs"),
+    alternative: None,
+};
+
+/// npm, to install the pinned `tus-js-client`.
+pub const NPM: Tool = Tool {
+    name: "npm",
+    programs: &["npm"],
+    env: None,
+    find: Find::OnPath,
+    install: Install::Apt("npm"),
+    alternative: None,
+};
+
+/// npm's `tus-js-client`, the official tus client for JavaScript: the resumable-upload tests
+/// run it in Node.js (the upload page uses the same version's browser build, vendored in
+/// `examples/server/site/vendor/`). Its location is the directory holding `node_modules/`.
+pub const TUS_JS_CLIENT: Tool = Tool {
+    name: "tus-js-client (npm)",
+    programs: &["node_modules/tus-js-client/package.json"],
+    env: None,
+    find: Find::Pinned,
+    install: Install::Npm {
+        dir: "target/tools/tus-js-client",
+        package: "tus-js-client",
+        version: "4.3.1",
+    },
+    alternative: None,
+};
+
 /// A tool the tests need: where to look for it, and where it comes from when it is missing.
 #[derive(Debug)]
 pub struct Tool {
@@ -132,8 +188,8 @@ pub enum Find {
     Pinned,
 }
 
-/// Where a missing tool comes from. Another source (an npm package pinned into
-/// `target/tools/node`, say) is one more variant, and one more step in `setup`.
+/// Where a missing tool comes from. Another source is one more variant, and one more step in
+/// `setup`.
 #[derive(Debug)]
 pub enum Install {
     /// A Debian package, installed with `apt-get` (as root) together with every other missing
@@ -152,6 +208,16 @@ pub enum Install {
         /// the package (relative to `site-packages`) holding a file whose name starts with
         /// the program's.
         in_package: Option<&'static str>,
+    },
+    /// An npm package at exactly `version`, installed with npm (the tool [`NPM`]) into the
+    /// directory `dir` (relative to the workspace root); the tool is that directory.
+    Npm {
+        /// The directory, relative to the workspace root.
+        dir: &'static str,
+        /// The package's name on npm.
+        package: &'static str,
+        /// The one version it may have.
+        version: &'static str,
     },
 }
 
@@ -181,7 +247,9 @@ impl Tool {
     /// Its name with its pinned version, if it has one.
     pub fn label(&self) -> String {
         match self.install {
-            Install::PyPi { version, .. } => format!("{} {version}", self.name),
+            Install::PyPi { version, .. } | Install::Npm { version, .. } => {
+                format!("{} {version}", self.name)
+            }
             Install::Apt(_) => self.name.to_owned(),
         }
     }
@@ -220,8 +288,21 @@ impl Tool {
         })
     }
 
-    /// Its program in its venv, when the venv has the pinned version of its package.
+    /// Its program in its venv, when the venv has the pinned version of its package (or, for
+    /// an npm package, its directory, when it holds the pinned version).
     pub fn pinned(&self, root: &Path) -> Option<PathBuf> {
+        if let Install::Npm {
+            dir,
+            package,
+            version,
+        } = self.install
+        {
+            let dir = root.join(dir);
+            let manifest = dir.join("node_modules").join(package).join("package.json");
+            let text = fs::read_to_string(manifest).ok()?;
+            let pinned = format!("\"version\": \"{version}\"");
+            return text.contains(&pinned).then_some(dir);
+        }
         let Install::PyPi {
             venv,
             package,
