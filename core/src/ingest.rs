@@ -124,11 +124,12 @@ pub(crate) async fn ingest(
 ) -> Result<Ingested, ApiError> {
     let file_error = |message: String| ApiError::validation(field, message);
     let resolved = files.resolve(file_path).await?;
+    // A video is never read whole, whatever its size: its metadata is in its header and in
+    // boxes read where they lie. A file of another type larger than `max_upload` (a resumable
+    // or direct upload) is refused below.
     let header_only = match declared {
         Some(AssetType::Video) => true,
-        // Too large to read whole (a resumable or direct upload): read as a video when its
-        // header says it is one, else refused below.
-        None if resolved.size > config.max_upload => {
+        None if resolved.size > HEADER_BYTES => {
             let head = files.read(&resolved.path, HEADER_BYTES).await?;
             extract::sniff(&head, &resolved.path).kind == Some(AssetType::Video)
         }
