@@ -397,7 +397,8 @@ impl Files {
 
     /// Stores a stream at `path` as a multipart upload to that key: the object appears only
     /// when the upload completes (a local file system stages it beside the target and renames
-    /// it), and a stream that fails aborts the upload, so nothing is left at `path`. More than
+    /// it, then syncs the file and its directory, so an upload answered is on disk), and a
+    /// stream that fails aborts the upload, so nothing is left at `path`. More than
     /// `limit` bytes fail with [`ApiError::PayloadTooLarge`]. Unlike the other methods it
     /// answers in the contract's errors: its failures are mostly the request's (the body's own
     /// error, 408 or 400, and 413), which [`FileError`] has no kinds for.
@@ -445,6 +446,9 @@ impl Files {
         match result {
             Ok(()) => {
                 upload.complete().await.map_err(ApiError::internal)?;
+                if let Some(local) = self.local_path(path) {
+                    durable(&local).await.map_err(ApiError::internal)?;
+                }
                 Ok(written)
             }
             Err(e) => {
@@ -519,3 +523,12 @@ impl Files {
 /// Bytes gathered before a part of a streamed upload is written (object stores such as S3
 /// need parts of at least 5 MiB).
 const PART_SIZE: usize = 5 * 1024 * 1024;
+
+/// Syncs the file at `path` and the directory that names it to disk.
+pub(crate) async fn durable(path: &std::path::Path) -> std::io::Result<()> {
+    tokio::fs::File::open(path).await?.sync_all().await?;
+    if let Some(dir) = path.parent() {
+        tokio::fs::File::open(dir).await?.sync_all().await?;
+    }
+    Ok(())
+}

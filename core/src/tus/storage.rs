@@ -385,7 +385,8 @@ pub(crate) async fn finish(files: &Files, upload: &Upload) -> Result<(), ApiErro
                 ));
             };
             match tokio::fs::rename(&from, &to).await {
-                Ok(()) => Ok(()),
+                // The file was synced as it came; the rename is made durable too.
+                Ok(()) => crate::files::durable(&to).await.map_err(ApiError::internal),
                 Err(_) if in_place().await? => Ok(()),
                 Err(e) => Err(ApiError::internal(e)),
             }
