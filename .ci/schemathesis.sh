@@ -107,7 +107,9 @@ for named in "$@"; do
     exit 1
   fi
   # Run from the temporary directory: schemathesis keeps its reports and caches there.
-  if ! (cd "$work" && "$root/$venv/bin/schemathesis" --config-file "$root/.ci/schemathesis.toml" \
+  # The hooks (.ci/schemathesis_hooks.py) draw the raw bodies of tus requests.
+  if ! (cd "$work" && PYTHONPATH="$root/.ci" SCHEMATHESIS_HOOKS=schemathesis_hooks \
+    "$root/$venv/bin/schemathesis" --config-file "$root/.ci/schemathesis.toml" \
     run "$root/openapi.json" \
     --url "http://127.0.0.1:$port" \
     --header "Authorization: Bearer $key" \

@@ -38,7 +38,6 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `PayloadTooLarge` | 413 | `Payload too large` | no |
 /// | `TooManyRequests` | 429 | `Too many requests` (+ `Retry-After`) | no |
 /// | `UnsupportedMediaType` | 415 | `Unsupported media type` | no |
-/// | `NotImplemented` | 501 | `Not implemented` | no |
 /// | `Unavailable` | 503 | `Service unavailable` (+ `Retry-After`) | no |
 /// | `Internal` | 500 | `Internal server error` | no |
 #[derive(Debug, thiserror::Error)]
@@ -109,9 +108,6 @@ pub enum ApiError {
     /// A direct upload whose file is not there yet, or not of the size declared.
     #[error("{0}")]
     UploadConflict(String),
-    /// What this server's configuration does not offer (direct uploads without S3 files).
-    #[error("{0}")]
-    NotImplemented(&'static str),
     /// A resumable upload that expired unfinished (and was or will be removed).
     #[error("This upload expired before it was finished; start a new one")]
     UploadGone,
@@ -197,7 +193,6 @@ impl ApiError {
             ApiError::Conflict { .. }
             | ApiError::OffsetMismatch { .. }
             | ApiError::UploadConflict(_) => 409,
-            ApiError::NotImplemented(_) => 501,
             ApiError::UploadGone => 410,
             ApiError::UnsupportedVersion => 412,
             ApiError::Locked { .. } => 423,
@@ -227,7 +222,6 @@ impl ApiError {
             ApiError::Conflict { .. }
             | ApiError::OffsetMismatch { .. }
             | ApiError::UploadConflict(_) => "Conflict",
-            ApiError::NotImplemented(_) => "Not implemented",
             ApiError::UploadGone => "Gone",
             ApiError::UnsupportedVersion => "Precondition failed",
             ApiError::Locked { .. } => "Locked",

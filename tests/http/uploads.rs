@@ -525,8 +525,12 @@ pub(crate) async fn direct_uploads_need_files_in_s3<H: Harness>() {
             &json!({"filename": "a.mp4", "size": 10}),
         )
         .await;
-    assert_eq!(
-        (r.status, &r.json["error"]),
-        (501, &json!("Not implemented"))
+    assert_eq!((r.status, &r.json["error"]), (404, &json!("Not found")));
+    assert!(
+        r.json["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("/api/v1/uploads (tus)")),
+        "{}",
+        r.json
     );
 }

@@ -318,7 +318,7 @@ async fn direct_uploads_are_checked_before_the_asset_exists() {
     assert_eq!(r.status(), 201);
     let made: Value = r.json().await.expect("JSON");
     let (id, url) = (
-        made["data"]["id"].as_str().unwrap().to_owned(),
+        made["data"]["upload_id"].as_str().unwrap().to_owned(),
         made["data"]["upload_url"].as_str().unwrap().to_owned(),
     );
     assert_eq!(made["data"]["method"], json!("PUT"));
@@ -361,7 +361,7 @@ async fn direct_uploads_are_checked_before_the_asset_exists() {
     ];
     for (body, bytes, status) in cases {
         let made: Value = start(body.clone()).await.unwrap().json().await.unwrap();
-        let id = made["data"]["id"].as_str().expect("id").to_owned();
+        let id = made["data"]["upload_id"].as_str().expect("id").to_owned();
         let url = made["data"]["upload_url"].as_str().unwrap().to_owned();
         assert!(put(url, bytes).await.unwrap().status().is_success());
         let r = complete(id).await.expect("complete");

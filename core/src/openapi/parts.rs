@@ -329,12 +329,6 @@ pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[
         "The body's SHA-256 is not the one named; none of it was kept.",
     ),
     (
-        "NotImplemented",
-        501,
-        &["Not implemented"],
-        "This server does not offer it (direct uploads need files in an S3 bucket).",
-    ),
-    (
         "RequestTimeout",
         408,
         &["Request timeout"],

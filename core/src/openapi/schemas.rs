@@ -316,7 +316,6 @@ pub(super) const ERROR_TEXTS: &[&str] = &[
     "Precondition failed",
     "Locked",
     "Checksum mismatch",
-    "Not implemented",
     "Request timeout",
     "Payload too large",
     "Unsupported media type",
@@ -551,7 +550,7 @@ fn upload() -> Value {
 /// A direct upload just made: where to put the file.
 fn direct_upload() -> Value {
     let fields = vec![
-        ("id", uuid()),
+        ("upload_id", uuid()),
         (
             "upload_url",
             describe(

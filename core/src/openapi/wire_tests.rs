@@ -379,7 +379,6 @@ fn every_error() -> Vec<ApiError> {
         },
         ApiError::OffsetMismatch { sent: 1, offset: 2 },
         ApiError::UploadConflict("no file yet".into()),
-        ApiError::NotImplemented("no S3"),
         ApiError::UploadGone,
         ApiError::UnsupportedVersion,
         ApiError::Locked { retry_after: 1 },
@@ -412,7 +411,6 @@ fn every_error() -> Vec<ApiError> {
             | ApiError::Conflict { .. }
             | ApiError::OffsetMismatch { .. }
             | ApiError::UploadConflict(_)
-            | ApiError::NotImplemented(_)
             | ApiError::UploadGone
             | ApiError::UnsupportedVersion
             | ApiError::Locked { .. }

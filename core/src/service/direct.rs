@@ -34,7 +34,7 @@ const MOST_PRESIGNED: Duration = Duration::from_secs(7 * 24 * 3600);
 /// What `POST /api/v1/uploads/direct` answers.
 #[derive(Serialize)]
 struct DirectWire<'a> {
-    id: Uuid,
+    upload_id: Uuid,
     upload_url: &'a str,
     method: &'static str,
     size: u64,
@@ -50,13 +50,10 @@ impl Service {
         req: RawRequest<'_>,
     ) -> Result<Reply, ApiError> {
         let mount = req.mount;
-        let presigner = self
-            .inner
-            .files
-            .presigner()
-            .ok_or(ApiError::NotImplemented(
-                "Direct uploads need files in an S3 bucket; use /api/v1/uploads (tus)",
-            ))?;
+        let presigner = self.inner.files.presigner().ok_or(ApiError::NotFound(
+            "Direct uploads need files in an S3 bucket, and this server keeps its files \
+                 on disk: use /api/v1/uploads (tus)",
+        ))?;
         let body = self.json_body(req).await?;
         let doc = validate::direct_upload_doc(&body)?;
         let most = self.inner.config.max_resumable_upload.min(MOST_DIRECT);
@@ -86,7 +83,7 @@ impl Service {
         let holder = Uuid::new_v4();
         self.inner.store.insert_upload(&upload, holder, at).await?;
         let wire = DirectWire {
-            id,
+            upload_id: id,
             upload_url: &url,
             method: "PUT",
             size: upload.length,

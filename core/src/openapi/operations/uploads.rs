@@ -166,7 +166,7 @@ pub(super) fn create_direct_upload() -> Spec {
         id: "createDirectUpload",
         tag: "uploads",
         summary: "Start a direct upload to the bucket",
-        description: "For a server whose files are in an S3 bucket (else 501): a presigned \
+        description: "For a server whose files are in an S3 bucket (else 404): a presigned \
             `PUT` URL for the file the body describes, valid as long as the upload (at most 7 \
             days). The client puts the file there itself (no byte passes through the API; \
             the bucket's CORS rules apply to a browser), then calls `complete_url`. At most \
@@ -181,7 +181,7 @@ pub(super) fn create_direct_upload() -> Spec {
                 schema("DirectUploadEnvelope"),
                 json!({
                     "CompleteDirectUpload": {"operationId": "completeDirectUpload",
-                        "parameters": {"upload_id": "$response.body#/data/id"}},
+                        "parameters": {"upload_id": "$response.body#/data/upload_id"}},
                 }),
             ),
         )],
@@ -190,7 +190,7 @@ pub(super) fn create_direct_upload() -> Spec {
             "RequestTimeout",
             "PayloadTooLarge",
             "UnsupportedMediaType",
-            "NotImplemented",
+            "NotFound",
         ],
     }
 }
