@@ -184,7 +184,8 @@ pub enum Find {
     OnPath,
     /// A search of its own, for tools kept in versioned directories (PostgreSQL's).
     Search(fn(&Tool) -> Option<PathBuf>),
-    /// Only its pinned install in the workspace (`Install::PyPi`), never a copy elsewhere.
+    /// Only its pinned install in the workspace (`Install::PyPi` or `Install::Npm`), never a
+    /// copy elsewhere.
     Pinned,
 }
 

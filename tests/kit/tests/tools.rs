@@ -13,10 +13,11 @@ fn names_are_normalized_as_dist_info_spells_them() {
 fn every_tool_is_complete() {
     for tool in TOOLS {
         assert!(!tool.programs.is_empty(), "{}", tool.name);
+        // A pinned tool is found only where its pinned install puts it: a versioned package.
         if matches!(tool.find, Find::Pinned) {
             assert!(
-                matches!(tool.install, Install::PyPi { .. }),
-                "{} is pinned but not from PyPI",
+                matches!(tool.install, Install::PyPi { .. } | Install::Npm { .. }),
+                "{} is pinned but not from PyPI or npm",
                 tool.name
             );
         }
