@@ -170,6 +170,7 @@ macro_rules! cases {
             uploads::creation_with_upload_and_termination,
             uploads::bad_input_gets_its_tus_status_and_keeps_nothing_invalid,
             uploads::a_second_writer_is_423_while_the_first_writes,
+            uploads::racing_writers_never_corrupt_the_offset,
             uploads::unfinished_uploads_expire_and_are_removed,
             uploads::direct_uploads_need_files_in_s3,
         ]);

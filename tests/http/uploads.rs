@@ -488,6 +488,70 @@ pub(crate) async fn a_second_writer_is_423_while_the_first_writes<H: Harness>() 
     assert_eq!(offset(&ctx, &path).await, bytes.len() as u64);
 }
 
+/// Racing writers under load: in each round, 16 requests send the same piece at the same
+/// offset at once. Exactly one is taken (204); every other is 423 (it came while the winner
+/// wrote) or 409 naming the new offset (it came after); no other status. The offset moves by
+/// one piece a round, and the asset holds the file's bytes, once.
+pub(crate) async fn racing_writers_never_corrupt_the_offset<H: Harness>() {
+    const RACERS: usize = 16;
+    let ctx = Ctx::start::<H>().await;
+    let pdf = samples::pdf(6, 60);
+    let path = create(&ctx, pdf.len(), &metadata(&[("filename", "race.pdf")])).await;
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    let mut at = 0;
+    let mut last_winner = None;
+    for piece in pdf.chunks(pdf.len().div_ceil(5)) {
+        let answers =
+            futures_util::future::join_all((0..RACERS).map(|_| patch(&ctx, &path, at, piece)))
+                .await;
+        let seen: Vec<u16> = answers.iter().map(|r| r.status).collect();
+        assert_eq!(
+            seen.iter().filter(|s| **s == 204).count(),
+            1,
+            "one winner at offset {at}: {seen:?}"
+        );
+        at += piece.len();
+        for r in answers {
+            *statuses.entry(r.status).or_default() += 1;
+            match r.status {
+                204 => {
+                    assert_eq!(r.header("upload-offset"), Some(at.to_string().as_str()));
+                    last_winner = Some(r);
+                }
+                423 => {
+                    assert_eq!(r.json["error"], json!("Locked"), "{}", r.json);
+                    assert!(r.header("retry-after").is_some());
+                }
+                409 => {
+                    assert_eq!(r.json["error"], json!("Conflict"), "{}", r.json);
+                    assert_eq!(r.header("upload-offset"), Some(at.to_string().as_str()));
+                }
+                other => panic!("{other} at offset {at}: {}", r.json),
+            }
+        }
+        assert_eq!(offset(&ctx, &path).await, at as u64);
+    }
+    assert_eq!(statuses.values().sum::<usize>(), RACERS * 5, "{statuses:?}");
+    let made = asset_at(&ctx, &last_winner.expect("a last winner")).await;
+    let id = made["id"].as_str().expect("id");
+    let download = ctx
+        .request(
+            Method::GET,
+            &format!("/api/v1/assets/{id}/download"),
+            Some(&ctx.admin),
+        )
+        .send()
+        .await
+        .expect("download");
+    assert_eq!(download.status(), 200);
+    assert!(
+        download.bytes().await.expect("bytes") == pdf,
+        "the asset's bytes are the file's ({statuses:?})"
+    );
+    let listed = ctx.get("/api/v1/assets?search=race&status=any").await;
+    assert_eq!(listed.json["pagination"]["total"], json!(1), "one asset");
+}
+
 pub(crate) async fn unfinished_uploads_expire_and_are_removed<H: Harness>() {
     let mut config = Config::default();
     config.upload_expiry = Duration::from_secs(1);
