@@ -171,6 +171,7 @@ macro_rules! cases {
             uploads::bad_input_gets_its_tus_status_and_keeps_nothing_invalid,
             uploads::a_second_writer_is_423_while_the_first_writes,
             uploads::racing_writers_never_corrupt_the_offset,
+            uploads::tus_headers_pass_cors,
             uploads::unfinished_uploads_expire_and_are_removed,
             uploads::direct_uploads_need_files_in_s3,
         ]);

@@ -552,6 +552,84 @@ pub(crate) async fn racing_writers_never_corrupt_the_offset<H: Harness>() {
     assert_eq!(listed.json["pagination"]["total"], json!(1), "one asset");
 }
 
+/// A page on another allowed origin uploads with tus: the preflight allows the tus request
+/// headers, and the answers expose the tus headers (and `Location`, `Asset-Location`) to its
+/// script.
+pub(crate) async fn tus_headers_pass_cors<H: Harness>() {
+    let origin = "https://www.example.com";
+    let mut config = Config::default();
+    config.cors_origins = vec![origin.to_owned()];
+    let ctx = Ctx::with_config::<H>(config).await;
+    let asked = [
+        "authorization",
+        "content-type",
+        "tus-resumable",
+        "upload-length",
+        "upload-offset",
+        "upload-metadata",
+        "upload-checksum",
+    ];
+    for (path, method) in [("/api/v1/uploads", "POST"), ("/api/v1/uploads/x", "PATCH")] {
+        let r = Resp::from(
+            ctx.request(Method::OPTIONS, path, None)
+                .header("origin", origin)
+                .header("access-control-request-method", method)
+                .header("access-control-request-headers", asked.join(", ")),
+        )
+        .await;
+        assert_eq!(r.status, 204, "{path}");
+        assert_eq!(r.header("access-control-allow-origin"), Some(origin));
+        let methods = r.header("access-control-allow-methods").expect("methods");
+        assert!(methods.contains(method), "{path}: {methods}");
+        let allowed = r
+            .header("access-control-allow-headers")
+            .expect("allow headers")
+            .to_ascii_lowercase();
+        for h in asked {
+            assert!(
+                allowed.split(", ").any(|a| a == h),
+                "{path}: {h} not in {allowed}"
+            );
+        }
+    }
+    let exposed = |r: &Resp| {
+        r.header("access-control-expose-headers")
+            .expect("expose")
+            .to_ascii_lowercase()
+    };
+    let bytes = samples::png(8, 8);
+    let made = Resp::from(
+        tus(&ctx, Method::POST, "/api/v1/uploads")
+            .header("origin", origin)
+            .header("upload-length", bytes.len().to_string())
+            .header("upload-metadata", metadata(&[("filename", "dot.png")])),
+    )
+    .await;
+    assert_eq!(made.status, 201, "{}", made.json);
+    let expose = exposed(&made);
+    for h in [
+        "location",
+        "upload-offset",
+        "upload-expires",
+        "tus-resumable",
+    ] {
+        assert!(expose.split(", ").any(|e| e == h), "{h} not in {expose}");
+    }
+    let location = made.header("location").expect("location");
+    let path = location.strip_prefix(ctx.base_url()).unwrap_or(location);
+    let done = Resp::from(
+        tus(&ctx, Method::PATCH, path)
+            .header("origin", origin)
+            .header("content-type", OCTETS)
+            .header("upload-offset", "0")
+            .body(bytes),
+    )
+    .await;
+    assert_eq!(done.status, 204, "{}", done.json);
+    assert_eq!(done.header("access-control-allow-origin"), Some(origin));
+    assert!(exposed(&done).split(", ").any(|e| e == "asset-location"));
+}
+
 pub(crate) async fn unfinished_uploads_expire_and_are_removed<H: Harness>() {
     let mut config = Config::default();
     config.upload_expiry = Duration::from_secs(1);
