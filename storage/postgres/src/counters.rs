@@ -6,8 +6,8 @@
 //! counts of the libraries this process shows that it has not read for [`REFRESH_AFTER`], so
 //! other replicas' views show here within a second.
 //!
-//! Reads add the unwritten counts to what the database returns, so counts are exact within
-//! this process at once. A batch being written is in the database or not, depending on when a
+//! Reads add the unwritten counts to the highest stored count this process has read, so
+//! counts are exact within this process at once, each view with a number of its own. A batch being written is in the database or not, depending on when a
 //! read ran; the [`Counters::gate`] keeps reads that add counts and the batch's transaction
 //! apart, so a read sees the batch either as written or as unwritten, never both or neither.
 //!
@@ -42,6 +42,9 @@ struct Pending {
     /// The batch being written, until its transaction ends.
     flying_views: HashMap<Uuid, u64>,
     flying_downloads: HashMap<Uuid, u64>,
+    /// The highest stored view count this process read of each library, with the content
+    /// version read with it.
+    stored: HashMap<Uuid, (u64, u64)>,
 }
 
 impl Pending {
@@ -52,6 +55,26 @@ impl Pending {
     fn downloads_of(&self, id: &Uuid) -> u64 {
         self.downloads.get(id).copied().unwrap_or(0)
             + self.flying_downloads.get(id).copied().unwrap_or(0)
+    }
+
+    /// Counts one view of library `id`, whose stored count was read as `stored` with content
+    /// version `version`, and answers its count, this view included.
+    ///
+    /// Reads take the stored count before this lock, so one may bring a count read before
+    /// another replica's batch landed after a read that brought it later: the count shown is
+    /// over the highest stored count read so far, so each view shows a number of its own. A
+    /// stored count never falls while the library lives; a lower one of another version is a
+    /// library made again under the same id, and starts anew.
+    fn view(&mut self, id: Uuid, stored: u64, version: u64) -> u64 {
+        *self.views.entry(id).or_default() += 1;
+        let base = match self.stored.get(&id) {
+            Some(&(seen, seen_version)) if seen_version == version || stored >= seen => {
+                seen.max(stored)
+            }
+            _ => stored,
+        };
+        self.stored.insert(id, (base, version));
+        base + self.views_of(&id)
     }
 }
 
@@ -80,9 +103,8 @@ impl Counters {
     pub(crate) fn view_known(&self, id: Uuid, replica: &Replica) -> Option<ViewCount> {
         let mut p = self.lock();
         let known = replica.known_library(id)?;
-        *p.views.entry(id).or_default() += 1;
         Some(ViewCount {
-            views: known.views + p.views_of(&id),
+            views: p.view(id, known.views, known.db_version),
             version: known.version,
         })
     }
@@ -99,9 +121,8 @@ impl Counters {
     ) -> ViewCount {
         let mut p = self.lock();
         let version = replica.learn_library(id, db_version, stored, mark);
-        *p.views.entry(id).or_default() += 1;
         ViewCount {
-            views: stored + p.views_of(&id),
+            views: p.view(id, stored, db_version),
             version,
         }
     }
@@ -109,7 +130,9 @@ impl Counters {
     /// Drops the unwritten views of a library deleted through this process (a library made
     /// again with its id starts from none).
     pub(crate) fn forget_library(&self, id: Uuid) {
-        self.lock().views.remove(&id);
+        let mut p = self.lock();
+        p.views.remove(&id);
+        p.stored.remove(&id);
     }
 
     /// Drops the unwritten downloads of an asset deleted through this process.
@@ -310,4 +333,36 @@ async fn write_batch(
     }
     tx.commit().await?;
     Ok(stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_view_that_read_an_older_stored_count_still_shows_a_number_of_its_own() {
+        let mut p = Pending::default();
+        let id = Uuid::from_u128(7);
+        // Two reads: the first took 10 from the database, then another replica's batch of 3
+        // landed, the second took 13 and reached the lock first.
+        let second = p.view(id, 13, 1);
+        let first = p.view(id, 10, 1);
+        assert_eq!((second, first), (14, 15));
+        // The next read brings the batch this process wrote (2 views) back as stored.
+        p.views.clear();
+        assert_eq!(p.view(id, 15, 1), 16);
+        // An edit moves the version; the count goes on.
+        assert_eq!(p.view(id, 15, 2), 17);
+    }
+
+    #[test]
+    fn a_library_made_again_under_its_id_counts_from_its_own_stored_count() {
+        let mut p = Pending::default();
+        let id = Uuid::from_u128(8);
+        assert_eq!(p.view(id, 40, 3), 41);
+        p.views.clear();
+        // Deleted and made again elsewhere: another version, fewer views.
+        assert_eq!(p.view(id, 0, 1), 1);
+        assert_eq!(p.view(id, 0, 1), 2);
+    }
 }
