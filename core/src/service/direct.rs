@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::assets::created;
 use super::lease::Lease;
-use super::uploads::{NO_UPLOAD, locked};
+use super::uploads::NO_UPLOAD;
 use super::{Service, location};
 use crate::error::ApiError;
 use crate::events::{acting_as, current_actor};
@@ -19,7 +19,6 @@ use crate::records::now;
 use crate::render::data;
 use crate::reply::Reply;
 use crate::request::RawRequest;
-use crate::store::UploadLease;
 use crate::tus::storage;
 use crate::tus::{Stored, Upload};
 use crate::upload;
@@ -103,25 +102,11 @@ impl Service {
         req: RawRequest<'_>,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("upload_id", id)?;
-        let holder = Uuid::new_v4();
-        let term = self.lease_term();
-        let upload = match self
-            .inner
-            .store
-            .lease_upload(id, holder, now(), Lease::until(term))
-            .await?
-        {
-            UploadLease::Taken(upload) if upload.is_direct() => *upload,
-            UploadLease::Taken(upload) => {
-                Lease::new(self.inner.store.clone(), holder, term)
-                    .release(&upload)
-                    .await?;
-                return Err(NO_UPLOAD);
-            }
-            UploadLease::Busy(until) => return Err(locked(until)),
-            UploadLease::Missing => return Err(NO_UPLOAD),
-        };
-        let mut lease = Lease::new(self.inner.store.clone(), holder, term);
+        let (upload, mut lease) = self.take_upload(id).await?;
+        if !upload.is_direct() {
+            lease.release(&upload).await?;
+            return Err(NO_UPLOAD);
+        }
         let service = self.clone();
         let actor = current_actor();
         let work = acting_as(actor, async move {

@@ -100,7 +100,7 @@ fn check_octets(content_type: Option<&[u8]>) -> Result<(), ApiError> {
 }
 
 /// 423 with the seconds left of a lease that ends at `until`.
-pub(super) fn locked(until: DateTime<Utc>) -> ApiError {
+fn locked(until: DateTime<Utc>) -> ApiError {
     let left = (until - Utc::now()).num_seconds().max(1);
     ApiError::Locked {
         retry_after: u64::try_from(left).unwrap_or(1),
@@ -272,19 +272,7 @@ impl Service {
         let offset = tus::parse_offset(req.tus.upload_offset)?;
         let checksum = Checksum::parse(req.tus.upload_checksum)?;
         let id = validate::parse_id("upload_id", id)?;
-        let holder = Uuid::new_v4();
-        let term = self.lease_term();
-        let upload = match self
-            .inner
-            .store
-            .lease_upload(id, holder, now(), Lease::until(term))
-            .await?
-        {
-            UploadLease::Taken(upload) => *upload,
-            UploadLease::Busy(until) => return Err(self.busy(id, until).await),
-            UploadLease::Missing => return Err(NO_UPLOAD),
-        };
-        let lease = Lease::new(self.inner.store.clone(), holder, term);
+        let (upload, lease) = self.take_upload(id).await?;
         let refusal = if upload.is_direct() {
             Some(NO_UPLOAD)
         } else if !upload.finished && upload.expires_at <= now() {
@@ -314,6 +302,26 @@ impl Service {
         Ok(with_state(Reply::empty(204), &upload, req.mount))
     }
 
+    /// Takes upload `id` for this request: the upload, and the lease that keeps every other
+    /// request off it until released. 423 while another request holds it (410 when it expired
+    /// unfinished: the reaper's), 404 when there is none.
+    pub(super) async fn take_upload(&self, id: Uuid) -> Result<(Upload, Lease), ApiError> {
+        let holder = Uuid::new_v4();
+        let term = self.lease_term();
+        match self
+            .inner
+            .store
+            .lease_upload(id, holder, now(), Lease::until(term))
+            .await?
+        {
+            UploadLease::Taken(upload) => {
+                Ok((*upload, Lease::new(self.inner.store.clone(), holder, term)))
+            }
+            UploadLease::Busy(until) => Err(self.busy(id, until).await),
+            UploadLease::Missing => Err(NO_UPLOAD),
+        }
+    }
+
     /// What a request for an upload someone else holds until `until` is told: 410 when it
     /// expired unfinished (the reaper holds it), else 423.
     async fn busy(&self, id: Uuid, until: DateTime<Utc>) -> ApiError {
@@ -335,21 +343,9 @@ impl Service {
     ) -> Result<Reply, ApiError> {
         tus::check_version(req.tus.resumable)?;
         let id = validate::parse_id("upload_id", id)?;
-        let holder = Uuid::new_v4();
-        let until = Lease::until(self.lease_term());
-        match self
-            .inner
-            .store
-            .lease_upload(id, holder, now(), until)
-            .await?
-        {
-            UploadLease::Taken(upload) => {
-                self.remove_upload(&upload).await?;
-                Ok(Reply::empty(204))
-            }
-            UploadLease::Busy(until) => Err(locked(until)),
-            UploadLease::Missing => Err(NO_UPLOAD),
-        }
+        let (upload, _lease) = self.take_upload(id).await?;
+        self.remove_upload(&upload).await?;
+        Ok(Reply::empty(204))
     }
 
     /// Removes an upload the caller holds and what it kept: its file too unless an asset
