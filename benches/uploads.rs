@@ -27,7 +27,6 @@
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -36,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use assetlib::sled::SledStore;
 use assetlib::{Config, Files, Scope, Service};
+use assetlib_testkit::media::write_big_video;
 use assetlib_testkit::s3::S3Server;
 use assetlib_testkit::tools::{NODE, TUS_JS_CLIENT, TUSPY};
 use base64::Engine as _;
@@ -282,37 +282,6 @@ fn clients() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/server/clients")
 }
 
-/// Writes a video of `size` bytes: the sample MP4's boxes, then one `free` box of bytes that
-/// nothing compresses.
-fn make_video(path: &Path, size: u64) {
-    let head = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/media/h264-faststart.mp4"),
-    )
-    .expect("the sample video");
-    let rest = size - head.len() as u64;
-    let mut out =
-        std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).expect("file"));
-    out.write_all(&head).expect("write");
-    out.write_all(&1u32.to_be_bytes()).expect("write");
-    out.write_all(b"free").expect("write");
-    out.write_all(&rest.to_be_bytes()).expect("write");
-    let mut left = rest - 16;
-    let mut state = size | 1;
-    let mut block = vec![0u8; 1 << 20];
-    while left > 0 {
-        for word in block.chunks_exact_mut(8) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            word.copy_from_slice(&state.to_le_bytes());
-        }
-        let n = left.min(block.len() as u64) as usize;
-        out.write_all(&block[..n]).expect("write");
-        left -= n as u64;
-    }
-    out.flush().expect("flush");
-}
-
 /// This process's resident anonymous memory (its heap and stacks; not the files it maps), in
 /// bytes.
 fn rss() -> u64 {
@@ -386,9 +355,9 @@ fn main() {
     let concurrent = env_number("CONCURRENT", 8).max(1);
     let work = tempfile::tempdir().expect("dir");
     let video = work.path().join("film.mp4");
-    make_video(&video, size);
+    write_big_video(&video, size, 0xf11e, |_| {});
     let small = work.path().join("clip.mp4");
-    make_video(&small, 128 << 20);
+    write_big_video(&small, 128 << 20, 0xc119, |_| {});
     println!(
         "uploads of {} MiB, {rounds} rounds; {concurrent} at once of 128 MiB",
         size >> 20

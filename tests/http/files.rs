@@ -509,6 +509,26 @@ pub(crate) async fn upload(ctx: &Ctx, body: Vec<u8>) -> Resp {
     .await
 }
 
+/// A download's status, `ETag` and bytes.
+pub(crate) async fn download(ctx: &Ctx, id: &str) -> (u16, String, Vec<u8>) {
+    let r = ctx
+        .request(
+            Method::GET,
+            &format!("/api/v1/assets/{id}/download"),
+            Some(&ctx.admin),
+        )
+        .send()
+        .await
+        .expect("download");
+    let status = r.status().as_u16();
+    let etag = r
+        .headers()
+        .get("etag")
+        .map(|v| v.to_str().expect("etag").to_owned())
+        .unwrap_or_default();
+    (status, etag, r.bytes().await.expect("body").to_vec())
+}
+
 /// Every file under the store's `uploads/`, staging files included.
 pub(crate) fn uploaded_files(ctx: &Ctx) -> Vec<std::path::PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {

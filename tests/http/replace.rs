@@ -7,7 +7,7 @@ use assetlib::extract::samples;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::files::{BOUNDARY, create_on, form, upload};
+use crate::files::{BOUNDARY, create_on, download, form, upload};
 use crate::harness::Harness;
 use crate::support::{Ctx, Resp, id_of};
 
@@ -26,26 +26,6 @@ pub(crate) async fn replace(ctx: &Ctx, id: &str, body: Vec<u8>) -> Resp {
         .body(body),
     )
     .await
-}
-
-/// A download's status, `ETag` and bytes.
-async fn download(ctx: &Ctx, id: &str) -> (u16, String, Vec<u8>) {
-    let r = ctx
-        .request(
-            Method::GET,
-            &format!("/api/v1/assets/{id}/download"),
-            Some(&ctx.admin),
-        )
-        .send()
-        .await
-        .expect("download");
-    let status = r.status().as_u16();
-    let etag = r
-        .headers()
-        .get("etag")
-        .map(|v| v.to_str().expect("etag").to_owned())
-        .unwrap_or_default();
-    (status, etag, r.bytes().await.expect("body").to_vec())
 }
 
 /// Every file in the file store, as paths relative to it, sorted.

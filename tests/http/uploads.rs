@@ -16,7 +16,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::files::{form, upload, uploaded_files};
+use crate::files::{download, form, upload, uploaded_files};
 use crate::harness::Harness;
 use crate::support::{Ctx, Resp};
 
@@ -171,17 +171,8 @@ async fn upload_in_pieces<H: Harness>(ctx: &Ctx) {
 
     // Its bytes, and the upload's state once finished.
     let id = made["id"].as_str().expect("id");
-    let download = ctx
-        .request(
-            Method::GET,
-            &format!("/api/v1/assets/{id}/download"),
-            Some(&ctx.admin),
-        )
-        .send()
-        .await
-        .expect("download");
-    assert_eq!(download.status(), 200);
-    let bytes = download.bytes().await.expect("bytes");
+    let (status, _, bytes) = download(ctx, id).await;
+    assert_eq!(status, 200);
     assert!(bytes == pdf, "the downloaded file is the uploaded one");
     let r = Resp::from(tus(ctx, Method::HEAD, &path)).await;
     assert_eq!(
@@ -534,18 +525,10 @@ pub(crate) async fn racing_writers_never_corrupt_the_offset<H: Harness>() {
     assert_eq!(statuses.values().sum::<usize>(), RACERS * 5, "{statuses:?}");
     let made = asset_at(&ctx, &last_winner.expect("a last winner")).await;
     let id = made["id"].as_str().expect("id");
-    let download = ctx
-        .request(
-            Method::GET,
-            &format!("/api/v1/assets/{id}/download"),
-            Some(&ctx.admin),
-        )
-        .send()
-        .await
-        .expect("download");
-    assert_eq!(download.status(), 200);
+    let (status, _, bytes) = download(&ctx, id).await;
+    assert_eq!(status, 200);
     assert!(
-        download.bytes().await.expect("bytes") == pdf,
+        bytes == pdf,
         "the asset's bytes are the file's ({statuses:?})"
     );
     let listed = ctx.get("/api/v1/assets?search=race&status=any").await;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use assetlib_testkit::media::write_big_video;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
@@ -18,41 +19,8 @@ use tokio::net::{TcpListener, TcpStream};
 /// `free` box of pseudo-random bytes from `seed`, which players and probes skip. Answers its
 /// SHA-256.
 pub(crate) fn big_video(path: &Path, size: u64, seed: u64) -> [u8; 32] {
-    use std::io::Write as _;
-    let head = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/testdata/media/h264-faststart.mp4"
-    ))
-    .expect("the sample video");
-    let rest = size - head.len() as u64;
-    assert!(rest > 16, "room for the free box");
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
     let mut hash = Sha256::new();
-    let mut put = |bytes: &[u8]| {
-        out.write_all(bytes).expect("write the video");
-        hash.update(bytes);
-    };
-    put(&head);
-    // A box with a 64-bit size: 1, `free`, then the size of the whole box.
-    put(&1u32.to_be_bytes());
-    put(b"free");
-    put(&rest.to_be_bytes());
-    let mut left = rest - 16;
-    let mut state = seed | 1;
-    let mut block = vec![0u8; 1 << 20];
-    while left > 0 {
-        for word in block.chunks_exact_mut(8) {
-            // xorshift64: fast, and not compressible by anything on the way.
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            word.copy_from_slice(&state.to_le_bytes());
-        }
-        let n = left.min(block.len() as u64) as usize;
-        put(&block[..n]);
-        left -= n as u64;
-    }
-    out.flush().expect("flush the video");
+    write_big_video(path, size, seed, |bytes| hash.update(bytes));
     hash.finalize().into()
 }
 

@@ -10,6 +10,7 @@
 //!   databases with the store's schema in it.
 //! - [`s3`] (feature `s3`): a throwaway S3-compatible server (SeaweedFS) on 127.0.0.1, every
 //!   request signed, and fresh buckets on it.
+//! - [`media`]: large media files made on the spot (a video of any size).
 //! - [`receiver`] (feature `webhooks`): webhook receivers on 127.0.0.1, one answering as a test
 //!   says (statuses, waits, redirects, resets, endless bodies) and one verifying every
 //!   delivery with PyPI's `standardwebhooks`.
@@ -34,6 +35,7 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 pub mod install;
+pub mod media;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(any(feature = "postgres", feature = "s3"))]
