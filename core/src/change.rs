@@ -34,6 +34,8 @@ pub struct FileFields {
     pub height: Option<u32>,
     /// What an audio or video file plays.
     pub media: Media,
+    /// The SHA-256 of the file.
+    pub checksum_sha256: Option<[u8; 32]>,
 }
 
 impl FileFields {
@@ -50,6 +52,7 @@ impl FileFields {
             width: asset.width,
             height: asset.height,
             media: asset.media.clone(),
+            checksum_sha256: asset.checksum_sha256,
         }
     }
 
@@ -65,6 +68,7 @@ impl FileFields {
         asset.width = self.width;
         asset.height = self.height;
         asset.media = self.media;
+        asset.checksum_sha256 = self.checksum_sha256;
     }
 }
 
@@ -99,6 +103,11 @@ pub struct AssetChange {
     /// Everything read again from the asset's file (a thumbnail made anew): applied only while
     /// the asset still has that file, so a reading of an old file never lands on a new one.
     pub file_reread: Option<FileReread>,
+    /// A new set of tags, or tags added or removed.
+    pub tags: Option<TagChange>,
+    /// The checksum of the asset's file, read by a backfill: applied only while the asset
+    /// still has that file.
+    pub checksum_found: Option<ChecksumFound>,
     /// The time of the change: the asset's `updated_at` when the change changes anything.
     pub at: DateTime<Utc>,
 }
@@ -115,6 +124,8 @@ impl AssetChange {
             file: None,
             thumbnail_moved: None,
             file_reread: None,
+            tags: None,
+            checksum_found: None,
             at,
         }
     }
@@ -122,7 +133,11 @@ impl AssetChange {
     /// `asset` with this change applied, or `None` when the change would change nothing (then
     /// `updated_at` stays too, and a store writes nothing). `updated_at` becomes
     /// [`AssetChange::at`], or stays when that is not later.
-    pub fn apply(&self, asset: &Asset) -> Option<Asset> {
+    ///
+    /// # Errors
+    /// [`ChangeRefused::TooManyTags`] when tags added to the asset's would make more than
+    /// [`crate::validate::MAX_TAGS`]; a store then writes nothing.
+    pub fn apply(&self, asset: &Asset) -> Result<Option<Asset>, ChangeRefused> {
         let mut next = asset.clone();
         if let Some(title) = &self.title {
             next.title.clone_from(title);
@@ -153,12 +168,108 @@ impl AssetChange {
         {
             reread.fields.clone().set_on(&mut next);
         }
+        if let Some(tags) = &self.tags {
+            next.tags = tags.apply(&next.tags)?;
+        }
+        if let Some(found) = &self.checksum_found
+            && next.file_path.as_deref() == Some(found.file_path.as_str())
+        {
+            next.checksum_sha256 = Some(found.checksum);
+        }
         if next == *asset {
-            return None;
+            return Ok(None);
         }
         next.updated_at = next.updated_at.max(self.at);
-        Some(next)
+        Ok(Some(next))
     }
+}
+
+/// A change of an asset's tags. Tags are compared by their keys
+/// ([`crate::validate::tag_key`]); the tags given are valid ones ([`crate::validate::tags`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TagChange {
+    /// These tags, in this order, replace the asset's.
+    Set(Vec<String>),
+    /// These tags are added after the asset's, each one it does not have yet.
+    Add(Vec<String>),
+    /// The asset's tags with these keys go; the rest keep their order.
+    Remove(Vec<String>),
+}
+
+impl TagChange {
+    /// The tags an asset with `tags` has after this change.
+    ///
+    /// # Errors
+    /// [`ChangeRefused::TooManyTags`] when an add would leave more than
+    /// [`crate::validate::MAX_TAGS`].
+    pub fn apply(&self, tags: &[String]) -> Result<Vec<String>, ChangeRefused> {
+        use crate::validate::{MAX_TAGS, tag_key};
+        match self {
+            TagChange::Set(new) => Ok(new.clone()),
+            TagChange::Add(new) => {
+                let mut out = tags.to_vec();
+                let mut keys: Vec<String> = tags.iter().map(|t| tag_key(t)).collect();
+                for tag in new {
+                    let key = tag_key(tag);
+                    if !keys.contains(&key) {
+                        keys.push(key);
+                        out.push(tag.clone());
+                    }
+                }
+                if out.len() > MAX_TAGS {
+                    return Err(ChangeRefused::TooManyTags);
+                }
+                Ok(out)
+            }
+            TagChange::Remove(gone) => {
+                let gone: Vec<String> = gone.iter().map(|t| tag_key(t)).collect();
+                Ok(tags
+                    .iter()
+                    .filter(|t| !gone.contains(&tag_key(t)))
+                    .cloned()
+                    .collect())
+            }
+        }
+    }
+}
+
+/// Why an asset cannot take a change ([`AssetChange::apply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ChangeRefused {
+    /// Tags added would make more than [`crate::validate::MAX_TAGS`].
+    #[error("an asset has at most 32 tags")]
+    TooManyTags,
+}
+
+/// Why one asset stops an atomic bulk change ([`crate::AssetStore::update_assets`],
+/// [`crate::AssetStore::delete_assets`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BulkRefusal {
+    /// There is no such asset.
+    NotFound,
+    /// Libraries hold the asset and the delete is not forced.
+    InUse(Vec<LibraryUse>),
+    /// The asset cannot take the change.
+    Refused(ChangeRefused),
+}
+
+/// What an atomic bulk change did: everything, or nothing and why.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BulkOutcome<T> {
+    /// Every asset changed: one result per id, in the order of the ids.
+    Done(Vec<T>),
+    /// Nothing changed: each asset that stopped it, in the order of the ids.
+    Refused(Vec<(Uuid, BulkRefusal)>),
+}
+
+/// The SHA-256 of the file at `file_path`, read after the file was stored
+/// ([`AssetChange::checksum_found`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChecksumFound {
+    /// The file it was read from: the change applies only while the asset has it.
+    pub file_path: String,
+    /// Its SHA-256.
+    pub checksum: [u8; 32],
 }
 
 /// The fields read again from the file at `file_path` ([`AssetChange::file_reread`]).
@@ -254,9 +365,45 @@ mod tests {
             download_count: 4,
             is_public: false,
             published: true,
+            tags: vec!["Brand".into(), "logo".into()],
+            checksum_sha256: None,
             created_at: at,
             updated_at: at,
         }
+    }
+
+    #[test]
+    fn tags_are_set_added_and_removed_by_key() {
+        let a = asset();
+        let at = a.updated_at + Duration::seconds(1);
+        let tagged = |change: TagChange| {
+            let mut c = AssetChange::at(at);
+            c.tags = Some(change);
+            c.apply(&a)
+        };
+        let add = tagged(TagChange::Add(vec!["BRAND".into(), "new".into()]));
+        assert_eq!(add.unwrap().unwrap().tags, ["Brand", "logo", "new"]);
+        let remove = tagged(TagChange::Remove(vec!["LOGO".into()]));
+        assert_eq!(remove.unwrap().unwrap().tags, ["Brand"]);
+        assert_eq!(tagged(TagChange::Add(vec!["brand".into()])), Ok(None));
+        let many = (0..31).map(|i| format!("t{i}")).collect();
+        assert_eq!(tagged(TagChange::Add(many)), Err(ChangeRefused::TooManyTags));
+        let set = tagged(TagChange::Set(vec!["x".into()]));
+        assert_eq!(set.unwrap().unwrap().tags, ["x"]);
+    }
+
+    #[test]
+    fn a_found_checksum_lands_only_on_the_file_it_read() {
+        let mut a = asset();
+        let mut change = AssetChange::at(a.updated_at);
+        change.checksum_found = Some(ChecksumFound {
+            file_path: "uploads/a/logo.png".into(),
+            checksum: [7; 32],
+        });
+        let next = change.apply(&a).unwrap().expect("a checksum");
+        assert_eq!(next.checksum_sha256, Some([7; 32]));
+        a.file_path = Some("uploads/b/logo.png".into());
+        assert_eq!(change.apply(&a), Ok(None));
     }
 
     #[test]
@@ -265,7 +412,7 @@ mod tests {
         let mut change = AssetChange::at(a.updated_at + Duration::seconds(5));
         change.description = Some(None);
         change.published = Some(false);
-        let next = change.apply(&a).expect("a change");
+        let next = change.apply(&a).unwrap().expect("a change");
         assert_eq!(next.description, None);
         assert!(!next.published);
         assert_eq!(next.updated_at, change.at);
@@ -284,8 +431,8 @@ mod tests {
         let mut change = AssetChange::at(a.updated_at + Duration::seconds(5));
         change.title = Some("Logo".into());
         change.file = Some(FileFields::of(&a));
-        assert_eq!(change.apply(&a), None);
-        assert_eq!(AssetChange::at(change.at).apply(&a), None);
+        assert_eq!(change.apply(&a), Ok(None));
+        assert_eq!(AssetChange::at(change.at).apply(&a), Ok(None));
     }
 
     #[test]
@@ -297,12 +444,12 @@ mod tests {
             from: "thumbnails/old.png".into(),
             to: "thumbnails/new.png".into(),
         });
-        let next = change.apply(&a).expect("a move");
+        let next = change.apply(&a).unwrap().expect("a move");
         assert_eq!(next.thumbnail_path.as_deref(), Some("thumbnails/new.png"));
         assert_eq!(next.updated_at, a.updated_at, "a move is no edit");
         // A replacement landed first: its thumbnail stays.
         a.thumbnail_path = Some("thumbnails/replaced.png".into());
-        assert_eq!(change.apply(&a), None);
+        assert_eq!(change.apply(&a), Ok(None));
     }
 
     #[test]
@@ -316,13 +463,13 @@ mod tests {
             file_path: "uploads/a/logo.png".into(),
             fields,
         });
-        let next = change.apply(&a).expect("a reread");
+        let next = change.apply(&a).unwrap().expect("a reread");
         assert_eq!(next.thumbnail_path.as_deref(), Some("thumbnails/anew.png"));
         assert_eq!(next.thumbnail_placeholder.as_deref(), Some("AAAA"));
         assert_eq!(next.updated_at, change.at);
         // The file was replaced meanwhile: the reading of the old one is dropped.
         a.file_path = Some("uploads/b/logo.png".into());
-        assert_eq!(change.apply(&a), None);
+        assert_eq!(change.apply(&a), Ok(None));
     }
 
     #[test]
@@ -330,6 +477,6 @@ mod tests {
         let a = asset();
         let mut change = AssetChange::at(a.updated_at - Duration::seconds(5));
         change.title = Some("Earlier clock".into());
-        assert_eq!(change.apply(&a).map(|n| n.updated_at), Some(a.updated_at));
+        assert_eq!(change.apply(&a).unwrap().map(|n| n.updated_at), Some(a.updated_at));
     }
 }

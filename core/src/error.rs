@@ -97,6 +97,13 @@ pub enum ApiError {
         /// The libraries that hold the asset, sent as `libraries: [{id, title, slug}]`.
         libraries: Vec<LibraryUse>,
     },
+    /// An upload with `on_duplicate=reject` brought the bytes of an asset that exists: 409
+    /// with the asset's id (`asset_id`); nothing was stored.
+    #[error("An asset with the same file exists already ({asset_id}); nothing was stored")]
+    Duplicate {
+        /// The asset whose file has the same SHA-256.
+        asset_id: uuid::Uuid,
+    },
     /// A resumable upload's `PATCH` at another offset than the upload's.
     #[error("Upload-Offset is {sent}, but the upload has {offset} bytes; send from {offset}")]
     OffsetMismatch {
@@ -191,6 +198,7 @@ impl ApiError {
             | ApiError::PassNotFound => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::Conflict { .. }
+            | ApiError::Duplicate { .. }
             | ApiError::OffsetMismatch { .. }
             | ApiError::UploadConflict(_) => 409,
             ApiError::UploadGone => 410,
@@ -220,6 +228,7 @@ impl ApiError {
             | ApiError::PassNotFound => "Not found",
             ApiError::MethodNotAllowed { .. } => "Method not allowed",
             ApiError::Conflict { .. }
+            | ApiError::Duplicate { .. }
             | ApiError::OffsetMismatch { .. }
             | ApiError::UploadConflict(_) => "Conflict",
             ApiError::UploadGone => "Gone",
@@ -243,16 +252,13 @@ impl ApiError {
         }
     }
 
-    /// The whole HTTP answer: status, JSON body and the headers the contract asks for.
-    /// An internal error is logged here, with its full cause.
-    pub fn into_reply(self) -> Reply {
-        if let ApiError::Internal(source) = &self {
-            tracing::error!(error = %source, source = ?source, "internal error");
-        }
+    /// The JSON body a client reads for this error: `error`, `message`, and `field`,
+    /// `libraries` or `asset_id` where the kind has one.
+    pub fn body(&self) -> serde_json::Value {
         let mut body = serde_json::Map::with_capacity(3);
         body.insert("error".into(), self.error_text().into());
         body.insert("message".into(), self.message().into());
-        match &self {
+        match self {
             ApiError::Validation { field, .. } => {
                 body.insert("field".into(), field.as_str().into());
             }
@@ -263,9 +269,22 @@ impl ApiError {
                     .collect();
                 body.insert("libraries".into(), serde_json::Value::Array(list));
             }
+            ApiError::Duplicate { asset_id } => {
+                body.insert("asset_id".into(), asset_id.to_string().into());
+            }
             _ => {}
         }
-        let mut reply = Reply::json_value(self.status(), &serde_json::Value::Object(body));
+        serde_json::Value::Object(body)
+    }
+
+    /// The whole HTTP answer: status, JSON body and the headers the contract asks for.
+    /// An internal error is logged here, with its full cause.
+    pub fn into_reply(self) -> Reply {
+        if let ApiError::Internal(source) = &self {
+            tracing::error!(error = %source, source = ?source, "internal error");
+        }
+        let body = self.body();
+        let mut reply = Reply::json_value(self.status(), &body);
         match &self {
             ApiError::Unauthorized(_) => reply.headers.push(("www-authenticate", "Bearer".into())),
             ApiError::MethodNotAllowed { allow, .. } => {
@@ -326,6 +345,18 @@ impl From<FileError> for ApiError {
     }
 }
 
+/// What a client reads when an asset cannot take a change.
+impl From<crate::change::ChangeRefused> for ApiError {
+    fn from(e: crate::change::ChangeRefused) -> Self {
+        match e {
+            crate::change::ChangeRefused::TooManyTags => ApiError::validation(
+                "tags",
+                format!("an asset has at most {} tags", crate::validate::MAX_TAGS),
+            ),
+        }
+    }
+}
+
 /// What a client reads for each [`StoreError`]: the one place where a store's failure
 /// becomes contract text. A clash of ids or key hashes the service itself chose is no fault of
 /// the client's: it is an internal error.
@@ -339,6 +370,7 @@ impl From<StoreError> for ApiError {
                 ApiError::validation("asset_id", format!("asset {id} does not exist"))
             }
             StoreError::UnknownLibrary { .. } => ApiError::LibraryNotFound,
+            StoreError::Refused { reason, .. } => ApiError::from(reason),
             StoreError::Unavailable(source) => {
                 tracing::warn!(error = %source, "store unavailable");
                 ApiError::Unavailable {
@@ -383,6 +415,14 @@ pub enum StoreError {
     UnknownAsset {
         /// The asset's id.
         id: uuid::Uuid,
+    },
+    /// The asset cannot take the change ([`crate::AssetChange::apply`]); nothing changed.
+    #[error("asset {id}: {reason}")]
+    Refused {
+        /// The asset's id.
+        id: uuid::Uuid,
+        /// Why.
+        reason: crate::change::ChangeRefused,
     },
     /// Stored data could not be decoded.
     #[error("stored data is corrupt: {0}")]

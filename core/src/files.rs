@@ -48,6 +48,7 @@ use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
+use sha2::{Digest as _, Sha256};
 
 use tokio::io::AsyncWriteExt as _;
 
@@ -407,11 +408,12 @@ impl Files {
         path: &str,
         mut stream: S,
         limit: u64,
-    ) -> Result<u64, ApiError>
+    ) -> Result<(u64, [u8; 32]), ApiError>
     where
         S: Stream<Item = Result<Bytes, E>> + Unpin + Send,
         E: Into<ApiError>,
     {
+        let mut digest = Sha256::new();
         let location = object_path(path)?;
         let mut upload = self
             .store
@@ -428,6 +430,7 @@ impl Files {
                 if written > limit {
                     return Err(ApiError::PayloadTooLarge { limit });
                 }
+                digest.update(&chunk);
                 pending_len += chunk.len();
                 pending.push(chunk);
                 if pending_len >= PART_SIZE {
@@ -449,7 +452,7 @@ impl Files {
                 if let Some(local) = self.local_path(path) {
                     durable(&local).await.map_err(ApiError::internal)?;
                 }
-                Ok(written)
+                Ok((written, digest.finalize().into()))
             }
             Err(e) => {
                 if let Err(abort) = upload.abort().await {

@@ -12,6 +12,7 @@ use crate::extract::{self, ExtractError, FileInfo, ReadAt, Thumbnail};
 use crate::files::Files;
 use crate::model::AssetType;
 use crate::poster;
+use sha2::{Digest, Sha256};
 
 /// Bytes read of a video file: its type shows in the header.
 const HEADER_BYTES: u64 = 1024 * 1024;
@@ -30,6 +31,8 @@ pub(crate) struct Ingested {
     pub(crate) thumbnail_path: Option<String>,
     /// The thumbnail's ThumbHash, base64.
     pub(crate) thumbnail_placeholder: Option<String>,
+    /// The file's SHA-256.
+    pub(crate) checksum: [u8; 32],
 }
 
 impl Ingested {
@@ -47,6 +50,7 @@ impl Ingested {
             width: info.width,
             height: info.height,
             media: info.media,
+            checksum_sha256: Some(self.checksum),
         }
     }
 }
@@ -121,6 +125,7 @@ pub(crate) async fn ingest(
     file_path: &str,
     declared: Option<AssetType>,
     field: &'static str,
+    checksum: Option<[u8; 32]>,
 ) -> Result<Ingested, ApiError> {
     let file_error = |message: String| ApiError::validation(field, message);
     let resolved = files.resolve(file_path).await?;
@@ -164,6 +169,10 @@ pub(crate) async fn ingest(
     let started = Instant::now();
     let work = tokio::task::spawn_blocking(move || {
         let _turn = turn;
+        // A file read whole is hashed here, off the runtime; a video read header-only is
+        // read through below when its caller did not hash it as it came in.
+        let sum = (checksum.is_none() && !header_only)
+            .then(|| <[u8; 32]>::from(Sha256::digest(&bytes)));
         let (mut info, thumb) = extract::preview(&bytes, &name, declared, THUMBNAIL_SIDE, &limits)?;
         let mut unreadable_video = false;
         if info.kind == Some(AssetType::Video) {
@@ -184,9 +193,9 @@ pub(crate) async fn ingest(
                 None => {}
             }
         }
-        Ok::<_, ExtractError>((info, made_or_logged(thumb, &name), unreadable_video))
+        Ok::<_, ExtractError>((info, made_or_logged(thumb, &name), unreadable_video, sum))
     });
-    let (mut info, mut thumb, unreadable_video) =
+    let (mut info, mut thumb, unreadable_video, sum) =
         match tokio::time::timeout(config.extract_timeout, work).await {
             Err(_) => {
                 return Err(file_error(format!(
@@ -210,6 +219,13 @@ pub(crate) async fn ingest(
             },
         };
     info.file_size = resolved.size;
+    let checksum = match checksum.or(sum) {
+        Some(sum) => sum,
+        None => crate::tus::storage::measure(files, &resolved.path, true)
+            .await?
+            .and_then(|(_, sum)| sum)
+            .ok_or_else(|| file_error(format!("{field} names a file that went away")))?,
+    };
     if info.kind == Some(AssetType::Video)
         && !unreadable_video
         && let Some(ffmpeg) = &config.ffmpeg
@@ -245,6 +261,7 @@ pub(crate) async fn ingest(
         info,
         thumbnail_path,
         thumbnail_placeholder,
+        checksum,
     })
 }
 

@@ -111,8 +111,8 @@ pub mod webhooks;
 
 pub use async_trait::async_trait;
 pub use change::{
-    AssetChange, AssetDeletion, AssetUpdate, FileFields, FileReread, LibraryUse, LinkFields,
-    ThumbnailMove,
+    AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, ChangeRefused,
+    ChecksumFound, FileFields, FileReread, LibraryUse, LinkFields, TagChange, ThumbnailMove,
 };
 pub use config::{Config, ReplicaSync};
 pub use error::{ApiError, BoxError, FileError, StoreError};
@@ -123,7 +123,7 @@ pub use memory::MemoryStore;
 pub use model::{
     ApiKey, Asset, AssetType, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass,
     LibraryRows, LibrarySettings, LibrarySummary, LibraryWrite, Media, Page, PassSpend, PutOutcome,
-    Scope, Section, ViewCount,
+    Scope, Section, TagCount, ViewCount,
 };
 pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, SortOrder};
 pub use reply::{ByteStream, JSON, Reply};
@@ -132,7 +132,7 @@ pub use routes::{
     API_PREFIX, Operation, ROUTES, Route, RouteMatch, THUMBNAIL_ROUTE, match_route,
     method_not_allowed, route_not_found,
 };
-pub use service::{Backfill, Service};
+pub use service::{Backfill, BulkItem, BulkResult, Service};
 pub use store::{
     AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, UploadStore,
     WebhookStore,

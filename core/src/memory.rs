@@ -14,15 +14,19 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
+use crate::change::{
+    AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, LibraryUse,
+};
 use crate::error::StoreError;
 use crate::events::{Event, EventCursor, EventPage, EventQuery};
 use crate::model::{
     ApiKey, Asset, EntryAsset, EntryRow, Library, LibraryEntry, LibraryPass, LibraryRows,
-    LibrarySummary, LibraryWrite, Page, PutOutcome, Section, ViewCount,
+    LibrarySummary, LibraryWrite, Page, PutOutcome, Section, TagCount, ViewCount,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
-use crate::store::rules::{first_free_slug, fold_case, matches_search};
+use crate::store::rules::{
+    first_free_slug, fold_case, matches_search, matches_tags, tag_keys, top_tags,
+};
 use crate::store::{AssetStore, EventStore, KeyStore, LibraryStore, MetaStore};
 
 /// A [`Store`](crate::Store) in memory.
@@ -137,6 +141,37 @@ impl State {
         }
     }
 
+    /// Stores `after` (when the change changed something) and what goes with it: the holders'
+    /// versions, the assets version and the event.
+    fn land(&mut self, before: Asset, after: Option<Asset>) -> AssetUpdate {
+        let Some(after) = after else {
+            return AssetUpdate {
+                after: before.clone(),
+                before,
+            };
+        };
+        let id = before.id;
+        self.touch_holders(id);
+        self.assets.insert(id, after.clone());
+        self.assets_version += 1;
+        if let Some(event) = Event::asset_changed(&before, &after) {
+            self.log(event);
+        }
+        AssetUpdate { before, after }
+    }
+
+    /// Removes the asset `id` from the assets and every library, with its event.
+    fn remove_asset(&mut self, id: Uuid) -> Option<Asset> {
+        let asset = self.assets.remove(&id)?;
+        self.touch_holders(id);
+        for library in self.libraries.values_mut() {
+            library.entries.retain(|e| e.asset_id != id);
+        }
+        self.assets_version += 1;
+        self.log(Event::asset_deleted(id));
+        Some(asset)
+    }
+
     /// The libraries holding the asset `id`, newest first.
     fn usage(&self, id: Uuid) -> Vec<LibraryUse> {
         let mut holders: Vec<&Library> = self
@@ -175,6 +210,8 @@ impl AssetStore for MemoryStore {
             .values()
             .filter(|a| q.status.admits(a.published))
             .filter(|a| q.asset_type.is_none_or(|t| a.asset_type == t))
+            .filter(|a| q.checksum.is_none_or(|c| a.checksum_sha256 == Some(c)))
+            .filter(|a| matches_tags(&a.tags, q))
             .filter(|a| {
                 needle
                     .as_deref()
@@ -234,19 +271,74 @@ impl AssetStore for MemoryStore {
         let Some(before) = state.assets.get(&id).cloned() else {
             return Ok(None);
         };
-        let Some(after) = change.apply(&before) else {
-            return Ok(Some(AssetUpdate {
-                after: before.clone(),
-                before,
-            }));
-        };
-        state.touch_holders(id);
-        state.assets.insert(id, after.clone());
-        state.assets_version += 1;
-        if let Some(event) = Event::asset_changed(&before, &after) {
-            state.log(event);
+        let after = change
+            .apply(&before)
+            .map_err(|reason| StoreError::Refused { id, reason })?;
+        Ok(Some(state.land(before, after)))
+    }
+
+    async fn update_assets(
+        &self,
+        ids: &[Uuid],
+        change: &AssetChange,
+    ) -> Result<BulkOutcome<AssetUpdate>, StoreError> {
+        let mut state = self.write();
+        let mut refused = Vec::new();
+        let mut planned = Vec::with_capacity(ids.len());
+        for &id in ids {
+            match state.assets.get(&id) {
+                None => refused.push((id, BulkRefusal::NotFound)),
+                Some(before) => match change.apply(before) {
+                    Ok(after) => planned.push((before.clone(), after)),
+                    Err(reason) => refused.push((id, BulkRefusal::Refused(reason))),
+                },
+            }
         }
-        Ok(Some(AssetUpdate { before, after }))
+        if !refused.is_empty() {
+            return Ok(BulkOutcome::Refused(refused));
+        }
+        Ok(BulkOutcome::Done(
+            planned
+                .into_iter()
+                .map(|(before, after)| state.land(before, after))
+                .collect(),
+        ))
+    }
+
+    async fn delete_assets(
+        &self,
+        ids: &[Uuid],
+        force: bool,
+    ) -> Result<BulkOutcome<Asset>, StoreError> {
+        let mut state = self.write();
+        let mut refused = Vec::new();
+        for &id in ids {
+            if !state.assets.contains_key(&id) {
+                refused.push((id, BulkRefusal::NotFound));
+                continue;
+            }
+            let holders = state.usage(id);
+            if !holders.is_empty() && !force {
+                refused.push((id, BulkRefusal::InUse(holders)));
+            }
+        }
+        if !refused.is_empty() {
+            return Ok(BulkOutcome::Refused(refused));
+        }
+        Ok(BulkOutcome::Done(
+            ids.iter().filter_map(|&id| state.remove_asset(id)).collect(),
+        ))
+    }
+
+    async fn list_tags(&self, limit: u32) -> Result<Vec<TagCount>, StoreError> {
+        let state = self.read();
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for asset in state.assets.values().filter(|a| a.published) {
+            for key in tag_keys(&asset.tags) {
+                *counts.entry(key).or_default() += 1;
+            }
+        }
+        Ok(top_tags(counts, limit))
     }
 
     async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
@@ -258,15 +350,8 @@ impl AssetStore for MemoryStore {
         if !holders.is_empty() && !force {
             return Ok(AssetDeletion::InUse(holders));
         }
-        state.touch_holders(id);
-        for library in state.libraries.values_mut() {
-            library.entries.retain(|e| e.asset_id != id);
-        }
-        state.assets_version += 1;
-        state.log(Event::asset_deleted(id));
         Ok(state
-            .assets
-            .remove(&id)
+            .remove_asset(id)
             .map_or(AssetDeletion::NotFound, AssetDeletion::Deleted))
     }
 

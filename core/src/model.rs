@@ -157,10 +157,26 @@ pub struct Asset {
     pub is_public: bool,
     /// Whether the asset is published (lists and reads show published assets only).
     pub published: bool,
+    /// Its tags, in the order given: each 1 to 64 characters, unique ignoring case, at most
+    /// 32 ([`crate::validate::tags`]).
+    pub tags: Vec<String>,
+    /// The SHA-256 of its file, computed while the file came in (`None` without a file, and
+    /// for a file stored before checksums were kept until a backfill reads it).
+    pub checksum_sha256: Option<[u8; 32]>,
     /// When the asset was created.
     pub created_at: DateTime<Utc>,
     /// When the asset was last changed.
     pub updated_at: DateTime<Utc>,
+}
+
+/// A tag and how many published assets have it ([`crate::AssetStore::list_tags`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TagCount {
+    /// The tag, as filters name it: trimmed, in lower case ([`crate::validate::tag_key`]).
+    pub tag: String,
+    /// Published assets with the tag.
+    pub count: u64,
 }
 
 /// What an audio or video file plays, read from its container: each field `None` where the
@@ -281,6 +297,8 @@ pub struct EntryAsset {
     pub duration_ms: Option<u64>,
     /// Whether the asset is published; unpublished ones are left out of the page.
     pub published: bool,
+    /// The asset's tags.
+    pub tags: Vec<String>,
 }
 
 impl From<&Asset> for EntryAsset {
@@ -293,6 +311,7 @@ impl From<&Asset> for EntryAsset {
             thumbnail_placeholder: a.thumbnail_placeholder.clone(),
             duration_ms: a.media.duration_ms,
             published: a.published,
+            tags: a.tags.clone(),
         }
     }
 }

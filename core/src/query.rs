@@ -70,6 +70,14 @@ pub struct AssetQuery {
     pub order: SortOrder,
     /// Published assets, drafts, or both.
     pub status: AssetStatus,
+    /// Only assets with every one of these tags: their keys
+    /// ([`crate::validate::tag_key`]), sorted, each once.
+    pub tags: Vec<String>,
+    /// Only assets with at least one of these tags (when not empty): their keys, sorted,
+    /// each once.
+    pub any_tags: Vec<String>,
+    /// Only assets whose file has this SHA-256.
+    pub checksum: Option<[u8; 32]>,
 }
 
 impl Default for AssetQuery {
@@ -82,6 +90,9 @@ impl Default for AssetQuery {
             sort: AssetSort::CreatedAt,
             order: SortOrder::Desc,
             status: AssetStatus::Published,
+            tags: Vec::new(),
+            any_tags: Vec::new(),
+            checksum: None,
         }
     }
 }
@@ -204,8 +215,20 @@ pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<Asset
         "sort",
         "order",
         "status",
+        "any_tag",
+        "checksum",
     ];
     let mut p = Params::parse(raw, KNOWN)?;
+    let given: Vec<String> = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
+        .filter(|(name, _)| name == "tag")
+        .map(|(_, value)| value.into_owned())
+        .collect();
+    let tags = tag_keys("tag", given.iter().map(String::as_str))?;
+    let any_tags = match p.take("any_tag") {
+        None => Vec::new(),
+        Some(v) => tag_keys("any_tag", v.split(','))?,
+    };
+    let checksum = p.take("checksum").map(|v| sha256_hex("checksum", &v)).transpose()?;
     let page = page_number(p.take("page"))?;
     let per_page = page_size("per_page", p.take("per_page"), max_page_size)?;
     let asset_type = match p.take("asset_type") {
@@ -266,7 +289,61 @@ pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<Asset
         sort,
         order,
         status,
+        tags,
+        any_tags,
+        checksum,
     })
+}
+
+/// The keys of the tags a filter names, sorted and each once: every one a valid tag
+/// ([`crate::validate::tags`]), at most [`crate::validate::MAX_TAGS`].
+fn tag_keys<'a>(
+    name: &'static str,
+    given: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<String>, ApiError> {
+    let given: Vec<&str> = given.into_iter().collect();
+    let kept = crate::validate::tags(name, given.iter().copied()).map_err(|e| match e {
+        ApiError::Validation { message, .. } => ApiError::validation(name, message),
+        other => other,
+    })?;
+    let mut keys: Vec<String> = kept.iter().map(|t| crate::validate::tag_key(t)).collect();
+    keys.sort_unstable();
+    Ok(keys)
+}
+
+/// A SHA-256 written as 64 hexadecimal digits (either case).
+pub(crate) fn sha256_hex(name: &str, value: &str) -> Result<[u8; 32], ApiError> {
+    let bad = || ApiError::validation(name, format!("{name} must be 64 hexadecimal digits (a SHA-256)"));
+    let bytes = value.as_bytes();
+    if bytes.len() != 64 || !bytes.iter().all(u8::is_ascii_hexdigit) {
+        return Err(bad());
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        let text = std::str::from_utf8(pair).map_err(|_| bad())?;
+        out[i] = u8::from_str_radix(text, 16).map_err(|_| bad())?;
+    }
+    Ok(out)
+}
+
+/// Parses the query of `POST /api/v1/assets/upload`: `on_duplicate`.
+pub(crate) fn on_duplicate_query(
+    raw: Option<&str>,
+) -> Result<crate::validate::OnDuplicate, ApiError> {
+    const KNOWN: &[&str] = &["on_duplicate"];
+    let mut p = Params::parse(raw, KNOWN)?;
+    crate::validate::OnDuplicate::parse("on_duplicate", p.take("on_duplicate").as_deref())
+}
+
+/// Parses a query of `limit` alone (`GET /api/v1/tags`): 1 to `max`, clamped, `default`
+/// when absent.
+pub(crate) fn limit_query(raw: Option<&str>, default: u32, max: u32) -> Result<u32, ApiError> {
+    const KNOWN: &[&str] = &["limit"];
+    let mut p = Params::parse(raw, KNOWN)?;
+    match p.take("limit") {
+        None => Ok(default),
+        Some(v) => Ok(positive("limit", &v)?.min(u64::from(max)) as u32),
+    }
 }
 
 /// Parses the query of `GET /api/v1/libraries`.

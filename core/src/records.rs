@@ -39,6 +39,8 @@ pub(crate) fn new_asset(id: Uuid, new: NewAsset, file: Option<Ingested>) -> Asse
         download_count: 0,
         is_public: new.is_public,
         published: new.published,
+        tags: new.tags,
+        checksum_sha256: None,
         created_at: now,
         updated_at: now,
     };

@@ -91,6 +91,10 @@ pub enum Operation {
     CreateDirectUpload,
     /// `POST /api/v1/uploads/direct/{upload_id}/complete`
     CompleteDirectUpload,
+    /// `POST /api/v1/assets/bulk`: one change of up to 100 assets.
+    BulkAssets,
+    /// `GET /api/v1/tags`: the tags of published assets, with counts.
+    ListTags,
 }
 
 impl Operation {
@@ -102,8 +106,10 @@ impl Operation {
             | Operation::DownloadAsset
             | Operation::AssetDownloadUrl
             | Operation::AssetImage
-            | Operation::AssetImageUrl => &[Scope::ReadAssets],
+            | Operation::AssetImageUrl
+            | Operation::ListTags => &[Scope::ReadAssets],
             Operation::CreateAsset
+            | Operation::BulkAssets
             | Operation::UploadAsset
             | Operation::UpdateAsset
             | Operation::DeleteAsset
@@ -176,6 +182,7 @@ impl Operation {
                 | Operation::ListWebhooks
                 | Operation::GetWebhook
                 | Operation::ListDeliveries
+                | Operation::ListTags
                 | Operation::OpenApi
         )
     }
@@ -202,6 +209,7 @@ impl Operation {
                 | Operation::GetUpload
                 | Operation::PatchUpload
                 | Operation::CompleteDirectUpload
+                | Operation::BulkAssets
         )
     }
 
@@ -234,6 +242,7 @@ impl Operation {
                 | Operation::CreateWebhook
                 | Operation::UpdateWebhook
                 | Operation::CreateDirectUpload
+                | Operation::BulkAssets
         )
     }
 }
@@ -264,6 +273,16 @@ pub const ROUTES: &[Route] = &[
         path: "/api/v1/assets/upload",
         methods: &[("POST", Operation::UploadAsset)],
         allow: "POST",
+    },
+    Route {
+        path: "/api/v1/assets/bulk",
+        methods: &[("POST", Operation::BulkAssets)],
+        allow: "POST",
+    },
+    Route {
+        path: "/api/v1/tags",
+        methods: &[("GET", Operation::ListTags)],
+        allow: "GET, HEAD",
     },
     Route {
         path: "/api/v1/assets/{id}",

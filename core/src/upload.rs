@@ -27,8 +27,12 @@ pub(crate) struct Form {
     pub(crate) asset_type: Option<String>,
     pub(crate) is_public: Option<String>,
     pub(crate) published: Option<String>,
+    /// Tags separated by commas ([`validate::listed_tags`]).
+    pub(crate) tags: Option<String>,
     /// Where the file was stored, and the name the client gave it.
     pub(crate) file: Option<(String, String)>,
+    /// The SHA-256 of the stored file, computed as it was written.
+    pub(crate) checksum: Option<[u8; 32]>,
 }
 
 /// The type an upload declares in its `asset_type` part; `None` when it leaves it to the
@@ -66,7 +70,16 @@ pub(crate) fn new_asset(
             ),
         )
     })?;
-    fields(form, client_name, asset_type)?.validate(config)
+    let mut new = fields(form, client_name, asset_type)?.validate(config)?;
+    new.tags = form_tags(form)?;
+    Ok(new)
+}
+
+/// The tags of the form's `tags` part.
+fn form_tags(form: &Form) -> Result<Vec<String>, ApiError> {
+    form.tags
+        .as_deref()
+        .map_or(Ok(Vec::new()), |raw| validate::listed_tags("tags", raw))
 }
 
 /// The fields of the create an upload makes: its text parts as a JSON body would give them,
@@ -106,7 +119,9 @@ impl Form {
             asset_type: meta.asset_type.clone(),
             is_public: meta.is_public.clone(),
             published: meta.published.clone(),
+            tags: meta.tags.clone(),
             file: Some((path.to_owned(), meta.filename.clone().unwrap_or_default())),
+            checksum: None,
         }
     }
 
@@ -127,9 +142,8 @@ impl Form {
 pub(crate) fn check_fields(form: &Form, config: &Config) -> Result<(), ApiError> {
     let declared = declared_type(form)?.unwrap_or(AssetType::Pdf);
     let client_name = form.file.as_ref().map_or("", |(_, name)| name.as_str());
-    fields(form, client_name, declared)?
-        .validate(config)
-        .map(drop)
+    fields(form, client_name, declared)?.validate(config)?;
+    form_tags(form).map(drop)
 }
 
 /// 413 before anything is read when the declared length of a multipart body is over what an
@@ -242,8 +256,9 @@ pub(crate) async fn read_form(
             let stream = field.map_err(|e| multipart_error(e, max_upload));
             // Noted before it is written: a write that fails part way may leave its directory.
             written.push(path.clone());
-            files.put_stream(&path, stream, max_upload).await?;
+            let (_, checksum) = files.put_stream(&path, stream, max_upload).await?;
             form.file = Some((path, client_name));
+            form.checksum = Some(checksum);
             continue;
         }
         let slot = match name.as_str() {
@@ -252,6 +267,7 @@ pub(crate) async fn read_form(
             "asset_type" => &mut form.asset_type,
             "is_public" => &mut form.is_public,
             "published" => &mut form.published,
+            "tags" => &mut form.tags,
             _ => continue,
         };
         let mut text = Vec::new();

@@ -14,13 +14,18 @@ use crate::embed::video_embed;
 use crate::error::ApiError;
 use crate::model::AssetType;
 
+mod bulk;
 mod direct;
+mod duplicate;
 mod library;
 mod pass;
 mod patch;
+mod tags;
 mod webhook;
 
+pub use bulk::{BulkAction, BulkDoc, MAX_BULK, bulk_doc};
 pub use direct::{DirectUploadDoc, direct_upload_doc};
+pub use duplicate::OnDuplicate;
 pub use library::{EntryDoc, LibraryDoc, SectionDoc, library_doc};
 pub use pass::{
     MAX_PASS_ASSETS, MAX_PASS_DOWNLOADS, MAX_PASS_LABEL, MAX_PASS_SECONDS, PassDoc, pass_doc,
@@ -28,6 +33,8 @@ pub use pass::{
 #[cfg(feature = "openapi")]
 pub(crate) use patch::FIXED as PATCH_FIXED;
 pub use patch::{AssetPatch, asset_patch};
+pub use tags::{MAX_TAG_CHARS, MAX_TAGS, tag_key, tags};
+pub(crate) use tags::{json_tags, listed_tags};
 pub use webhook::{WebhookDoc, webhook_change, webhook_doc};
 
 /// Longest slug made from a title, in bytes.
@@ -59,6 +66,8 @@ pub struct NewAsset {
     pub published: bool,
     /// Relative path in the file store, for file-based types.
     pub file_path: Option<String>,
+    /// Its tags ([`tags`]).
+    pub tags: Vec<String>,
 }
 
 /// The one spelling of an id: the hyphenated UUID users see in responses (either case).
@@ -336,7 +345,11 @@ impl NewAsset {
     /// ```
     pub fn from_json(value: &Value, config: &Config) -> Result<NewAsset, ApiError> {
         match value {
-            Value::Object(map) => AssetFields::from_json(map)?.validate(config),
+            Value::Object(map) => {
+                let mut new = AssetFields::from_json(map)?.validate(config)?;
+                new.tags = json_tags(map, "tags")?.unwrap_or_default();
+                Ok(new)
+            }
             _ => Err(ApiError::validation(
                 "body",
                 "Request body must be a JSON object",
@@ -347,7 +360,7 @@ impl NewAsset {
 
 /// Validates a `POST /api/v1/assets` body.
 pub fn new_asset(body: &[u8], config: &Config) -> Result<NewAsset, ApiError> {
-    AssetFields::from_json(&json_object(body)?)?.validate(config)
+    NewAsset::from_json(&Value::Object(json_object(body)?), config)
 }
 
 /// The fields of a create as given: typed, not yet held to the rules. A JSON body
@@ -423,6 +436,7 @@ impl<'a> AssetFields<'a> {
             is_public: self.is_public.unwrap_or(false),
             published: self.published.unwrap_or(true),
             file_path,
+            tags: Vec::new(),
         })
     }
 }

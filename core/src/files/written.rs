@@ -24,9 +24,15 @@ impl Written {
     /// file it wrote.
     pub(crate) async fn settle<T, E>(self, files: &Files, outcome: &Result<T, E>) {
         if outcome.is_err() {
-            for path in &self.paths {
-                files.delete(path).await;
-            }
+            self.discard(files).await;
+        }
+    }
+
+    /// Removes every file written, whatever came of the request (an upload answered with an
+    /// asset that has its bytes already keeps nothing).
+    pub(crate) async fn discard(self, files: &Files) {
+        for path in &self.paths {
+            files.delete(path).await;
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::render::{AssetJson, Envelope, data};
 use crate::reply::Reply;
 use crate::request::{BodyStream, RawRequest};
 use crate::upload;
-use crate::validate::{self, NewAsset};
+use crate::validate::{self, NewAsset, OnDuplicate};
 
 impl Service {
     /// `GET /api/v1/assets`: a page of published assets, or with `status=draft|any` (only for
@@ -121,6 +121,7 @@ impl Service {
                     path,
                     kind,
                     "file_path",
+                    None,
                 )
                 .await?;
                 written.extend(file.thumbnail_path.clone());
@@ -146,16 +147,25 @@ impl Service {
     pub(super) async fn upload_asset(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         let boundary = upload::boundary(req.content_type)?;
         upload::check_declared(req.declared_length(), self.inner.config.max_upload)?;
+        let on_duplicate = query::on_duplicate_query(req.query)?;
         let mut written = Written::default();
         let outcome = self
             .create_uploaded(
                 boundary,
                 req.body.into_stream(self.inner.config.body_timeout),
+                on_duplicate,
                 &mut written,
             )
             .await;
-        written.settle(&self.inner.files, &outcome).await;
-        Ok(created(&outcome?, req.mount))
+        if matches!(outcome, Ok(Uploaded::Reused(_))) {
+            written.discard(&self.inner.files).await;
+        } else {
+            written.settle(&self.inner.files, &outcome).await;
+        }
+        match outcome? {
+            Uploaded::Created(asset) => Ok(created(&asset, req.mount)),
+            Uploaded::Reused(asset) => Ok(data(200, AssetJson(&asset))),
+        }
     }
 
     /// The steps of an upload; what they write goes into `written`.
@@ -163,21 +173,41 @@ impl Service {
         &self,
         boundary: String,
         body: BodyStream,
+        on_duplicate: OnDuplicate,
         written: &mut Written,
-    ) -> Result<Asset, ApiError> {
+    ) -> Result<Uploaded, ApiError> {
         let files = &self.inner.files;
         let config = &self.inner.config;
         let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
         let (path, client_name) = form.stored_file()?;
         let declared = upload::declared_type(&form)?;
+        upload::check_fields(&form, config)?;
+        if let Some(same) = self.on_duplicate(on_duplicate, form.checksum).await? {
+            return Ok(Uploaded::Reused(same));
+        }
         let id = Uuid::new_v4();
-        let file =
-            ingest::ingest(files, config, &self.inner.previews, path, declared, "file").await?;
+        let file = ingest::ingest(
+            files,
+            config,
+            &self.inner.previews,
+            path,
+            declared,
+            "file",
+            form.checksum,
+        )
+        .await?;
         written.extend(file.thumbnail_path.clone());
         let new = upload::new_asset(&form, client_name, &file.info, config)?;
         let asset = records::new_asset(id, new, Some(file));
-        Ok(self.inner.store.insert_asset(asset).await?)
+        Ok(Uploaded::Created(self.inner.store.insert_asset(asset).await?))
     }
+}
+
+/// What an upload came to: a new asset, or (`on_duplicate=reuse`) the asset that has its
+/// bytes already.
+enum Uploaded {
+    Created(Asset),
+    Reused(Asset),
 }
 
 /// 201 with the asset and its `Location`.

@@ -123,7 +123,16 @@ impl Service {
         let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
         let (path, _) = form.stored_file()?;
         let kind = Some(current.asset_type);
-        let file = ingest::ingest(files, config, &self.inner.previews, path, kind, "file").await?;
+        let file = ingest::ingest(
+            files,
+            config,
+            &self.inner.previews,
+            path,
+            kind,
+            "file",
+            form.checksum,
+        )
+        .await?;
         written.extend(file.thumbnail_path.clone());
         let mut change = AssetChange::at(now());
         change.file = Some(file.into_fields());
@@ -187,19 +196,7 @@ impl Service {
                 self.remove_replaced(&asset, None).await;
                 Ok(())
             }
-            AssetDeletion::InUse(libraries) => Err(ApiError::Conflict {
-                message: format!(
-                    "The asset is in {} {}; remove it from them first, or delete with \
-                     force=true to remove it from them too",
-                    libraries.len(),
-                    if libraries.len() == 1 {
-                        "library"
-                    } else {
-                        "libraries"
-                    }
-                ),
-                libraries,
-            }),
+            AssetDeletion::InUse(libraries) => Err(in_use(libraries)),
             AssetDeletion::NotFound => Err(ApiError::AssetNotFound),
         }
     }
@@ -220,5 +217,22 @@ impl Service {
     /// none does or there is no such asset.
     pub async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, ApiError> {
         Ok(self.inner.store.asset_usage(id).await?)
+    }
+}
+
+/// The 409 of a delete of an asset that `libraries` hold.
+pub(super) fn in_use(libraries: Vec<LibraryUse>) -> ApiError {
+    ApiError::Conflict {
+        message: format!(
+            "The asset is in {} {}; remove it from them first, or delete with force=true to \
+             remove it from them too",
+            libraries.len(),
+            if libraries.len() == 1 {
+                "library"
+            } else {
+                "libraries"
+            }
+        ),
+        libraries,
     }
 }

@@ -32,9 +32,11 @@ mod images;
 mod libraries;
 mod lifecycle;
 mod maintenance;
+mod organize;
 mod passes;
 mod previews;
 
+pub use organize::{BulkItem, BulkResult};
 pub use previews::Backfill;
 mod direct;
 mod lease;
@@ -356,6 +358,8 @@ impl Service {
             Operation::DeleteUpload => Box::pin(self.delete_upload(id, req)).await,
             Operation::CreateDirectUpload => Box::pin(self.create_direct_upload(req)).await,
             Operation::CompleteDirectUpload => Box::pin(self.complete_direct_upload(id, req)).await,
+            Operation::BulkAssets => Box::pin(self.bulk_request(req)).await,
+            Operation::ListTags => Box::pin(self.tags_request(req)).await,
         }
     }
 

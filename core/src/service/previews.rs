@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::Service;
-use crate::change::{AssetChange, FileReread};
+use crate::change::{AssetChange, ChecksumFound, FileReread};
 use crate::error::ApiError;
 use crate::files::Written;
 use crate::ingest;
@@ -36,6 +36,9 @@ pub struct Backfill {
     pub without: u64,
     /// Assets whose file could not be read at all (missing, of another type now): logged.
     pub failed: u64,
+    /// Assets whose file was read for its checksum alone (stored before checksums were
+    /// kept); those read again for a preview get theirs with it.
+    pub checksums: u64,
 }
 
 impl Service {
@@ -80,7 +83,9 @@ impl Service {
 
     /// Reads the file of every asset that lacks a preview again, as
     /// [`Service::remake_thumbnail`] does, without moving `updated_at`: file-based assets
-    /// without a thumbnail, and audio and video assets without a playing time. `progress` is
+    /// without a thumbnail, and audio and video assets without a playing time. The file of
+    /// every other asset without a checksum (stored before checksums were kept) is read for
+    /// its SHA-256 alone. `progress` is
     /// called after each asset. Stopping part-way and running again is safe: what was done
     /// is not done again (an asset whose file gives no thumbnail is read again, and gives
     /// none again). Replicas may run it at once.
@@ -125,11 +130,41 @@ impl Service {
                         Err(ApiError::AssetNotFound) => {}
                         Err(other) => return Err(other),
                     }
+                } else if let Some(file_path) =
+                    asset.file_path.clone().filter(|_| asset.checksum_sha256.is_none())
+                {
+                    match self.find_checksum(asset.id, &file_path).await {
+                        Ok(()) => state.checksums += 1,
+                        Err(ApiError::Validation { message, .. }) => {
+                            tracing::warn!(asset = %asset.id, file_path, message, "not read");
+                            state.failed += 1;
+                        }
+                        Err(other) => return Err(other),
+                    }
                 }
                 progress(&state);
             }
             query.page += 1;
         }
+    }
+
+    /// Reads the SHA-256 of `file_path` (the file of the asset `id`) and stores it, without
+    /// moving `updated_at`; it lands only while the asset still has that file.
+    async fn find_checksum(&self, id: Uuid, file_path: &str) -> Result<(), ApiError> {
+        let inner = &self.inner;
+        let resolved = inner.files.resolve(file_path).await?;
+        let Some((_, Some(checksum))) =
+            crate::tus::storage::measure(&inner.files, &resolved.path, true).await?
+        else {
+            return Err(ApiError::validation("file_path", "the file is gone"));
+        };
+        let mut change = AssetChange::at(DateTime::<Utc>::MIN_UTC);
+        change.checksum_found = Some(ChecksumFound {
+            file_path: file_path.to_owned(),
+            checksum,
+        });
+        inner.store.update_asset(id, &change).await?;
+        Ok(())
     }
 
     /// Reads `file_path` (the file of `current`) again and stores what it gives, at `at`.
@@ -149,6 +184,7 @@ impl Service {
             file_path,
             kind,
             "file_path",
+            None,
         )
         .await?;
         let new_thumbnail = file.thumbnail_path.clone();

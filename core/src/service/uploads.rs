@@ -29,7 +29,7 @@ use crate::store::UploadLease;
 use crate::tus::storage::{self, Patch};
 use crate::tus::{self, Checksum, Metadata, Upload};
 use crate::upload::{self, Form};
-use crate::validate;
+use crate::validate::{self, OnDuplicate};
 
 /// The 404 of an upload that does not exist.
 pub(super) const NO_UPLOAD: ApiError = tus::NOT_FOUND;
@@ -196,6 +196,7 @@ impl Service {
         let config = &self.inner.config;
         let form = Form::of_metadata(metadata, "");
         upload::check_fields(&form, config)?;
+        OnDuplicate::parse("on_duplicate", metadata.on_duplicate.as_deref())?;
         let declared = upload::declared_type(&form)?;
         if length > config.max_upload && declared.is_some_and(|t| t != AssetType::Video) {
             return Err(ApiError::PayloadTooLarge {
@@ -403,8 +404,15 @@ impl Service {
         written.settle(&self.inner.files, &made).await;
         match made {
             Ok(asset) => {
+                // With `on_duplicate=reuse` the asset is one that has these bytes already:
+                // the upload answers it, and its own file goes once that is recorded.
+                let reused = asset.id != upload.asset_id;
+                upload.asset_id = asset.id;
                 upload.finished = true;
                 lease.release(upload).await?;
+                if reused {
+                    self.inner.files.delete(&upload.path).await;
+                }
                 Ok(asset)
             }
             Err(e) if e.status() < 500 => {
@@ -425,6 +433,16 @@ impl Service {
             return Ok(asset);
         }
         storage::finish(files, upload).await?;
+        // The finished file is read once for its SHA-256 (its bytes came in over several
+        // requests, possibly to several replicas).
+        let checksum = storage::measure(files, &upload.path, true)
+            .await?
+            .and_then(|(_, sum)| sum)
+            .ok_or(NO_UPLOAD)?;
+        let on_duplicate = OnDuplicate::parse("on_duplicate", upload.metadata.on_duplicate.as_deref())?;
+        if let Some(same) = self.on_duplicate(on_duplicate, Some(checksum)).await? {
+            return Ok(same);
+        }
         let form = Form::of_metadata(&upload.metadata, &upload.path);
         let declared = upload::declared_type(&form)?;
         let file = ingest::ingest(
@@ -434,6 +452,7 @@ impl Service {
             &upload.path,
             declared,
             "file",
+            Some(checksum),
         )
         .await?;
         let thumbnail = file.thumbnail_path.clone();

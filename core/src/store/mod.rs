@@ -23,11 +23,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
+use crate::change::{AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, LibraryUse};
 use crate::error::StoreError;
 use crate::events::{EventPage, EventQuery};
 use crate::model::{
-    ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, ViewCount,
+    ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, TagCount,
+    ViewCount,
 };
 use crate::query::{AssetQuery, LibraryQuery};
 
@@ -64,9 +65,9 @@ pub mod prelude {
 /// use assetlib_core::tus::Upload;
 /// use assetlib_core::webhooks::{Attempt, Claimed, Delivery, Webhook, WebhookChange};
 /// use assetlib_core::{
-///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, Holders,
+///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, BulkOutcome, Holders,
 ///     LibraryPass, LibraryQuery, LibraryRows, LibrarySummary, LibraryUse, LibraryWrite,
-///     MemoryStore, Page, PassSpend, PutOutcome, StoreError, ViewCount, async_trait,
+///     MemoryStore, Page, PassSpend, PutOutcome, StoreError, TagCount, ViewCount, async_trait,
 /// };
 /// use chrono::{DateTime, Utc};
 /// use uuid::Uuid;
@@ -140,6 +141,23 @@ pub mod prelude {
 ///     }
 ///     async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
 ///         self.rest.delete_asset(id, force).await
+///     }
+///     async fn update_assets(
+///         &self,
+///         ids: &[Uuid],
+///         change: &AssetChange,
+///     ) -> Result<BulkOutcome<AssetUpdate>, StoreError> {
+///         self.rest.update_assets(ids, change).await
+///     }
+///     async fn delete_assets(
+///         &self,
+///         ids: &[Uuid],
+///         force: bool,
+///     ) -> Result<BulkOutcome<Asset>, StoreError> {
+///         self.rest.delete_assets(ids, force).await
+///     }
+///     async fn list_tags(&self, limit: u32) -> Result<Vec<TagCount>, StoreError> {
+///         self.rest.list_tags(limit).await
 ///     }
 ///     async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {
 ///         self.rest.asset_usage(id).await
@@ -390,6 +408,9 @@ pub trait AssetStore: Send + Sync + 'static {
     /// - `status` keeps published assets ([`crate::AssetStatus::Published`]), drafts, or both.
     /// - `asset_type` keeps assets of that type; `search` keeps assets whose title or
     ///   description contains it, compared in Unicode lowercase.
+    /// - `tags` keeps assets having every one of those tag keys, `any_tags` (when not empty)
+    ///   assets having at least one, an asset's tags compared by their keys
+    ///   ([`crate::validate::tag_key`]); `checksum` keeps assets whose file has that SHA-256.
     /// - The order is `query.sort` (titles compared in Unicode lowercase) in `query.order`,
     ///   then the id in the same direction, so the order is total and pages never repeat or
     ///   skip an asset.
@@ -428,6 +449,38 @@ pub trait AssetStore: Send + Sync + 'static {
         id: Uuid,
         change: &AssetChange,
     ) -> Result<Option<AssetUpdate>, StoreError>;
+
+    /// Applies `change` to every asset of `ids` (each id once) in one durable change, as
+    /// [`AssetStore::update_asset`] does to one: all of them, or none.
+    ///
+    /// When an id names no asset, or an asset cannot take the change
+    /// ([`AssetChange::apply`] fails), nothing changes and the answer is
+    /// [`BulkOutcome::Refused`] naming every such asset, in the order of `ids`. Otherwise the
+    /// answer is [`BulkOutcome::Done`] with each asset before and after, in the order of
+    /// `ids`, and each asset that changed logs its own event.
+    async fn update_assets(
+        &self,
+        ids: &[Uuid],
+        change: &AssetChange,
+    ) -> Result<BulkOutcome<AssetUpdate>, StoreError>;
+
+    /// Deletes every asset of `ids` (each id once) in one durable change, as
+    /// [`AssetStore::delete_asset`] does one: all of them, or none.
+    ///
+    /// When an id names no asset, or libraries hold an asset and `force` is false, nothing
+    /// changes and the answer is [`BulkOutcome::Refused`] naming every such asset in the
+    /// order of `ids`. Otherwise [`BulkOutcome::Done`] with each record as it was, in the
+    /// order of `ids`, each delete logging its own event.
+    async fn delete_assets(
+        &self,
+        ids: &[Uuid],
+        force: bool,
+    ) -> Result<BulkOutcome<Asset>, StoreError>;
+
+    /// The tags of published assets, each with how many published assets have it (tags
+    /// compared by their keys, and named by them), most used first, then by key; at most
+    /// `limit` of them. Exact after every write.
+    async fn list_tags(&self, limit: u32) -> Result<Vec<TagCount>, StoreError>;
 
     /// Deletes the asset `id`, atomically.
     ///

@@ -60,3 +60,42 @@ mod tests {
         assert!(!matches_search("x", None, &needle));
     }
 }
+
+/// Whether an asset with `tags` passes the tag filters of `query`: every key of `query.tags`
+/// and, when `query.any_tags` is not empty, one of them (tags compared by their keys).
+pub fn matches_tags(tags: &[String], query: &crate::AssetQuery) -> bool {
+    if query.tags.is_empty() && query.any_tags.is_empty() {
+        return true;
+    }
+    let keys: Vec<String> = tags.iter().map(|t| crate::validate::tag_key(t)).collect();
+    query.tags.iter().all(|k| keys.contains(k))
+        && (query.any_tags.is_empty() || query.any_tags.iter().any(|k| keys.contains(k)))
+}
+
+/// The keys of `tags`, each once, in the order of the tags.
+pub fn tag_keys(tags: &[String]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::with_capacity(tags.len());
+    for tag in tags {
+        let key = crate::validate::tag_key(tag);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
+/// The tag counts of `keys_and_counts` as [`crate::AssetStore::list_tags`] answers them: those
+/// above zero, most used first, then by key, at most `limit`.
+pub fn top_tags(
+    keys_and_counts: impl IntoIterator<Item = (String, u64)>,
+    limit: u32,
+) -> Vec<crate::TagCount> {
+    let mut all: Vec<crate::TagCount> = keys_and_counts
+        .into_iter()
+        .filter(|(_, count)| *count > 0)
+        .map(|(tag, count)| crate::TagCount { tag, count })
+        .collect();
+    all.sort_unstable_by(|a, b| b.count.cmp(&a.count).then_with(|| a.tag.cmp(&b.tag)));
+    all.truncate(limit as usize);
+    all
+}

@@ -124,6 +124,11 @@ pub struct Metadata {
     pub is_public: Option<String>,
     /// `true` or `false`.
     pub published: Option<String>,
+    /// The asset's tags, separated by commas.
+    pub tags: Option<String>,
+    /// What to do when an asset has the same bytes already: `allow`, `reject` or `reuse`
+    /// ([`crate::validate::OnDuplicate`]).
+    pub on_duplicate: Option<String>,
 }
 
 /// The longest `Upload-Metadata` header, in bytes.
@@ -169,6 +174,8 @@ impl Metadata {
                 "description" => &mut meta.description,
                 "is_public" => &mut meta.is_public,
                 "published" => &mut meta.published,
+                "tags" => &mut meta.tags,
+                "on_duplicate" => &mut meta.on_duplicate,
                 _ => continue,
             };
             if slot.is_none() {

@@ -72,7 +72,10 @@ pub fn direct_upload_doc(body: &[u8]) -> Result<DirectUploadDoc, ApiError> {
         description: f.opt_str("description")?.map(str::to_owned),
         is_public: flag("is_public")?,
         published: flag("published")?,
+        tags: super::json_tags(&map, "tags")?.map(|tags| tags.join(",")),
+        on_duplicate: f.opt_str("on_duplicate")?.map(str::to_owned),
     };
+    super::OnDuplicate::parse("on_duplicate", metadata.on_duplicate.as_deref())?;
     Ok(DirectUploadDoc {
         size,
         sha256,

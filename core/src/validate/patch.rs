@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::{Fields, check_title, json_object, link_fields};
-use crate::change::{AssetChange, LinkFields};
+use crate::change::{AssetChange, LinkFields, TagChange};
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::model::AssetType;
@@ -26,6 +26,7 @@ pub(crate) const FIXED: &[&str] = &[
     "height",
     "video_embed",
     "download_count",
+    "checksum_sha256",
     "created_at",
     "updated_at",
 ];
@@ -45,6 +46,8 @@ pub struct AssetPatch {
     /// A new `external_url` as given (`Some(None)`: JSON `null`), checked against the asset's
     /// type by [`AssetPatch::into_change`].
     pub external_url: Option<Option<String>>,
+    /// New tags, replacing the asset's (`Some(vec![])`: JSON `null` or `[]`, no tags).
+    pub tags: Option<Vec<String>>,
 }
 
 /// Validates a PATCH body: a JSON object whose `title`, `description`, `is_public`,
@@ -56,12 +59,12 @@ pub fn asset_patch(body: &[u8], config: &Config) -> Result<AssetPatch, ApiError>
     patch_fields(&json_object(body)?, config)
 }
 
-fn patch_fields(map: &Map<String, Value>, config: &Config) -> Result<AssetPatch, ApiError> {
+pub(super) fn patch_fields(map: &Map<String, Value>, config: &Config) -> Result<AssetPatch, ApiError> {
     if let Some(name) = FIXED.iter().find(|name| map.contains_key(**name)) {
         return Err(ApiError::validation(
             *name,
             format!(
-                "{name} cannot be changed; PATCH sets title, description, is_public, published and external_url"
+                "{name} cannot be changed; PATCH sets title, description, is_public, published, external_url and tags"
             ),
         ));
     }
@@ -102,6 +105,7 @@ fn patch_fields(map: &Map<String, Value>, config: &Config) -> Result<AssetPatch,
         is_public: f.opt_bool("is_public")?,
         published: f.opt_bool("published")?,
         external_url,
+        tags: super::json_tags(map, "tags")?,
     })
 }
 
@@ -134,6 +138,8 @@ impl AssetPatch {
             file: None,
             thumbnail_moved: None,
             file_reread: None,
+            tags: self.tags.map(TagChange::Set),
+            checksum_found: None,
             at,
         })
     }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 mod assets;
 mod events;
 mod libraries;
+mod organize;
 mod passes;
 mod uploads;
 mod webhooks;
@@ -381,6 +382,8 @@ const JSON_BODY_RECORD_ERRORS: &[&str] = &[
 fn spec(op: Operation) -> Spec {
     match op {
         Operation::ListAssets => assets::list_assets(),
+        Operation::BulkAssets => organize::bulk_assets(),
+        Operation::ListTags => organize::list_tags(),
         Operation::CreateAsset => assets::create_asset(),
         Operation::UploadAsset => assets::upload_asset(),
         Operation::GetAsset => assets::get_asset(),
