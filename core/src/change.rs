@@ -203,7 +203,7 @@ impl TagChange {
     /// [`ChangeRefused::TooManyTags`] when an add would leave more than
     /// [`crate::validate::MAX_TAGS`].
     pub fn apply(&self, tags: &[String]) -> Result<Vec<String>, ChangeRefused> {
-        use crate::validate::{MAX_TAGS, tag_key};
+        use crate::model::{MAX_TAGS, tag_key};
         match self {
             TagChange::Set(new) => Ok(new.clone()),
             TagChange::Add(new) => {
@@ -387,7 +387,10 @@ mod tests {
         assert_eq!(remove.unwrap().unwrap().tags, ["Brand"]);
         assert_eq!(tagged(TagChange::Add(vec!["brand".into()])), Ok(None));
         let many = (0..31).map(|i| format!("t{i}")).collect();
-        assert_eq!(tagged(TagChange::Add(many)), Err(ChangeRefused::TooManyTags));
+        assert_eq!(
+            tagged(TagChange::Add(many)),
+            Err(ChangeRefused::TooManyTags)
+        );
         let set = tagged(TagChange::Set(vec!["x".into()]));
         assert_eq!(set.unwrap().unwrap().tags, ["x"]);
     }
@@ -477,6 +480,9 @@ mod tests {
         let a = asset();
         let mut change = AssetChange::at(a.updated_at - Duration::seconds(5));
         change.title = Some("Earlier clock".into());
-        assert_eq!(change.apply(&a).unwrap().map(|n| n.updated_at), Some(a.updated_at));
+        assert_eq!(
+            change.apply(&a).unwrap().map(|n| n.updated_at),
+            Some(a.updated_at)
+        );
     }
 }

@@ -351,7 +351,7 @@ impl From<crate::change::ChangeRefused> for ApiError {
         match e {
             crate::change::ChangeRefused::TooManyTags => ApiError::validation(
                 "tags",
-                format!("an asset has at most {} tags", crate::validate::MAX_TAGS),
+                format!("an asset has at most {} tags", crate::model::MAX_TAGS),
             ),
         }
     }

@@ -301,6 +301,11 @@ fn changed_fields(old: &Asset, new: &Asset) -> Vec<String> {
     check("video_embed", old.video_embed != new.video_embed);
     check("is_public", old.is_public != new.is_public);
     check("published", old.published != new.published);
+    check("tags", old.tags != new.tags);
+    check(
+        "checksum_sha256",
+        old.checksum_sha256 != new.checksum_sha256,
+    );
     changed
 }
 

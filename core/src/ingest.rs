@@ -171,8 +171,8 @@ pub(crate) async fn ingest(
         let _turn = turn;
         // A file read whole is hashed here, off the runtime; a video read header-only is
         // read through below when its caller did not hash it as it came in.
-        let sum = (checksum.is_none() && !header_only)
-            .then(|| <[u8; 32]>::from(Sha256::digest(&bytes)));
+        let sum =
+            (checksum.is_none() && !header_only).then(|| <[u8; 32]>::from(Sha256::digest(&bytes)));
         let (mut info, thumb) = extract::preview(&bytes, &name, declared, THUMBNAIL_SIDE, &limits)?;
         let mut unreadable_video = false;
         if info.kind == Some(AssetType::Video) {

@@ -326,7 +326,9 @@ impl AssetStore for MemoryStore {
             return Ok(BulkOutcome::Refused(refused));
         }
         Ok(BulkOutcome::Done(
-            ids.iter().filter_map(|&id| state.remove_asset(id)).collect(),
+            ids.iter()
+                .filter_map(|&id| state.remove_asset(id))
+                .collect(),
         ))
     }
 

@@ -169,6 +169,18 @@ pub struct Asset {
     pub updated_at: DateTime<Utc>,
 }
 
+/// The most tags an asset holds.
+pub const MAX_TAGS: usize = 32;
+
+/// The longest tag, in characters.
+pub const MAX_TAG_CHARS: usize = 64;
+
+/// The form of `tag` that tags are compared and filtered by: trimmed, in Unicode lower case
+/// (as titles are compared).
+pub fn tag_key(tag: &str) -> String {
+    tag.trim().to_lowercase()
+}
+
 /// A tag and how many published assets have it ([`crate::AssetStore::list_tags`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

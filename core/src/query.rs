@@ -228,7 +228,10 @@ pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<Asset
         None => Vec::new(),
         Some(v) => tag_keys("any_tag", v.split(','))?,
     };
-    let checksum = p.take("checksum").map(|v| sha256_hex("checksum", &v)).transpose()?;
+    let checksum = p
+        .take("checksum")
+        .map(|v| sha256_hex("checksum", &v))
+        .transpose()?;
     let page = page_number(p.take("page"))?;
     let per_page = page_size("per_page", p.take("per_page"), max_page_size)?;
     let asset_type = match p.take("asset_type") {
@@ -306,14 +309,19 @@ fn tag_keys<'a>(
         ApiError::Validation { message, .. } => ApiError::validation(name, message),
         other => other,
     })?;
-    let mut keys: Vec<String> = kept.iter().map(|t| crate::validate::tag_key(t)).collect();
+    let mut keys: Vec<String> = kept.iter().map(|t| crate::model::tag_key(t)).collect();
     keys.sort_unstable();
     Ok(keys)
 }
 
 /// A SHA-256 written as 64 hexadecimal digits (either case).
 pub(crate) fn sha256_hex(name: &str, value: &str) -> Result<[u8; 32], ApiError> {
-    let bad = || ApiError::validation(name, format!("{name} must be 64 hexadecimal digits (a SHA-256)"));
+    let bad = || {
+        ApiError::validation(
+            name,
+            format!("{name} must be 64 hexadecimal digits (a SHA-256)"),
+        )
+    };
     let bytes = value.as_bytes();
     if bytes.len() != 64 || !bytes.iter().all(u8::is_ascii_hexdigit) {
         return Err(bad());

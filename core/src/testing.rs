@@ -23,6 +23,7 @@ mod events;
 mod keys;
 mod libraries;
 mod lifecycle;
+mod organize;
 mod passes;
 mod shared;
 mod uploads;
@@ -58,6 +59,7 @@ use lifecycle::{
     publication_changes_library_counts_and_versions, update_asset_merges_and_keeps_identity,
     update_asset_replaces_file_fields,
 };
+use organize::*;
 pub use passes::sample_pass;
 use passes::*;
 use shared::*;
@@ -125,6 +127,12 @@ suite!(
     concurrent_changes_never_mix,
     delete_refuses_held_assets_unless_forced,
     concurrent_downloads_are_all_counted,
+    tags_filter_lists_ignoring_case,
+    tag_counts_follow_changes,
+    entries_show_their_assets_tags,
+    checksum_filter_finds_same_bytes,
+    bulk_updates_land_whole_or_not_at_all,
+    bulk_deletes_land_whole_or_not_at_all,
 );
 
 suite!(
@@ -299,6 +307,8 @@ pub fn sample_asset_at(title: &str, asset_type: AssetType, at: DateTime<Utc>) ->
         download_count: 0,
         is_public: false,
         published: true,
+        tags: Vec::new(),
+        checksum_sha256: None,
         created_at: at,
         updated_at: at,
     }

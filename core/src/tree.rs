@@ -308,6 +308,8 @@ pub(crate) struct LibraryAsset<'a> {
     /// types and where the file does not say.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>))]
     duration_seconds: Option<Seconds>,
+    /// The asset's tags, in its order: a page may filter its cards by them.
+    tags: &'a [String],
     display_order: u32,
 }
 
@@ -325,6 +327,7 @@ impl<'a> LibraryAsset<'a> {
             thumbnail_url: asset.thumbnail_path.as_deref().map(|p| FileUrl(base, p)),
             thumbnail_placeholder: asset.thumbnail_placeholder.as_deref(),
             duration_seconds: asset.duration_ms.map(Seconds),
+            tags: &asset.tags,
             display_order: entry.display_order,
         }
     }

@@ -59,6 +59,7 @@ fn row(asset: u128, section: Option<u128>, order: u32) -> EntryRow {
             thumbnail_placeholder: None,
             duration_ms: None,
             published: true,
+            tags: vec!["tag".into()],
         },
     }
 }
@@ -143,12 +144,12 @@ fn whole_detail_shape() {
                 "assets": [{"id": uuid(101), "title": "Custom title", "description": "About 101",
                     "asset_type": "pdf", "thumbnail_url": "/files/thumbnails/101.png",
                     "thumbnail_placeholder": "1QcSHQRnh493V4dIh4eXh1h4kJUI",
-                    "duration_seconds": null, "display_order": 0}]
+                    "duration_seconds": null, "tags": ["tag"], "display_order": 0}]
             }],
             "unsectioned_assets": [{"id": uuid(102), "title": "Asset 102",
                 "description": "Custom description", "asset_type": "audio",
                 "thumbnail_url": null, "thumbnail_placeholder": null, "duration_seconds": 83.05,
-                "display_order": 0}]
+                "tags": ["tag"], "display_order": 0}]
         })
     );
 }

@@ -30,6 +30,7 @@ fn minimal_create() {
             is_public: false,
             published: true,
             file_path: None,
+            tags: vec![],
         }
     );
     let draft = create(json!({"title": "Report", "asset_type": "pdf", "published": false}));

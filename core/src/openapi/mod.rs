@@ -10,8 +10,8 @@
 //! such as the largest page size or title length are those defaults.
 //!
 //! The schemas of answers come from the types that write them: assets, library list items,
-//! library pages, sections, library assets, paginations, signed links, asset types and
-//! timestamps derive `utoipa::ToSchema` (`derived` turns those into JSON), so a field added to
+//! library pages, sections, library assets, paginations, signed links, asset types, tag
+//! counts and timestamps derive `utoipa::ToSchema` (`derived` turns those into JSON), so a field added to
 //! such a type is in the document too. What a derive cannot say is JSON written here, by
 //! concern: `schemas` (the asset schema per group of types and its discriminator, the
 //! envelope, a page's sections, the error bodies), `bodies` (what requests send), `parts`
@@ -63,7 +63,7 @@ pub fn document() -> Value {
             "license": {"name": "MIT OR Apache-2.0", "identifier": "MIT OR Apache-2.0"},
         },
         "tags": [
-            {"name": "assets", "description": "Files and links: list, read, create, upload, change, replace, delete."},
+            {"name": "assets", "description": "Files and links: list, read, create, upload, change, replace, delete; tags, checksums and bulk changes."},
             {"name": "libraries", "description": "Published, sectioned groupings of assets, written whole."},
             {"name": "downloads", "description": "Files, library zips, and signed links that download without a key."},
             {"name": "passes", "description": "Library passes: what buyers of a paid library get."},
@@ -150,7 +150,9 @@ library (`is_paid`) holds it, and no published free library does. Downloading a 
 thumbnails stay readable with `read:assets`.
 
 **Errors.** Every error is JSON: `{\"error\", \"message\"}`, with `field` on a 400 (the offending \
-field or path, e.g. `sections[0].assets[2].asset_id`) and `libraries` on a 409. The checks run \
+field or path, e.g. `sections[0].assets[2].asset_id`), `libraries` on a 409 of an asset \
+libraries hold and `asset_id` on a 409 of an upload whose bytes an asset has already \
+(`on_duplicate=reject`). The checks run \
 in one order: route (404 for an unknown path under `/api/v1`; 405 with `Allow` for a method the \
 path does not take), key (401 with `WWW-Authenticate: Bearer`), scope (403), rate limit (429 \
 with `Retry-After`, when the server sets one), then body size (413), content type (415), \

@@ -142,19 +142,58 @@ pub(super) fn parameters() -> Value {
             "Where the body's bytes go: the upload's offset (digits only)."),
         "UploadMetadata": tus_header("Upload-Metadata", false, string(),
             "Comma-separated pairs of a key and its value in base64: `filename`, `title`, \
-             `description`, `asset_type`, `is_public`, `published`; other keys are ignored."),
+             `description`, `asset_type`, `is_public`, `published`, `tags` (tags separated \
+             by commas) and `on_duplicate` (`allow`, `reject` or `reuse`); other keys are \
+             ignored."),
         "UploadChecksum": tus_header("Upload-Checksum", false, string(),
             "`sha256 ` and the base64 of the body's SHA-256: the body is kept only when it \
              matches (else 460)."),
     });
-    if let (Value::Object(all), Value::Object(uploads)) = (&mut all, uploads) {
-        all.extend(uploads);
+    // The parameters of tags, checksums and duplicates, likewise.
+    let organize = json!({
+        "TagFilter": tags_query("tag", "Only assets with this tag (repeatable: \
+            `tag=logo&tag=2026` is assets with all of them), compared ignoring case and \
+            surrounding spaces. Each value: 1 to 64 characters once trimmed, no comma or \
+            control character; at most 32 different tags (else 400 on `tag`)."),
+        "AnyTagFilter": query("any_tag", json!({"type": "string", "minLength": 1}),
+            "Only assets with at least one of these tags, separated by commas \
+             (`any_tag=logo,icon`), compared ignoring case. Each tag as for `tag`; an empty \
+             piece (`a,,b`) or more than 32 tags is 400 on `any_tag`. With `tag`, an asset \
+             must have all of those and one of these."),
+        "ChecksumFilter": query("checksum", json!({"type": "string",
+            "pattern": "^[0-9a-fA-F]{64}$"}),
+            "Only assets whose file has this SHA-256: 64 hexadecimal digits, either case \
+             (else 400 on `checksum`); compared with `checksum_sha256`."),
+        "TagLimit": query("limit", json!({"type": "integer", "minimum": 1,
+            "default": 100}),
+            "At most this many tags: a positive whole number (digits only); values above \
+             1000 are clamped to 1000."),
+        "OnDuplicate": query("on_duplicate", json!({"type": "string",
+            "enum": ["allow", "reject", "reuse", ""], "default": "allow"}),
+            "What to do when an asset's file has the same bytes (the same SHA-256) as the \
+             upload: `allow` (the default; empty is the same) stores a new asset anyway; \
+             `reject` answers 409 naming that asset (`asset_id`) and stores nothing; `reuse` \
+             answers 200 with that asset and stores nothing. Drafts count. The check runs \
+             once the file has arrived, so two uploads of the same bytes at the same time \
+             may both be stored."),
+    });
+    for more in [uploads, organize] {
+        if let (Value::Object(all), Value::Object(more)) = (&mut all, more) {
+            all.extend(more);
+        }
     }
     all
 }
 
 fn path(name: &str, schema: Value, description: &str) -> Value {
     json!({"name": name, "in": "path", "required": true, "schema": schema,
+        "description": description})
+}
+
+/// A repeatable query parameter of tags: `name=a&name=b`.
+fn tags_query(name: &str, description: &str) -> Value {
+    json!({"name": name, "in": "query", "required": false, "style": "form", "explode": true,
+        "schema": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "description": description})
 }
 
@@ -217,6 +256,12 @@ pub(super) fn responses() -> Value {
         let body = match (*name, *status) {
             (_, 400) => schema("ValidationError"),
             ("Conflict", _) => schema("ConflictError"),
+            ("Duplicate", _) => schema("DuplicateError"),
+            // A resumable or direct upload's last step meets `on_duplicate=reject` too.
+            ("UploadConflict", _) => json!({"anyOf": [
+                {"allOf": [schema("Error"), {"properties": {"error": one_of_strings(texts)}}]},
+                schema("DuplicateError"),
+            ]}),
             _ => json!({"allOf": [schema("Error"),
                 {"properties": {"error": one_of_strings(texts)}}]}),
         };
@@ -301,7 +346,16 @@ pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[
         409,
         &["Conflict"],
         "The upload is not where the request says: `Upload-Offset` names the offset to send \
-         from; or a direct upload's file is not there yet, or not of the size declared.",
+         from; or a direct upload's file is not there yet, or not of the size declared; or \
+         (`on_duplicate=reject`) the finished file has the bytes of an asset that exists: \
+         `asset_id` names it, the upload is removed and nothing was stored.",
+    ),
+    (
+        "Duplicate",
+        409,
+        &["Conflict"],
+        "`on_duplicate=reject`, and an asset's file has the same bytes (the same SHA-256): \
+         `asset_id` names that asset; nothing was stored.",
     ),
     (
         "Gone",

@@ -11,10 +11,12 @@
 use serde_json::{Map, Value, json};
 
 use super::bodies;
-use super::build::{array, describe, names, object, one_of_strings, or_null, schema, string, uuid};
+use super::build::{
+    array, boolean, describe, names, object, one_of_strings, or_null, schema, string, uuid,
+};
 use super::derived;
 use crate::change::LibraryUse;
-use crate::model::AssetType;
+use crate::model::{AssetType, TagCount};
 use crate::page::{AssetPagination, LibraryPagination};
 use crate::render::{
     AssetFields, LibraryList, LibraryListItem, PassFields, SignedLink, Timestamp, TypeFields,
@@ -88,6 +90,13 @@ pub(super) fn all() -> Value {
     add("Error", error());
     add("ValidationError", validation_error());
     add("ConflictError", conflict_error());
+    add("DuplicateError", duplicate_error());
+    add("TagCount", derived::of::<TagCount>());
+    add("TagList", envelope(array(schema("TagCount")), None));
+    add("BulkResult", bulk_result());
+    add("BulkResultEnvelope", envelope(schema("BulkResult"), None));
+    add("BulkItemResult", bulk_item_result());
+    add("BulkConflict", bulk_conflict());
     bodies::add_all(&mut add);
     Value::Object(all)
 }
@@ -116,6 +125,29 @@ fn replaced(
         if property == name {
             *old = schema.clone();
         }
+    }
+    properties
+}
+
+/// `properties` with the rules of `tags` (each tag as [`crate::validate::tags`] keeps it) and
+/// `checksum_sha256` (lower-case hex) stated, their descriptions kept.
+fn organized(mut properties: Vec<(String, Value)>) -> Vec<(String, Value)> {
+    for (name, schema) in &mut properties {
+        let description = schema.get("description").cloned();
+        let mut stated = match name.as_str() {
+            "tags" => json!({
+                "type": "array",
+                "maxItems": crate::validate::MAX_TAGS,
+                "items": {"type": "string", "minLength": 1,
+                    "maxLength": crate::validate::MAX_TAG_CHARS},
+            }),
+            "checksum_sha256" => json!({"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"}),
+            _ => continue,
+        };
+        if let (Some(description), Value::Object(map)) = (description, &mut stated) {
+            map.insert("description".into(), description);
+        }
+        *schema = stated;
     }
     properties
 }
@@ -202,11 +234,11 @@ fn asset() -> Value {
 /// `asset_type` narrowed to the variant's types), then the variant's.
 fn asset_variant(variant: &AssetVariant, index: usize) -> Value {
     let names: Vec<&str> = variant.types.iter().map(|t| t.as_str()).collect();
-    let mut fields = replaced(
+    let mut fields = organized(replaced(
         derived::properties(&derived::of::<AssetFields>()),
         "asset_type",
         one_of_strings(&names),
-    );
+    ));
     fields.extend(derived::variant::<TypeFields>(index));
     whole(fields, Some(variant.description))
 }
@@ -294,11 +326,11 @@ fn library_asset() -> Value {
         .filter(|t| t.is_library_type())
         .map(|t| t.as_str())
         .collect();
-    let fields = replaced(
+    let fields = organized(replaced(
         derived::properties(&derived),
         "asset_type",
         one_of_strings(&types),
-    );
+    ));
     whole(fields, derived["description"].as_str())
 }
 
@@ -377,6 +409,131 @@ fn conflict_error() -> Value {
     describe(
         object(fields, &["error", "message", "libraries"]),
         "A 409 answer: libraries hold the asset.",
+    )
+}
+
+fn duplicate_error() -> Value {
+    let fields = vec![
+        ("error", json!({"type": "string", "const": "Conflict"})),
+        ("message", string()),
+        (
+            "asset_id",
+            describe(
+                uuid(),
+                "The asset whose file has the same bytes (the same SHA-256): the oldest one, \
+                 published or not.",
+            ),
+        ),
+    ];
+    describe(
+        object(fields, &["error", "message", "asset_id"]),
+        "A 409 answer to an upload with `on_duplicate=reject`: an asset has its bytes \
+         already, and nothing was stored.",
+    )
+}
+
+/// The actions of `POST /api/v1/assets/bulk`.
+pub(super) const BULK_ACTIONS: &[&str] = &["patch", "delete", "add_tags", "remove_tags"];
+
+/// What a bulk change did (`crate::service::organize`): the `data` of its 200, the `results`
+/// of its 409.
+fn bulk_result() -> Value {
+    let count = |description: &str| {
+        describe(
+            json!({"type": "integer", "minimum": 0, "maximum": crate::validate::MAX_BULK}),
+            description,
+        )
+    };
+    let fields = vec![
+        ("action", one_of_strings(BULK_ACTIONS)),
+        (
+            "atomic",
+            describe(boolean(), "Whether the change was all or nothing."),
+        ),
+        ("succeeded", count("Assets changed (or deleted).")),
+        (
+            "failed",
+            count(
+                "Assets not changed: those that failed, and in an atomic change that failed, every other one too.",
+            ),
+        ),
+        (
+            "results",
+            describe(
+                json!({"type": "array", "items": schema("BulkItemResult"), "minItems": 1,
+                    "maxItems": crate::validate::MAX_BULK}),
+                "One per id, in the order of `ids`.",
+            ),
+        ),
+    ];
+    let required = names(&fields);
+    describe(
+        object(fields.clone(), &required),
+        "What a bulk change did, asset by asset.",
+    )
+}
+
+/// One asset of a bulk change's result.
+fn bulk_item_result() -> Value {
+    let fields = vec![
+        ("id", uuid()),
+        (
+            "status",
+            describe(
+                json!({"type": "integer", "enum": [200, 204, 400, 404, 409, 424]}),
+                "What a request for this asset alone would have answered: 200 (changed, with \
+                 `asset`), 204 (deleted), 404 (no such asset), 409 (libraries hold it: a \
+                 delete without `force`), 400 (it would have more than 32 tags); 424 in an \
+                 atomic change that another asset stopped: this one was not changed.",
+            ),
+        ),
+        (
+            "asset",
+            describe(
+                schema("Asset"),
+                "The asset as changed: with status 200 (a patch or a change of tags).",
+            ),
+        ),
+        (
+            "error",
+            describe(
+                json!({"anyOf": [schema("ValidationError"), schema("ConflictError"),
+                    schema("Error")]}),
+                "With any status but 200 and 204: the error body a request for this asset \
+                 alone would have read (`libraries` on a 409, `field` on a 400; a 424 reads \
+                 `Validation error` on `atomic`).",
+            ),
+        ),
+    ];
+    describe(
+        object(fields, &["id", "status"]),
+        "What one asset of a bulk change came to.",
+    )
+}
+
+/// The 409 of an atomic bulk change that one asset stopped.
+fn bulk_conflict() -> Value {
+    let fields = vec![
+        ("error", json!({"type": "string", "const": "Conflict"})),
+        (
+            "message",
+            describe(
+                string(),
+                "`Nothing was changed: ` and how many assets could not take the change.",
+            ),
+        ),
+        (
+            "results",
+            describe(
+                schema("BulkResult"),
+                "Every asset: those that stopped the change with their error, every other \
+                 with status 424.",
+            ),
+        ),
+    ];
+    describe(
+        object(fields, &["error", "message", "results"]),
+        "An atomic bulk change that changed nothing: at least one asset could not take it.",
     )
 }
 

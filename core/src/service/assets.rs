@@ -199,7 +199,9 @@ impl Service {
         written.extend(file.thumbnail_path.clone());
         let new = upload::new_asset(&form, client_name, &file.info, config)?;
         let asset = records::new_asset(id, new, Some(file));
-        Ok(Uploaded::Created(self.inner.store.insert_asset(asset).await?))
+        Ok(Uploaded::Created(
+            self.inner.store.insert_asset(asset).await?,
+        ))
     }
 }
 

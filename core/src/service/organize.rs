@@ -157,7 +157,9 @@ impl Service {
         let mut items = Vec::with_capacity(doc.ids.len());
         for &id in &doc.ids {
             let outcome = match (&doc.action, &change) {
-                (BulkAction::Delete { force }, _) => self.delete_asset(id, *force).await.map(|()| None),
+                (BulkAction::Delete { force }, _) => {
+                    self.delete_asset(id, *force).await.map(|()| None)
+                }
                 (_, Some(change)) => match store.update_asset(id, change).await {
                     Ok(Some(done)) => Ok(Some(done.after)),
                     Ok(None) => Err(ApiError::AssetNotFound),

@@ -130,8 +130,10 @@ impl Service {
                         Err(ApiError::AssetNotFound) => {}
                         Err(other) => return Err(other),
                     }
-                } else if let Some(file_path) =
-                    asset.file_path.clone().filter(|_| asset.checksum_sha256.is_none())
+                } else if let Some(file_path) = asset
+                    .file_path
+                    .clone()
+                    .filter(|_| asset.checksum_sha256.is_none())
                 {
                     match self.find_checksum(asset.id, &file_path).await {
                         Ok(()) => state.checksums += 1,

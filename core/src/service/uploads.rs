@@ -439,7 +439,8 @@ impl Service {
             .await?
             .and_then(|(_, sum)| sum)
             .ok_or(NO_UPLOAD)?;
-        let on_duplicate = OnDuplicate::parse("on_duplicate", upload.metadata.on_duplicate.as_deref())?;
+        let on_duplicate =
+            OnDuplicate::parse("on_duplicate", upload.metadata.on_duplicate.as_deref())?;
         if let Some(same) = self.on_duplicate(on_duplicate, Some(checksum)).await? {
             return Ok(same);
         }

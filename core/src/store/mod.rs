@@ -10,25 +10,26 @@
 //! Every sentence of a method's documentation is checked by the conformance suite in
 //! [`crate::testing`] (feature `testing`), which every backend runs.
 
+mod events;
+mod keys;
 mod passes;
 pub mod rules;
 mod uploads;
 mod webhooks;
 
+pub use events::EventStore;
+pub use keys::KeyStore;
 pub use passes::PassStore;
 pub use uploads::{UploadLease, UploadStore};
 pub use webhooks::WebhookStore;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::change::{AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, LibraryUse};
 use crate::error::StoreError;
-use crate::events::{EventPage, EventQuery};
 use crate::model::{
-    ApiKey, Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, TagCount,
-    ViewCount,
+    Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, TagCount, ViewCount,
 };
 use crate::query::{AssetQuery, LibraryQuery};
 
@@ -379,26 +380,6 @@ impl<T> Store for T where
 {
 }
 
-/// The event log ([`crate::events`]). Every write method of the other traits that changes
-/// something appends exactly one event, built with the constructors of [`crate::events::Event`], in the same
-/// atomic change: `insert_asset` ([`Event::asset_created`](crate::events::Event::asset_created)), `update_asset`
-/// ([`Event::asset_changed`](crate::events::Event::asset_changed), none when no field differs), `delete_asset` when it deletes
-/// ([`Event::asset_deleted`](crate::events::Event::asset_deleted)), `put_library` ([`Event::library_put`](crate::events::Event::library_put)), `delete_library` when it
-/// deletes, `insert_key`, `revoke_key` and `revoke_pass` when they revoke a live one (a second
-/// revoke changes nothing and records nothing), and `insert_pass`. A write that fails or is
-/// refused appends none. Counters (downloads, views, pass spends) are not events.
-#[async_trait]
-pub trait EventStore: Send + Sync + 'static {
-    /// Up to `query.limit` events after `query.after` that match its filters, in log order,
-    /// and where the next page starts. A reader that follows `next` sees every event exactly
-    /// once: the log shows no event while a write that started before it may still add one
-    /// that sorts before it (such a write's event waits until that write has finished).
-    async fn list_events(&self, query: &EventQuery) -> Result<EventPage, StoreError>;
-
-    /// Removes the events that occurred before `before`; returns how many.
-    async fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
-}
-
 /// Assets: their records, lists, changes, deletes, the libraries that hold them, and their
 /// download counters.
 #[async_trait]
@@ -579,34 +560,6 @@ pub trait LibraryStore: Send + Sync + 'static {
     /// shared by several processes may keep increments in memory and write them in batches,
     /// so the count includes the other processes' views of more than one second ago.
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError>;
-}
-
-/// API key records, found by the SHA-256 of the key.
-#[async_trait]
-pub trait KeyStore: Send + Sync + 'static {
-    /// Stores a new API key record. A key with the same id is [`StoreError::DuplicateId`], one
-    /// with the same hash [`StoreError::DuplicateKeyHash`]; nothing changes then.
-    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError>;
-
-    /// The key record with this SHA-256 hash, revoked or expired ones included.
-    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError>;
-
-    /// Every key record, oldest first.
-    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError>;
-
-    /// Marks a key revoked at `at` (a key already revoked keeps its first time). `false` if
-    /// there is no such key.
-    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError>;
-
-    /// The version of the key records, when this store can tell without a round trip: a
-    /// number that changes on every revocation, through any process sharing the store,
-    /// within 100 ms of it (never reused while the store is open). A reader may then keep a
-    /// key read at one version while the version stays the same. `None` (the default) when
-    /// the store cannot tell: a reader then keeps keys for at most
-    /// [`KEY_CACHE_TTL`](crate::KEY_CACHE_TTL).
-    fn keys_version(&self) -> Option<u64> {
-        None
-    }
 }
 
 /// What the store keeps for the service as a whole: the signing secret, and the flush on

@@ -67,7 +67,7 @@ pub fn matches_tags(tags: &[String], query: &crate::AssetQuery) -> bool {
     if query.tags.is_empty() && query.any_tags.is_empty() {
         return true;
     }
-    let keys: Vec<String> = tags.iter().map(|t| crate::validate::tag_key(t)).collect();
+    let keys: Vec<String> = tags.iter().map(|t| crate::model::tag_key(t)).collect();
     query.tags.iter().all(|k| keys.contains(k))
         && (query.any_tags.is_empty() || query.any_tags.iter().any(|k| keys.contains(k)))
 }
@@ -76,7 +76,7 @@ pub fn matches_tags(tags: &[String], query: &crate::AssetQuery) -> bool {
 pub fn tag_keys(tags: &[String]) -> Vec<String> {
     let mut keys: Vec<String> = Vec::with_capacity(tags.len());
     for tag in tags {
-        let key = crate::validate::tag_key(tag);
+        let key = crate::model::tag_key(tag);
         if !keys.contains(&key) {
             keys.push(key);
         }

@@ -165,6 +165,7 @@ pub(super) async fn update_asset_replaces_file_fields(store: Arc<dyn Store>) {
             bitrate: Some(128_000),
             video_codec: Some("h264".into()),
         },
+        checksum_sha256: Some([9; 32]),
     };
     let mut replace = change(5);
     replace.file = Some(file.clone());
@@ -177,15 +178,7 @@ pub(super) async fn update_asset_replaces_file_fields(store: Arc<dyn Store>) {
 
 /// What a library page shows of `asset`.
 fn shown(asset: &Asset) -> EntryAsset {
-    EntryAsset {
-        title: asset.title.clone(),
-        description: asset.description.clone(),
-        asset_type: asset.asset_type,
-        thumbnail_path: asset.thumbnail_path.clone(),
-        thumbnail_placeholder: asset.thumbnail_placeholder.clone(),
-        duration_ms: asset.media.duration_ms,
-        published: asset.published,
-    }
+    EntryAsset::from(asset)
 }
 
 /// The library's entries: each asset and what the page shows of it, in display order.
@@ -248,6 +241,7 @@ pub(super) async fn library_loads_follow_asset_changes(store: Arc<dyn Store>) {
             duration_ms: Some(61_000),
             ..Media::default()
         },
+        checksum_sha256: None,
     });
     let (_, a) = update(&store, a.id, &replace).await;
     assert_eq!(a.thumbnail_path.as_deref(), Some("thumbnails/new.png"));

@@ -138,8 +138,8 @@ pub fn bulk_doc(body: &[u8], config: &Config) -> Result<BulkDoc, ApiError> {
                     "external_url is changed one asset at a time (PATCH /api/v1/assets/{id})",
                 ));
             }
-            let patch = super::patch::patch_fields(changes, config)
-                .map_err(|e| prefixed(e, "changes."))?;
+            let patch =
+                super::patch::patch_fields(changes, config).map_err(|e| prefixed(e, "changes."))?;
             BulkAction::Patch(patch)
         }
         "delete" => BulkAction::Delete { force },
@@ -164,7 +164,12 @@ fn ids(map: &Map<String, Value>) -> Result<Vec<Uuid>, ApiError> {
     let items = match map.get("ids") {
         Some(Value::Array(items)) => items,
         None | Some(Value::Null) => return Err(ApiError::validation("ids", "ids is required")),
-        Some(_) => return Err(ApiError::validation("ids", "ids must be an array of asset ids")),
+        Some(_) => {
+            return Err(ApiError::validation(
+                "ids",
+                "ids must be an array of asset ids",
+            ));
+        }
     };
     if items.is_empty() || items.len() > MAX_BULK {
         return Err(ApiError::validation(
@@ -220,7 +225,10 @@ mod tests {
         let many: Vec<String> = (0..=MAX_BULK).map(|_| Uuid::new_v4().to_string()).collect();
         assert_eq!(field(json!({"action": "delete", "ids": many})), "ids");
         assert_eq!(field(json!({"action": "delete", "ids": []})), "ids");
-        assert_eq!(field(json!({"action": "delete", "ids": [ID, ID]})), "ids[1]");
+        assert_eq!(
+            field(json!({"action": "delete", "ids": [ID, ID]})),
+            "ids[1]"
+        );
         assert_eq!(field(json!({"action": "delete", "ids": ["x"]})), "ids[0]");
         assert_eq!(field(json!({"action": "merge", "ids": [ID]})), "action");
         assert_eq!(field(json!({"ids": [ID]})), "action");
@@ -233,7 +241,9 @@ mod tests {
             "changes.title"
         );
         assert_eq!(
-            field(json!({"action": "patch", "ids": [ID], "changes": {"external_url": "https://a.example/"}})),
+            field(
+                json!({"action": "patch", "ids": [ID], "changes": {"external_url": "https://a.example/"}})
+            ),
             "changes.external_url"
         );
         assert_eq!(field(json!({"action": "patch", "ids": [ID]})), "changes");

@@ -59,7 +59,10 @@ pub fn asset_patch(body: &[u8], config: &Config) -> Result<AssetPatch, ApiError>
     patch_fields(&json_object(body)?, config)
 }
 
-pub(super) fn patch_fields(map: &Map<String, Value>, config: &Config) -> Result<AssetPatch, ApiError> {
+pub(super) fn patch_fields(
+    map: &Map<String, Value>,
+    config: &Config,
+) -> Result<AssetPatch, ApiError> {
     if let Some(name) = FIXED.iter().find(|name| map.contains_key(**name)) {
         return Err(ApiError::validation(
             *name,

@@ -6,11 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 
-/// The most tags an asset holds.
-pub const MAX_TAGS: usize = 32;
-
-/// The longest tag, in characters.
-pub const MAX_TAG_CHARS: usize = 64;
+pub use crate::model::{MAX_TAG_CHARS, MAX_TAGS, tag_key};
 
 /// The tags `raw` names, as an asset keeps them: each trimmed, in the order given, a tag that
 /// differs from an earlier one only in case left out.
@@ -62,12 +58,6 @@ pub fn tags<'a>(
         ));
     }
     Ok(kept)
-}
-
-/// The form of `tag` that tags are compared and filtered by: trimmed, in Unicode lower case
-/// (what [`crate::store::rules::fold_case`] makes of it).
-pub fn tag_key(tag: &str) -> String {
-    crate::store::rules::fold_case(tag.trim())
 }
 
 /// The tags of a JSON body's `field`: `None` when it is absent, else an array of strings held
@@ -164,11 +154,20 @@ mod tests {
         let body: Map<String, Value> =
             serde_json::from_str(r#"{"a": ["x", "X", "y"], "b": null, "c": "x", "d": [1]}"#)
                 .unwrap();
-        assert_eq!(json_tags(&body, "a").unwrap(), Some(vec!["x".into(), "y".into()]));
+        assert_eq!(
+            json_tags(&body, "a").unwrap(),
+            Some(vec!["x".into(), "y".into()])
+        );
         assert_eq!(json_tags(&body, "b").unwrap(), Some(vec![]));
         assert_eq!(json_tags(&body, "z").unwrap(), None);
-        assert_eq!(field_of(json_tags(&body, "c").unwrap_err()).as_deref(), Some("c"));
-        assert_eq!(field_of(json_tags(&body, "d").unwrap_err()).as_deref(), Some("d[0]"));
+        assert_eq!(
+            field_of(json_tags(&body, "c").unwrap_err()).as_deref(),
+            Some("c")
+        );
+        assert_eq!(
+            field_of(json_tags(&body, "d").unwrap_err()).as_deref(),
+            Some("d[0]")
+        );
         assert_eq!(listed_tags("tags", " a, B ,,b").unwrap(), ["a", "B"]);
         assert_eq!(listed_tags("tags", "").unwrap(), Vec::<String>::new());
     }

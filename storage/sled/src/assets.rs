@@ -7,7 +7,7 @@ use assetlib_core::events::Event;
 use assetlib_core::store::rules;
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetStore, AssetType,
-    AssetUpdate, LibraryUse, Page, SortOrder, StoreError, async_trait,
+    AssetUpdate, BulkOutcome, LibraryUse, Page, SortOrder, StoreError, TagCount, async_trait,
 };
 use sled::Transactional;
 use sled::transaction::TransactionalTree;
@@ -67,25 +67,58 @@ impl Inner {
     }
 
     pub(crate) fn list_assets(&self, q: &AssetQuery) -> Result<Page<Asset>, Error> {
-        let tree = self.asset_index_tree(q.sort);
-        let scope = [tree_keys::scope(tree_keys::family(q.status), q.asset_type)];
+        let scope = tree_keys::scope(tree_keys::family(q.status), q.asset_type);
         let desc = q.order == SortOrder::Desc;
         let per_page = u64::from(q.per_page);
         let offset = q.offset();
 
-        if let Some(needle) = &q.search {
-            // No text index: walk the list of the status and type in order and keep the
-            // matches.
-            let needle = rules::fold_case(needle);
+        // One tag and nothing else: that tag's list, paged like the plain lists, with its
+        // kept count.
+        if let ([tag], true, None, None) = (
+            q.tags.as_slice(),
+            q.any_tags.is_empty(),
+            &q.checksum,
+            &q.search,
+        ) {
+            let prefix = tree_keys::tag_prefix(tag, q.sort, scope);
+            let total = self.count(&tree_keys::count_tag(scope, tag))?;
+            let ids = self.page_ids(
+                &self.asset_idx_tags,
+                &prefix,
+                desc,
+                offset,
+                q.per_page,
+                total,
+            )?;
+            let items = ids
+                .into_iter()
+                .map(|id| self.indexed_asset(id))
+                .collect::<Result<_, _>>()?;
+            return Ok(Page { items, total });
+        }
+
+        if q.search.is_some()
+            || !q.tags.is_empty()
+            || !q.any_tags.is_empty()
+            || q.checksum.is_some()
+        {
+            // Walk the smallest list that holds every match, in order, and keep the matches.
+            let needle = q.search.as_deref().map(rules::fold_case);
             let mut total = 0u64;
             let mut items = Vec::new();
-            for kv in self.scan(tree, &scope, desc) {
-                let (key, _) = kv?;
-                let id = tree_keys::trailing_id(&key)?;
+            for id in self.candidates(q, scope, desc)? {
+                let id = id?;
                 let rec = self.asset_rec(id)?.ok_or_else(|| {
                     Error::invalid("asset index", format!("entry for missing asset {id}"))
                 })?;
-                if !rules::matches_search(&rec.title, rec.description.as_deref(), &needle) {
+                let matches = needle.as_deref().is_none_or(|n| {
+                    rules::matches_search(&rec.title, rec.description.as_deref(), n)
+                }) && rules::matches_tags(&rec.tags, q)
+                    && q.checksum.is_none_or(|c| rec.checksum == Some(c))
+                    && q.status.admits(rec.published)
+                    && q.asset_type
+                        .is_none_or(|t| tree_keys::type_code(t) == rec.asset_type);
+                if !matches {
                     continue;
                 }
                 if total >= offset && (items.len() as u64) < per_page {
@@ -96,13 +129,87 @@ impl Inner {
             return Ok(Page { items, total });
         }
 
+        let tree = self.asset_index_tree(q.sort);
         let total = self.asset_total(q.status, q.asset_type)?;
-        let ids = self.page_ids(tree, &scope, desc, offset, q.per_page, total)?;
+        let ids = self.page_ids(tree, &[scope], desc, offset, q.per_page, total)?;
         let items = ids
             .into_iter()
             .map(|id| self.indexed_asset(id))
             .collect::<Result<_, _>>()?;
         Ok(Page { items, total })
+    }
+
+    /// The ids of a list that holds every asset a filtered query matches, in the query's
+    /// order: the assets with the checksum (sorted here: there are few), else the list of the
+    /// rarest tag every match has, else the lists of the `any_tag` tags merged, else the list
+    /// of the status and type.
+    fn candidates(
+        &self,
+        q: &AssetQuery,
+        scope: u8,
+        desc: bool,
+    ) -> Result<Box<dyn Iterator<Item = Result<Uuid, Error>> + '_>, Error> {
+        if let Some(sum) = &q.checksum {
+            let mut found = Vec::new();
+            for kv in self.asset_idx_checksum.scan_prefix(sum) {
+                let (key, _) = kv?;
+                let id = tree_keys::trailing_id(&key)?;
+                if let Some(asset) = self.load_asset(id)? {
+                    let sort_key = tree_keys::asset_index(
+                        scope,
+                        q.sort,
+                        id,
+                        &asset.created_at,
+                        &asset.updated_at,
+                        &asset.title,
+                    );
+                    found.push((sort_key, id));
+                }
+            }
+            found.sort_unstable();
+            if desc {
+                found.reverse();
+            }
+            return Ok(Box::new(found.into_iter().map(|(_, id)| Ok(id))));
+        }
+        if !q.tags.is_empty() {
+            let mut rarest = (u64::MAX, &q.tags[0]);
+            for tag in &q.tags {
+                let n = self.count(&tree_keys::count_tag(scope, tag))?;
+                if n < rarest.0 {
+                    rarest = (n, tag);
+                }
+            }
+            let prefix = tree_keys::tag_prefix(rarest.1, q.sort, scope);
+            return Ok(Box::new(
+                self.scan(&self.asset_idx_tags, &prefix, desc)
+                    .map(|kv| kv.and_then(|(k, _)| tree_keys::trailing_id(&k))),
+            ));
+        }
+        if !q.any_tags.is_empty() {
+            // Each tag's keys after its prefix are the sort key and the id, alike for every
+            // tag: merged in one ordered set, an asset with two of them is there once.
+            let mut merged = std::collections::BTreeSet::new();
+            for tag in &q.any_tags {
+                let prefix = tree_keys::tag_prefix(tag, q.sort, scope);
+                for kv in self.scan(&self.asset_idx_tags, &prefix, false) {
+                    let (key, _) = kv?;
+                    merged.insert(key[prefix.len()..].to_vec());
+                }
+            }
+            let ordered: Vec<Vec<u8>> = if desc {
+                merged.into_iter().rev().collect()
+            } else {
+                merged.into_iter().collect()
+            };
+            return Ok(Box::new(
+                ordered.into_iter().map(|k| tree_keys::trailing_id(&k)),
+            ));
+        }
+        let tree = self.asset_index_tree(q.sort);
+        Ok(Box::new(self.scan(tree, &[scope], desc).map(|kv| {
+            kv.and_then(|(k, _)| tree_keys::trailing_id(&k))
+        })))
     }
 
     /// The number of assets of a status (and type), from the kept counts: the published
@@ -135,12 +242,25 @@ impl Inner {
             &self.asset_idx_created,
             &self.asset_idx_updated,
             &self.asset_idx_title,
+            &self.asset_idx_tags,
+            &self.asset_idx_checksum,
             &self.counts,
             &self.counters,
             &self.events,
         )
             .transaction(
-                |(assets, slugs, created, updated, title, counts, counters, events)| {
+                |(
+                    assets,
+                    slugs,
+                    created,
+                    updated,
+                    title,
+                    tags,
+                    checksums,
+                    counts,
+                    counters,
+                    events,
+                )| {
                     if assets.get(id.as_bytes())?.is_some() {
                         return Err(abort(Error::DuplicateId(id)));
                     }
@@ -150,7 +270,12 @@ impl Inner {
                     let value = encode(AssetRec::WHAT, &rec).map_err(abort)?;
                     assets.insert(&id.as_bytes()[..], value)?;
                     counters.insert(&tree_keys::downloads(id)[..], &downloads[..])?;
-                    tx::asset_keys([created, updated, title], counts, &asset, true)?;
+                    tx::asset_keys(
+                        [created, updated, title, tags, checksums],
+                        counts,
+                        &asset,
+                        true,
+                    )?;
                     event.put(events, Event::asset_created(&asset))?;
                     Ok(slug)
                 },
@@ -244,6 +369,44 @@ impl AssetStore for SledStore {
             self.assets_changed();
         }
         Ok(deletion)
+    }
+
+    async fn update_assets(
+        &self,
+        ids: &[Uuid],
+        change: &AssetChange,
+    ) -> Result<BulkOutcome<AssetUpdate>, StoreError> {
+        let (ids, change) = (ids.to_vec(), change.clone());
+        let outcome = self
+            .logged_bulk_write(ids.len(), move |inner, slots| {
+                inner.update_assets(&ids, &change, slots)
+            })
+            .await?;
+        if matches!(outcome, BulkOutcome::Done(_)) {
+            self.assets_changed();
+        }
+        Ok(outcome)
+    }
+
+    async fn delete_assets(
+        &self,
+        ids: &[Uuid],
+        force: bool,
+    ) -> Result<BulkOutcome<Asset>, StoreError> {
+        let ids = ids.to_vec();
+        let outcome = self
+            .logged_bulk_write(ids.len(), move |inner, slots| {
+                inner.delete_assets(&ids, force, slots)
+            })
+            .await?;
+        if matches!(outcome, BulkOutcome::Done(_)) {
+            self.assets_changed();
+        }
+        Ok(outcome)
+    }
+
+    async fn list_tags(&self, limit: u32) -> Result<Vec<TagCount>, StoreError> {
+        self.blocking(move |inner| inner.list_tags(limit)).await
     }
 
     async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {

@@ -99,6 +99,12 @@ pub(crate) enum Error {
     /// A key with this hash exists.
     #[error("a key with this hash exists")]
     DuplicateKeyHash,
+    /// An asset cannot take a change.
+    #[error("asset {id}: {reason}")]
+    Refused {
+        id: uuid::Uuid,
+        reason: assetlib_core::ChangeRefused,
+    },
     /// A value does not fit the format (for example more than `u32::MAX` library items).
     #[error("{0}")]
     TooLarge(&'static str),
@@ -124,6 +130,7 @@ impl From<Error> for StoreError {
             Error::UnknownAsset(id) => StoreError::UnknownAsset { id },
             Error::UnknownLibrary(id) => StoreError::UnknownLibrary { id },
             Error::DuplicateKeyHash => StoreError::DuplicateKeyHash,
+            Error::Refused { id, reason } => StoreError::Refused { id, reason },
             e @ (Error::Decode { .. }
             | Error::Invalid { .. }
             | Error::Sled(sled::Error::Corruption { .. })) => StoreError::corrupt(e),

@@ -56,8 +56,10 @@
 //! | `asset_idx_created` | `scope` + `ts(created_at)` + `id` | empty |
 //! | `asset_idx_updated` | `scope` + `ts(updated_at)` + `id` | empty |
 //! | `asset_idx_title` | `scope` + `text(lowercase(title))` + `id` | empty |
+//! | `asset_idx_tags` | `text(tag key)` + sort code (`0` created, `1` updated, `2` title) + `scope` + the sort's key + `id` | empty: each tag's lists, as the three sort indexes have them |
+//! | `asset_idx_checksum` | the file's SHA-256 + `id` | empty |
 //! | `asset_uses` | asset `id` | the libraries holding the asset, by library `id`, each with the positions of the asset's entries among its items (absent when none does) |
-//! | `counts` | `0` / `1` + type code / `4` / `5` + type code / `2` / `3` + workspace | published assets / of a type / drafts / of a type / published libraries / of a workspace |
+//! | `counts` | `0` / `1` + type code / `4` / `5` + type code / `2` / `3` + workspace / `9` + `scope` + tag key | published assets / of a type / drafts / of a type / published libraries / of a workspace / assets with a tag in the list of `scope` |
 //! | `counters` | `d` + asset `id` / `v` + library `id` | downloads / views (`u64`) |
 //! | `libraries` | `id` | library record (with its item generation, item count and published asset count) |
 //! | `library_slugs` | slug | owning library `id` |
@@ -199,7 +201,7 @@ use error::Error;
 
 /// The on-disk format this crate writes. It reads this one and upgrades older ones when it
 /// opens them.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 
@@ -235,6 +237,8 @@ pub(crate) struct Inner {
     pub(crate) asset_idx_created: Tree,
     pub(crate) asset_idx_updated: Tree,
     pub(crate) asset_idx_title: Tree,
+    pub(crate) asset_idx_tags: Tree,
+    pub(crate) asset_idx_checksum: Tree,
     pub(crate) asset_uses: Tree,
     pub(crate) counts: Tree,
     pub(crate) counters: Tree,
@@ -367,6 +371,8 @@ impl SledStore {
             asset_idx_created: tree("asset_idx_created")?,
             asset_idx_updated: tree("asset_idx_updated")?,
             asset_idx_title: tree("asset_idx_title")?,
+            asset_idx_tags: tree("asset_idx_tags")?,
+            asset_idx_checksum: tree("asset_idx_checksum")?,
             asset_uses: tree("asset_uses")?,
             counts: tree("counts")?,
             counters: tree("counters")?,

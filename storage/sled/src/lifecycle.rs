@@ -14,39 +14,81 @@
 //! asset reads its uses: so sled serializes a delete with a write placing the asset, and the
 //! delete either comes first (the write then finds the asset missing) or sees the library.
 
+use assetlib_core::StoreError;
 use assetlib_core::events::Event;
-use assetlib_core::{Asset, AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
+use assetlib_core::store::rules;
+use assetlib_core::{
+    Asset, AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, LibraryUse, TagCount,
+};
 use chrono::{DateTime, Utc};
 use sled::Transactional;
 use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
-use crate::Inner;
 use crate::error::{Error, TxError, abort};
 use crate::events::EventSlot;
 use crate::record::{AssetRec, EntryCopy, HolderRec, ItemRec, LibraryRec, UsesRec, decode, encode};
 use crate::tree_keys;
 use crate::tx;
 use crate::versions;
+use crate::{Inner, SledStore};
+
+/// The trees of a change or delete of assets, in a transaction.
+struct AssetTx<'a> {
+    assets: &'a TransactionalTree,
+    indexes: tx::IndexTrees<'a>,
+    counts: &'a TransactionalTree,
+    counters: &'a TransactionalTree,
+    uses: &'a TransactionalTree,
+    items: &'a TransactionalTree,
+    libs: &'a TransactionalTree,
+    versions: &'a TransactionalTree,
+    events: &'a TransactionalTree,
+}
+
+/// What a step of a transaction found for one asset before it writes anything.
+enum Step<T> {
+    /// Go on: the asset as read.
+    Go(T),
+    /// Stop: there is no such asset, libraries hold it, or it cannot take the change.
+    Stop(BulkRefusal),
+}
+
+impl SledStore {
+    /// Runs a write of up to `n` events (one change of several assets) as
+    /// [`SledStore::logged_write`] does, with `n` places reserved in the log; a place whose
+    /// event is not written stays empty.
+    pub(crate) async fn logged_bulk_write<T, F>(&self, n: usize, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner, &[EventSlot]) -> Result<T, Error> + Send + 'static,
+    {
+        let actor = assetlib_core::events::current_actor();
+        let reserved: Vec<crate::events::Reserved> = (0..n)
+            .map(|_| self.inner.event_seq.reserve(actor.clone()))
+            .collect();
+        let (value, _flown) = self
+            .write(move |inner| {
+                let slots: Vec<EventSlot> = reserved.iter().map(|r| r.slot().clone()).collect();
+                Ok((f(inner, &slots)?, reserved))
+            })
+            .await?;
+        Ok(value)
+    }
+}
 
 impl Inner {
-    /// Applies `change` to asset `id` in one transaction: the record, its index keys and
-    /// counts, and for every library holding it a new content version, (when `published`
-    /// flips) its published-asset count, and (when a field a page shows changes: title,
-    /// description, type, thumbnail or `published`) the copy of those fields in each of the
-    /// asset's entries.
-    pub(crate) fn update_asset(
-        &self,
-        id: Uuid,
-        change: &AssetChange,
-        event: &EventSlot,
-    ) -> Result<Option<AssetUpdate>, Error> {
-        let done = (
+    /// Runs `f` in one transaction over every tree a change or delete of assets touches.
+    fn asset_tx<T>(&self, f: impl Fn(&AssetTx<'_>) -> Result<T, TxError>) -> Result<T, Error> {
+        Ok((
             &self.assets,
             &self.asset_idx_created,
             &self.asset_idx_updated,
             &self.asset_idx_title,
+            &self.asset_idx_tags,
+            &self.asset_idx_checksum,
             &self.counts,
+            &self.counters,
             &self.asset_uses,
             &self.library_items,
             &self.libraries,
@@ -54,56 +96,99 @@ impl Inner {
             &self.events,
         )
             .transaction(
-                |(assets, created, updated, title, counts, uses, items, libs, versions, events)| {
-                    let Some(value) = assets.get(id.as_bytes())? else {
-                        return Ok(None);
-                    };
-                    let before = decode::<AssetRec>(AssetRec::WHAT, &value)
-                        .and_then(|rec| rec.into_asset(id, 0))
-                        .map_err(abort)?;
-                    let Some(after) = change.apply(&before) else {
-                        return Ok(Some((before.clone(), before)));
-                    };
-                    tx::move_asset_keys([created, updated, title], counts, &before, &after)?;
-                    let rec_after = AssetRec::new(&after);
-                    let value = encode(AssetRec::WHAT, &rec_after).map_err(abort)?;
-                    assets.insert(&id.as_bytes()[..], value)?;
-                    let flip = match (before.published, after.published) {
-                        (false, true) => 1,
-                        (true, false) => -1,
-                        _ => 0,
-                    };
-                    let copy = EntryCopy::of(&rec_after);
-                    let recopy = copy != EntryCopy::of(&AssetRec::new(&before));
-                    for holder in tx::read_uses(uses, id)?.holders {
-                        if recopy {
-                            let library = holder.library();
-                            let mut rec = held_library(libs, &holder)?;
-                            for &position in &holder.positions {
-                                let key = tree_keys::item(library, rec.generation, position);
-                                let item = held_entry(items, &key, id, library)?;
-                                let value = encode(ItemRec::WHAT, &item.with_copy(copy.clone()))
-                                    .map_err(abort)?;
-                                items.insert(&key[..], value)?;
-                            }
-                            if flip != 0 {
-                                rec.asset_count = shift(rec.asset_count, flip, &holder)?;
-                                put_library_rec(libs, library, &rec)?;
-                            }
-                        }
-                        versions::bump_library(versions, holder.library())?;
-                    }
-                    if let Some(changed) = Event::asset_changed(&before, &after) {
-                        event.put(events, changed)?;
-                    }
-                    Ok(Some((before, after)))
+                |(
+                    assets,
+                    created,
+                    updated,
+                    title,
+                    tags,
+                    checksums,
+                    counts,
+                    counters,
+                    uses,
+                    items,
+                    libs,
+                    versions,
+                    events,
+                )| {
+                    f(&AssetTx {
+                        assets,
+                        indexes: [created, updated, title, tags, checksums],
+                        counts,
+                        counters,
+                        uses,
+                        items,
+                        libs,
+                        versions,
+                        events,
+                    })
                 },
-            )?;
-        let Some((before, after)) = done else {
-            return Ok(None);
-        };
-        let download_count = self.counter(&tree_keys::downloads(id))?.unwrap_or(0);
-        Ok(Some(AssetUpdate {
+            )?)
+    }
+
+    /// Applies `change` to asset `id` in one transaction: the record, its index keys and
+    /// counts, and for every library holding it a new content version, (when `published`
+    /// flips) its published-asset count, and (when a field a page shows changes: title,
+    /// description, type, thumbnail, `published` or tags) the copy of those fields in each of
+    /// the asset's entries.
+    pub(crate) fn update_asset(
+        &self,
+        id: Uuid,
+        change: &AssetChange,
+        event: &EventSlot,
+    ) -> Result<Option<AssetUpdate>, Error> {
+        let done = self.asset_tx(|t| match plan_update(t, id, change)? {
+            Step::Go((before, after)) => write_update(t, before, after, event).map(Ok),
+            Step::Stop(BulkRefusal::Refused(reason)) => Ok(Err(Some(reason))),
+            Step::Stop(_) => Ok(Err(None)),
+        })?;
+        match done {
+            Ok((before, after)) => Ok(Some(self.with_downloads(before, after)?)),
+            Err(None) => Ok(None),
+            Err(Some(reason)) => Err(Error::Refused { id, reason }),
+        }
+    }
+
+    /// Applies `change` to every asset of `ids` in one transaction, as
+    /// [`Inner::update_asset`] does to one, or to none when one of them stops it.
+    pub(crate) fn update_assets(
+        &self,
+        ids: &[Uuid],
+        change: &AssetChange,
+        slots: &[EventSlot],
+    ) -> Result<BulkOutcome<AssetUpdate>, Error> {
+        let done = self.asset_tx(|t| {
+            let mut planned = Vec::with_capacity(ids.len());
+            let mut refused = Vec::new();
+            for &id in ids {
+                match plan_update(t, id, change)? {
+                    Step::Go(pair) => planned.push(pair),
+                    Step::Stop(why) => refused.push((id, why)),
+                }
+            }
+            if !refused.is_empty() {
+                return Ok(BulkOutcome::Refused(refused));
+            }
+            let mut done = Vec::with_capacity(planned.len());
+            for ((before, after), slot) in planned.into_iter().zip(slots) {
+                done.push(write_update(t, before, after, slot)?);
+            }
+            Ok(BulkOutcome::Done(done))
+        })?;
+        Ok(match done {
+            BulkOutcome::Done(done) => BulkOutcome::Done(
+                done.into_iter()
+                    .map(|(before, after)| self.with_downloads(before, after))
+                    .collect::<Result<_, _>>()?,
+            ),
+            BulkOutcome::Refused(refused) => BulkOutcome::Refused(refused),
+        })
+    }
+
+    /// The update with the asset's download count.
+    fn with_downloads(&self, before: Asset, after: Asset) -> Result<AssetUpdate, Error> {
+        let download_count = self.counter(&tree_keys::downloads(after.id))?.unwrap_or(0);
+        Ok(AssetUpdate {
             before: Asset {
                 download_count,
                 ..before
@@ -112,7 +197,7 @@ impl Inner {
                 download_count,
                 ..after
             },
-        }))
+        })
     }
 
     /// Deletes asset `id` unless libraries hold it and `force` is false, in one transaction:
@@ -130,77 +215,14 @@ impl Inner {
         event: &EventSlot,
     ) -> Result<AssetDeletion, Error> {
         let mut deltas = self.counting.lock();
-        let deletion = (
-            &self.assets,
-            &self.asset_idx_created,
-            &self.asset_idx_updated,
-            &self.asset_idx_title,
-            &self.counts,
-            &self.counters,
-            &self.asset_uses,
-            &self.library_items,
-            &self.libraries,
-            &self.versions,
-            &self.events,
-        )
-            .transaction(
-                |(
-                    assets,
-                    created,
-                    updated,
-                    title,
-                    counts,
-                    counters,
-                    uses,
-                    items,
-                    libs,
-                    versions,
-                    events,
-                )| {
-                    let Some(value) = assets.get(id.as_bytes())? else {
-                        return Ok(AssetDeletion::NotFound);
-                    };
-                    let holders = tx::read_uses(uses, id)?.holders;
-                    if !holders.is_empty() && !force {
-                        let mut users = Vec::with_capacity(holders.len());
-                        for holder in &holders {
-                            let rec = held_library(libs, holder)?;
-                            let created_at = rec.created_at.time().map_err(abort)?;
-                            users.push((created_at, rec.library_use(holder.library())));
-                        }
-                        return Ok(AssetDeletion::InUse(newest_first(users)));
-                    }
-                    let downloads_key = tree_keys::downloads(id);
-                    let downloads = match counters.get(downloads_key)? {
-                        Some(v) => tree_keys::decode_u64("counter", &v).map_err(abort)?,
-                        None => 0,
-                    };
-                    let asset = decode::<AssetRec>(AssetRec::WHAT, &value)
-                        .and_then(|rec| rec.into_asset(id, downloads))
-                        .map_err(abort)?;
-                    assets.remove(&id.as_bytes()[..])?;
-                    counters.remove(&downloads_key[..])?;
-                    tx::asset_keys([created, updated, title], counts, &asset, false)?;
-                    tx::write_uses(uses, id, &UsesRec::default())?;
-                    let removed = encode(ItemRec::WHAT, &ItemRec::Removed).map_err(abort)?;
-                    for holder in holders {
-                        let library = holder.library();
-                        let mut rec = held_library(libs, &holder)?;
-                        for &position in &holder.positions {
-                            let key = tree_keys::item(library, rec.generation, position);
-                            held_entry(items, &key, id, library)?;
-                            items.insert(&key[..], removed.as_slice())?;
-                        }
-                        if asset.published {
-                            rec.asset_count = shift(rec.asset_count, -1, &holder)?;
-                        }
-                        put_library_rec(libs, library, &rec)?;
-                        versions::bump_library(versions, library)?;
-                    }
-                    event.put(events, Event::asset_deleted(id))?;
-                    Ok(AssetDeletion::Deleted(asset))
-                },
-            )?;
+        let deletion = self.asset_tx(|t| match plan_delete(t, id, force)? {
+            Step::Go((asset, holders)) => {
+                write_delete(t, &asset, holders, event)?;
+                Ok(AssetDeletion::Deleted(asset))
+            }
+            Step::Stop(BulkRefusal::InUse(users)) => Ok(AssetDeletion::InUse(users)),
+            Step::Stop(_) => Ok(AssetDeletion::NotFound),
+        })?;
         Ok(match deletion {
             AssetDeletion::Deleted(mut asset) => {
                 let unwritten = deltas.remove(&tree_keys::downloads(id)).unwrap_or(0);
@@ -209,6 +231,60 @@ impl Inner {
             }
             other => other,
         })
+    }
+
+    /// Deletes every asset of `ids` in one transaction, as [`Inner::delete_asset`] does one,
+    /// or none when one of them is missing or held (without `force`).
+    pub(crate) fn delete_assets(
+        &self,
+        ids: &[Uuid],
+        force: bool,
+        slots: &[EventSlot],
+    ) -> Result<BulkOutcome<Asset>, Error> {
+        let mut deltas = self.counting.lock();
+        let outcome = self.asset_tx(|t| {
+            let mut planned = Vec::with_capacity(ids.len());
+            let mut refused = Vec::new();
+            for &id in ids {
+                match plan_delete(t, id, force)? {
+                    Step::Go(found) => planned.push(found),
+                    Step::Stop(why) => refused.push((id, why)),
+                }
+            }
+            if !refused.is_empty() {
+                return Ok(BulkOutcome::Refused(refused));
+            }
+            let mut gone = Vec::with_capacity(planned.len());
+            for ((asset, holders), slot) in planned.into_iter().zip(slots) {
+                write_delete(t, &asset, holders, slot)?;
+                gone.push(asset);
+            }
+            Ok(BulkOutcome::Done(gone))
+        })?;
+        Ok(match outcome {
+            BulkOutcome::Done(mut gone) => {
+                for asset in &mut gone {
+                    let unwritten = deltas.remove(&tree_keys::downloads(asset.id)).unwrap_or(0);
+                    asset.download_count = asset.download_count.saturating_add(unwritten);
+                }
+                BulkOutcome::Done(gone)
+            }
+            refused => refused,
+        })
+    }
+
+    /// The tags of published assets with their counts, from the kept counts.
+    pub(crate) fn list_tags(&self, limit: u32) -> Result<Vec<TagCount>, Error> {
+        let prefix = tree_keys::tag_counts_prefix(tree_keys::PUBLISHED);
+        let mut all = Vec::new();
+        for kv in self.counts.scan_prefix(prefix) {
+            let (key, value) = kv?;
+            self.touched(1);
+            let tag = std::str::from_utf8(&key[prefix.len()..])
+                .map_err(|_| Error::invalid("tag count", "a tag key that is not UTF-8"))?;
+            all.push((tag.to_owned(), tree_keys::decode_u64("count", &value)?));
+        }
+        Ok(rules::top_tags(all, limit))
     }
 
     /// The libraries holding asset `id`, newest `created_at` first, then by id descending.
@@ -289,4 +365,130 @@ fn held_entry(
             format!("library {library} has no entry of asset {asset} where its uses say"),
         ))),
     }
+}
+
+/// Reads asset `id` and what `change` makes of it, writing nothing.
+fn plan_update(
+    t: &AssetTx<'_>,
+    id: Uuid,
+    change: &AssetChange,
+) -> Result<Step<(Asset, Option<Asset>)>, TxError> {
+    let Some(value) = t.assets.get(id.as_bytes())? else {
+        return Ok(Step::Stop(BulkRefusal::NotFound));
+    };
+    let before = decode::<AssetRec>(AssetRec::WHAT, &value)
+        .and_then(|rec| rec.into_asset(id, 0))
+        .map_err(abort)?;
+    Ok(match change.apply(&before) {
+        Ok(after) => Step::Go((before, after)),
+        Err(reason) => Step::Stop(BulkRefusal::Refused(reason)),
+    })
+}
+
+/// Writes a planned change of one asset (nothing when `after` is `None`): the record, its
+/// keys and counts, its holders' versions, counts and entry copies, and its event.
+fn write_update(
+    t: &AssetTx<'_>,
+    before: Asset,
+    after: Option<Asset>,
+    event: &EventSlot,
+) -> Result<(Asset, Asset), TxError> {
+    let Some(after) = after else {
+        return Ok((before.clone(), before));
+    };
+    let id = before.id;
+    tx::move_asset_keys(t.indexes, t.counts, &before, &after)?;
+    let rec_after = AssetRec::new(&after);
+    let value = encode(AssetRec::WHAT, &rec_after).map_err(abort)?;
+    t.assets.insert(&id.as_bytes()[..], value)?;
+    let flip = match (before.published, after.published) {
+        (false, true) => 1,
+        (true, false) => -1,
+        _ => 0,
+    };
+    let copy = EntryCopy::of(&rec_after);
+    let recopy = copy != EntryCopy::of(&AssetRec::new(&before));
+    for holder in tx::read_uses(t.uses, id)?.holders {
+        if recopy {
+            let library = holder.library();
+            let mut rec = held_library(t.libs, &holder)?;
+            for &position in &holder.positions {
+                let key = tree_keys::item(library, rec.generation, position);
+                let item = held_entry(t.items, &key, id, library)?;
+                let value = encode(ItemRec::WHAT, &item.with_copy(copy.clone())).map_err(abort)?;
+                t.items.insert(&key[..], value)?;
+            }
+            if flip != 0 {
+                rec.asset_count = shift(rec.asset_count, flip, &holder)?;
+                put_library_rec(t.libs, library, &rec)?;
+            }
+        }
+        versions::bump_library(t.versions, holder.library())?;
+    }
+    if let Some(changed) = Event::asset_changed(&before, &after) {
+        event.put(t.events, changed)?;
+    }
+    Ok((before, after))
+}
+
+/// Reads asset `id` (with its download count as written) and the libraries holding it,
+/// writing nothing: a stop when it is missing, or held and `force` is false.
+fn plan_delete(
+    t: &AssetTx<'_>,
+    id: Uuid,
+    force: bool,
+) -> Result<Step<(Asset, Vec<HolderRec>)>, TxError> {
+    let Some(value) = t.assets.get(id.as_bytes())? else {
+        return Ok(Step::Stop(BulkRefusal::NotFound));
+    };
+    let holders = tx::read_uses(t.uses, id)?.holders;
+    if !holders.is_empty() && !force {
+        let mut users = Vec::with_capacity(holders.len());
+        for holder in &holders {
+            let rec = held_library(t.libs, holder)?;
+            let created_at = rec.created_at.time().map_err(abort)?;
+            users.push((created_at, rec.library_use(holder.library())));
+        }
+        return Ok(Step::Stop(BulkRefusal::InUse(newest_first(users))));
+    }
+    let downloads = match t.counters.get(tree_keys::downloads(id))? {
+        Some(v) => tree_keys::decode_u64("counter", &v).map_err(abort)?,
+        None => 0,
+    };
+    let asset = decode::<AssetRec>(AssetRec::WHAT, &value)
+        .and_then(|rec| rec.into_asset(id, downloads))
+        .map_err(abort)?;
+    Ok(Step::Go((asset, holders)))
+}
+
+/// Writes a planned delete: the record, its keys, counts, counter and uses go, each entry
+/// becomes [`ItemRec::Removed`], its holders' versions and counts move, and its event.
+fn write_delete(
+    t: &AssetTx<'_>,
+    asset: &Asset,
+    holders: Vec<HolderRec>,
+    event: &EventSlot,
+) -> Result<(), TxError> {
+    let id = asset.id;
+    t.assets.remove(&id.as_bytes()[..])?;
+    t.counters.remove(&tree_keys::downloads(id)[..])?;
+    tx::asset_keys(t.indexes, t.counts, asset, false)?;
+    tx::write_uses(t.uses, id, &UsesRec::default())?;
+    let removed = encode(ItemRec::WHAT, &ItemRec::Removed).map_err(abort)?;
+    for holder in holders {
+        let library = holder.library();
+        let mut rec = held_library(t.libs, &holder)?;
+        for &position in &holder.positions {
+            let key = tree_keys::item(library, rec.generation, position);
+            held_entry(t.items, &key, id, library)?;
+            t.items.insert(&key[..], removed.as_slice())?;
+        }
+        if asset.published {
+            rec.asset_count = shift(rec.asset_count, -1, &holder)?;
+        }
+        put_library_rec(t.libs, library, &rec)?;
+        versions::bump_library(t.versions, library)?;
+    }
+    event.put(t.events, Event::asset_deleted(id))?;
+    Ok(())
 }

@@ -25,6 +25,11 @@
 //! Format 5 adds previews: the thumbnail's placeholder and what an audio or video file plays,
 //! on asset records and entry copies (`migrate_v5`).
 //!
+//! Format 6 adds tags and the file's checksum to asset records, tags to entry copies, and the
+//! trees `asset_idx_tags` and `asset_idx_checksum` with the tag counts (empty in an upgraded
+//! directory: no asset had tags or a checksum); the same rewrite as format 5's brings the
+//! records to the new layout (`migrate_v5`).
+//!
 //! The upgrades derive everything they write from the records, and the one to 2 begins by
 //! clearing what format 2 adds, so a run cut short (a crash, or an older version of this crate
 //! writing to the directory in between) is simply run again on the next open: the format
@@ -59,8 +64,8 @@ impl Inner {
     /// Brings a database of format `from` to [`crate::FORMAT_VERSION`] (all but writing the
     /// version).
     pub(crate) fn upgrade(&self, from: u32) -> Result<(), Error> {
-        if from < 5 {
-            self.assets_to_5()?;
+        if from < 6 {
+            self.assets_to_current()?;
         }
         if from < 2 {
             self.upgrade_to_2()?;
@@ -71,8 +76,8 @@ impl Inner {
         if from < 4 {
             self.upgrade_to_4()?;
         }
-        if from < 5 {
-            self.entries_to_5()?;
+        if from < 6 {
+            self.entries_to_current()?;
         }
         Ok(())
     }

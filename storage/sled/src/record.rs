@@ -82,6 +82,9 @@ pub(crate) struct AssetRec {
     /// last, so a format-4 record (which ends before them) never decodes as this one.
     pub(crate) thumbnail_placeholder: Option<String>,
     pub(crate) media: MediaRec,
+    /// Format 6 on: the tags and the file's SHA-256, kept last for the same reason.
+    pub(crate) tags: Vec<String>,
+    pub(crate) checksum: Option<[u8; 32]>,
 }
 
 /// What an audio or video file plays ([`Media`]).
@@ -143,6 +146,8 @@ impl AssetRec {
             updated_at: (&a.updated_at).into(),
             thumbnail_placeholder: a.thumbnail_placeholder.clone(),
             media: (&a.media).into(),
+            tags: a.tags.clone(),
+            checksum: a.checksum_sha256,
         }
     }
 
@@ -168,6 +173,8 @@ impl AssetRec {
             download_count,
             is_public: self.is_public,
             published: self.published,
+            tags: self.tags,
+            checksum_sha256: self.checksum,
             created_at: self.created_at.time()?,
             updated_at: self.updated_at.time()?,
         })
@@ -395,6 +402,8 @@ pub(crate) struct EntryCopy {
     /// Format 5 on, kept last (see [`AssetRec::thumbnail_placeholder`]).
     pub(crate) thumbnail_placeholder: Option<String>,
     pub(crate) duration_ms: Option<u64>,
+    /// Format 6 on, kept last: the asset's tags.
+    pub(crate) tags: Vec<String>,
 }
 
 impl EntryCopy {
@@ -408,6 +417,7 @@ impl EntryCopy {
             published: asset.published,
             thumbnail_placeholder: asset.thumbnail_placeholder.clone(),
             duration_ms: asset.media.duration_ms,
+            tags: asset.tags.clone(),
         }
     }
 
@@ -420,6 +430,7 @@ impl EntryCopy {
             thumbnail_placeholder: self.thumbnail_placeholder,
             duration_ms: self.duration_ms,
             published: self.published,
+            tags: self.tags,
         })
     }
 }

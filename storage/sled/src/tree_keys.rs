@@ -65,6 +65,88 @@ pub(crate) fn asset_index_keys(asset: &Asset) -> [[Vec<u8>; 4]; 3] {
     })
 }
 
+/// The code of a sort in the tag index, in the order of [`SORTS`].
+fn sort_code(sort: AssetSort) -> u8 {
+    match sort {
+        AssetSort::CreatedAt => 0,
+        AssetSort::UpdatedAt => 1,
+        AssetSort::Title => 2,
+    }
+}
+
+/// The prefix of the keys of one tag's list of `scope` sorted by `sort` in the
+/// `asset_idx_tags` tree: `text(tag key)` + sort code + scope.
+pub(crate) fn tag_prefix(tag_key: &str, sort: AssetSort, scope: u8) -> Vec<u8> {
+    let mut k = Vec::with_capacity(tag_key.len() + 4);
+    push_text(&mut k, tag_key);
+    k.push(sort_code(sort));
+    k.push(scope);
+    k
+}
+
+/// Every key of an asset in the `asset_idx_tags` tree: for each of its tags (by key, each
+/// once), each sort and each scope of [`scopes_of`], the tag's prefix, then the sort key and
+/// the id as in [`asset_index`].
+pub(crate) fn asset_tag_keys(asset: &Asset) -> Vec<Vec<u8>> {
+    let keys = rules::tag_keys(&asset.tags);
+    let mut out = Vec::with_capacity(keys.len() * 12);
+    for tag in &keys {
+        for sort in SORTS {
+            for scope in scopes_of(asset.published, asset.asset_type) {
+                let index = asset_index(
+                    scope,
+                    sort,
+                    asset.id,
+                    &asset.created_at,
+                    &asset.updated_at,
+                    &asset.title,
+                );
+                let mut k = tag_prefix(tag, sort, scope);
+                k.extend_from_slice(&index[1..]);
+                out.push(k);
+            }
+        }
+    }
+    out
+}
+
+/// The first byte of the tag counts in the `counts` tree.
+const TAG_COUNT: u8 = 9;
+
+/// Key of the number of assets with a tag in the list of `scope`, in the `counts` tree:
+/// `9`, the scope, then the tag's key.
+pub(crate) fn count_tag(scope: u8, tag_key: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(2 + tag_key.len());
+    k.push(TAG_COUNT);
+    k.push(scope);
+    k.extend_from_slice(tag_key.as_bytes());
+    k
+}
+
+/// The prefix of the tag counts of a scope (the tags of published assets: `PUBLISHED`).
+pub(crate) fn tag_counts_prefix(scope: u8) -> [u8; 2] {
+    [TAG_COUNT, scope]
+}
+
+/// The tag counts an asset is counted in: each of its tags (by key) in each of its scopes.
+pub(crate) fn tag_counts_of(asset: &Asset) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for tag in rules::tag_keys(&asset.tags) {
+        for scope in scopes_of(asset.published, asset.asset_type) {
+            out.push(count_tag(scope, &tag));
+        }
+    }
+    out
+}
+
+/// Key of an asset in the `asset_idx_checksum` tree: the file's SHA-256, then the id.
+pub(crate) fn checksum_index(checksum: &[u8; 32], id: Uuid) -> [u8; 48] {
+    let mut k = [0; 48];
+    k[..32].copy_from_slice(checksum);
+    k[32..].copy_from_slice(id.as_bytes());
+    k
+}
+
 /// The stored code of an asset type. Fixed forever: never reorder.
 pub(crate) fn type_code(t: AssetType) -> u8 {
     match t {

@@ -29,8 +29,34 @@ pub(crate) fn add_count(counts: &TransactionalTree, key: &[u8], delta: i64) -> R
     Ok(())
 }
 
-/// The asset index trees of a transaction, in the order of [`tree_keys::SORTS`].
-pub(crate) type IndexTrees<'a> = [&'a TransactionalTree; 3];
+/// The asset index trees of a transaction: the three sorts in the order of
+/// [`tree_keys::SORTS`], then the tag index and the checksum index.
+pub(crate) type IndexTrees<'a> = [&'a TransactionalTree; 5];
+
+/// Every index key of `asset`, per tree of [`IndexTrees`].
+fn index_keys(asset: &Asset) -> [Vec<Vec<u8>>; 5] {
+    let [created, updated, title] = tree_keys::asset_index_keys(asset).map(Vec::from);
+    let checksum = asset
+        .checksum_sha256
+        .as_ref()
+        .map(|c| tree_keys::checksum_index(c, asset.id).to_vec())
+        .into_iter()
+        .collect();
+    [
+        created,
+        updated,
+        title,
+        tree_keys::asset_tag_keys(asset),
+        checksum,
+    ]
+}
+
+/// Every count `asset` is counted in.
+fn counted_in(asset: &Asset) -> Vec<Vec<u8>> {
+    let mut keys = Vec::from(tree_keys::counts_of(asset.published, asset.asset_type));
+    keys.extend(tree_keys::tag_counts_of(asset));
+    keys
+}
 
 /// Writes the index keys and counts of `asset` (`add`) or removes them (`!add`).
 pub(crate) fn asset_keys(
@@ -39,7 +65,7 @@ pub(crate) fn asset_keys(
     asset: &Asset,
     add: bool,
 ) -> Result<(), TxError> {
-    for (tree, keys) in indexes.into_iter().zip(tree_keys::asset_index_keys(asset)) {
+    for (tree, keys) in indexes.into_iter().zip(index_keys(asset)) {
         for key in keys {
             if add {
                 tree.insert(key, &[][..])?;
@@ -48,7 +74,7 @@ pub(crate) fn asset_keys(
             }
         }
     }
-    for key in tree_keys::counts_of(asset.published, asset.asset_type) {
+    for key in counted_in(asset) {
         add_count(counts, &key, if add { 1 } else { -1 })?;
     }
     Ok(())
@@ -62,9 +88,11 @@ pub(crate) fn move_asset_keys(
     old: &Asset,
     new: &Asset,
 ) -> Result<(), TxError> {
-    let before = tree_keys::asset_index_keys(old);
-    let after = tree_keys::asset_index_keys(new);
-    for ((tree, old_keys), new_keys) in indexes.into_iter().zip(before).zip(after) {
+    for ((tree, old_keys), new_keys) in indexes
+        .into_iter()
+        .zip(index_keys(old))
+        .zip(index_keys(new))
+    {
         for key in old_keys.iter().filter(|k| !new_keys.contains(k)) {
             tree.remove(key.as_slice())?;
         }
@@ -72,13 +100,12 @@ pub(crate) fn move_asset_keys(
             tree.insert(key.as_slice(), &[][..])?;
         }
     }
-    if (old.published, old.asset_type) != (new.published, new.asset_type) {
-        for key in tree_keys::counts_of(old.published, old.asset_type) {
-            add_count(counts, &key, -1)?;
-        }
-        for key in tree_keys::counts_of(new.published, new.asset_type) {
-            add_count(counts, &key, 1)?;
-        }
+    let (before, after) = (counted_in(old), counted_in(new));
+    for key in before.iter().filter(|k| !after.contains(k)) {
+        add_count(counts, key, -1)?;
+    }
+    for key in after.iter().filter(|k| !before.contains(k)) {
+        add_count(counts, key, 1)?;
     }
     Ok(())
 }

@@ -117,6 +117,8 @@ impl Inner {
         let mut created = Expect::new("asset_idx_created", &self.asset_idx_created);
         let mut updated = Expect::new("asset_idx_updated", &self.asset_idx_updated);
         let mut title = Expect::new("asset_idx_title", &self.asset_idx_title);
+        let mut tagged = Expect::new("asset_idx_tags", &self.asset_idx_tags);
+        let mut checksums = Expect::new("asset_idx_checksum", &self.asset_idx_checksum);
         // Every asset record by id: the copy of it its entries should hold (`None`: it does
         // not decode).
         let mut assets: HashMap<Uuid, Option<EntryCopy>> = HashMap::new();
@@ -155,6 +157,15 @@ impl Inner {
             for key in tree_keys::counts_of(asset.published, asset.asset_type) {
                 *counts.entry(key).or_default() += 1;
             }
+            for key in tree_keys::tag_counts_of(&asset) {
+                *counts.entry(key).or_default() += 1;
+            }
+            for key in tree_keys::asset_tag_keys(&asset) {
+                tagged.key(key);
+            }
+            if let Some(sum) = &asset.checksum_sha256 {
+                checksums.key(tree_keys::checksum_index(sum, id).to_vec());
+            }
             let keys = tree_keys::asset_index_keys(&asset);
             for (expect, keys) in [&mut created, &mut updated, &mut title]
                 .into_iter()
@@ -165,7 +176,7 @@ impl Inner {
                 }
             }
         }
-        for expect in [created, updated, title] {
+        for expect in [created, updated, title, tagged, checksums] {
             expect.check(p)?;
         }
         // A claim of an asset's id names its slug; claims of ids of no asset are the slugs of

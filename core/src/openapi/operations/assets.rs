@@ -17,13 +17,18 @@ pub(super) fn list_assets() -> Spec {
         tag: "assets",
         summary: "List assets",
         description: "A page of assets, newest first by default. Only published assets, \
-            unless `status` asks for drafts (which needs `write:assets`).",
+            unless `status` asks for drafts (which needs `write:assets`). Filters combine: \
+            `tag` (repeatable: every one), `any_tag` (at least one), tags compared ignoring \
+            case; `checksum` finds the assets whose file has those bytes.",
         keys: Keys::Required,
         parameters: vec![
             p("Page"),
             p("PerPage"),
             p("AssetTypeFilter"),
             p("Search"),
+            p("TagFilter"),
+            p("AnyTagFilter"),
+            p("ChecksumFilter"),
             p("Sort"),
             p("Order"),
             p("Status"),
@@ -43,7 +48,7 @@ pub(super) fn create_asset() -> Spec {
         summary: "Create an asset",
         description: "Creates an asset from JSON: a link, external video, git reference or \
             collection, or a file-based asset whose file is already in the server's file \
-            store (`file_path`). `\"published\": false` makes a draft.",
+            store (`file_path`). `\"published\": false` makes a draft; `tags` tags it.",
         keys: Keys::Required,
         parameters: vec![],
         body: Some(json_body("NewAsset")),
@@ -68,19 +73,42 @@ pub(super) fn upload_asset() -> Spec {
         description: "Creates a file-based asset from a multipart/form-data upload. The \
             file is streamed into the file store and read for its type, size, pages, \
             words, pixel size and thumbnail; a failed upload leaves no file and no asset. \
-            A body declared or found larger than the limit is 413.",
+            A body declared or found larger than the limit is 413. The file's SHA-256 is \
+            computed as it streams in (`checksum_sha256`).\n\n\
+            `on_duplicate` says what happens when an asset's file has the same bytes: \
+            `allow` (the default) stores a new asset; `reject` answers 409 naming that asset \
+            in `asset_id`; `reuse` answers 200 with that asset. With `reject` and `reuse` \
+            nothing new is stored. The check runs once the file has arrived, so two uploads \
+            of the same bytes at the same time may both be stored.",
         keys: Keys::Required,
-        parameters: vec![],
+        parameters: vec![p("OnDuplicate")],
         body: Some(multipart_body("UploadForm")),
-        answers: vec![(
-            "201",
-            created(
-                "The asset, created.",
-                schema("AssetEnvelope"),
-                asset_links(),
+        answers: vec![
+            (
+                "201",
+                created(
+                    "The asset, created.",
+                    schema("AssetEnvelope"),
+                    asset_links(),
+                ),
             ),
-        )],
-        errors: JSON_BODY_ERRORS,
+            ("200", {
+                let mut answer = json_answer(
+                    "`on_duplicate=reuse`: the asset whose file has the same bytes (the \
+                     oldest, published or not), as it is; nothing was stored.",
+                    schema("AssetEnvelope"),
+                );
+                answer["links"] = asset_links();
+                answer
+            }),
+        ],
+        errors: &[
+            "BadRequest",
+            "Duplicate",
+            "RequestTimeout",
+            "PayloadTooLarge",
+            "UnsupportedMediaType",
+        ],
     }
 }
 
@@ -108,9 +136,10 @@ pub(super) fn update_asset() -> Spec {
         tag: "assets",
         summary: "Change an asset",
         description: "Merges the body into the asset: `title`, `description`, \
-            `is_public`, `published` and (for links, external videos and git references) \
-            `external_url`. Every library holding the asset shows the change on its next \
-            read.",
+            `is_public`, `published`, `tags` (the new set, replacing the old; `null` or `[]` \
+            clears it) and (for links, external videos and git references) `external_url`. \
+            Naming a field that cannot be set (`slug`, `checksum_sha256`, ...) is 400 on it. \
+            Every library holding the asset shows the change on its next read.",
         keys: Keys::Required,
         parameters: vec![p("AssetId")],
         body: Some(json_body("AssetPatch")),

@@ -1,7 +1,8 @@
 //! Each operation of the route table, described: where it lives, what it reads, what it
 //! answers. The services it describes are in [`crate::Service`]'s modules (`assets`,
-//! `lifecycle`, `libraries`, `downloads`, `websites`, `passes`); the descriptions themselves
-//! are in `assets`, `libraries`, `passes`, `events`, `webhooks` and `uploads`.
+//! `lifecycle`, `libraries`, `downloads`, `websites`, `passes`, `organize`); the descriptions
+//! themselves are in `assets`, `organize`, `libraries`, `passes`, `events`, `webhooks` and
+//! `uploads`.
 
 use serde_json::{Map, Value, json};
 
@@ -39,6 +40,8 @@ pub(super) const DESCRIBED: &[Described] = &[
     at(Operation::ListAssets, "GET", "/api/v1/assets"),
     at(Operation::CreateAsset, "POST", "/api/v1/assets"),
     at(Operation::UploadAsset, "POST", "/api/v1/assets/upload"),
+    at(Operation::BulkAssets, "POST", "/api/v1/assets/bulk"),
+    at(Operation::ListTags, "GET", "/api/v1/tags"),
     at(Operation::GetAsset, "GET", "/api/v1/assets/{asset_id}"),
     at(Operation::UpdateAsset, "PATCH", "/api/v1/assets/{asset_id}"),
     at(

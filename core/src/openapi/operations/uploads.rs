@@ -31,8 +31,9 @@ pub(super) fn create_upload() -> Spec {
             asset `Upload-Metadata` describes: comma-separated pairs of a key and its value in \
             base64, of `filename`, `title` (default: the file's name), `description`, \
             `asset_type` (default: from the content), `is_public` and `published` (`true` or \
-            `false`), checked now as an upload form's fields are. The answer's `Location` is \
-            the upload's URL. A body (`application/offset+octet-stream`, \
+            `false`), `tags` (separated by commas) and `on_duplicate` (`allow`, `reject` or \
+            `reuse`, as `uploadAsset` takes it), checked now as an upload form's fields are \
+            (400 naming the key). The answer's `Location` is the upload's URL. A body (`application/offset+octet-stream`, \
             `creation-with-upload`) is its first bytes. `OPTIONS` on this path answers \
             `Tus-Version`, `Tus-Extension` (`creation,creation-with-upload,termination,\
             expiration,checksum`), `Tus-Max-Size` and `Tus-Checksum-Algorithm` (`sha256`). An \
@@ -64,6 +65,7 @@ pub(super) fn create_upload() -> Spec {
         )],
         errors: &[
             "BadRequest",
+            "Duplicate",
             "RequestTimeout",
             "PreconditionFailed",
             "PayloadTooLarge",
@@ -92,7 +94,7 @@ pub(super) fn get_upload() -> Spec {
             answer["headers"] = named_headers(STATE);
             answer
         })],
-        errors: &["BadRequest", "NotFound", "Gone"],
+        errors: &["BadRequest", "NotFound", "Duplicate", "Gone"],
     }
 }
 
@@ -111,7 +113,10 @@ pub(super) fn patch_upload() -> Spec {
             asset exactly as `POST /api/v1/assets/upload` does (its metadata, thumbnail and \
             `asset.created` event), once: the answer names it in `Asset-Location`. Content \
             that makes no asset (a type that cannot be inferred, or is not the one declared) \
-            is 400, and the upload is removed.",
+            is 400, and the upload is removed. With `on_duplicate` in its metadata, the whole \
+            file's SHA-256 is compared then: `reject` answers 409 naming the asset that has \
+            those bytes (`asset_id`) and removes the upload; `reuse` answers as usual, with \
+            that asset in `Asset-Location`, and keeps no file of its own.",
         keys: Keys::Required,
         parameters: vec![
             p("UploadId"),
@@ -170,7 +175,8 @@ pub(super) fn create_direct_upload() -> Spec {
             `PUT` URL for the file the body describes, valid as long as the upload (at most 7 \
             days). The client puts the file there itself (no byte passes through the API; \
             the bucket's CORS rules apply to a browser), then calls `complete_url`. At most \
-            5 GiB (one `PUT`).",
+            5 GiB (one `PUT`). `tags` and `on_duplicate` are those of the asset to make, \
+            checked now (400 naming them).",
         keys: Keys::Required,
         parameters: vec![],
         body: Some(json_body("DirectUploadDocument")),
@@ -205,7 +211,10 @@ pub(super) fn complete_direct_upload() -> Spec {
             size (the one declared; over the limit 413), and its SHA-256 when the upload \
             named one (else 460); either way a wrong file is removed, to be put again. No \
             file yet is 409. Then makes the asset exactly as an upload does: 201 with it, or \
-            200 with the same asset when it was made already.",
+            200 with the same asset when it was made already. With the upload's \
+            `on_duplicate`, `reject` is 409 naming the asset that has the same bytes \
+            (`asset_id`; the upload and its file are removed), and `reuse` answers with that \
+            asset instead of a new one.",
         keys: Keys::Required,
         parameters: vec![p("UploadId")],
         body: None,

@@ -1,0 +1,27 @@
+//! [`EventStore`]: the event log.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::error::StoreError;
+use crate::events::{EventPage, EventQuery};
+
+/// The event log ([`crate::events`]). Every write method of the other traits that changes
+/// something appends exactly one event, built with the constructors of [`crate::events::Event`], in the same
+/// atomic change: `insert_asset` ([`Event::asset_created`](crate::events::Event::asset_created)), `update_asset`
+/// ([`Event::asset_changed`](crate::events::Event::asset_changed), none when no field differs), `delete_asset` when it deletes
+/// ([`Event::asset_deleted`](crate::events::Event::asset_deleted)), `put_library` ([`Event::library_put`](crate::events::Event::library_put)), `delete_library` when it
+/// deletes, `insert_key`, `revoke_key` and `revoke_pass` when they revoke a live one (a second
+/// revoke changes nothing and records nothing), and `insert_pass`. A write that fails or is
+/// refused appends none. Counters (downloads, views, pass spends) are not events.
+#[async_trait]
+pub trait EventStore: Send + Sync + 'static {
+    /// Up to `query.limit` events after `query.after` that match its filters, in log order,
+    /// and where the next page starts. A reader that follows `next` sees every event exactly
+    /// once: the log shows no event while a write that started before it may still add one
+    /// that sorts before it (such a write's event waits until that write has finished).
+    async fn list_events(&self, query: &EventQuery) -> Result<EventPage, StoreError>;
+
+    /// Removes the events that occurred before `before`; returns how many.
+    async fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
+}
