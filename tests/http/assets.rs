@@ -5,12 +5,14 @@ use assetlib::AssetType;
 use assetlib::extract::samples;
 use reqwest::Method;
 use serde_json::{Value, json};
+use sha2::Digest as _;
 
 use crate::harness::Harness;
 use crate::support::{Ctx, Resp, asset, id_of, ids, keys};
 
-const BASE_FIELDS: [&str; 16] = [
+const BASE_FIELDS: [&str; 18] = [
     "asset_type",
+    "checksum_sha256",
     "created_at",
     "description",
     "download_count",
@@ -22,6 +24,7 @@ const BASE_FIELDS: [&str; 16] = [
     "page_count",
     "published",
     "slug",
+    "tags",
     "thumbnail_path",
     "thumbnail_placeholder",
     "title",
@@ -40,6 +43,10 @@ pub(crate) async fn create_answers_201_with_location_and_the_asset<H: Harness>()
     let ctx = Ctx::start::<H>().await;
     let pdf = samples::pdf(3, 50);
     let size = pdf.len();
+    let sum: String = sha2::Sha256::digest(&pdf)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     ctx.put_file("docs/brand-guide.pdf", pdf).await;
     let r = ctx
         .post_asset(&json!({
@@ -77,7 +84,8 @@ pub(crate) async fn create_answers_201_with_location_and_the_asset<H: Harness>()
             "mime_type": "application/pdf", "thumbnail_path": thumbnail,
             "thumbnail_placeholder": placeholder, "page_count": 3,
             "download_count": 0, "is_public": true, "published": true,
-            "created_at": created_at, "updated_at": created_at, "word_count": 150
+            "created_at": created_at, "updated_at": created_at, "word_count": 150,
+            "tags": [], "checksum_sha256": sum
         })
     );
 

@@ -209,7 +209,7 @@ fn library_asset(
 ) -> Value {
     // These assets have no files: no placeholder, no playing time.
     json!({"id": id, "title": title, "description": description, "asset_type": asset_type,
-           "thumbnail_url": thumb, "thumbnail_placeholder": null, "duration_seconds": null,
+           "thumbnail_url": thumb, "thumbnail_placeholder": null, "tags": [], "duration_seconds": null,
            "display_order": order})
 }
 

@@ -29,6 +29,7 @@ mod libraries;
 mod library_writes;
 mod lifecycle;
 mod listing;
+mod organize;
 mod passes;
 mod previews;
 mod probe;
@@ -173,6 +174,11 @@ macro_rules! cases {
             uploads::racing_writers_never_corrupt_the_offset,
             uploads::tus_headers_pass_cors,
             uploads::unfinished_uploads_expire_and_are_removed,
+            organize::tags_are_kept_on_create_upload_patch_and_every_asset_object,
+            organize::tag_filters_and_the_tag_list,
+            organize::checksums_are_the_sha256_of_the_stored_bytes,
+            organize::duplicates_are_rejected_or_reused_on_upload_and_tus,
+            organize::bulk_changes_item_by_item_or_all_at_once,
             uploads::direct_uploads_need_files_in_s3,
         ]);
     };

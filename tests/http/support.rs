@@ -289,6 +289,8 @@ pub(crate) fn keys(v: &Value) -> Vec<String> {
 pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
     vec![
         (Method::GET, "/api/v1/assets", Scope::ReadAssets),
+        (Method::GET, "/api/v1/tags", Scope::ReadAssets),
+        (Method::POST, "/api/v1/assets/bulk", Scope::WriteAssets),
         (Method::GET, "/api/v1/assets/{id}", Scope::ReadAssets),
         (
             Method::GET,

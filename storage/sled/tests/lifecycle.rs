@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use assetlib_core::{
     AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetType, LibraryQuery,
-    LibraryRows, MemoryStore, SortOrder, StoreError,
+    LibraryRows, MemoryStore, SortOrder, StoreError, TagChange,
 };
 use assetlib_sled::SledStore;
 use uuid::Uuid;
@@ -36,7 +36,15 @@ async fn agree(sled: &SledStore, memory: &MemoryStore, assets: &[Uuid], librarie
         for sort in [AssetSort::CreatedAt, AssetSort::UpdatedAt, AssetSort::Title] {
             for order in [SortOrder::Asc, SortOrder::Desc] {
                 for &asset_type in &types {
-                    for search in [None, Some("renamed"), Some("x")] {
+                    for (search, tags, any) in [
+                        (None, vec![], vec![]),
+                        (Some("renamed"), vec![], vec![]),
+                        (Some("x"), vec![], vec![]),
+                        (None, vec!["red"], vec![]),
+                        (None, vec!["blue", "red"], vec![]),
+                        (None, vec![], vec!["blue", "green"]),
+                        (Some("x"), vec!["red"], vec!["green"]),
+                    ] {
                         for page in [1, 2, 3] {
                             let q = AssetQuery {
                                 status,
@@ -46,6 +54,9 @@ async fn agree(sled: &SledStore, memory: &MemoryStore, assets: &[Uuid], librarie
                                 search: search.map(str::to_owned),
                                 per_page: 7,
                                 page,
+                                tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+                                any_tags: any.iter().map(|t| (*t).to_owned()).collect(),
+                                ..AssetQuery::default()
                             };
                             let s = sled.list_assets(&q).await.expect("sled list");
                             let m = memory.list_assets(&q).await.expect("memory list");
@@ -82,6 +93,10 @@ async fn agree(sled: &SledStore, memory: &MemoryStore, assets: &[Uuid], librarie
         sled.list_libraries(&q).await.expect("list"),
         memory.list_libraries(&q).await.expect("list")
     );
+    assert_eq!(
+        sled.list_tags(10).await.expect("tags"),
+        memory.list_tags(10).await.expect("tags")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -97,6 +112,10 @@ async fn lifecycle_agrees_with_the_memory_store() {
         );
         a.published = i % 3 != 0;
         a.description = (i % 4 == 0).then(|| "some X text".to_owned());
+        let palette = ["Red", "blue", "GREEN"];
+        a.tags = (0..i % 4)
+            .map(|k| palette[(i + k) % 3].to_owned())
+            .collect();
         let s = sled.insert_asset(a.clone()).await.expect("sled insert");
         assert_eq!(s, memory.insert_asset(a).await.expect("memory insert"));
         assets.push(s.id);
@@ -128,7 +147,7 @@ async fn lifecycle_agrees_with_the_memory_store() {
             1 => change.published = Some(false),
             2 => change.title = Some(format!("Renamed {}", 40 - i)),
             3 => change.description = Some(None),
-            _ => change.is_public = Some(false),
+            _ => change.tags = Some(TagChange::Add(vec!["Red".into(), "new".into()])),
         }
         let s = sled.update_asset(id, &change).await.expect("sled update");
         let m = memory
