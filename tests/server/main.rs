@@ -2,6 +2,7 @@
 //! on warp, each case run against both): their binaries built once, started on free ports of
 //! 127.0.0.1 and stopped by their PIDs, with real requests over real sockets.
 //!
+//! - `bulk`: an atomic bulk change of 100 assets across a SIGKILL, all or nothing;
 //! - `commands`: `keys` commands, `serve`, SIGTERM and restarts, the first key, memory under
 //!   large downloads and stalled bodies, connection timeouts, the request log;
 //! - `events`: one event per acknowledged write across a SIGKILL;
@@ -18,6 +19,7 @@
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
+mod bulk;
 mod commands;
 mod events;
 mod previews;
