@@ -191,6 +191,7 @@ fn sled_open_or_build(rt: &tokio::runtime::Runtime, size: usize) -> Db {
     let dir = data_root().join(format!("store-{size}"));
     let marker = dir.join(MARKER);
     if let Ok(text) = std::fs::read_to_string(&marker)
+        && text.contains(FILL)
         && let Some((lib100, lib1000)) = parse_libs(&text)
     {
         let store = SledStore::open(dir.join("db")).expect("open bench database");
@@ -219,7 +220,11 @@ fn sled_open_or_build(rt: &tokio::runtime::Runtime, size: usize) -> Db {
         libs
     });
     drop(store);
-    std::fs::write(&marker, format!("lib100={lib100}\nlib1000={lib1000}\n")).expect("write marker");
+    std::fs::write(
+        &marker,
+        format!("lib100={lib100}\nlib1000={lib1000}\n{FILL}\n"),
+    )
+    .expect("write marker");
     println!("sled: built in {:.1?}", started.elapsed());
     sled_open_or_build(rt, size)
 }
@@ -234,6 +239,20 @@ fn parse_libs(text: &str) -> Option<(Uuid, Uuid)> {
     Some((*ids.get("lib100")?, *ids.get("lib1000")?))
 }
 
+/// The tags of asset `i` of a bench database: one quarter (`Q1` to `Q4`, a quarter of the
+/// assets each), and `Featured` on every tenth.
+fn bench_tags(i: usize) -> Vec<String> {
+    let mut tags = vec![format!("Q{}", i % 4 + 1)];
+    if i % 10 == 0 {
+        tags.push("Featured".into());
+    }
+    tags
+}
+
+/// What the marker of a complete sled database says besides its libraries: the fill's
+/// version (a database of an older fill, without tags, is rebuilt).
+const FILL: &str = "fill=tags";
+
 async fn sled_fill(store: &SledStore, size: usize) -> Vec<Uuid> {
     const TASKS: usize = 8;
     let mut tasks = tokio::task::JoinSet::new();
@@ -246,6 +265,7 @@ async fn sled_fill(store: &SledStore, size: usize) -> Vec<Uuid> {
                 let mut a = sample_asset(&format!("Asset {i} quarterly report"), kind, i as i64);
                 a.description = Some(format!("Description of asset number {i}"));
                 a.thumbnail_path = Some(format!("thumbs/{i}.png"));
+                a.tags = bench_tags(i);
                 ids.push((i, store.insert_asset(a).await.expect("insert").id));
                 if t == 0 && i % 100_000 == 0 && i > 0 {
                     println!("  {i} assets");
@@ -480,6 +500,13 @@ fn calls(db: &Db) -> Vec<(String, Call)> {
         .iter()
         .map(|&(sort, name)| (format!("list page 1 by {name}"), Call::List(page1(sort))))
         .collect();
+    for (tag, share) in [("featured", "10%"), ("q1", "25%")] {
+        let q = AssetQuery {
+            tags: vec![tag.to_owned()],
+            ..page1(AssetSort::CreatedAt)
+        };
+        out.push((format!("list page 1 tag={tag} ({share})"), Call::List(q)));
+    }
     out.push(("load 100-entry library".into(), Call::Load(db.lib100)));
     out.push(("load 1,000-entry library".into(), Call::Load(db.lib1000)));
     out.push(("count a library view".into(), Call::View(db.lib100)));
@@ -570,6 +597,24 @@ fn print_ratios(rt: &tokio::runtime::Runtime, dbs: &[Db]) {
                 "  {kind:<8} {size:>8} assets  {name:<26} {time:>10.1?}  ({} reads)",
                 reads_text(*reads)
             );
+        }
+    }
+    println!("\nstore: a tag-filtered page 1 against the unfiltered one (by created_at)");
+    for (kind, size, rows) in &all {
+        let time = |name: &str| {
+            rows.iter()
+                .find(|(n, _, _)| n.as_str() == name)
+                .map(|(_, t, _)| t.as_secs_f64())
+        };
+        if let Some(plain) = time("list page 1 by created_at") {
+            for tag in ["list page 1 tag=featured (10%)", "list page 1 tag=q1 (25%)"] {
+                if let Some(filtered) = time(tag) {
+                    println!(
+                        "  {kind:<8} {size:>8} assets  {tag:<32} {:.2}x",
+                        filtered / plain
+                    );
+                }
+            }
         }
     }
     for kind in ["sled", "postgres"] {

@@ -102,6 +102,7 @@ fn file_facts(asset: &Value) -> Value {
         "page_count": asset["page_count"], "word_count": asset["word_count"],
         "is_public": asset["is_public"], "published": asset["published"],
         "has_thumbnail": asset["thumbnail_url"].is_string(),
+        "checksum_sha256": asset["checksum_sha256"],
     })
 }
 
@@ -168,6 +169,16 @@ async fn upload_in_pieces<H: Harness>(ctx: &Ctx) {
     assert_eq!(single.status, 201, "{}", single.json);
     assert_eq!(file_facts(&made), file_facts(&single.json["data"]));
     assert_eq!(made["page_count"], json!(40));
+    // The checksum was carried from request to request in the upload's record.
+    let upload_id = uuid::Uuid::parse_str(path.rsplit('/').next().expect("id")).expect("uuid");
+    let record = ctx
+        .store()
+        .get_upload(upload_id)
+        .await
+        .expect("get_upload")
+        .expect("the finished upload");
+    let carried = record.checksum().expect("hashed while it streamed in");
+    assert_eq!(carried, <[u8; 32]>::from(Sha256::digest(&pdf)));
 
     // Its bytes, and the upload's state once finished.
     let id = made["id"].as_str().expect("id");

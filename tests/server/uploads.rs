@@ -158,6 +158,11 @@ async fn official_clients_upload_a_gib_through_cut_connections_across_two_replic
             got == digest,
             "{client}: the download is the file, byte for byte"
         );
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            asset["checksum_sha256"], hex,
+            "{client}: the checksum carried across requests and replicas"
+        );
     }
     // Every multipart upload was completed; no staging object is left.
     assert_eq!(

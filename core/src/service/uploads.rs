@@ -157,6 +157,7 @@ impl Service {
             expires_at: at
                 + chrono::Duration::from_std(self.inner.config.upload_expiry)
                     .unwrap_or(chrono::Duration::MAX),
+            sha256: Some(tus::RunningSha256::default()),
         };
         let holder = Uuid::new_v4();
         let term = self.lease_term();
@@ -433,12 +434,15 @@ impl Service {
             return Ok(asset);
         }
         storage::finish(files, upload).await?;
-        // The finished file is read once for its SHA-256 (its bytes came in over several
-        // requests, possibly to several replicas).
-        let checksum = storage::measure(files, &upload.path, true)
-            .await?
-            .and_then(|(_, sum)| sum)
-            .ok_or(NO_UPLOAD)?;
+        // The SHA-256 the requests carried, or (a direct upload, or a request that broke off
+        // where the running hash could not follow) the finished file read once.
+        let checksum = match upload.checksum() {
+            Some(sum) => sum,
+            None => storage::measure(files, &upload.path, true)
+                .await?
+                .and_then(|(_, sum)| sum)
+                .ok_or(NO_UPLOAD)?,
+        };
         let on_duplicate =
             OnDuplicate::parse("on_duplicate", upload.metadata.on_duplicate.as_deref())?;
         if let Some(same) = self.on_duplicate(on_duplicate, Some(checksum)).await? {

@@ -28,6 +28,11 @@ fn sample_upload(length: u64, expires: i64) -> Upload {
         finished: false,
         created_at: t0(),
         expires_at: t0() + Duration::seconds(expires),
+        sha256: Some({
+            let mut hash = crate::tus::RunningSha256::default();
+            hash.update(b"the bytes so far");
+            hash
+        }),
     }
 }
 

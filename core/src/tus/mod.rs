@@ -18,7 +18,10 @@
 //!
 //! [tus 1.0]: https://tus.io/protocols/resumable-upload
 
+mod sha;
 pub mod storage;
+
+pub use sha::RunningSha256;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -271,12 +274,35 @@ pub struct Upload {
     /// When it is removed unless finished ([`crate::Config::upload_expiry`] after it was
     /// made).
     pub expires_at: DateTime<Utc>,
+    /// The SHA-256 of the bytes received, carried from request to request; `None` for a
+    /// direct upload (read once it is complete), and when a request broke off where the
+    /// hash could not follow (the file is then read once at the end).
+    #[serde(default)]
+    pub sha256: Option<RunningSha256>,
 }
 
 impl Upload {
     /// Whether every byte has arrived.
     pub fn is_complete(&self) -> bool {
         self.offset == self.length
+    }
+
+    /// The SHA-256 of the whole file, when every byte went through [`Upload::hash_more`].
+    pub fn checksum(&self) -> Option<[u8; 32]> {
+        self.sha256
+            .as_ref()
+            .filter(|h| h.hashed() == self.length && self.is_complete())
+            .map(RunningSha256::finish)
+    }
+
+    /// Hashes `bytes`, kept at `at` in the file: they go into the running SHA-256 when they
+    /// follow what it hashed; otherwise it is dropped (the file is read at the end instead).
+    pub fn hash_more(&mut self, at: u64, bytes: &[u8]) {
+        match &mut self.sha256 {
+            Some(h) if h.hashed() == at => h.update(bytes),
+            Some(_) => self.sha256 = None,
+            None => {}
+        }
     }
 
     /// Whether it is a direct upload (the client puts the file in the bucket itself).

@@ -166,6 +166,8 @@ async fn append_local(
         .await
         .map_err(ApiError::internal)?;
     let mut hash = patch.checksum.map(|_| Sha256::new());
+    // The running SHA-256 as recorded, for a body whose bytes are refused.
+    let running = upload.sha256.clone();
     let mut written = start;
     let outcome = loop {
         let chunk = match next_chunk(&mut patch.body).await {
@@ -180,6 +182,7 @@ async fn append_local(
         if let Some(hash) = hash.as_mut() {
             hash.update(&chunk);
         }
+        upload.hash_more(written, &chunk);
         written += chunk.len() as u64;
         if hash.is_none() && written - upload.offset >= LOCAL_SAVE {
             file.sync_data().await.map_err(ApiError::internal)?;
@@ -193,6 +196,7 @@ async fn append_local(
         Ok(outcome) => outcome,
         Err(refused) => {
             file.set_len(start).await.map_err(ApiError::internal)?;
+            upload.sha256 = running;
             return Err(refused);
         }
     };
@@ -229,6 +233,7 @@ async fn append_parts(
         buffer.extend_from_slice(&kept);
     }
     let mut hash = patch.checksum.map(|_| Sha256::new());
+    let running = upload.sha256.clone();
     let mut received = upload.offset;
     let mut done = parts;
     let outcome = loop {
@@ -246,7 +251,13 @@ async fn append_parts(
         received += chunk.len() as u64;
         while !chunk.is_empty() {
             let take = (PART - buffer.len()).min(chunk.len());
-            buffer.extend_from_slice(&chunk.split_to(take));
+            let piece = chunk.split_to(take);
+            // Hashed as it joins the part: at each part's end the hash is at the offset.
+            upload.hash_more(
+                done.len() as u64 * PART as u64 + buffer.len() as u64,
+                &piece,
+            );
+            buffer.extend_from_slice(&piece);
             if buffer.len() < PART {
                 continue;
             }
@@ -266,7 +277,13 @@ async fn append_parts(
         }
         lease.keep(upload).await?;
     };
-    let outcome = verdict(outcome, hash, patch.checksum)?;
+    let outcome = match verdict(outcome, hash, patch.checksum) {
+        Ok(outcome) => outcome,
+        Err(refused) => {
+            upload.sha256 = running;
+            return Err(refused);
+        }
+    };
     // What did not fill a part waits in the tail object for the next request.
     if !buffer.is_empty() {
         files.put(&tail_path, buffer.freeze()).await?;
@@ -292,6 +309,7 @@ async fn append_pieces(
         return Err(ApiError::internal("not an upload in pieces"));
     };
     let mut hash = patch.checksum.map(|_| Sha256::new());
+    let running = upload.sha256.clone();
     let mut received = upload.offset;
     let mut count = first;
     let mut buffer = BytesMut::with_capacity(PART);
@@ -307,6 +325,7 @@ async fn append_pieces(
         if let Some(hash) = hash.as_mut() {
             hash.update(&chunk);
         }
+        upload.hash_more(received + buffer.len() as u64, &chunk);
         buffer.extend_from_slice(&chunk);
         if buffer.len() >= PART {
             received += buffer.len() as u64;
@@ -333,6 +352,7 @@ async fn append_pieces(
         Ok(outcome) => outcome,
         Err(refused) => {
             remove_pieces(files, &upload.path, first..count).await;
+            upload.sha256 = running;
             return Err(refused);
         }
     };
