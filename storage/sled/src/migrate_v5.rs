@@ -316,7 +316,7 @@ impl Inner {
     }
 }
 
-/// Format 4's layouts of format-5 records, for the upgrade's tests.
+/// Format 4's and format 5's layouts of current records, for the upgrades' tests.
 #[cfg(test)]
 pub(crate) mod downgrade {
     use super::*;
@@ -343,6 +343,63 @@ pub(crate) mod downgrade {
             created_at: rec.created_at,
             updated_at: rec.updated_at,
         }
+    }
+
+    /// `rec` as format 5 stored it: without the fields format 6 adds.
+    pub(crate) fn asset5(rec: AssetRec) -> AssetRec5 {
+        AssetRec5 {
+            title: rec.title,
+            slug: rec.slug,
+            description: rec.description,
+            asset_type: rec.asset_type,
+            file_path: rec.file_path,
+            file_size: rec.file_size,
+            mime_type: rec.mime_type,
+            thumbnail_path: rec.thumbnail_path,
+            page_count: rec.page_count,
+            word_count: rec.word_count,
+            width: rec.width,
+            height: rec.height,
+            external_url: rec.external_url,
+            video_embed: rec.video_embed,
+            is_public: rec.is_public,
+            published: rec.published,
+            created_at: rec.created_at,
+            updated_at: rec.updated_at,
+            thumbnail_placeholder: rec.thumbnail_placeholder,
+            media: rec.media,
+        }
+    }
+
+    /// `item` as format 5 stored it; `None` for items whose layout did not change.
+    pub(crate) fn item5(item: ItemRec) -> Option<ItemRec5> {
+        let ItemRec::Entry {
+            asset_id,
+            section_id,
+            display_order,
+            title,
+            description,
+            asset,
+        } = item
+        else {
+            return None;
+        };
+        Some(ItemRec5::Entry {
+            asset_id,
+            section_id,
+            display_order,
+            title,
+            description,
+            asset: EntryCopy5 {
+                title: asset.title,
+                description: asset.description,
+                asset_type: asset.asset_type,
+                thumbnail_path: asset.thumbnail_path,
+                published: asset.published,
+                thumbnail_placeholder: asset.thumbnail_placeholder,
+                duration_ms: asset.duration_ms,
+            },
+        })
     }
 
     /// `item` as format 4 stored it; `None` for items whose layout did not change.

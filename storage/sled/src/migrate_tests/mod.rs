@@ -446,3 +446,4 @@ async fn an_interrupted_upgrade_runs_again_cleanly() {
 mod v2;
 mod v3;
 mod v4;
+mod v5;
