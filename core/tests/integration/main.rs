@@ -4,6 +4,7 @@
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
+mod backfill;
 mod conformance;
 mod detail_cache;
 mod docs;

@@ -31,8 +31,8 @@ pub(crate) async fn run(command: ThumbnailsCommand) -> Result<(), BoxError> {
     let done = done?;
     println!(
         "{} assets looked at: {} read again now have a thumbnail, {} have none to give, {} \
-         could not be read (see the log)",
-        done.seen, done.thumbnails, done.without, done.failed
+         could not be read (see the log); {} read for their checksum alone",
+        done.seen, done.thumbnails, done.without, done.failed, done.checksums
     );
     Ok(())
 }
