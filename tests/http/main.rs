@@ -179,6 +179,7 @@ macro_rules! cases {
             organize::checksums_are_the_sha256_of_the_stored_bytes,
             organize::duplicates_are_rejected_or_reused_on_upload_and_tus,
             organize::bulk_changes_item_by_item_or_all_at_once,
+            organize::racing_bulk_changes_lose_no_tag,
             uploads::direct_uploads_need_files_in_s3,
         ]);
     };

@@ -564,3 +564,78 @@ pub(crate) async fn bulk_changes_item_by_item_or_all_at_once<H: Harness>() {
         .await;
     assert_eq!(r.status, 403);
 }
+
+/// Bulk tag changes racing each other and single `PATCH`es of other fields, atomic or not,
+/// over the same assets in different orders: every request is answered 200 (counted by
+/// status), and no tag added is lost.
+pub(crate) async fn racing_bulk_changes_lose_no_tag<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let kind = ["pdf", "image", "video"][i % 3];
+        let a = ctx
+            .create_asset(json!({"title": format!("Asset {i}"), "asset_type": kind,
+                "tags": ["shared"]}))
+            .await;
+        ids.push(id_of(&a));
+    }
+    const ROUNDS: usize = 24;
+    let mut requests = tokio::task::JoinSet::new();
+    for i in 0..ROUNDS {
+        let mut order = ids.clone();
+        if i % 2 == 1 {
+            order.reverse();
+        }
+        order.rotate_left(i % ids.len());
+        let body = json!({"action": "add_tags", "ids": order, "atomic": i % 3 != 0,
+            "changes": {"tags": [format!("t{i}")]}});
+        let bulk = ctx
+            .request(Method::POST, "/api/v1/assets/bulk", Some(&ctx.admin))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        requests.spawn(async move { ("bulk", Resp::from(bulk).await) });
+        // A single change of another field of one of them, and a publication flip.
+        let id = &ids[i % ids.len()];
+        let patch = ctx
+            .request(
+                Method::PATCH,
+                &format!("/api/v1/assets/{id}"),
+                Some(&ctx.admin),
+            )
+            .header("content-type", "application/json")
+            .body(json!({"description": format!("d{i}"), "published": i % 4 != 0}).to_string());
+        requests.spawn(async move { ("patch", Resp::from(patch).await) });
+    }
+    let mut statuses: std::collections::BTreeMap<(&str, u16), usize> = Default::default();
+    while let Some(done) = requests.join_next().await {
+        let (kind, r) = done.expect("request");
+        *statuses.entry((kind, r.status)).or_default() += 1;
+        if kind == "bulk" && r.status == 200 {
+            assert_eq!(r.json["data"]["failed"], 0, "{}", r.json);
+        }
+    }
+    assert_eq!(
+        statuses,
+        [(("bulk", 200), ROUNDS), (("patch", 200), ROUNDS)]
+            .into_iter()
+            .collect(),
+        "every request answered 200"
+    );
+    for id in &ids {
+        let tags = tags_of(&ctx, id).await;
+        let tags = tags.as_array().expect("tags");
+        assert_eq!(tags.len(), ROUNDS + 1, "{id}: {tags:?}");
+    }
+    // Publish them all, then the counts are exact.
+    let r = bulk(
+        &ctx,
+        json!({"action": "patch", "ids": ids, "atomic": true,
+        "changes": {"published": true}}),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let counts = ctx.get("/api/v1/tags?limit=1000").await.json["data"].clone();
+    let counts = counts.as_array().expect("counts");
+    assert_eq!(counts.len(), ROUNDS + 1);
+    assert!(counts.iter().all(|c| c["count"] == ids.len()), "{counts:?}");
+}
