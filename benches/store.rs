@@ -243,7 +243,7 @@ fn parse_libs(text: &str) -> Option<(Uuid, Uuid)> {
 /// assets each), and `Featured` on every tenth.
 fn bench_tags(i: usize) -> Vec<String> {
     let mut tags = vec![format!("Q{}", i % 4 + 1)];
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         tags.push("Featured".into());
     }
     tags
@@ -398,13 +398,14 @@ fn pg_open_or_build(rt: &tokio::runtime::Runtime, server: &TestCluster, size: us
 /// the same assets `sled_fill` inserts one by one: for i in 0..size, title `Asset {i}
 /// quarterly report` (slug `asset-{i}-quarterly-report`), description `Description of asset
 /// number {i}`, type pdf, image, video by turns, thumbnail `thumbs/{i}.png`, published, not
-/// public, created and updated at 2026-01-01 + i seconds, no file, 0 downloads.
+/// public, created and updated at 2026-01-01 + i seconds, no file, 0 downloads, tagged as
+/// [`bench_tags`] says.
 ///
 /// What it writes: the `assets` rows (one `INSERT ... SELECT ... FROM generate_series`, the
 /// rows in random order on the heap, as a database that grew over years has them, not in
 /// creation order), one `asset_counters` row per asset, and the `asset_counts` rows the
 /// store's triggers would have kept (total and per type, one `INSERT ... SELECT ... GROUP
-/// BY`). The triggers are off during the fill (`session_replication_role = replica`), as 1M
+/// BY`), and the tag rows and tag counts those triggers keep. The triggers are off during the fill (`session_replication_role = replica`), as 1M
 /// per-row count updates on one row would be the whole cost; [`pg_check`] checks afterwards
 /// with the store's own `list_assets` that the counts are right. Every index of the
 /// migration is in place and maintained by the inserts.
@@ -418,14 +419,19 @@ async fn pg_fill(store: &PgStore, size: usize) {
          SET LOCAL work_mem = '256MB';
          SET LOCAL maintenance_work_mem = '256MB';
          INSERT INTO {s}.assets (id, title, title_lower, slug, description, description_lower,
-             asset_type, thumbnail_path, is_public, published, created_at, updated_at)
+             asset_type, thumbnail_path, is_public, published, created_at, updated_at,
+             tags, tag_keys)
          SELECT gen_random_uuid(),
              'Asset ' || i || ' quarterly report', 'asset ' || i || ' quarterly report',
              'asset-' || i || '-quarterly-report',
              'Description of asset number ' || i, 'description of asset number ' || i,
              (ARRAY['pdf', 'image', 'video'])[i % 3 + 1], 'thumbs/' || i || '.png',
-             false, true, t, t
-         FROM (SELECT i, timestamptz '2026-01-01 00:00:00+00' + i * interval '1 second' AS t
+             false, true, t, t, spelled, k
+         FROM (SELECT i, timestamptz '2026-01-01 00:00:00+00' + i * interval '1 second' AS t,
+                   CASE WHEN i % 10 = 0 THEN ARRAY['q' || (i % 4 + 1), 'featured']
+                        ELSE ARRAY['q' || (i % 4 + 1)] END AS k,
+                   CASE WHEN i % 10 = 0 THEN ARRAY['Q' || (i % 4 + 1), 'Featured']
+                        ELSE ARRAY['Q' || (i % 4 + 1)] END AS spelled
                FROM generate_series(0::bigint, {n} - 1) AS i) g
          ORDER BY random();
          INSERT INTO {s}.asset_counters (asset_id, download_count) SELECT id, 0 FROM {s}.assets;
@@ -433,6 +439,16 @@ async fn pg_fill(store: &PgStore, size: usize) {
              SELECT '', count(*) FROM {s}.assets WHERE published
              UNION ALL
              SELECT asset_type, count(*) FROM {s}.assets WHERE published GROUP BY asset_type;
+         INSERT INTO {s}.asset_tags (tag_key, asset_id, published, asset_type, created_at,
+                 updated_at, title_lower)
+             SELECT k, a.id, a.published, a.asset_type, a.created_at, a.updated_at, a.title_lower
+             FROM {s}.assets a CROSS JOIN LATERAL unnest(a.tag_keys) AS k;
+         INSERT INTO {s}.tag_counts (tag_key, published, asset_type, shard, n)
+             SELECT tag_key, published, '', 0, count(*) FROM {s}.asset_tags
+             GROUP BY tag_key, published
+             UNION ALL
+             SELECT tag_key, published, asset_type, 0, count(*) FROM {s}.asset_tags
+             GROUP BY tag_key, published, asset_type;
          COMMIT;"
     );
     let client = store.pool().get().await.expect("connection");
@@ -466,6 +482,19 @@ async fn pg_check(store: &PgStore, size: usize) -> Result<(), String> {
         if got != want {
             return Err(format!("{} total {got} instead of {want}", kind.as_str()));
         }
+    }
+    let featured = AssetQuery {
+        tags: vec!["featured".into()],
+        ..page1(AssetSort::CreatedAt)
+    };
+    let got = store
+        .list_assets(&featured)
+        .await
+        .map_err(|e| e.to_string())?
+        .total;
+    let want = size.div_ceil(10) as u64;
+    if got != want {
+        return Err(format!("featured total {got} instead of {want}"));
     }
     let want: Vec<String> = (0..size.min(20))
         .map(|k| format!("Asset {} quarterly report", size - 1 - k))

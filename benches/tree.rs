@@ -141,6 +141,7 @@ fn rows(sections: usize, per_section: usize, shuffled: bool) -> LibraryRows {
                     .then(|| "1QcSHQRnh493V4dIh4eXh1h4kJUI".into()),
                 duration_ms: None,
                 published: true,
+                tags: (0..n % 3).map(|k| format!("tag {k}")).collect(),
             },
         }
     };
@@ -218,6 +219,9 @@ struct OwnedAsset {
     description: Option<String>,
     asset_type: AssetType,
     thumbnail_url: Option<String>,
+    thumbnail_placeholder: Option<String>,
+    duration_seconds: Option<f64>,
+    tags: Vec<String>,
     display_order: u32,
 }
 
@@ -241,6 +245,9 @@ fn owned(rows: &LibraryRows) -> OwnedDetail {
             .thumbnail_path
             .as_ref()
             .map(|p| format!("{BASE}{p}")),
+        thumbnail_placeholder: r.asset.thumbnail_placeholder.clone(),
+        duration_seconds: r.asset.duration_ms.map(|ms| ms as f64 / 1000.0),
+        tags: r.asset.tags.clone(),
         display_order: r.entry.display_order,
     };
     let mut sections: Vec<&Section> = rows.sections.iter().collect();

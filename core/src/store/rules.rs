@@ -41,25 +41,6 @@ pub fn first_free_slug(wanted: &str, mut taken: impl FnMut(&str) -> bool) -> Str
         .unwrap_or_else(|| wanted.to_owned())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn free_slugs_take_the_first_gap() {
-        let taken = ["a", "a-2", "a-4"];
-        assert_eq!(first_free_slug("a", |s| taken.contains(&s)), "a-3");
-        assert_eq!(first_free_slug("b", |s| taken.contains(&s)), "b");
-    }
-
-    #[test]
-    fn search_compares_in_unicode_lowercase() {
-        let needle = fold_case("ÉTÉ");
-        assert!(matches_search("Notes d'été", None, &needle));
-        assert!(matches_search("x", Some("Un ÉTÉ"), &needle));
-        assert!(!matches_search("x", None, &needle));
-    }
-}
 
 /// Whether an asset with `tags` passes the tag filters of `query`: every key of `query.tags`
 /// and, when `query.any_tags` is not empty, one of them (tags compared by their keys).
@@ -98,4 +79,24 @@ pub fn top_tags(
     all.sort_unstable_by(|a, b| b.count.cmp(&a.count).then_with(|| a.tag.cmp(&b.tag)));
     all.truncate(limit as usize);
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_slugs_take_the_first_gap() {
+        let taken = ["a", "a-2", "a-4"];
+        assert_eq!(first_free_slug("a", |s| taken.contains(&s)), "a-3");
+        assert_eq!(first_free_slug("b", |s| taken.contains(&s)), "b");
+    }
+
+    #[test]
+    fn search_compares_in_unicode_lowercase() {
+        let needle = fold_case("ÉTÉ");
+        assert!(matches_search("Notes d'été", None, &needle));
+        assert!(matches_search("x", Some("Un ÉTÉ"), &needle));
+        assert!(!matches_search("x", None, &needle));
+    }
 }

@@ -74,7 +74,7 @@ pub(crate) fn json_tags(
             for (i, item) in items.iter().enumerate() {
                 let Value::String(tag) = item else {
                     return Err(ApiError::validation(
-                        &format!("{field}[{i}]"),
+                        format!("{field}[{i}]"),
                         format!("{field}[{i}] must be a string"),
                     ));
                 };

@@ -2,10 +2,11 @@
 //! [`crate::lifecycle`].
 
 use assetlib_core::events::{Event, EventType, ResourceType};
-use assetlib_core::store::rules::fold_case;
+use assetlib_core::store::rules::{fold_case, tag_keys};
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetStore, AssetType,
-    AssetUpdate, LibraryUse, Media, Page, SortOrder, StoreError, async_trait,
+    AssetUpdate, BulkOutcome, LibraryUse, Media, Page, SortOrder, StoreError, TagCount,
+    async_trait,
 };
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -17,7 +18,7 @@ use crate::notices::Notice;
 use crate::store::{PgStore, counter_update, like_escape, to_i64, to_u32, to_u64};
 
 /// The columns [`asset_cols`] names, in order.
-const ASSET_COLUMNS: [&str; 25] = [
+const ASSET_COLUMNS: [&str; 27] = [
     "id",
     "title",
     "slug",
@@ -43,6 +44,8 @@ const ASSET_COLUMNS: [&str; 25] = [
     "channels",
     "bitrate",
     "video_codec",
+    "tags",
+    "checksum_sha256",
 ];
 
 /// The asset columns every read returns, in the order [`asset_from_row`] decodes them, each
@@ -101,6 +104,15 @@ pub(crate) fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
             bitrate: opt_u32(23, "bit rate")?,
             video_codec: row.try_get(at + 24)?,
         },
+        tags: row.try_get(at + 25)?,
+        checksum_sha256: row
+            .try_get::<_, Option<Vec<u8>>>(at + 26)?
+            .map(|b| {
+                <[u8; 32]>::try_from(b.as_slice()).map_err(|_| {
+                    Failure::invalid("checksum", format!("{} bytes instead of 32", b.len()))
+                })
+            })
+            .transpose()?,
         download_count: to_u64("download count", downloads.unwrap_or(0))?,
     })
 }
@@ -119,6 +131,9 @@ pub(crate) struct AssetParams {
     pub(crate) sample_rate: Option<i64>,
     pub(crate) channels: Option<i64>,
     pub(crate) bitrate: Option<i64>,
+    /// The keys of the tags, each once ([`tag_keys`]).
+    pub(crate) tag_keys: Vec<String>,
+    pub(crate) checksum: Option<Vec<u8>>,
 }
 
 impl AssetParams {
@@ -137,6 +152,8 @@ impl AssetParams {
             sample_rate: a.media.sample_rate.map(i64::from),
             channels: a.media.channels.map(i64::from),
             bitrate: a.media.bitrate.map(i64::from),
+            tag_keys: tag_keys(&a.tags),
+            checksum: a.checksum_sha256.map(|c| c.to_vec()),
         })
     }
 }
@@ -180,10 +197,10 @@ fn insert_sql(s: &str, pick: SlugPick) -> String {
                  thumbnail_path, page_count, word_count, width, height, external_url, \
                  video_embed, is_public, published, created_at, updated_at, \
                  thumbnail_placeholder, duration_ms, sample_rate, channels, bitrate, \
-                 video_codec) \
+                 video_codec, tags, tag_keys, checksum_sha256) \
              VALUES ($1, $2, $3, (SELECT slug FROM pick), $5, $6, $7, $8, $9, $10, $11, \
                  $12, $13, $14, $15, $16, $17, $18, $19, $21, $22, $24, $25, $26, $27, $28, \
-                 $29) \
+                 $29, $35, $36, $37) \
              ON CONFLICT (slug) DO NOTHING \
              RETURNING {cols} \
          ), counter AS ( \
@@ -203,34 +220,75 @@ fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-/// The condition on `published` of the assets a list of `status` shows: the predicate of the
-/// partial indexes it reads, or none.
-fn status_filter(status: AssetStatus) -> &'static str {
+/// The condition on `published` of the rows (of `src`: `a` for assets, `t` for tag rows) a
+/// list of `status` shows: the predicate of the partial indexes it reads, or none.
+fn status_filter(status: AssetStatus, src: &str) -> String {
     match status {
-        AssetStatus::Published => "a.published",
-        AssetStatus::Draft => "NOT a.published",
-        AssetStatus::Any => "true",
+        AssetStatus::Published => format!("{src}.published"),
+        AssetStatus::Draft => format!("NOT {src}.published"),
+        AssetStatus::Any => "true".to_owned(),
+    }
+}
+
+/// A list statement's parameters: `$1` the page size, `$2` the offset, then the filters'.
+struct Params(Vec<Box<dyn ToSql + Sync + Send>>);
+
+impl Params {
+    /// Adds `value` and names it (`$n`).
+    fn add(&mut self, value: impl ToSql + Sync + Send + 'static) -> String {
+        self.0.push(Box::new(value));
+        format!("${}", self.0.len())
     }
 }
 
 impl PgStore {
+    /// `list_assets`: one statement.
+    ///
+    /// A list of tags reads the rows of its first tag key in `asset_tags` (`t`, with copies of
+    /// what lists filter and sort by), joined to their assets: a page comes from the tag's
+    /// `(tag_key, published, <sort key>, asset_id)` index in order. Other lists read the
+    /// assets (`a`) through their indexes. The other tags, `any_tags`, the checksum and the
+    /// search are checked on the assets read.
     pub(crate) async fn list_assets_impl(&self, q: &AssetQuery) -> Result<Page<Asset>, Failure> {
         let s = &self.schema.q;
-        let mut params: Vec<Box<dyn ToSql + Sync + Send>> = vec![
+        let mut params = Params(vec![
             Box::new(i64::from(q.per_page)),
             Box::new(i64::try_from(q.offset()).unwrap_or(i64::MAX)),
-        ];
+        ]);
         // The filters besides the status, each ANDed on.
         let mut filter = String::new();
+        let (from, src, tag) = match q.tags.first() {
+            Some(first) => {
+                let tag = params.add(first.clone());
+                filter.push_str(&format!(" AND t.tag_key = {tag}"));
+                (
+                    format!("{s}.asset_tags t JOIN {s}.assets a ON a.id = t.asset_id"),
+                    "t",
+                    Some(tag),
+                )
+            }
+            None => (format!("{s}.assets a"), "a", None),
+        };
+        if q.tags.len() > 1 {
+            let all = params.add(q.tags.clone());
+            filter.push_str(&format!(" AND a.tag_keys @> {all}::text[]"));
+        }
+        if !q.any_tags.is_empty() {
+            let any = params.add(q.any_tags.clone());
+            filter.push_str(&format!(" AND a.tag_keys && {any}::text[]"));
+        }
         if let Some(t) = q.asset_type {
-            params.push(Box::new(t.as_str()));
-            filter.push_str(&format!(" AND a.asset_type = ${}", params.len()));
+            let t = params.add(t.as_str());
+            filter.push_str(&format!(" AND {src}.asset_type = {t}"));
+        }
+        if let Some(c) = q.checksum {
+            let c = params.add(c.to_vec());
+            filter.push_str(&format!(" AND a.checksum_sha256 = {c}"));
         }
         if let Some(needle) = q.search.as_deref() {
-            params.push(Box::new(format!("%{}%", like_escape(&fold_case(needle)))));
-            let n = params.len();
+            let n = params.add(format!("%{}%", like_escape(&fold_case(needle))));
             filter.push_str(&format!(
-                " AND (a.title_lower LIKE ${n} OR a.description_lower LIKE ${n})"
+                " AND (a.title_lower LIKE {n} OR a.description_lower LIKE {n})"
             ));
         }
         let key = match q.sort {
@@ -243,31 +301,66 @@ impl PgStore {
             SortOrder::Desc => "DESC",
         };
         // The matching assets as one SELECT of `select` (or two, a published and a draft leg,
-        // for a search of both: each leg reads its own partial trigram indexes).
-        let matching = |select: &str| match (q.status, q.search.is_some()) {
-            (AssetStatus::Any, true) => format!(
-                "SELECT {select} FROM {s}.assets a WHERE a.published{filter} \
-                 UNION ALL \
-                 SELECT {select} FROM {s}.assets a WHERE NOT a.published{filter}"
-            ),
-            (status, _) => format!(
-                "SELECT {select} FROM {s}.assets a WHERE {}{filter}",
-                status_filter(status)
-            ),
-        };
-        let rows = matching(&format!("{}, a.{key} AS sort_key", asset_cols("a.")));
-        let out = asset_cols("p.");
-        // Without a search the total is the sum of the (at most 16 per kind) count rows the
-        // triggers keep for the scope; with one it is a count of the matches.
-        let count = if q.search.is_some() {
-            format!("SELECT count(*) AS n FROM ({}) x", matching("a.id"))
-        } else {
-            params.push(Box::new(q.asset_type.map_or("", |t| t.as_str())));
-            let sum = |table: &str| {
+        // for a search or tags of both: each leg reads its own partial trigram indexes, or
+        // its own range of the tag's index, in order).
+        let split = q.status == AssetStatus::Any && (q.search.is_some() || tag.is_some());
+        let matching = |select: &str| {
+            if split {
                 format!(
-                    "coalesce((SELECT sum(n) FROM {s}.{table} WHERE scope = ${}), 0)",
-                    params.len()
+                    "SELECT {select} FROM {from} WHERE {src}.published{filter} \
+                     UNION ALL \
+                     SELECT {select} FROM {from} WHERE NOT {src}.published{filter}"
                 )
+            } else {
+                format!(
+                    "SELECT {select} FROM {from} WHERE {}{filter}",
+                    status_filter(q.status, src)
+                )
+            }
+        };
+        let select = format!("{}, {src}.{key} AS sort_key", asset_cols("a."));
+        let rows = if split && tag.is_some() {
+            // Each kind's leg reads its range of the tag's index in order, up to the end of
+            // the page (PostgreSQL does not carry the order of the page into a leg that is a
+            // join): the page is then sorted from at most twice its end.
+            let end = params.add(
+                i64::try_from(q.offset().saturating_add(u64::from(q.per_page))).unwrap_or(i64::MAX),
+            );
+            let leg = |kind: &str| {
+                format!(
+                    "(SELECT {select} FROM {from} WHERE {kind}t.published{filter} \
+                     ORDER BY t.{key} {dir}, t.asset_id {dir} LIMIT {end})"
+                )
+            };
+            format!("{} UNION ALL {}", leg(""), leg("NOT "))
+        } else {
+            matching(&select)
+        };
+        let out = asset_cols("p.");
+        // With a filter no count row knows (a search, a second tag, any tags, a checksum), the
+        // total is a count of the matches. Else it is the sum of the (at most 16 per kind)
+        // count rows the triggers keep: of the one tag, or of the type or all.
+        let counted = q.search.is_some()
+            || q.tags.len() > 1
+            || !q.any_tags.is_empty()
+            || q.checksum.is_some();
+        let count = if counted {
+            format!("SELECT count(*) AS n FROM ({}) x", matching("a.id"))
+        } else if let Some(tag) = &tag {
+            let scope = params.add(q.asset_type.map_or("", |t| t.as_str()));
+            let kind = match q.status {
+                AssetStatus::Published => " AND published",
+                AssetStatus::Draft => " AND NOT published",
+                AssetStatus::Any => "",
+            };
+            format!(
+                "SELECT coalesce((SELECT sum(n) FROM {s}.tag_counts \
+                     WHERE tag_key = {tag} AND asset_type = {scope}{kind}), 0)::bigint AS n"
+            )
+        } else {
+            let scope = params.add(q.asset_type.map_or("", |t| t.as_str()));
+            let sum = |table: &str| {
+                format!("coalesce((SELECT sum(n) FROM {s}.{table} WHERE scope = {scope}), 0)")
             };
             let n = match q.status {
                 AssetStatus::Published => sum("asset_counts"),
@@ -288,7 +381,7 @@ impl PgStore {
              LEFT JOIN {s}.asset_counters c ON c.asset_id = p.id \
              ORDER BY p.sort_key {dir}, p.id {dir}"
         );
-        self.query_page(&sql, &params, "asset count", |row| asset_from_row(row, 1))
+        self.query_page(&sql, &params.0, "asset count", |row| asset_from_row(row, 1))
             .await
     }
 
@@ -350,7 +443,7 @@ impl PgStore {
             let (asset, p, downloads, suffixed) = (&asset, &p, &downloads, &suffixed);
             let logged = event.per_row();
             async move {
-                let params: [&(dyn ToSql + Sync); 34] = [
+                let params: [&(dyn ToSql + Sync); 37] = [
                     &asset.id,
                     &asset.title,
                     &p.title_lower,
@@ -385,6 +478,9 @@ impl PgStore {
                     logged[2],
                     logged[3],
                     logged[4],
+                    &asset.tags,
+                    &p.tag_keys,
+                    &p.checksum,
                 ];
                 match client.query_opt(stmt, &params).await {
                     Ok(Some(row)) => Ok(Some(asset_from_row(&row, 0)?)),
@@ -463,6 +559,31 @@ impl PgStore {
         counter_update(client, &sql).await.map(|_| ())
     }
 
+    /// `list_tags`: the sums of the tags' published count rows over every type, most first,
+    /// then by key in byte order.
+    pub(crate) async fn list_tags_impl(&self, limit: u32) -> Result<Vec<TagCount>, Failure> {
+        let s = &self.schema.q;
+        let sql = format!(
+            "SELECT tag_key, sum(n)::bigint AS n FROM {s}.tag_counts \
+             WHERE published AND asset_type = '' \
+             GROUP BY tag_key HAVING sum(n) > 0 \
+             ORDER BY n DESC, tag_key COLLATE \"C\" LIMIT $1"
+        );
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query(&stmt, &[&i64::from(limit)])
+            .await?
+            .iter()
+            .map(|row| {
+                Ok(TagCount {
+                    tag: row.try_get(0)?,
+                    count: to_u64("tag count", row.try_get(1)?)?,
+                })
+            })
+            .collect()
+    }
+
     /// The sum of the `asset_versions` shards, which every asset write and download count
     /// moves (migration 5's triggers).
     pub(crate) async fn assets_version_impl(&self) -> Result<u64, Failure> {
@@ -512,7 +633,10 @@ impl AssetStore for PgStore {
         change: &AssetChange,
     ) -> Result<Option<AssetUpdate>, StoreError> {
         let _gate = self.counters.read().await;
-        let mut update = self.update_asset_impl(id, change).await?;
+        let mut update = self
+            .update_asset_impl(id, change)
+            .await?
+            .map_err(|reason| StoreError::Refused { id, reason })?;
         if let Some(u) = &mut update {
             if u.before != u.after {
                 self.replica.libraries_changed();
@@ -531,6 +655,49 @@ impl AssetStore for PgStore {
             self.counters.forget_asset(id);
         }
         Ok(deletion)
+    }
+
+    async fn update_assets(
+        &self,
+        ids: &[Uuid],
+        change: &AssetChange,
+    ) -> Result<BulkOutcome<AssetUpdate>, StoreError> {
+        let _gate = self.counters.read().await;
+        let mut outcome = self.update_assets_impl(ids, change).await?;
+        if let BulkOutcome::Done(updates) = &mut outcome {
+            if updates.iter().any(|u| u.before != u.after) {
+                self.replica.libraries_changed();
+            }
+            self.counters.add_downloads(
+                updates
+                    .iter_mut()
+                    .flat_map(|u| [&mut u.before, &mut u.after]),
+            );
+        }
+        Ok(outcome)
+    }
+
+    async fn delete_assets(
+        &self,
+        ids: &[Uuid],
+        force: bool,
+    ) -> Result<BulkOutcome<Asset>, StoreError> {
+        let _gate = self.counters.read().await;
+        let mut outcome = self.delete_assets_impl(ids, force).await?;
+        if let BulkOutcome::Done(gone) = &mut outcome
+            && !gone.is_empty()
+        {
+            self.replica.libraries_changed();
+            self.counters.add_downloads(gone.iter_mut());
+            for asset in gone.iter() {
+                self.counters.forget_asset(asset.id);
+            }
+        }
+        Ok(outcome)
+    }
+
+    async fn list_tags(&self, limit: u32) -> Result<Vec<TagCount>, StoreError> {
+        Ok(self.list_tags_impl(limit).await?)
     }
 
     async fn asset_usage(&self, id: Uuid) -> Result<Vec<LibraryUse>, StoreError> {

@@ -33,7 +33,8 @@
 //! `CREATE EXTENSION IF NOT EXISTS pg_trgm` (a trusted extension: a role with `CREATE` on the
 //! database may install it). Version 7 (library passes) also gives every API key that has the
 //! scope `write:assets` the scope `read:paid`, under a lock that holds key writes until it
-//! commits; keys that have it already are left as they are.
+//! commits; keys that have it already are left as they are. Version 14 (tags and checksums)
+//! gives every existing asset no tags and no checksum.
 //!
 //! ## Why tokio-postgres
 //!
@@ -46,11 +47,14 @@
 //!
 //! | call | SQL |
 //! |---|---|
-//! | `list_assets` | one statement: a CTE counts the matches and the page is left-joined to the count, so the total is right even for a page past the end |
+//! | `list_assets` | one statement: a CTE counts the matches and the page is left-joined to the count, so the total is right even for a page past the end; a list of tags reads the rows of its first tag in `asset_tags` (see "Tags") |
 //! | `get_asset`, `get_assets` | one `SELECT` (`= ANY($1)` for many) |
 //! | `insert_asset` | one statement inserting the asset with its wanted slug and its counter row (a slug found taken inserts no row, and so writes nothing: no commit to the disk, no notice, since migration 9 moves the assets version per row written); when the slug is taken, the base's next number from `slug_counters` (one short statement committed with `synchronous_commit = off`, so inserts of one title never wait for each other's commit) and the insert with `slug-N`; a number found taken (an asset older than the counter) falls back to the first free one, and the counter moves past it |
 //! | `update_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset, core's `AssetChange::apply` in Rust (a change that changes nothing writes nothing and rolls back), then, pipelined, a new content version for every library holding it and the `UPDATE` of the asset (whose trigger rewrites the copies of its page fields in its entries when one of them changes) |
 //! | `delete_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset pipelined with the libraries holding it (unless forced); refused or missing, it rolls back; else, pipelined, a new content version for every library holding it, and one statement deleting its entries, its counter row and the asset |
+//! | `update_assets` | one transaction: `SELECT ... ORDER BY id FOR UPDATE` of every asset, `AssetChange::apply` of each in Rust (one missing or refused rolls back and answers which), then, pipelined, one statement giving every library holding a changed asset a new content version, and each changed asset's `UPDATE` and event, in the order of the ids |
+//! | `delete_assets` | one transaction: `SELECT ... ORDER BY id FOR UPDATE` of every asset pipelined with the libraries holding them (unless forced); one missing or held rolls back and answers which; else, pipelined, the holders' new content versions, the assets' counter rows locked in id order, and each asset's delete (as `delete_asset`'s) and event, in the order of the ids |
+//! | `list_tags` | one `SELECT` summing the published rows of `tag_counts` over every type, by tag |
 //! | `asset_usage` | one `SELECT` of the asset's entries (index `library_entries_asset_idx`) joined to their libraries |
 //! | `list_libraries` | one statement, like `list_assets`, with each library's count of published assets (from its entries' copies of `published`) |
 //! | `load_library` | one statement: the library with its sections and its entries, as arrays; each entry holds a copy of its asset's title, description, type, thumbnail and `published`, so no asset is read |
@@ -84,7 +88,8 @@
 //! Every transaction takes its row locks in one order, so none waits for another that waits
 //! for it: the library write lock (advisory, library writes only), then assets in id order,
 //! then libraries rows, library counters (the content versions) and entries, each in id order,
-//! then the list counts (changed by triggers as a statement ends, in a fixed order too).
+//! then the list and tag counts (changed by triggers as a statement ends, after their shard's
+//! gate; see `lifecycle` and migration 14).
 //!
 //! ## Indexes and search
 //!
@@ -114,6 +119,21 @@
 //! characters is looked up by its trigrams (the cost grows with the assets that share them); a
 //! needle of one or two characters has no trigram and scans the assets of the kinds listed, as
 //! does the count of its matches.
+//!
+//! ## Tags
+//!
+//! An asset keeps its tags as given and their keys (`tag_keys`, computed in Rust by core's
+//! `rules::tag_keys`); a trigger keeps one row per key of each asset in `asset_tags`, with
+//! copies of `published`, the type and the three sort keys, indexed by `(tag_key, published,
+//! <sort key>, asset_id)`. A list of one tag reads the page from that index in order (both
+//! kinds: one leg per kind, each reading its range up to the page's end, merged), joined to
+//! the assets by primary key, so page 1 costs the same at any size; its total is the sum of
+//! that tag's rows of `tag_counts` (by kind, and type or all types, in 16 shards like
+//! `asset_counts`), which triggers on `asset_tags` keep in the same transaction. A list of
+//! several tags reads the first tag's rows and keeps the assets whose keys hold every one
+//! (`tag_keys @> ...`); `any_tags` keeps those whose keys share one (`tag_keys && ...`); a
+//! checksum filter looks the checksum up in a partial index; their totals are counts of the
+//! matches, as a search's are. `list_tags` sums the published rows of `tag_counts`.
 //!
 //! ## Replicas: change notices and counters
 //!

@@ -141,7 +141,7 @@ impl PgStore {
                  x.ids, x.titles, x.descriptions, x.orders, x.collapsed, \
                  y.asset_ids, y.section_ids, y.orders, y.titles, y.descriptions, \
                  y.a_titles, y.a_descriptions, y.a_types, y.a_thumbnails, y.a_published, \
-                 y.a_placeholders, y.a_durations \
+                 y.a_placeholders, y.a_durations, y.a_tags \
              FROM {s}.libraries l JOIN {s}.library_counters c ON c.library_id = l.id \
              CROSS JOIN LATERAL ( \
                  SELECT array_agg(id) AS ids, array_agg(title) AS titles, \
@@ -157,10 +157,11 @@ impl PgStore {
                      array_agg(a_description) AS a_descriptions, array_agg(a_type) AS a_types, \
                      array_agg(a_thumbnail) AS a_thumbnails, array_agg(a_published) AS a_published, \
                      array_agg(a_placeholder) AS a_placeholders, \
-                     array_agg(a_duration_ms) AS a_durations \
+                     array_agg(a_duration_ms) AS a_durations, \
+                     json_agg(a_tags)::text AS a_tags \
                  FROM (SELECT e.asset_id, e.section_id, e.display_order, e.title, e.description, \
                            e.a_title, e.a_description, e.a_type, e.a_thumbnail, e.a_published, \
-                           e.a_placeholder, e.a_duration_ms \
+                           e.a_placeholder, e.a_duration_ms, e.a_tags \
                        FROM {s}.library_entries e \
                        LEFT JOIN {s}.library_sections sec \
                            ON sec.library_id = e.library_id AND sec.id = e.section_id \
@@ -207,8 +208,17 @@ impl PgStore {
         let a_published: Vec<bool> = array(&row, at + 9, n, "entries")?;
         let a_placeholders: Vec<Option<String>> = array(&row, at + 10, n, "entries")?;
         let a_durations: Vec<Option<i64>> = array(&row, at + 11, n, "entries")?;
+        // Arrays of arrays of different lengths are no SQL array: the tags come as JSON.
+        let a_tags: Vec<Vec<String>> = match row.try_get::<_, Option<String>>(at + 12)? {
+            Some(json) => serde_json::from_str(&json)
+                .map_err(|e| Failure::invalid("entry tags", e.to_string()))?,
+            None => Vec::new(),
+        };
+        if a_tags.len() != asset_ids.len() {
+            return Err(Failure::invalid("entries", "arrays of different lengths"));
+        }
         let mut entries = Vec::with_capacity(asset_ids.len());
-        for (i, asset_id) in asset_ids.into_iter().enumerate() {
+        for ((i, asset_id), tags) in asset_ids.into_iter().enumerate().zip(a_tags) {
             let asset_type = AssetType::parse(&a_types[i]).ok_or_else(|| {
                 Failure::invalid("asset type", format!("unknown type {:?}", a_types[i]))
             })?;
@@ -228,6 +238,7 @@ impl PgStore {
                     thumbnail_placeholder: a_placeholders[i].clone(),
                     duration_ms: a_durations[i].map(|v| to_u64("duration", v)).transpose()?,
                     published: a_published[i],
+                    tags,
                 },
             });
         }
@@ -380,10 +391,10 @@ impl PgStore {
         let entries_sql = format!(
             "INSERT INTO {s}.library_entries (library_id, asset_id, section_id, display_order, \
                  title, description, a_title, a_description, a_type, a_thumbnail, a_published, \
-                 a_placeholder, a_duration_ms) \
+                 a_placeholder, a_duration_ms, a_tags) \
              SELECT $1, e.asset_id, e.section_id, e.display_order, e.title, e.description, \
                  a.title, a.description, a.asset_type, a.thumbnail_path, a.published, \
-                 a.thumbnail_placeholder, a.duration_ms \
+                 a.thumbnail_placeholder, a.duration_ms, a.tags \
              FROM unnest($2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[]) \
                  AS e (asset_id, section_id, display_order, title, description) \
              JOIN {s}.assets a ON a.id = e.asset_id"

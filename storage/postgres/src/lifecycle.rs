@@ -1,5 +1,6 @@
-//! The asset lifecycle: changes ([`PgStore::update_asset_impl`]), deletes
-//! ([`PgStore::delete_asset_impl`]), the libraries holding an asset
+//! The asset lifecycle: changes ([`PgStore::update_asset_impl`], and of several assets at
+//! once, [`PgStore::update_assets_impl`]), deletes ([`PgStore::delete_asset_impl`],
+//! [`PgStore::delete_assets_impl`]), the libraries holding an asset
 //! ([`PgStore::asset_usage_impl`]), and the lock a library write takes on the assets it places
 //! ([`lock_placed_assets`]).
 //!
@@ -9,14 +10,26 @@
 //! two never wait on each other in opposite orders (READ COMMITTED, PostgreSQL's default):
 //!
 //! 1. the library write lock (advisory; library writes only);
-//! 2. assets, in id order: `FOR UPDATE` by a change or a delete (one asset), `FOR KEY SHARE`
-//!    by a library write (the assets it places);
+//! 2. assets, in id order: `FOR UPDATE` by a change or a delete (of one asset, or of all the
+//!    assets of a bulk change in one statement), `FOR KEY SHARE` by a library write (the
+//!    assets it places);
 //! 3. libraries rows, in id order (`FOR KEY SHARE` by a delete, so that it and a
 //!    [`delete_library`](PgStore::delete_library_impl), whose cascades lock the library's
 //!    counter and entries, meet at the library row first);
-//! 4. library counters, in id order (the content versions);
-//! 5. library entries;
-//! 6. the list counts, which the `assets` triggers change as a statement ends.
+//! 4. library counters, in id order (the content versions; a bulk change moves those of every
+//!    asset it writes in one statement, before its first asset is written);
+//! 5. asset counter rows, in id order (a delete; the counters' flush locks them after the
+//!    library counters too);
+//! 6. the shard's gate, its `asset_versions` row (migration 14), which the first trigger of
+//!    a transaction's first asset write takes;
+//! 7. library entries and tag rows (`asset_tags`) of the assets locked, which the triggers
+//!    rewrite (a delete removes the asset's entries before its triggers run): only a
+//!    transaction holding their asset, or a library write or delete (which takes no gate),
+//!    locks them;
+//! 8. the list and tag counts of the shard, which the triggers change as a statement ends,
+//!    always after the gate. A transaction that writes several assets changes counts between
+//!    one asset's statement and the next; the gate keeps two transactions of one shard from
+//!    waiting on each other's count rows in opposite orders.
 //!
 //! Passes come after their library: a [`delete_library`](PgStore::delete_library_impl)
 //! locks the library row, then its passes by the cascade; an insert of a pass locks its
@@ -25,7 +38,7 @@
 //! lock).
 //!
 //! Each entry keeps a copy of its asset's page fields (title, description, type, thumbnail,
-//! `published`; schema version 6), which a trigger on `assets` rewrites as the asset's
+//! `published`; schema version 6; and its tags, version 14), which a trigger on `assets` rewrites as the asset's
 //! `UPDATE` runs. A change locks its asset `FOR UPDATE` before that, which waits for every
 //! library write holding the asset `FOR KEY SHARE` to commit, and a library write copies the
 //! fields after its lock was granted: so the trigger's statement sees every entry written
@@ -37,8 +50,16 @@
 //! sees the library, or finds the asset gone and fails with
 //! [`StoreError::UnknownAsset`](assetlib_core::StoreError::UnknownAsset).
 
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
 use assetlib_core::events::Event;
-use assetlib_core::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
+use assetlib_core::{
+    Asset, AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, ChangeRefused,
+    LibraryUse,
+};
 use deadpool_postgres::Transaction;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -49,18 +70,36 @@ use crate::error::Failure;
 use crate::events::EventParams;
 use crate::store::{PgStore, to_u64};
 
-/// The statement that gives every library holding asset `$1` a new content version, locking
-/// the counters in id order first; with `lock_libraries`, the libraries rows before them
-/// (`FOR KEY SHARE`, in id order).
-fn bump_holders_sql(s: &str, lock_libraries: bool) -> String {
+/// Whether a statement is about one asset (`$1` an id) or several (`$1` an array of ids).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Of {
+    One,
+    Many,
+}
+
+impl Of {
+    /// The condition that `column` is the asset, or one of the assets, of `$1`.
+    fn matches(self, column: &str) -> String {
+        match self {
+            Of::One => format!("{column} = $1"),
+            Of::Many => format!("{column} = ANY($1)"),
+        }
+    }
+}
+
+/// The statement that gives every library holding the asset(s) `$1` a new content version,
+/// locking the counters in id order first; with `lock_libraries`, the libraries rows before
+/// them (`FOR KEY SHARE`, in id order).
+fn bump_holders_sql(s: &str, lock_libraries: bool, of: Of) -> String {
+    let held = of.matches("e.asset_id");
     let holders = if lock_libraries {
         format!(
             "SELECT l.id FROM {s}.libraries l \
-             WHERE l.id IN (SELECT e.library_id FROM {s}.library_entries e WHERE e.asset_id = $1) \
+             WHERE l.id IN (SELECT e.library_id FROM {s}.library_entries e WHERE {held}) \
              ORDER BY l.id FOR KEY SHARE"
         )
     } else {
-        format!("SELECT e.library_id FROM {s}.library_entries e WHERE e.asset_id = $1")
+        format!("SELECT e.library_id FROM {s}.library_entries e WHERE {held}")
     };
     format!(
         "WITH h AS ( \
@@ -73,38 +112,146 @@ fn bump_holders_sql(s: &str, lock_libraries: bool) -> String {
     )
 }
 
-/// The statement reading asset `$1` with its download count, locked `FOR UPDATE` until the
-/// transaction ends; no row if there is none (or it was deleted while this waited for the
-/// lock).
-fn lock_asset_sql(s: &str) -> String {
+/// The statement reading the asset(s) `$1` with their download counts, locked `FOR UPDATE`
+/// in id order until the transaction ends; no row for an asset there is none of (or that was
+/// deleted while this waited for the lock).
+fn lock_asset_sql(s: &str, of: Of) -> String {
+    let order = match of {
+        Of::One => "",
+        Of::Many => " ORDER BY a.id",
+    };
     format!(
         "SELECT {}, c.download_count FROM {s}.assets a \
-         JOIN {s}.asset_counters c ON c.asset_id = a.id WHERE a.id = $1 FOR UPDATE OF a",
-        asset_cols("a.")
+         JOIN {s}.asset_counters c ON c.asset_id = a.id WHERE {}{order} FOR UPDATE OF a",
+        asset_cols("a."),
+        of.matches("a.id"),
     )
+}
+
+/// The statement writing an asset's fields (`$1` its id, then [`write_values`]) and returning
+/// it as stored, with its download count.
+fn write_sql(s: &str) -> String {
+    format!(
+        "WITH u AS ( \
+             UPDATE {s}.assets SET title = $2, title_lower = $3, description = $4, \
+                 description_lower = $5, file_path = $6, file_size = $7, mime_type = $8, \
+                 thumbnail_path = $9, page_count = $10, word_count = $11, width = $12, \
+                 height = $13, external_url = $14, video_embed = $15, is_public = $16, \
+                 published = $17, updated_at = $18, thumbnail_placeholder = $19, \
+                 duration_ms = $20, sample_rate = $21, channels = $22, bitrate = $23, \
+                 video_codec = $24, tags = $25, tag_keys = $26, checksum_sha256 = $27 \
+             WHERE id = $1 RETURNING {cols} \
+         ) \
+         SELECT {ucols}, c.download_count FROM u \
+         JOIN {s}.asset_counters c ON c.asset_id = u.id",
+        cols = asset_cols(""),
+        ucols = asset_cols("u."),
+    )
+}
+
+/// The values of [`write_sql`] for `next`, whose SQL values are `p`.
+fn write_values<'a>(next: &'a Asset, p: &'a AssetParams) -> [&'a (dyn ToSql + Sync); 27] {
+    [
+        &next.id,
+        &next.title,
+        &p.title_lower,
+        &next.description,
+        &p.description_lower,
+        &next.file_path,
+        &p.file_size,
+        &next.mime_type,
+        &next.thumbnail_path,
+        &p.page_count,
+        &p.word_count,
+        &p.width,
+        &p.height,
+        &next.external_url,
+        &next.video_embed,
+        &next.is_public,
+        &next.published,
+        &next.updated_at,
+        &next.thumbnail_placeholder,
+        &p.duration_ms,
+        &p.sample_rate,
+        &p.channels,
+        &p.bitrate,
+        &next.media.video_codec,
+        &next.tags,
+        &p.tag_keys,
+        &p.checksum,
+    ]
+}
+
+/// The statement deleting asset `$1` with its entries and counter row, returning the
+/// download count deleted.
+fn delete_sql(s: &str) -> String {
+    format!(
+        "WITH e AS (DELETE FROM {s}.library_entries WHERE asset_id = $1), \
+         c AS (DELETE FROM {s}.asset_counters WHERE asset_id = $1 RETURNING download_count) \
+         DELETE FROM {s}.assets WHERE id = $1 RETURNING (SELECT download_count FROM c)"
+    )
+}
+
+/// A statement's future, boxed to run among others ([`pipelined`]).
+type Pending<'a, T> = Pin<Box<dyn Future<Output = Result<T, tokio_postgres::Error>> + Send + 'a>>;
+
+/// Runs `futures` together, each first polled in the order given, so their statements go out
+/// back to back on one connection and run in that order; their outputs in that order, or the
+/// first error (the transaction is then to be rolled back).
+async fn pipelined<T>(futures: Vec<Pending<'_, T>>) -> Result<Vec<T>, tokio_postgres::Error> {
+    let mut futures: Vec<Option<Pending<'_, T>>> = futures.into_iter().map(Some).collect();
+    let mut out: Vec<Option<T>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut waiting = false;
+        for (slot, done) in futures.iter_mut().zip(out.iter_mut()) {
+            let Some(future) = slot else { continue };
+            match future.as_mut().poll(cx) {
+                Poll::Ready(Ok(value)) => {
+                    *done = Some(value);
+                    *slot = None;
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => waiting = true,
+            }
+        }
+        if waiting {
+            Poll::Pending
+        } else {
+            Poll::Ready(Ok(()))
+        }
+    })
+    .await?;
+    Ok(out.into_iter().flatten().collect())
 }
 
 /// The statement listing the libraries holding asset `$1`, newest `created_at` first, then
-/// by id descending (through `library_entries_asset_idx`), as [`usage_from_rows`] decodes.
-fn usage_sql(s: &str) -> String {
+/// by id descending (through `library_entries_asset_idx`), as [`usage_from_rows`] decodes;
+/// for several assets (`$1` an array), each row led by its asset's id, the assets in id order.
+fn usage_sql(s: &str, of: Of) -> String {
+    let (asset, by_asset) = match of {
+        Of::One => ("", ""),
+        Of::Many => ("e.asset_id, ", "e.asset_id, "),
+    };
     format!(
-        "SELECT l.id, l.title, l.slug, l.published FROM {s}.library_entries e \
+        "SELECT {asset}l.id, l.title, l.slug, l.published FROM {s}.library_entries e \
          JOIN {s}.libraries l ON l.id = e.library_id \
-         WHERE e.asset_id = $1 ORDER BY l.created_at DESC, l.id DESC"
+         WHERE {} ORDER BY {by_asset}l.created_at DESC, l.id DESC",
+        of.matches("e.asset_id")
     )
 }
 
+/// The library of a row of [`usage_sql`] whose columns start at `at`.
+fn usage_from_row(r: &Row, at: usize) -> Result<LibraryUse, Failure> {
+    Ok(LibraryUse {
+        id: r.try_get(at)?,
+        title: r.try_get(at + 1)?,
+        slug: r.try_get(at + 2)?,
+        published: r.try_get(at + 3)?,
+    })
+}
+
 fn usage_from_rows(rows: &[Row]) -> Result<Vec<LibraryUse>, Failure> {
-    rows.iter()
-        .map(|r| {
-            Ok(LibraryUse {
-                id: r.try_get(0)?,
-                title: r.try_get(1)?,
-                slug: r.try_get(2)?,
-                published: r.try_get(3)?,
-            })
-        })
-        .collect()
+    rows.iter().map(|r| usage_from_row(r, 0)).collect()
 }
 
 /// Locks the assets `ids` `FOR KEY SHARE` in id order until `tx` ends, so none of them can be
@@ -131,6 +278,23 @@ pub(crate) async fn lock_placed_assets(
     Ok(first_missing(ids, &found))
 }
 
+/// The assets of `ids` that exist, read and locked (in id order) by `lock`
+/// ([`lock_asset_sql`] of [`Of::Many`]), by id.
+async fn locked_assets(
+    tx: &Transaction<'_>,
+    lock: &tokio_postgres::Statement,
+    ids: &[Uuid],
+) -> Result<HashMap<Uuid, Asset>, Failure> {
+    let mut wanted = ids.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    tx.query(lock, &[&wanted])
+        .await?
+        .iter()
+        .map(|row| asset_from_row(row, 0).map(|a| (a.id, a)))
+        .collect()
+}
+
 /// The first of `ids` not in `found` (which is sorted).
 fn first_missing(ids: &[Uuid], found: &[Uuid]) -> Option<Uuid> {
     ids.iter()
@@ -141,31 +305,16 @@ fn first_missing(ids: &[Uuid], found: &[Uuid]) -> Option<Uuid> {
 impl PgStore {
     /// `update_asset`: the asset locked, the change applied in Rust by core's
     /// [`AssetChange::apply`], then the holders' content versions and the asset written, in one
-    /// transaction.
+    /// transaction. A change the asset cannot take writes nothing and is the inner error.
     pub(crate) async fn update_asset_impl(
         &self,
         id: Uuid,
         change: &AssetChange,
-    ) -> Result<Option<AssetUpdate>, Failure> {
+    ) -> Result<Result<Option<AssetUpdate>, ChangeRefused>, Failure> {
         let s = &self.schema.q;
-        let write_sql = format!(
-            "WITH u AS ( \
-                 UPDATE {s}.assets SET title = $2, title_lower = $3, description = $4, \
-                     description_lower = $5, file_path = $6, file_size = $7, mime_type = $8, \
-                     thumbnail_path = $9, page_count = $10, word_count = $11, width = $12, \
-                     height = $13, external_url = $14, video_embed = $15, is_public = $16, \
-                     published = $17, updated_at = $18, thumbnail_placeholder = $19, \
-                     duration_ms = $20, sample_rate = $21, channels = $22, bitrate = $23, \
-                     video_codec = $24 \
-                 WHERE id = $1 RETURNING {cols} \
-             ) \
-             SELECT {ucols}, c.download_count FROM u \
-             JOIN {s}.asset_counters c ON c.asset_id = u.id",
-            cols = asset_cols(""),
-            ucols = asset_cols("u."),
-        );
-        let lock_sql = lock_asset_sql(s);
-        let bump_sql = bump_holders_sql(s, false);
+        let write_sql = write_sql(s);
+        let lock_sql = lock_asset_sql(s, Of::One);
+        let bump_sql = bump_holders_sql(s, false, Of::One);
         let log_sql = crate::events::insert_sql(s);
 
         let mut client = self.client().await?;
@@ -183,46 +332,28 @@ impl PgStore {
             .transpose()?;
         let Some(before) = before else {
             tx.rollback().await?;
-            return Ok(None);
+            return Ok(Ok(None));
         };
-        let Some(next) = change.apply(&before) else {
-            // Nothing changes: nothing is written.
-            tx.rollback().await?;
-            return Ok(Some(AssetUpdate {
-                after: before.clone(),
-                before,
-            }));
+        let next = match change.apply(&before) {
+            Ok(Some(next)) => next,
+            Ok(None) => {
+                // Nothing changes: nothing is written.
+                tx.rollback().await?;
+                return Ok(Ok(Some(AssetUpdate {
+                    after: before.clone(),
+                    before,
+                })));
+            }
+            Err(reason) => {
+                tx.rollback().await?;
+                return Ok(Err(reason));
+            }
         };
         let p = AssetParams::new(&next)?;
         // Pipelined, run in this order: the counters are locked before the asset's row
         // changes (and its triggers lock the list counts).
         let by_id: [&(dyn ToSql + Sync); 1] = [&id];
-        let values: [&(dyn ToSql + Sync); 24] = [
-            &id,
-            &next.title,
-            &p.title_lower,
-            &next.description,
-            &p.description_lower,
-            &next.file_path,
-            &p.file_size,
-            &next.mime_type,
-            &next.thumbnail_path,
-            &p.page_count,
-            &p.word_count,
-            &p.width,
-            &p.height,
-            &next.external_url,
-            &next.video_embed,
-            &next.is_public,
-            &next.published,
-            &next.updated_at,
-            &next.thumbnail_placeholder,
-            &p.duration_ms,
-            &p.sample_rate,
-            &p.channels,
-            &p.bitrate,
-            &next.media.video_codec,
-        ];
+        let values = write_values(&next, &p);
         let event = Event::asset_changed(&before, &next).map(EventParams::new);
         let logged = async {
             match &event {
@@ -237,7 +368,114 @@ impl PgStore {
         )?;
         let after = asset_from_row(&row, 0)?;
         tx.commit().await?;
-        Ok(Some(AssetUpdate { before, after }))
+        Ok(Ok(Some(AssetUpdate { before, after })))
+    }
+
+    /// `update_assets`: every asset locked in id order, the change applied in Rust to each;
+    /// when one is missing or refused nothing is written; else, pipelined, the content
+    /// versions of every library holding a changed asset, then each changed asset's write and
+    /// event in the order of `ids`, in one transaction.
+    pub(crate) async fn update_assets_impl(
+        &self,
+        ids: &[Uuid],
+        change: &AssetChange,
+    ) -> Result<BulkOutcome<AssetUpdate>, Failure> {
+        if ids.is_empty() {
+            return Ok(BulkOutcome::Done(Vec::new()));
+        }
+        let s = &self.schema.q;
+        let lock_sql = lock_asset_sql(s, Of::Many);
+        let bump_sql = bump_holders_sql(s, false, Of::Many);
+        let write_sql = write_sql(s);
+        let log_sql = crate::events::insert_sql(s);
+
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let (lock, bump, write, log) = tokio::try_join!(
+            tx.prepare_cached(&lock_sql),
+            tx.prepare_cached(&bump_sql),
+            tx.prepare_cached(&write_sql),
+            tx.prepare_cached(&log_sql)
+        )?;
+        let found = locked_assets(&tx, &lock, ids).await?;
+        let mut refused = Vec::new();
+        let mut planned = Vec::with_capacity(ids.len());
+        for &id in ids {
+            match found.get(&id) {
+                None => refused.push((id, BulkRefusal::NotFound)),
+                Some(before) => match change.apply(before) {
+                    Ok(after) => planned.push((before.clone(), after)),
+                    Err(reason) => refused.push((id, BulkRefusal::Refused(reason))),
+                },
+            }
+        }
+        if !refused.is_empty() {
+            tx.rollback().await?;
+            return Ok(BulkOutcome::Refused(refused));
+        }
+        // Each changed asset once (an id given twice is written once).
+        let mut seen = HashSet::new();
+        let writes: Vec<(&Asset, &Asset)> = planned
+            .iter()
+            .filter_map(|(before, after)| after.as_ref().map(|after| (before, after)))
+            .filter(|(before, _)| seen.insert(before.id))
+            .collect();
+        if writes.is_empty() {
+            // Nothing changes: nothing is written.
+            tx.rollback().await?;
+            return Ok(BulkOutcome::Done(
+                planned
+                    .into_iter()
+                    .map(|(before, _)| AssetUpdate {
+                        after: before.clone(),
+                        before,
+                    })
+                    .collect(),
+            ));
+        }
+        let mut changed: Vec<Uuid> = writes.iter().map(|(before, _)| before.id).collect();
+        changed.sort_unstable();
+        let values: Vec<AssetParams> = writes
+            .iter()
+            .map(|(_, after)| AssetParams::new(after))
+            .collect::<Result<_, _>>()?;
+        let events: Vec<Option<EventParams>> = writes
+            .iter()
+            .map(|(before, after)| Event::asset_changed(before, after).map(EventParams::new))
+            .collect();
+        // Pipelined, run in this order: every holder's counter locked and moved (in id order,
+        // in one statement) before the first asset's row changes.
+        let mut statements: Vec<Pending<'_, Option<Row>>> =
+            Vec::with_capacity(1 + 2 * writes.len());
+        let (t, bump, write, log, changed) = (&tx, &bump, &write, &log, &changed);
+        statements.push(Box::pin(async move {
+            t.execute(bump, &[changed]).await.map(|_| None)
+        }));
+        for (((_, after), p), event) in writes.iter().zip(&values).zip(&events) {
+            statements.push(Box::pin(async move {
+                t.query_one(write, &write_values(after, p)).await.map(Some)
+            }));
+            if let Some(event) = event {
+                statements.push(Box::pin(async move {
+                    t.execute(log, &event.all()).await.map(|_| None)
+                }));
+            }
+        }
+        let mut stored: HashMap<Uuid, Asset> = HashMap::with_capacity(writes.len());
+        for row in pipelined(statements).await?.into_iter().flatten() {
+            let after = asset_from_row(&row, 0)?;
+            stored.insert(after.id, after);
+        }
+        tx.commit().await?;
+        Ok(BulkOutcome::Done(
+            planned
+                .into_iter()
+                .map(|(before, _)| AssetUpdate {
+                    after: stored.get(&before.id).unwrap_or(&before).clone(),
+                    before,
+                })
+                .collect(),
+        ))
     }
 
     /// `delete_asset`: the asset locked, its holders read after the lock, then (unless refused)
@@ -248,14 +486,10 @@ impl PgStore {
         force: bool,
     ) -> Result<AssetDeletion, Failure> {
         let s = &self.schema.q;
-        let bump_sql = bump_holders_sql(s, true);
-        let delete_sql = format!(
-            "WITH e AS (DELETE FROM {s}.library_entries WHERE asset_id = $1), \
-             c AS (DELETE FROM {s}.asset_counters WHERE asset_id = $1 RETURNING download_count) \
-             DELETE FROM {s}.assets WHERE id = $1 RETURNING (SELECT download_count FROM c)"
-        );
-        let lock_sql = lock_asset_sql(s);
-        let usage_sql = usage_sql(s);
+        let bump_sql = bump_holders_sql(s, true, Of::One);
+        let delete_sql = delete_sql(s);
+        let lock_sql = lock_asset_sql(s, Of::One);
+        let usage_sql = usage_sql(s, Of::One);
         let log_sql = crate::events::insert_sql(s);
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
@@ -300,10 +534,119 @@ impl PgStore {
         Ok(AssetDeletion::Deleted(asset))
     }
 
+    /// `delete_assets`: every asset locked in id order and (unless forced) the libraries
+    /// holding them read after the locks; when one is missing or held nothing is written;
+    /// else, pipelined, the holders' versions, the assets' counter rows locked in id order,
+    /// then each asset's delete (entries, counter row, asset) and event in the order of `ids`,
+    /// in one transaction.
+    pub(crate) async fn delete_assets_impl(
+        &self,
+        ids: &[Uuid],
+        force: bool,
+    ) -> Result<BulkOutcome<Asset>, Failure> {
+        if ids.is_empty() {
+            return Ok(BulkOutcome::Done(Vec::new()));
+        }
+        let s = &self.schema.q;
+        let lock_sql = lock_asset_sql(s, Of::Many);
+        let usage_sql = usage_sql(s, Of::Many);
+        let bump_sql = bump_holders_sql(s, true, Of::Many);
+        // The counter rows are locked before any asset goes, in id order as the counters'
+        // flush locks them: each delete below takes its shard's gate (migration 14), which
+        // must come after every counter row.
+        let counters_sql = format!(
+            "SELECT asset_id FROM {s}.asset_counters WHERE asset_id = ANY($1) \
+             ORDER BY asset_id FOR UPDATE"
+        );
+        let delete_sql = delete_sql(s);
+        let log_sql = crate::events::insert_sql(s);
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let (lock, usage, bump, counters, delete, log) = tokio::try_join!(
+            tx.prepare_cached(&lock_sql),
+            tx.prepare_cached(&usage_sql),
+            tx.prepare_cached(&bump_sql),
+            tx.prepare_cached(&counters_sql),
+            tx.prepare_cached(&delete_sql),
+            tx.prepare_cached(&log_sql)
+        )?;
+        let mut wanted = ids.to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let (found, holders) = if force {
+            (locked_assets(&tx, &lock, &wanted).await?, Vec::new())
+        } else {
+            // Pipelined, run in this order: the holders are read by a statement that starts
+            // once the locks are granted.
+            tokio::try_join!(locked_assets(&tx, &lock, &wanted), async {
+                Ok(tx.query(&usage, &[&wanted]).await?)
+            })?
+        };
+        let mut held: HashMap<Uuid, Vec<LibraryUse>> = HashMap::new();
+        for row in &holders {
+            held.entry(row.try_get(0)?)
+                .or_default()
+                .push(usage_from_row(row, 1)?);
+        }
+        let mut refused = Vec::new();
+        for &id in ids {
+            if !found.contains_key(&id) {
+                refused.push((id, BulkRefusal::NotFound));
+            } else if let Some(users) = held.get(&id) {
+                refused.push((id, BulkRefusal::InUse(users.clone())));
+            }
+        }
+        if !refused.is_empty() {
+            tx.rollback().await?;
+            return Ok(BulkOutcome::Refused(refused));
+        }
+        // Each asset once (an id given twice is deleted once).
+        let mut seen = HashSet::new();
+        let gone: Vec<Uuid> = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
+        let events: Vec<EventParams> = gone
+            .iter()
+            .map(|&id| EventParams::new(Event::asset_deleted(id)))
+            .collect();
+        let mut statements: Vec<Pending<'_, Option<Row>>> = Vec::with_capacity(2 + 2 * gone.len());
+        let (t, bump, counters, delete, log, wanted) =
+            (&tx, &bump, &counters, &delete, &log, &wanted);
+        statements.push(Box::pin(async move {
+            t.execute(bump, &[wanted]).await.map(|_| None)
+        }));
+        statements.push(Box::pin(async move {
+            t.execute(counters, &[wanted]).await.map(|_| None)
+        }));
+        for (id, event) in gone.iter().zip(&events) {
+            statements.push(Box::pin(async move {
+                t.query_one(delete, &[id]).await.map(Some)
+            }));
+            statements.push(Box::pin(async move {
+                t.execute(log, &event.all()).await.map(|_| None)
+            }));
+        }
+        let rows: Vec<Row> = pipelined(statements).await?.into_iter().flatten().collect();
+        let mut deleted = Vec::with_capacity(gone.len());
+        for (id, row) in gone.iter().zip(&rows) {
+            let Some(mut asset) = found.get(id).cloned() else {
+                return Err(Failure::Protocol("a locked asset was not found again"));
+            };
+            // The counter as deleted: a download that raced the delete is in it.
+            let downloads: Option<i64> = row.try_get(0)?;
+            if let Some(n) = downloads {
+                asset.download_count = to_u64("download count", n)?;
+            }
+            deleted.push(asset);
+        }
+        tx.commit().await?;
+        Ok(BulkOutcome::Done(deleted))
+    }
+
     /// `asset_usage`: one statement over `library_entries_asset_idx`.
     pub(crate) async fn asset_usage_impl(&self, id: Uuid) -> Result<Vec<LibraryUse>, Failure> {
         let client = self.client().await?;
-        let stmt = client.prepare_cached(&usage_sql(&self.schema.q)).await?;
+        let stmt = client
+            .prepare_cached(&usage_sql(&self.schema.q, Of::One))
+            .await?;
         usage_from_rows(&client.query(&stmt, &[&id]).await?)
     }
 }
@@ -326,7 +669,7 @@ mod tests {
 
     #[test]
     fn holders_are_locked_in_id_order() {
-        let sql = bump_holders_sql("\"x\"", true);
+        let sql = bump_holders_sql("\"x\"", true, Of::One);
         let libraries = sql
             .find("ORDER BY l.id FOR KEY SHARE")
             .expect("libraries locked");
@@ -334,6 +677,6 @@ mod tests {
             .find("ORDER BY k.library_id FOR UPDATE")
             .expect("counters");
         assert!(libraries < counters);
-        assert!(!bump_holders_sql("\"x\"", false).contains("FOR KEY SHARE"));
+        assert!(!bump_holders_sql("\"x\"", false, Of::Many).contains("FOR KEY SHARE"));
     }
 }

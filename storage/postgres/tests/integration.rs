@@ -16,3 +16,4 @@ mod migrations;
 mod notices;
 mod passes;
 mod schema;
+mod tags;

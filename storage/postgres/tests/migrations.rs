@@ -314,6 +314,7 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
         thumbnail_placeholder: None,
         duration_ms: None,
         published: true,
+        tags: vec![],
     };
     let mut photo = EntryAsset {
         title: "Photo".into(),
@@ -323,6 +324,7 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
         thumbnail_placeholder: None,
         duration_ms: None,
         published: false,
+        tags: vec![],
     };
     assert_eq!(
         shown(store.clone()).await,
@@ -428,4 +430,195 @@ async fn an_upgrade_from_version_6_gives_writers_of_assets_read_paid() {
     let pass = assetlib_core::testing::sample_pass(library, 9, 0);
     store.insert_pass(pass.clone()).await.expect("a pass");
     assert_eq!(store.find_pass(&[9; 32]).await.expect("find"), Some(pass));
+}
+
+/// A database at version 13 with assets and a library in it is upgraded at connect: every
+/// asset and entry is kept as it was, with no tags and no checksum; tags then work (lists,
+/// counts, entry copies) and checksums are kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_from_version_13_gives_every_asset_empty_tags() {
+    use assetlib_core::{TagChange, TagCount};
+
+    let db = TestCluster::shared().empty_database().await;
+    let (client, conn) = raw_client(db.url()).await;
+    let migrations = [
+        include_str!("../migrations/0001_initial.sql"),
+        include_str!("../migrations/0002_sharded_asset_counts.sql"),
+        include_str!("../migrations/0003_drafts.sql"),
+        include_str!("../migrations/0004_secrets.sql"),
+        include_str!("../migrations/0005_asset_versions.sql"),
+        include_str!("../migrations/0006_entry_copies.sql"),
+        include_str!("../migrations/0007_passes.sql"),
+        include_str!("../migrations/0008_notices.sql"),
+        include_str!("../migrations/0009_row_versions.sql"),
+        include_str!("../migrations/0010_previews.sql"),
+        include_str!("../migrations/0011_events.sql"),
+        include_str!("../migrations/0012_webhooks.sql"),
+        include_str!("../migrations/0013_uploads.sql"),
+    ];
+    let mut setup = String::from(
+        "CREATE EXTENSION pg_trgm; CREATE SCHEMA assetlib; \
+         CREATE TABLE assetlib.schema_migrations ( \
+             version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());",
+    );
+    for (i, sql) in migrations.iter().enumerate() {
+        setup.push_str(&fill(sql));
+        setup.push_str(&format!(
+            "; INSERT INTO assetlib.schema_migrations (version) VALUES ({});",
+            i + 1
+        ));
+    }
+    client
+        .batch_execute(&setup)
+        .await
+        .expect("a version 13 database");
+    // Assets written as version 13 wrote them: through the triggers of that version.
+    let library = uuid::Uuid::new_v4();
+    let (pdf, image) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    client
+        .execute(
+            "INSERT INTO assetlib.assets (id, title, title_lower, slug, description, \
+                 description_lower, asset_type, file_path, file_size, thumbnail_path, \
+                 is_public, published, created_at, updated_at, thumbnail_placeholder) \
+             VALUES ($1, 'Report', 'report', 'report', 'yearly', 'yearly', 'pdf', \
+                     'uploads/r.pdf', 1234, 'thumbs/r.png', true, true, \
+                     '2026-01-01T00:00:01Z', '2026-01-01T00:00:01Z', 'AAAA'), \
+                    ($2, 'Photo', 'photo', 'photo', NULL, NULL, 'image', NULL, NULL, NULL, \
+                     false, false, '2026-01-01T00:00:02Z', '2026-01-01T00:00:02Z', NULL)",
+            &[&pdf, &image],
+        )
+        .await
+        .expect("assets");
+    client
+        .execute(
+            "INSERT INTO assetlib.asset_counters (asset_id, download_count) \
+             SELECT id, 7 FROM assetlib.assets",
+            &[],
+        )
+        .await
+        .expect("counters");
+    insert_library(&client, library, false).await;
+    client
+        .execute(
+            "INSERT INTO assetlib.library_entries (library_id, asset_id, display_order, \
+                 a_title, a_description, a_type, a_thumbnail, a_published, a_placeholder) \
+             SELECT $1, id, CASE WHEN id = $2 THEN 0 ELSE 1 END, title, description, \
+                 asset_type, thumbnail_path, published, thumbnail_placeholder \
+             FROM assetlib.assets",
+            &[&library, &pdf],
+        )
+        .await
+        .expect("entries");
+    drop(client);
+    let _ = conn.await;
+
+    let store = PgStore::connect(db.url()).await.expect("upgrade");
+    assert_eq!(versions(&store, "assetlib").await, all_versions());
+
+    // Everything kept; no tags, no checksum.
+    let report = store.get_asset(pdf).await.expect("get").expect("report");
+    assert_eq!(report.title, "Report");
+    assert_eq!(report.description.as_deref(), Some("yearly"));
+    assert_eq!(report.file_path.as_deref(), Some("uploads/r.pdf"));
+    assert_eq!(report.file_size, Some(1234));
+    assert_eq!(report.thumbnail_placeholder.as_deref(), Some("AAAA"));
+    assert_eq!(report.download_count, 7);
+    assert!(report.published);
+    assert!(report.tags.is_empty());
+    assert_eq!(report.checksum_sha256, None);
+    let photo = store.get_asset(image).await.expect("get").expect("photo");
+    assert!(!photo.published && photo.tags.is_empty() && photo.checksum_sha256.is_none());
+    let all = AssetQuery {
+        status: AssetStatus::Any,
+        ..AssetQuery::default()
+    };
+    let listed = store.list_assets(&all).await.expect("list");
+    assert_eq!(listed.total, 2);
+    assert_eq!(listed.items, vec![photo.clone(), report.clone()]);
+    assert_eq!(store.list_tags(10).await.expect("tags"), vec![]);
+    let entries = |store: PgStore| async move {
+        store
+            .load_library(library)
+            .await
+            .expect("load")
+            .expect("library")
+            .entries
+            .into_iter()
+            .map(|row| (row.entry.asset_id, row.asset))
+            .collect::<Vec<_>>()
+    };
+    let shown = entries(store.clone()).await;
+    assert_eq!(
+        shown,
+        vec![
+            (pdf, EntryAsset::from(&report)),
+            (image, EntryAsset::from(&photo))
+        ]
+    );
+
+    // Tags work from then on: lists of a tag, their totals, the counts and the entry copies.
+    let mut tag = AssetChange::at(chrono::Utc::now());
+    tag.tags = Some(TagChange::Set(vec!["Brand".into(), "Print".into()]));
+    tag.checksum_found = Some(assetlib_core::ChecksumFound {
+        file_path: "uploads/r.pdf".into(),
+        checksum: [9; 32],
+    });
+    let tagged = store
+        .update_asset(pdf, &tag)
+        .await
+        .expect("tag")
+        .expect("report")
+        .after;
+    assert_eq!(tagged.tags, ["Brand", "Print"]);
+    assert_eq!(tagged.checksum_sha256, Some([9; 32]));
+    let mut tag_photo = AssetChange::at(chrono::Utc::now());
+    tag_photo.tags = Some(TagChange::Add(vec!["brand".into()]));
+    store
+        .update_asset(image, &tag_photo)
+        .await
+        .expect("tag")
+        .expect("photo");
+    let of_tag = |status| AssetQuery {
+        status,
+        tags: vec!["brand".into()],
+        ..AssetQuery::default()
+    };
+    let published = store
+        .list_assets(&of_tag(AssetStatus::Published))
+        .await
+        .expect("list");
+    assert_eq!((published.total, published.items.len()), (1, 1));
+    assert_eq!(published.items[0].id, pdf);
+    let any = store
+        .list_assets(&of_tag(AssetStatus::Any))
+        .await
+        .expect("list");
+    assert_eq!(
+        (
+            any.total,
+            any.items.iter().map(|a| a.id).collect::<Vec<_>>()
+        ),
+        (2, vec![image, pdf])
+    );
+    let by_sum = AssetQuery {
+        checksum: Some([9; 32]),
+        ..AssetQuery::default()
+    };
+    assert_eq!(store.list_assets(&by_sum).await.expect("list").total, 1);
+    assert_eq!(
+        store.list_tags(10).await.expect("tags"),
+        vec![
+            TagCount {
+                tag: "brand".into(),
+                count: 1
+            },
+            TagCount {
+                tag: "print".into(),
+                count: 1
+            },
+        ]
+    );
+    let shown = entries(store.clone()).await;
+    assert_eq!(shown[0].1.tags, ["Brand", "Print"]);
+    assert_eq!(shown[1].1.tags, ["brand"]);
 }
