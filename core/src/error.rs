@@ -104,6 +104,9 @@ pub enum ApiError {
         /// The asset whose file has the same SHA-256.
         asset_id: uuid::Uuid,
     },
+    /// An asset of an atomic bulk change that another asset of it stopped: not changed.
+    #[error("Not changed: another asset of this atomic change could not take it")]
+    NotApplied,
     /// A resumable upload's `PATCH` at another offset than the upload's.
     #[error("Upload-Offset is {sent}, but the upload has {offset} bytes; send from {offset}")]
     OffsetMismatch {
@@ -202,6 +205,7 @@ impl ApiError {
             | ApiError::OffsetMismatch { .. }
             | ApiError::UploadConflict(_) => 409,
             ApiError::UploadGone => 410,
+            ApiError::NotApplied => 424,
             ApiError::UnsupportedVersion => 412,
             ApiError::Locked { .. } => 423,
             ApiError::ChecksumMismatch => 460,
@@ -232,6 +236,7 @@ impl ApiError {
             | ApiError::OffsetMismatch { .. }
             | ApiError::UploadConflict(_) => "Conflict",
             ApiError::UploadGone => "Gone",
+            ApiError::NotApplied => "Not applied",
             ApiError::UnsupportedVersion => "Precondition failed",
             ApiError::Locked { .. } => "Locked",
             ApiError::ChecksumMismatch => "Checksum mismatch",

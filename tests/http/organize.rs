@@ -492,6 +492,7 @@ pub(crate) async fn bulk_changes_item_by_item_or_all_at_once<H: Harness>() {
     assert_eq!(r.status, 409, "{}", r.json);
     let results = r.json["results"]["results"].as_array().expect("results");
     assert_eq!(results[0]["status"], 424);
+    assert_eq!(results[0]["error"]["error"], "Not applied");
     assert_eq!(results[1]["status"], 400);
     assert_eq!(results[1]["error"]["field"], "tags");
     assert_eq!(results[2]["status"], 404);

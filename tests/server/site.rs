@@ -189,6 +189,39 @@ async fn the_example_page_renders_a_library_on(example: &str) {
         "{example}: the bulk download is no zip"
     );
 
+    // The tag filter: a button per tag; an address with `tag` opens the page filtered by it,
+    // the cards of other assets hidden, and the tags on each card.
+    let buttons = texts(&dom, r#"data-role="tag-button""#);
+    assert!(!buttons.is_empty(), "{example}: no tag buttons\n{dom}");
+    for (id, _) in &expected.assets {
+        let card = opening_tag(&dom, &format!(r#"data-asset-id="{id}""#));
+        assert!(!card.contains(" hidden"), "{example}: unfiltered, {card}");
+    }
+    let filtered = format!("{page}&tag=Print");
+    let dom = browser(&dir.path().join("browser"), &["--dump-dom"], &filtered).await;
+    let pressed = opening_tag(&dom, r#"data-tag="print""#);
+    assert!(
+        pressed.contains(r#"aria-pressed="true""#),
+        "{example}: {pressed}"
+    );
+    for (id, _) in &expected.assets {
+        let card = opening_tag(&dom, &format!(r#"data-asset-id="{id}""#));
+        let tagged = expected.printed.contains(id);
+        assert_eq!(
+            !card.contains(" hidden"),
+            tagged,
+            "{example}: filtered by Print, {card}"
+        );
+        assert_eq!(card.contains("print"), tagged, "{example}: {card}");
+    }
+    assert!(
+        dom.contains(&format!(
+            "Showing {} assets tagged “Print”.",
+            expected.printed.len()
+        )),
+        "{example}: the status line\n{dom}"
+    );
+
     // The error states: a bad key, an unknown slug, no key at all.
     let bad = format!(
         "{}/site/?library={SLUG}&key=alk_{}",
@@ -428,6 +461,8 @@ struct Expected {
     with_file: Vec<bool>,
     /// Each asset's thumbnail address, in the same order.
     thumbnails: Vec<Option<String>>,
+    /// The assets tagged `Print` (every other one, from the first).
+    printed: Vec<String>,
 }
 
 /// Makes the demo library paid, bulk-downloadable and with its last section collapsed, and
@@ -520,7 +555,30 @@ async fn prepare_the_library(server: &Running, key: &str) -> Expected {
         with_file.push(asset["data"]["file_path"].is_string());
     }
     assert!(with_file.contains(&true) && with_file.contains(&false));
+    // Every other asset tagged Print, the first one Web too, in one bulk change.
+    let printed: Vec<String> = assets.iter().step_by(2).map(|(id, _)| id.clone()).collect();
+    let (status, body) = server
+        .send(
+            Method::POST,
+            "/api/v1/assets/bulk",
+            key,
+            Some(json!({"action": "add_tags", "ids": printed, "atomic": true,
+                "changes": {"tags": ["Print"]}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = server
+        .send(
+            Method::POST,
+            "/api/v1/assets/bulk",
+            key,
+            Some(json!({"action": "add_tags", "ids": [assets[0].0],
+                "changes": {"tags": ["Web"]}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
     Expected {
+        printed,
         title: detail["title"].as_str().unwrap().to_owned(),
         sections: sections
             .iter()

@@ -34,22 +34,18 @@ pub(super) fn add_all(add: &mut impl FnMut(&str, Value)) {
     add("WebhookDocument", webhook_document(true));
     add("WebhookPatch", webhook_document(false));
     add("DirectUploadDocument", direct_upload_document());
-    add("BulkChange", bulk_change());
-    add("BulkPatch", bulk_patch());
-    add("BulkDelete", bulk_delete());
-    add("BulkTagChange", bulk_tag_change());
-    add("BulkPatchChanges", bulk_patch_changes());
+    super::organize::add_bodies(add);
 }
 
 /// One tag as a body gives it: [`crate::validate::tags`] trims it and holds it to 1 to 64
 /// characters without commas or control characters (the length is in the description: a
 /// longer string with spaces around it may pass).
-fn tag() -> Value {
+pub(super) fn tag() -> Value {
     json!({"type": "string", "minLength": 1})
 }
 
 /// A body's `tags`: an array of tags, `null` or `[]` for none.
-fn tags(description: &str) -> Value {
+pub(super) fn tags(description: &str) -> Value {
     describe(
         or_null(array(tag())),
         &format!(
@@ -64,12 +60,12 @@ fn tags(description: &str) -> Value {
 /// `on_duplicate` in a body or upload metadata.
 fn on_duplicate() -> Value {
     describe(
-        or_null(one_of_strings(&["allow", "reject", "reuse", ""])),
+        or_null(json!({"type": "string", "pattern": super::parts::ON_DUPLICATE_PATTERN})),
         "What to do when an asset's file has the same bytes (the same SHA-256) once the \
          file is there: `allow` (default; empty is the same) stores a new asset anyway, \
          `reject` refuses with 409 naming that asset (`asset_id`) and removes the upload, \
-         `reuse` answers with that asset and stores nothing. Checked now: another value is \
-         400 on `on_duplicate`.",
+         `reuse` answers with that asset and stores nothing (spaces around the value are \
+         ignored). Checked now: another value is 400 on `on_duplicate`.",
     )
 }
 
@@ -290,7 +286,7 @@ fn asset_patch() -> Value {
 
 /// The fields of a change of one asset; `external_url` only when `link` (a bulk patch takes
 /// all but it).
-fn patch_fields(link: bool) -> Vec<(&'static str, Value)> {
+pub(super) fn patch_fields(link: bool) -> Vec<(&'static str, Value)> {
     let mut fields = vec![
         ("title", title()),
         (
@@ -318,128 +314,7 @@ fn patch_fields(link: bool) -> Vec<(&'static str, Value)> {
     fields
 }
 
-/// `POST /api/v1/assets/bulk` ([`crate::validate::bulk_doc`]): one schema per action, told
-/// apart by `action`.
-fn bulk_change() -> Value {
-    let reference = |name: &str| format!("#/components/schemas/{name}");
-    json!({
-        "description": "One action on up to 100 assets: `patch` (the fields of `changes` \
-            set on each, as `PATCH` sets them), `delete` (`force` as for one delete), \
-            `add_tags` or `remove_tags` (`changes.tags`). `ids`: 1 to 100 asset ids, each \
-            once. `atomic: true` makes it all or nothing. A 400 names the field (`action`, \
-            `ids`, `ids[3]`, `changes.title`, `changes.tags[1]`, ...). Unknown fields are \
-            ignored.",
-        "oneOf": [
-            super::build::schema("BulkPatch"),
-            super::build::schema("BulkDelete"),
-            super::build::schema("BulkTagChange"),
-        ],
-        "discriminator": {"propertyName": "action", "mapping": {
-            "patch": reference("BulkPatch"),
-            "delete": reference("BulkDelete"),
-            "add_tags": reference("BulkTagChange"),
-            "remove_tags": reference("BulkTagChange"),
-        }},
-    })
-}
-
-/// The fields every bulk change has: `action` (as `action` says), `ids`, `atomic`, `force`.
-fn bulk_fields(action: Value, force: &str) -> Vec<(&'static str, Value)> {
-    let max = crate::validate::MAX_BULK;
-    vec![
-        ("action", action),
-        (
-            "ids",
-            describe(
-                json!({"type": "array", "items": uuid(), "minItems": 1, "maxItems": max,
-                    "uniqueItems": true}),
-                "The assets: 1 to 100 ids, each once (else 400 on `ids`, or on `ids[i]` for a \
-                 malformed or repeated one). Results come in this order.",
-            ),
-        ),
-        (
-            "atomic",
-            describe(
-                or_null(boolean()),
-                "Default false: each asset is changed on its own, and one that fails (404, \
-                 409, 400) leaves the others changed. True: every asset in one store change, \
-                 or none: when any fails the answer is 409 and nothing changed.",
-            ),
-        ),
-        ("force", describe(or_null(boolean()), force)),
-    ]
-}
-
-fn bulk_patch() -> Value {
-    let mut fields = bulk_fields(
-        json!({"type": "string", "const": "patch"}),
-        "Default false; read by `delete` only.",
-    );
-    fields.push(("changes", super::build::schema("BulkPatchChanges")));
-    describe(
-        object(fields, &["action", "ids", "changes"]),
-        "The same change of each asset, as `PATCH /api/v1/assets/{asset_id}` makes it.",
-    )
-}
-
-fn bulk_patch_changes() -> Value {
-    let mut fixed: Vec<&str> = crate::validate::PATCH_FIXED.to_vec();
-    fixed.push("external_url");
-    let mut changes = describe(
-        object(patch_fields(false), &[]),
-        "A `PATCH` body but for `external_url`, which is changed one asset at a time (400 on \
-         `changes.external_url`); a field that cannot be set is 400 on `changes.<field>`.",
-    );
-    changes["propertyNames"] = json!({"not": {"enum": fixed}});
-    changes
-}
-
-fn bulk_delete() -> Value {
-    let fields = bulk_fields(
-        json!({"type": "string", "const": "delete"}),
-        "Default false: an asset libraries hold is not deleted (its result is 409 naming \
-         them); true removes it from them in the same change, as `force=true` does for one \
-         delete.",
-    );
-    describe(
-        object(fields, &["action", "ids"]),
-        "Deletes each asset and the files the API stored for it; `changes` is not read.",
-    )
-}
-
-fn bulk_tag_change() -> Value {
-    let mut fields = bulk_fields(
-        one_of_strings(&["add_tags", "remove_tags"]),
-        "Default false; read by `delete` only.",
-    );
-    let mut changes = object(
-        vec![(
-            "tags",
-            describe(
-                json!({"type": "array", "items": tag(), "minItems": 1}),
-                "At least one tag, each as an asset's tags are (400 on `changes.tags[i]`, or \
-                 on `changes.tags` when none is given).",
-            ),
-        )],
-        &["tags"],
-    );
-    changes["additionalProperties"] = json!(false);
-    fields.push((
-        "changes",
-        describe(
-            changes,
-            "`tags` alone (another field is 400 on `changes.<field>`).",
-        ),
-    ));
-    describe(
-        object(fields, &["action", "ids", "changes"]),
-        "`add_tags`: each tag an asset lacks (ignoring case) is added after its own; an asset \
-         that would have more than 32 is not changed (its result is 400). `remove_tags`: the \
-         asset's tags equal to one given, ignoring case, go; the others keep their order.",
-    )
-}
-
-fn flag(description: &str) -> Value {
+pub(super) fn flag(description: &str) -> Value {
     describe(or_null(boolean()), description)
 }
 

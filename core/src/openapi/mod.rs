@@ -37,7 +37,11 @@ use crate::reply::Reply;
 mod bodies;
 mod build;
 mod derived;
+mod feed;
 mod operations;
+mod organize;
+#[cfg(test)]
+mod organize_wire_tests;
 mod parts;
 mod schemas;
 #[cfg(test)]

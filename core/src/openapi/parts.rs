@@ -169,7 +169,7 @@ pub(super) fn parameters() -> Value {
             "At most this many tags: a positive whole number (digits only); values above \
              1000 are clamped to 1000."),
         "OnDuplicate": query("on_duplicate", json!({"type": "string",
-            "enum": ["allow", "reject", "reuse", ""], "default": "allow"}),
+            "pattern": ON_DUPLICATE_PATTERN, "default": "allow"}),
             "What to do when an asset's file has the same bytes (the same SHA-256) as the \
              upload: `allow` (the default; empty is the same) stores a new asset anyway; \
              `reject` answers 409 naming that asset (`asset_id`) and stores nothing; `reuse` \
@@ -184,6 +184,10 @@ pub(super) fn parameters() -> Value {
     }
     all
 }
+
+/// `allow`, `reject`, `reuse` or nothing, with spaces around it
+/// ([`crate::validate::OnDuplicate::parse`] trims it; `\u{85}` is white space there too).
+pub(super) const ON_DUPLICATE_PATTERN: &str = r"^[\s\u0085]*(allow|reject|reuse)?[\s\u0085]*$";
 
 fn path(name: &str, schema: Value, description: &str) -> Value {
     json!({"name": name, "in": "path", "required": true, "schema": schema,

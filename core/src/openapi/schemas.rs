@@ -5,24 +5,22 @@
 //! Each wire type's fields are derived from the type ([`super::derived`]). What a derive
 //! cannot say is written here: an asset's schema per group of types (which fields follow the
 //! common ones, and its `asset_type`), the envelope, a page's sections and unsectioned
-//! assets, and the error bodies. Tests render real values of each type and compare their keys
+//! assets, and the error bodies. The feed's and webhooks' schemas are in [`super::feed`], the
+//! bulk change's and the tag list's in [`super::organize`]. Tests render real values of each type and compare their keys
 //! with these schemas (`super::wire_tests`).
 
 use serde_json::{Map, Value, json};
 
 use super::bodies;
-use super::build::{
-    array, boolean, describe, names, object, one_of_strings, or_null, schema, string, uuid,
-};
+use super::build::{array, describe, names, object, one_of_strings, or_null, schema, string, uuid};
 use super::derived;
 use crate::change::LibraryUse;
-use crate::model::{AssetType, TagCount};
+use crate::model::AssetType;
 use crate::page::{AssetPagination, LibraryPagination};
 use crate::render::{
     AssetFields, LibraryList, LibraryListItem, PassFields, SignedLink, Timestamp, TypeFields,
 };
 use crate::tree::{LibraryAsset, LibraryHead, SectionContent, SectionHead};
-use crate::webhooks::wire::{DeliveryWire, WebhookWire};
 
 /// Every schema of `components.schemas`.
 pub(super) fn all() -> Value {
@@ -64,16 +62,7 @@ pub(super) fn all() -> Value {
             Some(schema("AssetPagination")),
         ),
     );
-    add("Event", event());
-    add("EventList", event_list());
-    add("Webhook", webhook(false));
-    add("NewWebhook", webhook(true));
-    add("WebhookEnvelope", envelope(schema("Webhook"), None));
-    add("NewWebhookEnvelope", envelope(schema("NewWebhook"), None));
-    add(
-        "WebhookList",
-        envelope(array(schema("Webhook")), Some(schema("AssetPagination"))),
-    );
+    super::feed::add_schemas(&mut add);
     add("Upload", upload());
     add("UploadEnvelope", envelope(schema("Upload"), None));
     add("DirectUpload", direct_upload());
@@ -81,28 +70,17 @@ pub(super) fn all() -> Value {
         "DirectUploadEnvelope",
         envelope(schema("DirectUpload"), None),
     );
-    add("Delivery", delivery());
-    add("DeliveryEnvelope", envelope(schema("Delivery"), None));
-    add(
-        "DeliveryList",
-        envelope(array(schema("Delivery")), Some(schema("AssetPagination"))),
-    );
     add("Error", error());
     add("ValidationError", validation_error());
     add("ConflictError", conflict_error());
     add("DuplicateError", duplicate_error());
-    add("TagCount", derived::of::<TagCount>());
-    add("TagList", envelope(array(schema("TagCount")), None));
-    add("BulkResult", bulk_result());
-    add("BulkResultEnvelope", envelope(schema("BulkResult"), None));
-    add("BulkItemResult", bulk_item_result());
-    add("BulkConflict", bulk_conflict());
+    super::organize::add_schemas(&mut add);
     bodies::add_all(&mut add);
     Value::Object(all)
 }
 
 /// An object of `properties` (in order), all required, with `description` when given.
-fn whole(properties: Vec<(String, Value)>, description: Option<&str>) -> Value {
+pub(super) fn whole(properties: Vec<(String, Value)>, description: Option<&str>) -> Value {
     let properties: Vec<(&str, Value)> = properties
         .iter()
         .map(|(name, schema)| (name.as_str(), schema.clone()))
@@ -116,7 +94,7 @@ fn whole(properties: Vec<(String, Value)>, description: Option<&str>) -> Value {
 }
 
 /// `properties` with the schema of `name` replaced by `schema`.
-fn replaced(
+pub(super) fn replaced(
     mut properties: Vec<(String, Value)>,
     name: &str,
     schema: Value,
@@ -266,7 +244,7 @@ fn pass(with_token: bool) -> Value {
 }
 
 /// `{"success": true, "data": data}`, with `pagination` when given.
-fn envelope(data: Value, pagination: Option<Value>) -> Value {
+pub(super) fn envelope(data: Value, pagination: Option<Value>) -> Value {
     let mut fields = vec![
         ("success", json!({"type": "boolean", "const": true})),
         ("data", data),
@@ -348,6 +326,7 @@ pub(super) const ERROR_TEXTS: &[&str] = &[
     "Precondition failed",
     "Locked",
     "Checksum mismatch",
+    "Not applied",
     "Request timeout",
     "Payload too large",
     "Unsupported media type",
@@ -429,243 +408,6 @@ fn duplicate_error() -> Value {
         object(fields, &["error", "message", "asset_id"]),
         "A 409 answer to an upload with `on_duplicate=reject`: an asset has its bytes \
          already, and nothing was stored.",
-    )
-}
-
-/// The actions of `POST /api/v1/assets/bulk`.
-pub(super) const BULK_ACTIONS: &[&str] = &["patch", "delete", "add_tags", "remove_tags"];
-
-/// What a bulk change did (`crate::service::organize`): the `data` of its 200, the `results`
-/// of its 409.
-fn bulk_result() -> Value {
-    let count = |description: &str| {
-        describe(
-            json!({"type": "integer", "minimum": 0, "maximum": crate::validate::MAX_BULK}),
-            description,
-        )
-    };
-    let fields = vec![
-        ("action", one_of_strings(BULK_ACTIONS)),
-        (
-            "atomic",
-            describe(boolean(), "Whether the change was all or nothing."),
-        ),
-        ("succeeded", count("Assets changed (or deleted).")),
-        (
-            "failed",
-            count(
-                "Assets not changed: those that failed, and in an atomic change that failed, every other one too.",
-            ),
-        ),
-        (
-            "results",
-            describe(
-                json!({"type": "array", "items": schema("BulkItemResult"), "minItems": 1,
-                    "maxItems": crate::validate::MAX_BULK}),
-                "One per id, in the order of `ids`.",
-            ),
-        ),
-    ];
-    let required = names(&fields);
-    describe(
-        object(fields.clone(), &required),
-        "What a bulk change did, asset by asset.",
-    )
-}
-
-/// One asset of a bulk change's result.
-fn bulk_item_result() -> Value {
-    let fields = vec![
-        ("id", uuid()),
-        (
-            "status",
-            describe(
-                json!({"type": "integer", "enum": [200, 204, 400, 404, 409, 424]}),
-                "What a request for this asset alone would have answered: 200 (changed, with \
-                 `asset`), 204 (deleted), 404 (no such asset), 409 (libraries hold it: a \
-                 delete without `force`), 400 (it would have more than 32 tags); 424 in an \
-                 atomic change that another asset stopped: this one was not changed.",
-            ),
-        ),
-        (
-            "asset",
-            describe(
-                schema("Asset"),
-                "The asset as changed: with status 200 (a patch or a change of tags).",
-            ),
-        ),
-        (
-            "error",
-            describe(
-                json!({"anyOf": [schema("ValidationError"), schema("ConflictError"),
-                    schema("Error")]}),
-                "With any status but 200 and 204: the error body a request for this asset \
-                 alone would have read (`libraries` on a 409, `field` on a 400; a 424 reads \
-                 `Validation error` on `atomic`).",
-            ),
-        ),
-    ];
-    describe(
-        object(fields, &["id", "status"]),
-        "What one asset of a bulk change came to.",
-    )
-}
-
-/// The 409 of an atomic bulk change that one asset stopped.
-fn bulk_conflict() -> Value {
-    let fields = vec![
-        ("error", json!({"type": "string", "const": "Conflict"})),
-        (
-            "message",
-            describe(
-                string(),
-                "`Nothing was changed: ` and how many assets could not take the change.",
-            ),
-        ),
-        (
-            "results",
-            describe(
-                schema("BulkResult"),
-                "Every asset: those that stopped the change with their error, every other \
-                 with status 424.",
-            ),
-        ),
-    ];
-    describe(
-        object(fields, &["error", "message", "results"]),
-        "An atomic bulk change that changed nothing: at least one asset could not take it.",
-    )
-}
-
-/// An event of the log (`crate::service::events`).
-fn event() -> Value {
-    let types: Vec<&str> = crate::events::EventType::ALL
-        .iter()
-        .map(|t| t.as_str())
-        .collect();
-    let resources: Vec<&str> = crate::events::ResourceType::ALL
-        .iter()
-        .map(|t| t.as_str())
-        .collect();
-    let actor = describe(
-        object(
-            vec![
-                ("key_id", describe(uuid(), "The key's id.")),
-                (
-                    "key_name",
-                    describe(string(), "The key's name when it made the change."),
-                ),
-            ],
-            &["key_id", "key_name"],
-        ),
-        "The key the change was made with; null for a change made by the server itself.",
-    );
-    let resource = object(
-        vec![
-            ("type", one_of_strings(&resources)),
-            ("id", describe(uuid(), "The resource's id.")),
-        ],
-        &["type", "id"],
-    );
-    let data = object(
-        vec![(
-            "changed",
-            describe(
-                array(string()),
-                "The fields that changed (`asset.updated`, `asset.file_replaced`, \
-                 `webhook.updated`); empty for the other types.",
-            ),
-        )],
-        &["changed"],
-    );
-    whole(
-        vec![
-            (
-                "id".to_owned(),
-                describe(
-                    json!({"type": "string", "pattern": "^evt_[0-9a-f]{32}$"}),
-                    "The event's id; a webhook delivery of it carries it as `webhook-id`.",
-                ),
-            ),
-            ("type".to_owned(), one_of_strings(&types)),
-            ("occurred_at".to_owned(), schema("Timestamp")),
-            (
-                "actor".to_owned(),
-                json!({"oneOf": [actor, {"type": "null"}]}),
-            ),
-            ("resource".to_owned(), resource),
-            ("data".to_owned(), data),
-        ],
-        Some("One change: what happened, when, by which key, to what."),
-    )
-}
-
-/// A page of the change feed.
-fn event_list() -> Value {
-    whole(
-        vec![
-            (
-                "success".to_owned(),
-                json!({"type": "boolean", "const": true}),
-            ),
-            ("data".to_owned(), array(schema("Event"))),
-            (
-                "next".to_owned(),
-                describe(
-                    json!({"type": "string", "pattern": "^[0-9a-f]{32}$"}),
-                    "Where the next page starts: send it as `after`.",
-                ),
-            ),
-        ],
-        Some("Events in log order, and where the next page starts."),
-    )
-}
-
-/// A webhook: the fields of [`WebhookWire`], its event types named, and its secret when just
-/// made (`with_secret`).
-fn webhook(with_secret: bool) -> Value {
-    let mut types = vec!["*"];
-    types.extend(crate::events::EventType::ALL.iter().map(|t| t.as_str()));
-    let mut fields = derived::properties(&derived::of::<WebhookWire>());
-    for (name, schema) in &mut fields {
-        if name == "event_types" {
-            schema["items"] = one_of_strings(&types);
-        }
-    }
-    if with_secret {
-        fields.push((
-            "secret".to_owned(),
-            describe(
-                json!({"type": "string", "pattern": "^whsec_[A-Za-z0-9+/]{43}=$"}),
-                "The signing secret: shown only in this answer. Deliveries are signed with \
-                 HMAC-SHA256 under the base64-decoded part after `whsec_` (Standard \
-                 Webhooks).",
-            ),
-        ));
-    }
-    let description = match with_secret {
-        true => "A webhook just registered, with its secret.",
-        false => "A webhook (never its secret).",
-    };
-    whole(fields, Some(description))
-}
-
-/// A delivery: the fields of [`DeliveryWire`].
-fn delivery() -> Value {
-    let mut fields = derived::properties(&derived::of::<DeliveryWire>());
-    for (name, schema) in &mut fields {
-        if name == "status" {
-            *schema = describe(
-                one_of_strings(&["pending", "succeeded", "failed"]),
-                "`pending` (waiting for `next_attempt_at`, or being sent), `succeeded` (an \
-                 attempt got a 2xx within the timeout) or `failed` (every attempt of the \
-                 schedule failed).",
-            );
-        }
-    }
-    whole(
-        fields,
-        Some("One event for one webhook, and how sending it went."),
     )
 }
 

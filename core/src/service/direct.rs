@@ -147,8 +147,8 @@ impl Service {
             return Err(NO_UPLOAD);
         };
         let most = self.inner.config.max_resumable_upload.min(MOST_DIRECT);
-        let Some((size, digest)) = storage::measure(files, &upload.path, sha256.is_some()).await?
-        else {
+        // Read once, whole: its SHA-256 is checked against the one asked for (if any) and kept.
+        let Some((size, digest)) = storage::measure(files, &upload.path, true).await? else {
             return Err(ApiError::UploadConflict(format!(
                 "No file has been put at upload_url yet: put the {} bytes there first",
                 upload.length
@@ -171,8 +171,11 @@ impl Service {
             return Err(refusal);
         }
         upload.offset = size;
-        let asset = self.make_asset(upload, lease).await?;
-        Ok((201, asset))
+        let made_as = upload.asset_id;
+        let asset = self.make_asset(upload, lease, digest).await?;
+        // `on_duplicate=reuse` answers the asset that had these bytes already: 200, as the
+        // multipart upload's reuse.
+        Ok((if asset.id == made_as { 201 } else { 200 }, asset))
     }
 }
 

@@ -28,18 +28,13 @@ pub struct BulkItem {
     /// The asset as changed (`None` for a delete, or when it failed).
     pub asset: Option<Asset>,
     /// Why it failed (`None` when it did not). In an atomic change that failed, the assets
-    /// that stopped it have their error and every other one
-    /// [`BulkItem::NOT_APPLIED`].
+    /// that stopped it have their error and every other one [`ApiError::NotApplied`].
     pub error: Option<ApiError>,
     /// The status a single request for this asset would have answered.
     pub status: u16,
 }
 
 impl BulkItem {
-    /// The status of an asset of an atomic change that was not applied because another
-    /// asset stopped it (424, Failed Dependency).
-    pub const NOT_APPLIED: u16 = 424;
-
     fn done(id: Uuid, asset: Option<Asset>) -> Self {
         let status = if asset.is_some() { 200 } else { 204 };
         BulkItem {
@@ -110,7 +105,10 @@ impl Service {
                 result
                     .items
                     .iter()
-                    .filter(|i| i.status != BulkItem::NOT_APPLIED)
+                    .filter(|i| i
+                        .error
+                        .as_ref()
+                        .is_some_and(|e| !matches!(e, ApiError::NotApplied)))
                     .count()
                     .min(failed),
                 result.items.len()
@@ -207,21 +205,7 @@ impl Service {
             .iter()
             .map(|&id| match refused.iter().find(|(r, _)| *r == id) {
                 Some((_, why)) => BulkItem::failed(id, refusal_error(why.clone())),
-                None => BulkItem {
-                    id,
-                    asset: None,
-                    error: None,
-                    status: BulkItem::NOT_APPLIED,
-                },
-            })
-            .map(|mut item| {
-                if item.status == BulkItem::NOT_APPLIED {
-                    item.error = Some(ApiError::validation(
-                        "atomic",
-                        "Not changed: another asset of this atomic change could not take it",
-                    ));
-                }
-                item
+                None => BulkItem::failed(id, ApiError::NotApplied),
             })
             .collect())
     }

@@ -375,9 +375,10 @@ impl Service {
             let appended =
                 storage::append(&service.inner.files, &mut upload, patch, &mut lease).await;
             let outcome = match appended {
-                Ok(()) if upload.is_complete() && !upload.finished => {
-                    service.make_asset(&mut upload, &mut lease).await.map(drop)
-                }
+                Ok(()) if upload.is_complete() && !upload.finished => service
+                    .make_asset(&mut upload, &mut lease, None)
+                    .await
+                    .map(drop),
                 other => {
                     let released = lease.release(&upload).await;
                     other.and(released.map(drop))
@@ -399,9 +400,10 @@ impl Service {
         &self,
         upload: &mut Upload,
         lease: &mut Lease,
+        checksum: Option<[u8; 32]>,
     ) -> Result<Asset, ApiError> {
         let mut written = Written::default();
-        let made = self.asset_of(upload, &mut written).await;
+        let made = self.asset_of(upload, checksum, &mut written).await;
         written.settle(&self.inner.files, &made).await;
         match made {
             Ok(asset) => {
@@ -428,7 +430,13 @@ impl Service {
     }
 
     /// The steps of [`Service::make_asset`]; what they write goes into `written`.
-    async fn asset_of(&self, upload: &Upload, written: &mut Written) -> Result<Asset, ApiError> {
+    /// `checksum` is the file's SHA-256 when the caller read it already (a direct upload's).
+    async fn asset_of(
+        &self,
+        upload: &Upload,
+        checksum: Option<[u8; 32]>,
+        written: &mut Written,
+    ) -> Result<Asset, ApiError> {
         let (files, config, store) = (&self.inner.files, &self.inner.config, &self.inner.store);
         if let Some(asset) = store.get_asset(upload.asset_id).await? {
             return Ok(asset);
@@ -436,7 +444,7 @@ impl Service {
         storage::finish(files, upload).await?;
         // The SHA-256 the requests carried, or (a direct upload, or a request that broke off
         // where the running hash could not follow) the finished file read once.
-        let checksum = match upload.checksum() {
+        let checksum = match checksum.or_else(|| upload.checksum()) {
             Some(sum) => sum,
             None => storage::measure(files, &upload.path, true)
                 .await?

@@ -41,7 +41,6 @@ pub fn first_free_slug(wanted: &str, mut taken: impl FnMut(&str) -> bool) -> Str
         .unwrap_or_else(|| wanted.to_owned())
 }
 
-
 /// Whether an asset with `tags` passes the tag filters of `query`: every key of `query.tags`
 /// and, when `query.any_tags` is not empty, one of them (tags compared by their keys).
 pub fn matches_tags(tags: &[String], query: &crate::AssetQuery) -> bool {

@@ -305,7 +305,13 @@ pub(super) async fn bulk_updates_land_whole_or_not_at_all(store: Arc<dyn Store>)
     // A log may show an event only once older writes elsewhere have ended: wait a little.
     let mut seen = 0;
     for _ in 0..100 {
-        seen = store.list_events(&all_events).await.expect("events").events.len() - before;
+        seen = store
+            .list_events(&all_events)
+            .await
+            .expect("events")
+            .events
+            .len()
+            - before;
         if seen >= 2 {
             break;
         }

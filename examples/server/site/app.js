@@ -8,6 +8,9 @@
 //   as markup.
 // - Downloads go through signed links: each asset's link is signed when the page renders and
 //   signed again on click once it is about to expire; the signed address needs no key.
+// - A row of tag buttons, made from the `tags` of the library's assets, filters the cards in
+//   the page (no further request): one tag at a time, "All" to show every card again. The
+//   tag pressed is kept in the address (`&tag=...`), and an address with one opens filtered.
 
 const API = '/api/v1';
 const KEY_STORAGE = 'assetlib-site-key';
@@ -628,17 +631,34 @@ function renderThumb(asset, type) {
 
 function renderAsset(asset, library, key, signing) {
   const type = typeOf(asset);
+  const tags = tagsOf(asset);
   const card = h(
     'article',
-    { className: `card tone-${type.tone}`, dataset: { role: 'asset', assetId: asset.id, assetType: asset.asset_type } },
+    {
+      className: `card tone-${type.tone}`,
+      dataset: {
+        role: 'asset',
+        assetId: asset.id,
+        assetType: asset.asset_type,
+        tags: tags.map((t) => t.key).join(','),
+      },
+    },
     renderThumb(asset, type),
   );
+  cardTags.set(card, new Set(tags.map((t) => t.key)));
   const body = h(
     'div',
     { className: 'card-body' },
     h('span', { className: 'type', dataset: { role: 'asset-type' }, text: type.label }),
     h('h3', { dataset: { role: 'asset-title' }, text: asset.title ?? '' }),
     asset.description ? h('p', { className: 'card-description', text: asset.description }) : null,
+    tags.length
+      ? h(
+          'ul',
+          { className: 'card-tags', dataset: { role: 'asset-tags' }, attrs: { 'aria-label': 'Tags' } },
+          tags.map((t) => h('li', { text: t.label })),
+        )
+      : null,
   );
   if (library.allow_individual_downloads) {
     const link = downloadButton('Download', 'button button-quiet', 'download', library.is_paid === true);
@@ -674,7 +694,9 @@ function renderSection(section, library, key, signing) {
         h('h2', { dataset: { role: 'section-title' }, text: section.title ?? '' }),
         section.description ? h('p', { text: section.description }) : null,
       ),
-      library.show_asset_count ? h('span', { className: 'count', text: plural(assets.length, 'asset') }) : null,
+      library.show_asset_count
+        ? h('span', { className: 'count', dataset: { total: String(assets.length) }, text: plural(assets.length, 'asset') })
+        : null,
     ),
     h(
       'div',
@@ -684,6 +706,119 @@ function renderSection(section, library, key, signing) {
         : h('p', { className: 'empty', text: 'Nothing in this section yet.' }),
     ),
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filtering by tag: in the page, from the library detail's `tags` of each asset. Tags are
+// compared as the API compares them: trimmed, ignoring case; a button shows the first spelling
+// met in page order.
+
+/** The tag keys of each card. */
+const cardTags = new WeakMap();
+
+/** The tags of a library asset, each once: `{ key, label }`, in the asset's order. */
+function tagsOf(asset) {
+  const seen = new Set();
+  const tags = [];
+  for (const tag of Array.isArray(asset.tags) ? asset.tags : []) {
+    if (typeof tag !== 'string') continue;
+    const label = tag.trim();
+    const key = label.toLowerCase();
+    if (!label || seen.has(key)) continue;
+    seen.add(key);
+    tags.push({ key, label });
+  }
+  return tags;
+}
+
+/** Every tag of `assets` with how many have it: most used first, then by name. */
+function tagCounts(assets) {
+  const counts = new Map();
+  for (const asset of assets) {
+    for (const { key, label } of tagsOf(asset)) {
+      const known = counts.get(key);
+      if (known) known.count += 1;
+      else counts.set(key, { key, label, count: 1 });
+    }
+  }
+  return [...counts.values()].sort((a, b) => b.count - a.count || a.label.localeCompare(b.label));
+}
+
+/**
+ * The row of tag buttons over `main`'s cards, and the line that says what is shown; null when
+ * no asset has a tag. Pressing a tag shows only the cards with it (and the blocks holding any),
+ * pressing it again or "All" shows everything.
+ */
+function renderTagFilter(assets, main) {
+  const tags = tagCounts(assets);
+  if (!tags.length) return null;
+  const status = h('p', { className: 'filter-status', dataset: { role: 'filter-status' }, attrs: { role: 'status' } });
+  const button = (key, label, count) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        className: 'tag-button',
+        dataset: { role: 'tag-button', tag: key },
+        attrs: {
+          'aria-pressed': key ? 'false' : 'true',
+          'aria-label': key ? `${label}, ${plural(count, 'asset')}` : `All, ${plural(count, 'asset')}`,
+        },
+      },
+      h('span', { text: label }),
+      key ? h('span', { className: 'tag-count', attrs: { 'aria-hidden': 'true' }, text: String(count) }) : null,
+    );
+  const buttons = [button('', 'All', assets.length), ...tags.map((t) => button(t.key, t.label, t.count))];
+  let current = '';
+  const apply = (key) => {
+    current = key;
+    // From now on only the status line speaks: the page's live region would read out every
+    // card a filter shows again.
+    app.setAttribute('aria-live', 'off');
+    for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset.tag === key));
+    let shown = 0;
+    for (const card of main.querySelectorAll('[data-role="asset"]')) {
+      const visible = !key || (cardTags.get(card)?.has(key) ?? false);
+      card.hidden = !visible;
+      if (visible) shown += 1;
+    }
+    for (const block of main.querySelectorAll('.block')) {
+      const cards = block.querySelectorAll('[data-role="asset"]');
+      const visible = [...cards].filter((c) => !c.hidden).length;
+      block.hidden = Boolean(key) && visible === 0;
+      const count = block.querySelector('.count[data-total]');
+      if (count) {
+        const total = Number(count.dataset.total);
+        count.textContent = key ? `${visible} of ${plural(total, 'asset')}` : plural(total, 'asset');
+      }
+    }
+    main.dataset.tagFilter = key;
+    const tag = tags.find((t) => t.key === key);
+    status.textContent = tag
+      ? `Showing ${plural(shown, 'asset')} tagged “${tag.label}”.`
+      : `Showing all ${plural(shown, 'asset')}.`;
+  };
+  for (const b of buttons) {
+    b.addEventListener('click', () => {
+      apply(b.dataset.tag && b.dataset.tag !== current ? b.dataset.tag : '');
+      // The filter is part of the address, so a filtered page can be linked to.
+      const url = new URL(window.location.href);
+      if (current) url.searchParams.set('tag', current);
+      else url.searchParams.delete('tag');
+      window.history.replaceState(null, '', url.pathname + url.search + url.hash);
+    });
+  }
+  // A `tag` in the address (`?library=...&tag=print`) opens the page filtered by it.
+  const asked = (new URL(window.location.href).searchParams.get('tag') || '').trim().toLowerCase();
+  if (asked && tags.some((t) => t.key === asked)) apply(asked);
+  const labelId = 'tag-filter-label';
+  const row = h(
+    'div',
+    { className: 'tag-filter', dataset: { role: 'tag-filter' }, attrs: { role: 'group', 'aria-labelledby': labelId } },
+    h('span', { className: 'tag-filter-label', id: labelId }, icon('tag'), h('span', { text: 'Filter by tag' })),
+    buttons,
+  );
+  return [row, status];
 }
 
 /** Renders `library` (the API's detail with assets); resolves once every link is signed. */
@@ -708,13 +843,17 @@ async function renderLibrary(library, key) {
           'div',
           { className: 'block-header' },
           h('div', { className: 'block-heading' }, h('h2', { text: sections.length ? 'More assets' : 'Assets' })),
-          library.show_asset_count ? h('span', { className: 'count', text: plural(unsectioned.length, 'asset') }) : null,
+          library.show_asset_count
+            ? h('span', { className: 'count', dataset: { total: String(unsectioned.length) }, text: plural(unsectioned.length, 'asset') })
+            : null,
         ),
         h('div', { className: 'block-body' }, renderGrid(unsectioned, library, key, signing)),
       ),
     );
   }
   if (!count) main.append(h('p', { className: 'empty', text: 'This library has no assets yet.' }));
+  const filter = renderTagFilter([...sections.flatMap((s) => (Array.isArray(s.assets) ? s.assets : [])), ...unsectioned], main);
+  if (filter) main.prepend(...filter);
 
   const cover = renderCover(library, count, key.startsWith('alp_'), key);
   app.replaceChildren(cover, main);
@@ -765,6 +904,7 @@ function keyForm(slug, submitLabel) {
 
 function showState(state, iconName, neutral, title, message, extra) {
   document.body.dataset.state = state;
+  app.setAttribute('aria-live', 'polite');
   app.replaceChildren(
     h(
       'div',
@@ -803,6 +943,7 @@ function showError(error, slug, pass = false) {
 
 async function load(slug, key) {
   document.body.dataset.state = 'loading';
+  app.setAttribute('aria-live', 'polite');
   let library;
   try {
     library = await api(`/libraries/slug/${encodeURIComponent(slug)}?include_assets=true`, key);
