@@ -190,6 +190,7 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 mod assets;
+mod bulk;
 mod counters;
 mod deliveries;
 mod error;
@@ -197,6 +198,7 @@ mod events;
 mod keys;
 mod libraries;
 mod lifecycle;
+mod lists;
 mod migrate;
 mod notices;
 mod passes;

@@ -1,8 +1,8 @@
-//! The asset lifecycle: changes ([`PgStore::update_asset_impl`], and of several assets at
-//! once, [`PgStore::update_assets_impl`]), deletes ([`PgStore::delete_asset_impl`],
-//! [`PgStore::delete_assets_impl`]), the libraries holding an asset
-//! ([`PgStore::asset_usage_impl`]), and the lock a library write takes on the assets it places
-//! ([`lock_placed_assets`]).
+//! The asset lifecycle: the change and the delete of one asset ([`PgStore::update_asset_impl`],
+//! [`PgStore::delete_asset_impl`]), the libraries holding an asset
+//! ([`PgStore::asset_usage_impl`]), the lock a library write takes on the assets it places
+//! ([`lock_placed_assets`]), and the statements these share with the changes and deletes of
+//! several assets at once, which are in [`crate::bulk`]. The lock order below holds for both.
 //!
 //! # Locks
 //!
@@ -50,16 +50,8 @@
 //! sees the library, or finds the asset gone and fails with
 //! [`StoreError::UnknownAsset`](assetlib_core::StoreError::UnknownAsset).
 
-use std::collections::{HashMap, HashSet};
-use std::future::Future;
-use std::pin::Pin;
-use std::task::Poll;
-
 use assetlib_core::events::Event;
-use assetlib_core::{
-    Asset, AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, ChangeRefused,
-    LibraryUse,
-};
+use assetlib_core::{Asset, AssetChange, AssetDeletion, AssetUpdate, ChangeRefused, LibraryUse};
 use deadpool_postgres::Transaction;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -72,7 +64,7 @@ use crate::store::{PgStore, to_u64};
 
 /// Whether a statement is about one asset (`$1` an id) or several (`$1` an array of ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Of {
+pub(crate) enum Of {
     One,
     Many,
 }
@@ -90,7 +82,7 @@ impl Of {
 /// The statement that gives every library holding the asset(s) `$1` a new content version,
 /// locking the counters in id order first; with `lock_libraries`, the libraries rows before
 /// them (`FOR KEY SHARE`, in id order).
-fn bump_holders_sql(s: &str, lock_libraries: bool, of: Of) -> String {
+pub(crate) fn bump_holders_sql(s: &str, lock_libraries: bool, of: Of) -> String {
     let held = of.matches("e.asset_id");
     let holders = if lock_libraries {
         format!(
@@ -115,7 +107,7 @@ fn bump_holders_sql(s: &str, lock_libraries: bool, of: Of) -> String {
 /// The statement reading the asset(s) `$1` with their download counts, locked `FOR UPDATE`
 /// in id order until the transaction ends; no row for an asset there is none of (or that was
 /// deleted while this waited for the lock).
-fn lock_asset_sql(s: &str, of: Of) -> String {
+pub(crate) fn lock_asset_sql(s: &str, of: Of) -> String {
     let order = match of {
         Of::One => "",
         Of::Many => " ORDER BY a.id",
@@ -130,7 +122,7 @@ fn lock_asset_sql(s: &str, of: Of) -> String {
 
 /// The statement writing an asset's fields (`$1` its id, then [`write_values`]) and returning
 /// it as stored, with its download count.
-fn write_sql(s: &str) -> String {
+pub(crate) fn write_sql(s: &str) -> String {
     format!(
         "WITH u AS ( \
              UPDATE {s}.assets SET title = $2, title_lower = $3, description = $4, \
@@ -150,7 +142,10 @@ fn write_sql(s: &str) -> String {
 }
 
 /// The values of [`write_sql`] for `next`, whose SQL values are `p`.
-fn write_values<'a>(next: &'a Asset, p: &'a AssetParams) -> [&'a (dyn ToSql + Sync); 27] {
+pub(crate) fn write_values<'a>(
+    next: &'a Asset,
+    p: &'a AssetParams,
+) -> [&'a (dyn ToSql + Sync); 27] {
     [
         &next.id,
         &next.title,
@@ -184,7 +179,7 @@ fn write_values<'a>(next: &'a Asset, p: &'a AssetParams) -> [&'a (dyn ToSql + Sy
 
 /// The statement deleting asset `$1` with its entries and counter row, returning the
 /// download count deleted.
-fn delete_sql(s: &str) -> String {
+pub(crate) fn delete_sql(s: &str) -> String {
     format!(
         "WITH e AS (DELETE FROM {s}.library_entries WHERE asset_id = $1), \
          c AS (DELETE FROM {s}.asset_counters WHERE asset_id = $1 RETURNING download_count) \
@@ -192,42 +187,10 @@ fn delete_sql(s: &str) -> String {
     )
 }
 
-/// A statement's future, boxed to run among others ([`pipelined`]).
-type Pending<'a, T> = Pin<Box<dyn Future<Output = Result<T, tokio_postgres::Error>> + Send + 'a>>;
-
-/// Runs `futures` together, each first polled in the order given, so their statements go out
-/// back to back on one connection and run in that order; their outputs in that order, or the
-/// first error (the transaction is then to be rolled back).
-async fn pipelined<T>(futures: Vec<Pending<'_, T>>) -> Result<Vec<T>, tokio_postgres::Error> {
-    let mut futures: Vec<Option<Pending<'_, T>>> = futures.into_iter().map(Some).collect();
-    let mut out: Vec<Option<T>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut waiting = false;
-        for (slot, done) in futures.iter_mut().zip(out.iter_mut()) {
-            let Some(future) = slot else { continue };
-            match future.as_mut().poll(cx) {
-                Poll::Ready(Ok(value)) => {
-                    *done = Some(value);
-                    *slot = None;
-                }
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => waiting = true,
-            }
-        }
-        if waiting {
-            Poll::Pending
-        } else {
-            Poll::Ready(Ok(()))
-        }
-    })
-    .await?;
-    Ok(out.into_iter().flatten().collect())
-}
-
 /// The statement listing the libraries holding asset `$1`, newest `created_at` first, then
 /// by id descending (through `library_entries_asset_idx`), as [`usage_from_rows`] decodes;
 /// for several assets (`$1` an array), each row led by its asset's id, the assets in id order.
-fn usage_sql(s: &str, of: Of) -> String {
+pub(crate) fn usage_sql(s: &str, of: Of) -> String {
     let (asset, by_asset) = match of {
         Of::One => ("", ""),
         Of::Many => ("e.asset_id, ", "e.asset_id, "),
@@ -241,7 +204,7 @@ fn usage_sql(s: &str, of: Of) -> String {
 }
 
 /// The library of a row of [`usage_sql`] whose columns start at `at`.
-fn usage_from_row(r: &Row, at: usize) -> Result<LibraryUse, Failure> {
+pub(crate) fn usage_from_row(r: &Row, at: usize) -> Result<LibraryUse, Failure> {
     Ok(LibraryUse {
         id: r.try_get(at)?,
         title: r.try_get(at + 1)?,
@@ -276,23 +239,6 @@ pub(crate) async fn lock_placed_assets(
         .map(|r| r.try_get(0))
         .collect::<Result<_, _>>()?;
     Ok(first_missing(ids, &found))
-}
-
-/// The assets of `ids` that exist, read and locked (in id order) by `lock`
-/// ([`lock_asset_sql`] of [`Of::Many`]), by id.
-async fn locked_assets(
-    tx: &Transaction<'_>,
-    lock: &tokio_postgres::Statement,
-    ids: &[Uuid],
-) -> Result<HashMap<Uuid, Asset>, Failure> {
-    let mut wanted = ids.to_vec();
-    wanted.sort_unstable();
-    wanted.dedup();
-    tx.query(lock, &[&wanted])
-        .await?
-        .iter()
-        .map(|row| asset_from_row(row, 0).map(|a| (a.id, a)))
-        .collect()
 }
 
 /// The first of `ids` not in `found` (which is sorted).
@@ -371,113 +317,6 @@ impl PgStore {
         Ok(Ok(Some(AssetUpdate { before, after })))
     }
 
-    /// `update_assets`: every asset locked in id order, the change applied in Rust to each;
-    /// when one is missing or refused nothing is written; else, pipelined, the content
-    /// versions of every library holding a changed asset, then each changed asset's write and
-    /// event in the order of `ids`, in one transaction.
-    pub(crate) async fn update_assets_impl(
-        &self,
-        ids: &[Uuid],
-        change: &AssetChange,
-    ) -> Result<BulkOutcome<AssetUpdate>, Failure> {
-        if ids.is_empty() {
-            return Ok(BulkOutcome::Done(Vec::new()));
-        }
-        let s = &self.schema.q;
-        let lock_sql = lock_asset_sql(s, Of::Many);
-        let bump_sql = bump_holders_sql(s, false, Of::Many);
-        let write_sql = write_sql(s);
-        let log_sql = crate::events::insert_sql(s);
-
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        let (lock, bump, write, log) = tokio::try_join!(
-            tx.prepare_cached(&lock_sql),
-            tx.prepare_cached(&bump_sql),
-            tx.prepare_cached(&write_sql),
-            tx.prepare_cached(&log_sql)
-        )?;
-        let found = locked_assets(&tx, &lock, ids).await?;
-        let mut refused = Vec::new();
-        let mut planned = Vec::with_capacity(ids.len());
-        for &id in ids {
-            match found.get(&id) {
-                None => refused.push((id, BulkRefusal::NotFound)),
-                Some(before) => match change.apply(before) {
-                    Ok(after) => planned.push((before.clone(), after)),
-                    Err(reason) => refused.push((id, BulkRefusal::Refused(reason))),
-                },
-            }
-        }
-        if !refused.is_empty() {
-            tx.rollback().await?;
-            return Ok(BulkOutcome::Refused(refused));
-        }
-        // Each changed asset once (an id given twice is written once).
-        let mut seen = HashSet::new();
-        let writes: Vec<(&Asset, &Asset)> = planned
-            .iter()
-            .filter_map(|(before, after)| after.as_ref().map(|after| (before, after)))
-            .filter(|(before, _)| seen.insert(before.id))
-            .collect();
-        if writes.is_empty() {
-            // Nothing changes: nothing is written.
-            tx.rollback().await?;
-            return Ok(BulkOutcome::Done(
-                planned
-                    .into_iter()
-                    .map(|(before, _)| AssetUpdate {
-                        after: before.clone(),
-                        before,
-                    })
-                    .collect(),
-            ));
-        }
-        let mut changed: Vec<Uuid> = writes.iter().map(|(before, _)| before.id).collect();
-        changed.sort_unstable();
-        let values: Vec<AssetParams> = writes
-            .iter()
-            .map(|(_, after)| AssetParams::new(after))
-            .collect::<Result<_, _>>()?;
-        let events: Vec<Option<EventParams>> = writes
-            .iter()
-            .map(|(before, after)| Event::asset_changed(before, after).map(EventParams::new))
-            .collect();
-        // Pipelined, run in this order: every holder's counter locked and moved (in id order,
-        // in one statement) before the first asset's row changes.
-        let mut statements: Vec<Pending<'_, Option<Row>>> =
-            Vec::with_capacity(1 + 2 * writes.len());
-        let (t, bump, write, log, changed) = (&tx, &bump, &write, &log, &changed);
-        statements.push(Box::pin(async move {
-            t.execute(bump, &[changed]).await.map(|_| None)
-        }));
-        for (((_, after), p), event) in writes.iter().zip(&values).zip(&events) {
-            statements.push(Box::pin(async move {
-                t.query_one(write, &write_values(after, p)).await.map(Some)
-            }));
-            if let Some(event) = event {
-                statements.push(Box::pin(async move {
-                    t.execute(log, &event.all()).await.map(|_| None)
-                }));
-            }
-        }
-        let mut stored: HashMap<Uuid, Asset> = HashMap::with_capacity(writes.len());
-        for row in pipelined(statements).await?.into_iter().flatten() {
-            let after = asset_from_row(&row, 0)?;
-            stored.insert(after.id, after);
-        }
-        tx.commit().await?;
-        Ok(BulkOutcome::Done(
-            planned
-                .into_iter()
-                .map(|(before, _)| AssetUpdate {
-                    after: stored.get(&before.id).unwrap_or(&before).clone(),
-                    before,
-                })
-                .collect(),
-        ))
-    }
-
     /// `delete_asset`: the asset locked, its holders read after the lock, then (unless refused)
     /// the holders' versions, its entries, its counter row and the asset, in one transaction.
     pub(crate) async fn delete_asset_impl(
@@ -532,113 +371,6 @@ impl PgStore {
         }
         tx.commit().await?;
         Ok(AssetDeletion::Deleted(asset))
-    }
-
-    /// `delete_assets`: every asset locked in id order and (unless forced) the libraries
-    /// holding them read after the locks; when one is missing or held nothing is written;
-    /// else, pipelined, the holders' versions, the assets' counter rows locked in id order,
-    /// then each asset's delete (entries, counter row, asset) and event in the order of `ids`,
-    /// in one transaction.
-    pub(crate) async fn delete_assets_impl(
-        &self,
-        ids: &[Uuid],
-        force: bool,
-    ) -> Result<BulkOutcome<Asset>, Failure> {
-        if ids.is_empty() {
-            return Ok(BulkOutcome::Done(Vec::new()));
-        }
-        let s = &self.schema.q;
-        let lock_sql = lock_asset_sql(s, Of::Many);
-        let usage_sql = usage_sql(s, Of::Many);
-        let bump_sql = bump_holders_sql(s, true, Of::Many);
-        // The counter rows are locked before any asset goes, in id order as the counters'
-        // flush locks them: each delete below takes its shard's gate (migration 14), which
-        // must come after every counter row.
-        let counters_sql = format!(
-            "SELECT asset_id FROM {s}.asset_counters WHERE asset_id = ANY($1) \
-             ORDER BY asset_id FOR UPDATE"
-        );
-        let delete_sql = delete_sql(s);
-        let log_sql = crate::events::insert_sql(s);
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        let (lock, usage, bump, counters, delete, log) = tokio::try_join!(
-            tx.prepare_cached(&lock_sql),
-            tx.prepare_cached(&usage_sql),
-            tx.prepare_cached(&bump_sql),
-            tx.prepare_cached(&counters_sql),
-            tx.prepare_cached(&delete_sql),
-            tx.prepare_cached(&log_sql)
-        )?;
-        let mut wanted = ids.to_vec();
-        wanted.sort_unstable();
-        wanted.dedup();
-        let (found, holders) = if force {
-            (locked_assets(&tx, &lock, &wanted).await?, Vec::new())
-        } else {
-            // Pipelined, run in this order: the holders are read by a statement that starts
-            // once the locks are granted.
-            tokio::try_join!(locked_assets(&tx, &lock, &wanted), async {
-                Ok(tx.query(&usage, &[&wanted]).await?)
-            })?
-        };
-        let mut held: HashMap<Uuid, Vec<LibraryUse>> = HashMap::new();
-        for row in &holders {
-            held.entry(row.try_get(0)?)
-                .or_default()
-                .push(usage_from_row(row, 1)?);
-        }
-        let mut refused = Vec::new();
-        for &id in ids {
-            if !found.contains_key(&id) {
-                refused.push((id, BulkRefusal::NotFound));
-            } else if let Some(users) = held.get(&id) {
-                refused.push((id, BulkRefusal::InUse(users.clone())));
-            }
-        }
-        if !refused.is_empty() {
-            tx.rollback().await?;
-            return Ok(BulkOutcome::Refused(refused));
-        }
-        // Each asset once (an id given twice is deleted once).
-        let mut seen = HashSet::new();
-        let gone: Vec<Uuid> = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
-        let events: Vec<EventParams> = gone
-            .iter()
-            .map(|&id| EventParams::new(Event::asset_deleted(id)))
-            .collect();
-        let mut statements: Vec<Pending<'_, Option<Row>>> = Vec::with_capacity(2 + 2 * gone.len());
-        let (t, bump, counters, delete, log, wanted) =
-            (&tx, &bump, &counters, &delete, &log, &wanted);
-        statements.push(Box::pin(async move {
-            t.execute(bump, &[wanted]).await.map(|_| None)
-        }));
-        statements.push(Box::pin(async move {
-            t.execute(counters, &[wanted]).await.map(|_| None)
-        }));
-        for (id, event) in gone.iter().zip(&events) {
-            statements.push(Box::pin(async move {
-                t.query_one(delete, &[id]).await.map(Some)
-            }));
-            statements.push(Box::pin(async move {
-                t.execute(log, &event.all()).await.map(|_| None)
-            }));
-        }
-        let rows: Vec<Row> = pipelined(statements).await?.into_iter().flatten().collect();
-        let mut deleted = Vec::with_capacity(gone.len());
-        for (id, row) in gone.iter().zip(&rows) {
-            let Some(mut asset) = found.get(id).cloned() else {
-                return Err(Failure::Protocol("a locked asset was not found again"));
-            };
-            // The counter as deleted: a download that raced the delete is in it.
-            let downloads: Option<i64> = row.try_get(0)?;
-            if let Some(n) = downloads {
-                asset.download_count = to_u64("download count", n)?;
-            }
-            deleted.push(asset);
-        }
-        tx.commit().await?;
-        Ok(BulkOutcome::Done(deleted))
     }
 
     /// `asset_usage`: one statement over `library_entries_asset_idx`.
