@@ -34,10 +34,12 @@
 //!   [`pg_fill`]), not one round trip per asset.
 //!
 //! Measured per store and size: `list_assets` page 1 (20 per page, newest first) sorted by
-//! created_at, title and updated_at; `load_library` of a 100-entry and a 1,000-entry library;
+//! created_at, title and updated_at, and filtered by one tag (`featured`, 10% of the assets,
+//! `q1`, 25%: see [`bench_tags`]); `load_library` of a 100-entry and a 1,000-entry library;
 //! `record_library_view` (what every read of a cached library page costs the store).
 //! After the criterion groups it prints, from a timing loop in the same process, each call's
-//! median at every size (and for sled the records read) and the ratio largest/smallest; then
+//! median at every size (and for sled the records read), each tag-filtered page against the
+//! unfiltered one, and the ratio largest/smallest; then
 //! the durable create runs per store: creates per second, p50 and p99 latency, with 1 and with
 //! 32 writers. PostgreSQL's creates go to a fresh database in the same cluster (`fsync=on`,
 //! `synchronous_commit=on`, printed from the server), through a pool of one connection per
