@@ -99,18 +99,17 @@ impl Service {
         let result = self.bulk_assets(doc).await?;
         let wire = BulkWire::of(&result);
         if result.atomic && result.succeeded() < result.items.len() {
-            let failed = result.items.len() - result.succeeded();
-            let message = format!(
-                "Nothing was changed: {} of the {} assets could not take the change",
-                result
-                    .items
-                    .iter()
-                    .filter(|i| i
-                        .error
+            let stopped = result
+                .items
+                .iter()
+                .filter(|i| {
+                    i.error
                         .as_ref()
-                        .is_some_and(|e| !matches!(e, ApiError::NotApplied)))
-                    .count()
-                    .min(failed),
+                        .is_some_and(|e| !matches!(e, ApiError::NotApplied))
+                })
+                .count();
+            let message = format!(
+                "Nothing was changed: {stopped} of the {} assets could not take the change",
                 result.items.len()
             );
             return Ok(Reply::json_value(
@@ -151,7 +150,7 @@ impl Service {
     /// A bulk change asset by asset.
     async fn bulk_each(&self, doc: &BulkDoc) -> Result<Vec<BulkItem>, ApiError> {
         let store = &self.inner.store;
-        let change = doc.action.change(&self.inner.config, now())?;
+        let change = doc.action.change(now());
         let mut items = Vec::with_capacity(doc.ids.len());
         for &id in &doc.ids {
             let outcome = match (&doc.action, &change) {
@@ -177,7 +176,7 @@ impl Service {
     /// A bulk change in one store change.
     async fn bulk_atomic(&self, doc: &BulkDoc) -> Result<Vec<BulkItem>, ApiError> {
         let store = &self.inner.store;
-        let refused = match (&doc.action, doc.action.change(&self.inner.config, now())?) {
+        let refused = match (&doc.action, doc.action.change(now())) {
             (BulkAction::Delete { force }, _) => {
                 match store.delete_assets(&doc.ids, *force).await? {
                     BulkOutcome::Done(gone) => {

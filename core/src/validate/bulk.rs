@@ -8,7 +8,6 @@ use super::{Fields, json_object, json_tags, strict_id};
 use crate::change::{AssetChange, TagChange};
 use crate::config::Config;
 use crate::error::ApiError;
-use crate::model::AssetType;
 
 /// The most ids one bulk change names.
 pub const MAX_BULK: usize = 100;
@@ -41,29 +40,17 @@ impl BulkAction {
     }
 
     /// The change each asset takes (`None` for a delete), at `at`.
-    ///
-    /// # Errors
-    /// None in practice: a bulk patch holds no `external_url`, the one field whose check
-    /// depends on the asset.
-    pub fn change(
-        &self,
-        config: &Config,
-        at: chrono::DateTime<chrono::Utc>,
-    ) -> Result<Option<AssetChange>, ApiError> {
+    pub fn change(&self, at: chrono::DateTime<chrono::Utc>) -> Option<AssetChange> {
         let tags = |change: TagChange| {
             let mut c = AssetChange::at(at);
             c.tags = Some(change);
             c
         };
         match self {
-            // A bulk patch holds no `external_url`, the one field that depends on the type.
-            BulkAction::Patch(patch) => patch
-                .clone()
-                .into_change(AssetType::Pdf, config, at)
-                .map(Some),
-            BulkAction::Delete { .. } => Ok(None),
-            BulkAction::AddTags(t) => Ok(Some(tags(TagChange::Add(t.clone())))),
-            BulkAction::RemoveTags(t) => Ok(Some(tags(TagChange::Remove(t.clone())))),
+            BulkAction::Patch(patch) => Some(patch.clone().change_of_fields(at)),
+            BulkAction::Delete { .. } => None,
+            BulkAction::AddTags(t) => Some(tags(TagChange::Add(t.clone()))),
+            BulkAction::RemoveTags(t) => Some(tags(TagChange::Remove(t.clone()))),
         }
     }
 }
@@ -272,8 +259,7 @@ mod tests {
             "changes": {"published": false, "tags": ["X"]}});
         let doc = bulk_doc(body.to_string().as_bytes(), &Config::default()).unwrap();
         assert!(doc.atomic);
-        let change = doc.action.change(&Config::default(), chrono::Utc::now());
-        let change = change.unwrap().unwrap();
+        let change = doc.action.change(chrono::Utc::now()).unwrap();
         assert_eq!(change.published, Some(false));
         assert_eq!(change.tags, Some(TagChange::Set(vec!["X".into()])));
     }

@@ -117,12 +117,12 @@ impl AssetPatch {
     /// checked as create checks it (required for link and external_video, accepted for git,
     /// refused for the other types) and gives the new `video_embed`.
     pub fn into_change(
-        self,
+        mut self,
         asset_type: AssetType,
         config: &Config,
         at: DateTime<Utc>,
     ) -> Result<AssetChange, ApiError> {
-        let link = match self.external_url {
+        let link = match self.external_url.take() {
             None => None,
             Some(raw) => {
                 let (external_url, video_embed) = link_fields(asset_type, raw.as_deref(), config)?;
@@ -133,18 +133,23 @@ impl AssetPatch {
             }
         };
         Ok(AssetChange {
+            link,
+            ..self.change_of_fields(at)
+        })
+    }
+
+    /// The change of every field but `external_url` (which this leaves out: its check needs
+    /// the asset's type), at `at`: what a bulk change makes of its `changes`, which refuse
+    /// `external_url`.
+    pub fn change_of_fields(self, at: DateTime<Utc>) -> AssetChange {
+        AssetChange {
             title: self.title,
             description: self.description,
             is_public: self.is_public,
             published: self.published,
-            link,
-            file: None,
-            thumbnail_moved: None,
-            file_reread: None,
             tags: self.tags.map(TagChange::Set),
-            checksum_found: None,
-            at,
-        })
+            ..AssetChange::at(at)
+        }
     }
 }
 
