@@ -167,29 +167,47 @@ async fn the_upload_page_resumes_through_a_dropped_connection() {
             .expect("a session")
             .to_owned();
         let deadline = Instant::now() + Duration::from_secs(120);
-        // Until the page has a document, there is nothing to evaluate in: an error, tried again.
-        let ready = json!({"expression": "document.readyState", "returnByValue": true});
+        // Until the upload page's own document is loaded, there is nothing to evaluate in (an
+        // error) or only the blank document the target opened with: tried again.
+        let ready = json!({
+            "expression": "document.readyState === 'complete' \
+                && location.pathname.endsWith('/upload.html') \
+                && document.getElementById('file') !== null",
+            "returnByValue": true,
+        });
         while browser
             .try_call(Some(&session), "Runtime.evaluate", ready.clone())
             .map(|r| r["result"]["value"].clone())
-            != Ok(json!("complete"))
+            != Ok(json!(true))
         {
             assert!(Instant::now() < deadline, "the page never loaded");
             std::thread::sleep(Duration::from_millis(50));
         }
-        let root =
-            browser.call(Some(&session), "DOM.getDocument", json!({}))["root"]["nodeId"].clone();
-        let input = browser.call(
-            Some(&session),
-            "DOM.querySelector",
-            json!({"nodeId": root, "selector": "#file"}),
-        )["nodeId"]
-            .clone();
-        browser.call(
-            Some(&session),
-            "DOM.setFileInputFiles",
-            json!({"files": [file_path], "nodeId": input}),
-        );
+        // The file into the page's input, by the input's node in the document as it is now; a
+        // node id the browser no longer knows (the document changed under it) is looked up
+        // again.
+        let set_file = |browser: &mut Browser| -> Result<(), Value> {
+            let root =
+                browser.try_call(Some(&session), "DOM.getDocument", json!({}))?["root"]["nodeId"]
+                    .clone();
+            let input = browser.try_call(
+                Some(&session),
+                "DOM.querySelector",
+                json!({"nodeId": root, "selector": "#file"}),
+            )?["nodeId"]
+                .clone();
+            browser
+                .try_call(
+                    Some(&session),
+                    "DOM.setFileInputFiles",
+                    json!({"files": [file_path.clone()], "nodeId": input}),
+                )
+                .map(drop)
+        };
+        while let Err(error) = set_file(&mut browser) {
+            assert!(Instant::now() < deadline, "the file was never set: {error}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
         browser.eval(
             &session,
             "document.getElementById('title').value = 'Launch film'",
