@@ -155,9 +155,10 @@ pub(crate) fn check_declared(declared: Option<u64>, max_upload: u64) -> Result<(
     Ok(())
 }
 
-/// A boolean text part: `true` or `false`, `default` when absent or empty.
+/// A boolean text part: exactly `true` or `false` (no spaces around), `default` when absent
+/// or empty.
 fn form_flag(name: &'static str, value: Option<&str>, default: bool) -> Result<bool, ApiError> {
-    match value.map(str::trim) {
+    match value {
         None | Some("") => Ok(default),
         Some("true") => Ok(true),
         Some("false") => Ok(false),

@@ -64,8 +64,8 @@ fn on_duplicate() -> Value {
         "What to do when an asset's file has the same bytes (the same SHA-256) once the \
          file is there: `allow` (default; empty is the same) stores a new asset anyway, \
          `reject` refuses with 409 naming that asset (`asset_id`) and removes the upload, \
-         `reuse` answers with that asset and stores nothing (spaces around the value are \
-         ignored). Checked now: another value is 400 on `on_duplicate`.",
+         `reuse` answers with that asset and stores nothing. Checked now: another value \
+         (spaces around one too) is 400 on `on_duplicate`.",
     )
 }
 

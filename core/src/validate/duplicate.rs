@@ -16,7 +16,8 @@ pub enum OnDuplicate {
 }
 
 impl OnDuplicate {
-    /// Parses `allow`, `reject` or `reuse` given as `field`; absent or empty is `allow`.
+    /// Parses exactly `allow`, `reject` or `reuse` given as `field`; absent or empty is
+    /// `allow`.
     ///
     /// ```
     /// use assetlib_core::validate::OnDuplicate;
@@ -24,12 +25,13 @@ impl OnDuplicate {
     /// assert_eq!(OnDuplicate::parse("on_duplicate", Some("reuse")).unwrap(), OnDuplicate::Reuse);
     /// assert_eq!(OnDuplicate::parse("on_duplicate", None).unwrap(), OnDuplicate::Allow);
     /// assert!(OnDuplicate::parse("on_duplicate", Some("skip")).is_err());
+    /// assert!(OnDuplicate::parse("on_duplicate", Some(" reuse")).is_err());
     /// ```
     ///
     /// # Errors
     /// 400 on `field` for any other value.
     pub fn parse(field: &str, raw: Option<&str>) -> Result<Self, ApiError> {
-        match raw.map(str::trim) {
+        match raw {
             None | Some("" | "allow") => Ok(OnDuplicate::Allow),
             Some("reject") => Ok(OnDuplicate::Reject),
             Some("reuse") => Ok(OnDuplicate::Reuse),
