@@ -261,6 +261,26 @@ impl Files {
         got.bytes().await.map_err(FileError::store)
     }
 
+    /// [`Files::read`], or `None` when there is no file at `path`.
+    pub(crate) async fn read_if_there(
+        &self,
+        path: &str,
+        limit: u64,
+    ) -> Result<Option<Bytes>, FileError> {
+        if limit == 0 {
+            return Ok(self.stat(path).await?.map(|_| Bytes::new()));
+        }
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(0..limit)),
+            ..GetOptions::default()
+        };
+        match self.store.get_opts(&object_path(path)?, options).await {
+            Ok(got) => Ok(Some(got.bytes().await.map_err(FileError::store)?)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(FileError::store(e)),
+        }
+    }
+
     /// The bytes of `range` of a stored file (up to its end, when the range runs past it).
     pub(crate) async fn read_range(
         &self,

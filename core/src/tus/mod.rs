@@ -227,7 +227,7 @@ pub enum Stored {
     Appended,
     /// An object store with multipart uploads (S3, GCS, Azure, memory): one multipart upload
     /// to `path`, its parts so far (content ids, in order), and the bytes past them (less
-    /// than a part) in the object `{path}.tail`.
+    /// than a part) in a tail object named by the offset (`{path}.tails/{offset}`).
     Multipart {
         /// The store's id of the multipart upload.
         upload_id: String,

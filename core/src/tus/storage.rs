@@ -4,14 +4,18 @@
 //! - a local directory: one file, `{path}.part`, appended to, then renamed into place;
 //! - a store with multipart uploads (S3, GCS, Azure, memory): one multipart upload to `path`,
 //!   fed parts of [`PART`] bytes as they fill, the bytes past the last part (less than one)
-//!   kept in the object `{path}.tail` between requests, completed with them as its last part;
+//!   kept between requests in a tail object named by the offset they end at
+//!   (`{path}.tails/{offset}`), completed with them as its last part;
 //! - any other store: pieces `{path}.parts/{n}` of at most [`PART`] bytes, joined at the end.
 //!
 //! A request holds at most one part in memory (plus the chunk it is reading). What is kept is
 //! written before the upload's offset says so ([`Progress::save`]), so a process that dies in
 //! the middle leaves an offset that the bytes behind it match: on a local file the next
 //! request first cuts the file back to the offset, a part not recorded is uploaded again
-//! under the same number, and a tail or a piece past the offset is written again.
+//! under the same number, and a piece past the offset is written again. A tail is written
+//! under the offset it ends at, never over the one the record names: whatever fails after it
+//! was written (a lost lease, a save that did not happen), the tail the record names is whole,
+//! and the tails no record names go when the upload ends.
 
 use std::io::SeekFrom;
 
@@ -220,17 +224,11 @@ async fn append_parts(
     let Stored::Multipart { upload_id, parts } = upload.stored.clone() else {
         return Err(ApiError::internal("not a multipart upload"));
     };
-    let tail_path = tail(&upload.path);
-    let tail_len = upload.offset - parts.len() as u64 * PART as u64;
+    let start = upload.offset;
+    let kept = read_tail(files, &upload.path, start, tail_len(start, &parts)?).await?;
     let mut buffer = BytesMut::with_capacity(PART);
-    if tail_len > 0 {
-        let kept = files.read(&tail_path, tail_len).await?;
-        if kept.len() as u64 != tail_len {
-            return Err(ApiError::internal(
-                "an upload's tail is shorter than its offset says",
-            ));
-        }
-        buffer.extend_from_slice(&kept);
+    if let Some((kept, _)) = &kept {
+        buffer.extend_from_slice(kept);
     }
     let mut hash = patch.checksum.map(|_| Sha256::new());
     let running = upload.sha256.clone();
@@ -284,9 +282,11 @@ async fn append_parts(
             return Err(refused);
         }
     };
-    // What did not fill a part waits in the tail object for the next request.
-    if !buffer.is_empty() {
-        files.put(&tail_path, buffer.freeze()).await?;
+    // What did not fill a part waits in a tail of its own for the next request.
+    if received != start && !buffer.is_empty() {
+        files
+            .put(&tail(&upload.path, received), buffer.freeze())
+            .await?;
     }
     upload.stored = Stored::Multipart {
         upload_id,
@@ -295,6 +295,12 @@ async fn append_parts(
     if received != upload.offset {
         upload.offset = received;
         lease.save(upload).await?;
+    }
+    // The record no longer names the tail this request began with.
+    if let Some((_, was)) = kept
+        && upload.offset != start
+    {
+        files.delete(&was).await;
     }
     outcome
 }
@@ -369,9 +375,62 @@ fn part_file(path: &str) -> String {
     format!("{path}.part")
 }
 
-/// The object holding the bytes of a multipart upload past its last part.
-fn tail(path: &str) -> String {
+/// The objects holding the bytes of a multipart upload past its last part, one per offset
+/// they were kept at.
+fn tails(path: &str) -> String {
+    format!("{path}.tails/")
+}
+
+/// The tail of a multipart upload whose offset is `offset`.
+fn tail(path: &str, offset: u64) -> String {
+    format!("{}{offset:020}", tails(path))
+}
+
+/// Where an upload begun by an earlier version kept its tail: one object, overwritten by each
+/// request.
+fn old_tail(path: &str) -> String {
     format!("{path}.tail")
+}
+
+/// How many bytes a multipart upload at `offset` with `parts` keeps in its tail.
+fn tail_len(offset: u64, parts: &[String]) -> Result<u64, ApiError> {
+    offset
+        .checked_sub(parts.len() as u64 * PART as u64)
+        .filter(|len| *len < PART as u64)
+        .ok_or_else(|| ApiError::internal("an upload's offset does not match its parts"))
+}
+
+/// The `len` bytes of the tail of the upload of `path` at `offset`, and the object they are
+/// in; `None` when `len` is 0. An upload begun by an earlier version has its tail where that
+/// version kept it.
+async fn read_tail(
+    files: &Files,
+    path: &str,
+    offset: u64,
+    len: u64,
+) -> Result<Option<(Bytes, String)>, ApiError> {
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut kept = None;
+    for name in [tail(path, offset), old_tail(path)] {
+        if let Some(bytes) = files.read_if_there(&name, len).await? {
+            kept = Some((bytes, name));
+            break;
+        }
+    }
+    match kept {
+        Some((bytes, name)) if bytes.len() as u64 == len => Ok(Some((bytes, name))),
+        _ => Err(ApiError::internal(
+            "an upload's tail is missing or shorter than its offset says",
+        )),
+    }
+}
+
+/// Removes every tail of the upload of `path`.
+async fn remove_tails(files: &Files, path: &str) {
+    files.delete_prefix(&tails(path)).await;
+    files.delete(&old_tail(path)).await;
 }
 
 /// The path of piece `n` of the upload of `path`.
@@ -416,26 +475,36 @@ pub(crate) async fn finish(files: &Files, upload: &Upload) -> Result<(), ApiErro
                 .parts()
                 .ok_or_else(|| ApiError::internal("a multipart upload in a store without them"))?;
             if in_place().await? {
+                remove_tails(files, &upload.path).await;
                 return Ok(());
             }
-            let tail_path = tail(&upload.path);
-            let tail_len = upload.length - parts.len() as u64 * PART as u64;
-            let rest = files.read(&tail_path, tail_len).await?;
+            let len = tail_len(upload.length, parts)?;
+            let rest = read_tail(files, &upload.path, upload.length, len)
+                .await?
+                .map(|(bytes, _)| bytes);
             let mut parts = parts.clone();
             if parts.is_empty() {
                 // Nothing filled a part: the file is the tail alone.
-                files.put(&upload.path, rest).await?;
-                store.abort(&upload.path, upload_id).await?;
+                files.put(&upload.path, rest.unwrap_or_default()).await?;
+                if let Err(e) = store.abort(&upload.path, upload_id).await {
+                    tracing::warn!(error = %e, path = %upload.path, "could not abort a multipart upload");
+                }
             } else {
-                if !rest.is_empty() {
+                if let Some(rest) = rest {
                     let id = store
                         .put_part(&upload.path, upload_id, parts.len(), rest)
                         .await?;
                     parts.push(id);
                 }
-                store.complete(&upload.path, upload_id, &parts).await?;
+                if let Err(e) = store.complete(&upload.path, upload_id, &parts).await {
+                    // Completed by another try that held the upload after this one's lease
+                    // ran out: the file is in place.
+                    if !in_place().await? {
+                        return Err(e.into());
+                    }
+                }
             }
-            files.delete(&tail_path).await;
+            remove_tails(files, &upload.path).await;
             Ok(())
         }
         Stored::Pieces { count } => {
@@ -469,7 +538,7 @@ pub(crate) async fn discard(files: &Files, upload: &Upload, with_file: bool) {
             {
                 tracing::warn!(error = %e, path = %upload.path, "could not abort a multipart upload");
             }
-            files.delete(&tail(&upload.path)).await;
+            remove_tails(files, &upload.path).await;
         }
         Stored::Pieces { count } => remove_pieces(files, &upload.path, 0..*count).await,
         Stored::Direct { .. } => {}
@@ -497,4 +566,184 @@ pub(crate) async fn measure(
         digest.update(chunk.map_err(ApiError::internal)?);
     }
     Ok(Some((size, Some(digest.finalize().into()))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tus::{Metadata, RunningSha256};
+    use chrono::Utc;
+    use uuid::Uuid;
+
+    /// Saves into `saved` as a store would; with `refuse`, every save fails as one whose
+    /// lease ran out.
+    struct Record {
+        saved: Option<Upload>,
+        refuse: bool,
+    }
+
+    impl Progress for Record {
+        async fn save(&mut self, upload: &Upload) -> Result<(), ApiError> {
+            if self.refuse {
+                return Err(ApiError::Locked { retry_after: 1 });
+            }
+            self.saved = Some(upload.clone());
+            Ok(())
+        }
+
+        async fn keep(&mut self, _: &Upload) -> Result<(), ApiError> {
+            Ok(())
+        }
+    }
+
+    fn body(bytes: &[u8]) -> BodyStream {
+        let chunks: Vec<Result<Bytes, crate::error::BoxError>> = bytes
+            .chunks(64 * 1024)
+            .map(|c| Ok(Bytes::copy_from_slice(c)))
+            .collect();
+        Box::pin(futures_util::stream::iter(chunks))
+    }
+
+    fn checksum(bytes: &[u8]) -> Option<Checksum> {
+        Some(Checksum(Sha256::digest(bytes).into()))
+    }
+
+    /// Appends `bytes` to `upload` as a request would, saving into `record`.
+    async fn send(
+        files: &Files,
+        upload: &mut Upload,
+        bytes: &[u8],
+        with_checksum: bool,
+        record: &mut Record,
+    ) -> Result<(), ApiError> {
+        let patch = Patch {
+            body: body(bytes),
+            checksum: if with_checksum { checksum(bytes) } else { None },
+        };
+        append(files, upload, patch, record).await
+    }
+
+    async fn tails_kept(files: &Files, path: &str) -> Vec<String> {
+        use futures_util::TryStreamExt as _;
+        let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let prefix = object_store::path::Path::from(folder);
+        let mut names: Vec<String> = files
+            .object_store()
+            .list(Some(&prefix))
+            .map_ok(|meta| meta.location.to_string())
+            .try_collect()
+            .await
+            .unwrap();
+        names.retain(|n| n.contains(".tail"));
+        names
+    }
+
+    /// A request that kept its bytes but could not record them (its lease ran out after it
+    /// wrote its tail) leaves the tail the record names whole: the next request goes on from
+    /// the record, and the finished file is the file sent.
+    #[tokio::test]
+    async fn a_tail_no_record_names_never_replaces_the_one_recorded() {
+        let files = Files::memory();
+        let file: Vec<u8> = (0..3 * PART as u32 + 123)
+            .map(|i| (i * 31 + i / 7) as u8)
+            .collect();
+        let path = "uploads/0/clip.mp4".to_owned();
+        let mut upload = Upload {
+            id: Uuid::new_v4(),
+            length: file.len() as u64,
+            offset: 0,
+            metadata: Metadata::default(),
+            path: path.clone(),
+            stored: begin(&files, &path).await.unwrap(),
+            asset_id: Uuid::new_v4(),
+            finished: false,
+            created_at: Utc::now(),
+            expires_at: Utc::now(),
+            sha256: Some(RunningSha256::default()),
+        };
+        let mut ok = Record {
+            saved: None,
+            refuse: false,
+        };
+        // A part and 100 bytes: the tail at PART + 100.
+        let first = PART + 100;
+        send(&files, &mut upload, &file[..first], false, &mut ok)
+            .await
+            .unwrap();
+        let recorded = ok.saved.clone().unwrap();
+        assert_eq!(recorded.offset, first as u64);
+
+        // With a checksum, a part more and 150 bytes, kept but never recorded.
+        let second = first + PART + 50;
+        let mut lost = Record {
+            saved: None,
+            refuse: true,
+        };
+        let mut stale = recorded.clone();
+        let refused = send(&files, &mut stale, &file[first..second], true, &mut lost).await;
+        assert!(
+            matches!(refused, Err(ApiError::Locked { .. })),
+            "{refused:?}"
+        );
+        assert_eq!(tails_kept(&files, &path).await.len(), 2);
+
+        // The next request goes on from the record, to the end.
+        let mut upload = recorded;
+        send(&files, &mut upload, &file[first..], true, &mut ok)
+            .await
+            .unwrap();
+        assert!(upload.is_complete());
+        assert_eq!(
+            upload.checksum(),
+            Some(<[u8; 32]>::from(Sha256::digest(&file)))
+        );
+        finish(&files, &upload).await.unwrap();
+        let made = files.read(&path, file.len() as u64 + 1).await.unwrap();
+        assert!(made == file, "the finished file is the file sent");
+        assert_eq!(tails_kept(&files, &path).await, Vec::<String>::new());
+    }
+
+    /// An upload begun by an earlier version, whose tail is the one object `{path}.tail`,
+    /// goes on from it.
+    #[tokio::test]
+    async fn an_upload_begun_with_the_old_tail_goes_on() {
+        let files = Files::memory();
+        let file: Vec<u8> = (0..PART as u32 + 4000).map(|i| (i % 251) as u8).collect();
+        let path = "uploads/1/deck.pdf".to_owned();
+        let Stored::Multipart { upload_id, .. } = begin(&files, &path).await.unwrap() else {
+            panic!("a memory store has multipart uploads");
+        };
+        let kept = 1000;
+        files
+            .put(&old_tail(&path), Bytes::copy_from_slice(&file[..kept]))
+            .await
+            .unwrap();
+        let mut upload = Upload {
+            id: Uuid::new_v4(),
+            length: file.len() as u64,
+            offset: kept as u64,
+            metadata: Metadata::default(),
+            path: path.clone(),
+            stored: Stored::Multipart {
+                upload_id,
+                parts: Vec::new(),
+            },
+            asset_id: Uuid::new_v4(),
+            finished: false,
+            created_at: Utc::now(),
+            expires_at: Utc::now(),
+            sha256: None,
+        };
+        let mut ok = Record {
+            saved: None,
+            refuse: false,
+        };
+        send(&files, &mut upload, &file[kept..], false, &mut ok)
+            .await
+            .unwrap();
+        finish(&files, &upload).await.unwrap();
+        let made = files.read(&path, file.len() as u64 + 1).await.unwrap();
+        assert!(made == file);
+        assert_eq!(tails_kept(&files, &path).await, Vec::<String>::new());
+    }
 }
