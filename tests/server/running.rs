@@ -205,6 +205,20 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // The server's own account of what went wrong, with the test's failure.
+            let log = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+            let said: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains("ERROR") || l.contains("WARN"))
+                .collect();
+            let from = said.len().saturating_sub(40);
+            eprintln!(
+                "{}: the server's last warnings and errors:\n{}",
+                self.base,
+                said[from..].join("\n")
+            );
+        }
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
