@@ -18,7 +18,7 @@ use crate::assets::{AssetParams, asset_from_row};
 use crate::error::Failure;
 use crate::events::EventParams;
 use crate::lifecycle::{
-    Of, bump_holders_sql, delete_sql, lock_asset_sql, usage_from_row, usage_sql, write_sql,
+    ChangeStatements, Of, bump_holders_sql, delete_sql, lock_asset_sql, usage_from_row, usage_sql,
     write_values,
 };
 use crate::store::{PgStore, to_u64};
@@ -85,20 +85,14 @@ impl PgStore {
         if ids.is_empty() {
             return Ok(BulkOutcome::Done(Vec::new()));
         }
-        let s = &self.schema.q;
-        let lock_sql = lock_asset_sql(s, Of::Many);
-        let bump_sql = bump_holders_sql(s, false, Of::Many);
-        let write_sql = write_sql(s);
-        let log_sql = crate::events::insert_sql(s);
-
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let (lock, bump, write, log) = tokio::try_join!(
-            tx.prepare_cached(&lock_sql),
-            tx.prepare_cached(&bump_sql),
-            tx.prepare_cached(&write_sql),
-            tx.prepare_cached(&log_sql)
-        )?;
+        let ChangeStatements {
+            lock,
+            bump,
+            write,
+            log,
+        } = ChangeStatements::prepare(&tx, &self.schema.q, Of::Many).await?;
         let found = locked_assets(&tx, &lock, ids).await?;
         let mut refused = Vec::new();
         let mut planned = Vec::with_capacity(ids.len());

@@ -53,8 +53,8 @@
 use assetlib_core::events::Event;
 use assetlib_core::{Asset, AssetChange, AssetDeletion, AssetUpdate, ChangeRefused, LibraryUse};
 use deadpool_postgres::Transaction;
-use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
+use tokio_postgres::{Row, Statement};
 use uuid::Uuid;
 
 use crate::assets::{AssetParams, asset_cols, asset_from_row};
@@ -120,9 +120,50 @@ pub(crate) fn lock_asset_sql(s: &str, of: Of) -> String {
     )
 }
 
+/// The statements a change of one asset, or of several ([`Of`]), runs: the lock, the
+/// holders' new content versions, the write and the event.
+pub(crate) struct ChangeStatements {
+    /// [`lock_asset_sql`].
+    pub(crate) lock: Statement,
+    /// [`bump_holders_sql`], the libraries rows left unlocked.
+    pub(crate) bump: Statement,
+    /// [`write_sql`].
+    pub(crate) write: Statement,
+    /// The event's insert.
+    pub(crate) log: Statement,
+}
+
+impl ChangeStatements {
+    /// The statements for schema `s`, prepared (or found in the cache) together on `tx`.
+    pub(crate) async fn prepare(
+        tx: &Transaction<'_>,
+        s: &str,
+        of: Of,
+    ) -> Result<Self, tokio_postgres::Error> {
+        let (lock, bump, write, log) = (
+            lock_asset_sql(s, of),
+            bump_holders_sql(s, false, of),
+            write_sql(s),
+            crate::events::insert_sql(s),
+        );
+        let (lock, bump, write, log) = tokio::try_join!(
+            tx.prepare_cached(&lock),
+            tx.prepare_cached(&bump),
+            tx.prepare_cached(&write),
+            tx.prepare_cached(&log)
+        )?;
+        Ok(ChangeStatements {
+            lock,
+            bump,
+            write,
+            log,
+        })
+    }
+}
+
 /// The statement writing an asset's fields (`$1` its id, then [`write_values`]) and returning
 /// it as stored, with its download count.
-pub(crate) fn write_sql(s: &str) -> String {
+fn write_sql(s: &str) -> String {
     format!(
         "WITH u AS ( \
              UPDATE {s}.assets SET title = $2, title_lower = $3, description = $4, \
@@ -257,20 +298,14 @@ impl PgStore {
         id: Uuid,
         change: &AssetChange,
     ) -> Result<Result<Option<AssetUpdate>, ChangeRefused>, Failure> {
-        let s = &self.schema.q;
-        let write_sql = write_sql(s);
-        let lock_sql = lock_asset_sql(s, Of::One);
-        let bump_sql = bump_holders_sql(s, false, Of::One);
-        let log_sql = crate::events::insert_sql(s);
-
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let (lock, bump, write, log) = tokio::try_join!(
-            tx.prepare_cached(&lock_sql),
-            tx.prepare_cached(&bump_sql),
-            tx.prepare_cached(&write_sql),
-            tx.prepare_cached(&log_sql)
-        )?;
+        let ChangeStatements {
+            lock,
+            bump,
+            write,
+            log,
+        } = ChangeStatements::prepare(&tx, &self.schema.q, Of::One).await?;
         let before = tx
             .query_opt(&lock, &[&id])
             .await?

@@ -158,17 +158,10 @@ impl Inner {
         slots: &[EventSlot],
     ) -> Result<BulkOutcome<AssetUpdate>, Error> {
         let done = self.asset_tx(|t| {
-            let mut planned = Vec::with_capacity(ids.len());
-            let mut refused = Vec::new();
-            for &id in ids {
-                match plan_update(t, id, change)? {
-                    Step::Go(pair) => planned.push(pair),
-                    Step::Stop(why) => refused.push((id, why)),
-                }
-            }
-            if !refused.is_empty() {
-                return Ok(BulkOutcome::Refused(refused));
-            }
+            let planned = match plan_all(ids, |id| plan_update(t, id, change))? {
+                BulkOutcome::Done(planned) => planned,
+                BulkOutcome::Refused(refused) => return Ok(BulkOutcome::Refused(refused)),
+            };
             let mut done = Vec::with_capacity(planned.len());
             for ((before, after), slot) in planned.into_iter().zip(slots) {
                 done.push(write_update(t, before, after, slot)?);
@@ -243,17 +236,10 @@ impl Inner {
     ) -> Result<BulkOutcome<Asset>, Error> {
         let mut deltas = self.counting.lock();
         let outcome = self.asset_tx(|t| {
-            let mut planned = Vec::with_capacity(ids.len());
-            let mut refused = Vec::new();
-            for &id in ids {
-                match plan_delete(t, id, force)? {
-                    Step::Go(found) => planned.push(found),
-                    Step::Stop(why) => refused.push((id, why)),
-                }
-            }
-            if !refused.is_empty() {
-                return Ok(BulkOutcome::Refused(refused));
-            }
+            let planned = match plan_all(ids, |id| plan_delete(t, id, force))? {
+                BulkOutcome::Done(planned) => planned,
+                BulkOutcome::Refused(refused) => return Ok(BulkOutcome::Refused(refused)),
+            };
             let mut gone = Vec::with_capacity(planned.len());
             for ((asset, holders), slot) in planned.into_iter().zip(slots) {
                 write_delete(t, &asset, holders, slot)?;
@@ -303,6 +289,27 @@ impl Inner {
         }
         Ok(newest_first(users))
     }
+}
+
+/// Plans the step of every asset of `ids` before any is written: every plan, or every id
+/// that stops the change with why.
+fn plan_all<T>(
+    ids: &[Uuid],
+    mut plan: impl FnMut(Uuid) -> Result<Step<T>, TxError>,
+) -> Result<BulkOutcome<T>, TxError> {
+    let mut planned = Vec::with_capacity(ids.len());
+    let mut refused = Vec::new();
+    for &id in ids {
+        match plan(id)? {
+            Step::Go(found) => planned.push(found),
+            Step::Stop(why) => refused.push((id, why)),
+        }
+    }
+    Ok(if refused.is_empty() {
+        BulkOutcome::Done(planned)
+    } else {
+        BulkOutcome::Refused(refused)
+    })
 }
 
 /// The libraries by `created_at` descending, then id descending.
