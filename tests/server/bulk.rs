@@ -1,11 +1,14 @@
 //! An atomic bulk change across a crash: a ready server killed with SIGKILL while it applies
-//! an atomic change of 100 assets has, after a restart, applied all of it or none of it.
+//! an atomic change of 100 assets has, after a restart, applied all of it or none of it, on
+//! its default sled store and on PostgreSQL (with a bucket).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::replicas::Shared;
 use crate::running::{Running, SERVERS};
 
 /// Rounds of change-then-kill per server.
@@ -14,7 +17,61 @@ const ROUNDS: u64 = 6;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_atomic_bulk_change_lands_whole_or_not_at_all() {
     for example in SERVERS {
-        a_killed_atomic_bulk_change_lands_whole_or_not_at_all_on(example).await;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::Sled {
+            data: dir.path().join("data"),
+            logs: dir.path().join("logs"),
+        };
+        a_killed_atomic_bulk_change_lands_whole_or_not_at_all_on(example, &store).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_atomic_bulk_change_on_postgres_lands_whole_or_not_at_all() {
+    for example in SERVERS {
+        let store = Store::Postgres(Box::new(Shared::new().await));
+        a_killed_atomic_bulk_change_lands_whole_or_not_at_all_on(example, &store).await;
+    }
+}
+
+/// Where a ready server keeps its records, kept from one start to the next.
+enum Store {
+    /// A data directory (its sled store and files).
+    Sled { data: PathBuf, logs: PathBuf },
+    /// A PostgreSQL database and a bucket.
+    Postgres(Box<Shared>),
+}
+
+impl Store {
+    async fn start(&self, example: &str) -> Running {
+        match self {
+            Store::Sled { data, logs } => {
+                std::fs::create_dir_all(logs).unwrap();
+                Running::start(example, data, logs, &[]).await
+            }
+            Store::Postgres(shared) => shared.replica_with(example, &[]).await,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Store::Sled { .. } => "sled",
+            Store::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    /// A key with the scopes the test needs: the one the first start printed (sled), or a
+    /// new one (PostgreSQL).
+    fn key(&self, example: &str, first: &Running) -> String {
+        match self {
+            Store::Sled { .. } => first
+                .stdout()
+                .split_whitespace()
+                .find(|w| w.starts_with("alk_") && w.len() == 47)
+                .expect("a key")
+                .to_owned(),
+            Store::Postgres(shared) => shared.create_key(example, "read:assets,write:assets"),
+        }
     }
 }
 
@@ -29,17 +86,10 @@ async fn tagged_total(server: &Running, key: &str, tag: &str) -> u64 {
     body["pagination"]["total"].as_u64().expect("total")
 }
 
-async fn a_killed_atomic_bulk_change_lands_whole_or_not_at_all_on(example: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let (data, logs) = (dir.path().join("data"), dir.path().join("logs"));
-    std::fs::create_dir_all(&logs).unwrap();
-    let mut server = Running::start(example, &data, &logs, &[]).await;
-    let key = server
-        .stdout()
-        .split_whitespace()
-        .find(|w| w.starts_with("alk_") && w.len() == 47)
-        .expect("a key")
-        .to_owned();
+async fn a_killed_atomic_bulk_change_lands_whole_or_not_at_all_on(example: &str, store: &Store) {
+    let label = format!("{example} on {}", store.name());
+    let mut server = store.start(example).await;
+    let key = store.key(example, &server);
     let mut ids = Vec::new();
     for i in 0..100 {
         let (status, body) = server
@@ -82,19 +132,19 @@ async fn a_killed_atomic_bulk_change_lands_whole_or_not_at_all_on(example: &str)
         let (status, answer) = sent.await.expect("request task");
         *outcomes.entry(status.to_string()).or_default() += 1;
 
-        server = Running::start(example, &data, &logs, &[]).await;
+        server = store.start(example).await;
         let total = tagged_total(&server, &key, &tag).await;
         assert!(
             total == 0 || total == 100,
-            "{example} round {round}: {total} of 100 assets changed ({status} {answer})"
+            "{label} round {round}: {total} of 100 assets changed ({status} {answer})"
         );
         if status == 200 {
-            assert_eq!(total, 100, "{example} round {round}: answered, so kept");
+            assert_eq!(total, 100, "{label} round {round}: answered, so kept");
             assert_eq!(answer["data"]["succeeded"], 100);
         }
     }
     // Every answer the client saw is counted; a cut connection is 0.
     assert_eq!(outcomes.values().sum::<u64>(), ROUNDS, "{outcomes:?}");
-    eprintln!("{example}: answers to atomic changes killed mid-way: {outcomes:?}");
+    eprintln!("{label}: answers to atomic changes killed mid-way: {outcomes:?}");
     server.terminate().await;
 }
