@@ -64,6 +64,38 @@ fn open(path: &Path) -> SledStore {
     SledStore::open(path).expect("open")
 }
 
+/// A store at `path` holding `assets` and `library`, which places them in this order (no
+/// sections), closed again.
+async fn store_shelf(path: &Path, assets: &[&assetlib_core::Asset], library: &Library) {
+    let store = open(path);
+    for a in assets {
+        store
+            .insert_asset((*a).clone())
+            .await
+            .expect("insert asset");
+    }
+    let entries = assets
+        .iter()
+        .enumerate()
+        .map(|(i, a)| LibraryEntry {
+            asset_id: a.id,
+            section_id: None,
+            display_order: u32::try_from(i).expect("small"),
+            title: None,
+            description: None,
+        })
+        .collect();
+    store
+        .put_library(LibraryWrite {
+            library: library.clone(),
+            slug_given: false,
+            sections: vec![],
+            entries,
+        })
+        .await
+        .expect("put");
+}
+
 /// Format 1's index keys of a published asset: scope 0 and `1 + type code`, per sort tree.
 fn v1_index(db: &sled::Db, asset: &assetlib_core::Asset, insert: bool) {
     for (name, sort) in [

@@ -53,32 +53,7 @@ async fn a_format_4_directory_gains_empty_preview_fields() {
     };
     let plain = sample_asset_at("Plain", AssetType::Pdf, at(2));
     let lib = sample_library("Shelf", 3);
-    {
-        let store = open(&path);
-        for a in [&clip, &plain] {
-            store.insert_asset(a.clone()).await.expect("insert asset");
-        }
-        let entries = [&clip, &plain]
-            .iter()
-            .enumerate()
-            .map(|(i, a)| LibraryEntry {
-                asset_id: a.id,
-                section_id: None,
-                display_order: u32::try_from(i).expect("small"),
-                title: None,
-                description: None,
-            })
-            .collect();
-        store
-            .put_library(LibraryWrite {
-                library: lib.clone(),
-                slug_given: false,
-                sections: vec![],
-                entries,
-            })
-            .await
-            .expect("put");
-    }
+    store_shelf(&path, &[&clip, &plain], &lib).await;
     assert_eq!(back_to_v4(&path), 4, "two assets and two entries rewritten");
 
     // What format 4 knew of the clip: everything but the preview fields.

@@ -56,32 +56,7 @@ async fn a_format_5_directory_gains_empty_tags_and_checksums() {
     clip.checksum_sha256 = Some([7; 32]);
     let plain = sample_asset_at("Plain", AssetType::Pdf, at(2));
     let lib = sample_library("Shelf", 3);
-    {
-        let store = open(&path);
-        for a in [&clip, &plain] {
-            store.insert_asset(a.clone()).await.expect("insert asset");
-        }
-        let entries = [&clip, &plain]
-            .iter()
-            .enumerate()
-            .map(|(i, a)| LibraryEntry {
-                asset_id: a.id,
-                section_id: None,
-                display_order: u32::try_from(i).expect("small"),
-                title: None,
-                description: None,
-            })
-            .collect();
-        store
-            .put_library(LibraryWrite {
-                library: lib.clone(),
-                slug_given: false,
-                sections: vec![],
-                entries,
-            })
-            .await
-            .expect("put");
-    }
+    store_shelf(&path, &[&clip, &plain], &lib).await;
     assert_eq!(back_to_v5(&path), 4, "two assets and two entries rewritten");
 
     // What format 5 knew of the clip: everything but tags and checksum.
