@@ -34,8 +34,9 @@
 //!   [`pg_fill`]), not one round trip per asset.
 //!
 //! Measured per store and size: `list_assets` page 1 (20 per page, newest first) sorted by
-//! created_at, title and updated_at, and filtered by one tag (`featured`, 10% of the assets,
-//! `q1`, 25%: see [`bench_tags`]); `load_library` of a 100-entry and a 1,000-entry library;
+//! created_at, title and updated_at, filtered by one tag (`featured`, 10% of the assets,
+//! `q1`, 25%: see [`bench_tags`]), by both (5%) and by either (`any_tag`, 30%);
+//! `load_library` of a 100-entry and a 1,000-entry library;
 //! `record_library_view` (what every read of a cached library page costs the store).
 //! After the criterion groups it prints, from a timing loop in the same process, each call's
 //! median at every size (and for sled the records read), each tag-filtered page against the
@@ -498,6 +499,24 @@ async fn pg_check(store: &PgStore, size: usize) -> Result<(), String> {
     if got != want {
         return Err(format!("featured total {got} instead of {want}"));
     }
+    // Every tenth is featured and every fourth in q1: both on every twentieth.
+    for (name, call, want) in [
+        ("featured and q1", both_tags(), size.div_ceil(20)),
+        (
+            "featured or q1",
+            either_tag(),
+            size.div_ceil(10) + size.div_ceil(4) - size.div_ceil(20),
+        ),
+    ] {
+        let got = store
+            .list_assets(&call)
+            .await
+            .map_err(|e| e.to_string())?
+            .total;
+        if got != want as u64 {
+            return Err(format!("{name} total {got} instead of {want}"));
+        }
+    }
     let want: Vec<String> = (0..size.min(20))
         .map(|k| format!("Asset {} quarterly report", size - 1 - k))
         .collect();
@@ -519,6 +538,30 @@ fn page1(sort: AssetSort) -> AssetQuery {
     }
 }
 
+/// Page 1 of the assets with both tags `featured` and `q1` (5% of them).
+fn both_tags() -> AssetQuery {
+    AssetQuery {
+        tags: vec!["featured".into(), "q1".into()],
+        ..page1(AssetSort::CreatedAt)
+    }
+}
+
+/// Page 1 of the assets with either tag, `featured` or `q1` (30% of them).
+fn either_tag() -> AssetQuery {
+    AssetQuery {
+        any_tags: vec!["featured".into(), "q1".into()],
+        ..page1(AssetSort::CreatedAt)
+    }
+}
+
+/// The tag-filtered calls, each compared with the unfiltered page 1 by `created_at`.
+const TAGGED: [&str; 4] = [
+    "list page 1 tag=featured (10%)",
+    "list page 1 tag=q1 (25%)",
+    "list page 1 tag=featured&tag=q1 (5%)",
+    "list page 1 any_tag=featured,q1 (30%)",
+];
+
 const SORTS: [(AssetSort, &str); 3] = [
     (AssetSort::CreatedAt, "created_at"),
     (AssetSort::Title, "title"),
@@ -538,6 +581,8 @@ fn calls(db: &Db) -> Vec<(String, Call)> {
         };
         out.push((format!("list page 1 tag={tag} ({share})"), Call::List(q)));
     }
+    out.push((TAGGED[2].into(), Call::List(both_tags())));
+    out.push((TAGGED[3].into(), Call::List(either_tag())));
     out.push(("load 100-entry library".into(), Call::Load(db.lib100)));
     out.push(("load 1,000-entry library".into(), Call::Load(db.lib1000)));
     out.push(("count a library view".into(), Call::View(db.lib100)));
@@ -638,10 +683,10 @@ fn print_ratios(rt: &tokio::runtime::Runtime, dbs: &[Db]) {
                 .map(|(_, t, _)| t.as_secs_f64())
         };
         if let Some(plain) = time("list page 1 by created_at") {
-            for tag in ["list page 1 tag=featured (10%)", "list page 1 tag=q1 (25%)"] {
+            for tag in TAGGED {
                 if let Some(filtered) = time(tag) {
                     println!(
-                        "  {kind:<8} {size:>8} assets  {tag:<32} {:.2}x",
+                        "  {kind:<8} {size:>8} assets  {tag:<38} {:.2}x",
                         filtered / plain
                     );
                 }
