@@ -140,6 +140,19 @@ fn fill(sql: &str) -> String {
         .replace("__TRGM__", "\"public\"")
 }
 
+/// The entries of `library` in `store`: each one's asset and the copy of it the entry shows.
+async fn entry_copies(store: &PgStore, library: uuid::Uuid) -> Vec<(uuid::Uuid, EntryAsset)> {
+    store
+        .load_library(library)
+        .await
+        .expect("load")
+        .expect("library")
+        .entries
+        .into_iter()
+        .map(|row| (row.entry.asset_id, row.asset))
+        .collect()
+}
+
 /// A published library `library` ("Kit"), paid or not, with its counter row, as the
 /// migrations before 7 lay libraries out.
 async fn insert_library(client: &tokio_postgres::Client, library: uuid::Uuid, paid: bool) {
@@ -295,17 +308,6 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
 
     let store = PgStore::connect(db.url()).await.expect("upgrade");
     assert_eq!(versions(&store, "assetlib").await, all_versions());
-    let shown = |store: PgStore| async move {
-        store
-            .load_library(library)
-            .await
-            .expect("load")
-            .expect("library")
-            .entries
-            .into_iter()
-            .map(|row| (row.entry.asset_id, row.asset))
-            .collect::<Vec<_>>()
-    };
     let report = EntryAsset {
         title: "Report".into(),
         description: Some("yearly".into()),
@@ -327,7 +329,7 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
         tags: vec![],
     };
     assert_eq!(
-        shown(store.clone()).await,
+        entry_copies(&store, library).await,
         vec![(pdf, report.clone()), (image, photo.clone())]
     );
     let listed = store
@@ -347,7 +349,7 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
     photo.title = "Photo, renamed".into();
     photo.published = true;
     assert_eq!(
-        shown(store.clone()).await,
+        entry_copies(&store, library).await,
         vec![(pdf, report), (image, photo)]
     );
 }
@@ -536,18 +538,7 @@ async fn an_upgrade_from_version_13_gives_every_asset_empty_tags() {
     assert_eq!(listed.total, 2);
     assert_eq!(listed.items, vec![photo.clone(), report.clone()]);
     assert_eq!(store.list_tags(10).await.expect("tags"), vec![]);
-    let entries = |store: PgStore| async move {
-        store
-            .load_library(library)
-            .await
-            .expect("load")
-            .expect("library")
-            .entries
-            .into_iter()
-            .map(|row| (row.entry.asset_id, row.asset))
-            .collect::<Vec<_>>()
-    };
-    let shown = entries(store.clone()).await;
+    let shown = entry_copies(&store, library).await;
     assert_eq!(
         shown,
         vec![
@@ -618,7 +609,7 @@ async fn an_upgrade_from_version_13_gives_every_asset_empty_tags() {
             },
         ]
     );
-    let shown = entries(store.clone()).await;
+    let shown = entry_copies(&store, library).await;
     assert_eq!(shown[0].1.tags, ["Brand", "Print"]);
     assert_eq!(shown[1].1.tags, ["brand"]);
 }
