@@ -473,6 +473,17 @@ pub(crate) async fn deliveries_are_signed_as_the_reference_library_verifies<H: H
     assert!(!types.contains(&"webhook.test"), "{types:?}");
 }
 
+/// A port on 127.0.0.1 that refuses every connection while the returned socket lives: the
+/// socket holds it, so no other test's server is given it, and never listens.
+fn refusing_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .expect("bind");
+    let port = socket.local_addr().expect("address").port();
+    (socket, port)
+}
+
 pub(crate) async fn failing_endpoints_are_retried_and_never_hold_up_writes<H: Harness>() {
     let ctx = Ctx::with_config::<H>(quick()).await;
     let flaky = Receiver::start(Answer::Status(500)).await;
@@ -481,10 +492,7 @@ pub(crate) async fn failing_endpoints_are_retried_and_never_hold_up_writes<H: Ha
     let moved = Receiver::start(Answer::Redirect(elsewhere.url("/stolen"))).await;
     let reset = Receiver::start(Answer::Reset).await;
     let endless = Receiver::start(Answer::Endless).await;
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
-        listener.local_addr().expect("address").port()
-    };
+    let (_closed, closed) = refusing_port();
     let types = &["asset.created"];
     let hook = |r: &Receiver| r.url("/hook");
     let flaky_id = id_of(&register(&ctx, &hook(&flaky), types).await);
@@ -664,10 +672,7 @@ pub(crate) async fn a_failing_endpoint_is_disabled_and_a_delivery_retried_by_han
     assert_eq!(done[0]["last_response_status"], json!(200));
 
     // A test ping to nobody fails at once and says why.
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
-        listener.local_addr().expect("address").port()
-    };
+    let (_closed, closed) = refusing_port();
     let nowhere = id_of(
         &register(
             &ctx,
