@@ -113,43 +113,52 @@ impl Running {
         extra: &[&str],
         env: &[(&str, String)],
     ) -> Running {
-        let port = free_port();
-        let addr = format!("127.0.0.1:{port}");
-        let n = std::fs::read_dir(logs).unwrap().count();
-        let stdout = logs.join(format!("stdout-{n}"));
-        let stderr = logs.join(format!("stderr-{n}"));
-        let child = Command::new(server_binary(example))
-            .args(["serve", "--data", data.to_str().unwrap(), "--addr", &addr])
-            .args(extra)
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::from(File::create(&stdout).unwrap()))
-            .stderr(Stdio::from(File::create(&stderr).unwrap()))
-            .spawn()
-            .expect("start the server");
-        let mut running = Running {
-            child,
-            base: format!("http://{addr}"),
-            stdout,
-            stderr,
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if reqwest::get(format!("{}/api/v1", running.base))
-                .await
-                .is_ok()
-            {
-                return running;
+        // A port found free may be taken by another test before the server binds it: the
+        // server then says so and exits, and starts again on another port.
+        let mut tries = 0;
+        'start: loop {
+            tries += 1;
+            let port = free_port();
+            let addr = format!("127.0.0.1:{port}");
+            let n = std::fs::read_dir(logs).unwrap().count();
+            let stdout = logs.join(format!("stdout-{n}"));
+            let stderr = logs.join(format!("stderr-{n}"));
+            let child = Command::new(server_binary(example))
+                .args(["serve", "--data", data.to_str().unwrap(), "--addr", &addr])
+                .args(extra)
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .env("RUST_LOG", "info")
+                .stdout(Stdio::from(File::create(&stdout).unwrap()))
+                .stderr(Stdio::from(File::create(&stderr).unwrap()))
+                .spawn()
+                .expect("start the server");
+            let mut running = Running {
+                child,
+                base: format!("http://{addr}"),
+                stdout,
+                stderr,
+            };
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                if reqwest::get(format!("{}/api/v1", running.base))
+                    .await
+                    .is_ok()
+                {
+                    return running;
+                }
+                if let Some(status) = running.child.try_wait().unwrap() {
+                    if tries < 3 && running.stderr().contains("Address already in use") {
+                        continue 'start;
+                    }
+                    panic!("server exited ({status}): {}", running.stderr());
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "server did not start: {}",
+                    running.stderr()
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            if let Some(status) = running.child.try_wait().unwrap() {
-                panic!("server exited ({status}): {}", running.stderr());
-            }
-            assert!(
-                Instant::now() < deadline,
-                "server did not start: {}",
-                running.stderr()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
