@@ -40,8 +40,8 @@ use uuid::Uuid;
 
 use crate::error::StoreError;
 use crate::model::{
-    ApiKey, Asset, AssetType, Library, LibraryEntry, LibrarySettings, LibraryWrite, PutOutcome,
-    Scope, Section,
+    ApiKey, Asset, AssetType, EntryAsset, Library, LibraryEntry, LibrarySettings, LibraryWrite,
+    PutOutcome, Scope, Section,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::Store;
@@ -312,6 +312,20 @@ pub fn sample_asset_at(title: &str, asset_type: AssetType, at: DateTime<Utc>) ->
         created_at: at,
         updated_at: at,
     }
+}
+
+/// The entries of `library` in `store`, in display order: each one's asset and the copy of
+/// it the library's page shows. Panics when the library is missing or the load fails.
+pub async fn entry_copies(store: &dyn Store, library: Uuid) -> Vec<(Uuid, EntryAsset)> {
+    store
+        .load_library(library)
+        .await
+        .expect("load_library")
+        .expect("library exists")
+        .entries
+        .into_iter()
+        .map(|row| (row.entry.asset_id, row.asset))
+        .collect()
 }
 
 /// A library record for tests, published, updated at `t0 + secs`.

@@ -2,7 +2,7 @@
 //! them, and a schema newer than this crate.
 
 use assetlib_core::store::prelude::*;
-use assetlib_core::testing::sample_asset;
+use assetlib_core::testing::{entry_copies, sample_asset};
 use assetlib_core::{AssetChange, AssetQuery, AssetStatus, AssetType, EntryAsset, Scope};
 use assetlib_postgres::{Error, PgConfig, PgStore, SCHEMA_VERSION};
 use assetlib_testkit::postgres::TestCluster;
@@ -138,19 +138,6 @@ async fn schema_names_must_be_plain_identifiers() {
 fn fill(sql: &str) -> String {
     sql.replace("__SCHEMA__", "\"assetlib\"")
         .replace("__TRGM__", "\"public\"")
-}
-
-/// The entries of `library` in `store`: each one's asset and the copy of it the entry shows.
-async fn entry_copies(store: &PgStore, library: uuid::Uuid) -> Vec<(uuid::Uuid, EntryAsset)> {
-    store
-        .load_library(library)
-        .await
-        .expect("load")
-        .expect("library")
-        .entries
-        .into_iter()
-        .map(|row| (row.entry.asset_id, row.asset))
-        .collect()
 }
 
 /// A published library `library` ("Kit"), paid or not, with its counter row, as the

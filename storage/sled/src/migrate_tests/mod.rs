@@ -7,7 +7,7 @@
 use assetlib_core::store::prelude::*;
 use std::path::Path;
 
-use assetlib_core::testing::{sample_asset_at, sample_library};
+use assetlib_core::testing::{entry_copies, sample_asset_at, sample_library};
 use assetlib_core::{
     AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetType, EntryAsset, Library,
     LibraryEntry, LibraryQuery, LibraryUse, LibraryWrite, Section, SortOrder,

@@ -60,19 +60,6 @@ fn back_to_v2(path: &Path, libraries: &[Uuid], changed: Uuid, description: &str)
     db.flush().expect("flush");
 }
 
-/// Each entry of the library's page: the asset and what the page shows of it.
-async fn page(store: &SledStore, library: Uuid) -> Vec<(Uuid, EntryAsset)> {
-    store
-        .load_library(library)
-        .await
-        .expect("load")
-        .expect("library")
-        .entries
-        .into_iter()
-        .map(|row| (row.entry.asset_id, row.asset))
-        .collect()
-}
-
 async fn entry_asset(store: &SledStore, asset: Uuid) -> EntryAsset {
     let a = store.get_asset(asset).await.expect("get").expect("asset");
     EntryAsset::from(&a)
@@ -86,7 +73,11 @@ async fn check_pages(store: &SledStore, expected: &[(Uuid, &[Uuid])]) {
         for &asset in *assets {
             want.push((asset, entry_asset(store, asset).await));
         }
-        assert_eq!(page(store, *library).await, want, "library {library}");
+        assert_eq!(
+            entry_copies(store, *library).await,
+            want,
+            "library {library}"
+        );
     }
 }
 
@@ -161,7 +152,7 @@ async fn a_format_2_directory_gets_entry_copies_on_open() {
     let expected: [(Uuid, &[Uuid]); 2] =
         [(first.id, &[a.id, b.id, a.id, d.id]), (second.id, &[b.id])];
     check_pages(&store, &expected).await;
-    let shown = page(&store, first.id).await;
+    let shown = entry_copies(&store, first.id).await;
     assert_eq!(shown[0].1.description.as_deref(), Some("changed"));
     assert_eq!(
         shown[0].1.thumbnail_path.as_deref(),
@@ -197,8 +188,8 @@ async fn a_format_2_directory_gets_entry_copies_on_open() {
         2,
         "Beta and Delta"
     );
-    assert_eq!(page(&store, second.id).await[0].1.title, "Beta");
-    assert!(page(&store, second.id).await[0].1.published);
+    assert_eq!(entry_copies(&store, second.id).await[0].1.title, "Beta");
+    assert!(entry_copies(&store, second.id).await[0].1.published);
     drop(store);
 
     // Cut short and run again: one library still bare, the other already copied, and an
@@ -221,8 +212,11 @@ async fn a_format_2_directory_gets_entry_copies_on_open() {
     let store = open(&path);
     check_pages(&store, &expected).await;
     assert_eq!(
-        page(&store, first.id).await[3].1.description.as_deref(),
+        entry_copies(&store, first.id).await[3]
+            .1
+            .description
+            .as_deref(),
         Some("later")
     );
-    assert_eq!(page(&store, first.id).await[1].1.description, None);
+    assert_eq!(entry_copies(&store, first.id).await[1].1.description, None);
 }
