@@ -31,7 +31,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use assetlib::AssetType;
-use assetlib::extract::{self, Limits, samples};
+use assetlib::extract::{self, Limits, PdfRenderer, samples};
 use bytes::Bytes;
 use criterion::Criterion;
 use image_compare::Algorithm;
@@ -42,7 +42,12 @@ use ssim::ssim;
 
 fn main() {
     let hundred = Bytes::from(samples::pdf(100, 300));
-    let limits = Limits::default();
+    // Pages drawn as a server draws them: by the render child, bounded in time and memory
+    // (its start is part of what a preview costs).
+    let mut limits = Limits::default();
+    limits.pdf_renderer = PdfRenderer::Child {
+        program: env!("CARGO_BIN_EXE_assetlib-pdf-render").into(),
+    };
     let mut c = Criterion::default()
         .configure_from_args()
         .sample_size(20)

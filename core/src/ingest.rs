@@ -165,8 +165,16 @@ pub(crate) async fn ingest(
         size: resolved.size,
         runtime: tokio::runtime::Handle::current(),
     };
-    let turn = pool.turn().await?;
     let started = Instant::now();
+    // The wait for a turn counts against the deadline: a pool kept busy is a slow read.
+    let turn = tokio::time::timeout(config.extract_timeout, pool.turn())
+        .await
+        .map_err(|_| {
+            file_error(format!(
+                "{field} could not be read within {} seconds",
+                config.extract_timeout.as_secs_f64()
+            ))
+        })??;
     let work = tokio::task::spawn_blocking(move || {
         let _turn = turn;
         // A file read whole is hashed here, off the runtime; a video read header-only is
@@ -195,29 +203,30 @@ pub(crate) async fn ingest(
         }
         Ok::<_, ExtractError>((info, made_or_logged(thumb, &name), unreadable_video, sum))
     });
-    let (mut info, mut thumb, unreadable_video, sum) =
-        match tokio::time::timeout(config.extract_timeout, work).await {
-            Err(_) => {
+    let left = config.extract_timeout.saturating_sub(started.elapsed());
+    let (mut info, mut thumb, unreadable_video, sum) = match tokio::time::timeout(left, work).await
+    {
+        Err(_) => {
+            return Err(file_error(format!(
+                "{field} could not be read within {} seconds",
+                config.extract_timeout.as_secs_f64()
+            )));
+        }
+        Ok(joined) => match joined.map_err(ApiError::internal)? {
+            Ok(done) => done,
+            Err(ExtractError::TypeMismatch {
+                declared,
+                found_mime,
+            }) => {
                 return Err(file_error(format!(
-                    "{field} could not be read within {} seconds",
-                    config.extract_timeout.as_secs_f64()
+                    "{field} content is {found_mime}, which is not a valid {declared} file"
                 )));
             }
-            Ok(joined) => match joined.map_err(ApiError::internal)? {
-                Ok(done) => done,
-                Err(ExtractError::TypeMismatch {
-                    declared,
-                    found_mime,
-                }) => {
-                    return Err(file_error(format!(
-                        "{field} content is {found_mime}, which is not a valid {declared} file"
-                    )));
-                }
-                Err(other) => {
-                    return Err(file_error(format!("{field} could not be read: {other}")));
-                }
-            },
-        };
+            Err(other) => {
+                return Err(file_error(format!("{field} could not be read: {other}")));
+            }
+        },
+    };
     info.file_size = resolved.size;
     let checksum = match checksum.or(sum) {
         Some(sum) => sum,
@@ -230,19 +239,26 @@ pub(crate) async fn ingest(
         && !unreadable_video
         && let Some(ffmpeg) = &config.ffmpeg
     {
-        // ffmpeg is killed when its deadline passes, so the turn ends with it.
-        let _turn = pool.turn().await?;
+        // ffmpeg is killed when its deadline passes, so the turn ends with it; a turn that
+        // does not come before then is no poster.
         let left = config.extract_timeout.saturating_sub(started.elapsed());
-        let made = poster(
-            files,
-            config,
-            ffmpeg,
-            &resolved.path,
-            resolved.size,
-            &info,
-            left,
-        )
-        .await;
+        let made = match tokio::time::timeout(left, pool.turn()).await {
+            Ok(turn) => {
+                let _turn = turn?;
+                let left = config.extract_timeout.saturating_sub(started.elapsed());
+                poster(
+                    files,
+                    config,
+                    ffmpeg,
+                    &resolved.path,
+                    resolved.size,
+                    &info,
+                    left,
+                )
+                .await
+            }
+            Err(_) => Err("no preview worker was free before the deadline".into()),
+        };
         thumb = made.unwrap_or_else(|e| {
             tracing::warn!(error = %e, file = resolved.path, "no poster frame");
             None

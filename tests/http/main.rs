@@ -35,6 +35,7 @@ mod previews;
 mod probe;
 mod replace;
 mod routing;
+mod runaway;
 mod support;
 mod uploads;
 mod webhooks;
@@ -159,6 +160,8 @@ macro_rules! cases {
             images::past_the_workers_and_the_queue_the_answer_is_503,
             images::large_variants_of_paid_files_need_what_downloads_need,
             images::hostile_sources_give_a_variant_or_a_400,
+            runaway::runaway_pdfs_are_stored_without_a_page_and_their_variants_refused,
+            runaway::a_variant_render_keeps_its_worker_after_the_client_hangs_up,
             events::writes_are_events_with_their_key_in_order,
             events::bad_feed_parameters_are_400_naming_them,
             webhooks::webhooks_are_registered_read_changed_and_deleted,

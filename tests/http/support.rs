@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use assetlib::extract::PdfRenderer;
 use assetlib::{Asset, Config, Files, Scope, Service, Store};
 use reqwest::Method;
 use reqwest::header::HeaderMap;
@@ -19,6 +20,17 @@ pub(crate) struct Ctx {
     server: Server,
     _store: StoreGuard,
     _dir: tempfile::TempDir,
+}
+
+/// `config`, its PDF pages drawn by the package's render child when it names no renderer,
+/// as a ready server draws them.
+pub(crate) fn with_renderer(mut config: Config) -> Config {
+    if config.extract_limits.pdf_renderer == PdfRenderer::Off {
+        config.extract_limits.pdf_renderer = PdfRenderer::Child {
+            program: env!("CARGO_BIN_EXE_assetlib-pdf-render").into(),
+        };
+    }
+    config
 }
 
 impl Ctx {
@@ -58,7 +70,7 @@ impl Ctx {
             Some(files) => files,
             None => Files::local(dir.path().join("files")).expect("file store"),
         };
-        let service = Service::from_arc(store, files, H::config(config));
+        let service = Service::from_arc(store, files, H::config(with_renderer(config)));
         let (_, admin) = service
             .create_key("admin", Scope::ALL.to_vec(), None)
             .await

@@ -7,6 +7,8 @@
 //!   large downloads and stalled bodies, connection timeouts, the request log;
 //! - `events`: one event per acknowledged write across a SIGKILL;
 //! - `previews`: `thumbnails backfill` on assets stored without a thumbnail;
+//! - `runaway`: PDFs whose page never finishes drawing: memory of 32 such renders at once,
+//!   and SIGTERM while pages are drawn;
 //! - `site`: the example website page in a real headless browser (Chromium);
 //! - `replicas` (features `postgres` and `s3`): two replicas over one PostgreSQL database and
 //!   one bucket of a real S3 server, both started by the test kit;
@@ -25,6 +27,7 @@ mod events;
 mod previews;
 #[cfg(all(feature = "postgres", feature = "s3"))]
 mod replicas;
+mod runaway;
 mod running;
 mod site;
 mod tus_kit;

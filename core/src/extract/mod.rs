@@ -85,7 +85,8 @@
 //! See [`thumbnail`]: PNG, JPEG, GIF (first frame) and WebP images at most `max_side` pixels
 //! on the long side, EXIF orientation applied, never enlarged (a JPEG gives a JPEG at quality
 //! 85, anything else a PNG, which keeps transparency); a PDF's page 1 drawn on white at
-//! `max_side` by `hayro`, only after the pre-scan above passes and never for an encrypted
+//! `max_side` by `hayro` as [`Limits::pdf_renderer`] says (in a child process bounded in time
+//! and memory, or not at all), only after the pre-scan above passes and never for an encrypted
 //! file, nor for one whose pages cannot be counted; an audio file's cover art and a DOCX's or
 //! ODT's embedded picture, as images. Other formats (SVG, HEIF, TIFF, video, ...) get none (a
 //! video's poster frame is drawn by ffmpeg, outside this module). Each thumbnail carries its ThumbHash
@@ -94,6 +95,8 @@
 mod audio;
 mod document;
 mod pdf;
+mod pdf_child;
+pub(crate) use pdf_child::RenderFailed as PageNotDrawn;
 mod pdf_page;
 mod raster;
 #[cfg(any(test, feature = "samples"))]
@@ -105,6 +108,7 @@ mod tests;
 mod video;
 mod words;
 
+pub use pdf_child::{PDF_RENDER_ARG, PdfRenderer, pdf_render_child, stop_pdf_renders};
 pub use sniff::{Sniffed, sniff};
 
 pub(crate) use raster::{Opening, open as open_image, turns_quarter};
@@ -112,16 +116,31 @@ pub(crate) use raster::{Opening, open as open_image, turns_quarter};
 /// Page 1 of a PDF as RGBA on white, its long side what `long_side` says of the page's width
 /// and height in points, after the pre-scan that guards thumbnails; `None` when it cannot be
 /// rendered.
+/// A page the renderer was stopped on or failed (see [`pdf_child`]) is logged, and is the
+/// error.
 pub(crate) fn pdf_page_image(
     bytes: &bytes::Bytes,
     limits: &Limits,
     long_side: impl FnOnce(f64, f64) -> u32,
-) -> Option<image::RgbaImage> {
-    pdf::read_pdf(bytes, limits)
-        .renderable
-        .then(|| pdf_page::first_page_sized(bytes, long_side))
-        .flatten()
+) -> Result<Option<image::RgbaImage>, PageNotDrawn> {
+    if !pdf::read_pdf(bytes, limits).renderable {
+        return Ok(None);
+    }
+    pdf_child::draw(bytes, limits, long_side).inspect_err(|e| {
+        tracing::warn!(error = %e, "PDF page not drawn");
+    })
 }
+
+/// The page drawn, or `None` with the reason logged when the renderer was stopped or failed.
+fn drawn_or_logged(
+    drawn: Result<Option<image::RgbaImage>, pdf_child::RenderFailed>,
+) -> Option<image::RgbaImage> {
+    drawn.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "PDF page not drawn");
+        None
+    })
+}
+
 pub use video::{ReadAt, VideoInfo, is_probed, video_info};
 
 use bytes::Bytes;
@@ -167,6 +186,18 @@ pub struct Limits {
     /// `moov` box, or a Matroska file's `Info` and `Tracks` elements each. A larger index gives
     /// no facts.
     pub max_video_index: u64,
+    /// How PDF pages are drawn for thumbnails and image variants (default
+    /// [`PdfRenderer::Off`]: not at all). [`PdfRenderer::Child`] draws each in a child
+    /// process bounded by the two limits below; the ready servers are their own renderer.
+    pub pdf_renderer: PdfRenderer,
+    /// Longest time one PDF page may take to draw in a child (default 5 s); past it the child
+    /// is killed, and the PDF gets no thumbnail (or its variant is refused).
+    pub pdf_render_timeout: std::time::Duration,
+    /// Most address space a render child may take besides the file's own size (default
+    /// 192 MiB, `RLIMIT_AS`): a page of text at 2048 pixels needs a third of it. Past it the
+    /// child ends, and the PDF gets no page. With [`crate::Config::preview_workers`] and
+    /// [`crate::Config::image_workers`] this bounds what renders take together.
+    pub max_pdf_render_memory: u64,
 }
 
 impl Default for Limits {
@@ -181,6 +212,9 @@ impl Default for Limits {
             max_image_pixels: 50_000_000,
             max_image_alloc: 256 * MIB,
             max_video_index: 64 * MIB,
+            pdf_renderer: PdfRenderer::Off,
+            pdf_render_timeout: std::time::Duration::from_secs(5),
+            max_pdf_render_memory: 192 * MIB,
         }
     }
 }
@@ -433,7 +467,7 @@ fn picture(
         (_, sniff::Format::Pdf) => {
             let page = pdf
                 .filter(|read| read.renderable)
-                .and_then(|_| pdf_page::first_page(bytes, max_side));
+                .and_then(|_| drawn_or_logged(pdf_child::draw(bytes, limits, |_, _| max_side)));
             match page {
                 Some(page) => raster::finish(page.into(), max_side, false).map(Some),
                 None => Ok(None),

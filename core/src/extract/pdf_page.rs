@@ -42,16 +42,39 @@ pub(super) fn first_page_sized(
         .flatten()
 }
 
-fn render(bytes: &Bytes, long_side: impl FnOnce(f64, f64) -> u32) -> Option<RgbaImage> {
-    let pdf = Pdf::new(Arc::new(bytes.clone())).ok()?;
-    let pages = pdf.pages();
-    let page = pages.first()?;
+/// The width and height in points of page 1, as drawn (turned as the page says); `None`
+/// when the file has no page or the page no usable size. Only the page tree is read: the
+/// page's content is not interpreted.
+pub(super) fn page_size(bytes: &Bytes) -> Option<(f64, f64)> {
+    catch_unwind(AssertUnwindSafe(|| {
+        let pdf = Pdf::new(Arc::new(bytes.clone())).ok()?;
+        let pages = pdf.pages();
+        size_of(pages.first()?)
+    }))
+    .ok()
+    .flatten()
+}
+
+/// A page's drawn size in points, when finite and not empty.
+fn size_of(page: &Page<'_>) -> Option<(f64, f64)> {
     let (w, h) = page.render_dimensions();
     if !(w.is_finite() && h.is_finite()) || w <= 0.0 || h <= 0.0 {
         return None;
     }
-    let (w, h) = (f64::from(w), f64::from(h));
-    let max_side = f64::from(long_side(w, h).clamp(1, u32::from(u16::MAX)));
+    Some((f64::from(w), f64::from(h)))
+}
+
+/// A long side in pixels as the renderer takes it: 1 to 65,535.
+pub(super) fn max_side(long_side: u32) -> u16 {
+    u16::try_from(long_side.clamp(1, u32::from(u16::MAX))).unwrap_or(u16::MAX)
+}
+
+fn render(bytes: &Bytes, long_side: impl FnOnce(f64, f64) -> u32) -> Option<RgbaImage> {
+    let pdf = Pdf::new(Arc::new(bytes.clone())).ok()?;
+    let pages = pdf.pages();
+    let page = pages.first()?;
+    let (w, h) = size_of(page)?;
+    let max_side = f64::from(max_side(long_side(w, h)));
     let scale = max_side / w.max(h);
     // A side a rounding error past a whole pixel is that pixel (the long side is `max_side`).
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]

@@ -19,6 +19,7 @@ use lopdf::{Document, Object, Stream, dictionary};
 use zip::write::SimpleFileOptions;
 
 mod hostile;
+mod runaway;
 
 /// The words the sample documents are written with.
 const WORDS: [&str; 12] = [
@@ -327,6 +328,7 @@ pub fn jpeg_with_orientation(width: u32, height: u32, orientation: u16) -> Vec<u
 }
 
 pub use hostile::*;
+pub use runaway::*;
 
 /// `archive` (a DOCX or ODT from [`docx`] or [`odt`]) with `picture` added as the thumbnail
 /// its writer keeps: `Thumbnails/thumbnail.png` in an ODT, `docProps/thumbnail.jpeg` in

@@ -26,6 +26,17 @@ use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::variant::{self, Encoding, Format, Source, VariantSpec};
 
+/// The name, among an asset's variants, of the mark that its PDF's page could not be drawn.
+const UNRENDERABLE: &str = "unrenderable";
+
+/// The answer for a variant that cannot be made of the asset's file.
+fn cannot_convert(e: variant::TransformError) -> ApiError {
+    ApiError::validation(
+        "file",
+        format!("The asset's image cannot be converted: {e}"),
+    )
+}
+
 /// The answer for an asset that has no image to make variants of.
 pub(super) const NO_IMAGE: ApiError = ApiError::NotFound("Asset has no image");
 /// The longest side a variant of a paid file may have for a caller who may not download it.
@@ -33,6 +44,12 @@ pub(crate) const FREE_SIDE: u32 = 640;
 /// The 503 of a variant asked for while every worker is busy and the queue is full.
 const BUSY: ApiError = ApiError::Unavailable {
     message: "Too many images are being made; try again shortly",
+    retry_after: 1,
+};
+
+/// The answer for a variant of a PDF asked for while the server shuts down.
+const SHUTTING_DOWN: ApiError = ApiError::Unavailable {
+    message: "The server is shutting down; try again shortly",
     retry_after: 1,
 };
 
@@ -326,12 +343,20 @@ impl Service {
         asset: &Asset,
         wanted: &Wanted,
     ) -> Result<(Encoding, Bytes), ApiError> {
-        let _worker = self.inner.variants.worker().await?;
+        let unrenderable = format!("derived/{}/{UNRENDERABLE}", asset.id);
+        if wanted.kind == Kind::Pdf && self.inner.files.stat(&unrenderable).await?.is_some() {
+            return Err(cannot_convert(variant::TransformError::Unrenderable));
+        }
+        let worker = self.inner.variants.worker().await?;
         let source = self.source(&wanted.file).await?;
         let (spec, kind) = (wanted.spec, wanted.kind);
         let limits = self.inner.config.extract_limits.clone();
         let encodings = wanted.encodings.clone();
+        // The worker's turn belongs to the work: a client that hangs up does not free it
+        // while the variant is still being made (a PDF page's render is bounded by its own
+        // deadline, see `extract::PdfRenderer`).
         let made = tokio::task::spawn_blocking(move || {
+            let _worker = worker;
             let encoding = match encodings.as_slice() {
                 [one] => *one,
                 _ => Encoding::choose(Format::Auto, false, variant::has_alpha(&source)),
@@ -343,24 +368,41 @@ impl Service {
             variant::make(source, &spec, encoding, &limits)
         })
         .await
-        .map_err(ApiError::internal)?
-        .map_err(|e| {
-            ApiError::validation(
-                "file",
-                format!("The asset's image cannot be converted: {e}"),
-            )
-        })?;
+        .map_err(ApiError::internal)?;
+        let made = match made {
+            Ok(made) => made,
+            // A page that could not be drawn is remembered with the asset's variants, so it
+            // is not drawn again on every request (until the file is replaced).
+            Err(e @ variant::TransformError::Unrenderable) => {
+                self.keep(asset, wanted, &unrenderable, Bytes::new())
+                    .await?;
+                return Err(cannot_convert(e));
+            }
+            Err(variant::TransformError::Stopped) => return Err(SHUTTING_DOWN),
+            Err(e) => return Err(cannot_convert(e)),
+        };
         self.inner.variants.made.fetch_add(1, Ordering::Relaxed);
         let bytes = Bytes::from(made.bytes);
         let path = wanted.path(asset.id, made.encoding);
-        self.inner.files.put(&path, bytes.clone()).await?;
-        // A replacement or delete that removed the asset's variants while this one was made
-        // leaves it behind: it goes too.
+        self.keep(asset, wanted, &path, bytes.clone()).await?;
+        Ok((made.encoding, bytes))
+    }
+
+    /// Keeps `bytes` at `path` among the asset's variants, unless a replacement or delete
+    /// removed them while they were made: then it goes too.
+    async fn keep(
+        &self,
+        asset: &Asset,
+        wanted: &Wanted,
+        path: &str,
+        bytes: Bytes,
+    ) -> Result<(), ApiError> {
+        self.inner.files.put(path, bytes).await?;
         let current = self.inner.store.get_asset(asset.id).await?;
         if current.and_then(|a| a.file_path).as_deref() != Some(wanted.file.as_str()) {
-            self.inner.files.delete(&path).await;
+            self.inner.files.delete(path).await;
         }
-        Ok((made.encoding, bytes))
+        Ok(())
     }
 
     /// The whole file a variant is made of: 404 when it is gone from the store, 400 when it

@@ -276,7 +276,10 @@ fn sources_that_cannot_be_converted_say_why() {
 #[test]
 fn a_pdf_page_is_a_source_of_any_size() {
     let pdf = bytes::Bytes::from(samples::pdf(2, 100));
-    let limits = Limits::default();
+    let limits = Limits {
+        pdf_renderer: crate::extract::PdfRenderer::InProcess,
+        ..Limits::default()
+    };
     let spec = asked("w=1000").unwrap().spec;
     let v = make(Source::Pdf(&pdf), &spec, Encoding::Png, &limits).expect("rendered");
     // US Letter, 612 x 792 pt: 1000 wide is 1294 high.

@@ -77,6 +77,10 @@ pub enum TransformError {
     /// The PDF's page 1 cannot be rendered.
     #[error("the PDF's first page cannot be rendered")]
     Unrenderable,
+    /// PDF pages are not drawn now: the process is shutting down
+    /// ([`crate::extract::stop_pdf_renders`]). The page may well be drawn by another.
+    #[error("PDF pages are not drawn while the server shuts down")]
+    Stopped,
     /// The encoder refused the result.
     #[error("the image cannot be encoded as {0}")]
     Encode(&'static str),
@@ -406,7 +410,7 @@ fn render_pdf(
         (None, None) => VariantSpec::inside(Some(2048), Some(2048)),
         _ => *spec,
     };
-    crate::extract::pdf_page_image(bytes, limits, |w, h| {
+    let page = crate::extract::pdf_page_image(bytes, limits, |w, h| {
         let long = w.max(h);
         let virtual_side = |side: f64| {
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -418,8 +422,12 @@ fn render_pdf(
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let side = (f64::from(MAX_SIDE) * factor).round() as u32;
         side
-    })
-    .ok_or(TransformError::Unrenderable)
+    });
+    match page {
+        Ok(Some(page)) => Ok(page),
+        Err(crate::extract::PageNotDrawn::Stopped) => Err(TransformError::Stopped),
+        Ok(None) | Err(_) => Err(TransformError::Unrenderable),
+    }
 }
 
 fn encode(

@@ -149,7 +149,7 @@ pub(crate) struct ServeArgs {
 impl ServeArgs {
     /// The configuration these options ask for.
     pub(crate) fn config(&self) -> Config {
-        let mut config = Config::default();
+        let mut config = super::drawing_pdfs(Config::default());
         config.cors_origins.clone_from(&self.cors_origins);
         config.trusted_proxy_hops = usize::from(self.trusted_proxy_hops);
         config.replica_sync = self.replica_sync;

@@ -54,6 +54,10 @@ where
     Fut: Future<Output = Result<(), BoxError>>,
 {
     use clap::Parser as _;
+    // A run as its own PDF render child draws one page and ends (`extract::PdfRenderer`).
+    if let Some(code) = assetlib::extract::pdf_render_child() {
+        return code;
+    }
     let command = Cli::parse().command();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
@@ -69,6 +73,10 @@ where
             Command::Thumbnails { command } => thumbnails::run(command).await,
         }
     });
+    // Requests are answered and the store is flushed: work still on a blocking thread (a
+    // file read for its metadata, a variant being made, each bounded by its own deadline)
+    // is for answers nobody waits for now, and does not hold the process.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -145,6 +153,17 @@ where
     Ok(())
 }
 
+/// `config` with this program as its PDF renderer: each page is drawn in a child process of
+/// this binary, bounded in time and memory. Without its own path (which the operating system
+/// gives on every platform this runs on) PDFs get no pages, and the log says so.
+pub(crate) fn drawing_pdfs(mut config: assetlib::Config) -> assetlib::Config {
+    match assetlib::extract::PdfRenderer::this_program() {
+        Ok(renderer) => config.extract_limits.pdf_renderer = renderer,
+        Err(e) => tracing::warn!(error = %e, "PDF pages are not drawn"),
+    }
+    config
+}
+
 /// Structured logs on standard error, filtered by `RUST_LOG` (default `info`).
 pub(crate) fn init_logging() {
     use tracing_subscriber::EnvFilter;
@@ -156,7 +175,7 @@ pub(crate) fn init_logging() {
         .init();
 }
 
-/// Resolves on Ctrl-C or (on Unix) SIGTERM.
+/// Resolves on Ctrl-C or (on Unix) SIGTERM, once PDF renders are stopped.
 pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         if let Err(e) = tokio::signal::ctrl_c().await {
@@ -183,4 +202,7 @@ pub(crate) async fn shutdown_signal() {
         () = ctrl_c => tracing::info!("Ctrl-C: shutting down"),
         () = terminate => tracing::info!("SIGTERM: shutting down"),
     }
+    // Pages being drawn would hold up the answers the shutdown waits for: they stop now,
+    // and those files get no thumbnail.
+    assetlib::extract::stop_pdf_renders();
 }

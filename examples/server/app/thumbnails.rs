@@ -12,7 +12,7 @@ use super::data::{describe_data, open_service};
 pub(crate) async fn run(command: ThumbnailsCommand) -> Result<(), BoxError> {
     let ThumbnailsCommand::Backfill { data, ffmpeg } = command;
     super::init_logging();
-    let mut config = Config::default();
+    let mut config = super::drawing_pdfs(Config::default());
     config.ffmpeg = ffmpeg.path;
     let service = open_service(&data, config).await?;
     eprintln!("thumbnails backfill: {}", describe_data(&data));

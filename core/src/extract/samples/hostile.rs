@@ -23,7 +23,7 @@ fn objects_written(objects: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
 /// A PDF of the given objects, written as they are (object `n` is `objects[n - 1]`, object 1
 /// the catalog) with a correct cross-reference table, so a reader parses every object: the
 /// shapes below are ones `lopdf`'s writer would not make.
-fn pdf_of_objects(objects: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn pdf_of_objects(objects: &[Vec<u8>]) -> Vec<u8> {
     let (mut out, offsets) = objects_written(objects);
     let xref = out.len();
     let size = objects.len() + 1;

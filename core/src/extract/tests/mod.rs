@@ -14,8 +14,12 @@ mod media;
 mod previews;
 mod video;
 
+/// The default limits, PDF pages drawn in this process (the files here are the tests' own).
 fn limits() -> Limits {
-    Limits::default()
+    Limits {
+        pdf_renderer: super::PdfRenderer::InProcess,
+        ..Limits::default()
+    }
 }
 
 fn info(bytes: &[u8], name: &str, declared: Option<AssetType>) -> FileInfo {
