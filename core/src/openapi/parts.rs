@@ -322,7 +322,11 @@ pub(super) const ERROR_SCHEMAS: &[(u16, &str, &str)] = &[
         "ForbiddenError",
         "A 403 answer: the key lacks a scope, or the key or pass may not have this file or zip.",
     ),
-    (404, "NotFoundError", "A 404 answer: no such record."),
+    (
+        404,
+        "NotFoundError",
+        "A 404 answer: no such record (or route).",
+    ),
     (
         408,
         "RequestTimeoutError",
