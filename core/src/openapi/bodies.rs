@@ -11,7 +11,9 @@
 
 use serde_json::{Value, json};
 
-use super::build::{array, boolean, describe, object, one_of_strings, or_null, string, uuid};
+use super::build::{
+    array, boolean, describe, narrowed, object, one_of_strings, or_null, string, uuid,
+};
 use crate::model::AssetType;
 use crate::validate::{
     MAX_GIVEN_SLUG_LEN, MAX_PASS_ASSETS, MAX_PASS_DOWNLOADS, MAX_PASS_LABEL, MAX_PASS_SECONDS,
@@ -60,7 +62,7 @@ pub(super) fn tags(description: &str) -> Value {
 /// `on_duplicate` in a body or upload metadata.
 fn on_duplicate() -> Value {
     describe(
-        or_null(json!({"type": "string", "pattern": super::parts::ON_DUPLICATE_PATTERN})),
+        or_null(super::build::schema("OnDuplicate")),
         "What to do when an asset's file has the same bytes (the same SHA-256) once the \
          file is there: `allow` (default; empty is the same) stores a new asset anyway, \
          `reject` refuses with 409 naming that asset (`asset_id`) and removes the upload, \
@@ -89,7 +91,7 @@ fn direct_upload_document() -> Value {
             (
                 "size",
                 describe(
-                    json!({"type": "integer", "minimum": 0}),
+                    super::build::byte_count(),
                     "The file's size in bytes: the file put must have it.",
                 ),
             ),
@@ -108,8 +110,8 @@ fn direct_upload_document() -> Value {
             (
                 "asset_type",
                 optional(
-                    one_of_strings(&file_types),
-                    "The asset's type (else inferred from the content).",
+                    narrowed("AssetType", &file_types),
+                    "The asset's type (else inferred from the content): one with a file.",
                 ),
             ),
             ("is_public", optional(boolean(), "Default false.")),
@@ -236,11 +238,10 @@ fn external_url() -> Value {
 }
 
 fn new_asset() -> Value {
-    let types: Vec<&str> = AssetType::ALL.iter().map(|t| t.as_str()).collect();
     let fields = vec![
         ("title", title()),
         ("description", or_null(string())),
-        ("asset_type", one_of_strings(&types)),
+        ("asset_type", super::build::schema("AssetType")),
         ("external_url", external_url()),
         (
             "is_public",
@@ -448,9 +449,12 @@ fn entry_document() -> Value {
     )
 }
 
+/// The file part of a form: its bytes (`contentMediaType`, as OpenAPI 3.1 says), and
+/// `format: binary`, by which client generators give it the type of a file.
 fn file_part() -> Value {
     describe(
-        json!({"type": "string", "format": "binary"}),
+        json!({"type": "string", "format": "binary",
+            "contentMediaType": "application/octet-stream"}),
         "The file, with its name in the part's `filename`. Its type is read from its content.",
     )
 }
@@ -461,8 +465,6 @@ fn upload_form() -> Value {
         .filter(|t| t.is_file_based())
         .map(|t| t.as_str())
         .collect();
-    let mut with_empty = types.clone();
-    with_empty.push("");
     let text_flag =
         |description: &str| describe(one_of_strings(&["true", "false", ""]), description);
     let fields = vec![
@@ -470,17 +472,20 @@ fn upload_form() -> Value {
         (
             "title",
             describe(
-                json!({"maxLength": MAX_TITLE}),
+                json!({"type": "string", "maxLength": MAX_TITLE}),
                 "Text: not blank, at most 500 characters. Default: the file's name.",
             ),
         ),
-        ("description", describe(json!({}), "Any text.")),
+        ("description", describe(string(), "Any text.")),
         (
             "asset_type",
             describe(
-                one_of_strings(&with_empty),
-                "Default (or empty): inferred from the content. When given, the file must be \
-                 of that type.",
+                json!({"anyOf": [
+                    narrowed("AssetType", &types),
+                    {"type": "string", "maxLength": 0},
+                ]}),
+                "A type with a file. Default (or empty): inferred from the content. When \
+                 given, the file must be of that type.",
             ),
         ),
         ("is_public", text_flag("Default false.")),
@@ -488,7 +493,7 @@ fn upload_form() -> Value {
         (
             "tags",
             describe(
-                json!({}),
+                string(),
                 "Text: the asset's tags separated by commas (`logo, brand`); empty pieces \
                  are skipped. Each tag is trimmed and must be at most 64 characters without \
                  control characters (else 400 on `tags[i]`, counting the pieces kept); one \
@@ -500,8 +505,7 @@ fn upload_form() -> Value {
     describe(
         object(fields, &["file"]),
         "An upload: exactly one `file` part and optional text parts (UTF-8, at most 64 KiB \
-         each); other parts are ignored. A text part is any text, so `title` and \
-         `description` take whatever a part holds.",
+         each); other parts are ignored.",
     )
 }
 

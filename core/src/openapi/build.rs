@@ -36,18 +36,19 @@ pub(super) fn describe(mut schema: Value, description: &str) -> Value {
 }
 
 /// `schema` or `null`: a nullable type adds `"null"` to its `type` (and to its `enum`); a
-/// reference becomes `anyOf` the reference and `null`.
+/// reference (narrowed or not) becomes `anyOf` it and `null`.
 pub(super) fn or_null(schema: Value) -> Value {
     let Value::Object(mut map) = schema else {
         return schema;
     };
-    if let Some(reference) = map.remove("$ref") {
+    if map.contains_key("$ref") {
         let mut outer = Map::new();
+        let description = map.remove("description");
         outer.insert(
             "anyOf".into(),
-            json!([{"$ref": reference}, {"type": "null"}]),
+            json!([Value::Object(map), {"type": "null"}]),
         );
-        if let Some(description) = map.remove("description") {
+        if let Some(description) = description {
             outer.insert("description".into(), description);
         }
         return Value::Object(outer);
@@ -71,6 +72,12 @@ pub(super) fn uuid() -> Value {
     json!({"type": "string", "format": "uuid"})
 }
 
+/// A count of bytes: a whole number of 64 bits (`format: int64`, else some clients read an
+/// `int` of 32 and fail past 2 GiB).
+pub(super) fn byte_count() -> Value {
+    json!({"type": "integer", "minimum": 0, "format": "int64"})
+}
+
 /// A boolean.
 pub(super) fn boolean() -> Value {
     json!({"type": "boolean"})
@@ -79,6 +86,26 @@ pub(super) fn boolean() -> Value {
 /// One of `values`, all strings.
 pub(super) fn one_of_strings(values: &[&str]) -> Value {
     json!({"type": "string", "enum": values})
+}
+
+/// Exactly `value`: a one-value `enum` (never `const`, which openapi-python-client takes for a
+/// `Literal` it refuses in a header, dropping the operation).
+pub(super) fn only(value: impl Into<Value>) -> Value {
+    let value = value.into();
+    let kind = match value {
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        _ => "string",
+    };
+    json!({"type": kind, "enum": [value]})
+}
+
+/// The string enum schema `name`, narrowed to `values` (some of its own): a `$ref`, so that
+/// generated clients name one type, with the `enum` beside it that validators apply too.
+pub(super) fn narrowed(name: &str, values: &[&str]) -> Value {
+    let mut narrowed = schema(name);
+    narrowed["enum"] = json!(values);
+    narrowed
 }
 
 /// An array of `items`.
@@ -107,6 +134,13 @@ pub(super) fn names<'a>(properties: &'a [(&'a str, Value)]) -> Vec<&'a str> {
     properties.iter().map(|(name, _)| *name).collect()
 }
 
+/// A media type object of raw bytes of `media_type`: OpenAPI 3.1 gives them no JSON Schema
+/// type (3.0's `type: string, format: binary` reads them as a string), only their
+/// `contentMediaType`.
+pub(super) fn raw_bytes(media_type: &str) -> Value {
+    json!({"schema": {"contentMediaType": media_type}})
+}
+
 /// A JSON body of `schema`.
 pub(super) fn json_content(schema: Value) -> Value {
     json!({"application/json": {"schema": schema}})
@@ -128,5 +162,12 @@ mod tests {
             json!({"anyOf": [{"$ref": "#/components/schemas/X"}, {"type": "null"}],
                 "description": "d"})
         );
+        assert_eq!(
+            or_null(narrowed("X", &["a"])),
+            json!({"anyOf": [{"$ref": "#/components/schemas/X", "enum": ["a"]},
+                {"type": "null"}]})
+        );
+        assert_eq!(only(true), json!({"type": "boolean", "enum": [true]}));
+        assert_eq!(only("PUT"), json!({"type": "string", "enum": ["PUT"]}));
     }
 }

@@ -57,9 +57,10 @@ fn every_property_required(schema: &mut RefOr<Schema>) {
     }
 }
 
-/// States the range of unsigned integers as JSON Schema does: the derive writes `u32` and
-/// `u64` as formats (`minimum: 0` it writes too), which no validator knows; a `u32` gets its
-/// `maximum` instead, a `u64` none (every count of the API fits in it).
+/// States the range of unsigned integers as JSON Schema and OpenAPI do: the derive writes `u32`
+/// and `u64` as formats (`minimum: 0` it writes too), which no validator or generator knows; a
+/// `u32` gets its `maximum` instead, a `u64` `format: int64` (every count of the API fits in
+/// it), so that clients read counts and sizes past 2^31 (a Java client's `int` would not).
 fn unsigned_ranges(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -69,7 +70,7 @@ fn unsigned_ranges(value: &mut Value) {
                     map.insert("maximum".into(), u32::MAX.into());
                 }
                 Some("u-int64" | "uint64") => {
-                    map.remove("format");
+                    map.insert("format".into(), "int64".into());
                 }
                 _ => {}
             }
@@ -123,7 +124,7 @@ mod tests {
         assert_eq!(schema["required"], json!(["count", "maybe", "side"]));
         assert_eq!(
             schema["properties"]["count"],
-            json!({"type": "integer", "minimum": 0, "description": "A count."})
+            json!({"type": "integer", "minimum": 0, "format": "int64", "description": "A count."})
         );
         assert_eq!(
             schema["properties"]["side"],

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::build::{array, describe, object, one_of_strings, schema, string, uuid};
+use super::build::{array, describe, object, one_of_strings, only, schema, string, uuid};
 use super::derived;
 use super::schemas::{envelope, whole};
 use crate::webhooks::wire::{DeliveryWire, WebhookWire};
@@ -95,10 +95,7 @@ fn event() -> Value {
 fn event_list() -> Value {
     whole(
         vec![
-            (
-                "success".to_owned(),
-                json!({"type": "boolean", "const": true}),
-            ),
+            ("success".to_owned(), only(true)),
             ("data".to_owned(), array(schema("Event"))),
             (
                 "next".to_owned(),

@@ -17,7 +17,10 @@
 //! envelope, a page's sections, the error bodies), `bodies` (what requests send), `parts`
 //! (shared parameters, headers and error answers) and `operations` (each operation of the
 //! route table). Tests render real values of every answer type and of every error and compare
-//! their keys with the schemas (`wire_tests`). The document's keys are sorted, so the same
+//! their keys with the schemas (`wire_tests`). It is written for client generators too
+//! (`client_tests`): one-value enums rather than `const`, named error bodies and `ErrorKind`,
+//! `AssetType` referred to wherever it appears, byte counts of `format: int64`, raw bytes as
+//! media types without a string schema. The document's keys are sorted, so the same
 //! document is always the same bytes; the repository keeps a copy as `openapi.json`, which a
 //! test compares with what is served.
 //!
@@ -36,6 +39,8 @@ use crate::reply::Reply;
 
 mod bodies;
 mod build;
+#[cfg(test)]
+mod client_tests;
 mod derived;
 mod feed;
 mod operations;

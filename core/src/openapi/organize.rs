@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::bodies::{patch_fields, tag};
 use super::build::{
-    array, boolean, describe, names, object, one_of_strings, or_null, schema, string, uuid,
+    array, boolean, describe, names, object, one_of_strings, only, or_null, schema, string, uuid,
 };
 use super::derived;
 use super::schemas::{envelope, replaced, whole};
@@ -86,10 +86,7 @@ fn bulk_fields(action: Value, force: &str) -> Vec<(&'static str, Value)> {
 }
 
 fn bulk_patch() -> Value {
-    let mut fields = bulk_fields(
-        json!({"type": "string", "const": "patch"}),
-        "Default false; read by `delete` only.",
-    );
+    let mut fields = bulk_fields(only("patch"), "Default false; read by `delete` only.");
     fields.push(("changes", super::build::schema("BulkPatchChanges")));
     describe(
         object(fields, &["action", "ids", "changes"]),
@@ -121,7 +118,7 @@ fn bulk_patch_changes() -> Value {
 
 fn bulk_delete() -> Value {
     let fields = bulk_fields(
-        json!({"type": "string", "const": "delete"}),
+        only("delete"),
         "Default false: an asset libraries hold is not deleted (its result is 409 naming \
          them); true removes it from them in the same change, as `force=true` does for one \
          delete.",
@@ -135,10 +132,7 @@ fn bulk_delete() -> Value {
 /// `add_tags` (`add`) or `remove_tags`.
 fn bulk_tag_change(add: bool) -> Value {
     let action = if add { "add_tags" } else { "remove_tags" };
-    let mut fields = bulk_fields(
-        json!({"type": "string", "const": action}),
-        "Default false; read by `delete` only.",
-    );
+    let mut fields = bulk_fields(only(action), "Default false; read by `delete` only.");
     let mut changes = object(
         vec![(
             "tags",
@@ -275,7 +269,7 @@ fn bulk_item_result() -> Value {
 /// The 409 of an atomic bulk change that one asset stopped.
 fn bulk_conflict() -> Value {
     let fields = vec![
-        ("error", json!({"type": "string", "const": "Conflict"})),
+        ("error", super::schemas::kind(&["Conflict"])),
         (
             "message",
             describe(

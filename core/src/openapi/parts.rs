@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::build::{header, json_content, one_of_strings, schema, string, uuid};
+use super::build::{
+    byte_count, header, json_content, narrowed, one_of_strings, only, schema, string, uuid,
+};
 use crate::model::AssetType;
 
 /// Every parameter of `components.parameters`.
@@ -21,11 +23,12 @@ pub(super) fn parameters() -> Value {
              to 100, and the answer's pagination says the size used.",
         )
     };
+    // A boolean: `true` or `false`, which the server also takes as `1` and `0`.
     let flag = |name: &str, description: &str| {
         query(
             name,
-            json!({"type": "string", "enum": ["true", "false", "1", "0"], "default": "false"}),
-            description,
+            json!({"type": "boolean", "default": false}),
+            &format!("{description} `true` or `false` (`1` and `0` are taken too)."),
         )
     };
     let mut all = json!({
@@ -59,7 +62,7 @@ pub(super) fn parameters() -> Value {
             "default": 100}),
             "At most this many events: a positive whole number (digits only); values above \
              1000 are clamped to 1000."),
-        "AssetTypeFilter": query("asset_type", one_of_strings(&filterable),
+        "AssetTypeFilter": query("asset_type", narrowed("AssetType", &filterable),
             "Only assets of this type (every type but external_video)."),
         "Search": query("search", string(),
             "Only assets whose title or description contains this, ignoring case; empty \
@@ -131,14 +134,11 @@ pub(super) fn parameters() -> Value {
     let uploads = json!({
         "UploadId": path("upload_id", uuid(), "The upload's id (a hyphenated UUID; anything \
             else is 400 on `upload_id`)."),
-        "TusResumable": tus_header("Tus-Resumable", true,
-            json!({"type": "string", "const": crate::tus::VERSION}),
+        "TusResumable": tus_header("Tus-Resumable", true, schema("TusVersion"),
             "The tus version the client speaks: `1.0.0` (else 412, with `Tus-Version`)."),
-        "UploadLength": tus_header("Upload-Length", true,
-            json!({"type": "string", "pattern": "^[0-9]+$"}),
+        "UploadLength": tus_header("Upload-Length", true, byte_count(),
             "The upload's size in bytes (digits only), at most `Tus-Max-Size` (else 413)."),
-        "UploadOffset": tus_header("Upload-Offset", true,
-            json!({"type": "string", "pattern": "^[0-9]+$"}),
+        "UploadOffset": tus_header("Upload-Offset", true, byte_count(),
             "Where the body's bytes go: the upload's offset (digits only)."),
         "UploadMetadata": tus_header("Upload-Metadata", false, string(),
             "Comma-separated pairs of a key and its value in base64: `filename`, `title`, \
@@ -168,8 +168,7 @@ pub(super) fn parameters() -> Value {
             "default": 100}),
             "At most this many tags: a positive whole number (digits only); values above \
              1000 are clamped to 1000."),
-        "OnDuplicate": query("on_duplicate", json!({"type": "string",
-            "pattern": ON_DUPLICATE_PATTERN, "default": "allow"}),
+        "OnDuplicate": query("on_duplicate", schema("OnDuplicate"),
             "What to do when an asset's file has the same bytes (the same SHA-256) as the \
              upload: `allow` (the default; empty is the same) stores a new asset anyway; \
              `reject` answers 409 naming that asset (`asset_id`) and stores nothing; `reuse` \
@@ -185,9 +184,24 @@ pub(super) fn parameters() -> Value {
     all
 }
 
-/// `allow`, `reject`, `reuse` or nothing, with spaces around it
-/// ([`crate::validate::OnDuplicate::parse`] trims it; `\u{85}` is white space there too).
-pub(super) const ON_DUPLICATE_PATTERN: &str = "^(allow|reject|reuse)?$";
+/// The schemas of values parameters and bodies share: `on_duplicate` and the tus version.
+pub(super) fn add_schemas(add: &mut impl FnMut(&str, Value)) {
+    add(
+        "OnDuplicate",
+        json!({"type": "string", "enum": ON_DUPLICATE, "default": "allow",
+            "description": "What to do when an asset's file has the same bytes as the upload: \
+                `allow`, `reject` or `reuse` (empty is `allow`)."}),
+    );
+    add(
+        "TusVersion",
+        json!({"type": "string", "enum": [crate::tus::VERSION],
+            "description": "A version of the tus protocol: this server speaks 1.0.0."}),
+    );
+}
+
+/// `allow`, `reject`, `reuse`, or empty (`allow`), as [`crate::validate::OnDuplicate::parse`]
+/// takes them.
+const ON_DUPLICATE: &[&str] = &["allow", "reject", "reuse", ""];
 
 fn path(name: &str, schema: Value, description: &str) -> Value {
     json!({"name": name, "in": "path", "required": true, "schema": schema,
@@ -225,25 +239,25 @@ pub(super) fn headers() -> Value {
             path the API is mounted under), or for a redirect the link's address."),
         "RetryAfter": always(json!({"type": "integer", "minimum": 1}),
             "Whole seconds until the key may send again."),
-        "WWWAuthenticate": always(json!({"type": "string", "const": "Bearer"}),
+        "WWWAuthenticate": always(only("Bearer"),
             "The scheme to authenticate with."),
         "ContentRange": always(json!({"type": "string",
             "pattern": "^bytes ([0-9]+-[0-9]+|\\*)/[0-9]+$"}),
             "`bytes first-last/size` of a part, or `bytes */size` when the range cannot be \
              satisfied."),
-        "AcceptRanges": always(json!({"type": "string", "const": "bytes"}),
+        "AcceptRanges": always(only("bytes"),
             "Ranges of bytes are served."),
         "ContentDisposition": always(string(),
             "`attachment` with the file's name (ASCII, and UTF-8 in `filename*` when needed)."),
-        "ContentLength": always(json!({"type": "integer", "minimum": 0}),
+        "ContentLength": always(byte_count(),
             "Bytes in the body."),
-        "TusResumable": always(json!({"type": "string", "const": crate::tus::VERSION}),
+        "TusResumable": always(schema("TusVersion"),
             "The tus version the server speaks."),
-        "TusVersion": always(json!({"type": "string", "const": crate::tus::VERSION}),
+        "TusVersion": always(schema("TusVersion"),
             "The tus versions the server speaks."),
-        "UploadOffset": always(json!({"type": "integer", "minimum": 0}),
+        "UploadOffset": always(byte_count(),
             "The bytes of the upload kept: where the next `PATCH` starts."),
-        "UploadLength": always(json!({"type": "integer", "minimum": 0}),
+        "UploadLength": always(byte_count(),
             "The upload's size in bytes."),
         "UploadExpires": json!({"required": false, "schema": string(),
             "description": "When an unfinished upload is removed (an HTTP date)."}),
@@ -256,19 +270,8 @@ pub(super) fn headers() -> Value {
 /// Every response of `components.responses`: the error answers and 304.
 pub(super) fn responses() -> Value {
     let mut all = Map::new();
-    for (name, status, texts, description) in ERRORS {
-        let body = match (*name, *status) {
-            (_, 400) => schema("ValidationError"),
-            ("Conflict", _) => schema("ConflictError"),
-            ("Duplicate", _) => schema("DuplicateError"),
-            // A resumable or direct upload's last step meets `on_duplicate=reject` too.
-            ("UploadConflict", _) => json!({"anyOf": [
-                {"allOf": [schema("Error"), {"properties": {"error": one_of_strings(texts)}}]},
-                schema("DuplicateError"),
-            ]}),
-            _ => json!({"allOf": [schema("Error"),
-                {"properties": {"error": one_of_strings(texts)}}]}),
-        };
+    for (name, status, _, description) in ERRORS {
+        let body = schema(error_schema(name, *status));
         let mut response = json!({"description": description, "content": json_content(body)});
         let named = match *status {
             401 => Some(("WWW-Authenticate", "WWWAuthenticate")),
@@ -288,6 +291,93 @@ pub(super) fn responses() -> Value {
     );
     Value::Object(all)
 }
+
+/// The schema of the body of the shared error answer `name` of `status`: one per status, but
+/// for 409, whose bodies have fields of their own.
+pub(super) fn error_schema(name: &str, status: u16) -> &'static str {
+    match (name, status) {
+        (_, 400) => "ValidationError",
+        ("Conflict", _) => "ConflictError",
+        ("Duplicate", _) => "DuplicateError",
+        // A resumable or direct upload's last step meets `on_duplicate=reject` too.
+        ("UploadConflict", _) => "UploadConflictError",
+        _ => ERROR_SCHEMAS
+            .iter()
+            .find(|(s, ..)| *s == status)
+            .map_or("Error", |(_, schema, _)| *schema),
+    }
+}
+
+/// The schema of the body of each error status whose bodies have no fields of their own (all
+/// but 400 and 409): its status, name and description. Its `error` is one of the texts of that
+/// status's answers in [`ERRORS`]; generated clients get one class per status.
+pub(super) const ERROR_SCHEMAS: &[(u16, &str, &str)] = &[
+    (
+        401,
+        "UnauthorizedError",
+        "A 401 answer: no usable key or pass.",
+    ),
+    (
+        403,
+        "ForbiddenError",
+        "A 403 answer: the key lacks a scope, or the key or pass may not have this file or zip.",
+    ),
+    (
+        404,
+        "NotFoundError",
+        "A 404 answer: no such record (or route).",
+    ),
+    (
+        408,
+        "RequestTimeoutError",
+        "A 408 answer: the body stopped arriving.",
+    ),
+    (
+        410,
+        "GoneError",
+        "A 410 answer: the upload expired before it was finished.",
+    ),
+    (
+        412,
+        "PreconditionFailedError",
+        "A 412 answer: `Tus-Resumable` is missing or names another version.",
+    ),
+    (
+        413,
+        "PayloadTooLargeError",
+        "A 413 answer: the body is larger than the limit.",
+    ),
+    (
+        415,
+        "UnsupportedMediaTypeError",
+        "A 415 answer: the body is not of the media type the operation takes.",
+    ),
+    (
+        423,
+        "LockedError",
+        "A 423 answer: another request is writing to this upload.",
+    ),
+    (
+        429,
+        "TooManyRequestsError",
+        "A 429 answer: the key's rate limit is spent.",
+    ),
+    (
+        460,
+        "ChecksumMismatchError",
+        "A 460 answer: the body's SHA-256 is not the one named.",
+    ),
+    (
+        500,
+        "InternalServerError",
+        "A 500 answer: the server could not complete the request.",
+    ),
+    (
+        503,
+        "ServiceUnavailableError",
+        "A 503 answer: the work cannot be done now.",
+    ),
+];
 
 /// Each shared error answer: its name, status, `error` texts and description.
 pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[

@@ -12,7 +12,10 @@
 use serde_json::{Map, Value, json};
 
 use super::bodies;
-use super::build::{array, describe, names, object, one_of_strings, or_null, schema, string, uuid};
+use super::build::{
+    array, byte_count, describe, names, narrowed, object, one_of_strings, only, or_null, schema,
+    string, uuid,
+};
 use super::derived;
 use crate::change::LibraryUse;
 use crate::model::AssetType;
@@ -70,11 +73,17 @@ pub(super) fn all() -> Value {
         "DirectUploadEnvelope",
         envelope(schema("DirectUpload"), None),
     );
+    add("ErrorKind", error_kind());
     add("Error", error());
     add("ValidationError", validation_error());
     add("ConflictError", conflict_error());
     add("DuplicateError", duplicate_error());
+    add("UploadConflictError", upload_conflict_error());
+    for (status, name, description) in super::parts::ERROR_SCHEMAS {
+        add(name, status_error(*status, description));
+    }
     super::organize::add_schemas(&mut add);
+    super::parts::add_schemas(&mut add);
     bodies::add_all(&mut add);
     Value::Object(all)
 }
@@ -215,7 +224,7 @@ fn asset_variant(variant: &AssetVariant, index: usize) -> Value {
     let mut fields = organized(replaced(
         derived::properties(&derived::of::<AssetFields>()),
         "asset_type",
-        one_of_strings(&names),
+        narrowed("AssetType", &names),
     ));
     fields.extend(derived::variant::<TypeFields>(index));
     whole(fields, Some(variant.description))
@@ -245,10 +254,7 @@ fn pass(with_token: bool) -> Value {
 
 /// `{"success": true, "data": data}`, with `pagination` when given.
 pub(super) fn envelope(data: Value, pagination: Option<Value>) -> Value {
-    let mut fields = vec![
-        ("success", json!({"type": "boolean", "const": true})),
-        ("data", data),
-    ];
+    let mut fields = vec![("success", only(true)), ("data", data)];
     if let Some(pagination) = pagination {
         fields.push(("pagination", pagination));
     }
@@ -307,7 +313,7 @@ fn library_asset() -> Value {
     let fields = organized(replaced(
         derived::properties(&derived),
         "asset_type",
-        one_of_strings(&types),
+        narrowed("AssetType", &types),
     ));
     whole(fields, derived["description"].as_str())
 }
@@ -335,26 +341,85 @@ pub(super) const ERROR_TEXTS: &[&str] = &[
     "Internal server error",
 ];
 
-fn error() -> Value {
-    let fields = vec![
-        (
-            "error",
-            describe(one_of_strings(ERROR_TEXTS), "The kind of error."),
-        ),
+/// Every kind of error: the `error` texts. A schema of its own, so that generated clients name
+/// it apart from the schema `Error` (openapi-generator's Rust client names an enum inside
+/// `Error` `Error` too, and does not compile).
+fn error_kind() -> Value {
+    describe(
+        one_of_strings(ERROR_TEXTS),
+        "The kind of an error: its `error` text. Each error answer's schema names the kinds its \
+         status has.",
+    )
+}
+
+/// An error body's `error`: one of `texts`, kinds of [`error_kind`].
+pub(super) fn kind(texts: &[&str]) -> Value {
+    describe(narrowed("ErrorKind", texts), "The kind of error.")
+}
+
+/// `error` and `message`.
+fn error_fields(kind: Value) -> Vec<(&'static str, Value)> {
+    vec![
+        ("error", kind),
         (
             "message",
             describe(string(), "What went wrong, for people."),
         ),
-    ];
-    describe(object(fields, &["error", "message"]), "An error answer.")
+    ]
+}
+
+fn error() -> Value {
+    describe(
+        object(
+            error_fields(describe(schema("ErrorKind"), "The kind of error.")),
+            &["error", "message"],
+        ),
+        "An error answer.",
+    )
+}
+
+/// The body of the errors of `status` (one of [`super::parts::ERROR_SCHEMAS`]): `error` is one
+/// of the texts of the shared answers of that status.
+fn status_error(status: u16, description: &str) -> Value {
+    let texts: Vec<&str> = ERROR_TEXTS
+        .iter()
+        .copied()
+        .filter(|text| {
+            super::parts::ERRORS
+                .iter()
+                .any(|(_, s, texts, _)| *s == status && texts.contains(text))
+        })
+        .collect();
+    describe(
+        object(error_fields(kind(&texts)), &["error", "message"]),
+        description,
+    )
+}
+
+/// A 409 of an upload: it is not where the request says, or (`asset_id`) its bytes are an
+/// asset's already and `on_duplicate` is `reject`.
+fn upload_conflict_error() -> Value {
+    let mut fields = error_fields(kind(&["Conflict"]));
+    fields.push((
+        "asset_id",
+        describe(
+            uuid(),
+            "With `on_duplicate=reject`: the asset whose file has the same bytes (the same \
+             SHA-256); the upload was removed and nothing was stored. Absent when the upload \
+             is not where the request says (`Upload-Offset` names where it is) or a direct \
+             upload's file is not there, or not of its size.",
+        ),
+    ));
+    describe(
+        object(fields, &["error", "message"]),
+        "A 409 answer to an upload: it is not where the request says, or its bytes are an \
+         asset's already (`asset_id`).",
+    )
 }
 
 fn validation_error() -> Value {
     let fields = vec![
-        (
-            "error",
-            json!({"type": "string", "const": "Validation error"}),
-        ),
+        ("error", kind(&["Validation error"])),
         ("message", string()),
         (
             "field",
@@ -378,7 +443,7 @@ fn conflict_error() -> Value {
         &["id", "title", "slug"],
     );
     let fields = vec![
-        ("error", json!({"type": "string", "const": "Conflict"})),
+        ("error", kind(&["Conflict"])),
         ("message", string()),
         (
             "libraries",
@@ -393,7 +458,7 @@ fn conflict_error() -> Value {
 
 fn duplicate_error() -> Value {
     let fields = vec![
-        ("error", json!({"type": "string", "const": "Conflict"})),
+        ("error", kind(&["Conflict"])),
         ("message", string()),
         (
             "asset_id",
@@ -413,11 +478,10 @@ fn duplicate_error() -> Value {
 
 /// A resumable or direct upload, as `GET /api/v1/uploads/{id}` shows it.
 fn upload() -> Value {
-    let count = || json!({"type": "integer", "minimum": 0});
     let fields = vec![
         ("id", uuid()),
-        ("length", describe(count(), "Its size in bytes.")),
-        ("offset", describe(count(), "The bytes kept so far.")),
+        ("length", describe(byte_count(), "Its size in bytes.")),
+        ("offset", describe(byte_count(), "The bytes kept so far.")),
         (
             "filename",
             describe(
@@ -457,13 +521,10 @@ fn direct_upload() -> Value {
                 "A presigned URL: `PUT` the file's bytes there (no API key).",
             ),
         ),
-        ("method", json!({"type": "string", "const": "PUT"})),
+        ("method", only("PUT")),
         (
             "size",
-            describe(
-                json!({"type": "integer", "minimum": 0}),
-                "The size the file must have.",
-            ),
+            describe(byte_count(), "The size the file must have."),
         ),
         (
             "expires_at",

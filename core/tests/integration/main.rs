@@ -11,6 +11,8 @@ mod docs;
 mod modules;
 #[cfg(feature = "openapi")]
 mod openapi;
+#[cfg(feature = "openapi")]
+mod openapi_client;
 mod page_cache;
 #[cfg(feature = "s3")]
 mod s3;

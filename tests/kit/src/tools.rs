@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every tool the tests need, in the order `setup` reports them.
-pub const TOOLS: [&Tool; 10] = [
+pub const TOOLS: [&Tool; 11] = [
     &POSTGRES,
     &WEED,
     &CHROMIUM,
     &SCHEMATHESIS,
+    &OPENAPI_PYTHON_CLIENT,
     &FFMPEG,
     &STANDARD_WEBHOOKS,
     &TUSPY,
@@ -68,6 +69,23 @@ pub const SCHEMATHESIS: Tool = Tool {
         venv: "target/tools/schemathesis",
         package: "schemathesis",
         version: "4.32.5",
+        in_package: None,
+    },
+    alternative: None,
+};
+
+/// PyPI's `openapi-python-client`: the OpenAPI tests generate a Python client from the
+/// document with it and import every module of it (its venv's Python has what the client
+/// needs: `httpx` and `attrs`).
+pub const OPENAPI_PYTHON_CLIENT: Tool = Tool {
+    name: "openapi-python-client",
+    programs: &["openapi-python-client"],
+    env: None,
+    find: Find::Pinned,
+    install: Install::PyPi {
+        venv: "target/tools/openapi-python-client",
+        package: "openapi-python-client",
+        version: "0.29.1",
         in_package: None,
     },
     alternative: None,

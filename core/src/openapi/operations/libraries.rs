@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::{JSON_BODY_RECORD_ERRORS, Keys, Spec, created, json_body, library_links, read_answer};
-use crate::openapi::build::{json_content, parameter as p, schema};
+use crate::openapi::build::{json_content, parameter as p, raw_bytes, schema};
 use crate::openapi::parts::named_headers;
 
 /// `Operation::ListLibraries`.
@@ -138,8 +138,7 @@ pub(super) fn download_library() -> Spec {
             "200",
             json!({"description": "The zip.",
                 "headers": named_headers(&[("Content-Disposition", "ContentDisposition")]),
-                "content": {"application/zip":
-                    {"schema": {"type": "string", "format": "binary"}}}}),
+                "content": {"application/zip": raw_bytes("application/zip")}}),
         )],
         errors: &["BadRequest", "NotFound", "ForbiddenOrNoBulk"],
     }

@@ -14,7 +14,7 @@ mod passes;
 mod uploads;
 mod webhooks;
 
-use super::build::{json_content, response, schema};
+use super::build::{json_content, raw_bytes, response, schema};
 use super::parts::{ERRORS, named_headers};
 use crate::routes::Operation;
 
@@ -432,11 +432,14 @@ fn spec(op: Operation) -> Spec {
 /// A download's 200 (`part: false`) or 206.
 /// An image variant: its bytes, media type and strong `ETag`.
 fn image_answer(description: &str) -> Value {
-    let binary = json!({"schema": {"type": "string", "format": "binary"}});
     json!({
         "description": description,
         "headers": named_headers(&[("Content-Length", "ContentLength"), ("ETag", "ETag")]),
-        "content": {"image/jpeg": binary, "image/png": binary, "image/webp": binary},
+        "content": {
+            "image/jpeg": raw_bytes("image/jpeg"),
+            "image/png": raw_bytes("image/png"),
+            "image/webp": raw_bytes("image/webp"),
+        },
     })
 }
 
@@ -453,6 +456,7 @@ fn file_answer(description: &str, part: bool) -> Value {
     json!({
         "description": description,
         "headers": named_headers(&headers),
-        "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+        // The file's own media type: any bytes.
+        "content": {"*/*": raw_bytes("application/octet-stream")},
     })
 }

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Keys, Spec, asset_links, created, json_answer, json_body};
-use crate::openapi::build::{parameter as p, schema};
+use crate::openapi::build::{parameter as p, raw_bytes, schema};
 use crate::openapi::parts::named_headers;
 
 /// An answer without a body, with `headers` (name and component pairs).
@@ -46,7 +46,7 @@ pub(super) fn create_upload() -> Spec {
             p("UploadChecksum"),
         ],
         body: Some(json!({"required": false, "content": {
-            "application/offset+octet-stream": {"schema": {"type": "string", "format": "binary"}},
+            "application/offset+octet-stream": raw_bytes("application/offset+octet-stream"),
         }})),
         answers: vec![(
             "201",
@@ -125,7 +125,7 @@ pub(super) fn patch_upload() -> Spec {
             p("UploadChecksum"),
         ],
         body: Some(json!({"required": true, "content": {
-            "application/offset+octet-stream": {"schema": {"type": "string", "format": "binary"}},
+            "application/offset+octet-stream": raw_bytes("application/offset+octet-stream"),
         }})),
         answers: vec![(
             "204",
