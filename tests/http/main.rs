@@ -30,6 +30,7 @@ mod library_writes;
 mod lifecycle;
 mod listing;
 mod organize;
+mod pass_ranges;
 mod passes;
 mod previews;
 mod probe;
@@ -146,6 +147,8 @@ macro_rules! cases {
             passes::every_bad_pass_looks_the_same,
             passes::links_minted_with_a_pass_follow_the_pass,
             passes::concurrent_downloads_spend_exactly_the_limit,
+            pass_ranges::ranges_cannot_get_around_a_pass_download_limit,
+            pass_ranges::a_download_resumed_after_a_break_is_one_download,
             previews::videos_read_their_facts_from_the_container,
             previews::a_poster_frame_is_drawn_by_the_configured_ffmpeg,
             previews::an_ffmpeg_that_hangs_is_killed_at_the_deadline,

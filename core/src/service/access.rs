@@ -205,6 +205,21 @@ impl Service {
         asset: &Asset,
         right: FileRight<'_>,
     ) -> Result<(), ApiError> {
+        self.may_open_file(asset, right).await?;
+        match right {
+            FileRight::Pass(pass) if pass.is_exhausted() => Err(ApiError::PassLimitReached),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Service::may_download`] but for a pass's downloads left: a download's own spend
+    /// decides those, since a range may continue a download the pass began
+    /// ([`super::resumes`]).
+    pub(super) async fn may_open_file(
+        &self,
+        asset: &Asset,
+        right: FileRight<'_>,
+    ) -> Result<(), ApiError> {
         match right {
             FileRight::All => Ok(()),
             FileRight::Free => match paid_files(self, [(asset.id, asset.is_public)])
@@ -214,13 +229,7 @@ impl Service {
                 true => Ok(()),
                 false => Err(PAID_FILE),
             },
-            FileRight::Pass(pass) => {
-                self.pass_opens_asset(pass, asset.id).await?;
-                if pass.is_exhausted() {
-                    return Err(ApiError::PassLimitReached);
-                }
-                Ok(())
-            }
+            FileRight::Pass(pass) => self.pass_opens_asset(pass, asset.id).await,
         }
     }
 

@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::Service;
 use super::access::{FileRight, PAID_FILE, Reader, paid_files};
+use super::resumes::Ticket;
 use crate::auth::PASS_INVALID;
 use crate::bulk;
 use crate::download::{self, protected};
@@ -46,9 +47,10 @@ impl Service {
     /// (`Asset has no downloadable file`); 503 only if the file changes under every one of
     /// [`OPEN_ATTEMPTS`] tries.
     ///
-    /// Through a library `pass`, each download that counts (a 200, or a range from byte 0)
-    /// first spends one of the pass's downloads in the store: 403 (`Pass download limit
-    /// reached`) when none is left, 401 when the pass stopped working since it was read.
+    /// Through a library `pass`, each download first spends one of the pass's downloads in
+    /// the store (403, `Pass download limit reached`, when none is left; 401 when the pass
+    /// stopped working since it was read), but for a range that continues a download the
+    /// pass began ([`super::resumes`]): a 200 or a range from byte 0 always spends one.
     pub(super) async fn download_asset(
         &self,
         mut asset: Asset,
@@ -145,17 +147,44 @@ impl Service {
             return Ok(Some(reply));
         }
         let counted = part.start == 0;
+        let len = part.end - part.start;
         let Some(stream) = self.inner.files.open(path, part, &stat).await? else {
             return Ok(None);
         };
+        let ticket = match req.pass {
+            Some(pass) => Some(
+                self.pass_download(pass, asset.id, (&stat.etag, size), len, counted)
+                    .await?,
+            ),
+            None => None,
+        };
         if counted {
-            if let Some(pass) = req.pass {
-                self.spend(pass).await?;
-            }
             self.inner.store.record_download(asset.id).await?;
         }
-        reply.stream = Some(stream);
+        reply.stream = Some(match ticket {
+            Some(ticket) => ticket.watch(stream),
+            None => stream,
+        });
         Ok(Some(reply))
+    }
+
+    /// What `len` bytes of `asset`'s file `(etag, size)` cost `pass` (see [`super::resumes`]):
+    /// nothing when a range continues a download it began, else one download (403 when it
+    /// has none left). The ticket follows the bytes served.
+    async fn pass_download(
+        &self,
+        pass: &LibraryPass,
+        asset: Uuid,
+        file: (&str, u64),
+        len: u64,
+        from_start: bool,
+    ) -> Result<Ticket, ApiError> {
+        let resumes = &self.inner.resumes;
+        if !from_start && let Some(ticket) = resumes.continue_download(pass.id, asset, file, len) {
+            return Ok(ticket);
+        }
+        self.spend(pass).await?;
+        Ok(resumes.begin(pass.id, asset, file, len))
     }
 
     /// Spends one download of `pass` in the store: 403 when it has none left, 401 when it

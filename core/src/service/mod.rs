@@ -35,6 +35,7 @@ mod maintenance;
 mod organize;
 mod passes;
 mod previews;
+mod resumes;
 
 pub use organize::{BulkItem, BulkResult};
 pub use previews::Backfill;
@@ -103,6 +104,8 @@ struct Inner {
     variants: images::Variants,
     /// The webhook delivery worker's handle.
     deliveries: deliveries::Deliveries,
+    /// Downloads passes began, which ranges may continue without spending another.
+    resumes: resumes::Resumes,
 }
 
 /// Seconds since the Unix epoch, now.
@@ -144,6 +147,7 @@ impl Service {
             previews,
             variants,
             deliveries,
+            resumes: resumes::Resumes::default(),
         });
         deliveries::Deliveries::start(&inner);
         let service = Service { inner };
@@ -314,7 +318,7 @@ impl Service {
             Operation::DownloadAsset => {
                 Box::pin(async {
                     let asset = self.asset_for(id, reader).await?;
-                    self.may_download(&asset, access.files()).await?;
+                    self.may_open_file(&asset, access.files()).await?;
                     self.download_asset(asset, req, reader, access.files().pass())
                         .await
                 })

@@ -17,6 +17,10 @@ pub(crate) type StoreGuard = Box<dyn Any + Send>;
 
 /// Starts one adapter over real sockets, over the store it names.
 pub(crate) trait Harness {
+    /// Whether the adapter streams a download's body as the client takes it (axum), or gathers
+    /// it whole before the first byte goes out (warp 0.4, which has no public streaming body).
+    const STREAMS_BODIES: bool = true;
+
     /// A fresh store for one case, with what keeps it alive. Sled in `dir` unless the harness
     /// says otherwise.
     fn store(dir: &Path) -> impl Future<Output = (Arc<dyn Store>, StoreGuard)> + Send {
@@ -69,6 +73,8 @@ impl Drop for Server {
 pub(crate) struct OnPostgres<H>(PhantomData<H>);
 
 impl<H: Harness> Harness for OnPostgres<H> {
+    const STREAMS_BODIES: bool = H::STREAMS_BODIES;
+
     async fn store(_dir: &Path) -> (Arc<dyn Store>, StoreGuard) {
         let database = assetlib_testkit::postgres::TestCluster::shared()
             .database()
@@ -93,6 +99,8 @@ impl<H: Harness> Harness for OnPostgres<H> {
 pub(crate) struct OnPostgresStrict<H>(PhantomData<H>);
 
 impl<H: Harness> Harness for OnPostgresStrict<H> {
+    const STREAMS_BODIES: bool = H::STREAMS_BODIES;
+
     fn store(dir: &Path) -> impl Future<Output = (Arc<dyn Store>, StoreGuard)> + Send {
         OnPostgres::<H>::store(dir)
     }

@@ -11,6 +11,8 @@ use super::{Harness, Server};
 pub(crate) struct Warp;
 
 impl Harness for Warp {
+    const STREAMS_BODIES: bool = false;
+
     async fn spawn(service: Service) -> Server {
         let app = assetlib::warp::routes(service.clone())
             .or(assetlib::warp::thumbnails(service))
