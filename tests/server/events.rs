@@ -1,6 +1,7 @@
 //! The event log across a crash: a ready server killed with SIGKILL while clients create
 //! assets, then started again on the same data, has exactly one `asset.created` event for
-//! every create it acknowledged, and no event of a write that did not land.
+//! every create it acknowledged, and no event of a write that did not land; and webhook
+//! deliveries go on at once after a graceful restart.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -170,4 +171,69 @@ async fn a_killed_server_has_one_event_per_acknowledged_write_on(example: &str) 
     let again = Running::start(example, &data, &logs, &[]).await;
     one_event_per_acknowledged_create(&client, &again.base, &key, &acknowledged).await;
     again.terminate().await;
+}
+
+/// Webhook deliveries across a graceful restart: the stopped server gives its stream leases
+/// back, and a `keys` command run while it is down takes none (only `serve` delivers), so the
+/// first create after the restart is delivered at once, not when the leases run out (90 s
+/// with the default 15 s timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_go_on_at_once_after_a_graceful_restart() {
+    for example in SERVERS {
+        deliveries_go_on_at_once_after_a_graceful_restart_on(example).await;
+    }
+}
+
+async fn deliveries_go_on_at_once_after_a_graceful_restart_on(example: &str) {
+    use assetlib_testkit::receiver::{Answer, Receiver};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (data, logs) = (dir.path().join("data"), dir.path().join("logs"));
+    std::fs::create_dir_all(&logs).unwrap();
+    let key = crate::running::create_key(example, &data, "write:assets,admin:webhooks");
+    let flags = ["--webhook-allow-private"];
+    let receiver = Receiver::start(Answer::Status(204)).await;
+    let server = Running::start(example, &data, &logs, &flags).await;
+    let (status, hook) = server
+        .send(
+            reqwest::Method::POST,
+            "/api/v1/webhooks",
+            &key,
+            Some(json!({"url": receiver.url("/hook"), "event_types": ["asset.created"]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{example}: {hook}");
+    let create = |n: usize| json!({"title": format!("Note {n}"), "asset_type": "collection"});
+    let (status, _) = server
+        .send(
+            reqwest::Method::POST,
+            "/api/v1/assets",
+            &key,
+            Some(create(1)),
+        )
+        .await;
+    assert_eq!(status, 201);
+    receiver.wait_for(1, Duration::from_secs(20)).await;
+    server.terminate().await;
+
+    // While it is down, a key is made: that command delivers nothing and leases nothing.
+    crate::running::create_key(example, &data, "read:assets");
+    let server = Running::start(example, &data, &logs, &flags).await;
+    let (status, _) = server
+        .send(
+            reqwest::Method::POST,
+            "/api/v1/assets",
+            &key,
+            Some(create(2)),
+        )
+        .await;
+    assert_eq!(status, 201);
+    // Far less than a lease (90 s); the poll interval and a first send fit well within it.
+    let got = receiver.wait_for(2, Duration::from_secs(20)).await;
+    let titles: Vec<String> = got
+        .iter()
+        .map(|r| r.json()["data"]["resource"]["id"].to_string())
+        .collect();
+    assert_eq!(titles.len(), 2, "{example}: {titles:?}");
+    server.terminate().await;
 }

@@ -11,6 +11,7 @@
 //!   those that are due (with a lease), sends them and records how they went, in batches.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -51,6 +52,8 @@ pub(super) struct Deliveries {
     /// Wakes the retry sender (a retry asked for, or a first attempt failed).
     due: Arc<Notify>,
     sender: Result<Sender, String>,
+    /// What the running workers share, once they are started.
+    shared: std::sync::OnceLock<Arc<Shared>>,
 }
 
 impl Deliveries {
@@ -66,6 +69,33 @@ impl Deliveries {
             written: Arc::new(Notify::new()),
             due: Arc::new(Notify::new()),
             sender,
+            shared: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Stops the workers and gives back the stream leases this process holds, so another
+    /// process (this one started again, say) sends those webhooks' events at once rather than
+    /// when the leases run out. Streams sending a page finish it first, for at most `wait`.
+    /// Retries claimed and being sent keep their claim, and are claimed again when it ends.
+    pub(super) async fn stop(&self, store: &dyn crate::Store, wait: Duration) {
+        let Some(shared) = self.shared.get() else {
+            return;
+        };
+        shared.stopped.store(true, Ordering::Release);
+        shared.permits.close();
+        self.written.notify_waiters();
+        self.due.notify_waiters();
+        let deadline = tokio::time::Instant::now() + wait;
+        while !lock(&shared.streaming).is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let held: Vec<Uuid> = lock(&shared.leased).drain().collect();
+        let at = now();
+        for id in held {
+            // Renewed to end now: the same holder may shorten its own lease.
+            if let Err(e) = store.lease_stream(id, shared.holder, at, at).await {
+                tracing::warn!(error = %e, webhook = %id, "a stream lease was not given back");
+            }
         }
     }
 
@@ -95,8 +125,13 @@ impl Deliveries {
             schedule: inner.config.webhook_retry_schedule.clone().into(),
             holder: Uuid::new_v4(),
             streaming: Mutex::new(HashSet::new()),
+            leased: Mutex::new(HashSet::new()),
+            stopped: AtomicBool::new(false),
             due: Arc::clone(&inner.deliveries.due),
         });
+        if inner.deliveries.shared.set(Arc::clone(&shared)).is_err() {
+            return; // started already
+        }
         let this = Arc::downgrade(inner);
         let written = Arc::clone(&inner.deliveries.written);
         let work = async move {
@@ -196,6 +231,10 @@ struct Shared {
     holder: Uuid,
     /// The webhooks whose streams run in this process now.
     streaming: Mutex<HashSet<Uuid>>,
+    /// The webhooks whose stream leases this process took (and may still hold).
+    leased: Mutex<HashSet<Uuid>>,
+    /// Set when the workers are stopped: nothing more is leased or sent.
+    stopped: AtomicBool,
     /// Wakes the retry sender.
     due: Arc<Notify>,
 }
@@ -207,6 +246,9 @@ async fn streams(inner: Weak<Inner>, written: Arc<Notify>, shared: Arc<Shared>) 
         let Some(strong) = inner.upgrade() else {
             return;
         };
+        if shared.stopped.load(Ordering::Acquire) {
+            return;
+        }
         let poll = strong.config.webhook_poll_interval;
         match strong.store.list_webhooks(0, u32::MAX).await {
             Ok(page) => {
@@ -267,6 +309,10 @@ async fn stream_page(inner: &Inner, hook: &Webhook, shared: &Shared) -> Result<b
     let store = &inner.store;
     let lease = lease_of(&inner.config);
     let at = now();
+    if shared.stopped.load(Ordering::Acquire) {
+        return Ok(false);
+    }
+    lock(&shared.leased).insert(hook.id);
     let Some(from) = store
         .lease_stream(hook.id, shared.holder, at, at + lease)
         .await?
@@ -353,6 +399,10 @@ impl SendWorker {
             let Some(inner) = self.inner.upgrade() else {
                 return;
             };
+            if self.shared.stopped.load(Ordering::Acquire) {
+                // What was sent and not recorded is claimed again when its claim ends.
+                return;
+            }
             let poll = inner.config.webhook_poll_interval;
             match self.round(&inner, &mut unrecorded).await {
                 Ok(claimed) => {

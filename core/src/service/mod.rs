@@ -161,6 +161,19 @@ impl Service {
         Self::new(MemoryStore::new(), Files::memory(), config)
     }
 
+    /// Stops this service's webhook delivery workers and gives back the stream leases it
+    /// holds, for a graceful stop: another process (this one, started again) then sends those
+    /// webhooks' events at once, not when the leases run out (`webhook_timeout` x 4 + 30 s).
+    /// Streams finish the page they are sending first, for at most 5 seconds. A service
+    /// whose workers did not start (`Config::webhook_workers` 0, or no runtime) has nothing
+    /// to stop. There is no starting them again.
+    pub async fn stop_deliveries(&self) {
+        self.inner
+            .deliveries
+            .stop(self.inner.store.as_ref(), std::time::Duration::from_secs(5))
+            .await;
+    }
+
     /// The store.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.inner.store

@@ -35,6 +35,14 @@ pub(crate) async fn ensure_first_key(service: &Service, addr: SocketAddr) -> Res
     Ok(())
 }
 
+/// The configuration of a command that is not `serve`: it delivers no webhooks (only `serve`
+/// does), so it takes no stream lease a server would wait for.
+pub(crate) fn command_config() -> Config {
+    let mut config = Config::default();
+    config.webhook_workers = 0;
+    config
+}
+
 /// Runs a `keys` command; what it prints goes to standard output.
 pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
     match command {
@@ -44,7 +52,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             expires_in_days,
             data,
         } => {
-            let service = open_service(&data, Config::default()).await?;
+            let service = open_service(&data, command_config()).await?;
             let expires_at = expires_in_days.map(|d| Utc::now() + Duration::days(i64::from(d)));
             let (record, key) = service.create_key(&name, scopes.0, expires_at).await?;
             service.store().flush().await?;
@@ -58,7 +66,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             println!("{key}");
         }
         KeysCommand::List { data } => {
-            let service = open_service(&data, Config::default()).await?;
+            let service = open_service(&data, command_config()).await?;
             let keys = service.list_keys().await?;
             if keys.is_empty() {
                 println!("No keys.");
@@ -68,7 +76,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             }
         }
         KeysCommand::Revoke { id, data } => {
-            let service = open_service(&data, Config::default()).await?;
+            let service = open_service(&data, command_config()).await?;
             if !service.revoke_key(id).await? {
                 return Err(UserError(format!("no key has the id {id}")).into());
             }
@@ -76,7 +84,7 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             println!("Revoked key {id}.");
         }
         KeysCommand::RotateSigningSecret { data } => {
-            let service = open_service(&data, Config::default()).await?;
+            let service = open_service(&data, command_config()).await?;
             service.rotate_signing_secret().await?;
             service.store().flush().await?;
             println!("Made a new signing secret: links signed before no longer work.");

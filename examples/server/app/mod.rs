@@ -148,6 +148,7 @@ where
     let purging = tokio::spawn(purge_events_hourly(service.clone()));
     serve_http(service.clone(), listener).await?;
     purging.abort();
+    service.stop_deliveries().await;
     service.store().flush().await?;
     tracing::info!("stopped; the store is flushed");
     Ok(())

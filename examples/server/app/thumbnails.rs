@@ -1,7 +1,7 @@
 //! `thumbnails backfill`: previews for assets stored before their type had them, with a
 //! progress bar on standard error and a summary on standard output.
 
-use assetlib::{Backfill, Config};
+use assetlib::Backfill;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::BoxError;
@@ -12,7 +12,7 @@ use super::data::{describe_data, open_service};
 pub(crate) async fn run(command: ThumbnailsCommand) -> Result<(), BoxError> {
     let ThumbnailsCommand::Backfill { data, ffmpeg } = command;
     super::init_logging();
-    let mut config = super::drawing_pdfs(Config::default());
+    let mut config = super::drawing_pdfs(super::keys::command_config());
     config.ffmpeg = ffmpeg.path;
     let service = open_service(&data, config).await?;
     eprintln!("thumbnails backfill: {}", describe_data(&data));
