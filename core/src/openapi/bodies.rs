@@ -194,8 +194,9 @@ fn pass_document() -> Value {
             "max_downloads",
             describe(
                 or_null(whole(MAX_PASS_DOWNLOADS)),
-                "How many downloads the pass allows (a whole file, a range from byte 0, or \
-                 a zip each count one); null or absent: no limit.",
+                "How many downloads the pass allows (a whole file, a range from byte 0, a \
+                 range that does not continue a download the pass began, or a zip each count \
+                 one); null or absent: no limit.",
             ),
         ),
         (

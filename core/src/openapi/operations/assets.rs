@@ -336,9 +336,13 @@ pub(super) fn download_asset() -> Spec {
             (`expires` and `signature`), is downloaded; otherwise the answer is 401.\n\n\
             A paid file (the asset is not public, a published paid library holds it and no \
             published free one does) needs `read:paid`, a library pass for a library holding \
-            it, or a link minted with either; else 403. Through a pass, each download that \
-            counts (a 200, or a range from byte 0) spends one of its downloads: 403 `Pass \
-            download limit reached` when none is left.",
+            it, or a link minted with either; else 403. Through a pass, each download (a \
+            200, or a range from byte 0) spends one of its downloads: 403 `Pass download \
+            limit reached` when none is left. A range that does not start at byte 0 spends \
+            one too, unless it continues a download the same pass began of the same file \
+            version (`ETag`) within 24 hours and the bytes served under it stay within the \
+            file's size (plus what a broken connection had in flight: half the file, at most \
+            8 MiB).",
         keys: Keys::Optional,
         parameters: vec![
             p("AssetId"),
