@@ -36,6 +36,7 @@ mod probe;
 mod replace;
 mod routing;
 mod support;
+mod upload_head;
 mod uploads;
 mod webhooks;
 mod websites;
@@ -174,6 +175,7 @@ macro_rules! cases {
             uploads::racing_writers_never_corrupt_the_offset,
             uploads::tus_headers_pass_cors,
             uploads::unfinished_uploads_expire_and_are_removed,
+            upload_head::head_answers_the_metadata_the_upload_was_made_with,
             organize::tags_are_kept_on_create_upload_patch_and_every_asset_object,
             organize::tag_filters_and_the_tag_list,
             organize::checksums_are_the_sha256_of_the_stored_bytes,
