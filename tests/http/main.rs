@@ -162,6 +162,7 @@ macro_rules! cases {
             images::hostile_sources_give_a_variant_or_a_400,
             events::writes_are_events_with_their_key_in_order,
             events::bad_feed_parameters_are_400_naming_them,
+            events::cursors_the_feed_never_handed_out_are_400,
             webhooks::webhooks_are_registered_read_changed_and_deleted,
             webhooks::private_and_non_http_targets_are_400_on_url,
             webhooks::deliveries_are_signed_as_the_reference_library_verifies,
