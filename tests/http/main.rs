@@ -51,6 +51,7 @@ macro_rules! cases {
             auth::every_operation_without_its_scope_is_403_naming_it,
             auth::checks_run_in_order_401_then_403_then_400,
             auth::body_checks_come_after_the_key_and_the_scope,
+            auth::image_parameters_are_checked_after_the_credential,
             assets::create_answers_201_with_location_and_the_asset,
             assets::every_type_has_every_field_and_only_its_extras,
             assets::external_videos_get_an_embed_address,
