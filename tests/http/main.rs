@@ -114,6 +114,7 @@ macro_rules! cases {
             hostile::a_target_over_64_kib_is_414,
             hostile::a_body_that_stops_arriving_is_408,
             hostile::hostile_pdfs_never_take_the_server_down,
+            hostile::thumbnail_names_no_file_can_have_are_json_404,
             lifecycle::patch_merges_fields_and_moves_updated_at_only_on_change,
             lifecycle::patch_validation_names_each_field,
             lifecycle::a_change_shows_in_every_library_on_the_next_read,
