@@ -20,6 +20,7 @@
 mod assets;
 mod auth;
 mod differential;
+mod disguises;
 mod events;
 mod files;
 mod harness;
@@ -167,6 +168,7 @@ macro_rules! cases {
             events::cursors_the_feed_never_handed_out_are_400,
             webhooks::webhooks_are_registered_read_changed_and_deleted,
             webhooks::private_and_non_http_targets_are_400_on_url,
+            disguises::ipv4_in_ipv6_spellings_and_port_0_are_400_on_url,
             webhooks::deliveries_are_signed_as_the_reference_library_verifies,
             webhooks::failing_endpoints_are_retried_and_never_hold_up_writes,
             webhooks::a_failing_endpoint_is_disabled_and_a_delivery_retried_by_hand,
@@ -185,6 +187,7 @@ macro_rules! cases {
             organize::duplicates_are_rejected_or_reused_on_upload_and_tus,
             organize::bulk_changes_item_by_item_or_all_at_once,
             organize::racing_bulk_changes_lose_no_tag,
+            disguises::tags_with_invisible_characters_are_400,
             uploads::direct_uploads_need_files_in_s3,
         ]);
     };
