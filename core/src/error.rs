@@ -375,6 +375,10 @@ impl From<StoreError> for ApiError {
                 ApiError::validation("asset_id", format!("asset {id} does not exist"))
             }
             StoreError::UnknownLibrary { .. } => ApiError::LibraryNotFound,
+            StoreError::UnknownCursor => ApiError::validation(
+                "after",
+                "after must be the next of a page of events: this one is past the end of the log",
+            ),
             StoreError::Refused { reason, .. } => ApiError::from(reason),
             StoreError::Unavailable(source) => {
                 tracing::warn!(error = %source, "store unavailable");
@@ -421,6 +425,10 @@ pub enum StoreError {
         /// The asset's id.
         id: uuid::Uuid,
     },
+    /// A reader of the event log asked for the events after a place the log never handed out:
+    /// past its end, or not of its form ([`crate::EventStore::list_events`]).
+    #[error("the event log never handed out this cursor")]
+    UnknownCursor,
     /// The asset cannot take the change ([`crate::AssetChange::apply`]); nothing changed.
     #[error("asset {id}: {reason}")]
     Refused {
@@ -507,6 +515,13 @@ mod tests {
             json!({"error": "Validation error",
                 "message": "slug \"press\" is taken by another library", "field": "slug"})
         );
+    }
+
+    #[test]
+    fn a_cursor_the_log_never_handed_out_is_a_validation_error_on_after() {
+        let r = ApiError::from(StoreError::UnknownCursor).into_reply();
+        assert_eq!(r.status, 400);
+        assert_eq!(body(&r)["field"], json!("after"));
     }
 
     #[test]

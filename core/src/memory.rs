@@ -3,6 +3,7 @@
 //! It keeps everything in one lock and answers lists by filtering and sorting all assets, so
 //! it is fast for thousands of records and slow for millions. Nothing survives the process.
 
+mod events;
 mod passes;
 mod uploads;
 mod webhooks;
@@ -18,7 +19,7 @@ use crate::change::{
     AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, LibraryUse,
 };
 use crate::error::StoreError;
-use crate::events::{Event, EventCursor, EventPage, EventQuery};
+use crate::events::{Event, EventCursor};
 use crate::model::{
     ApiKey, Asset, EntryAsset, EntryRow, Library, LibraryEntry, LibraryPass, LibraryRows,
     LibrarySummary, LibraryWrite, Page, PutOutcome, Section, TagCount, ViewCount,
@@ -27,7 +28,7 @@ use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::rules::{
     first_free_slug, fold_case, matches_search, matches_tags, tag_keys, top_tags,
 };
-use crate::store::{AssetStore, EventStore, KeyStore, LibraryStore, MetaStore};
+use crate::store::{AssetStore, KeyStore, LibraryStore, MetaStore};
 
 /// A [`Store`](crate::Store) in memory.
 ///
@@ -562,38 +563,5 @@ impl MetaStore for MemoryStore {
     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
         self.write().signing_secret = Some(secret);
         Ok(())
-    }
-}
-
-#[async_trait]
-impl EventStore for MemoryStore {
-    async fn list_events(&self, query: &EventQuery) -> Result<EventPage, StoreError> {
-        let state = self.read();
-        // Every write appends under the write lock, so the log is final as far as it goes:
-        // `next` is the last event given when the page is full, else the last of the log.
-        let start = state.events.partition_point(|(at, _)| *at <= query.after.1);
-        let mut events = Vec::new();
-        for (at, event) in &state.events[start..] {
-            if query.matches(event) {
-                events.push(event.clone());
-                if events.len() >= query.limit {
-                    return Ok(EventPage {
-                        events,
-                        next: EventCursor(0, *at),
-                    });
-                }
-            }
-        }
-        Ok(EventPage {
-            events,
-            next: EventCursor(0, state.last_event.max(query.after.1)),
-        })
-    }
-
-    async fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        let mut state = self.write();
-        let old = state.events.len();
-        state.events.retain(|(_, e)| e.occurred_at >= before);
-        Ok((old - state.events.len()) as u64)
     }
 }

@@ -47,7 +47,8 @@ use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::Store;
 use assets::*;
 use events::{
-    a_reader_following_the_feed_sees_each_concurrent_write_once, every_change_appends_one_event,
+    a_reader_following_the_feed_sees_each_concurrent_write_once,
+    cursors_the_log_never_handed_out_are_refused, every_change_appends_one_event,
     old_events_are_purged,
 };
 use keys::*;
@@ -190,6 +191,7 @@ suite!(
     every_change_appends_one_event,
     a_reader_following_the_feed_sees_each_concurrent_write_once,
     old_events_are_purged,
+    cursors_the_log_never_handed_out_are_refused,
 );
 
 suite!(

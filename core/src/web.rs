@@ -10,7 +10,7 @@ use crate::routes::Route;
 
 /// Headers a page's script may read from an answer.
 const EXPOSE: &str = "ETag, Content-Range, Content-Disposition, Content-Length, Location, Retry-After, WWW-Authenticate, \
-     Upload-Offset, Upload-Length, Upload-Expires, Asset-Location, Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm";
+     Upload-Offset, Upload-Length, Upload-Expires, Upload-Metadata, Asset-Location, Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm";
 /// Headers a page's script may send.
 const ALLOW_HEADERS: &str = "Authorization, Content-Type, Range, If-None-Match, If-Range, \
      Tus-Resumable, Upload-Length, Upload-Offset, Upload-Metadata, Upload-Checksum, Upload-Defer-Length";

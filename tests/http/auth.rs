@@ -211,3 +211,78 @@ pub(crate) async fn body_checks_come_after_the_key_and_the_scope<H: Harness>() {
         assert_eq!(r.status, status, "{}", r.json);
     }
 }
+
+/// The image routes check the credential first too: without a key a variant is 401
+/// whatever its parameters, unless it is a preset of a published public asset (whose
+/// parameters are checked then); a signed link's parameters are the link's, so bad ones are
+/// its 401. A key without the scope is 403 before any parameter is read.
+pub(crate) async fn image_parameters_are_checked_after_the_credential<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let image = |name: &'static str| {
+        let ctx = &ctx;
+        async move {
+            let png = assetlib_core::extract::samples::png(64, 48);
+            crate::support::id_of(&crate::files::create_on(ctx, name, png, "image").await)
+        }
+    };
+    let (public, private) = (
+        image("site/public.png").await,
+        image("site/private.png").await,
+    );
+    let made_public = ctx
+        .send_json(
+            Method::PATCH,
+            &format!("/api/v1/assets/{public}"),
+            Some(&ctx.admin),
+            &json!({"is_public": true}),
+        )
+        .await;
+    assert_eq!(made_public.status, 200, "{}", made_public.json);
+    let no_read_assets = ctx.key_without(Scope::ReadAssets).await;
+    let queries = [
+        "w=0",
+        "w=abc&fit=sideways",
+        "q=0",
+        "format=gif",
+        "dpr=9",
+        "w=1&w=2",
+        "preset=thumb&w=0",
+        "preset=nosuch",
+        "w=0&expires=1&signature=x",
+    ];
+    for id in [public.as_str(), private.as_str(), SOME_ID, "nope"] {
+        for query in queries {
+            for route in ["image", "image-url"] {
+                let path = format!("/api/v1/assets/{id}/{route}?{query}");
+                let keyless = Resp::from(ctx.request(Method::GET, &path, None)).await;
+                // A preset of the public asset is served without a key: its parameters count.
+                let preset_of_public =
+                    route == "image" && id == public && query.starts_with("preset=");
+                let want = if preset_of_public { 400 } else { 401 };
+                assert_eq!(
+                    keyless.status, want,
+                    "{path} without a key: {}",
+                    keyless.json
+                );
+                if want == 401 {
+                    assert_eq!(keyless.header("www-authenticate"), Some("Bearer"), "{path}");
+                }
+                let r = Resp::from(ctx.request(Method::GET, &path, Some(&no_read_assets))).await;
+                assert_eq!(r.status, 403, "{path} without the scope: {}", r.json);
+                let r = Resp::from(ctx.request(Method::GET, &path, Some(&ctx.admin))).await;
+                assert_eq!(r.status, 400, "{path} with a key: {}", r.json);
+            }
+        }
+    }
+    // The keyless preset itself is served.
+    let thumb = ctx
+        .request(
+            Method::GET,
+            &format!("/api/v1/assets/{public}/image?preset=thumb"),
+            None,
+        )
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(thumb.status(), 200);
+}

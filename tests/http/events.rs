@@ -216,3 +216,57 @@ pub(crate) async fn bad_feed_parameters_are_400_naming_them<H: Harness>() {
     // A large limit is clamped, not refused.
     assert_eq!(ctx.get("/api/v1/events?limit=99999").await.status, 200);
 }
+
+/// `after` is a page's `next` (or absent): a cursor the feed never handed out, past the end of
+/// the log or not of its form, is 400 naming `after`, not an empty page echoing it forever
+/// (nor the whole log again). The places handed out stay good.
+pub(crate) async fn cursors_the_feed_never_handed_out_are_400<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let reader = ctx.key(&[assetlib::Scope::ReadEvents]).await;
+    ctx.create_asset(json!({"title": "Logo", "asset_type": "link",
+        "external_url": "https://example.com/logo"}))
+        .await;
+    let (seen, end) = follow_until(&ctx, &reader, ("", ""), 100, 1).await;
+    assert!(!seen.is_empty());
+    let (high, low) = end.split_at(16);
+    let (high, low) = (
+        u64::from_str_radix(high, 16).expect("hex"),
+        u64::from_str_radix(low, 16).expect("hex"),
+    );
+    let cursor = |high: u64, low: u64| format!("{high:016x}{low:016x}");
+    for beyond in [
+        cursor(high, low.saturating_add(1000)),
+        cursor(high.saturating_add(1 << 40), low),
+        cursor(1 << 63, 0),
+        cursor(u64::MAX, 0),
+        cursor(0, u64::MAX),
+        cursor(u64::MAX, u64::MAX),
+    ] {
+        let r = ctx
+            .get_as(&format!("/api/v1/events?after={beyond}"), Some(&reader))
+            .await;
+        assert_eq!(r.status, 400, "after={beyond} (end {end}): {}", r.json);
+        assert_eq!(r.json["error"], json!("Validation error"), "{}", r.json);
+        assert_eq!(r.json["field"], json!("after"), "{}", r.json);
+    }
+    // The end and the start are good; what comes after the end is read from it.
+    for good in [end.as_str(), "00000000000000000000000000000000"] {
+        let r = ctx
+            .get_as(&format!("/api/v1/events?after={good}"), Some(&reader))
+            .await;
+        assert_eq!(r.status, 200, "after={good}: {}", r.json);
+    }
+    let later = ctx
+        .create_asset(json!({"title": "Later", "asset_type": "link",
+            "external_url": "https://example.com/later"}))
+        .await;
+    let (tail, _) = follow_until(&ctx, &reader, (&end, ""), 100, 1).await;
+    assert_eq!(
+        what(&tail),
+        vec![(
+            "asset.created".to_owned(),
+            "asset".to_owned(),
+            id_of(&later)
+        )]
+    );
+}

@@ -474,3 +474,55 @@ pub(crate) async fn hostile_pdfs_never_take_the_server_down<H: Harness>() {
     created += 1;
     still_up(&ctx, created, "the deep page tree by file_path").await;
 }
+
+/// `GET /files/thumbnails/<name>` with a name no file can have (longer than a file system
+/// holds, a NUL or another control character, not UTF-8, a backslash) is the contract's JSON
+/// 404, on `HEAD` too: never a 500 from the file system refusing the name, nor the framework's
+/// own plain-text answer. A name of 255 bytes is looked for as any other.
+pub(crate) async fn thumbnail_names_no_file_can_have_are_json_404<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let made = create_on(&ctx, "img/dot.png", samples::png(40, 40), "image").await;
+    let thumb = made["thumbnail_path"]
+        .as_str()
+        .expect("thumbnail")
+        .to_owned();
+    let long = |bytes: usize, tail: &str| format!("{}{tail}", "a".repeat(bytes - tail.len()));
+    let names = [
+        long(300, ".png"),
+        long(256, ".png"),
+        long(4096, ".jpg"),
+        format!("{}.png", "%C3%A9".repeat(150)),
+        "%00.png".to_owned(),
+        "a%00b.png".to_owned(),
+        "a%0Ab.png".to_owned(),
+        "%FF%FE.png".to_owned(),
+        "a%5Cb.png".to_owned(),
+        long(255, ".png"),
+    ];
+    for name in &names {
+        for method in [Method::GET, Method::HEAD] {
+            let url = format!("{}/files/thumbnails/{name}", ctx.base_url());
+            let r = ctx.client.request(method.clone(), &url).send().await;
+            let r = r.expect("an answer");
+            let status = r.status().as_u16();
+            let content_type = r
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            let body = r.bytes().await.expect("body");
+            assert_eq!(status, 404, "{method} {}…", &name[..name.len().min(40)]);
+            assert_eq!(content_type, "application/json", "{method} {name}");
+            if method == Method::GET {
+                let json: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+                assert_eq!(json["error"], json!("Not found"), "{json}");
+            }
+        }
+    }
+    // The thumbnail that exists is still served.
+    let r = reqwest::get(format!("{}/files/{thumb}", ctx.base_url()))
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 200);
+}

@@ -20,6 +20,7 @@
 mod assets;
 mod auth;
 mod differential;
+mod disguises;
 mod events;
 mod files;
 mod harness;
@@ -38,6 +39,7 @@ mod replace;
 mod routing;
 mod runaway;
 mod support;
+mod upload_head;
 mod uploads;
 mod webhooks;
 mod websites;
@@ -52,6 +54,7 @@ macro_rules! cases {
             auth::every_operation_without_its_scope_is_403_naming_it,
             auth::checks_run_in_order_401_then_403_then_400,
             auth::body_checks_come_after_the_key_and_the_scope,
+            auth::image_parameters_are_checked_after_the_credential,
             assets::create_answers_201_with_location_and_the_asset,
             assets::every_type_has_every_field_and_only_its_extras,
             assets::external_videos_get_an_embed_address,
@@ -114,6 +117,7 @@ macro_rules! cases {
             hostile::a_target_over_64_kib_is_414,
             hostile::a_body_that_stops_arriving_is_408,
             hostile::hostile_pdfs_never_take_the_server_down,
+            hostile::thumbnail_names_no_file_can_have_are_json_404,
             lifecycle::patch_merges_fields_and_moves_updated_at_only_on_change,
             lifecycle::patch_validation_names_each_field,
             lifecycle::a_change_shows_in_every_library_on_the_next_read,
@@ -167,8 +171,10 @@ macro_rules! cases {
             runaway::a_variant_render_keeps_its_worker_after_the_client_hangs_up,
             events::writes_are_events_with_their_key_in_order,
             events::bad_feed_parameters_are_400_naming_them,
+            events::cursors_the_feed_never_handed_out_are_400,
             webhooks::webhooks_are_registered_read_changed_and_deleted,
             webhooks::private_and_non_http_targets_are_400_on_url,
+            disguises::ipv4_in_ipv6_spellings_and_port_0_are_400_on_url,
             webhooks::deliveries_are_signed_as_the_reference_library_verifies,
             webhooks::failing_endpoints_are_retried_and_never_hold_up_writes,
             webhooks::a_failing_endpoint_is_disabled_and_a_delivery_retried_by_hand,
@@ -180,12 +186,14 @@ macro_rules! cases {
             uploads::racing_writers_never_corrupt_the_offset,
             uploads::tus_headers_pass_cors,
             uploads::unfinished_uploads_expire_and_are_removed,
+            upload_head::head_answers_the_metadata_the_upload_was_made_with,
             organize::tags_are_kept_on_create_upload_patch_and_every_asset_object,
             organize::tag_filters_and_the_tag_list,
             organize::checksums_are_the_sha256_of_the_stored_bytes,
             organize::duplicates_are_rejected_or_reused_on_upload_and_tus,
             organize::bulk_changes_item_by_item_or_all_at_once,
             organize::racing_bulk_changes_lose_no_tag,
+            disguises::tags_with_invisible_characters_are_400,
             uploads::direct_uploads_need_files_in_s3,
         ]);
     };

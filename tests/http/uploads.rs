@@ -21,10 +21,10 @@ use crate::harness::Harness;
 use crate::support::{Ctx, Resp};
 
 /// The content type of a `PATCH` body.
-const OCTETS: &str = "application/offset+octet-stream";
+pub(crate) const OCTETS: &str = "application/offset+octet-stream";
 
 /// `Upload-Metadata` of `pairs`.
-fn metadata(pairs: &[(&str, &str)]) -> String {
+pub(crate) fn metadata(pairs: &[(&str, &str)]) -> String {
     pairs
         .iter()
         .map(|(k, v)| format!("{k} {}", STANDARD.encode(v)))
@@ -33,13 +33,13 @@ fn metadata(pairs: &[(&str, &str)]) -> String {
 }
 
 /// A tus request: `Tus-Resumable: 1.0.0` and the admin key.
-fn tus(ctx: &Ctx, method: Method, path: &str) -> reqwest::RequestBuilder {
+pub(crate) fn tus(ctx: &Ctx, method: Method, path: &str) -> reqwest::RequestBuilder {
     ctx.request(method, path, Some(&ctx.admin))
         .header("tus-resumable", "1.0.0")
 }
 
 /// Makes an upload of `length` bytes with `meta`; answers its path (from `Location`).
-async fn create(ctx: &Ctx, length: usize, meta: &str) -> String {
+pub(crate) async fn create(ctx: &Ctx, length: usize, meta: &str) -> String {
     let r = Resp::from(
         tus(ctx, Method::POST, "/api/v1/uploads")
             .header("upload-length", length.to_string())
@@ -59,7 +59,7 @@ async fn create(ctx: &Ctx, length: usize, meta: &str) -> String {
 }
 
 /// `PATCH`es `bytes` at `offset`.
-async fn patch(ctx: &Ctx, path: &str, offset: usize, bytes: &[u8]) -> Resp {
+pub(crate) async fn patch(ctx: &Ctx, path: &str, offset: usize, bytes: &[u8]) -> Resp {
     Resp::from(
         tus(ctx, Method::PATCH, path)
             .header("content-type", OCTETS)

@@ -94,6 +94,19 @@ async fn keys_serve_sigterm_restart_and_a_locked_directory_on(example: &str) {
         .unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "image/png");
+    // A name no file can have (too long for the file system, a NUL, not UTF-8) is the JSON
+    // 404 of a missing thumbnail, not the file system's refusal.
+    for name in [
+        format!("{}.png", "a".repeat(300)),
+        "%00.png".into(),
+        "%FF.png".into(),
+    ] {
+        let r = reqwest::get(format!("{}/files/thumbnails/{name}", server.base))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404, "{example}: {name}");
+        assert_eq!(r.headers()["content-type"], "application/json", "{name}");
+    }
     assert!(
         by_title("Product one-pager")["word_count"]
             .as_u64()

@@ -7,7 +7,7 @@ use assetlib_core::{
     TusHeaders,
 };
 use axum::Router;
-use axum::extract::rejection::RawPathParamsRejection;
+use axum::extract::rejection::{PathRejection, RawPathParamsRejection};
 use axum::extract::{ConnectInfo, OriginalUri, RawPathParams, Request, State};
 use axum::http::header::{
     ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, IF_NONE_MATCH, IF_RANGE, ORIGIN, RANGE,
@@ -49,7 +49,8 @@ where
 
 /// Serves the file store's `thumbnails/` at core's [`THUMBNAIL_ROUTE`] (`GET` and `HEAD`),
 /// without a key: websites show them in `<img>` tags. The ready server merges it next to
-/// [`router`].
+/// [`router`]. A name that is not UTF-8 once percent-decoded is core's JSON 404, as any other
+/// name no thumbnail has.
 pub fn thumbnails<S>(service: Service) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
@@ -60,7 +61,10 @@ where
             axum::routing::get(
                 |State(service): State<Service>,
                  method: Method,
-                 axum::extract::Path(name): axum::extract::Path<String>| async move {
+                 name: Result<axum::extract::Path<String>, PathRejection>| async move {
+                    let name = name
+                        .map(|axum::extract::Path(name)| name)
+                        .unwrap_or_default();
                     ApiResponse(service.thumbnail(&name, method == Method::HEAD).await)
                 },
             ),

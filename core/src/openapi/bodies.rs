@@ -51,8 +51,9 @@ pub(super) fn tags(description: &str) -> Value {
     describe(
         or_null(array(tag())),
         &format!(
-            "{description} Each tag is trimmed and must be 1 to 64 characters, without commas \
-             or control characters (else 400 on `tags[i]`); a tag that differs from an \
+            "{description} Each tag is trimmed and must be 1 to 64 characters, without commas, \
+             control or invisible format characters (Unicode Cf: zero-width spaces, bidi \
+             controls, ...) (else 400 on `tags[i]`); a tag that differs from an \
              earlier one only in case is left out (the first spelling is kept); at most 32 \
              remain (else 400 on `tags`). `null` or `[]`: no tags."
         ),
@@ -134,8 +135,10 @@ fn webhook_document(new: bool) -> Value {
             "url",
             describe(
                 json!({"type": "string", "format": "uri", "maxLength": crate::webhooks::target::MAX_URL_LEN}),
-                "Where deliveries go: an absolute `http` or `https` URL whose host is, and \
-                 resolves only to, public addresses (unless the server allows private ones).",
+                "Where deliveries go: an absolute `http` or `https` URL, not on port 0, whose \
+                 host is, and resolves only to, public addresses (an IPv6 address carrying an \
+                 IPv4 one, as `::ffff:127.0.0.1`, is judged by it), unless the server allows \
+                 private ones.",
             ),
         ),
         (
@@ -497,7 +500,8 @@ fn upload_form() -> Value {
                 string(),
                 "Text: the asset's tags separated by commas (`logo, brand`); empty pieces \
                  are skipped. Each tag is trimmed and must be at most 64 characters without \
-                 control characters (else 400 on `tags[i]`, counting the pieces kept); one \
+                 control or invisible format characters (else 400 on `tags[i]`, counting the \
+                 pieces kept); one \
                  that differs from an earlier one only in case is left out; at most 32 remain \
                  (else 400 on `tags`).",
             ),

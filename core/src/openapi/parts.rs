@@ -153,8 +153,9 @@ pub(super) fn parameters() -> Value {
     let organize = json!({
         "TagFilter": tags_query("tag", "Only assets with this tag (repeatable: \
             `tag=logo&tag=2026` is assets with all of them), compared ignoring case and \
-            surrounding spaces. Each value: 1 to 64 characters once trimmed, no comma or \
-            control character; at most 32 different tags (else 400 on `tag`)."),
+            surrounding spaces. Each value: 1 to 64 characters once trimmed, no comma, \
+            control or invisible format character; at most 32 different tags (else 400 on \
+            `tag`)."),
         "AnyTagFilter": query("any_tag", json!({"type": "string", "minLength": 1}),
             "Only assets with at least one of these tags, separated by commas \
              (`any_tag=logo,icon`), compared ignoring case. Each tag as for `tag`; an empty \

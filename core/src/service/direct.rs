@@ -79,6 +79,7 @@ impl Service {
             created_at: at,
             expires_at: at + chrono::Duration::from_std(expiry).unwrap_or(chrono::Duration::MAX),
             sha256: None,
+            metadata_header: None,
         };
         let holder = Uuid::new_v4();
         self.inner.store.insert_upload(&upload, holder, at).await?;

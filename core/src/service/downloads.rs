@@ -275,8 +275,10 @@ impl Service {
 
     /// A thumbnail under `thumbnails/` of the file store, for the public
     /// [`crate::THUMBNAIL_ROUTE`] of a server: 200 with the image, or 404 (also when it goes
-    /// away while it is opened), with the `Cache-Control` of a keyless answer (cacheable for a
-    /// minute). `name` is the part of the path after `thumbnails/`.
+    /// away while it is opened, and for a name no file can have, without asking the file
+    /// store: longer than 255 bytes, hidden, with a control character, `/` or `\`), with the
+    /// `Cache-Control` of a keyless answer (cacheable for a minute). `name` is the part of the
+    /// path after `thumbnails/`.
     pub async fn thumbnail(&self, name: &str, head: bool) -> Reply {
         let mut reply = self
             .thumbnail_file(name, head)
@@ -293,7 +295,7 @@ impl Service {
             Some("jpg") => "image/jpeg",
             _ => return Err(NOT_FOUND),
         };
-        if name.contains('/') || name.starts_with('.') {
+        if !could_be_thumbnail(name) {
             return Err(NOT_FOUND);
         }
         let path = format!("thumbnails/{name}");
@@ -309,4 +311,22 @@ impl Service {
         }
         Ok(reply)
     }
+}
+
+/// The longest file name a thumbnail can have, in bytes: what common file systems hold in one
+/// path segment (ext4, XFS, APFS, NTFS in UTF-16 units), and far more than the names the API
+/// gives thumbnails (32 hex digits and an extension).
+const MAX_THUMBNAIL_NAME: usize = 255;
+
+/// Whether a file could be named `name` under `thumbnails/`: one path segment (no `/` or `\`)
+/// of at most [`MAX_THUMBNAIL_NAME`] bytes, not hidden (no leading `.`), without control
+/// characters (NUL included). Another name is 404 before the file store is asked: a local
+/// file system refuses it with an error of its own, which is no reason for a 500.
+fn could_be_thumbnail(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_THUMBNAIL_NAME
+        && !name.starts_with('.')
+        && !name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control())
 }

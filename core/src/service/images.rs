@@ -150,6 +150,11 @@ fn takes_webp(accept: Option<&[u8]>) -> bool {
         })
 }
 
+/// Whether a query names a `preset` (whatever its value and the other parameters).
+fn names_preset(query: Option<&str>) -> bool {
+    form_urlencoded::parse(query.unwrap_or("").as_bytes()).any(|(name, _)| name == "preset")
+}
+
 impl Service {
     /// `GET /api/v1/assets/{asset_id}/image`: the variant the query asks for.
     pub(super) async fn asset_image(
@@ -158,13 +163,22 @@ impl Service {
         req: RawRequest<'_>,
         access: &Access,
     ) -> Result<Reply, ApiError> {
-        let asked = variant::parse(req.query, &self.inner.config.image_presets)?;
-        // Without a key, only presets (of public assets): anything else is the 401 of a
-        // request without a key.
-        if matches!(access, Access::Public) && asked.preset.is_none() {
-            return Err(super::access::no_key());
-        }
-        let asset = self.asset_for(id, access.reader()).await?;
+        let presets = &self.inner.config.image_presets;
+        // Without a key, only a preset of a published public asset is served, and who may
+        // see it is decided first (DESIGN.md §3: the credential, then the parameters): a
+        // request that names no preset is the 401 of a request without a key, and so is one
+        // for an asset that is not public, whatever its parameters; a preset of a public
+        // asset has its parameters checked then (400).
+        let (asked, asset) = if matches!(access, Access::Public) {
+            if !names_preset(req.query) {
+                return Err(super::access::no_key());
+            }
+            let asset = self.asset_for(id, access.reader()).await?;
+            (variant::parse(req.query, presets)?, asset)
+        } else {
+            let asked = variant::parse(req.query, presets)?;
+            (asked, self.asset_for(id, access.reader()).await?)
+        };
         let wanted = self
             .wanted(&asset, asked.spec, takes_webp(req.accept), access)
             .await?;

@@ -456,8 +456,11 @@ impl Service {
         query: Option<&str>,
     ) -> Result<Access, ApiError> {
         let id = crate::validate::strict_id(id).ok_or(signed::INVALID)?;
+        // A link is minted with valid parameters only: any other is the link's 401, never a
+        // 400 judged before the link is.
         let spec = match op {
-            Operation::AssetImage => variant::parse(query, &self.inner.config.image_presets)?
+            Operation::AssetImage => variant::parse(query, &self.inner.config.image_presets)
+                .map_err(|_| signed::INVALID)?
                 .spec
                 .canonical(),
             _ => String::new(),

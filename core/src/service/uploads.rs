@@ -158,6 +158,7 @@ impl Service {
                 + chrono::Duration::from_std(self.inner.config.upload_expiry)
                     .unwrap_or(chrono::Duration::MAX),
             sha256: Some(tus::RunningSha256::default()),
+            metadata_header: Metadata::header_of(req.tus.upload_metadata),
         };
         let holder = Uuid::new_v4();
         let term = self.lease_term();
@@ -207,8 +208,9 @@ impl Service {
         Ok(())
     }
 
-    /// `HEAD` (and `GET`) `/api/v1/uploads/{id}`: how far the upload is. An upload that has
-    /// every byte but no asset yet (its last request's process died) is finished now.
+    /// `HEAD` (and `GET`) `/api/v1/uploads/{id}`: how far the upload is, and the
+    /// `Upload-Metadata` it was made with, unchanged. An upload that has every byte but no
+    /// asset yet (its last request's process died) is finished now.
     pub(super) async fn upload_status(
         &self,
         id: &str,
@@ -225,11 +227,12 @@ impl Service {
         if !upload.finished && upload.expires_at <= now() {
             return Err(ApiError::UploadGone);
         }
-        Ok(with_state(
-            data(200, UploadWire::of(&upload)),
-            &upload,
-            req.mount,
-        ))
+        let reply = with_state(data(200, UploadWire::of(&upload)), &upload, req.mount);
+        // tus 1.0: the metadata the upload was made with, as the client sent it.
+        Ok(match &upload.metadata_header {
+            Some(sent) => reply.with_header("upload-metadata", sent.clone()),
+            None => reply,
+        })
     }
 
     /// Makes the asset of a complete upload that has none, unless a request holds it (which

@@ -20,6 +20,13 @@ pub trait EventStore: Send + Sync + 'static {
     /// and where the next page starts. A reader that follows `next` sees every event exactly
     /// once: the log shows no event while a write that started before it may still add one
     /// that sorts before it (such a write's event waits until that write has finished).
+    ///
+    /// `query.after` is [`EventCursor::START`](crate::events::EventCursor::START) or a place
+    /// this log handed out: a page's `next`, or where a webhook's stream stands. A cursor past
+    /// the end of the log (a place no write has been given yet) or not of the form this log's
+    /// places have is [`StoreError::UnknownCursor`], so a reader holding one learns it at
+    /// once instead of waiting on it forever (or reading the log again from its start).
+    /// Places the log gave out stay good after their events are purged and after a restart.
     async fn list_events(&self, query: &EventQuery) -> Result<EventPage, StoreError>;
 
     /// Removes the events that occurred before `before`; returns how many.

@@ -263,3 +263,71 @@ pub(super) async fn old_events_are_purged(store: Arc<dyn Store>) {
         vec![(EventType::AssetCreated, ResourceType::Asset, next.id)]
     );
 }
+
+/// A cursor the log never handed out (past its end, or not of its form) is refused, so a
+/// reader never waits on it forever nor reads the log again from its start; the places it
+/// handed out stay good, after their events are purged too.
+pub(super) async fn cursors_the_log_never_handed_out_are_refused(store: Arc<dyn Store>) {
+    let page = |after: EventCursor| {
+        let store = Arc::clone(&store);
+        async move {
+            store
+                .list_events(&EventQuery {
+                    after,
+                    kind: None,
+                    resource: None,
+                    limit: 10,
+                })
+                .await
+        }
+    };
+    for n in 0..3 {
+        insert(
+            &store,
+            sample_asset(&format!("Cursor {n}"), AssetType::Image, 0),
+        )
+        .await;
+    }
+    // Every place a page hands out is good, the start too.
+    let mut handed_out = vec![EventCursor::START];
+    let mut after = EventCursor::START;
+    loop {
+        let EventPage { events, next } = page(after).await.expect("a cursor handed out");
+        handed_out.push(next);
+        if events.is_empty() {
+            break;
+        }
+        after = next;
+    }
+    let end = handed_out[handed_out.len() - 1];
+    for good in &handed_out {
+        assert!(page(*good).await.is_ok(), "{good:?} was handed out");
+    }
+    for beyond in [
+        EventCursor(end.0, end.1.saturating_add(1000)),
+        EventCursor(end.0.saturating_add(1 << 40), end.1),
+        EventCursor(1 << 63, 0),
+        EventCursor(0, u64::MAX),
+        EventCursor(u64::MAX, u64::MAX),
+    ] {
+        assert!(
+            matches!(page(beyond).await, Err(StoreError::UnknownCursor)),
+            "{beyond:?} is past the end of the log ({end:?})"
+        );
+    }
+    // The end sees what comes after it; once every event is purged, each place handed out
+    // is still good.
+    let later = insert(&store, sample_asset("After the end", AssetType::Image, 0)).await;
+    let (tail, _) = follow(&store, end, 10).await;
+    assert_eq!(
+        kinds(&tail),
+        vec![(EventType::AssetCreated, ResourceType::Asset, later.id)]
+    );
+    store
+        .purge_events(Utc::now() + Duration::seconds(1))
+        .await
+        .expect("purge");
+    for good in &handed_out {
+        assert!(page(*good).await.is_ok(), "{good:?} after a purge");
+    }
+}

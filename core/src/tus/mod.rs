@@ -4,7 +4,8 @@
 //!
 //! This module holds the protocol's headers ([`parse_length`], [`parse_offset`],
 //! [`Metadata::parse`], [`Checksum::parse`], [`check_version`]) and the [`Upload`] record the
-//! store keeps ([`crate::store::UploadStore`]). Where the bytes wait is [`storage`]; the
+//! store keeps ([`crate::store::UploadStore`]). The record keeps `Upload-Metadata` as the
+//! client sent it, which `HEAD` answers back byte for byte ([`Upload::metadata_header`]). Where the bytes wait is [`storage`]; the
 //! endpoints are the service's.
 //!
 //! ```
@@ -138,6 +139,14 @@ pub struct Metadata {
 pub const MAX_METADATA: usize = 64 * 1024;
 
 impl Metadata {
+    /// The header kept for `HEAD` ([`Upload::metadata_header`]): `raw` as sent, when it holds
+    /// anything but spaces. Call it once [`Metadata::parse`] took `raw` (so it is UTF-8).
+    pub fn header_of(raw: Option<&[u8]>) -> Option<String> {
+        raw.and_then(|r| std::str::from_utf8(r).ok())
+            .filter(|r| !r.trim().is_empty())
+            .map(str::to_owned)
+    }
+
     /// Parses `Upload-Metadata`: comma-separated pairs of a key and its value in base64
     /// (a key alone has an empty value). Unknown keys are ignored; a pair that is not
     /// `key base64`, a value that is not base64 of UTF-8 text, or a key given twice is 400
@@ -279,6 +288,11 @@ pub struct Upload {
     /// hash could not follow (the file is then read once at the end).
     #[serde(default)]
     pub sha256: Option<RunningSha256>,
+    /// `Upload-Metadata` exactly as the client sent it when it made the upload (`None`
+    /// without one, or when it held no pair): `HEAD` answers it back unchanged, as tus 1.0
+    /// asks, unknown keys and the client's spelling of the base64 included.
+    #[serde(default)]
+    pub metadata_header: Option<String>,
 }
 
 impl Upload {
@@ -366,6 +380,18 @@ mod tests {
                 "Upload-Metadata",
                 "{bad:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_header_is_kept_as_sent_when_it_holds_pairs() {
+        let sent = b"filename YS5wZGY=,filetype YXBwbGljYXRpb24vcGRm, flag";
+        assert_eq!(
+            Metadata::header_of(Some(sent)).as_deref(),
+            Some("filename YS5wZGY=,filetype YXBwbGljYXRpb24vcGRm, flag")
+        );
+        for none in [None, Some(&b""[..]), Some(b"  ")] {
+            assert_eq!(Metadata::header_of(none), None);
         }
     }
 

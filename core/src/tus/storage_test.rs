@@ -91,6 +91,7 @@ async fn a_tail_no_record_names_never_replaces_the_one_recorded() {
         created_at: Utc::now(),
         expires_at: Utc::now(),
         sha256: Some(RunningSha256::default()),
+        metadata_header: None,
     };
     let mut ok = Record {
         saved: None,
@@ -164,6 +165,7 @@ async fn an_upload_begun_with_the_old_tail_goes_on() {
         created_at: Utc::now(),
         expires_at: Utc::now(),
         sha256: None,
+        metadata_header: None,
     };
     let mut ok = Record {
         saved: None,

@@ -1,6 +1,8 @@
 //! Tags (DESIGN.md §5 "Tags, checksums, bulk changes"): at most [`MAX_TAGS`] on an asset, each
 //! 1 to [`MAX_TAG_CHARS`] characters once trimmed, unique ignoring case (the first spelling
-//! kept). A tag holds no comma (`any_tag=a,b` lists tags with them) and no control character.
+//! kept). A tag holds no comma (`any_tag=a,b` lists tags with them), no control character and
+//! no invisible format character (Unicode category Cf: zero-width spaces and joiners, bidi
+//! controls, the byte order mark, ...), which would make tags that look the same differ.
 
 use serde_json::{Map, Value};
 
@@ -38,10 +40,17 @@ pub fn tags<'a>(
                 format!("{path} must be 1 to {MAX_TAG_CHARS} characters (trimmed)"),
             ));
         }
-        if tag.chars().any(|c| c == ',' || c.is_control()) {
+        if let Some(c) = tag
+            .chars()
+            .find(|c| *c == ',' || c.is_control() || is_format(*c))
+        {
             return Err(ApiError::validation(
                 &path,
-                format!("{path} must not contain commas or control characters"),
+                format!(
+                    "{path} must not contain commas, control characters or invisible format \
+                     characters (it has U+{:04X})",
+                    u32::from(c)
+                ),
             ));
         }
         let key = tag_key(tag);
@@ -58,6 +67,41 @@ pub fn tags<'a>(
         ));
     }
     Ok(kept)
+}
+
+/// The code points of Unicode's general category Cf ("format": invisible characters that
+/// steer how text around them is shown), as Unicode 16 assigns it.
+const FORMAT: &[(char, char)] = &[
+    ('\u{ad}', '\u{ad}'),
+    ('\u{600}', '\u{605}'),
+    ('\u{61c}', '\u{61c}'),
+    ('\u{6dd}', '\u{6dd}'),
+    ('\u{70f}', '\u{70f}'),
+    ('\u{890}', '\u{891}'),
+    ('\u{8e2}', '\u{8e2}'),
+    ('\u{180e}', '\u{180e}'),
+    ('\u{200b}', '\u{200f}'),
+    ('\u{202a}', '\u{202e}'),
+    ('\u{2060}', '\u{2064}'),
+    ('\u{2066}', '\u{206f}'),
+    ('\u{feff}', '\u{feff}'),
+    ('\u{fff9}', '\u{fffb}'),
+    ('\u{110bd}', '\u{110bd}'),
+    ('\u{110cd}', '\u{110cd}'),
+    ('\u{13430}', '\u{1343f}'),
+    ('\u{1bca0}', '\u{1bca3}'),
+    ('\u{1d173}', '\u{1d17a}'),
+    ('\u{e0001}', '\u{e0001}'),
+    ('\u{e0020}', '\u{e007f}'),
+];
+
+/// Whether `c` is a format character (category Cf): zero-width space, non-joiner and joiner
+/// (U+200B-U+200D), word joiner (U+2060), byte order mark (U+FEFF), the bidi marks, embeddings,
+/// overrides and isolates (U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), the soft hyphen, ...
+fn is_format(c: char) -> bool {
+    FORMAT
+        .iter()
+        .any(|(first, last)| (*first..=*last).contains(&c))
 }
 
 /// The tags of a JSON body's `field`: `None` when it is absent, else an array of strings held
@@ -130,6 +174,29 @@ mod tests {
             let e = tags("tags", bad.iter().copied()).unwrap_err();
             assert_eq!(field_of(e).as_deref(), Some(at), "{bad:?}");
         }
+        // Invisible format characters (category Cf), wherever they stand.
+        for c in [
+            '\u{200b}',
+            '\u{200c}',
+            '\u{200d}',
+            '\u{2060}',
+            '\u{feff}',
+            '\u{200e}',
+            '\u{200f}',
+            '\u{202a}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{ad}',
+            '\u{e0041}',
+        ] {
+            for tag in [format!("lo{c}go"), format!("{c}logo"), format!("logo{c}")] {
+                let e = tags("tags", ["ok", tag.as_str()]).unwrap_err();
+                assert_eq!(field_of(e).as_deref(), Some("tags[1]"), "{tag:?}");
+            }
+        }
+        // Letters and marks that join or shape text are not format characters.
+        assert!(tags("tags", ["café", "नमस्ते", "日本語", "a\u{a0}b"]).is_ok());
         // 64 characters of several bytes each pass.
         assert!(tags("tags", ["é".repeat(MAX_TAG_CHARS).as_str()]).is_ok());
     }

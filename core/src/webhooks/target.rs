@@ -1,7 +1,10 @@
 //! Where a webhook may send: an absolute `http` or `https` URL whose host is, and resolves
 //! only to, public addresses. Loopback, private, link-local, shared (CGNAT), unspecified,
 //! multicast, documentation and reserved addresses are refused, also when an IPv6 address
-//! carries one of them (IPv4-mapped, NAT64, 6to4), unless the service allows private targets
+//! carries one of them (IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`,
+//! NAT64 `64:ff9b::a.b.c.d`, 6to4; IPv4-compatible `::a.b.c.d`, local-use NAT64
+//! `64:ff9b:1::/48` and Teredo are refused whatever they carry), unless the service allows
+//! private targets
 //! ([`crate::Config::webhook_allow_private`]). The check runs when a webhook is made or
 //! changed and again at every delivery, on the addresses the connection then uses (so a name
 //! that resolves elsewhere later is caught).
@@ -22,14 +25,17 @@ pub enum Refused {
     /// The host is, or resolves to, an address that is not public.
     #[error("url must not lead to a loopback, private, link-local or reserved address ({0})")]
     Private(IpAddr),
+    /// The URL names port 0, where no server listens.
+    #[error("url must not name port 0")]
+    PortZero,
     /// The host's name does not resolve.
     #[error("url's host {0} does not resolve to any address")]
     Unresolved(String),
 }
 
-/// Parses a webhook URL: absolute, `http` or `https`, with a host, no fragment (dropped); at
-/// most [`MAX_URL_LEN`] bytes. Control characters make it fail (the `url` crate refuses
-/// them).
+/// Parses a webhook URL: absolute, `http` or `https`, with a host, no fragment (dropped), a
+/// port other than 0; at most [`MAX_URL_LEN`] bytes. Control characters make it fail (the
+/// `url` crate refuses them).
 pub fn parse(raw: &str) -> Result<Url, Refused> {
     if raw.len() > MAX_URL_LEN || raw.chars().any(char::is_control) {
         return Err(Refused::NotHttp);
@@ -37,6 +43,9 @@ pub fn parse(raw: &str) -> Result<Url, Refused> {
     let mut url = Url::parse(raw).map_err(|_| Refused::NotHttp)?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err(Refused::NotHttp);
+    }
+    if url.port() == Some(0) {
+        return Err(Refused::PortZero);
     }
     url.set_fragment(None);
     Ok(url)
@@ -119,15 +128,20 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || (s[0] & 0xff00) == 0xff00 // multicast
         || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
         || (s[0] == 0x2001 && s[1] == 0) // Teredo: an IPv4 address in disguise
+        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64 (64:ff9b:1::/48)
         || s[..6] == [0; 6]) // IPv4-compatible (deprecated) and the rest of ::/96
 }
 
-/// The IPv4 address an IPv6 address stands for: IPv4-mapped (`::ffff:a.b.c.d`), NAT64
-/// (`64:ff9b::a.b.c.d`) and 6to4 (`2002:AABB:CCDD::/48`).
+/// The IPv4 address an IPv6 address stands for: IPv4-mapped (`::ffff:a.b.c.d`),
+/// IPv4-translated (`::ffff:0:a.b.c.d`, RFC 2765), NAT64 (`64:ff9b::a.b.c.d`) and 6to4
+/// (`2002:AABB:CCDD::/48`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
     let tail = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
     if s[..5] == [0; 5] && s[5] == 0xffff {
+        return Some(tail(s[6], s[7]));
+    }
+    if s[..4] == [0; 4] && s[4] == 0xffff && s[5] == 0 {
         return Some(tail(s[6], s[7]));
     }
     if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
@@ -169,6 +183,14 @@ mod tests {
             "2002:7f00:1::",
             "2001:db8::1",
             "::127.0.0.1",
+            "::7f00:1",
+            "::8.8.8.8",
+            "::ffff:0:7f00:1",
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:10.0.0.1",
+            "64:ff9b::127.0.0.1",
+            "64:ff9b::7f00:1",
+            "64:ff9b:1::8.8.8.8",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }
@@ -179,6 +201,8 @@ mod tests {
             "100.128.0.1",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
+            "::ffff:0:8.8.8.8",
+            "64:ff9b::8.8.8.8",
         ] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
@@ -197,6 +221,13 @@ mod tests {
             "",
         ] {
             assert_eq!(parse(bad), Err(Refused::NotHttp), "{bad:?}");
+        }
+        for zero in [
+            "http://example.com:0/",
+            "https://[::1]:0/h",
+            "http://8.8.8.8:00/",
+        ] {
+            assert_eq!(parse(zero), Err(Refused::PortZero), "{zero:?}");
         }
         let url = parse("HTTPS://Example.COM/hook#frag").unwrap();
         assert_eq!(url.as_str(), "https://example.com/hook");

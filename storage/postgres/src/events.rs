@@ -119,12 +119,15 @@ pub(crate) fn log_rows_sql_as(
     )
 }
 
-/// The feed's statement: the horizon (`xmin`, always one row) and up to `$6` events after
-/// `($1, $2)` below it, filtered by type (`$3`) and resource (`$4`, `$5`) when given.
+/// The feed's statement: the horizon (`xmin`, always one row), the first transaction id not
+/// given out yet (`xmax`), and up to `$6` events after `($1, $2)` below the horizon, filtered
+/// by type (`$3`) and resource (`$4`, `$5`) when given.
 fn feed_sql(s: &str) -> String {
     format!(
-        "WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) \
-         SELECT h.xmin::text::bigint, e.xid, e.seq, e.id, e.type, e.occurred_at, \
+        "WITH h AS (SELECT pg_snapshot_xmin(c.s) AS xmin, pg_snapshot_xmax(c.s) AS xmax \
+             FROM (SELECT pg_current_snapshot() AS s) c) \
+         SELECT h.xmin::text::bigint, h.xmax::text::bigint, e.xid, e.seq, e.id, e.type, \
+             e.occurred_at, \
              e.actor_key_id, e.actor_key_name, e.resource_type, e.resource_id, e.changed \
          FROM h LEFT JOIN LATERAL ( \
              SELECT xid::text::bigint AS xid, seq, {COLS} FROM {s}.events \
@@ -209,7 +212,10 @@ impl PgStore {
         Ok(client.query_one(&stmt, &params).await?.try_get(0)?)
     }
 
-    async fn list_events_impl(&self, q: &EventQuery) -> Result<EventPage, Failure> {
+    /// A page of the feed; `None` when `q.after` names a transaction that has not begun yet
+    /// or a sequence number past `bigint` (the horizons handed out have `i64::MAX`): no page
+    /// ever handed such a cursor out.
+    async fn list_events_impl(&self, q: &EventQuery) -> Result<Option<EventPage>, Failure> {
         let s = &self.schema.q;
         let client = self.client().await?;
         let stmt = client.prepare_cached(&feed_sql(s)).await?;
@@ -234,16 +240,20 @@ impl PgStore {
             .await?;
         let mut events = Vec::with_capacity(rows.len());
         let mut last = None;
-        let mut xmin = 0;
+        let (mut xmin, mut xmax) = (0, 0);
         for row in &rows {
             xmin = to_u64("xmin", row.try_get(0)?)?;
-            let Some(xid) = row.try_get::<_, Option<i64>>(1)? else {
+            xmax = to_u64("xmax", row.try_get(1)?)?;
+            let Some(xid) = row.try_get::<_, Option<i64>>(2)? else {
                 continue;
             };
-            let seq: i64 = row.try_get(2)?;
+            let seq: i64 = row.try_get(3)?;
             let at = EventCursor(to_u64("xid", xid)?, to_u64("seq", seq)?);
             last = Some(at);
-            events.push(event_from_row(row, 3, at)?);
+            events.push(event_from_row(row, 4, at)?);
+        }
+        if q.after.0 >= xmax || q.after.1 > i64::MAX.unsigned_abs() {
+            return Ok(None);
         }
         // A full page goes on after its last event; a page that reached the horizon after
         // every transaction below it, as none of them can add an event any more.
@@ -252,7 +262,7 @@ impl PgStore {
             Some(at) if events.len() >= q.limit => at,
             _ => q.after.max(horizon).max(last.unwrap_or_default()),
         };
-        Ok(EventPage { events, next })
+        Ok(Some(EventPage { events, next }))
     }
 
     async fn purge_events_impl(&self, before: DateTime<Utc>) -> Result<u64, Failure> {
@@ -268,7 +278,9 @@ impl PgStore {
 #[async_trait]
 impl EventStore for PgStore {
     async fn list_events(&self, query: &EventQuery) -> Result<EventPage, StoreError> {
-        Ok(self.list_events_impl(query).await?)
+        self.list_events_impl(query)
+            .await?
+            .ok_or(StoreError::UnknownCursor)
     }
 
     async fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {

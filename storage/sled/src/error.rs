@@ -108,6 +108,9 @@ pub(crate) enum Error {
     /// A value does not fit the format (for example more than `u32::MAX` library items).
     #[error("{0}")]
     TooLarge(&'static str),
+    /// A reader of the event log named a place the log never handed out.
+    #[error("the event log never handed out this cursor")]
+    UnknownCursor,
     /// The blocking task running a sled call panicked or was cancelled.
     #[error("blocking store task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
@@ -131,6 +134,7 @@ impl From<Error> for StoreError {
             Error::UnknownLibrary(id) => StoreError::UnknownLibrary { id },
             Error::DuplicateKeyHash => StoreError::DuplicateKeyHash,
             Error::Refused { id, reason } => StoreError::Refused { id, reason },
+            Error::UnknownCursor => StoreError::UnknownCursor,
             e @ (Error::Decode { .. }
             | Error::Invalid { .. }
             | Error::Sled(sled::Error::Corruption { .. })) => StoreError::corrupt(e),

@@ -106,10 +106,12 @@ impl EventSeq {
         }
     }
 
-    /// The places below this one hold every event they will ever hold.
-    fn settled_below(&self) -> u64 {
+    /// The places below the first one returned hold every event they will ever hold; the
+    /// second is the next place to hand out (every place below it was given to a write).
+    fn settled_and_next(&self) -> (u64, u64) {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.in_flight.first().copied().unwrap_or(state.next)
+        let settled = state.in_flight.first().copied().unwrap_or(state.next);
+        (settled, state.next)
     }
 }
 
@@ -188,8 +190,14 @@ impl Inner {
     /// the last event given when the page is full, else the last event looked at: always the
     /// place of an event, never a place after it (a place handed out to a write that was
     /// refused is handed out again after a restart, which must not land behind a reader).
+    /// A cursor that is not `(0, place)` with a place already given to a write is
+    /// [`Error::UnknownCursor`] (places are handed out after the last one the store knows
+    /// when it opens, so those a reader was given stay good across restarts).
     pub(crate) fn list_events(&self, query: &EventQuery) -> Result<EventPage, Error> {
-        let settled = self.event_seq.settled_below();
+        let (settled, next_place) = self.event_seq.settled_and_next();
+        if query.after.0 != 0 || query.after.1 >= next_place {
+            return Err(Error::UnknownCursor);
+        }
         let from = query.after.1.saturating_add(1);
         let mut events = Vec::new();
         let mut next = query.after;

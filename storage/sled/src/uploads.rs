@@ -6,12 +6,13 @@
 //!
 //! Each write is one compare-and-swap of one record (the lease checked and the record
 //! changed at once), made durable before it returns, as every API write is. An upload lives
-//! for [`assetlib_core::Config::upload_expiry`]; its record's encoding may change between
-//! versions, so uploads a server started before an upgrade are expired, not read, when their
-//! record no longer decodes.
+//! for [`assetlib_core::Config::upload_expiry`]. Records written before uploads kept their
+//! `Upload-Metadata` header ([`Upload::metadata_header`], the last field) still decode: they
+//! read as uploads without one ([`decode_rec`]), so an upload a server started before an
+//! upgrade goes on after it.
 
 use assetlib_core::store::{UploadLease, UploadStore};
-use assetlib_core::tus::Upload;
+use assetlib_core::tus::{Metadata, RunningSha256, Stored, Upload};
 use assetlib_core::{StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -53,10 +54,42 @@ enum Step<T> {
     Answer(T),
 }
 
+/// The fields of an [`Upload`] before `metadata_header`, in their order: where they end in a
+/// record written before it.
+#[derive(Deserialize)]
+#[allow(dead_code)] // read only to find their end
+struct FieldsBeforeHeader(
+    Uuid,
+    u64,
+    u64,
+    Metadata,
+    String,
+    Stored,
+    Uuid,
+    bool,
+    DateTime<Utc>,
+    DateTime<Utc>,
+    Option<RunningSha256>,
+);
+
+/// An upload's record; one written before uploads kept their `Upload-Metadata` header (the
+/// upload's fields but that last one, then the lease) reads as one whose header is `None`.
+fn decode_rec(bytes: &[u8]) -> Result<UploadRec, Error> {
+    decode(UploadRec::WHAT, bytes).or_else(|error| {
+        let Ok((_, lease)) = postcard::take_from_bytes::<FieldsBeforeHeader>(bytes) else {
+            return Err(error);
+        };
+        let fields = &bytes[..bytes.len() - lease.len()];
+        // postcard writes `None` as one zero byte.
+        let upgraded = [fields, &[0], lease].concat();
+        decode(UploadRec::WHAT, &upgraded).map_err(|_| error)
+    })
+}
+
 impl Inner {
     fn upload_rec(&self, id: Uuid) -> Result<Option<(sled::IVec, UploadRec)>, Error> {
         self.get(&self.uploads, id.as_bytes())?
-            .map(|bytes| Ok((bytes.clone(), decode(UploadRec::WHAT, &bytes)?)))
+            .map(|bytes| Ok((bytes.clone(), decode_rec(&bytes)?)))
             .transpose()
     }
 
@@ -174,7 +207,7 @@ impl UploadStore for SledStore {
             let mut expired = Vec::new();
             for entry in inner.scan(&inner.uploads, &[], false) {
                 let (_, bytes) = entry?;
-                let rec: UploadRec = decode(UploadRec::WHAT, &bytes)?;
+                let rec = decode_rec(&bytes)?;
                 if rec.upload.expires_at <= now && rec.busy(None, now)?.is_none() {
                     expired.push(rec.upload);
                 }
@@ -184,5 +217,52 @@ impl UploadStore for SledStore {
             Ok(expired)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn records_written_before_the_metadata_header_still_decode() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 28, 4, 51, 49).unwrap();
+        // An upload's fields as the version before wrote them: no header at the end.
+        let before = (
+            Uuid::from_u128(1),
+            10u64,
+            4u64,
+            Metadata::default(),
+            "uploads/1/a.pdf",
+            Stored::Appended,
+            Uuid::from_u128(2),
+            false,
+            at,
+            at,
+            Some(RunningSha256::default()),
+        );
+        let fields = encode("upload", &before).unwrap();
+        for lease in [None, Some((Uuid::from_u128(3), Ts::from(&at)))] {
+            let old = [fields.clone(), encode("lease", &lease).unwrap()].concat();
+            let read = decode_rec(&old).expect("a record of the version before");
+            let u = &read.upload;
+            assert_eq!((u.id, u.length, u.offset), (before.0, 10, 4));
+            assert_eq!((u.path.as_str(), u.asset_id), (before.4, before.6));
+            assert_eq!((u.created_at, u.expires_at), (at, at));
+            assert_eq!(u.sha256, before.10);
+            assert_eq!(u.metadata_header, None);
+            assert_eq!(read.lease, lease);
+            assert!(decode_rec(&old[..old.len() - 1]).is_err(), "cut short");
+
+            // Saved again, it is written as this version writes it, header and all.
+            let mut upload = read.upload.clone();
+            upload.metadata_header = Some("filename YS5wZGY=,filetype eA==".to_owned());
+            let rec = UploadRec { upload, lease };
+            let again = decode_rec(&encode("upload", &rec).unwrap()).unwrap();
+            assert_eq!(again.upload, rec.upload);
+            assert_eq!(again.lease, lease);
+        }
     }
 }

@@ -92,6 +92,10 @@ pub(super) fn get_upload() -> Spec {
         answers: vec![("200", {
             let mut answer = json_answer("The upload.", schema("UploadEnvelope"));
             answer["headers"] = named_headers(STATE);
+            answer["headers"]["Upload-Metadata"] = json!({"required": false,
+                "schema": {"type": "string"},
+                "description": "The `Upload-Metadata` the upload was made with, exactly as \
+                    the client sent it (absent when it sent none)."});
             answer
         })],
         errors: &["BadRequest", "NotFound", "Duplicate", "Gone"],
