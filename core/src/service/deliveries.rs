@@ -138,10 +138,16 @@ impl Deliveries {
             let streams = streams(Weak::clone(&this), written, Arc::clone(&shared));
             let retries = SendWorker {
                 inner: this,
-                shared,
+                shared: Arc::clone(&shared),
             }
             .run();
             tokio::join!(streams, retries);
+            // Stopped, with the service still there: the runtime stays, for the connections
+            // a store opened on it (PostgreSQL's are driven by tasks of the runtime they were
+            // opened on), which serve the rest of the process.
+            if shared.stopped.load(Ordering::Acquire) {
+                std::future::pending::<()>().await;
+            }
         };
         let thread = std::thread::Builder::new()
             .name(WORKER_THREAD.to_owned())
