@@ -98,6 +98,7 @@ mod pdf;
 mod pdf_child;
 pub(crate) use pdf_child::RenderFailed as PageNotDrawn;
 mod pdf_page;
+mod ranged;
 mod raster;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
@@ -109,6 +110,7 @@ mod video;
 mod words;
 
 pub use pdf_child::{PDF_RENDER_ARG, PdfRenderer, pdf_render_child, stop_pdf_renders};
+pub use ranged::preview_ranged;
 pub use sniff::{Sniffed, sniff};
 
 pub(crate) use raster::{Opening, open as open_image, turns_quarter};
