@@ -60,7 +60,7 @@ impl Service {
             return Err(ApiError::PayloadTooLarge { limit: most });
         }
         let metadata = doc.metadata;
-        self.check_metadata(&metadata, doc.size)?;
+        self.check_metadata(&metadata)?;
         let id = Uuid::new_v4();
         let name = metadata.filename.as_deref().unwrap_or("file");
         let path = format!("uploads/{id}/{}", upload::safe_name(name));
