@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use super::lease::Lease;
 use super::{Service, location};
-use crate::error::{ApiError, StoreError};
+use crate::error::{ApiError, StoreError, UploadLimit};
 use crate::events::{acting_as, current_actor};
 use crate::files::Written;
 use crate::ingest;
@@ -114,6 +114,23 @@ impl Service {
         storage::most(&self.inner.files, self.inner.config.max_resumable_upload)
     }
 
+    /// The 413 of a resumable or direct upload whose `subject` is over `limit` bytes, the
+    /// largest it may be: [`crate::Config::max_resumable_upload`], or what the file store
+    /// (`store_limit`) takes when that is less.
+    pub(super) fn upload_too_large(
+        &self,
+        subject: &'static str,
+        limit: u64,
+        store_limit: UploadLimit,
+    ) -> ApiError {
+        let of = if limit < self.inner.config.max_resumable_upload {
+            store_limit
+        } else {
+            UploadLimit::MaxResumableUpload
+        };
+        ApiError::UploadTooLarge { subject, limit, of }
+    }
+
     /// How long a request's lease on an upload runs without a renewal: longer than a body
     /// may stall ([`crate::Config::body_timeout`]).
     pub(super) fn lease_term(&self) -> Duration {
@@ -131,7 +148,14 @@ impl Service {
                 "Upload-Length is required: this server does not take deferred lengths",
             ));
         }
-        let length = tus::parse_length(req.tus.upload_length, self.max_resumable())?;
+        let length = tus::parse_length(req.tus.upload_length, self.max_resumable()).map_err(
+            |e| match e {
+                ApiError::PayloadTooLarge { limit } => {
+                    self.upload_too_large("Upload-Length", limit, UploadLimit::StoreParts)
+                }
+                other => other,
+            },
+        )?;
         let metadata = Metadata::parse(req.tus.upload_metadata)?;
         self.check_metadata(&metadata)?;
         let with_body = req.content_type.is_some() || req.declared_length().unwrap_or(0) > 0;
@@ -281,8 +305,10 @@ impl Service {
             .declared_length()
             .is_some_and(|len| len > upload.length - upload.offset)
         {
-            Some(ApiError::PayloadTooLarge {
+            Some(ApiError::UploadTooLarge {
+                subject: "Request body",
                 limit: upload.length - upload.offset,
+                of: UploadLimit::Remaining,
             })
         } else {
             None
