@@ -242,14 +242,9 @@ fn the_newest_incremental_update_wins() {
 
 #[test]
 fn little_of_a_large_file_is_read() {
-    let mut doc = samples::build_pdf(3, 20);
-    // Eight MiB that nothing refers to, say a picture of another edition.
-    let filler: Vec<u8> = (0..8u32 << 20)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-        .collect();
-    doc.add_object(lopdf::Stream::new(lopdf::dictionary! {}, filler));
-    let mut pdf = Vec::new();
-    doc.save_to(&mut pdf).expect("save");
+    // Eight MiB no page shows, say the pictures of a print catalogue.
+    let pdf = samples::pdf_with_filler(3, 20, 8 << 20);
+    assert!(pdf.len() > 8 << 20);
     let mut file = Counting::new(&pdf);
     let got = large::read_large(&mut file, &Limits::default());
     assert_eq!(got, counts(3, 60));

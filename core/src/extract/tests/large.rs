@@ -313,9 +313,7 @@ fn a_docx_beside_a_large_part_reads_little() {
         std::io::Read::read_to_end(&mut part, &mut bytes).expect("inflate");
         parts.push((part.name().to_owned(), bytes));
     }
-    let video: Vec<u8> = (0..12u32 << 20)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-        .collect();
+    let video = samples::noise(12 << 20);
     parts.insert(0, ("word/media/video1.mp4".to_owned(), video));
     let borrowed: Vec<(&str, &[u8])> = parts
         .iter()
