@@ -429,7 +429,12 @@ async fn direct_uploads_of_any_type_may_be_larger_than_max_upload() {
             .as_str()
             .expect("complete_url")
             .to_owned();
-        let put = client.put(url).body(bytes.clone()).send().await.expect("PUT");
+        let put = client
+            .put(url)
+            .body(bytes.clone())
+            .send()
+            .await
+            .expect("PUT");
         assert!(put.status().is_success(), "{name}: {}", put.status());
         let r = client
             .post(format!("{base}{complete}"))

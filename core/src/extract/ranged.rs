@@ -279,13 +279,16 @@ pub(super) fn zip_directory_size(file: &mut dyn ReadAt) -> Option<u64> {
     Some(u64::from_le_bytes(record.get(40..48)?.try_into().ok()?))
 }
 
+/// The picture a document carries, or why it could not be inflated.
+type Picture = Result<Option<Vec<u8>>, ExtractError>;
+
 /// What a DOCX or ODT says of itself, and the picture it carries, read by ranges. An archive
 /// that cannot be opened so gives nothing.
 fn zipped_document(
     file: &mut dyn ReadAt,
     format: Format,
     limits: &Limits,
-) -> Result<(Counts, Result<Option<Vec<u8>>, ExtractError>), ExtractError> {
+) -> Result<(Counts, Picture), ExtractError> {
     let read = catch_unwind(AssertUnwindSafe(|| {
         let Some(mut archive) = open_zip(file) else {
             return Ok((Counts::default(), Ok(None)));

@@ -74,7 +74,7 @@ fn handmade(objects: &[(u32, &str)], trailer: &str) -> Vec<u8> {
     let mut table = format!("xref\n0 {size}\n0000000000 65535 f \n");
     for n in 1..size {
         match offsets.iter().find(|(m, _)| *m == n) {
-            Some((_, at)) => write!(table, "{at:010} 00000 n \n").expect("write"),
+            Some((_, at)) => writeln!(table, "{at:010} 00000 n ").expect("write"),
             None => table.push_str("0000000000 65535 f \n"),
         }
     }
@@ -262,8 +262,10 @@ fn fonts_are_read_once_for_all_pages() {
 #[test]
 fn words_past_the_limits_are_null_and_pages_stay() {
     let pdf = samples::pdf(5, 200);
-    let mut limits = Limits::default();
-    limits.max_pdf_decoded = 1000;
+    let limits = Limits {
+        max_pdf_decoded: 1000,
+        ..Limits::default()
+    };
     let got = large::read_large(&mut Counting::new(&pdf), &limits);
     assert_eq!(got.pages, Some(5));
     assert_eq!(got.words, None);
