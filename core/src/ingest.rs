@@ -141,14 +141,14 @@ impl ReadAt for StoredFile {
 
 /// Reads the file at `file_path` for an asset of the `declared` type (`None`: inferred
 /// from the content), on `pool`: whole when it has at most [`Config::max_upload`] bytes,
-/// else by ranges ([`extract::preview_ranged`]; a video's container always is); the file's
-/// thumbnail (see [`extract::thumbnail`], and for a
-/// video the poster frame ffmpeg draws when [`Config::ffmpeg`] is set) is stored under a new
-/// random name ([`thumbnail_path`]), so the old thumbnail of a replaced file stays until the
-/// new one is in place. Answers 400 on `file_path` for a missing file or one outside the
-/// store, and 400 on `field` (`file_path` on create, `file` on upload) for content of another
-/// type or a file that needs more time or memory than allowed. A thumbnail that cannot be made
-/// is logged and left out, never an error.
+/// else by ranges ([`extract::preview_ranged`]; a video's container always is). The file's
+/// thumbnail (see [`extract::thumbnail`], and for a video the poster frame ffmpeg draws when
+/// [`Config::ffmpeg`] is set) is stored under a new random name ([`thumbnail_path`]), so the
+/// old thumbnail of a replaced file stays until the new one is in place. Answers 400 on
+/// `file_path` for a missing file or one outside the store, and 400 on `field` (`file_path`
+/// on create, `file` on upload) for content of another type or a file that needs more time
+/// or memory than allowed. A thumbnail that cannot be made is logged and left out, never an
+/// error.
 pub(crate) async fn ingest(
     files: &Files,
     config: &Config,
