@@ -2,9 +2,10 @@
 # Fuzzes the file readers for SECONDS (default 60) each, on nightly Rust with cargo-fuzz
 # (libFuzzer, AddressSanitizer): `video_info` (MP4/QuickTime and WebM/Matroska probes),
 # `pdf` (pre-scan, counts and page 1 render, in the bounded render child, of bytes declared
-# a PDF), `preview` (every
-# format) and `image` (image variants: decoding, a JPEG's reduced decoding, resizing and
-# encoding). Not part of the test command: run it nightly, or before a release.
+# a PDF), `preview` (every format), `preview_ranged` (every format read by ranges, as a file
+# larger than max_upload is) and `image` (image variants: decoding, a JPEG's reduced
+# decoding, resizing and encoding). Not part of the test command: run it nightly, or before
+# a release.
 #
 #   bash benches/fuzz.sh [SECONDS]
 #
@@ -51,6 +52,7 @@ seed pdf "${pdfs[@]}" "${runaway[@]}"
 cargo build --quiet --release --bin assetlib-pdf-render
 export ASSETLIB_PDF_RENDER="$PWD/target/release/assetlib-pdf-render"
 seed preview "${media[@]}" "${audio[@]}" "${pdfs[@]}" testdata/media/cover.png
+seed preview_ranged "${audio[@]}" "${pdfs[@]}" testdata/media/cover.png
 
 ffmpeg_bin=$(command -v ffmpeg || ls target/tools/ffmpeg/lib/python3*/site-packages/imageio_ffmpeg/binaries/ffmpeg-* 2>/dev/null | head -1 || true)
 if [[ -z "$ffmpeg_bin" ]]; then
@@ -79,7 +81,7 @@ draw lossy.webp 41 400x300 -c:v libwebp
 # say no instead of aborting. What must stay bounded is resident memory: -rss_limit_mb.
 export ASAN_OPTIONS="allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 status=0
-for target in video_info pdf preview image; do
+for target in video_info pdf preview preview_ranged image; do
   echo "== fuzz $target for ${seconds}s"
   if ! (cd fuzz && PATH="$tools/bin:$PATH" cargo +nightly fuzz run "$target" -- \
       -max_total_time="$seconds" -rss_limit_mb=3072 -malloc_limit_mb=1048576 -timeout=20 -print_final_stats=1 2>&1 |

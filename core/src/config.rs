@@ -16,14 +16,16 @@ use crate::extract::Limits;
 pub struct Config {
     /// Largest JSON request body in bytes (default 1 MiB); more is 413.
     pub max_json_body: usize,
-    /// Largest upload in bytes (default 100 MiB); more is 413. Files up to this size are
-    /// read whole for their metadata and thumbnail; a larger file made by a resumable or
-    /// direct upload is read only when it is a video (the header of its container).
+    /// Largest file of one request (`POST /api/v1/assets/upload`, `PUT
+    /// /api/v1/assets/{id}/file`) in bytes (default 100 MiB); more is 413 naming this limit.
+    /// Files up to this size are read whole for their metadata and thumbnail; a larger one (a
+    /// resumable or direct upload, of any type) is read by ranges, in bounded memory
+    /// ([`crate::extract::preview_ranged`]; a video's container always is).
     pub max_upload: u64,
-    /// Largest resumable (tus) or direct upload in bytes (default 10 GiB); a larger
-    /// `Upload-Length` or `size` is 413. A store with multipart uploads (S3) takes at most
-    /// 10,000 parts of 5 MiB (48.8 GiB) in one upload, whatever this says; a direct upload
-    /// at most 5 GiB (one `PUT`).
+    /// Largest resumable (tus) or direct upload in bytes (default 10 GiB), of any asset type;
+    /// a larger `Upload-Length` or `size` is 413 naming this limit. A store with multipart
+    /// uploads (S3) takes at most 10,000 parts of 5 MiB (48.8 GiB) in one upload, whatever
+    /// this says; a direct upload at most 5 GiB (one `PUT`).
     pub max_resumable_upload: u64,
     /// How long an unfinished resumable or direct upload is kept (default 24 h): after it,
     /// `PATCH` is 410 and a reaper on any process sharing the store removes it and what it

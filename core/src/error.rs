@@ -36,6 +36,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `ChecksumMismatch` | 460 | `Checksum mismatch` | no |
 /// | `RequestTimeout` | 408 | `Request timeout` | no |
 /// | `PayloadTooLarge` | 413 | `Payload too large` | no |
+/// | `UploadTooLarge` | 413 | `Payload too large` (the message names the limit) | no |
 /// | `TooManyRequests` | 429 | `Too many requests` (+ `Retry-After`) | no |
 /// | `UnsupportedMediaType` | 415 | `Unsupported media type` | no |
 /// | `Unavailable` | 503 | `Service unavailable` (+ `Retry-After`) | no |
@@ -146,6 +147,20 @@ pub enum ApiError {
         /// The limit in bytes.
         limit: u64,
     },
+    /// A file, or the size an upload declares, larger than the limit that applies to it: the
+    /// message names `subject`, the limit's bytes and which limit it is ([`UploadLimit`]),
+    /// e.g. `Upload-Length exceeds the limit of 10737418240 bytes (max_resumable_upload: ...)`.
+    #[error("{subject} exceeds the limit of {limit} bytes ({of})")]
+    UploadTooLarge {
+        /// What is too large: `Request body` (a multipart upload), `Upload-Length` (a
+        /// resumable upload), `size` (a direct upload) or `The file put` (a direct upload's
+        /// object).
+        subject: &'static str,
+        /// The limit in bytes.
+        limit: u64,
+        /// Which limit it is.
+        of: UploadLimit,
+    },
     /// The key's rate limit is spent ([`crate::Config::rate_limit`]).
     #[error("Rate limit exceeded; retry after {retry_after} seconds")]
     TooManyRequests {
@@ -210,7 +225,7 @@ impl ApiError {
             ApiError::Locked { .. } => 423,
             ApiError::ChecksumMismatch => 460,
             ApiError::RequestTimeout { .. } => 408,
-            ApiError::PayloadTooLarge { .. } => 413,
+            ApiError::PayloadTooLarge { .. } | ApiError::UploadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::TooManyRequests { .. } => 429,
             ApiError::Unavailable { .. } => 503,
@@ -241,7 +256,9 @@ impl ApiError {
             ApiError::Locked { .. } => "Locked",
             ApiError::ChecksumMismatch => "Checksum mismatch",
             ApiError::RequestTimeout { .. } => "Request timeout",
-            ApiError::PayloadTooLarge { .. } => "Payload too large",
+            ApiError::PayloadTooLarge { .. } | ApiError::UploadTooLarge { .. } => {
+                "Payload too large"
+            }
             ApiError::UnsupportedMediaType { .. } => "Unsupported media type",
             ApiError::TooManyRequests { .. } => "Too many requests",
             ApiError::Unavailable { .. } => "Service unavailable",
@@ -306,6 +323,48 @@ impl ApiError {
             _ => {}
         }
         reply
+    }
+}
+
+/// The limit an upload went past ([`ApiError::UploadTooLarge`]): its setting's name and what
+/// it bounds, as the message says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UploadLimit {
+    /// [`crate::Config::max_upload`]: the largest file of one request
+    /// (`POST /api/v1/assets/upload`, `PUT /api/v1/assets/{id}/file`).
+    MaxUpload,
+    /// [`crate::Config::max_resumable_upload`]: the largest resumable (tus) or direct upload,
+    /// of any asset type.
+    MaxResumableUpload,
+    /// The most a file store with multipart uploads keeps in one (10,000 parts of 5 MiB),
+    /// when it is less than [`crate::Config::max_resumable_upload`].
+    StoreParts,
+    /// The most one S3 `PUT` takes (5 GiB), when it is less than
+    /// [`crate::Config::max_resumable_upload`].
+    DirectPut,
+    /// What a resumable upload still lacks: `Upload-Length` minus `Upload-Offset`.
+    Remaining,
+}
+
+impl std::fmt::Display for UploadLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UploadLimit::MaxUpload => {
+                "max_upload: the largest file one request uploads; larger files go through \
+                 /api/v1/uploads"
+            }
+            UploadLimit::MaxResumableUpload => {
+                "max_resumable_upload: the largest resumable or direct upload, of any asset type"
+            }
+            UploadLimit::StoreParts => {
+                "the largest upload the file store keeps: 10,000 parts of 5 MiB"
+            }
+            UploadLimit::DirectPut => "the largest direct upload: one S3 PUT of at most 5 GiB",
+            UploadLimit::Remaining => {
+                "what this upload lacks: its Upload-Length minus its Upload-Offset"
+            }
+        })
     }
 }
 

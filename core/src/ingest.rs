@@ -14,8 +14,25 @@ use crate::model::AssetType;
 use crate::poster;
 use sha2::{Digest, Sha256};
 
-/// Bytes read of a video file: its type shows in the header.
+/// Bytes read of a video file, or of a file read by ranges: its type shows in the header.
 const HEADER_BYTES: u64 = 1024 * 1024;
+
+/// The part of [`Config::extract_timeout`] a file read by ranges may spend reading: past it
+/// its reads fail, and what they would have given is null, so the file is stored rather
+/// than refused for its time.
+const RANGED_READS_WITHIN: f64 = 0.75;
+
+/// How a file is read for its metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Whole, in memory: a file of at most [`Config::max_upload`] bytes that is no video.
+    Whole,
+    /// Its first bytes, and its container's index by ranges: a video, whatever its size.
+    VideoHeader,
+    /// Its first bytes, and what else its type needs by ranges ([`extract::preview_ranged`]):
+    /// a larger file of another type.
+    Ranged,
+}
 
 /// Longest side of a thumbnail, in pixels.
 pub(crate) const THUMBNAIL_SIDE: u32 = 320;
@@ -86,12 +103,15 @@ impl Pool {
     }
 }
 
-/// A stored file read by ranges, for [`extract::video_info`] on a blocking thread.
+/// A stored file read by ranges, for [`extract::video_info`] and
+/// [`extract::preview_ranged`] on a blocking thread.
 struct StoredFile {
     files: Files,
     path: String,
     size: u64,
     runtime: tokio::runtime::Handle,
+    /// When set, reads after it fail ([`std::io::ErrorKind::TimedOut`]).
+    deadline: Option<Instant>,
 }
 
 impl ReadAt for StoredFile {
@@ -100,24 +120,35 @@ impl ReadAt for StoredFile {
     }
 
     fn read_at(&mut self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the time allowed for reading the file ran out",
+            ));
+        }
         let end = offset.saturating_add(len as u64).min(self.size);
         let range = offset.min(end)..end;
         let read = self.files.read_range(&self.path, range);
         match self.runtime.block_on(read) {
             Ok(bytes) => Ok(bytes.to_vec()),
-            Err(e) => Err(std::io::Error::other(e.to_string())),
+            Err(e) => {
+                tracing::warn!(error = %e, file = self.path, "a ranged read failed");
+                Err(std::io::Error::other(e.to_string()))
+            }
         }
     }
 }
 
 /// Reads the file at `file_path` for an asset of the `declared` type (`None`: inferred
-/// from the content), on `pool`; the file's thumbnail (see [`extract::thumbnail`], and for a
-/// video the poster frame ffmpeg draws when [`Config::ffmpeg`] is set) is stored under a new
-/// random name ([`thumbnail_path`]), so the old thumbnail of a replaced file stays until the
-/// new one is in place. Answers 400 on `file_path` for a missing file or one outside the
-/// store, and 400 on `field` (`file_path` on create, `file` on upload) for content of another
-/// type or a file that needs more time or memory than allowed. A thumbnail that cannot be made
-/// is logged and left out, never an error.
+/// from the content), on `pool`: whole when it has at most [`Config::max_upload`] bytes,
+/// else by ranges ([`extract::preview_ranged`]; a video's container always is). The file's
+/// thumbnail (see [`extract::thumbnail`], and for a video the poster frame ffmpeg draws when
+/// [`Config::ffmpeg`] is set) is stored under a new random name ([`thumbnail_path`]), so the
+/// old thumbnail of a replaced file stays until the new one is in place. Answers 400 on
+/// `file_path` for a missing file or one outside the store, and 400 on `field` (`file_path`
+/// on create, `file` on upload) for content of another type or a file that needs more time
+/// or memory than allowed. A thumbnail that cannot be made is logged and left out, never an
+/// error.
 pub(crate) async fn ingest(
     files: &Files,
     config: &Config,
@@ -131,7 +162,7 @@ pub(crate) async fn ingest(
     let resolved = files.resolve(file_path).await?;
     // A video is never read whole, whatever its size: its metadata is in its header and in
     // boxes read where they lie. A file of another type larger than `max_upload` (a resumable
-    // or direct upload) is refused below.
+    // or direct upload, or a file put in the store) is read by ranges.
     let header_only = match declared {
         Some(AssetType::Video) => true,
         None if resolved.size > HEADER_BYTES => {
@@ -140,16 +171,16 @@ pub(crate) async fn ingest(
         }
         _ => false,
     };
-    let limit = if header_only {
-        HEADER_BYTES
+    let reading = if header_only {
+        Reading::VideoHeader
+    } else if resolved.size > config.max_upload {
+        Reading::Ranged
     } else {
-        if resolved.size > config.max_upload {
-            return Err(file_error(format!(
-                "{field} names a file of {} bytes; metadata is read from files of at most {} bytes",
-                resolved.size, config.max_upload
-            )));
-        }
-        resolved.size
+        Reading::Whole
+    };
+    let limit = match reading {
+        Reading::Whole => resolved.size,
+        Reading::VideoHeader | Reading::Ranged => HEADER_BYTES,
     };
     let bytes = files.read(&resolved.path, limit.min(resolved.size)).await?;
     let name = resolved
@@ -164,8 +195,10 @@ pub(crate) async fn ingest(
         path: resolved.path.clone(),
         size: resolved.size,
         runtime: tokio::runtime::Handle::current(),
+        deadline: None,
     };
     let started = Instant::now();
+    let reads_until = started + config.extract_timeout.mul_f64(RANGED_READS_WITHIN);
     // The wait for a turn counts against the deadline: a pool kept busy is a slow read.
     let turn = tokio::time::timeout(config.extract_timeout, pool.turn())
         .await
@@ -177,17 +210,37 @@ pub(crate) async fn ingest(
         })??;
     let work = tokio::task::spawn_blocking(move || {
         let _turn = turn;
-        // A file read whole is hashed here, off the runtime; a video read header-only is
-        // read through below when its caller did not hash it as it came in.
-        let sum =
-            (checksum.is_none() && !header_only).then(|| <[u8; 32]>::from(Sha256::digest(&bytes)));
-        let (mut info, thumb) = extract::preview(&bytes, &name, declared, THUMBNAIL_SIDE, &limits)?;
+        // A file read whole is hashed here, off the runtime; another is read through below
+        // when its caller did not hash it as it came in.
+        let sum = (checksum.is_none() && reading == Reading::Whole)
+            .then(|| <[u8; 32]>::from(Sha256::digest(&bytes)));
+        let (mut info, thumb) = if reading == Reading::Ranged {
+            stored.deadline = Some(reads_until);
+            let read = extract::preview_ranged(
+                &bytes,
+                &mut stored,
+                &name,
+                declared,
+                THUMBNAIL_SIDE,
+                &limits,
+            )?;
+            if Instant::now() >= reads_until {
+                tracing::warn!(
+                    file = name,
+                    "the time allowed ran out while a large file was read: some of its fields \
+                     are left null"
+                );
+            }
+            read
+        } else {
+            extract::preview(&bytes, &name, declared, THUMBNAIL_SIDE, &limits)?
+        };
         let mut unreadable_video = false;
         if info.kind == Some(AssetType::Video) {
-            let video = if header_only {
-                extract::video_info(&mut stored, &limits)
-            } else {
+            let video = if reading == Reading::Whole {
                 extract::video_info(&mut &bytes[..], &limits)
+            } else {
+                extract::video_info(&mut stored, &limits)
             };
             match video {
                 Some(video) => {

@@ -115,7 +115,7 @@ pub use change::{
     ChecksumFound, FileFields, FileReread, LibraryUse, LinkFields, TagChange, ThumbnailMove,
 };
 pub use config::{Config, ReplicaSync};
-pub use error::{ApiError, BoxError, FileError, StoreError};
+pub use error::{ApiError, BoxError, FileError, StoreError, UploadLimit};
 pub use files::{Files, FilesError, Resolved};
 pub use key_cache::KEY_CACHE_TTL;
 pub use limit::RateLimit;

@@ -6,7 +6,7 @@ use multer::{Constraints, Multipart, SizeLimit};
 use uuid::Uuid;
 
 use crate::config::Config;
-use crate::error::ApiError;
+use crate::error::{ApiError, UploadLimit};
 use crate::extract::FileInfo;
 use crate::files::{Files, Written};
 use crate::model::AssetType;
@@ -150,9 +150,18 @@ pub(crate) fn check_fields(form: &Form, config: &Config) -> Result<(), ApiError>
 /// upload of at most `max_upload` bytes (plus its other parts) may take.
 pub(crate) fn check_declared(declared: Option<u64>, max_upload: u64) -> Result<(), ApiError> {
     if declared.is_some_and(|len| len > body_limit(max_upload)) {
-        return Err(ApiError::PayloadTooLarge { limit: max_upload });
+        return Err(too_large(max_upload));
     }
     Ok(())
+}
+
+/// The 413 of a multipart upload past `max_upload`, naming the limit.
+fn too_large(max_upload: u64) -> ApiError {
+    ApiError::UploadTooLarge {
+        subject: "Request body",
+        limit: max_upload,
+        of: UploadLimit::MaxUpload,
+    }
 }
 
 /// A boolean text part: exactly `true` or `false` (no spaces around), `default` when absent
@@ -195,7 +204,7 @@ pub(crate) fn boundary(content_type: Option<&[u8]>) -> Result<String, ApiError> 
 fn multipart_error(e: multer::Error, max_upload: u64) -> ApiError {
     match e {
         multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => {
-            ApiError::PayloadTooLarge { limit: max_upload }
+            too_large(max_upload)
         }
         multer::Error::StreamReadFailed(cause) => crate::request::unreadable(cause.as_ref()),
         other => ApiError::validation("body", format!("Malformed multipart body: {other}")),
@@ -257,7 +266,13 @@ pub(crate) async fn read_form(
             let stream = field.map_err(|e| multipart_error(e, max_upload));
             // Noted before it is written: a write that fails part way may leave its directory.
             written.push(path.clone());
-            let (_, checksum) = files.put_stream(&path, stream, max_upload).await?;
+            let (_, checksum) = files
+                .put_stream(&path, stream, max_upload)
+                .await
+                .map_err(|e| match e {
+                    ApiError::PayloadTooLarge { .. } => too_large(max_upload),
+                    other => other,
+                })?;
             form.file = Some((path, client_name));
             form.checksum = Some(checksum);
             continue;

@@ -26,6 +26,7 @@ mod files;
 mod harness;
 mod hostile;
 mod images;
+mod large_uploads;
 mod libraries;
 mod library_writes;
 mod lifecycle;
@@ -187,6 +188,9 @@ macro_rules! cases {
             uploads::tus_headers_pass_cors,
             uploads::unfinished_uploads_expire_and_are_removed,
             upload_head::head_answers_the_metadata_the_upload_was_made_with,
+            large_uploads::every_type_may_be_uploaded_past_max_upload,
+            large_uploads::a_large_file_named_by_file_path_is_read_by_ranges,
+            large_uploads::a_413_names_the_limit_that_applies,
             organize::tags_are_kept_on_create_upload_patch_and_every_asset_object,
             organize::tag_filters_and_the_tag_list,
             organize::checksums_are_the_sha256_of_the_stored_bytes,

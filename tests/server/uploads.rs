@@ -5,7 +5,8 @@
 //! connection 5 times at random points: each makes one asset whose download is byte for byte
 //! the file (SHA-256). Unfinished uploads expire and leave no multipart upload in the bucket;
 //! direct uploads put their file in the bucket with a presigned URL and are checked before the
-//! asset exists; the upload page works in Chromium through a dropped connection.
+//! asset exists, and of any type may be larger than `max_upload` (read by ranges from the
+//! bucket); the upload page works in Chromium through a dropped connection.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -383,5 +384,87 @@ async fn direct_uploads_are_checked_before_the_asset_exists() {
         .await
         .unwrap();
     assert_eq!(r.status(), 413);
+    server.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_uploads_of_any_type_may_be_larger_than_max_upload() {
+    use assetlib_core::extract::samples;
+    const MIB: usize = 1 << 20;
+    let mut config = Config::default();
+    config.max_upload = MIB as u64;
+    config.max_resumable_upload = 4 * MIB as u64;
+    let (base, key, _bucket, server, _db) = in_process(config).await;
+    let client = reqwest::Client::new();
+    let start = |body: Value| {
+        client
+            .post(format!("{base}/api/v1/uploads/direct"))
+            .bearer_auth(&key)
+            .json(&body)
+            .send()
+    };
+    let cases = [
+        (
+            "catalogue.pdf",
+            "pdf",
+            samples::pdf_with_filler(3, 40, MIB + MIB / 4),
+            json!({"mime_type": "application/pdf", "page_count": 3, "word_count": 120}),
+        ),
+        (
+            "interview.wav",
+            "audio",
+            samples::wav(70_000, 8000, 1, None),
+            json!({"duration_seconds": 70.0, "sample_rate": 8000, "channels": 1}),
+        ),
+    ];
+    for (name, asset_type, bytes, fields) in cases {
+        assert!(bytes.len() > MIB, "{name} is larger than max_upload");
+        let r = start(json!({"filename": name, "size": bytes.len(), "asset_type": asset_type}))
+            .await
+            .expect("start");
+        assert_eq!(r.status(), 201, "{name}");
+        let made: Value = r.json().await.expect("JSON");
+        let url = made["data"]["upload_url"].as_str().expect("url").to_owned();
+        let complete = made["data"]["complete_url"]
+            .as_str()
+            .expect("complete_url")
+            .to_owned();
+        let put = client
+            .put(url)
+            .body(bytes.clone())
+            .send()
+            .await
+            .expect("PUT");
+        assert!(put.status().is_success(), "{name}: {}", put.status());
+        let r = client
+            .post(format!("{base}{complete}"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .expect("complete");
+        assert_eq!(r.status(), 201, "{name}");
+        let asset = r.json::<Value>().await.expect("JSON")["data"].clone();
+        assert_eq!(asset["asset_type"], json!(asset_type), "{name}: {asset}");
+        for (field, want) in fields.as_object().expect("an object") {
+            assert_eq!(&asset[field], want, "{name}: {field} of {asset}");
+        }
+        assert_eq!(
+            asset["checksum_sha256"],
+            json!(hex(&Sha256::digest(&bytes))),
+            "{name}"
+        );
+    }
+    // Past max_resumable_upload: 413 naming it, whatever the type.
+    let r = start(json!({"filename": "huge.pdf", "size": 4 * MIB + 1}))
+        .await
+        .expect("start");
+    assert_eq!(r.status(), 413);
+    let body: Value = r.json().await.expect("JSON");
+    assert_eq!(
+        body,
+        json!({"error": "Payload too large",
+               "message": "size exceeds the limit of 4194304 bytes (max_resumable_upload: the \
+                           largest resumable or direct upload, of any asset type)"})
+    );
     server.abort();
 }

@@ -5,7 +5,7 @@
 //! that claims gigabytes is an error, not an allocation; a panic inside it makes the file
 //! unreadable like any other error.
 
-use std::io::Cursor;
+use std::io::{Cursor, Read, Seek};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use lofty::config::{ParseOptions, ParsingMode};
@@ -24,17 +24,23 @@ pub(super) struct Audio {
 
 /// Reads an audio file; an unreadable one gives nothing.
 pub(super) fn read(bytes: &[u8], with_cover: bool) -> Audio {
-    catch_unwind(AssertUnwindSafe(|| try_read(bytes, with_cover)))
+    read_from(Cursor::new(bytes), with_cover)
+}
+
+/// [`read`] from a reader: `lofty` reads the headers and tags it needs and seeks past the
+/// rest (a large file read by ranges).
+pub(super) fn read_from<R: Read + Seek>(reader: R, with_cover: bool) -> Audio {
+    catch_unwind(AssertUnwindSafe(|| try_read(reader, with_cover)))
         .ok()
         .flatten()
         .unwrap_or_default()
 }
 
-fn try_read(bytes: &[u8], with_cover: bool) -> Option<Audio> {
+fn try_read<R: Read + Seek>(reader: R, with_cover: bool) -> Option<Audio> {
     let options = ParseOptions::new()
         .parsing_mode(ParsingMode::Relaxed)
         .read_cover_art(with_cover);
-    let file = Probe::new(Cursor::new(bytes))
+    let file = Probe::new(reader)
         .options(options)
         .guess_file_type()
         .ok()?

@@ -1,23 +1,29 @@
 //! Documents: DOCX and ODT (zip archives of XML parts), plain text and Markdown.
 
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Seek};
 
 use quick_xml::events::{BytesStart, Event};
 
 use super::words::{self, WordCounter};
 use super::{Counts, ExtractError, Limits};
 
-type Archive<'a> = zip::ZipArchive<Cursor<&'a [u8]>>;
-
 /// DOCX: words of `word/document.xml`, pages from `docProps/app.xml`.
 pub(super) fn docx(bytes: &[u8], limits: &Limits) -> Result<Counts, ExtractError> {
     let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
         return Ok(Counts::default());
     };
+    docx_archive(&mut archive, limits)
+}
+
+/// [`docx`] of an archive open already (read by ranges, for a large file).
+pub(super) fn docx_archive<R: Read + Seek>(
+    archive: &mut zip::ZipArchive<R>,
+    limits: &Limits,
+) -> Result<Counts, ExtractError> {
     let mut budget = Budget(limits.max_zip_inflated);
-    let words = read_part(&mut archive, "word/document.xml", &mut budget, limits)?
+    let words = read_part(archive, "word/document.xml", &mut budget, limits)?
         .and_then(|xml| docx_words(&xml));
-    let pages = read_part(&mut archive, "docProps/app.xml", &mut budget, limits)?
+    let pages = read_part(archive, "docProps/app.xml", &mut budget, limits)?
         .and_then(|xml| app_pages(&xml));
     Ok(Counts { pages, words })
 }
@@ -27,13 +33,21 @@ pub(super) fn odt(bytes: &[u8], limits: &Limits) -> Result<Counts, ExtractError>
     let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
         return Ok(Counts::default());
     };
+    odt_archive(&mut archive, limits)
+}
+
+/// [`odt`] of an archive open already (read by ranges, for a large file).
+pub(super) fn odt_archive<R: Read + Seek>(
+    archive: &mut zip::ZipArchive<R>,
+    limits: &Limits,
+) -> Result<Counts, ExtractError> {
     let mut budget = Budget(limits.max_zip_inflated);
-    let mut counts = read_part(&mut archive, "meta.xml", &mut budget, limits)?
+    let mut counts = read_part(archive, "meta.xml", &mut budget, limits)?
         .map(|xml| odt_statistics(&xml))
         .unwrap_or_default();
     if counts.words.is_none() {
-        counts.words = read_part(&mut archive, "content.xml", &mut budget, limits)?
-            .and_then(|xml| odt_words(&xml));
+        counts.words =
+            read_part(archive, "content.xml", &mut budget, limits)?.and_then(|xml| odt_words(&xml));
     }
     Ok(counts)
 }
@@ -57,9 +71,17 @@ pub(super) fn embedded_thumbnail(
     let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
         return Ok(None);
     };
+    embedded_thumbnail_archive(&mut archive, limits)
+}
+
+/// [`embedded_thumbnail`] of an archive open already (read by ranges, for a large file).
+pub(super) fn embedded_thumbnail_archive<R: Read + Seek>(
+    archive: &mut zip::ZipArchive<R>,
+    limits: &Limits,
+) -> Result<Option<Vec<u8>>, ExtractError> {
     let mut budget = Budget(limits.max_zip_inflated);
     for name in THUMBNAIL_PARTS {
-        if let Some(part) = read_part(&mut archive, name, &mut budget, limits)? {
+        if let Some(part) = read_part(archive, name, &mut budget, limits)? {
             return Ok(Some(part));
         }
     }
@@ -80,8 +102,8 @@ struct Budget(u64);
 /// Inflates one part of an archive within the budget. A missing or unreadable part is `None`
 /// (its fields stay null); a part larger than the budget is refused without inflating more
 /// than the budget and one byte.
-fn read_part(
-    archive: &mut Archive<'_>,
+fn read_part<R: Read + Seek>(
+    archive: &mut zip::ZipArchive<R>,
     name: &str,
     budget: &mut Budget,
     limits: &Limits,

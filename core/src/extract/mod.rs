@@ -15,6 +15,8 @@
 //!   or the picture a document carries, with its ThumbHash placeholder.
 //! - [`preview`]: both at once, sharing their work (what a caller storing a file wants).
 //! - [`video_info`]: a video's facts from its container's index, by ranged reads ([`ReadAt`]).
+//! - [`preview_ranged`]: [`preview`] of a file of any size, by ranged reads: what a caller
+//!   uses for a file larger than it reads whole (a resumable upload's), in bounded memory.
 //!
 //! ```
 //! use assetlib_core::extract::{self, Limits, samples};
@@ -75,6 +77,9 @@
 //! | PDF nesting: arrays and dictionaries; references followed to find a stream's length; page tree levels and a page's `/Parent` chain | 64 levels; 8 in a row; 256 levels (a loop in any is past them) | null counts |
 //! | pixels decoded for a thumbnail | [`Limits::max_image_pixels`], 50 million | [`ExtractError::LimitExceeded`] |
 //! | image decoder allocations | [`Limits::max_image_alloc`], 256 MiB | [`ExtractError::Image`] |
+//! | a file read by ranges: a zip's central directory | 4 MiB | no document |
+//! | a file read by ranges: an image decoder that holds the file (all but PNG), the file and the pixels together | [`Limits::max_image_alloc`] | no thumbnail |
+//! | a file read by ranges: a PDF's object and cross-reference streams kept, and the fonts and pages kept for words | 32 MiB each | null counts, or null `word_count` |
 //!
 //! Reading sizes and orientation never decodes pixels, and sniffing reads only headers and a
 //! zip archive's directory. The PDF parser (`lopdf`) is given a file only after a pre-scan
@@ -98,6 +103,7 @@ mod pdf;
 mod pdf_child;
 pub(crate) use pdf_child::RenderFailed as PageNotDrawn;
 mod pdf_page;
+mod ranged;
 mod raster;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
@@ -109,6 +115,7 @@ mod video;
 mod words;
 
 pub use pdf_child::{PDF_RENDER_ARG, PdfRenderer, pdf_render_child, stop_pdf_renders};
+pub use ranged::preview_ranged;
 pub use sniff::{Sniffed, sniff};
 
 pub(crate) use raster::{Opening, open as open_image, turns_quarter};

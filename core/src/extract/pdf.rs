@@ -31,8 +31,12 @@ use lopdf::content::Content;
 use lopdf::{Dictionary, Document, Encoding, Object, ObjectId};
 
 mod decode;
+mod large;
 mod lexer;
 mod scan;
+mod xref;
+
+pub(super) use self::large::read_large;
 
 use self::decode::decoded_len;
 use self::scan::prescan;
@@ -224,37 +228,52 @@ fn words(doc: &Document, pages: &BTreeMap<u32, ObjectId>, limits: &Limits) -> Op
             }
             encodings.insert(name, key);
         }
-        // lopdf's content parser gives up at 100 levels of nesting: a few hundred KiB of stack
-        // in a release build, and inside a blocking thread's 2 MiB even in a debug one.
-        let content = Content::decode(&content).ok()?;
-        let mut encoding = None;
-        for op in &content.operations {
-            match op.operator.as_str() {
-                "Tf" => {
-                    encoding = op
-                        .operands
-                        .first()
-                        .and_then(|o| o.as_name().ok())
-                        .and_then(|name| encodings.get(name))
-                        .and_then(|key| font_cache.get(key))
-                        .and_then(Option::as_ref);
-                }
-                "Tj" | "TJ" => show(&mut counter, encoding, &op.operands),
-                "'" => {
-                    counter.boundary();
-                    show(&mut counter, encoding, &op.operands);
-                }
-                "\"" => {
-                    counter.boundary();
-                    show(&mut counter, encoding, op.operands.get(2..).unwrap_or(&[]));
-                }
-                "ET" | "T*" | "Td" | "TD" | "Tm" => counter.boundary(),
-                _ => {}
-            }
-        }
-        counter.boundary();
+        let encoding_of = |name: &[u8]| {
+            encodings
+                .get(name)
+                .and_then(|key| font_cache.get(key))
+                .and_then(Option::as_ref)
+        };
+        count_content(&mut counter, &content, encoding_of)?;
     }
     Some(counter.count())
+}
+
+/// Counts the words of one page's content, each font's encoding found by its resource name
+/// with `encoding_of`; `None` when the content cannot be parsed.
+pub(super) fn count_content<'m, 'e: 'm>(
+    counter: &mut WordCounter,
+    content: &[u8],
+    encoding_of: impl Fn(&[u8]) -> Option<&'m Encoding<'e>>,
+) -> Option<()> {
+    // lopdf's content parser gives up at 100 levels of nesting: a few hundred KiB of stack in
+    // a release build, and inside a blocking thread's 2 MiB even in a debug one.
+    let content = Content::decode(content).ok()?;
+    let mut encoding = None;
+    for op in &content.operations {
+        match op.operator.as_str() {
+            "Tf" => {
+                encoding = op
+                    .operands
+                    .first()
+                    .and_then(|o| o.as_name().ok())
+                    .and_then(&encoding_of);
+            }
+            "Tj" | "TJ" => show(counter, encoding, &op.operands),
+            "'" => {
+                counter.boundary();
+                show(counter, encoding, &op.operands);
+            }
+            "\"" => {
+                counter.boundary();
+                show(counter, encoding, op.operands.get(2..).unwrap_or(&[]));
+            }
+            "ET" | "T*" | "Td" | "TD" | "Tm" => counter.boundary(),
+            _ => {}
+        }
+    }
+    counter.boundary();
+    Some(())
 }
 
 /// What a font's `ToUnicode` map decodes to; `u64::MAX` when over [`MAX_CMAP`].

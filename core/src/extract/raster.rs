@@ -1,6 +1,6 @@
 //! Images: size as displayed, and thumbnails.
 
-use std::io::Cursor;
+use std::io::{BufRead, Cursor, Seek};
 
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
@@ -19,6 +19,24 @@ pub(super) fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
         return None;
     }
     Some(if turns_quarter(orientation(bytes)) {
+        (h, w)
+    } else {
+        (w, h)
+    })
+}
+
+/// Width and height as displayed of an image read by ranges: its size from the header
+/// (`imagesize` seeks to where it is), its orientation from `head`, the file's first bytes.
+pub(super) fn dimensions_ranged<R: BufRead + Seek>(head: &[u8], reader: R) -> Option<(u32, u32)> {
+    let size = imagesize::reader_size(reader).ok()?;
+    let (w, h) = (
+        u32::try_from(size.width).ok()?,
+        u32::try_from(size.height).ok()?,
+    );
+    if w == 0 || h == 0 {
+        return None;
+    }
+    Some(if turns_quarter(orientation(head)) {
         (h, w)
     } else {
         (w, h)
@@ -79,16 +97,95 @@ pub(crate) fn open<'a>(
     else {
         return Ok(None);
     };
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    open_reader(
+        format,
+        Cursor::new(bytes),
+        limits.max_image_alloc,
+        limits.max_image_pixels,
+    )
+    .map(|decoder| Some((format, decoder)))
+}
+
+/// A decoder of `format` reading from `reader`, as [`open`] makes one: its allocations held
+/// to `max_alloc`, images of more than `max_pixels` refused.
+fn open_reader<'a, R: BufRead + Seek + 'a>(
+    format: ImageFormat,
+    reader: R,
+    max_alloc: u64,
+    max_pixels: u64,
+) -> Result<impl ImageDecoder + 'a, Opening> {
+    let mut reader = ImageReader::with_format(reader, format);
     let mut decoder_limits = image::Limits::default();
-    decoder_limits.max_alloc = Some(limits.max_image_alloc);
+    decoder_limits.max_alloc = Some(max_alloc);
     reader.limits(decoder_limits);
     let decoder = reader.into_decoder().map_err(Opening::Failed)?;
     let (width, height) = decoder.dimensions();
-    if u64::from(width) * u64::from(height) > limits.max_image_pixels {
+    if u64::from(width) * u64::from(height) > max_pixels {
         return Err(Opening::TooLarge { width, height });
     }
-    Ok(Some((format, decoder)))
+    Ok(decoder)
+}
+
+/// [`thumbnail`] of an image read by ranges (`head` is its first bytes, `reader` the whole
+/// file of `size` bytes). A PNG is decoded as it is read; the decoders of the other formats
+/// hold the whole file, which then counts against [`Limits::max_image_alloc`] with the
+/// pixels (a file larger than it gets no thumbnail).
+pub(super) fn thumbnail_ranged<R: BufRead + Seek>(
+    head: &[u8],
+    mut reader: R,
+    size: u64,
+    max_side: u32,
+    limits: &Limits,
+) -> Result<Option<Thumbnail>, ExtractError> {
+    let image_error = |e: image::ImageError| ExtractError::Image(Box::new(e));
+    let Ok(format @ (ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::Gif | ImageFormat::WebP)) =
+        image::guess_format(head)
+    else {
+        return Ok(None);
+    };
+    // Too many pixels is known from the header: no decoder is made.
+    let pixels = imagesize::reader_size(&mut reader)
+        .ok()
+        .map(|s| (s.width as u64).saturating_mul(s.height as u64));
+    if pixels.is_some_and(|p| p > limits.max_image_pixels) {
+        return Err(ExtractError::LimitExceeded {
+            what: "image",
+            limit: limits.max_image_pixels,
+            unit: "pixels",
+        });
+    }
+    reader
+        .seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| ExtractError::Image(Box::new(e)))?;
+    let held = if format == ImageFormat::Png { 0 } else { size };
+    let Some(max_alloc) = limits.max_image_alloc.checked_sub(held) else {
+        return Err(ExtractError::limit(
+            "image file held to decode",
+            limits.max_image_alloc,
+        ));
+    };
+    let mut decoder = match open_reader(format, reader, max_alloc, limits.max_image_pixels) {
+        Ok(decoder) => decoder,
+        Err(Opening::Failed(e)) => return Err(image_error(e)),
+        Err(Opening::TooLarge { .. }) => {
+            return Err(ExtractError::LimitExceeded {
+                what: "image",
+                limit: limits.max_image_pixels,
+                unit: "pixels",
+            });
+        }
+    };
+    // The file held and the pixels decoded, together within the allocation limit.
+    if held.saturating_add(decoder.total_bytes()) > limits.max_image_alloc {
+        return Err(ExtractError::limit(
+            "image file and pixels decoded",
+            limits.max_image_alloc,
+        ));
+    }
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let mut image = DynamicImage::from_decoder(decoder).map_err(image_error)?;
+    image.apply_orientation(orientation);
+    finish(image, max_side, format == ImageFormat::Jpeg).map(Some)
 }
 
 /// See [`super::thumbnail`].

@@ -52,6 +52,40 @@ pub fn pdf(pages: usize, words_per_page: usize) -> Vec<u8> {
     out
 }
 
+/// A PDF as [`pdf`] makes, with `filler` more bytes that no page shows (an incompressible
+/// stream the catalog names, standing for the pictures of a print catalogue), saved with
+/// object streams and a cross-reference stream: a large file whose text is small.
+///
+/// ```
+/// let pdf = assetlib_core::extract::samples::pdf_with_filler(2, 10, 1 << 20);
+/// assert!(pdf.len() > 1 << 20);
+/// ```
+pub fn pdf_with_filler(pages: usize, words_per_page: usize, filler: usize) -> Vec<u8> {
+    let mut doc = build_pdf(pages, words_per_page);
+    let noise = noise(filler);
+    let filler_id = doc.add_object(Stream::new(dictionary! {}, noise));
+    if let Ok(root) = doc.trailer.get(b"Root").and_then(Object::as_reference)
+        && let Ok(catalog) = doc.get_dictionary_mut(root)
+    {
+        catalog.set("AssetlibFiller", filler_id);
+    }
+    let mut out = Vec::new();
+    doc.save_modern(&mut out)
+        .expect("writing a PDF to memory does not fail");
+    out
+}
+
+/// `len` bytes that do not compress (a linear congruential sequence's high bytes).
+pub fn noise(len: usize) -> Vec<u8> {
+    let mut state = 0x2545_f491_u32;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
 /// The document [`pdf`] writes, for tests that save it differently.
 pub(super) fn build_pdf(pages: usize, words_per_page: usize) -> Document {
     let mut doc = Document::with_version("1.5");

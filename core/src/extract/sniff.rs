@@ -1,6 +1,6 @@
 //! What a file is, from its content.
 
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Seek};
 
 use crate::model::AssetType;
 
@@ -107,9 +107,23 @@ impl Sniffed {
 /// assert_eq!((s.mime_type, s.kind), ("text/markdown", Some(AssetType::Document)));
 /// ```
 pub fn sniff(bytes: &[u8], file_name: &str) -> Sniffed {
+    sniff_with(bytes, file_name, true)
+}
+
+/// [`sniff`] of the first bytes of a larger file: a zip archive's parts are not looked for in
+/// them (its central directory is at the end of the file).
+pub(super) fn sniff_head(head: &[u8], file_name: &str) -> Sniffed {
+    sniff_with(head, file_name, false)
+}
+
+/// [`sniff`], looking into a zip archive's parts when `archives`.
+fn sniff_with(bytes: &[u8], file_name: &str, archives: bool) -> Sniffed {
     let ext = extension(file_name);
-    if infer::archive::is_zip(bytes)
-        && let Some(found) = zip_document(bytes)
+    if archives
+        && infer::archive::is_zip(bytes)
+        && let Some(found) = zip::ZipArchive::new(Cursor::new(bytes))
+            .ok()
+            .and_then(|mut archive| zip_document(&mut archive))
     {
         return found;
     }
@@ -158,8 +172,7 @@ fn media(mime: &'static str, kind: AssetType, ext: &str) -> Sniffed {
 
 /// DOCX or ODT, told apart by their parts: ODT's first entry `mimetype` names its type; DOCX
 /// has `[Content_Types].xml` and `word/document.xml`.
-fn zip_document(bytes: &[u8]) -> Option<Sniffed> {
-    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).ok()?;
+pub(super) fn zip_document<R: Read + Seek>(archive: &mut zip::ZipArchive<R>) -> Option<Sniffed> {
     if let Some(index) = archive.index_for_name("mimetype") {
         let mut declared = Vec::with_capacity(64);
         let entry = archive.by_index(index).ok()?;

@@ -175,4 +175,5 @@ body (it counts no library view and no download). `OPTIONS` on every path answer
 `Allow`, and with the CORS preflight headers for an origin the server allows.
 
 **Limits.** The limits shown are the defaults of a server: page sizes above 100 are clamped, \
-titles have at most 500 characters, JSON bodies at most 1 MiB, uploads at most 100 MiB.";
+titles have at most 500 characters, JSON bodies at most 1 MiB, a file sent in one request at \
+most 100 MiB, and a resumable or direct upload (of any asset type) at most 10 GiB.";

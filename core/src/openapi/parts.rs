@@ -487,9 +487,10 @@ pub(super) const ERRORS: &[(&str, u16, &[&str], &str)] = &[
         "PayloadTooLarge",
         413,
         &["Payload too large"],
-        "The body is larger than the limit (1 MiB of JSON; 100 MiB of upload; a resumable \
-         upload's `Upload-Length` or a direct upload's `size` past 10 GiB; more bytes than \
-         the upload lacks).",
+        "The body is larger than the limit, which the message names (1 MiB of JSON; 100 MiB \
+         of file in one request, `max_upload`; a resumable upload's `Upload-Length` or a \
+         direct upload's `size` past 10 GiB, `max_resumable_upload`, whatever the asset type; \
+         more bytes than the upload lacks).",
     ),
     (
         "UnsupportedMediaType",

@@ -391,6 +391,11 @@ fn every_error() -> Vec<ApiError> {
         ApiError::ChecksumMismatch,
         ApiError::RequestTimeout { seconds: 30 },
         ApiError::PayloadTooLarge { limit: 1 },
+        ApiError::UploadTooLarge {
+            subject: "Upload-Length",
+            limit: 1,
+            of: crate::UploadLimit::MaxResumableUpload,
+        },
         ApiError::TooManyRequests { retry_after: 1 },
         ApiError::UnsupportedMediaType {
             expected: "application/json",
@@ -424,6 +429,7 @@ fn every_error() -> Vec<ApiError> {
             | ApiError::ChecksumMismatch
             | ApiError::RequestTimeout { .. }
             | ApiError::PayloadTooLarge { .. }
+            | ApiError::UploadTooLarge { .. }
             | ApiError::TooManyRequests { .. }
             | ApiError::UnsupportedMediaType { .. }
             | ApiError::Unavailable { .. }

@@ -12,7 +12,7 @@ use super::assets::created;
 use super::lease::Lease;
 use super::uploads::NO_UPLOAD;
 use super::{Service, location};
-use crate::error::ApiError;
+use crate::error::{ApiError, UploadLimit};
 use crate::events::{acting_as, current_actor};
 use crate::model::Asset;
 use crate::records::now;
@@ -57,10 +57,10 @@ impl Service {
         let doc = validate::direct_upload_doc(&body)?;
         let most = self.inner.config.max_resumable_upload.min(MOST_DIRECT);
         if doc.size > most {
-            return Err(ApiError::PayloadTooLarge { limit: most });
+            return Err(self.upload_too_large("size", most, UploadLimit::DirectPut));
         }
         let metadata = doc.metadata;
-        self.check_metadata(&metadata, doc.size)?;
+        self.check_metadata(&metadata)?;
         let id = Uuid::new_v4();
         let name = metadata.filename.as_deref().unwrap_or("file");
         let path = format!("uploads/{id}/{}", upload::safe_name(name));
@@ -156,7 +156,7 @@ impl Service {
             )));
         };
         let refusal = if size > most {
-            Some(ApiError::PayloadTooLarge { limit: most })
+            Some(self.upload_too_large("The file put", most, UploadLimit::DirectPut))
         } else if size != upload.length {
             Some(ApiError::UploadConflict(format!(
                 "The file put is {size} bytes, not the {} declared; it was removed, put it again",

@@ -16,11 +16,11 @@ use uuid::Uuid;
 
 use super::lease::Lease;
 use super::{Service, location};
-use crate::error::{ApiError, StoreError};
+use crate::error::{ApiError, StoreError, UploadLimit};
 use crate::events::{acting_as, current_actor};
 use crate::files::Written;
 use crate::ingest;
-use crate::model::{Asset, AssetType};
+use crate::model::Asset;
 use crate::records::{self, now};
 use crate::render::data;
 use crate::reply::Reply;
@@ -114,6 +114,23 @@ impl Service {
         storage::most(&self.inner.files, self.inner.config.max_resumable_upload)
     }
 
+    /// The 413 of a resumable or direct upload whose `subject` is over `limit` bytes, the
+    /// largest it may be: [`crate::Config::max_resumable_upload`], or what the file store
+    /// (`store_limit`) takes when that is less.
+    pub(super) fn upload_too_large(
+        &self,
+        subject: &'static str,
+        limit: u64,
+        store_limit: UploadLimit,
+    ) -> ApiError {
+        let of = if limit < self.inner.config.max_resumable_upload {
+            store_limit
+        } else {
+            UploadLimit::MaxResumableUpload
+        };
+        ApiError::UploadTooLarge { subject, limit, of }
+    }
+
     /// How long a request's lease on an upload runs without a renewal: longer than a body
     /// may stall ([`crate::Config::body_timeout`]).
     pub(super) fn lease_term(&self) -> Duration {
@@ -131,9 +148,16 @@ impl Service {
                 "Upload-Length is required: this server does not take deferred lengths",
             ));
         }
-        let length = tus::parse_length(req.tus.upload_length, self.max_resumable())?;
+        let length = tus::parse_length(req.tus.upload_length, self.max_resumable()).map_err(
+            |e| match e {
+                ApiError::PayloadTooLarge { limit } => {
+                    self.upload_too_large("Upload-Length", limit, UploadLimit::StoreParts)
+                }
+                other => other,
+            },
+        )?;
         let metadata = Metadata::parse(req.tus.upload_metadata)?;
-        self.check_metadata(&metadata, length)?;
+        self.check_metadata(&metadata)?;
         let with_body = req.content_type.is_some() || req.declared_length().unwrap_or(0) > 0;
         if with_body {
             check_octets(req.content_type)?;
@@ -189,22 +213,15 @@ impl Service {
         Ok(with_state(reply, &upload, req.mount).with_header("location", upload_at))
     }
 
-    /// 400 (or 413) unless `metadata` makes an asset as an upload form's fields would: its
-    /// flags, title and description valid, its type (when given) one with a file. Files
-    /// larger than [`crate::Config::max_upload`] are read for their metadata only when they
-    /// are videos (the header of their container), so a larger upload that declares another
-    /// type is 413.
-    pub(super) fn check_metadata(&self, metadata: &Metadata, length: u64) -> Result<(), ApiError> {
-        let config = &self.inner.config;
+    /// 400 unless `metadata` makes an asset as an upload form's fields would: its flags,
+    /// title and description valid, its type (when given) one with a file. Any type may be
+    /// as large as the upload: files larger than [`crate::Config::max_upload`] are read by
+    /// ranges ([`crate::extract::preview_ranged`]).
+    pub(super) fn check_metadata(&self, metadata: &Metadata) -> Result<(), ApiError> {
         let form = Form::of_metadata(metadata, "");
-        upload::check_fields(&form, config)?;
+        upload::check_fields(&form, &self.inner.config)?;
         OnDuplicate::parse("on_duplicate", metadata.on_duplicate.as_deref())?;
-        let declared = upload::declared_type(&form)?;
-        if length > config.max_upload && declared.is_some_and(|t| t != AssetType::Video) {
-            return Err(ApiError::PayloadTooLarge {
-                limit: config.max_upload,
-            });
-        }
+        upload::declared_type(&form)?;
         Ok(())
     }
 
@@ -291,8 +308,10 @@ impl Service {
             .declared_length()
             .is_some_and(|len| len > upload.length - upload.offset)
         {
-            Some(ApiError::PayloadTooLarge {
+            Some(ApiError::UploadTooLarge {
+                subject: "Request body",
                 limit: upload.length - upload.offset,
+                of: UploadLimit::Remaining,
             })
         } else {
             None

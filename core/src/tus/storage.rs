@@ -119,8 +119,10 @@ async fn next_chunk(body: &mut BodyStream) -> Option<Result<Bytes, ApiError>> {
 
 /// 413 for a body that would pass the upload's length.
 fn too_long(upload: &Upload) -> ApiError {
-    ApiError::PayloadTooLarge {
+    ApiError::UploadTooLarge {
+        subject: "Request body",
         limit: upload.length - upload.offset,
+        of: crate::error::UploadLimit::Remaining,
     }
 }
 

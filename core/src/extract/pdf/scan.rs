@@ -204,7 +204,7 @@ fn until_endstream(data: &[u8]) -> &[u8] {
 
 /// What `lopdf` decodes a stream to, through its own filters and predictors; `None` where it
 /// cannot. Only for streams whose decoded size has been measured.
-fn lopdf_decoded(dict: &Dict, data: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn lopdf_decoded(dict: &Dict, data: &[u8]) -> Option<Vec<u8>> {
     let mut lopdf_dict = lopdf::Dictionary::new();
     for key in [b"Filter".as_slice(), b"DecodeParms"] {
         if let Some(value) = dict.get(key) {

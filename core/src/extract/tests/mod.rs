@@ -10,6 +10,7 @@ use super::{ExtractError, FileInfo, Limits, extract, sniff, thumbnail};
 use crate::model::AssetType;
 
 mod hostile;
+mod large;
 mod media;
 mod previews;
 mod video;
