@@ -359,6 +359,23 @@ pub fn preview(
     Ok((info, thumb))
 }
 
+/// The asset type of content `sniffed`: the `declared` one when the content is of it, else
+/// the one the content is of (`None` for content of no file-based type).
+fn kind_of(
+    sniffed: &Sniffed,
+    declared: Option<AssetType>,
+) -> Result<Option<AssetType>, ExtractError> {
+    match declared {
+        Some(t) if !t.is_file_based() => Err(ExtractError::NotAFileType(t)),
+        Some(t) if !sniffed.is_acceptable_as(t) => Err(ExtractError::TypeMismatch {
+            declared: t,
+            found_mime: sniffed.mime_type.to_owned(),
+        }),
+        Some(t) => Ok(Some(t)),
+        None => Ok(sniffed.kind),
+    }
+}
+
 /// The fields of content `sniffed` as it is, and what reading a PDF found.
 fn read(
     bytes: &[u8],
@@ -366,17 +383,7 @@ fn read(
     declared: Option<AssetType>,
     limits: &Limits,
 ) -> Result<(FileInfo, Option<pdf::PdfRead>), ExtractError> {
-    let kind = match declared {
-        Some(t) if !t.is_file_based() => return Err(ExtractError::NotAFileType(t)),
-        Some(t) if !sniffed.is_acceptable_as(t) => {
-            return Err(ExtractError::TypeMismatch {
-                declared: t,
-                found_mime: sniffed.mime_type.to_owned(),
-            });
-        }
-        Some(t) => Some(t),
-        None => sniffed.kind,
-    };
+    let kind = kind_of(sniffed, declared)?;
     let mut info = FileInfo {
         mime_type: sniffed.mime_type.to_owned(),
         file_size: bytes.len() as u64,

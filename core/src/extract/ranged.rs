@@ -134,17 +134,7 @@ pub fn preview_ranged(
         head
     };
     let sniffed = sniff_ranged(head, file, file_name);
-    let kind = match declared {
-        Some(t) if !t.is_file_based() => return Err(ExtractError::NotAFileType(t)),
-        Some(t) if !sniffed.is_acceptable_as(t) => {
-            return Err(ExtractError::TypeMismatch {
-                declared: t,
-                found_mime: sniffed.mime_type.to_owned(),
-            });
-        }
-        Some(t) => Some(t),
-        None => sniffed.kind,
-    };
+    let kind = super::kind_of(&sniffed, declared)?;
     let mut info = FileInfo {
         mime_type: sniffed.mime_type.to_owned(),
         file_size: size,

@@ -10,25 +10,18 @@ use super::{ExtractError, Limits, Thumbnail};
 /// Width and height as displayed: from the header (no pixels are decoded), swapped when an
 /// EXIF orientation turns the image by a quarter (5-8).
 pub(super) fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
-    let size = imagesize::blob_size(bytes).ok()?;
-    let (w, h) = (
-        u32::try_from(size.width).ok()?,
-        u32::try_from(size.height).ok()?,
-    );
-    if w == 0 || h == 0 {
-        return None;
-    }
-    Some(if turns_quarter(orientation(bytes)) {
-        (h, w)
-    } else {
-        (w, h)
-    })
+    displayed(imagesize::blob_size(bytes).ok()?, bytes)
 }
 
 /// Width and height as displayed of an image read by ranges: its size from the header
 /// (`imagesize` seeks to where it is), its orientation from `head`, the file's first bytes.
 pub(super) fn dimensions_ranged<R: BufRead + Seek>(head: &[u8], reader: R) -> Option<(u32, u32)> {
-    let size = imagesize::reader_size(reader).ok()?;
+    displayed(imagesize::reader_size(reader).ok()?, head)
+}
+
+/// `size` as displayed: swapped when the EXIF orientation in `head` (the file's first bytes)
+/// turns the image by a quarter; `None` when a side is zero or past `u32`.
+fn displayed(size: imagesize::ImageSize, head: &[u8]) -> Option<(u32, u32)> {
     let (w, h) = (
         u32::try_from(size.width).ok()?,
         u32::try_from(size.height).ok()?,
