@@ -1,7 +1,7 @@
 //! Image variants against npm `sharp`, side by side in one run.
 //!
 //! ```text
-//! cargo bench --bench images
+//! cargo bench --features full --bench images
 //! ```
 //!
 //! The sharp benchmark task: a 2725 x 2225 JPEG (a textured picture the bench makes) to

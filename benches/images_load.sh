@@ -49,7 +49,7 @@ FFMPEG=$(command -v ffmpeg || ls target/tools/ffmpeg/lib/python3*/site-packages/
 [[ -n "$FFMPEG" && -x "$FFMPEG" ]] || { say "ffmpeg is needed: apt-get install ffmpeg, or cargo xtask setup"; exit 1; }
 
 say "building the ready server ..."
-cargo build --release --quiet --example server --features axum,sled
+cargo build --release --quiet --example server --features full
 BIN=${CARGO_TARGET_DIR:-target}/release/examples/server
 
 DATA="$WORK/data"

@@ -128,6 +128,8 @@ fi
 say "building release binaries ..."
 FEATURES=axum,sled
 [[ $NO_PG != 1 ]] && FEATURES+=,postgres
+# Since the lean library, the ready servers are built with every feature (`full`).
+grep -q '^full = ' Cargo.toml && FEATURES=full
 WARP=0
 if [[ -f examples/warp_server.rs ]]; then
     cargo build --release --quiet --example server --example bench_baseline \

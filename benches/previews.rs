@@ -1,7 +1,7 @@
 //! Previews: what they cost, and how they compare with the real peers, side by side in one run.
 //!
 //! ```text
-//! cargo bench --bench previews
+//! cargo bench --features full --bench previews
 //! ```
 //!
 //! 1. **The cost of a 100-page PDF** (criterion): `extract::extract` (the page and word counts,

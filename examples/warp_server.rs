@@ -3,7 +3,7 @@
 //! adapter. Everything but the serving loop is shared (`examples/server/app/`).
 //!
 //! ```text
-//! cargo run --release --example warp_server -- serve --demo
+//! cargo run --release --features full --example warp_server -- serve --demo
 //! ```
 //!
 //! - `serve [--data DIR] [--addr HOST:PORT] [--demo]` (the default command);

@@ -47,18 +47,32 @@
 //! ```
 //!
 //! ## Features
-//! | feature | what it adds |
-//! |---|---|
-//! | `axum` | `assetlib::axum::router(service)`, the API as an axum 0.8 `Router` (crate `assetlib-axum`) |
-//! | `warp` | `assetlib::warp::routes(service)`, the API as a warp 0.4 filter (crate `assetlib-warp`) |
-//! | `sled` | `assetlib::sled::SledStore`, an embedded, durable store in one directory (crate `assetlib-sled`) |
-//! | `postgres` | `assetlib::postgres::PgStore`, a store in PostgreSQL for several replicas over one database (crate `assetlib-postgres`); not on by default |
-//! | `openapi` | `assetlib::openapi`, the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` (without it, that route answers 404) |
-//! | `s3` | `Files::s3("s3://bucket/prefix")`, asset files in a bucket of any S3-compatible service, configured from the `AWS_*` environment variables; not on by default |
+//! Core is the contract; every capability is a feature, forwarded to `assetlib-core` under
+//! the same name. A feature that is off has no route (its paths answer 404, as unknown paths
+//! do) and builds none of its crates. README's Features table says what each one adds, in
+//! routes and in crates, and whether it builds C.
 //!
-//! `axum`, `warp`, `sled` and `openapi` are on by default, so the ready servers run with no flags
-//! (`cargo run --release --example server -- serve --demo`, or `--example warp_server`); an app
-//! that needs one adapter takes `default-features = false` and names what it uses.
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `axum` | yes | `assetlib::axum::router(service)`, the API as an axum 0.8 `Router` (crate `assetlib-axum`) |
+//! | `warp` | yes | `assetlib::warp::routes(service)`, the API as a warp 0.4 filter (crate `assetlib-warp`) |
+//! | `sled` | yes | `assetlib::sled::SledStore`, an embedded, durable store in one directory (crate `assetlib-sled`) |
+//! | `openapi` | yes | `assetlib::openapi`, the OpenAPI 3.1 document, served without a key at `GET /api/v1/openapi.json` |
+//! | `passes` | yes | library passes (`/api/v1/libraries/{id}/passes`) |
+//! | `events` | yes | the change feed (`GET /api/v1/events`) |
+//! | `uploads` | yes | resumable (tus) and direct uploads (`/api/v1/uploads`) |
+//! | `organize` | yes | tags and bulk changes (`GET /api/v1/tags`, `POST /api/v1/assets/bulk`) |
+//! | `rate-limits` | yes | `Config::rate_limit` |
+//! | `previews` | no | thumbnails and previews of every asset type, audio and video facts, `POST /api/v1/assets/{id}/thumbnail` |
+//! | `variants` | no | image variants (`GET /api/v1/assets/{id}/image`, `/image-url`) |
+//! | `jpeg-turbo`, `webp-lossy` | no | native codecs for variants (build C) |
+//! | `webhooks` | no | `/api/v1/webhooks` (rustls with ring: builds C) |
+//! | `postgres` | no | `assetlib::postgres::PgStore`, a store in PostgreSQL for several replicas over one database (crate `assetlib-postgres`) |
+//! | `s3` | no | `Files::s3("s3://bucket/prefix")`, asset files in a bucket of any S3-compatible service (rustls with ring: builds C) |
+//! | `full` | no | every feature: the ready servers (`cargo run --release --features full --example server -- serve --demo`, or `--example warp_server`) |
+//!
+//! An app that needs one adapter takes `default-features = false` and names what it uses:
+//! `features = ["axum", "sled"]` is the contract alone, with no C to build.
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
 #![cfg_attr(test, allow(unused_crate_dependencies))]

@@ -108,6 +108,7 @@ pub struct Config {
     /// ([`RawRequest::client_address`](crate::RawRequest::client_address)); public
     /// thumbnails ([`crate::Service::thumbnail`]) are not counted: one page view fetches one
     /// per card.
+    #[cfg(feature = "rate-limits")]
     pub rate_limit: Option<crate::limit::RateLimit>,
     /// How many proxies in front of the API are trusted to append the address they saw to
     /// `X-Forwarded-For` (default 0: the header is ignored and the client address is the
@@ -194,6 +195,7 @@ impl Default for Config {
             webhook_poll_interval: Duration::from_secs(1),
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
+            #[cfg(feature = "rate-limits")]
             rate_limit: None,
             trusted_proxy_hops: 0,
             replica_sync: ReplicaSync::Notify,

@@ -50,9 +50,12 @@ use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
 use sha2::{Digest as _, Sha256};
 
+#[cfg(feature = "previews")]
 use tokio::io::AsyncWriteExt as _;
 
-use crate::error::{ApiError, BoxError, FileError};
+#[cfg(feature = "previews")]
+use crate::error::BoxError;
+use crate::error::{ApiError, FileError};
 use crate::reply::ByteStream;
 
 mod parts;
@@ -311,6 +314,7 @@ impl Files {
 
     /// A copy of the stored file at `path` in a new temporary file, removed when the returned
     /// path is dropped.
+    #[cfg(feature = "previews")]
     pub(crate) async fn copy_to_temp(&self, path: &str) -> Result<tempfile::TempPath, BoxError> {
         let Some((_, mut stream)) = self.open_whole(path).await? else {
             return Err(FileError::Missing.into());

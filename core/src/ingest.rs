@@ -5,12 +5,16 @@ use crate::change::FileFields;
 use crate::config::Config;
 use crate::error::ApiError;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+#[cfg(feature = "previews")]
+use std::time::Duration;
+use std::time::Instant;
 
+#[cfg(feature = "previews")]
 use crate::error::BoxError;
 use crate::extract::{self, ExtractError, FileInfo, ReadAt, Thumbnail};
 use crate::files::Files;
 use crate::model::AssetType;
+#[cfg(feature = "previews")]
 use crate::poster;
 use sha2::{Digest, Sha256};
 
@@ -214,6 +218,7 @@ pub(crate) async fn ingest(
         // when its caller did not hash it as it came in.
         let sum = (checksum.is_none() && reading == Reading::Whole)
             .then(|| <[u8; 32]>::from(Sha256::digest(&bytes)));
+        #[cfg_attr(not(feature = "previews"), allow(unused_mut))]
         let (mut info, thumb) = if reading == Reading::Ranged {
             stored.deadline = Some(reads_until);
             let read = extract::preview_ranged(
@@ -235,30 +240,18 @@ pub(crate) async fn ingest(
         } else {
             extract::preview(&bytes, &name, declared, THUMBNAIL_SIDE, &limits)?
         };
-        let mut unreadable_video = false;
-        if info.kind == Some(AssetType::Video) {
-            let video = if reading == Reading::Whole {
-                extract::video_info(&mut &bytes[..], &limits)
-            } else {
-                extract::video_info(&mut stored, &limits)
-            };
-            match video {
-                Some(video) => {
-                    info.width = video.width;
-                    info.height = video.height;
-                    info.media = video.media;
-                }
-                // A container of a kind that is read whose index cannot be: damaged or
-                // hostile, and not handed to ffmpeg either.
-                None if extract::is_probed(&info.mime_type) => unreadable_video = true,
-                None => {}
-            }
-        }
+        #[cfg(feature = "previews")]
+        let unreadable_video = if reading == Reading::Whole {
+            video_facts(&mut info, &mut &bytes[..], &limits)
+        } else {
+            video_facts(&mut info, &mut stored, &limits)
+        };
+        #[cfg(not(feature = "previews"))]
+        let unreadable_video = false;
         Ok::<_, ExtractError>((info, made_or_logged(thumb, &name), unreadable_video, sum))
     });
     let left = config.extract_timeout.saturating_sub(started.elapsed());
-    let (mut info, mut thumb, unreadable_video, sum) = match tokio::time::timeout(left, work).await
-    {
+    let (mut info, thumb, unreadable_video, sum) = match tokio::time::timeout(left, work).await {
         Err(_) => {
             return Err(file_error(format!(
                 "{field} could not be read within {} seconds",
@@ -288,35 +281,40 @@ pub(crate) async fn ingest(
             .and_then(|(_, sum)| sum)
             .ok_or_else(|| file_error(format!("{field} names a file that went away")))?,
     };
-    if info.kind == Some(AssetType::Video)
-        && !unreadable_video
-        && let Some(ffmpeg) = &config.ffmpeg
-    {
-        // ffmpeg is killed when its deadline passes, so the turn ends with it; a turn that
-        // does not come before then is no poster.
-        let left = config.extract_timeout.saturating_sub(started.elapsed());
-        let made = match tokio::time::timeout(left, pool.turn()).await {
-            Ok(turn) => {
-                let _turn = turn?;
-                let left = config.extract_timeout.saturating_sub(started.elapsed());
-                poster(
-                    files,
-                    config,
-                    ffmpeg,
-                    &resolved.path,
-                    resolved.size,
-                    &info,
-                    left,
-                )
-                .await
-            }
-            Err(_) => Err("no preview worker was free before the deadline".into()),
-        };
-        thumb = made.unwrap_or_else(|e| {
-            tracing::warn!(error = %e, file = resolved.path, "no poster frame");
-            None
-        });
-    }
+    // A video's poster frame, drawn by ffmpeg, is its thumbnail.
+    let thumb = match &config.ffmpeg {
+        #[cfg(feature = "previews")]
+        Some(ffmpeg) if info.kind == Some(AssetType::Video) && !unreadable_video => {
+            // ffmpeg is killed when its deadline passes, so the turn ends with it; a turn
+            // that does not come before then is no poster.
+            let left = config.extract_timeout.saturating_sub(started.elapsed());
+            let made = match tokio::time::timeout(left, pool.turn()).await {
+                Ok(turn) => {
+                    let _turn = turn?;
+                    let left = config.extract_timeout.saturating_sub(started.elapsed());
+                    poster(
+                        files,
+                        config,
+                        ffmpeg,
+                        &resolved.path,
+                        resolved.size,
+                        &info,
+                        left,
+                    )
+                    .await
+                }
+                Err(_) => Err("no preview worker was free before the deadline".into()),
+            };
+            made.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, file = resolved.path, "no poster frame");
+                None
+            })
+        }
+        _ => {
+            let _ = unreadable_video;
+            thumb
+        }
+    };
     let (thumbnail_path, thumbnail_placeholder) = match thumb {
         Some(t) => {
             let path = thumbnail_path(t.extension)?;
@@ -342,6 +340,25 @@ fn made_or_logged(made: Result<Option<Thumbnail>, ExtractError>, name: &str) -> 
     })
 }
 
+/// Reads a video's facts from its container into `info`; whether it is a container of a kind
+/// that is read whose index cannot be (damaged or hostile, and not handed to ffmpeg either).
+#[cfg(feature = "previews")]
+fn video_facts(info: &mut FileInfo, file: &mut dyn ReadAt, limits: &extract::Limits) -> bool {
+    if info.kind != Some(AssetType::Video) {
+        return false;
+    }
+    match extract::video_info(file, limits) {
+        Some(video) => {
+            info.width = video.width;
+            info.height = video.height;
+            info.media = video.media;
+            false
+        }
+        None => extract::is_probed(&info.mime_type),
+    }
+}
+
+#[cfg(feature = "previews")]
 /// A video's poster frame as a thumbnail, drawn by `ffmpeg` within `deadline`: from the file
 /// itself in a local directory, else from a temporary copy (of a file of at most
 /// [`Config::max_upload`] bytes), removed when done.

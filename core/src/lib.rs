@@ -57,14 +57,26 @@
 //! | `testing` | the store conformance suite (feature `testing`) |
 //!
 //! ## Features
+//! None is on by default: core alone is the contract. Each capability is a feature; an
+//! operation of one that is off has no route ([`routes`] leaves it out, and
+//! [`Service::handle`] answers it as an unknown route), and its crates are not built.
+//!
 //! | feature | what it adds |
 //! |---|---|
+//! | `passes` | library passes: `/api/v1/libraries/{id}/passes` |
+//! | `events` | the change feed: `GET /api/v1/events` |
+//! | `webhooks` | `/api/v1/webhooks`: deliveries of the events over HTTP(S) (reqwest with rustls and ring); turns on `events` |
+//! | `uploads` | resumable (tus 1.0) and direct uploads: `/api/v1/uploads` |
+//! | `organize` | tags and bulk changes: `GET /api/v1/tags`, `POST /api/v1/assets/bulk` |
+//! | `rate-limits` | `Config::rate_limit` (governor) |
+//! | `previews` | thumbnails of images, PDFs (drawn in a bounded child process: `extract::PdfRenderer`), documents and audio covers, video poster frames, placeholders; audio and video facts; `POST /api/v1/assets/{id}/thumbnail` |
+//! | `variants` | image variants: `GET /api/v1/assets/{id}/image` and `/image-url`; turns on `previews` |
+//! | `webp-lossy` | lossy WebP variants through libwebp (built from source; without it WebP variants are lossless); turns on `variants` |
+//! | `jpeg-turbo` | JPEG variants shrunk to a half or less decoded at a reduced size by libjpeg-turbo (built from source; its SIMD code needs `nasm` at build time); turns on `variants` |
+//! | `openapi` | `assetlib_core::openapi`: the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` |
+//! | `s3` | `Files::s3`: files in a bucket of any S3-compatible service, through object_store's `aws` backend |
 //! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs (turns on `samples`) |
 //! | `samples` | `assetlib_core::extract::samples`: small real files (PDF, DOCX, ODT, PNG, JPEG, ...) for tests and demos |
-//! | `openapi` | `assetlib_core::openapi`: the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` (without the feature that route answers 404) |
-//! | `webp-lossy` (default) | lossy WebP variants through libwebp (built from source; without it WebP variants are lossless) |
-//! | `jpeg-turbo` (default) | JPEG variants shrunk to a half or less decoded at a reduced size by libjpeg-turbo (built from source; its SIMD code needs `nasm` at build time); without it every JPEG is decoded whole |
-//! | `s3` | `Files::s3`: files in a bucket of any S3-compatible service, through object_store's `aws` backend |
 
 // Unit tests share the dev-dependencies of the crate's other test targets.
 #![cfg_attr(test, allow(unused_crate_dependencies))]
@@ -82,6 +94,7 @@ pub mod extract;
 mod files;
 mod ingest;
 mod key_cache;
+#[cfg(feature = "rate-limits")]
 mod limit;
 mod memory;
 mod model;
@@ -89,6 +102,7 @@ mod model;
 pub mod openapi;
 pub mod page;
 mod page_cache;
+#[cfg(feature = "previews")]
 mod poster;
 mod query;
 mod records;
@@ -118,6 +132,7 @@ pub use config::{Config, ReplicaSync};
 pub use error::{ApiError, BoxError, FileError, StoreError, UploadLimit};
 pub use files::{Files, FilesError, Resolved};
 pub use key_cache::KEY_CACHE_TTL;
+#[cfg(feature = "rate-limits")]
 pub use limit::RateLimit;
 pub use memory::MemoryStore;
 pub use model::{
@@ -129,8 +144,8 @@ pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, S
 pub use reply::{ByteStream, JSON, Reply};
 pub use request::{BodyStream, PeerAddr, RawRequest, RequestBody, TusHeaders};
 pub use routes::{
-    API_PREFIX, Operation, ROUTES, Route, RouteMatch, THUMBNAIL_ROUTE, match_route,
-    method_not_allowed, route_not_found,
+    API_PREFIX, Capability, Operation, ROUTES, Route, RouteMatch, THUMBNAIL_ROUTE, match_route,
+    method_not_allowed, route_not_found, routes,
 };
 pub use service::{Backfill, BulkItem, BulkResult, Service};
 pub use store::{

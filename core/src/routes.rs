@@ -97,7 +97,101 @@ pub enum Operation {
     ListTags,
 }
 
+/// A capability: a part of the API beyond the contract, built in with the cargo feature of
+/// the same name. An operation of a capability this build leaves out has no route: its
+/// paths answer 404 as unknown paths do, and [`crate::Service::handle`] answers it so too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Capability {
+    /// Library passes (feature `passes`).
+    Passes,
+    /// The change feed (feature `events`).
+    Events,
+    /// Webhooks and their deliveries (feature `webhooks`).
+    Webhooks,
+    /// Resumable (tus) and direct uploads (feature `uploads`).
+    Uploads,
+    /// Tags and bulk changes (feature `organize`).
+    Organize,
+    /// Thumbnails and previews (feature `previews`).
+    Previews,
+    /// Image variants (feature `variants`).
+    Variants,
+    /// The OpenAPI document (feature `openapi`).
+    OpenApi,
+}
+
+impl Capability {
+    /// Whether this build has the capability (its cargo feature is on).
+    pub const fn is_built(self) -> bool {
+        match self {
+            Capability::Passes => cfg!(feature = "passes"),
+            Capability::Events => cfg!(feature = "events"),
+            Capability::Webhooks => cfg!(feature = "webhooks"),
+            Capability::Uploads => cfg!(feature = "uploads"),
+            Capability::Organize => cfg!(feature = "organize"),
+            Capability::Previews => cfg!(feature = "previews"),
+            Capability::Variants => cfg!(feature = "variants"),
+            Capability::OpenApi => cfg!(feature = "openapi"),
+        }
+    }
+
+    /// The cargo feature that builds the capability in.
+    pub const fn feature(self) -> &'static str {
+        match self {
+            Capability::Passes => "passes",
+            Capability::Events => "events",
+            Capability::Webhooks => "webhooks",
+            Capability::Uploads => "uploads",
+            Capability::Organize => "organize",
+            Capability::Previews => "previews",
+            Capability::Variants => "variants",
+            Capability::OpenApi => "openapi",
+        }
+    }
+}
+
 impl Operation {
+    /// The capability the operation belongs to; `None` for the contract's own operations,
+    /// which every build has.
+    pub const fn capability(self) -> Option<Capability> {
+        Some(match self {
+            Operation::CreatePass
+            | Operation::ListPasses
+            | Operation::GetPass
+            | Operation::RevokePass => Capability::Passes,
+            Operation::ListEvents => Capability::Events,
+            Operation::CreateWebhook
+            | Operation::ListWebhooks
+            | Operation::GetWebhook
+            | Operation::UpdateWebhook
+            | Operation::DeleteWebhook
+            | Operation::ListDeliveries
+            | Operation::RetryDelivery
+            | Operation::TestWebhook => Capability::Webhooks,
+            Operation::CreateUpload
+            | Operation::GetUpload
+            | Operation::PatchUpload
+            | Operation::DeleteUpload
+            | Operation::CreateDirectUpload
+            | Operation::CompleteDirectUpload => Capability::Uploads,
+            Operation::BulkAssets | Operation::ListTags => Capability::Organize,
+            Operation::RemakeThumbnail => Capability::Previews,
+            Operation::AssetImage | Operation::AssetImageUrl => Capability::Variants,
+            Operation::OpenApi => Capability::OpenApi,
+            _ => return None,
+        })
+    }
+
+    /// Whether this build has the operation: it is the contract's, or its capability is built
+    /// in.
+    pub const fn is_built(self) -> bool {
+        match self.capability() {
+            Some(capability) => capability.is_built(),
+            None => true,
+        }
+    }
+
     /// The scope table: what each operation requires of the key.
     pub const fn scopes(self) -> &'static [Scope] {
         match self {
@@ -259,7 +353,8 @@ pub struct Route {
     pub allow: &'static str,
 }
 
-/// Every route of the API. Adapters register exactly these.
+/// Every route of the API, of every capability. Adapters register [`routes`]: those of this
+/// build.
 pub const ROUTES: &[Route] = &[
     Route {
         path: "/api/v1/assets",
@@ -446,7 +541,18 @@ pub const ROUTES: &[Route] = &[
 /// The prefix under which every route lives; unknown paths below it answer JSON 404s.
 pub const API_PREFIX: &str = "/api/v1";
 
+/// The routes of this build: [`ROUTES`] without those of the capabilities it leaves out.
+/// Adapters register exactly these.
+pub fn routes() -> impl Iterator<Item = &'static Route> {
+    ROUTES.iter().filter(|route| route.is_built())
+}
+
 impl Route {
+    /// Whether this build has the route (the capability of its operations is built in).
+    pub fn is_built(&self) -> bool {
+        self.methods.iter().all(|(_, op)| op.is_built())
+    }
+
     /// The operation `method` runs on this route; `HEAD` runs the `GET` operation.
     pub fn operation(&self, method: &str) -> Option<Operation> {
         let method = if method == "HEAD" { "GET" } else { method };
@@ -473,8 +579,10 @@ pub enum RouteMatch<'p> {
     Outside,
 }
 
-/// Matches a request path (without query) against [`ROUTES`], segment by segment. Adapters
-/// whose framework routes by itself need not call it.
+/// Matches a request path (without query) against [`ROUTES`], segment by segment, in their
+/// order: a path whose first match is a route of a capability this build leaves out is
+/// [`RouteMatch::NotFound`] (so `/api/v1/assets/bulk` without `organize` is not an asset
+/// id). Adapters whose framework routes by itself need not call it.
 pub fn match_route(path: &str) -> RouteMatch<'_> {
     let Some(rest) = path.strip_prefix(API_PREFIX) else {
         return RouteMatch::Outside;
@@ -497,6 +605,9 @@ pub fn match_route(path: &str) -> RouteMatch<'_> {
             }
         };
         if matched {
+            if !route.is_built() {
+                return RouteMatch::NotFound;
+            }
             return RouteMatch::Route { route, ids };
         }
     }

@@ -2,11 +2,12 @@
 //! for (DESIGN.md §5 "Image variants").
 //!
 //! [`parse`] reads the parameters (`w`, `h`, `fit`, `format`, `q`, `dpr`, or a `preset`) into a
-//! [`VariantSpec`], whose [`VariantSpec::canonical`] spelling names the variant; [`plan`] says
-//! where the source goes (never scaled up); [`make`] decodes, crops, resizes (Lanczos3) and
-//! encodes it within the extraction limits.
+//! [`VariantSpec`], whose [`VariantSpec::canonical`] spelling names the variant. With the
+//! `variants` feature, `plan` says where the source goes (never scaled up), and `make`
+//! decodes, crops, resizes (Lanczos3) and encodes it within the extraction limits.
 //!
 //! ```
+//! # #[cfg(feature = "variants")] {
 //! use assetlib_core::variant::{self, Encoding, Source, VariantSpec};
 //! use assetlib_core::extract::Limits;
 //!
@@ -24,14 +25,17 @@
 //! let made = variant::make(Source::Image(&png), &asked.spec, Encoding::Jpeg, &Limits::default())
 //!     .unwrap();
 //! assert_eq!((made.width, made.height), (640, 400));
+//! # }
 //! ```
 
 mod params;
-#[cfg(test)]
+#[cfg(all(test, feature = "variants"))]
 mod tests;
+#[cfg(feature = "variants")]
 mod transform;
 
 pub use params::{
     Asked, DEFAULT_QUALITY, Fit, Format, MAX_SIDE, VariantSpec, default_presets, parse,
 };
+#[cfg(feature = "variants")]
 pub use transform::{Encoding, Plan, Source, TransformError, Variant, has_alpha, make, plan};

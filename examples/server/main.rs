@@ -2,7 +2,7 @@
 //! directory, with API-key commands, demo data, request logs and a clean shutdown.
 //!
 //! ```text
-//! cargo run --release --example server -- serve --demo
+//! cargo run --release --features full --example server -- serve --demo
 //! ```
 //!
 //! - `serve [--data DIR] [--addr HOST:PORT] [--demo]` (the default command): serves

@@ -14,9 +14,11 @@
 //!   prints one line per tool saying where it is.
 //! - `cargo xtask test [--schemathesis] [ARGS...]` runs `setup`, then `cargo test --workspace
 //!   --all-features ARGS...` with `ASSETLIB_PG_BIN` and `ASSETLIB_WEED` naming what `setup`
-//!   found, then schemathesis against both ready servers (`.ci/schemathesis.sh`). ARGS narrow
-//!   the run (`-p assetlib-core`, a test's name); schemathesis then runs only with
-//!   `--schemathesis`.
+//!   found, then the lean build's tests (`cargo test -p assetlib --no-default-features
+//!   --features axum,sled`, and core's own with no feature: see [`MINIMAL`]), then
+//!   schemathesis against both ready servers (`.ci/schemathesis.sh`). ARGS narrow the run
+//!   (`-p assetlib-core`, a test's name); the lean build's tests and schemathesis then run
+//!   only with `--schemathesis`.
 //!
 //! # Why
 //!
@@ -74,8 +76,9 @@ Usage:
       packages with apt-get when root), and print where each one is.
   cargo xtask test [--schemathesis] [ARGS...]
       `setup`, then `cargo test --workspace --all-features ARGS...` with ASSETLIB_PG_BIN and
-      ASSETLIB_WEED set, then schemathesis against both ready servers. With ARGS (say
-      `-p assetlib-core`), schemathesis runs only with --schemathesis.
+      ASSETLIB_WEED set, then the lean build's tests (no capability feature), then
+      schemathesis against both ready servers. With ARGS (say `-p assetlib-core`), the lean
+      build and schemathesis run only with --schemathesis.
   cargo xtask help
       This text.
 
@@ -158,6 +161,14 @@ fn test(root: &Path, args: Vec<String>) -> ExitCode {
     }
 
     if schemathesis {
+        for args in MINIMAL {
+            stage(&format!("the lean build: cargo {}", args.join(" ")));
+            let mut lean = Command::new(cargo());
+            lean.current_dir(root).args(*args);
+            if let Err(code) = run(&mut lean) {
+                return code;
+            }
+        }
         stage("schemathesis against both ready servers (.ci/schemathesis.sh)");
         let mut script = Command::new("bash");
         script.arg(".ci/schemathesis.sh").current_dir(root);
@@ -167,6 +178,28 @@ fn test(root: &Path, args: Vec<String>) -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+/// The lean build's tests: the facade with the axum adapter and the sled store alone (its
+/// `minimal` test serves the contract over a socket and finds every capability's path an
+/// unknown route; `docs` checks README's feature table against `cargo tree`), and core's own
+/// unit tests with no feature at all, so a gate that leaks fails to build or to pass.
+const MINIMAL: &[&[&str]] = &[
+    &[
+        "test",
+        "-p",
+        "assetlib",
+        "--no-default-features",
+        "--features",
+        "axum,sled",
+    ],
+    &[
+        "test",
+        "-p",
+        "assetlib-core",
+        "--no-default-features",
+        "--lib",
+    ],
+];
 
 /// Splits `test`'s arguments into whether `--schemathesis` was given and the arguments for
 /// `cargo test`. Only a `--schemathesis` before `--` is this task's; after it, arguments go to

@@ -20,10 +20,13 @@ use crate::response::ApiResponse;
 
 /// The whole API as an axum [`Router`], ready to `merge` into an app or `nest` under a prefix.
 ///
-/// Registers every path of [`ROUTES`]; each request on one goes to core's
-/// [`Service::answer`] with its route, which runs the operation for the method, or answers
-/// `OPTIONS` and the JSON 405 (with `Allow`) itself. Any other path under `/api/v1` is core's
-/// JSON 404 ([`assetlib_core::route_not_found`]). Paths outside `/api/v1` are left to the app.
+/// Registers every path of [`ROUTES`]; each request on a route of this build
+/// ([`Route::is_built`]) goes to core's [`Service::answer`] with its route, which runs the
+/// operation for the method, or answers `OPTIONS` and the JSON 405 (with `Allow`) itself. Any
+/// other path under `/api/v1`, a route of a capability this build leaves out among them, is
+/// core's JSON 404 ([`assetlib_core::route_not_found`]): so `POST /api/v1/assets/bulk` without
+/// `organize` is a 404, not a 405 of `/api/v1/assets/{id}`. Paths outside `/api/v1` are left
+/// to the app.
 ///
 /// The service is attached with `with_state` here, so the router fits an app of any state `S`.
 pub fn router<S>(service: Service) -> Router<S>
@@ -32,19 +35,25 @@ where
 {
     let mut app = Router::new();
     for route in ROUTES {
-        app = app.route(route.path, methods(route));
+        app = if route.is_built() {
+            app.route(route.path, methods(route))
+        } else {
+            app.route(route.path, not_found())
+        };
     }
-    let not_found = || {
-        any(
-            |State(service): State<Service>, request: Request| async move {
-                handle(service, None, Vec::new(), request).await
-            },
-        )
-    };
     app.route(API_PREFIX, not_found())
         .route(&format!("{API_PREFIX}/"), not_found())
         .route(&format!("{API_PREFIX}/{{*rest}}"), not_found())
         .with_state(service)
+}
+
+/// Core's JSON 404, on every method.
+fn not_found() -> MethodRouter<Service> {
+    any(
+        |State(service): State<Service>, request: Request| async move {
+            handle(service, None, Vec::new(), request).await
+        },
+    )
 }
 
 /// Serves the file store's `thumbnails/` at core's [`THUMBNAIL_ROUTE`] (`GET` and `HEAD`),

@@ -52,6 +52,7 @@ pub(super) fn odt_archive<R: Read + Seek>(
     Ok(counts)
 }
 
+#[cfg(feature = "previews")]
 /// Where OpenDocument (`Thumbnails/thumbnail.png`) and Office Open XML writers
 /// (`docProps/thumbnail.jpeg`, sometimes `.jpg` or `.png`) keep the picture of the first page.
 const THUMBNAIL_PARTS: [&str; 4] = [
@@ -61,6 +62,7 @@ const THUMBNAIL_PARTS: [&str; 4] = [
     "docProps/thumbnail.png",
 ];
 
+#[cfg(feature = "previews")]
 /// The thumbnail an ODF or OOXML file carries inside, when it has one (inflated within
 /// [`Limits::max_zip_inflated`]). Office's other thumbnail formats (WMF, EMF) are not images
 /// this crate decodes, so such a file has none.
@@ -74,6 +76,7 @@ pub(super) fn embedded_thumbnail(
     embedded_thumbnail_archive(&mut archive, limits)
 }
 
+#[cfg(feature = "previews")]
 /// [`embedded_thumbnail`] of an archive open already (read by ranges, for a large file).
 pub(super) fn embedded_thumbnail_archive<R: Read + Seek>(
     archive: &mut zip::ZipArchive<R>,

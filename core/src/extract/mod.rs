@@ -97,27 +97,42 @@
 //! video's poster frame is drawn by ffmpeg, outside this module). Each thumbnail carries its ThumbHash
 //! (taken of it scaled to fit 32 pixels), base64.
 
+#[cfg(feature = "previews")]
 mod audio;
 mod document;
+#[cfg(not(feature = "previews"))]
+mod off;
+#[cfg(not(feature = "previews"))]
+use off::{audio, raster};
 mod pdf;
+#[cfg(feature = "previews")]
 mod pdf_child;
+#[cfg(feature = "variants")]
 pub(crate) use pdf_child::RenderFailed as PageNotDrawn;
+#[cfg(feature = "previews")]
 mod pdf_page;
 mod ranged;
+#[cfg(feature = "previews")]
 mod raster;
+mod read_at;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
+mod size;
 mod sniff;
 mod svg;
-#[cfg(test)]
+// The extraction tests read thumbnails alongside every field: they run with `previews`.
+#[cfg(all(test, feature = "previews"))]
 mod tests;
+#[cfg(feature = "previews")]
 mod video;
 mod words;
 
+#[cfg(feature = "previews")]
 pub use pdf_child::{PDF_RENDER_ARG, PdfRenderer, pdf_render_child, stop_pdf_renders};
 pub use ranged::preview_ranged;
 pub use sniff::{Sniffed, sniff};
 
+#[cfg(feature = "variants")]
 pub(crate) use raster::{Opening, open as open_image, turns_quarter};
 
 /// Page 1 of a PDF as RGBA on white, its long side what `long_side` says of the page's width
@@ -125,6 +140,7 @@ pub(crate) use raster::{Opening, open as open_image, turns_quarter};
 /// rendered.
 /// A page the renderer was stopped on or failed (see [`pdf_child`]) is logged, and is the
 /// error.
+#[cfg(feature = "variants")]
 pub(crate) fn pdf_page_image(
     bytes: &bytes::Bytes,
     limits: &Limits,
@@ -139,6 +155,7 @@ pub(crate) fn pdf_page_image(
 }
 
 /// The page drawn, or `None` with the reason logged when the renderer was stopped or failed.
+#[cfg(feature = "previews")]
 fn drawn_or_logged(
     drawn: Result<Option<image::RgbaImage>, pdf_child::RenderFailed>,
 ) -> Option<image::RgbaImage> {
@@ -148,7 +165,9 @@ fn drawn_or_logged(
     })
 }
 
-pub use video::{ReadAt, VideoInfo, is_probed, video_info};
+pub use read_at::ReadAt;
+#[cfg(feature = "previews")]
+pub use video::{VideoInfo, is_probed, video_info};
 
 use bytes::Bytes;
 
@@ -196,14 +215,17 @@ pub struct Limits {
     /// How PDF pages are drawn for thumbnails and image variants (default
     /// [`PdfRenderer::Off`]: not at all). [`PdfRenderer::Child`] draws each in a child
     /// process bounded by the two limits below; the ready servers are their own renderer.
+    #[cfg(feature = "previews")]
     pub pdf_renderer: PdfRenderer,
     /// Longest time one PDF page may take to draw in a child (default 5 s); past it the child
     /// is killed, and the PDF gets no thumbnail (or its variant is refused).
+    #[cfg(feature = "previews")]
     pub pdf_render_timeout: std::time::Duration,
     /// Most address space a render child may take besides the file's own size (default
     /// 192 MiB, `RLIMIT_AS`): a page of text at 2048 pixels needs a third of it. Past it the
     /// child ends, and the PDF gets no page. With [`crate::Config::preview_workers`] and
     /// [`crate::Config::image_workers`] this bounds what renders take together.
+    #[cfg(feature = "previews")]
     pub max_pdf_render_memory: u64,
 }
 
@@ -219,8 +241,11 @@ impl Default for Limits {
             max_image_pixels: 50_000_000,
             max_image_alloc: 256 * MIB,
             max_video_index: 64 * MIB,
+            #[cfg(feature = "previews")]
             pdf_renderer: PdfRenderer::Off,
+            #[cfg(feature = "previews")]
             pdf_render_timeout: std::time::Duration::from_secs(5),
+            #[cfg(feature = "previews")]
             max_pdf_render_memory: 192 * MIB,
         }
     }
@@ -419,7 +444,7 @@ fn read(
             let size = if format == sniff::Format::Svg {
                 svg::size(bytes)
             } else {
-                raster::dimensions(bytes)
+                size::dimensions(bytes)
             };
             if let Some((w, h)) = size {
                 info.width = Some(w);
@@ -470,6 +495,7 @@ pub fn thumbnail(
 }
 
 /// The thumbnail of content `sniffed` as it is; `pdf` is what reading it as a PDF found.
+#[cfg(feature = "previews")]
 fn picture(
     bytes: &Bytes,
     sniffed: &Sniffed,
@@ -499,6 +525,18 @@ fn picture(
         },
         _ => raster::thumbnail(bytes, max_side, limits),
     }
+}
+
+/// No thumbnail: without the `previews` feature nothing is drawn.
+#[cfg(not(feature = "previews"))]
+fn picture(
+    _: &Bytes,
+    _: &Sniffed,
+    _: Option<pdf::PdfRead>,
+    _: u32,
+    _: &Limits,
+) -> Result<Option<Thumbnail>, ExtractError> {
+    Ok(None)
 }
 
 /// Counts found in a paged document.

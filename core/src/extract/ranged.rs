@@ -171,7 +171,7 @@ pub fn preview_ranged(
         }
         (Some(AssetType::Image), _) => {
             if let Some((w, h)) =
-                guarded(|| raster::dimensions_ranged(head, &mut Ranged::new(file)))
+                guarded(|| super::size::dimensions_ranged(head, &mut Ranged::new(file)))
             {
                 (info.width, info.height) = (Some(w), Some(h));
             }
@@ -288,7 +288,11 @@ fn zipped_document(
         } else {
             document::docx_archive(&mut archive, limits)?
         };
+        // The picture is read only to draw a thumbnail of.
+        #[cfg(feature = "previews")]
         let picture = document::embedded_thumbnail_archive(&mut archive, limits);
+        #[cfg(not(feature = "previews"))]
+        let picture = Ok(None);
         Ok((counts, picture))
     }));
     read.unwrap_or(Ok((Counts::default(), Ok(None))))

@@ -1,4 +1,4 @@
-//! Images: size as displayed, and thumbnails.
+//! Images' thumbnails (their size as displayed is `size`'s).
 
 use std::io::{BufRead, Cursor, Seek};
 
@@ -7,52 +7,7 @@ use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
 
 use super::{ExtractError, Limits, Thumbnail};
 
-/// Width and height as displayed: from the header (no pixels are decoded), swapped when an
-/// EXIF orientation turns the image by a quarter (5-8).
-pub(super) fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
-    displayed(imagesize::blob_size(bytes).ok()?, bytes)
-}
-
-/// Width and height as displayed of an image read by ranges: its size from the header
-/// (`imagesize` seeks to where it is), its orientation from `head`, the file's first bytes.
-pub(super) fn dimensions_ranged<R: BufRead + Seek>(head: &[u8], reader: R) -> Option<(u32, u32)> {
-    displayed(imagesize::reader_size(reader).ok()?, head)
-}
-
-/// `size` as displayed: swapped when the EXIF orientation in `head` (the file's first bytes)
-/// turns the image by a quarter; `None` when a side is zero or past `u32`.
-fn displayed(size: imagesize::ImageSize, head: &[u8]) -> Option<(u32, u32)> {
-    let (w, h) = (
-        u32::try_from(size.width).ok()?,
-        u32::try_from(size.height).ok()?,
-    );
-    if w == 0 || h == 0 {
-        return None;
-    }
-    Some(if turns_quarter(orientation(head)) {
-        (h, w)
-    } else {
-        (w, h)
-    })
-}
-
-/// The EXIF orientation of a JPEG, PNG or WebP image, read from its header.
-fn orientation(bytes: &[u8]) -> Orientation {
-    let Ok(format) = image::guess_format(bytes) else {
-        return Orientation::NoTransforms;
-    };
-    if !matches!(
-        format,
-        ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::WebP
-    ) {
-        return Orientation::NoTransforms;
-    }
-    ImageReader::with_format(Cursor::new(bytes), format)
-        .into_decoder()
-        .and_then(|mut decoder| decoder.orientation())
-        .unwrap_or(Orientation::NoTransforms)
-}
-
+#[cfg(feature = "variants")]
 /// Whether an EXIF orientation turns the image by a quarter (its sides swap).
 pub(crate) fn turns_quarter(orientation: Orientation) -> bool {
     matches!(
@@ -66,6 +21,7 @@ pub(crate) fn turns_quarter(orientation: Orientation) -> bool {
 
 /// Why an image file could not be opened for decoding.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "variants"), allow(dead_code))]
 pub(crate) enum Opening {
     /// Its header cannot be read, or reading it needs more than the memory limit.
     Failed(image::ImageError),

@@ -17,7 +17,7 @@
 use std::io::Cursor;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::Limits;
+use super::{Limits, ReadAt};
 use crate::model::Media;
 
 /// Most top-level boxes or elements stepped over while looking for the index: each step is a
@@ -26,31 +26,6 @@ pub(super) const TOP_LEVEL_STEPS: usize = 1024;
 
 /// Most bytes of `ftyp`, or of a Matroska EBML header, read.
 const SMALL_HEADER: u64 = 64 * 1024;
-
-/// Random access to a file's bytes: a slice in memory, or ranged reads of a stored file.
-pub trait ReadAt {
-    /// The file's size in bytes.
-    fn size(&self) -> u64;
-    /// The bytes from `offset` on, at most `len` of them (fewer only at the end of the file).
-    ///
-    /// # Errors
-    /// Whatever the underlying read fails with.
-    fn read_at(&mut self, offset: u64, len: usize) -> std::io::Result<Vec<u8>>;
-}
-
-impl ReadAt for &[u8] {
-    fn size(&self) -> u64 {
-        self.len() as u64
-    }
-
-    fn read_at(&mut self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(self.len());
-        let end = start.saturating_add(len).min(self.len());
-        Ok(self[start..end].to_vec())
-    }
-}
 
 /// Whether [`video_info`] reads containers of this media type (MP4, QuickTime, WebM,
 /// Matroska): for these, no facts means a damaged or hostile file.

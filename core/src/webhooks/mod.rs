@@ -36,9 +36,12 @@
 //!
 //! [Standard Webhooks]: https://www.standardwebhooks.com/
 
+#[cfg(feature = "webhooks")]
 pub(crate) mod client;
 pub mod sign;
 pub mod target;
+#[cfg(any(feature = "webhooks", feature = "openapi"))]
+#[cfg_attr(not(feature = "webhooks"), allow(dead_code))]
 pub(crate) mod wire;
 
 use std::time::Duration;
