@@ -21,14 +21,16 @@ use crate::change::{
 use crate::error::StoreError;
 use crate::events::{Event, EventCursor};
 use crate::model::{
-    ApiKey, Asset, EntryAsset, EntryRow, Library, LibraryEntry, LibraryPass, LibraryRows,
+    ApiKey, Asset, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass, LibraryRows,
     LibrarySummary, LibraryWrite, Page, PutOutcome, Section, TagCount, ViewCount,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::rules::{
     first_free_slug, fold_case, matches_search, matches_tags, tag_keys, top_tags,
 };
-use crate::store::{AssetStore, KeyStore, LibraryStore, MetaStore};
+use crate::store::{
+    AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, UploadStore, WebhookStore,
+};
 
 /// A [`Store`](crate::Store) in memory.
 ///
@@ -509,6 +511,10 @@ impl LibraryStore for MemoryStore {
                 }
             }))
     }
+
+    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
+        self.holders_of(asset_ids).await
+    }
 }
 
 #[async_trait]
@@ -563,5 +569,21 @@ impl MetaStore for MemoryStore {
     async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
         self.write().signing_secret = Some(secret);
         Ok(())
+    }
+
+    fn pass_store(&self) -> Option<&dyn PassStore> {
+        Some(self)
+    }
+
+    fn event_store(&self) -> Option<&dyn EventStore> {
+        Some(self)
+    }
+
+    fn webhook_store(&self) -> Option<&dyn WebhookStore> {
+        Some(self)
+    }
+
+    fn upload_store(&self) -> Option<&dyn UploadStore> {
+        Some(self)
     }
 }

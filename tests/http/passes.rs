@@ -154,6 +154,8 @@ impl Shop {
         let made = generate_pass().expect("random");
         let past = Utc::now() - Duration::seconds(1);
         ctx.store()
+            .pass_store()
+            .expect("the store keeps passes")
             .insert_pass(LibraryPass {
                 id: Uuid::new_v4(),
                 library_id: sold.parse().expect("id"),
@@ -468,6 +470,8 @@ pub(crate) async fn passes_are_made_listed_read_and_revoked<H: Harness>() {
     // Only the hash is stored.
     let stored = ctx
         .store()
+        .pass_store()
+        .expect("the store keeps passes")
         .get_pass(id.parse().expect("id"))
         .await
         .expect("get")

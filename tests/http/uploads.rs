@@ -173,6 +173,8 @@ async fn upload_in_pieces<H: Harness>(ctx: &Ctx) {
     let upload_id = uuid::Uuid::parse_str(path.rsplit('/').next().expect("id")).expect("uuid");
     let record = ctx
         .store()
+        .upload_store()
+        .expect("the store keeps uploads")
         .get_upload(upload_id)
         .await
         .expect("get_upload")

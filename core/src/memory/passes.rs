@@ -87,8 +87,11 @@ impl PassStore for MemoryStore {
             _ => PassSpend::Dead,
         })
     }
+}
 
-    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
+impl MemoryStore {
+    /// What [`crate::LibraryStore::published_holders`] answers.
+    pub(crate) async fn holders_of(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
         let state = self.read();
         let mut found: HashMap<Uuid, Holders> = HashMap::new();
         for library in state.libraries.values() {

@@ -78,7 +78,7 @@ impl Deliveries {
     /// when the leases run out. Streams sending a page finish it first, for at most `wait`.
     /// Retries claimed and being sent keep their claim, and are claimed again when it ends.
     pub(super) async fn stop(&self, store: &dyn crate::Store, wait: Duration) {
-        let Some(shared) = self.shared.get() else {
+        let (Some(shared), Some(store)) = (self.shared.get(), store.webhook_store()) else {
             return;
         };
         shared.stopped.store(true, Ordering::Release);
@@ -112,6 +112,11 @@ impl Deliveries {
     /// Starts the workers of `inner` on the current Tokio runtime, when there is one and the
     /// configuration asks for senders.
     pub(super) fn start(inner: &Arc<Inner>) {
+        // Over a store that keeps no webhooks (or no event log to send) there is nothing to
+        // deliver.
+        if inner.store.webhook_store().is_none() || inner.store.event_store().is_none() {
+            return;
+        }
         let workers = inner.config.webhook_workers;
         let Ok(sender) = inner.deliveries.sender.clone() else {
             return;
@@ -256,7 +261,10 @@ async fn streams(inner: Weak<Inner>, written: Arc<Notify>, shared: Arc<Shared>) 
             return;
         }
         let poll = strong.config.webhook_poll_interval;
-        match strong.store.list_webhooks(0, u32::MAX).await {
+        let Some(webhooks) = strong.store.webhook_store() else {
+            return;
+        };
+        match webhooks.list_webhooks(0, u32::MAX).await {
             Ok(page) => {
                 for hook in page.items.into_iter().filter(|w| w.enabled) {
                     let fresh = lock(&shared.streaming).insert(hook.id);
@@ -312,7 +320,9 @@ async fn stream(inner: Weak<Inner>, hook: Webhook, shared: Arc<Shared>) {
 
 /// One page of a stream; whether there may be more.
 async fn stream_page(inner: &Inner, hook: &Webhook, shared: &Shared) -> Result<bool, StoreError> {
-    let store = &inner.store;
+    let (Some(store), Some(log)) = (inner.store.webhook_store(), inner.store.event_store()) else {
+        return Ok(false);
+    };
     let lease = lease_of(&inner.config);
     let at = now();
     if shared.stopped.load(Ordering::Acquire) {
@@ -325,7 +335,7 @@ async fn stream_page(inner: &Inner, hook: &Webhook, shared: &Shared) -> Result<b
     else {
         return Ok(false);
     };
-    let page = store
+    let page = log
         .list_events(&EventQuery {
             after: from,
             kind: None,
@@ -438,7 +448,9 @@ impl SendWorker {
         inner: &Inner,
         unrecorded: &mut Vec<Attempt>,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let store = &inner.store;
+        let Some(store) = inner.store.webhook_store() else {
+            return Ok(Vec::new());
+        };
         if !unrecorded.is_empty() {
             let disable_before = before(now(), inner.config.webhook_disable_after);
             store.record_attempts(unrecorded, disable_before).await?;

@@ -82,7 +82,9 @@ impl Service {
             metadata_header: None,
         };
         let holder = Uuid::new_v4();
-        self.inner.store.insert_upload(&upload, holder, at).await?;
+        self.upload_store()?
+            .insert_upload(&upload, holder, at)
+            .await?;
         let wire = DirectWire {
             upload_id: id,
             upload_url: &url,

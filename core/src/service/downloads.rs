@@ -190,7 +190,7 @@ impl Service {
     /// Spends one download of `pass` in the store: 403 when it has none left, 401 when it
     /// stopped working (revoked or expired) since it was read.
     async fn spend(&self, pass: &LibraryPass) -> Result<(), ApiError> {
-        match self.inner.store.spend_pass(pass.id, now()).await? {
+        match self.pass_store()?.spend_pass(pass.id, now()).await? {
             PassSpend::Spent(_) => Ok(()),
             PassSpend::Exhausted => Err(ApiError::PassLimitReached),
             PassSpend::Dead => Err(PASS_INVALID),

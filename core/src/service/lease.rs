@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::records::now;
-use crate::store::Store;
+use crate::store::{Store, UploadStore};
 use crate::tus::Upload;
 use crate::tus::storage::Progress;
 
@@ -32,6 +32,13 @@ impl Lease {
         }
     }
 
+    /// The store's uploads: a lease is only ever taken on a store that keeps them.
+    fn uploads(&self) -> Result<&dyn UploadStore, ApiError> {
+        self.store
+            .upload_store()
+            .ok_or(ApiError::NotFound("No such route"))
+    }
+
     /// When a lease taken now ends.
     pub(super) fn until(term: Duration) -> chrono::DateTime<chrono::Utc> {
         now() + chrono::Duration::from_std(term).unwrap_or(chrono::Duration::MAX)
@@ -42,7 +49,7 @@ impl Lease {
     async fn renew(&mut self, upload: &Upload) -> Result<(), ApiError> {
         let until = Self::until(self.term);
         if !self
-            .store
+            .uploads()?
             .save_upload(upload, self.holder, Some(until))
             .await?
         {
@@ -54,7 +61,10 @@ impl Lease {
 
     /// Saves `upload` and ends the lease; `false` when it was lost already.
     pub(super) async fn release(&self, upload: &Upload) -> Result<bool, ApiError> {
-        Ok(self.store.save_upload(upload, self.holder, None).await?)
+        Ok(self
+            .uploads()?
+            .save_upload(upload, self.holder, None)
+            .await?)
     }
 }
 

@@ -70,9 +70,9 @@ use crate::page_cache::{AssetPages, Rendered, RenderedAsset};
 use crate::records::now;
 use crate::reply::Reply;
 use crate::request::RawRequest;
-use crate::routes::{Operation, Route};
+use crate::routes::{Capability, Operation, Route};
 use crate::signed;
-use crate::store::Store;
+use crate::store::{EventStore, PassStore, Store, UploadStore, WebhookStore};
 use crate::variant;
 use crate::web;
 
@@ -81,6 +81,10 @@ use crate::web;
 use crate::openapi::reply as openapi_document;
 #[cfg(not(feature = "openapi"))]
 use crate::routes::route_not_found as openapi_document;
+
+/// What a capability's operation answers over a store that keeps none of its records: the
+/// unknown route's 404 (its route answers so before any of them runs).
+const NO_RECORDS: ApiError = ApiError::NotFound("No such route");
 
 /// The Digital Assets and Libraries API over a [`Store`] and a file store ([`Files`]).
 /// Cheap to clone (an `Arc`).
@@ -213,7 +217,7 @@ impl Service {
     pub async fn handle(&self, op: Operation, ids: &[&str], req: RawRequest<'_>) -> Reply {
         let (origin, if_none_match) = (req.origin, req.if_none_match);
         let keyed = req.authorization.is_some();
-        if !op.is_built() {
+        if !op.is_built() || !self.keeps_records_of(op) {
             return crate::routes::route_not_found();
         }
         let mut reply = self.run(op, ids, req).await;
@@ -257,6 +261,43 @@ impl Service {
         web::cache_control(&mut reply, keyed);
         self.cors().apply(&mut reply, origin);
         reply
+    }
+
+    /// Whether the store keeps the records `op`'s capability needs: an operation of passes,
+    /// events, webhooks or uploads over a store that does not hand out that trait
+    /// ([`crate::MetaStore::pass_store`], ...) has no route.
+    fn keeps_records_of(&self, op: Operation) -> bool {
+        let store = &self.inner.store;
+        match op.capability() {
+            Some(Capability::Passes) => store.pass_store().is_some(),
+            Some(Capability::Events) => store.event_store().is_some(),
+            Some(Capability::Webhooks) => {
+                store.webhook_store().is_some() && store.event_store().is_some()
+            }
+            Some(Capability::Uploads) => store.upload_store().is_some(),
+            _ => true,
+        }
+    }
+
+    /// The store's library passes; the unknown route's 404 when it keeps none.
+    fn pass_store(&self) -> Result<&dyn PassStore, ApiError> {
+        self.inner.store.pass_store().ok_or(NO_RECORDS)
+    }
+
+    /// The store's event log; the unknown route's 404 when it keeps none.
+    fn event_store(&self) -> Result<&dyn EventStore, ApiError> {
+        self.inner.store.event_store().ok_or(NO_RECORDS)
+    }
+
+    /// The store's webhooks; the unknown route's 404 when it keeps none.
+    #[cfg_attr(not(feature = "webhooks"), allow(dead_code))]
+    fn webhook_store(&self) -> Result<&dyn WebhookStore, ApiError> {
+        self.inner.store.webhook_store().ok_or(NO_RECORDS)
+    }
+
+    /// The store's resumable and direct uploads; the unknown route's 404 when it keeps none.
+    fn upload_store(&self) -> Result<&dyn UploadStore, ApiError> {
+        self.inner.store.upload_store().ok_or(NO_RECORDS)
     }
 
     /// The rendered asset `id` (`None` if there is none), from the page cache when it holds
@@ -520,7 +561,9 @@ impl Service {
             signed::Grant::Free => Ok(Access::Signed { paid: false }),
             signed::Grant::Paid => Ok(Access::Signed { paid: true }),
             signed::Grant::Pass(pass) => {
-                let pass = self.inner.store.get_pass(pass).await?;
+                // A store that keeps no passes knows none: the link's 401.
+                let passes = self.inner.store.pass_store().ok_or(signed::INVALID)?;
+                let pass = passes.get_pass(pass).await?;
                 match pass.filter(|p| p.is_live(Utc::now())) {
                     Some(pass) => Ok(Access::Pass(pass)),
                     None => Err(signed::INVALID),
@@ -533,9 +576,9 @@ impl Service {
     /// expired (one 401 for all three, read from the store every time, so a revocation
     /// anywhere counts at once), and `op` one a pass opens (else 403).
     async fn admit_pass(&self, op: Operation, secret: &str) -> Result<Access, ApiError> {
-        let pass = self
-            .inner
-            .store
+        // A store that keeps no passes knows none: the pass's 401.
+        let passes = self.inner.store.pass_store().ok_or(auth::PASS_INVALID)?;
+        let pass = passes
             .find_pass(&auth::hash_key(secret))
             .await?
             .filter(|p| p.is_live(Utc::now()))

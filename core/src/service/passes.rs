@@ -142,7 +142,7 @@ impl Service {
             created_at: now(),
             revoked_at: None,
         };
-        self.inner.store.insert_pass(pass.clone()).await?;
+        self.pass_store()?.insert_pass(pass.clone()).await?;
         Ok((pass, new.secret))
     }
 
@@ -153,8 +153,7 @@ impl Service {
         let q = query::page_query(req.query, self.inner.config.max_page_size)?;
         let offset = crate::page::offset(q.page, q.per_page);
         let page = self
-            .inner
-            .store
+            .pass_store()?
             .list_passes(library_id, offset, q.per_page)
             .await?;
         // A library with passes exists; one without may not.
@@ -195,7 +194,7 @@ impl Service {
     /// every replica: a pass is read from the store on every use.
     pub(super) async fn delete_pass(&self, id: &str, pass_id: &str) -> Result<Reply, ApiError> {
         let pass = self.library_pass(id, pass_id).await?;
-        if !self.inner.store.revoke_pass(pass.id, now()).await? {
+        if !self.pass_store()?.revoke_pass(pass.id, now()).await? {
             return Err(ApiError::PassNotFound);
         }
         Ok(Reply::empty(204))
@@ -206,8 +205,7 @@ impl Service {
     async fn library_pass(&self, id: &str, pass_id: &str) -> Result<LibraryPass, ApiError> {
         let library_id = validate::parse_id("library_id", id)?;
         let pass_id = validate::parse_id("pass_id", pass_id)?;
-        self.inner
-            .store
+        self.pass_store()?
             .get_pass(pass_id)
             .await?
             .filter(|p| p.library_id == library_id)

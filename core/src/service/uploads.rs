@@ -187,8 +187,7 @@ impl Service {
         let holder = Uuid::new_v4();
         let term = self.lease_term();
         if let Err(e) = self
-            .inner
-            .store
+            .upload_store()?
             .insert_upload(&upload, holder, Lease::until(term))
             .await
         {
@@ -237,7 +236,11 @@ impl Service {
             tus::check_version(req.tus.resumable)?;
         }
         let id = validate::parse_id("upload_id", id)?;
-        let mut upload = self.inner.store.get_upload(id).await?.ok_or(NO_UPLOAD)?;
+        let mut upload = self
+            .upload_store()?
+            .get_upload(id)
+            .await?
+            .ok_or(NO_UPLOAD)?;
         if upload.is_complete() && !upload.finished && !upload.is_direct() {
             upload = self.finish_left(upload).await?;
         }
@@ -258,8 +261,7 @@ impl Service {
         let holder = Uuid::new_v4();
         let term = self.lease_term();
         let taken = self
-            .inner
-            .store
+            .upload_store()?
             .lease_upload(upload.id, holder, now(), Lease::until(term))
             .await?;
         let UploadLease::Taken(upload) = taken else {
@@ -333,8 +335,7 @@ impl Service {
         let holder = Uuid::new_v4();
         let term = self.lease_term();
         match self
-            .inner
-            .store
+            .upload_store()?
             .lease_upload(id, holder, now(), Lease::until(term))
             .await?
         {
@@ -349,7 +350,10 @@ impl Service {
     /// What a request for an upload someone else holds until `until` is told: 410 when it
     /// expired unfinished (the reaper holds it), else 423.
     async fn busy(&self, id: Uuid, until: DateTime<Utc>) -> ApiError {
-        match self.inner.store.get_upload(id).await {
+        let Ok(uploads) = self.upload_store() else {
+            return NO_UPLOAD;
+        };
+        match uploads.get_upload(id).await {
             Ok(Some(upload)) if !upload.finished && upload.expires_at <= now() => {
                 ApiError::UploadGone
             }
@@ -377,7 +381,7 @@ impl Service {
     async fn remove_upload(&self, upload: &Upload) -> Result<(), ApiError> {
         let made = upload.finished || self.inner.store.get_asset(upload.asset_id).await?.is_some();
         storage::discard(&self.inner.files, upload, !made).await;
-        self.inner.store.delete_upload(upload.id).await?;
+        self.upload_store()?.delete_upload(upload.id).await?;
         Ok(())
     }
 
@@ -512,7 +516,9 @@ impl Service {
     /// unless an asset was made of it, its multipart upload aborted. Uploads a request holds
     /// are left to a later round. Answers how many were removed.
     pub(super) async fn reap_uploads(&self) -> Result<u64, ApiError> {
-        let store = &self.inner.store;
+        let Some(store) = self.inner.store.upload_store() else {
+            return Ok(0);
+        };
         let holder = Uuid::new_v4();
         let until = Lease::until(self.lease_term());
         let mut removed = 0;

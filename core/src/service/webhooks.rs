@@ -71,7 +71,9 @@ impl Service {
             updated_at: at,
             failing_since: None,
         };
-        self.inner.store.insert_webhook(webhook.clone()).await?;
+        self.webhook_store()?
+            .insert_webhook(webhook.clone())
+            .await?;
         Ok(webhook)
     }
 
@@ -87,7 +89,10 @@ impl Service {
     pub(super) async fn webhook_list(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
         let q = query::page_query(req.query, self.inner.config.max_page_size)?;
         let offset = crate::page::offset(q.page, q.per_page);
-        let page = self.inner.store.list_webhooks(offset, q.per_page).await?;
+        let page = self
+            .webhook_store()?
+            .list_webhooks(offset, q.per_page)
+            .await?;
         let items: Vec<WebhookWire<'_>> = page.items.iter().map(WebhookWire::of).collect();
         Ok(Reply::json_value(
             200,
@@ -117,8 +122,7 @@ impl Service {
             self.check_target(url).await?;
         }
         let webhook = self
-            .inner
-            .store
+            .webhook_store()?
             .update_webhook(id, &change, now())
             .await?
             .ok_or(NO_WEBHOOK)?;
@@ -128,7 +132,7 @@ impl Service {
     /// `DELETE /api/v1/webhooks/{id}`: 204; its deliveries go with it.
     pub(super) async fn delete_webhook(&self, id: &str) -> Result<Reply, ApiError> {
         let id = validate::parse_id("webhook_id", id)?;
-        match self.inner.store.delete_webhook(id).await? {
+        match self.webhook_store()?.delete_webhook(id).await? {
             true => Ok(Reply::empty(204)),
             false => Err(NO_WEBHOOK),
         }
@@ -144,8 +148,7 @@ impl Service {
         let q = query::page_query(req.query, self.inner.config.max_page_size)?;
         let offset = crate::page::offset(q.page, q.per_page);
         let page = self
-            .inner
-            .store
+            .webhook_store()?
             .list_deliveries(webhook.id, offset, q.per_page)
             .await?;
         let items: Vec<DeliveryWire<'_>> = page.items.iter().map(DeliveryWire::of).collect();
@@ -168,8 +171,7 @@ impl Service {
         let webhook_id = validate::parse_id("webhook_id", id)?;
         let delivery_id = validate::parse_id("delivery_id", delivery_id)?;
         let delivery = self
-            .inner
-            .store
+            .webhook_store()?
             .retry_delivery(webhook_id, delivery_id, now())
             .await?
             .ok_or(ApiError::NotFound("Delivery not found"))?;
@@ -188,7 +190,11 @@ impl Service {
         delivery.attempts = 1;
         let attempt = self.inner.deliveries.attempt(&webhook, &delivery).await?;
         let delivery = delivery.after(&attempt);
-        if !self.inner.store.insert_delivery(delivery.clone()).await? {
+        if !self
+            .webhook_store()?
+            .insert_delivery(delivery.clone())
+            .await?
+        {
             return Err(NO_WEBHOOK);
         }
         Ok(data(200, DeliveryWire::of(&delivery)))
@@ -197,6 +203,9 @@ impl Service {
     /// The webhook of a path id: 400 when it is not an id, 404 when there is none.
     async fn webhook(&self, id: &str) -> Result<Webhook, ApiError> {
         let id = validate::parse_id("webhook_id", id)?;
-        self.inner.store.get_webhook(id).await?.ok_or(NO_WEBHOOK)
+        self.webhook_store()?
+            .get_webhook(id)
+            .await?
+            .ok_or(NO_WEBHOOK)
     }
 }

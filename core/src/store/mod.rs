@@ -1,14 +1,22 @@
-//! The [`Store`] traits: what a storage backend must do, split by concern ([`AssetStore`],
-//! [`LibraryStore`], [`KeyStore`], [`MetaStore`], [`PassStore`], [`EventStore`],
-//! [`WebhookStore`], [`UploadStore`]; [`Store`] is all of them), and the
-//! guarantees each method gives. A new capability adds a trait of its own.
+//! The [`Store`] traits: what a storage backend must do, split by concern, and the
+//! guarantees each method gives.
+//!
+//! [`Store`] is what the contract needs: [`AssetStore`], [`LibraryStore`], [`KeyStore`] and
+//! [`MetaStore`]. Each capability that keeps records of its own has a trait of its own,
+//! which a store implements when it keeps them and hands out through [`MetaStore`]'s
+//! accessors ([`MetaStore::pass_store`], [`MetaStore::event_store`],
+//! [`MetaStore::webhook_store`], [`MetaStore::upload_store`]), as object_store keeps
+//! `MultipartStore` apart from `ObjectStore`: [`PassStore`], [`EventStore`],
+//! [`WebhookStore`], [`UploadStore`]. A store without one serves everything else; the
+//! capability's routes then answer 404, as unknown routes do.
 //!
 //! Code that calls a store's methods on a concrete type (a test on a `SledStore`, say) brings
 //! the traits into scope with `use assetlib_core::store::prelude::*;`; through
-//! `Arc<dyn Store>` they are in scope already.
+//! `Arc<dyn Store>` the four of [`Store`] are in scope already.
 //!
 //! Every sentence of a method's documentation is checked by the conformance suite in
-//! [`crate::testing`] (feature `testing`), which every backend runs.
+//! [`crate::testing`] (feature `testing`), one group per trait, which every backend runs for
+//! the traits it implements.
 
 mod events;
 mod keys;
@@ -29,7 +37,8 @@ use uuid::Uuid;
 use crate::change::{AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, LibraryUse};
 use crate::error::StoreError;
 use crate::model::{
-    Asset, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, TagCount, ViewCount,
+    Asset, Holders, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, TagCount,
+    ViewCount,
 };
 use crate::query::{AssetQuery, LibraryQuery};
 
@@ -41,7 +50,8 @@ pub mod prelude {
     };
 }
 
-/// A storage backend for assets, libraries and API keys: every concern's trait at once.
+/// A storage backend for the contract: assets, libraries, API keys and the store's own
+/// settings (the four traits at once, by a blanket impl).
 ///
 /// Filtering, sorting, paging and counting happen inside the store, using its indexes; core
 /// never loads everything to do them itself. A missing record is `Ok(None)` (or `false`), not
@@ -49,34 +59,33 @@ pub mod prelude {
 /// returns success only once the change is durable.
 ///
 /// # Implementing a Store
-/// Implement each trait as its methods' docs say, then run the conformance suite (feature
-/// `testing`) from a test, with a fresh store per case. Each concern is a trait of its own,
-/// so a store may keep one concern elsewhere: here API keys live in a map of their own while
-/// assets, libraries and the secret stay in a [`crate::MemoryStore`].
+/// Implement the four traits as their methods' docs say, then run the conformance suite
+/// (feature `testing`) from a test, with a fresh store per case: [`crate::testing::run_all`]
+/// runs the groups of [`Store`] and of each capability's trait the store hands out. A store
+/// that implements only [`Store`] serves the spec's endpoints, the asset lifecycle,
+/// downloads and the website features. This one keeps API keys and the signing secret in
+/// places of its own and the rest in a [`crate::MemoryStore`]; it keeps nothing for passes,
+/// events, webhooks or resumable uploads, so their routes answer 404.
 ///
 /// ```
+/// use std::collections::HashMap;
 /// use std::sync::Mutex;
 ///
-/// use assetlib_core::events::{EventPage, EventQuery};
-/// use assetlib_core::events::EventCursor;
-/// use assetlib_core::store::{
-///     AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, UploadLease,
-///     UploadStore, WebhookStore,
-/// };
-/// use assetlib_core::tus::Upload;
-/// use assetlib_core::webhooks::{Attempt, Claimed, Delivery, Webhook, WebhookChange};
+/// use assetlib_core::store::{AssetStore, KeyStore, LibraryStore, MetaStore};
 /// use assetlib_core::{
-///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, BulkOutcome, Holders,
-///     LibraryPass, LibraryQuery, LibraryRows, LibrarySummary, LibraryUse, LibraryWrite,
-///     MemoryStore, Page, PassSpend, PutOutcome, StoreError, TagCount, ViewCount, async_trait,
+///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, BulkOutcome, Config,
+///     Files, Holders, LibraryQuery, LibraryRows, LibrarySummary, LibraryUse, LibraryWrite,
+///     MemoryStore, Operation, Page, PutOutcome, RawRequest, Scope, Service, StoreError,
+///     TagCount, ViewCount, async_trait,
 /// };
 /// use chrono::{DateTime, Utc};
 /// use uuid::Uuid;
 ///
-/// /// The signing secret in a place of its own; everything else in memory.
+/// /// Keys and the signing secret in places of their own; assets and libraries in memory.
 /// #[derive(Default)]
 /// struct MyStore {
 ///     rest: MemoryStore,
+///     keys: Mutex<HashMap<Uuid, ApiKey>>,
 ///     secret: Mutex<Option<[u8; 32]>>,
 /// }
 ///
@@ -94,28 +103,30 @@ pub mod prelude {
 /// #[async_trait]
 /// impl KeyStore for MyStore {
 ///     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
-///         self.rest.insert_key(key).await
+///         let mut keys = self.keys.lock().unwrap();
+///         if keys.contains_key(&key.id) {
+///             return Err(StoreError::DuplicateId { id: key.id });
+///         }
+///         if keys.values().any(|k| k.key_hash == key.key_hash) {
+///             return Err(StoreError::DuplicateKeyHash);
+///         }
+///         keys.insert(key.id, key);
+///         Ok(())
 ///     }
 ///     async fn find_key(&self, hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
-///         self.rest.find_key(hash).await
+///         let keys = self.keys.lock().unwrap();
+///         Ok(keys.values().find(|k| &k.key_hash == hash).cloned())
 ///     }
 ///     async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
-///         self.rest.list_keys().await
+///         let mut keys: Vec<ApiKey> = self.keys.lock().unwrap().values().cloned().collect();
+///         keys.sort_by_key(|k| (k.created_at, k.id));
+///         Ok(keys)
 ///     }
 ///     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-///         self.rest.revoke_key(id, at).await
-///     }
-/// }
-///
-/// // Every write of the other traits logs its event in the same change, so the event log
-/// // stays with the records it follows.
-/// #[async_trait]
-/// impl EventStore for MyStore {
-///     async fn list_events(&self, q: &EventQuery) -> Result<EventPage, StoreError> {
-///         self.rest.list_events(q).await
-///     }
-///     async fn purge_events(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-///         self.rest.purge_events(before).await
+///         let mut keys = self.keys.lock().unwrap();
+///         let Some(key) = keys.get_mut(&id) else { return Ok(false) };
+///         key.revoked_at.get_or_insert(at);
+///         Ok(true)
 ///     }
 /// }
 ///
@@ -194,191 +205,35 @@ pub mod prelude {
 ///     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
 ///         self.rest.record_library_view(id).await
 ///     }
-/// }
-///
-/// #[async_trait]
-/// impl PassStore for MyStore {
-///     async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError> {
-///         self.rest.insert_pass(pass).await
-///     }
-///     async fn find_pass(&self, hash: &[u8; 32]) -> Result<Option<LibraryPass>, StoreError> {
-///         self.rest.find_pass(hash).await
-///     }
-///     async fn get_pass(&self, id: Uuid) -> Result<Option<LibraryPass>, StoreError> {
-///         self.rest.get_pass(id).await
-///     }
-///     async fn list_passes(
-///         &self,
-///         library_id: Uuid,
-///         offset: u64,
-///         limit: u32,
-///     ) -> Result<Page<LibraryPass>, StoreError> {
-///         self.rest.list_passes(library_id, offset, limit).await
-///     }
-///     async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-///         self.rest.revoke_pass(id, at).await
-///     }
-///     async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError> {
-///         self.rest.spend_pass(id, now).await
-///     }
 ///     async fn published_holders(&self, ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
 ///         self.rest.published_holders(ids).await
 ///     }
 /// }
 ///
-/// #[async_trait]
-/// impl WebhookStore for MyStore {
-///     async fn insert_webhook(&self, webhook: Webhook) -> Result<(), StoreError> {
-///         self.rest.insert_webhook(webhook).await
-///     }
-///     async fn get_webhook(&self, id: Uuid) -> Result<Option<Webhook>, StoreError> {
-///         self.rest.get_webhook(id).await
-///     }
-///     async fn list_webhooks(&self, offset: u64, limit: u32) -> Result<Page<Webhook>, StoreError> {
-///         self.rest.list_webhooks(offset, limit).await
-///     }
-///     async fn update_webhook(
-///         &self,
-///         id: Uuid,
-///         change: &WebhookChange,
-///         now: DateTime<Utc>,
-///     ) -> Result<Option<Webhook>, StoreError> {
-///         self.rest.update_webhook(id, change, now).await
-///     }
-///     async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError> {
-///         self.rest.delete_webhook(id).await
-///     }
-///     async fn lease_stream(
-///         &self,
-///         id: Uuid,
-///         holder: Uuid,
-///         now: DateTime<Utc>,
-///         until: DateTime<Utc>,
-///     ) -> Result<Option<EventCursor>, StoreError> {
-///         self.rest.lease_stream(id, holder, now, until).await
-///     }
-///     async fn advance_stream(
-///         &self,
-///         id: Uuid,
-///         holder: Uuid,
-///         span: (EventCursor, EventCursor),
-///         deliveries: Vec<Delivery>,
-///         until: DateTime<Utc>,
-///     ) -> Result<bool, StoreError> {
-///         self.rest.advance_stream(id, holder, span, deliveries, until).await
-///     }
-///     async fn insert_delivery(&self, delivery: Delivery) -> Result<bool, StoreError> {
-///         self.rest.insert_delivery(delivery).await
-///     }
-///     async fn claim_deliveries(
-///         &self,
-///         now: DateTime<Utc>,
-///         until: DateTime<Utc>,
-///         limit: u32,
-///     ) -> Result<Vec<Claimed>, StoreError> {
-///         self.rest.claim_deliveries(now, until, limit).await
-///     }
-///     async fn record_attempts(
-///         &self,
-///         attempts: &[Attempt],
-///         disable_before: DateTime<Utc>,
-///     ) -> Result<(), StoreError> {
-///         self.rest.record_attempts(attempts, disable_before).await
-///     }
-///     async fn list_deliveries(
-///         &self,
-///         webhook_id: Uuid,
-///         offset: u64,
-///         limit: u32,
-///     ) -> Result<Page<Delivery>, StoreError> {
-///         self.rest.list_deliveries(webhook_id, offset, limit).await
-///     }
-///     async fn retry_delivery(
-///         &self,
-///         webhook_id: Uuid,
-///         id: Uuid,
-///         now: DateTime<Utc>,
-///     ) -> Result<Option<Delivery>, StoreError> {
-///         self.rest.retry_delivery(webhook_id, id, now).await
-///     }
-///     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-///         self.rest.purge_deliveries(before).await
-///     }
-/// }
-///
-/// #[async_trait]
-/// impl UploadStore for MyStore {
-///     async fn insert_upload(
-///         &self,
-///         upload: &Upload,
-///         holder: Uuid,
-///         until: DateTime<Utc>,
-///     ) -> Result<(), StoreError> {
-///         self.rest.insert_upload(upload, holder, until).await
-///     }
-///     async fn get_upload(&self, id: Uuid) -> Result<Option<Upload>, StoreError> {
-///         self.rest.get_upload(id).await
-///     }
-///     async fn lease_upload(
-///         &self,
-///         id: Uuid,
-///         holder: Uuid,
-///         now: DateTime<Utc>,
-///         until: DateTime<Utc>,
-///     ) -> Result<UploadLease, StoreError> {
-///         self.rest.lease_upload(id, holder, now, until).await
-///     }
-///     async fn save_upload(
-///         &self,
-///         upload: &Upload,
-///         holder: Uuid,
-///         until: Option<DateTime<Utc>>,
-///     ) -> Result<bool, StoreError> {
-///         self.rest.save_upload(upload, holder, until).await
-///     }
-///     async fn delete_upload(&self, id: Uuid) -> Result<bool, StoreError> {
-///         self.rest.delete_upload(id).await
-///     }
-///     async fn expired_uploads(
-///         &self,
-///         now: DateTime<Utc>,
-///         limit: u32,
-///     ) -> Result<Vec<Upload>, StoreError> {
-///         self.rest.expired_uploads(now, limit).await
-///     }
-/// }
-///
-/// // Every rule of every trait, each on a fresh store.
+/// // Every rule of the four traits, each on a fresh store; the groups of the capabilities'
+/// // traits are not run, since this store hands none of them out.
 /// # tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
 /// #     .unwrap().block_on(async {
 /// assetlib_core::testing::run_all(|| async { (MyStore::default(), ()) }).await;
+///
+/// // It serves the spec: a key, an empty asset list; passes, which it does not keep, are no
+/// // route.
+/// let service = Service::new(MyStore::default(), Files::memory(), Config::default());
+/// let (_, key) = service.create_key("docs", Scope::ALL.to_vec(), None).await.unwrap();
+/// let auth = format!("Bearer {key}");
+/// let request = || RawRequest { authorization: Some(auth.as_bytes()), ..RawRequest::default() };
+/// let listed = service.handle(Operation::ListAssets, &[], request()).await;
+/// assert_eq!(listed.status, 200);
+/// let library = Uuid::new_v4().to_string();
+/// let passes = service.handle(Operation::ListPasses, &[&library], request()).await;
+/// assert_eq!(passes.status, 404);
 /// # });
 /// ```
 ///
 /// Keep the methods small and exact; conveniences belong in [`crate::Service`].
-pub trait Store:
-    AssetStore
-    + LibraryStore
-    + KeyStore
-    + MetaStore
-    + PassStore
-    + EventStore
-    + WebhookStore
-    + UploadStore
-{
-}
+pub trait Store: AssetStore + LibraryStore + KeyStore + MetaStore {}
 
-impl<T> Store for T where
-    T: AssetStore
-        + LibraryStore
-        + KeyStore
-        + MetaStore
-        + PassStore
-        + EventStore
-        + WebhookStore
-        + UploadStore
-{
-}
+impl<T> Store for T where T: AssetStore + LibraryStore + KeyStore + MetaStore {}
 
 /// Assets: their records, lists, changes, deletes, the libraries that hold them, and their
 /// download counters.
@@ -560,6 +415,12 @@ pub trait LibraryStore: Send + Sync + 'static {
     /// shared by several processes may keep increments in memory and write them in batches,
     /// so the count includes the other processes' views of more than one second ago.
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError>;
+
+    /// For each of these assets that a published library holds: whether a published paid
+    /// library holds it, and whether a published free one does (each asset once, in any
+    /// order; none for an asset no published library holds). The paid-file rule of downloads
+    /// reads it, with or without library passes.
+    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError>;
 }
 
 /// What the store keeps for the service as a whole: the signing secret, and the flush on
@@ -588,5 +449,31 @@ pub trait MetaStore: Send + Sync + 'static {
     /// process owns sees every write itself and ignores it (the default).
     fn use_replica_sync(&self, mode: crate::ReplicaSync) {
         let _ = mode;
+    }
+
+    /// The store's library passes, when it keeps them (the `passes` capability); `None` (the
+    /// default) otherwise.
+    fn pass_store(&self) -> Option<&dyn PassStore> {
+        None
+    }
+
+    /// The store's event log, when it keeps one (the `events` capability, and `webhooks`,
+    /// which sends its events); `None` (the default) otherwise. A store that keeps one logs
+    /// every write's event in the write's own atomic change.
+    fn event_store(&self) -> Option<&dyn EventStore> {
+        None
+    }
+
+    /// The store's webhooks and their deliveries, when it keeps them (the `webhooks`
+    /// capability, which needs [`MetaStore::event_store`] too); `None` (the default)
+    /// otherwise.
+    fn webhook_store(&self) -> Option<&dyn WebhookStore> {
+        None
+    }
+
+    /// The store's resumable and direct uploads, when it keeps them (the `uploads`
+    /// capability); `None` (the default) otherwise.
+    fn upload_store(&self) -> Option<&dyn UploadStore> {
+        None
     }
 }

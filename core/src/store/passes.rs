@@ -1,14 +1,15 @@
-//! [`PassStore`]: library passes and how published libraries sell an asset.
+//! [`PassStore`]: library passes.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreError;
-use crate::model::{Holders, LibraryPass, Page, PassSpend};
+use crate::model::{LibraryPass, Page, PassSpend};
 
 /// Library passes: what buyers of a paid library get, found by the SHA-256 of the pass, with
-/// their download counters; and how the published libraries holding an asset sell it.
+/// their download counters (the `passes` capability; a store hands it out through
+/// [`crate::MetaStore::pass_store`]).
 #[async_trait]
 pub trait PassStore: Send + Sync + 'static {
     /// Stores a new pass. The library must exist when the change lands (a pass made while its
@@ -44,9 +45,4 @@ pub trait PassStore: Send + Sync + 'static {
     /// for a missing, revoked or expired one. Concurrent calls, from any process sharing the
     /// store, never spend past the limit and never lose a download.
     async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError>;
-
-    /// For each of these assets that a published library holds: whether a published paid
-    /// library holds it, and whether a published free one does (each asset once, in any
-    /// order; none for an asset no published library holds).
-    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError>;
 }

@@ -261,12 +261,17 @@ pub(super) async fn bulk_updates_land_whole_or_not_at_all(store: Arc<dyn Store>)
         resource: None,
         limit: 10_000,
     };
-    let before = store
-        .list_events(&all_events)
-        .await
-        .expect("events")
-        .events
-        .len();
+    // The events are checked on a store that keeps a log.
+    let log = store.event_store();
+    let before = match log {
+        Some(log) => log
+            .list_events(&all_events)
+            .await
+            .expect("events")
+            .events
+            .len(),
+        None => 0,
+    };
 
     let add = tag_change(10, TagChange::Add(vec!["new".into()]));
     let refused = store
@@ -303,21 +308,23 @@ pub(super) async fn bulk_updates_land_whole_or_not_at_all(store: Arc<dyn Store>)
         (vec!["B".into(), "A".into()], 2)
     );
     // A log may show an event only once older writes elsewhere have ended: wait a little.
-    let mut seen = 0;
-    for _ in 0..100 {
-        seen = store
-            .list_events(&all_events)
-            .await
-            .expect("events")
-            .events
-            .len()
-            - before;
-        if seen >= 2 {
-            break;
+    if let Some(log) = log {
+        let mut seen = 0;
+        for _ in 0..100 {
+            seen = log
+                .list_events(&all_events)
+                .await
+                .expect("events")
+                .events
+                .len()
+                - before;
+            if seen >= 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert_eq!(seen, 2, "one event per changed asset");
     }
-    assert_eq!(seen, 2, "one event per changed asset");
 
     // Assets that already have the tags change nothing and log nothing.
     let again = store.update_assets(&[a.id], &add).await.expect("again");

@@ -43,75 +43,115 @@ pub(super) async fn passes_round_trip_and_list_newest_first(store: Arc<dyn Store
     tied.sort_by_key(|p| std::cmp::Reverse(p.id));
     let foreign = sample_pass(other, 5, 30);
     for pass in [&first, &tied[1], &second, &foreign, &tied[0]] {
-        store.insert_pass(pass.clone()).await.expect("insert_pass");
+        pass_store(&store)
+            .insert_pass(pass.clone())
+            .await
+            .expect("insert_pass");
     }
     assert_eq!(
-        store.find_pass(&[1; 32]).await.unwrap(),
+        pass_store(&store).find_pass(&[1; 32]).await.unwrap(),
         Some(first.clone())
     );
-    assert_eq!(store.get_pass(first.id).await.unwrap(), Some(first.clone()));
-    assert_eq!(store.find_pass(&[9; 32]).await.unwrap(), None);
-    assert_eq!(store.get_pass(Uuid::new_v4()).await.unwrap(), None);
+    assert_eq!(
+        pass_store(&store).get_pass(first.id).await.unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(pass_store(&store).find_pass(&[9; 32]).await.unwrap(), None);
+    assert_eq!(
+        pass_store(&store).get_pass(Uuid::new_v4()).await.unwrap(),
+        None
+    );
 
     let mut expected: Vec<LibraryPass> = vec![second.clone(), tied[0].clone(), tied[1].clone()];
     expected.sort_by_key(|p| std::cmp::Reverse((p.created_at, p.id)));
     expected.push(first.clone());
-    let all = store.list_passes(library, 0, 10).await.unwrap();
+    let all = pass_store(&store)
+        .list_passes(library, 0, 10)
+        .await
+        .unwrap();
     assert_eq!((all.items, all.total), (expected.clone(), 4));
-    let page = store.list_passes(library, 1, 2).await.unwrap();
+    let page = pass_store(&store).list_passes(library, 1, 2).await.unwrap();
     assert_eq!((page.items, page.total), (expected[1..3].to_vec(), 4));
-    let past = store.list_passes(library, 4, 2).await.unwrap();
+    let past = pass_store(&store).list_passes(library, 4, 2).await.unwrap();
     assert_eq!((past.items.len(), past.total), (0, 4));
-    let theirs = store.list_passes(other, 0, 10).await.unwrap();
+    let theirs = pass_store(&store).list_passes(other, 0, 10).await.unwrap();
     assert_eq!(theirs.items, vec![foreign]);
-    let none = store.list_passes(Uuid::new_v4(), 0, 10).await.unwrap();
+    let none = pass_store(&store)
+        .list_passes(Uuid::new_v4(), 0, 10)
+        .await
+        .unwrap();
     assert_eq!((none.items.len(), none.total), (0, 0));
 }
 
 pub(super) async fn passes_need_their_library_and_fresh_ids(store: Arc<dyn Store>) {
     let missing = Uuid::new_v4();
-    match store.insert_pass(sample_pass(missing, 1, 0)).await {
+    match pass_store(&store)
+        .insert_pass(sample_pass(missing, 1, 0))
+        .await
+    {
         Err(StoreError::UnknownLibrary { id }) => assert_eq!(id, missing),
         other => panic!("a pass of a missing library: {other:?}"),
     }
-    assert_eq!(store.find_pass(&[1; 32]).await.unwrap(), None);
+    assert_eq!(pass_store(&store).find_pass(&[1; 32]).await.unwrap(), None);
     let library = stored_library(&store, "Sold").await;
     let pass = sample_pass(library, 1, 0);
-    store.insert_pass(pass.clone()).await.unwrap();
+    pass_store(&store).insert_pass(pass.clone()).await.unwrap();
     let same_id = LibraryPass {
         token_hash: [2; 32],
         ..pass.clone()
     };
     assert!(matches!(
-        store.insert_pass(same_id).await,
+        pass_store(&store).insert_pass(same_id).await,
         Err(StoreError::DuplicateId { id }) if id == pass.id
     ));
     let same_hash = sample_pass(library, 1, 5);
     assert!(matches!(
-        store.insert_pass(same_hash).await,
+        pass_store(&store).insert_pass(same_hash).await,
         Err(StoreError::DuplicateKeyHash)
     ));
-    assert_eq!(store.find_pass(&[2; 32]).await.unwrap(), None);
-    assert_eq!(store.list_passes(library, 0, 10).await.unwrap().total, 1);
+    assert_eq!(pass_store(&store).find_pass(&[2; 32]).await.unwrap(), None);
+    assert_eq!(
+        pass_store(&store)
+            .list_passes(library, 0, 10)
+            .await
+            .unwrap()
+            .total,
+        1
+    );
 }
 
 pub(super) async fn revoking_keeps_the_first_time(store: Arc<dyn Store>) {
     let library = stored_library(&store, "Sold").await;
     let pass = sample_pass(library, 1, 0);
-    store.insert_pass(pass.clone()).await.unwrap();
+    pass_store(&store).insert_pass(pass.clone()).await.unwrap();
     let first = t0() + Duration::days(1);
-    assert!(store.revoke_pass(pass.id, first).await.unwrap());
     assert!(
-        store
+        pass_store(&store)
+            .revoke_pass(pass.id, first)
+            .await
+            .unwrap()
+    );
+    assert!(
+        pass_store(&store)
             .revoke_pass(pass.id, first + Duration::days(1))
             .await
             .unwrap()
     );
     assert_eq!(
-        store.get_pass(pass.id).await.unwrap().unwrap().revoked_at,
+        pass_store(&store)
+            .get_pass(pass.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .revoked_at,
         Some(first)
     );
-    assert!(!store.revoke_pass(Uuid::new_v4(), first).await.unwrap());
+    assert!(
+        !pass_store(&store)
+            .revoke_pass(Uuid::new_v4(), first)
+            .await
+            .unwrap()
+    );
 }
 
 pub(super) async fn spending_counts_up_to_the_limit_and_only_live_passes(store: Arc<dyn Store>) {
@@ -124,12 +164,19 @@ pub(super) async fn spending_counts_up_to_the_limit_and_only_live_passes(store: 
     expired.expires_at = now;
     let revoked = sample_pass(library, 4, 0);
     for pass in [&limited, &unlimited, &expired, &revoked] {
-        store.insert_pass(pass.clone()).await.unwrap();
+        pass_store(&store).insert_pass(pass.clone()).await.unwrap();
     }
-    store.revoke_pass(revoked.id, now).await.unwrap();
+    pass_store(&store)
+        .revoke_pass(revoked.id, now)
+        .await
+        .unwrap();
 
     for used in 1..=2 {
-        match store.spend_pass(limited.id, now).await.unwrap() {
+        match pass_store(&store)
+            .spend_pass(limited.id, now)
+            .await
+            .unwrap()
+        {
             PassSpend::Spent(p) => {
                 assert_eq!(p.downloads_used, used);
                 assert_eq!(p.id, limited.id);
@@ -138,22 +185,32 @@ pub(super) async fn spending_counts_up_to_the_limit_and_only_live_passes(store: 
         }
     }
     assert_eq!(
-        store.spend_pass(limited.id, now).await.unwrap(),
+        pass_store(&store)
+            .spend_pass(limited.id, now)
+            .await
+            .unwrap(),
         PassSpend::Exhausted
     );
-    let stored = store.get_pass(limited.id).await.unwrap().unwrap();
+    let stored = pass_store(&store)
+        .get_pass(limited.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         stored.downloads_used, 2,
         "an exhausted spend changes nothing"
     );
     for _ in 0..5 {
         assert!(matches!(
-            store.spend_pass(unlimited.id, now).await.unwrap(),
+            pass_store(&store)
+                .spend_pass(unlimited.id, now)
+                .await
+                .unwrap(),
             PassSpend::Spent(_)
         ));
     }
     assert_eq!(
-        store
+        pass_store(&store)
             .find_pass(&[2; 32])
             .await
             .unwrap()
@@ -163,13 +220,13 @@ pub(super) async fn spending_counts_up_to_the_limit_and_only_live_passes(store: 
     );
     for dead in [expired.id, revoked.id, Uuid::new_v4()] {
         assert_eq!(
-            store.spend_pass(dead, now).await.unwrap(),
+            pass_store(&store).spend_pass(dead, now).await.unwrap(),
             PassSpend::Dead,
             "{dead}"
         );
     }
     assert_eq!(
-        store
+        pass_store(&store)
             .get_pass(expired.id)
             .await
             .unwrap()
@@ -179,7 +236,7 @@ pub(super) async fn spending_counts_up_to_the_limit_and_only_live_passes(store: 
     );
     // Just before its expiry the pass still works.
     assert!(matches!(
-        store
+        pass_store(&store)
             .spend_pass(expired.id, now - Duration::milliseconds(1))
             .await
             .unwrap(),
@@ -193,14 +250,26 @@ pub(super) async fn concurrent_spends_never_pass_the_limit(store: Arc<dyn Store>
     let mut limited = sample_pass(library, 1, 0);
     limited.max_downloads = Some(10);
     let unlimited = sample_pass(library, 2, 0);
-    store.insert_pass(limited.clone()).await.unwrap();
-    store.insert_pass(unlimited.clone()).await.unwrap();
+    pass_store(&store)
+        .insert_pass(limited.clone())
+        .await
+        .unwrap();
+    pass_store(&store)
+        .insert_pass(unlimited.clone())
+        .await
+        .unwrap();
     let mut tasks = Vec::new();
     for n in 0..100 {
         let store = Arc::clone(&store);
         let id = if n % 2 == 0 { limited.id } else { unlimited.id };
         tasks.push(tokio::spawn(async move {
-            (id, store.spend_pass(id, now).await.expect("spend_pass"))
+            (
+                id,
+                pass_store(&store)
+                    .spend_pass(id, now)
+                    .await
+                    .expect("spend_pass"),
+            )
         }));
     }
     let (mut spent, mut exhausted, mut free) = (0, 0, 0);
@@ -218,9 +287,17 @@ pub(super) async fn concurrent_spends_never_pass_the_limit(store: Arc<dyn Store>
     }
     assert_eq!((spent, exhausted, free), (10, 40, 50));
     assert_eq!(counts, (1..=10).collect::<HashSet<u64>>());
-    let stored = store.get_pass(limited.id).await.unwrap().unwrap();
+    let stored = pass_store(&store)
+        .get_pass(limited.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.downloads_used, 10);
-    let stored = store.get_pass(unlimited.id).await.unwrap().unwrap();
+    let stored = pass_store(&store)
+        .get_pass(unlimited.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.downloads_used, 50, "no download is lost");
 }
 
@@ -229,17 +306,27 @@ pub(super) async fn a_deleted_library_takes_its_passes(store: Arc<dyn Store>) {
     let kept = stored_library(&store, "Kept").await;
     let pass = sample_pass(library, 1, 0);
     let other = sample_pass(kept, 2, 0);
-    store.insert_pass(pass.clone()).await.unwrap();
-    store.insert_pass(other.clone()).await.unwrap();
+    pass_store(&store).insert_pass(pass.clone()).await.unwrap();
+    pass_store(&store).insert_pass(other.clone()).await.unwrap();
     assert!(store.delete_library(library).await.unwrap());
-    assert_eq!(store.find_pass(&[1; 32]).await.unwrap(), None);
-    assert_eq!(store.get_pass(pass.id).await.unwrap(), None);
-    assert_eq!(store.list_passes(library, 0, 10).await.unwrap().total, 0);
+    assert_eq!(pass_store(&store).find_pass(&[1; 32]).await.unwrap(), None);
+    assert_eq!(pass_store(&store).get_pass(pass.id).await.unwrap(), None);
     assert_eq!(
-        store.spend_pass(pass.id, t0()).await.unwrap(),
+        pass_store(&store)
+            .list_passes(library, 0, 10)
+            .await
+            .unwrap()
+            .total,
+        0
+    );
+    assert_eq!(
+        pass_store(&store).spend_pass(pass.id, t0()).await.unwrap(),
         PassSpend::Dead
     );
-    assert_eq!(store.get_pass(other.id).await.unwrap(), Some(other));
+    assert_eq!(
+        pass_store(&store).get_pass(other.id).await.unwrap(),
+        Some(other)
+    );
     // A library made again with the same id does not bring them back.
     store
         .put_library(write(
@@ -252,7 +339,7 @@ pub(super) async fn a_deleted_library_takes_its_passes(store: Arc<dyn Store>) {
         ))
         .await
         .unwrap();
-    assert_eq!(store.find_pass(&[1; 32]).await.unwrap(), None);
+    assert_eq!(pass_store(&store).find_pass(&[1; 32]).await.unwrap(), None);
 }
 
 pub(super) async fn published_holders_say_how_an_asset_is_sold(store: Arc<dyn Store>) {

@@ -42,32 +42,45 @@ pub(super) async fn uploads_round_trip_and_only_their_holder_saves(store: Arc<dy
     let now = t0();
     let until = now + Duration::seconds(60);
     let mut upload = sample_upload(1 << 40, 3600);
-    store.insert_upload(&upload, a, until).await.unwrap();
+    upload_store(&store)
+        .insert_upload(&upload, a, until)
+        .await
+        .unwrap();
     assert!(matches!(
-        store.insert_upload(&upload, b, until).await,
+        upload_store(&store).insert_upload(&upload, b, until).await,
         Err(StoreError::DuplicateId { id }) if id == upload.id
     ));
     assert_eq!(
-        store.get_upload(upload.id).await.unwrap(),
+        upload_store(&store).get_upload(upload.id).await.unwrap(),
         Some(upload.clone())
     );
-    assert_eq!(store.get_upload(Uuid::new_v4()).await.unwrap(), None);
+    assert_eq!(
+        upload_store(&store)
+            .get_upload(Uuid::new_v4())
+            .await
+            .unwrap(),
+        None
+    );
 
     // The creator holds it: another is told until when; the holder renews its own.
-    match store.lease_upload(upload.id, b, now, until).await.unwrap() {
+    match upload_store(&store)
+        .lease_upload(upload.id, b, now, until)
+        .await
+        .unwrap()
+    {
         UploadLease::Busy(held) => assert_eq!(held, until),
         other => panic!("a held upload was leased again: {other:?}"),
     }
     let renewed = until + Duration::seconds(30);
     assert_eq!(
-        store
+        upload_store(&store)
             .lease_upload(upload.id, a, now, renewed)
             .await
             .unwrap(),
         UploadLease::Taken(Box::new(upload.clone()))
     );
     assert_eq!(
-        store
+        upload_store(&store)
             .lease_upload(Uuid::new_v4(), a, now, until)
             .await
             .unwrap(),
@@ -77,47 +90,86 @@ pub(super) async fn uploads_round_trip_and_only_their_holder_saves(store: Arc<dy
     // Only the holder saves; a save with no end releases the lease.
     upload.offset = 5 << 20;
     upload.finished = true;
-    assert!(!store.save_upload(&upload, b, Some(until)).await.unwrap());
+    assert!(
+        !upload_store(&store)
+            .save_upload(&upload, b, Some(until))
+            .await
+            .unwrap()
+    );
     assert_eq!(
-        store.get_upload(upload.id).await.unwrap().unwrap().offset,
+        upload_store(&store)
+            .get_upload(upload.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .offset,
         0
     );
-    assert!(store.save_upload(&upload, a, Some(renewed)).await.unwrap());
+    assert!(
+        upload_store(&store)
+            .save_upload(&upload, a, Some(renewed))
+            .await
+            .unwrap()
+    );
     assert_eq!(
-        store.get_upload(upload.id).await.unwrap(),
+        upload_store(&store).get_upload(upload.id).await.unwrap(),
         Some(upload.clone())
     );
-    assert!(store.save_upload(&upload, a, None).await.unwrap());
     assert!(
-        !store.save_upload(&upload, a, None).await.unwrap(),
+        upload_store(&store)
+            .save_upload(&upload, a, None)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !upload_store(&store)
+            .save_upload(&upload, a, None)
+            .await
+            .unwrap(),
         "released"
     );
     assert_eq!(
-        store.lease_upload(upload.id, b, now, until).await.unwrap(),
+        upload_store(&store)
+            .lease_upload(upload.id, b, now, until)
+            .await
+            .unwrap(),
         UploadLease::Taken(Box::new(upload.clone()))
     );
 
     // A lease that ran out is taken over, and its old holder saves no more.
     let later = until + Duration::seconds(1);
     assert_eq!(
-        store
+        upload_store(&store)
             .lease_upload(upload.id, a, later, later + Duration::seconds(60))
             .await
             .unwrap(),
         UploadLease::Taken(Box::new(upload.clone()))
     );
-    assert!(!store.save_upload(&upload, b, None).await.unwrap());
+    assert!(
+        !upload_store(&store)
+            .save_upload(&upload, b, None)
+            .await
+            .unwrap()
+    );
 
-    assert!(store.delete_upload(upload.id).await.unwrap());
-    assert!(!store.delete_upload(upload.id).await.unwrap());
-    assert_eq!(store.get_upload(upload.id).await.unwrap(), None);
-    assert!(!store.save_upload(&upload, a, None).await.unwrap());
+    assert!(upload_store(&store).delete_upload(upload.id).await.unwrap());
+    assert!(!upload_store(&store).delete_upload(upload.id).await.unwrap());
+    assert_eq!(
+        upload_store(&store).get_upload(upload.id).await.unwrap(),
+        None
+    );
+    assert!(
+        !upload_store(&store)
+            .save_upload(&upload, a, None)
+            .await
+            .unwrap()
+    );
 }
 
 pub(super) async fn one_of_many_concurrent_leases_is_taken(store: Arc<dyn Store>) {
     let upload = sample_upload(100, 3600);
     let now = t0();
-    store
+    upload_store(&store)
         .insert_upload(&upload, Uuid::new_v4(), now)
         .await
         .unwrap();
@@ -125,7 +177,7 @@ pub(super) async fn one_of_many_concurrent_leases_is_taken(store: Arc<dyn Store>
         let store = Arc::clone(&store);
         let id = upload.id;
         tokio::spawn(async move {
-            store
+            upload_store(&store)
                 .lease_upload(id, Uuid::new_v4(), now, now + Duration::seconds(60))
                 .await
                 .unwrap()
@@ -153,21 +205,30 @@ pub(super) async fn expired_uploads_are_listed_unless_held(store: Arc<dyn Store>
     let holder = Uuid::new_v4();
     let over = t0();
     for u in [&soon, &late, &free] {
-        store.insert_upload(u, holder, over).await.unwrap();
+        upload_store(&store)
+            .insert_upload(u, holder, over)
+            .await
+            .unwrap();
     }
-    store
+    upload_store(&store)
         .insert_upload(&held, holder, now + Duration::seconds(60))
         .await
         .unwrap();
     let ids = |list: Vec<Upload>| list.into_iter().map(|u| u.id).collect::<Vec<_>>();
     assert_eq!(
-        ids(store.expired_uploads(now, 10).await.unwrap()),
+        ids(upload_store(&store).expired_uploads(now, 10).await.unwrap()),
         vec![soon.id, free.id],
         "expired, not held, earliest first"
     );
     assert_eq!(
-        ids(store.expired_uploads(now, 1).await.unwrap()),
+        ids(upload_store(&store).expired_uploads(now, 1).await.unwrap()),
         vec![soon.id]
     );
-    assert!(store.expired_uploads(t0(), 10).await.unwrap().is_empty());
+    assert!(
+        upload_store(&store)
+            .expired_uploads(t0(), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

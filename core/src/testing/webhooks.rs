@@ -34,7 +34,7 @@ fn sample_delivery(webhook: Uuid, secs: i64) -> Delivery {
 /// Stores `deliveries` as they are.
 async fn insert_all(store: &Arc<dyn Store>, deliveries: &[Delivery]) {
     for d in deliveries {
-        store
+        webhook_store(store)
             .insert_delivery(d.clone())
             .await
             .expect("insert_delivery");
@@ -49,7 +49,7 @@ async fn webhook_events_of(
 ) -> crate::events::Event {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let page = store
+        let page = event_store(store)
             .list_events(&EventQuery {
                 after: EventCursor::START,
                 kind: None,
@@ -75,7 +75,7 @@ async fn webhook_events(
 ) -> Vec<(EventType, Vec<String>)> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let page = store
+        let page = event_store(store)
             .list_events(&EventQuery {
                 after: EventCursor::START,
                 kind: None,
@@ -101,23 +101,32 @@ pub(super) async fn webhooks_round_trip_change_and_delete_with_their_events(stor
     let mut tied = [sample_webhook(3, 20), sample_webhook(4, 20)];
     tied.sort_by_key(|w| std::cmp::Reverse(w.id));
     for hook in [&first, &tied[1], &second, &tied[0]] {
-        store.insert_webhook(hook.clone()).await.expect("insert");
+        webhook_store(&store)
+            .insert_webhook(hook.clone())
+            .await
+            .expect("insert");
     }
     assert!(matches!(
-        store.insert_webhook(first.clone()).await,
+        webhook_store(&store).insert_webhook(first.clone()).await,
         Err(StoreError::DuplicateId { id }) if id == first.id
     ));
     assert_eq!(
-        store.get_webhook(first.id).await.unwrap(),
+        webhook_store(&store).get_webhook(first.id).await.unwrap(),
         Some(first.clone())
     );
-    assert_eq!(store.get_webhook(Uuid::new_v4()).await.unwrap(), None);
+    assert_eq!(
+        webhook_store(&store)
+            .get_webhook(Uuid::new_v4())
+            .await
+            .unwrap(),
+        None
+    );
     let mut newest: Vec<Webhook> = vec![second.clone(), tied[0].clone(), tied[1].clone()];
     newest.sort_by_key(|w| std::cmp::Reverse((w.created_at, w.id)));
     newest.push(first.clone());
-    let all = store.list_webhooks(0, 10).await.unwrap();
+    let all = webhook_store(&store).list_webhooks(0, 10).await.unwrap();
     assert_eq!((all.items, all.total), (newest.clone(), 4));
-    let page = store.list_webhooks(1, 2).await.unwrap();
+    let page = webhook_store(&store).list_webhooks(1, 2).await.unwrap();
     assert_eq!((page.items, page.total), (newest[1..3].to_vec(), 4));
 
     let at = t0() + Duration::seconds(100);
@@ -127,22 +136,50 @@ pub(super) async fn webhooks_round_trip_change_and_delete_with_their_events(stor
         enabled: Some(false),
     };
     let (expected, _) = change.apply(&first, at).expect("a change");
-    let changed = store.update_webhook(first.id, &change, at).await.unwrap();
+    let changed = webhook_store(&store)
+        .update_webhook(first.id, &change, at)
+        .await
+        .unwrap();
     assert_eq!(changed, Some(expected.clone()));
     assert_eq!(
-        store.get_webhook(first.id).await.unwrap(),
+        webhook_store(&store).get_webhook(first.id).await.unwrap(),
         Some(expected.clone())
     );
     // The same change again changes nothing and records nothing.
-    let again = store.update_webhook(first.id, &change, at).await.unwrap();
+    let again = webhook_store(&store)
+        .update_webhook(first.id, &change, at)
+        .await
+        .unwrap();
     assert_eq!(again, Some(expected));
-    let missing = store.update_webhook(Uuid::new_v4(), &change, at).await;
+    let missing = webhook_store(&store)
+        .update_webhook(Uuid::new_v4(), &change, at)
+        .await;
     assert_eq!(missing.unwrap(), None);
 
-    assert!(store.delete_webhook(first.id).await.unwrap());
-    assert!(!store.delete_webhook(first.id).await.unwrap());
-    assert_eq!(store.get_webhook(first.id).await.unwrap(), None);
-    assert_eq!(store.list_webhooks(0, 10).await.unwrap().total, 3);
+    assert!(
+        webhook_store(&store)
+            .delete_webhook(first.id)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !webhook_store(&store)
+            .delete_webhook(first.id)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        webhook_store(&store).get_webhook(first.id).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        webhook_store(&store)
+            .list_webhooks(0, 10)
+            .await
+            .unwrap()
+            .total,
+        3
+    );
 
     let fields = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
     assert_eq!(
@@ -165,16 +202,22 @@ pub(super) async fn streams_are_leased_to_one_holder_and_advance_with_their_deli
     let before = insert(&store, sample_asset("Old", AssetType::Pdf, 0)).await;
     webhook_events_of(&store, ResourceType::Asset, before.id).await;
     let hook = sample_webhook(1, 0);
-    store.insert_webhook(hook.clone()).await.unwrap();
+    webhook_store(&store)
+        .insert_webhook(hook.clone())
+        .await
+        .unwrap();
     let after = insert(&store, sample_asset("New", AssetType::Pdf, 1)).await;
     let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
     let now = t0();
     let until = now + Duration::seconds(60);
-    let start = store.lease_stream(hook.id, a, now, until).await.unwrap();
+    let start = webhook_store(&store)
+        .lease_stream(hook.id, a, now, until)
+        .await
+        .unwrap();
     let start = start.expect("a stream of an enabled webhook");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let seen = loop {
-        let page = store
+        let page = event_store(&store)
             .list_events(&EventQuery {
                 after: start,
                 kind: None,
@@ -197,44 +240,63 @@ pub(super) async fn streams_are_leased_to_one_holder_and_advance_with_their_deli
 
     // One holder at a time; the holder renews its lease.
     assert_eq!(
-        store.lease_stream(hook.id, b, now, until).await.unwrap(),
+        webhook_store(&store)
+            .lease_stream(hook.id, b, now, until)
+            .await
+            .unwrap(),
         None
     );
-    let renewed = store.lease_stream(hook.id, a, now, until).await.unwrap();
+    let renewed = webhook_store(&store)
+        .lease_stream(hook.id, a, now, until)
+        .await
+        .unwrap();
     assert_eq!(renewed, Some(start));
     let (older, newer) = (sample_delivery(hook.id, 1), sample_delivery(hook.id, 2));
     let to = EventCursor(start.0 + 1, 7);
     let batch = vec![older.clone(), newer.clone()];
-    let by_b = store
+    let by_b = webhook_store(&store)
         .advance_stream(hook.id, b, (start, to), batch.clone(), until)
         .await;
     assert!(!by_b.unwrap(), "only the holder advances");
-    let wrong = store
+    let wrong = webhook_store(&store)
         .advance_stream(hook.id, a, (to, to), batch.clone(), until)
         .await;
     assert!(!wrong.unwrap(), "only from where the stream stands");
     assert_eq!(
-        store.list_deliveries(hook.id, 0, 10).await.unwrap().total,
+        webhook_store(&store)
+            .list_deliveries(hook.id, 0, 10)
+            .await
+            .unwrap()
+            .total,
         0
     );
     let later = until + Duration::seconds(60);
-    let moved = store
+    let moved = webhook_store(&store)
         .advance_stream(hook.id, a, (start, to), batch, later)
         .await;
     assert!(moved.unwrap());
-    let page = store.list_deliveries(hook.id, 0, 10).await.unwrap();
+    let page = webhook_store(&store)
+        .list_deliveries(hook.id, 0, 10)
+        .await
+        .unwrap();
     assert_eq!(
         (page.items, page.total),
         (vec![newer.clone(), older.clone()], 2)
     );
-    let second = store.list_deliveries(hook.id, 1, 1).await.unwrap();
+    let second = webhook_store(&store)
+        .list_deliveries(hook.id, 1, 1)
+        .await
+        .unwrap();
     assert_eq!((second.items, second.total), (vec![older], 2));
 
     // The lease runs until the advance said; then another holder takes the stream over, and
     // the first one's advance is refused.
-    let held = store.lease_stream(hook.id, b, until, later).await.unwrap();
+    let held = webhook_store(&store)
+        .lease_stream(hook.id, b, until, later)
+        .await
+        .unwrap();
     assert_eq!(held, None, "the advance moved the lease");
-    let taken = store
+    let taken = webhook_store(&store)
         .lease_stream(
             hook.id,
             b,
@@ -244,56 +306,92 @@ pub(super) async fn streams_are_leased_to_one_holder_and_advance_with_their_deli
         .await
         .unwrap();
     assert_eq!(taken, Some(to));
-    let stale = store
+    let stale = webhook_store(&store)
         .advance_stream(hook.id, a, (to, EventCursor(to.0, to.1 + 1)), vec![], later)
         .await;
     assert!(!stale.unwrap());
 
     // A disabled or deleted webhook has no stream to lease.
     let off = sample_webhook(2, 0);
-    store.insert_webhook(off.clone()).await.unwrap();
-    store
+    webhook_store(&store)
+        .insert_webhook(off.clone())
+        .await
+        .unwrap();
+    webhook_store(&store)
         .update_webhook(off.id, &WebhookChange::disable(), t0())
         .await
         .unwrap();
     assert_eq!(
-        store.lease_stream(off.id, a, now, until).await.unwrap(),
+        webhook_store(&store)
+            .lease_stream(off.id, a, now, until)
+            .await
+            .unwrap(),
         None
     );
     let gone = Uuid::new_v4();
-    assert_eq!(store.lease_stream(gone, a, now, until).await.unwrap(), None);
-    let nowhere = store
+    assert_eq!(
+        webhook_store(&store)
+            .lease_stream(gone, a, now, until)
+            .await
+            .unwrap(),
+        None
+    );
+    let nowhere = webhook_store(&store)
         .advance_stream(gone, a, (start, to), vec![sample_delivery(gone, 3)], until)
         .await;
     assert!(!nowhere.unwrap());
     let orphan = sample_delivery(gone, 4);
 
     assert!(
-        store
+        webhook_store(&store)
             .insert_delivery(sample_delivery(hook.id, 5))
             .await
             .unwrap()
     );
-    assert!(!store.insert_delivery(orphan).await.unwrap());
+    assert!(!webhook_store(&store).insert_delivery(orphan).await.unwrap());
     assert_eq!(
-        store.list_deliveries(hook.id, 0, 10).await.unwrap().total,
+        webhook_store(&store)
+            .list_deliveries(hook.id, 0, 10)
+            .await
+            .unwrap()
+            .total,
         3
     );
-    assert_eq!(store.list_deliveries(gone, 0, 10).await.unwrap().total, 0);
-    // A webhook takes its deliveries along.
-    assert!(store.delete_webhook(hook.id).await.unwrap());
     assert_eq!(
-        store.list_deliveries(hook.id, 0, 10).await.unwrap().total,
+        webhook_store(&store)
+            .list_deliveries(gone, 0, 10)
+            .await
+            .unwrap()
+            .total,
+        0
+    );
+    // A webhook takes its deliveries along.
+    assert!(webhook_store(&store).delete_webhook(hook.id).await.unwrap());
+    assert_eq!(
+        webhook_store(&store)
+            .list_deliveries(hook.id, 0, 10)
+            .await
+            .unwrap()
+            .total,
         0
     );
 }
 
 pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<dyn Store>) {
     let (hook, off) = (sample_webhook(1, 0), sample_webhook(2, 0));
-    store.insert_webhook(hook.clone()).await.unwrap();
-    store.insert_webhook(off.clone()).await.unwrap();
+    webhook_store(&store)
+        .insert_webhook(hook.clone())
+        .await
+        .unwrap();
+    webhook_store(&store)
+        .insert_webhook(off.clone())
+        .await
+        .unwrap();
     let change = WebhookChange::disable();
-    store.update_webhook(off.id, &change, t0()).await.unwrap();
+    webhook_store(&store)
+        .update_webhook(off.id, &change, t0())
+        .await
+        .unwrap();
     let due: Vec<Delivery> = (0..5).map(|n| sample_delivery(hook.id, 10 - n)).collect();
     let later = sample_delivery(hook.id, 500);
     let mut all = due.clone();
@@ -301,7 +399,10 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
     insert_all(&store, &all).await;
     let now = t0() + Duration::seconds(100);
     let until = now + Duration::seconds(60);
-    let first = store.claim_deliveries(now, until, 2).await.unwrap();
+    let first = webhook_store(&store)
+        .claim_deliveries(now, until, 2)
+        .await
+        .unwrap();
     // The earliest due first, with one more attempt and the lease as their next time.
     let ids: Vec<Uuid> = first.iter().map(|c| c.delivery.id).collect();
     assert_eq!(ids, [due[4].id, due[3].id]);
@@ -313,7 +414,10 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
             (hook.url.as_str(), "whsec_1")
         );
     }
-    let rest = store.claim_deliveries(now, until, 10).await.unwrap();
+    let rest = webhook_store(&store)
+        .claim_deliveries(now, until, 10)
+        .await
+        .unwrap();
     let rest: Vec<Uuid> = rest.iter().map(|c| c.delivery.id).collect();
     assert_eq!(
         rest,
@@ -321,14 +425,14 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
         "no disabled, none not yet due"
     );
     assert!(
-        store
+        webhook_store(&store)
             .claim_deliveries(now, until, 10)
             .await
             .unwrap()
             .is_empty()
     );
     // Once a lease ends, its delivery is claimed again (its sender died).
-    let after = store
+    let after = webhook_store(&store)
         .claim_deliveries(until, until + Duration::seconds(60), 10)
         .await
         .unwrap();
@@ -344,12 +448,12 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
     let mut of_event = sample_delivery(hook.id, 600);
     of_event.event_id = logged.id;
     of_event.event_at = logged.at;
-    store
+    webhook_store(&store)
         .insert_delivery(of_event.clone())
         .await
         .expect("insert_delivery");
     let late = t0() + Duration::seconds(700);
-    let claims = store
+    let claims = webhook_store(&store)
         .claim_deliveries(late, late + Duration::seconds(60), 10)
         .await
         .unwrap();
@@ -375,7 +479,7 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
             tokio::spawn(async move {
                 let mut got = Vec::new();
                 loop {
-                    let claimed = store
+                    let claimed = webhook_store(&store)
                         .claim_deliveries(at, at + Duration::hours(1), 3)
                         .await
                         .expect("claim");
@@ -398,11 +502,14 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
 
 pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: Arc<dyn Store>) {
     let hook = sample_webhook(1, 0);
-    store.insert_webhook(hook.clone()).await.unwrap();
+    webhook_store(&store)
+        .insert_webhook(hook.clone())
+        .await
+        .unwrap();
     let (a, b) = (sample_delivery(hook.id, 1), sample_delivery(hook.id, 2));
     insert_all(&store, &[a.clone(), b.clone()]).await;
     let now = t0() + Duration::seconds(10);
-    let claimed = store
+    let claimed = webhook_store(&store)
         .claim_deliveries(now, now + Duration::seconds(60), 10)
         .await
         .unwrap();
@@ -420,11 +527,15 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
     let ok = attempt(&a, 11, Some(204), Next::Succeeded);
     let ghost = attempt(&sample_delivery(Uuid::new_v4(), 3), 11, None, Next::Failed);
     let long_ago = t0() - Duration::days(1);
-    store
+    webhook_store(&store)
         .record_attempts(&[ok, failed.clone(), ghost], long_ago)
         .await
         .unwrap();
-    let listed = store.list_deliveries(hook.id, 0, 10).await.unwrap().items;
+    let listed = webhook_store(&store)
+        .list_deliveries(hook.id, 0, 10)
+        .await
+        .unwrap()
+        .items;
     let of = |id: Uuid| listed.iter().find(|d| d.id == id).cloned().expect("listed");
     let (done, waiting) = (of(a.id), of(b.id));
     assert_eq!(done.status, DeliveryStatus::Succeeded);
@@ -438,7 +549,11 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
         waiting.last_error.as_deref(),
         Some("the endpoint answered 500")
     );
-    let failing = store.get_webhook(hook.id).await.unwrap().expect("hook");
+    let failing = webhook_store(&store)
+        .get_webhook(hook.id)
+        .await
+        .unwrap()
+        .expect("hook");
     assert_eq!(
         failing.failing_since,
         Some(failed.at),
@@ -448,28 +563,45 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
 
     // A retry of it is due at once and keeps its attempts; another webhook's is no retry.
     let now = t0() + Duration::seconds(12);
-    let retried = store.retry_delivery(hook.id, b.id, now).await.unwrap();
+    let retried = webhook_store(&store)
+        .retry_delivery(hook.id, b.id, now)
+        .await
+        .unwrap();
     let retried = retried.expect("retried");
     assert_eq!(
         (retried.status, retried.next_attempt_at),
         (DeliveryStatus::Pending, Some(now))
     );
     assert_eq!(retried.attempts, 1);
-    let other = store
+    let other = webhook_store(&store)
         .retry_delivery(Uuid::new_v4(), b.id, now)
         .await
         .unwrap();
     assert_eq!(other, None);
-    let done_again = store.retry_delivery(hook.id, a.id, now).await.unwrap();
+    let done_again = webhook_store(&store)
+        .retry_delivery(hook.id, a.id, now)
+        .await
+        .unwrap();
     assert_eq!(done_again.map(|d| d.status), Some(DeliveryStatus::Pending));
 
     // Failing since at or before `disable_before`: disabled, with its event.
     let last = attempt(&b, 20, None, Next::Failed);
-    store.record_attempts(&[last], failed.at).await.unwrap();
-    let off = store.get_webhook(hook.id).await.unwrap().expect("hook");
+    webhook_store(&store)
+        .record_attempts(&[last], failed.at)
+        .await
+        .unwrap();
+    let off = webhook_store(&store)
+        .get_webhook(hook.id)
+        .await
+        .unwrap()
+        .expect("hook");
     assert!(!off.enabled);
     assert_eq!(off.failing_since, Some(failed.at));
-    let gone = store.list_deliveries(hook.id, 0, 10).await.unwrap().items;
+    let gone = webhook_store(&store)
+        .list_deliveries(hook.id, 0, 10)
+        .await
+        .unwrap()
+        .items;
     let b_now = gone.iter().find(|d| d.id == b.id).expect("b");
     assert_eq!(
         (b_now.status, b_now.next_attempt_at),
@@ -489,26 +621,44 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
         enabled: Some(true),
         ..WebhookChange::default()
     };
-    let back = store
+    let back = webhook_store(&store)
         .update_webhook(hook.id, &on, t0() + Duration::seconds(30))
         .await;
     assert_eq!(back.unwrap().map(|w| w.failing_since), Some(None));
     let fail = attempt(&a, 31, None, Next::Failed);
-    store.record_attempts(&[fail], long_ago).await.unwrap();
+    webhook_store(&store)
+        .record_attempts(&[fail], long_ago)
+        .await
+        .unwrap();
     let ok = attempt(&a, 32, Some(200), Next::Succeeded);
-    store.record_attempts(&[ok], long_ago).await.unwrap();
-    let healthy = store.get_webhook(hook.id).await.unwrap().expect("hook");
+    webhook_store(&store)
+        .record_attempts(&[ok], long_ago)
+        .await
+        .unwrap();
+    let healthy = webhook_store(&store)
+        .get_webhook(hook.id)
+        .await
+        .unwrap()
+        .expect("hook");
     assert_eq!((healthy.enabled, healthy.failing_since), (true, None));
 }
 
 pub(super) async fn old_deliveries_are_purged(store: Arc<dyn Store>) {
     let hook = sample_webhook(1, 0);
-    store.insert_webhook(hook.clone()).await.unwrap();
+    webhook_store(&store)
+        .insert_webhook(hook.clone())
+        .await
+        .unwrap();
     let old = sample_delivery(hook.id, 1);
     let new = sample_delivery(hook.id, 100);
     insert_all(&store, &[old, new.clone()]).await;
-    let removed = store.purge_deliveries(t0() + Duration::seconds(50)).await;
+    let removed = webhook_store(&store)
+        .purge_deliveries(t0() + Duration::seconds(50))
+        .await;
     assert_eq!(removed.unwrap(), 1);
-    let left = store.list_deliveries(hook.id, 0, 10).await.unwrap();
+    let left = webhook_store(&store)
+        .list_deliveries(hook.id, 0, 10)
+        .await
+        .unwrap();
     assert_eq!((left.items, left.total), (vec![new], 1));
 }

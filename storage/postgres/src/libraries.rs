@@ -3,7 +3,7 @@
 use assetlib_core::events::{Event, EventType, ResourceType};
 use assetlib_core::store::rules::first_free_slug;
 use assetlib_core::{
-    AssetType, EntryAsset, EntryRow, Library, LibraryEntry, LibraryQuery, LibraryRows,
+    AssetType, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryQuery, LibraryRows,
     LibrarySettings, LibraryStore, LibrarySummary, LibraryWrite, Page, PutOutcome, Section,
     StoreError, ViewCount, async_trait,
 };
@@ -586,5 +586,9 @@ impl LibraryStore for PgStore {
             return Ok(Some(seen));
         }
         Ok(self.record_library_view_impl(id).await?)
+    }
+
+    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
+        self.holders_of(asset_ids).await
     }
 }

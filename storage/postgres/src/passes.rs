@@ -298,8 +298,11 @@ impl PassStore for PgStore {
     async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError> {
         Ok(self.spend_pass_impl(id, now).await?)
     }
+}
 
-    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
+impl PgStore {
+    /// What [`assetlib_core::LibraryStore::published_holders`] answers.
+    pub(crate) async fn holders_of(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
         Ok(self.published_holders_impl(asset_ids).await?)
     }
 }

@@ -1,6 +1,8 @@
 //! What websites need of the store: libraries by slug and the signing secret.
 
-use assetlib_core::{MetaStore, StoreError, async_trait};
+use assetlib_core::{
+    EventStore, MetaStore, PassStore, StoreError, UploadStore, WebhookStore, async_trait,
+};
 use uuid::Uuid;
 
 use crate::error::Failure;
@@ -91,5 +93,21 @@ impl MetaStore for PgStore {
 
     fn use_replica_sync(&self, mode: assetlib_core::ReplicaSync) {
         self.replica.set_mode(mode);
+    }
+
+    fn pass_store(&self) -> Option<&dyn PassStore> {
+        Some(self)
+    }
+
+    fn event_store(&self) -> Option<&dyn EventStore> {
+        Some(self)
+    }
+
+    fn webhook_store(&self) -> Option<&dyn WebhookStore> {
+        Some(self)
+    }
+
+    fn upload_store(&self) -> Option<&dyn UploadStore> {
+        Some(self)
     }
 }

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 use assetlib_core::events::Event;
 use assetlib_core::store::rules;
 use assetlib_core::{
-    EntryRow, LibraryEntry, LibraryQuery, LibraryRows, LibraryStore, LibrarySummary, LibraryWrite,
-    Page, PutOutcome, Section, StoreError, ViewCount, async_trait,
+    EntryRow, Holders, LibraryEntry, LibraryQuery, LibraryRows, LibraryStore, LibrarySummary,
+    LibraryWrite, Page, PutOutcome, Section, StoreError, ViewCount, async_trait,
 };
 use sled::Transactional;
 use sled::transaction::TransactionalTree;
@@ -567,6 +567,10 @@ impl LibraryStore for SledStore {
 
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
         self.point_read(|inner| inner.record_view(id))
+    }
+
+    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
+        self.holders_of(asset_ids).await
     }
 }
 

@@ -360,8 +360,11 @@ impl PassStore for SledStore {
     async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError> {
         self.write(move |inner| inner.spend_pass(id, now)).await
     }
+}
 
-    async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
+impl SledStore {
+    /// What [`assetlib_core::LibraryStore::published_holders`] answers.
+    pub(crate) async fn holders_of(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
         let asset_ids = asset_ids.to_vec();
         self.blocking(move |inner| inner.published_holders(&asset_ids))
             .await

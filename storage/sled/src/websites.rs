@@ -1,6 +1,8 @@
 //! What websites need of the store: libraries by slug and the signing secret.
 
-use assetlib_core::{MetaStore, StoreError, async_trait};
+use assetlib_core::{
+    EventStore, MetaStore, PassStore, StoreError, UploadStore, WebhookStore, async_trait,
+};
 use uuid::Uuid;
 
 use crate::error::Error;
@@ -61,5 +63,21 @@ impl MetaStore for SledStore {
             Ok(inner.db.flush().map(drop)?)
         })
         .await
+    }
+
+    fn pass_store(&self) -> Option<&dyn PassStore> {
+        Some(self)
+    }
+
+    fn event_store(&self) -> Option<&dyn EventStore> {
+        Some(self)
+    }
+
+    fn webhook_store(&self) -> Option<&dyn WebhookStore> {
+        Some(self)
+    }
+
+    fn upload_store(&self) -> Option<&dyn UploadStore> {
+        Some(self)
     }
 }
