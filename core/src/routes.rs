@@ -6,95 +6,372 @@ use crate::error::ApiError;
 use crate::model::Scope;
 use crate::reply::Reply;
 
-/// The operations of the API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Operation {
+/// Declares the operations once: each row names an [`Operation`] and says everything else
+/// about it ([`OperationSpec`]). The enum, [`OPERATIONS`], the routes and their `Allow`
+/// values ([`ROUTES`]), the scope table and the OpenAPI document's paths all come from here.
+macro_rules! operations {
+    ($($(#[doc = $doc:literal])* $op:ident => $spec:expr,)*) => {
+        /// The operations of the API, in the order of [`OPERATIONS`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Operation {
+            $($(#[doc = $doc])* $op,)*
+        }
+
+        /// The operations table: every operation of the API, of every capability, with its
+        /// method, path, scopes and rules, in the order their routes are matched.
+        pub const OPERATIONS: &[OperationSpec] = &[$($spec.of(Operation::$op),)*];
+    };
+}
+
+use Scope::{
+    AdminWebhooks as ADMIN_WEBHOOKS, ReadAssets as READ_ASSETS, ReadEvents as READ_EVENTS,
+    ReadLibraries as READ_LIBRARIES, WriteAssets as WRITE_ASSETS,
+    WriteLibraries as WRITE_LIBRARIES, WritePasses as WRITE_PASSES,
+};
+
+operations! {
     /// `GET /api/v1/assets`
-    ListAssets,
-    /// `GET /api/v1/assets/{asset_id}`
-    GetAsset,
+    ListAssets => get("/api/v1/assets").scopes(&[READ_ASSETS]).reads(),
     /// `POST /api/v1/assets`
-    CreateAsset,
-    /// `GET /api/v1/libraries`
-    ListLibraries,
-    /// `GET /api/v1/libraries/{library_id}`
-    GetLibrary,
-    /// `PUT /api/v1/libraries/{library_id}`
-    PutLibrary,
-    /// `DELETE /api/v1/libraries/{library_id}`
-    DeleteLibrary,
-    /// `GET /api/v1/assets/{asset_id}/download`
-    DownloadAsset,
+    CreateAsset => post("/api/v1/assets").scopes(&[WRITE_ASSETS]).json().events(),
     /// `POST /api/v1/assets/upload`
-    UploadAsset,
-    /// `GET /api/v1/libraries/{library_id}/download`
-    DownloadLibrary,
+    UploadAsset => post("/api/v1/assets/upload").scopes(&[WRITE_ASSETS]).events(),
+    /// `POST /api/v1/assets/bulk`: one change of up to 100 assets.
+    BulkAssets => post("/api/v1/assets/bulk")
+        .scopes(&[WRITE_ASSETS])
+        .json()
+        .events()
+        .of_capability(Capability::Organize),
+    /// `GET /api/v1/tags`: the tags of published assets, with counts.
+    ListTags => get("/api/v1/tags")
+        .scopes(&[READ_ASSETS])
+        .reads()
+        .of_capability(Capability::Organize),
+    /// `GET /api/v1/assets/{asset_id}`
+    GetAsset => get("/api/v1/assets/{asset_id}").scopes(&[READ_ASSETS]).reads().public(),
     /// `PATCH /api/v1/assets/{asset_id}`
-    UpdateAsset,
+    UpdateAsset => patch("/api/v1/assets/{asset_id}").scopes(&[WRITE_ASSETS]).json().events(),
     /// `DELETE /api/v1/assets/{asset_id}`
-    DeleteAsset,
+    DeleteAsset => delete("/api/v1/assets/{asset_id}").scopes(&[WRITE_ASSETS]).events(),
     /// `PUT /api/v1/assets/{asset_id}/file`
-    ReplaceAssetFile,
-    /// `GET /api/v1/assets/{asset_id}/usage`
-    AssetUsage,
-    /// `GET /api/v1/libraries/slug/{slug}`
-    GetLibraryBySlug,
+    ReplaceAssetFile => put("/api/v1/assets/{asset_id}/file").scopes(&[WRITE_ASSETS]).events(),
+    /// `POST /api/v1/assets/{asset_id}/thumbnail`
+    RemakeThumbnail => post("/api/v1/assets/{asset_id}/thumbnail")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .of_capability(Capability::Previews),
     /// `GET /api/v1/assets/{asset_id}/download-url`
-    AssetDownloadUrl,
+    AssetDownloadUrl => get("/api/v1/assets/{asset_id}/download-url")
+        .scopes(&[READ_ASSETS])
+        .reads()
+        .pass(),
+    /// `GET /api/v1/assets/{asset_id}/image`
+    AssetImage => get("/api/v1/assets/{asset_id}/image")
+        .scopes(&[READ_ASSETS])
+        .pass()
+        .public()
+        .link()
+        .of_capability(Capability::Variants),
+    /// `GET /api/v1/assets/{asset_id}/image-url`
+    AssetImageUrl => get("/api/v1/assets/{asset_id}/image-url")
+        .scopes(&[READ_ASSETS])
+        .reads()
+        .pass()
+        .of_capability(Capability::Variants),
+    /// `GET /api/v1/assets/{asset_id}/usage`
+    AssetUsage => get("/api/v1/assets/{asset_id}/usage")
+        .scopes(&[READ_ASSETS, READ_LIBRARIES])
+        .reads(),
+    /// `GET /api/v1/assets/{asset_id}/download`
+    DownloadAsset => get("/api/v1/assets/{asset_id}/download")
+        .scopes(&[READ_ASSETS])
+        .pass()
+        .public()
+        .link(),
+    /// `GET /api/v1/libraries`
+    ListLibraries => get("/api/v1/libraries").scopes(&[READ_LIBRARIES]).reads(),
+    /// `GET /api/v1/libraries/slug/{slug}` (before `/api/v1/libraries/{library_id}`: a
+    /// library id is never `slug`)
+    GetLibraryBySlug => get("/api/v1/libraries/slug/{slug}")
+        .scopes(&[READ_LIBRARIES])
+        .reads()
+        .pass(),
+    /// `GET /api/v1/libraries/{library_id}`
+    GetLibrary => get("/api/v1/libraries/{library_id}")
+        .scopes(&[READ_LIBRARIES])
+        .reads()
+        .pass(),
+    /// `PUT /api/v1/libraries/{library_id}`
+    PutLibrary => put("/api/v1/libraries/{library_id}")
+        .scopes(&[WRITE_LIBRARIES])
+        .json()
+        .events(),
+    /// `DELETE /api/v1/libraries/{library_id}`
+    DeleteLibrary => delete("/api/v1/libraries/{library_id}")
+        .scopes(&[WRITE_LIBRARIES])
+        .events(),
+    /// `GET /api/v1/libraries/{library_id}/download`
+    DownloadLibrary => get("/api/v1/libraries/{library_id}/download")
+        .scopes(&[READ_LIBRARIES, READ_ASSETS])
+        .pass()
+        .link(),
     /// `GET /api/v1/libraries/{library_id}/download-url`
-    LibraryDownloadUrl,
+    LibraryDownloadUrl => get("/api/v1/libraries/{library_id}/download-url")
+        .scopes(&[READ_LIBRARIES, READ_ASSETS])
+        .reads()
+        .pass(),
+    /// `GET /api/v1/libraries/{library_id}/passes`
+    ListPasses => get("/api/v1/libraries/{library_id}/passes")
+        .scopes(&[WRITE_PASSES])
+        .reads()
+        .of_capability(Capability::Passes),
+    /// `POST /api/v1/libraries/{library_id}/passes`
+    CreatePass => post("/api/v1/libraries/{library_id}/passes")
+        .scopes(&[WRITE_PASSES])
+        .json()
+        .events()
+        .of_capability(Capability::Passes),
+    /// `GET /api/v1/libraries/{library_id}/passes/{pass_id}`
+    GetPass => get("/api/v1/libraries/{library_id}/passes/{pass_id}")
+        .scopes(&[WRITE_PASSES])
+        .reads()
+        .of_capability(Capability::Passes),
+    /// `DELETE /api/v1/libraries/{library_id}/passes/{pass_id}`
+    RevokePass => delete("/api/v1/libraries/{library_id}/passes/{pass_id}")
+        .scopes(&[WRITE_PASSES])
+        .events()
+        .of_capability(Capability::Passes),
+    /// `GET /api/v1/events`: the change feed and audit trail.
+    ListEvents => get("/api/v1/events")
+        .scopes(&[READ_EVENTS])
+        .reads()
+        .of_capability(Capability::Events),
+    /// `GET /api/v1/webhooks`
+    ListWebhooks => get("/api/v1/webhooks")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .reads()
+        .of_capability(Capability::Webhooks),
+    /// `POST /api/v1/webhooks`
+    CreateWebhook => post("/api/v1/webhooks")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .json()
+        .events()
+        .of_capability(Capability::Webhooks),
+    /// `GET /api/v1/webhooks/{webhook_id}`
+    GetWebhook => get("/api/v1/webhooks/{webhook_id}")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .reads()
+        .of_capability(Capability::Webhooks),
+    /// `PATCH /api/v1/webhooks/{webhook_id}`
+    UpdateWebhook => patch("/api/v1/webhooks/{webhook_id}")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .json()
+        .events()
+        .of_capability(Capability::Webhooks),
+    /// `DELETE /api/v1/webhooks/{webhook_id}`
+    DeleteWebhook => delete("/api/v1/webhooks/{webhook_id}")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .events()
+        .of_capability(Capability::Webhooks),
+    /// `GET /api/v1/webhooks/{webhook_id}/deliveries`
+    ListDeliveries => get("/api/v1/webhooks/{webhook_id}/deliveries")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .reads()
+        .of_capability(Capability::Webhooks),
+    /// `POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry`
+    RetryDelivery => post("/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .of_capability(Capability::Webhooks),
+    /// `POST /api/v1/webhooks/{webhook_id}/test`
+    TestWebhook => post("/api/v1/webhooks/{webhook_id}/test")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .of_capability(Capability::Webhooks),
+    /// `POST /api/v1/uploads`: a resumable (tus) upload.
+    CreateUpload => post("/api/v1/uploads")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .tus()
+        .of_capability(Capability::Uploads),
+    /// `POST /api/v1/uploads/direct` (before `/api/v1/uploads/{upload_id}`: an upload id is
+    /// never `direct`)
+    CreateDirectUpload => post("/api/v1/uploads/direct")
+        .scopes(&[WRITE_ASSETS])
+        .json()
+        .of_capability(Capability::Uploads),
+    /// `POST /api/v1/uploads/direct/{upload_id}/complete`
+    CompleteDirectUpload => post("/api/v1/uploads/direct/{upload_id}/complete")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .of_capability(Capability::Uploads),
+    /// `GET` and `HEAD /api/v1/uploads/{upload_id}`
+    GetUpload => get("/api/v1/uploads/{upload_id}")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .tus()
+        .of_capability(Capability::Uploads),
+    /// `PATCH /api/v1/uploads/{upload_id}`
+    PatchUpload => patch("/api/v1/uploads/{upload_id}")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .tus()
+        .of_capability(Capability::Uploads),
+    /// `DELETE /api/v1/uploads/{upload_id}`
+    DeleteUpload => delete("/api/v1/uploads/{upload_id}")
+        .scopes(&[WRITE_ASSETS])
+        .tus()
+        .of_capability(Capability::Uploads),
     /// `GET /api/v1/openapi.json`: the OpenAPI document of the API; needs no key (a 404
     /// when core is built without its `openapi` feature).
-    OpenApi,
-    /// `POST /api/v1/libraries/{library_id}/passes`
-    CreatePass,
-    /// `GET /api/v1/libraries/{library_id}/passes`
-    ListPasses,
-    /// `GET /api/v1/libraries/{library_id}/passes/{pass_id}`
-    GetPass,
-    /// `DELETE /api/v1/libraries/{library_id}/passes/{pass_id}`
-    RevokePass,
-    /// `POST /api/v1/assets/{asset_id}/thumbnail`
-    RemakeThumbnail,
-    /// `GET /api/v1/assets/{asset_id}/image`
-    AssetImage,
-    /// `GET /api/v1/assets/{asset_id}/image-url`
-    AssetImageUrl,
-    /// `GET /api/v1/events`: the change feed and audit trail.
-    ListEvents,
-    /// `POST /api/v1/webhooks`
-    CreateWebhook,
-    /// `GET /api/v1/webhooks`
-    ListWebhooks,
-    /// `GET /api/v1/webhooks/{webhook_id}`
-    GetWebhook,
-    /// `PATCH /api/v1/webhooks/{webhook_id}`
-    UpdateWebhook,
-    /// `DELETE /api/v1/webhooks/{webhook_id}`
-    DeleteWebhook,
-    /// `GET /api/v1/webhooks/{webhook_id}/deliveries`
-    ListDeliveries,
-    /// `POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry`
-    RetryDelivery,
-    /// `POST /api/v1/webhooks/{webhook_id}/test`
-    TestWebhook,
-    /// `POST /api/v1/uploads`: a resumable (tus) upload.
-    CreateUpload,
-    /// `GET` and `HEAD /api/v1/uploads/{upload_id}`
-    GetUpload,
-    /// `PATCH /api/v1/uploads/{upload_id}`
-    PatchUpload,
-    /// `DELETE /api/v1/uploads/{upload_id}`
-    DeleteUpload,
-    /// `POST /api/v1/uploads/direct`
-    CreateDirectUpload,
-    /// `POST /api/v1/uploads/direct/{upload_id}/complete`
-    CompleteDirectUpload,
-    /// `POST /api/v1/assets/bulk`: one change of up to 100 assets.
-    BulkAssets,
-    /// `GET /api/v1/tags`: the tags of published assets, with counts.
-    ListTags,
+    OpenApi => get("/api/v1/openapi.json").reads().of_capability(Capability::OpenApi),
+}
+
+/// A row of the operations table ([`OPERATIONS`]): everything said of one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OperationSpec {
+    /// The operation.
+    pub operation: Operation,
+    /// Its method (`HEAD` runs a `GET` operation).
+    pub method: &'static str,
+    /// Its path as the OpenAPI document names it (`/api/v1/assets/{asset_id}`); the route's
+    /// path calls its first parameter `{id}` ([`Route::path`]).
+    pub path: &'static str,
+    /// What it requires of a key; none: it needs no key at all.
+    pub scopes: &'static [Scope],
+    /// The capability it belongs to; `None` for the contract's own operations.
+    pub capability: Option<Capability>,
+    /// Whether a library pass (`Authorization: Pass`) may run it.
+    pub pass: bool,
+    /// Whether a request without a key may run it as a public read (served only for a
+    /// published, public asset).
+    pub public: bool,
+    /// Whether a signed link's parameters may run it without a key.
+    pub link: bool,
+    /// Whether it only reads (a JSON `GET` answers with an `ETag` then).
+    pub read: bool,
+    /// Whether it may append to the event log.
+    pub events: bool,
+    /// Whether it reads a JSON body.
+    pub json_body: bool,
+    /// Whether it speaks the tus protocol (`Tus-Resumable`, never cached).
+    pub tus: bool,
+}
+
+/// A row of the table before the macro names its operation.
+#[derive(Clone, Copy)]
+struct Row {
+    method: &'static str,
+    path: &'static str,
+    scopes: &'static [Scope],
+    capability: Option<Capability>,
+    pass: bool,
+    public: bool,
+    link: bool,
+    read: bool,
+    events: bool,
+    json_body: bool,
+    tus: bool,
+}
+
+const fn row(method: &'static str, path: &'static str) -> Row {
+    Row {
+        method,
+        path,
+        scopes: &[],
+        capability: None,
+        pass: false,
+        public: false,
+        link: false,
+        read: false,
+        events: false,
+        json_body: false,
+        tus: false,
+    }
+}
+
+const fn get(path: &'static str) -> Row {
+    row("GET", path)
+}
+
+const fn post(path: &'static str) -> Row {
+    row("POST", path)
+}
+
+const fn put(path: &'static str) -> Row {
+    row("PUT", path)
+}
+
+const fn patch(path: &'static str) -> Row {
+    row("PATCH", path)
+}
+
+const fn delete(path: &'static str) -> Row {
+    row("DELETE", path)
+}
+
+impl Row {
+    const fn scopes(mut self, scopes: &'static [Scope]) -> Self {
+        self.scopes = scopes;
+        self
+    }
+
+    const fn of_capability(mut self, capability: Capability) -> Self {
+        self.capability = Some(capability);
+        self
+    }
+
+    const fn pass(mut self) -> Self {
+        self.pass = true;
+        self
+    }
+
+    const fn public(mut self) -> Self {
+        self.public = true;
+        self
+    }
+
+    const fn link(mut self) -> Self {
+        self.link = true;
+        self
+    }
+
+    const fn reads(mut self) -> Self {
+        self.read = true;
+        self
+    }
+
+    const fn events(mut self) -> Self {
+        self.events = true;
+        self
+    }
+
+    const fn json(mut self) -> Self {
+        self.json_body = true;
+        self
+    }
+
+    const fn tus(mut self) -> Self {
+        self.tus = true;
+        self
+    }
+
+    const fn of(self, operation: Operation) -> OperationSpec {
+        OperationSpec {
+            operation,
+            method: self.method,
+            path: self.path,
+            scopes: self.scopes,
+            capability: self.capability,
+            pass: self.pass,
+            public: self.public,
+            link: self.link,
+            read: self.read,
+            events: self.events,
+            json_body: self.json_body,
+            tus: self.tus,
+        }
+    }
 }
 
 /// A capability: a part of the API beyond the contract, built in with the cargo feature of
@@ -152,35 +429,15 @@ impl Capability {
 }
 
 impl Operation {
+    /// The operation's row of [`OPERATIONS`].
+    pub const fn spec(self) -> &'static OperationSpec {
+        &OPERATIONS[self as usize]
+    }
+
     /// The capability the operation belongs to; `None` for the contract's own operations,
     /// which every build has.
     pub const fn capability(self) -> Option<Capability> {
-        Some(match self {
-            Operation::CreatePass
-            | Operation::ListPasses
-            | Operation::GetPass
-            | Operation::RevokePass => Capability::Passes,
-            Operation::ListEvents => Capability::Events,
-            Operation::CreateWebhook
-            | Operation::ListWebhooks
-            | Operation::GetWebhook
-            | Operation::UpdateWebhook
-            | Operation::DeleteWebhook
-            | Operation::ListDeliveries
-            | Operation::RetryDelivery
-            | Operation::TestWebhook => Capability::Webhooks,
-            Operation::CreateUpload
-            | Operation::GetUpload
-            | Operation::PatchUpload
-            | Operation::DeleteUpload
-            | Operation::CreateDirectUpload
-            | Operation::CompleteDirectUpload => Capability::Uploads,
-            Operation::BulkAssets | Operation::ListTags => Capability::Organize,
-            Operation::RemakeThumbnail => Capability::Previews,
-            Operation::AssetImage | Operation::AssetImageUrl => Capability::Variants,
-            Operation::OpenApi => Capability::OpenApi,
-            _ => return None,
-        })
+        self.spec().capability
     }
 
     /// Whether this build has the operation: it is the contract's, or its capability is built
@@ -194,129 +451,31 @@ impl Operation {
 
     /// The scope table: what each operation requires of the key.
     pub const fn scopes(self) -> &'static [Scope] {
-        match self {
-            Operation::ListAssets
-            | Operation::GetAsset
-            | Operation::DownloadAsset
-            | Operation::AssetDownloadUrl
-            | Operation::AssetImage
-            | Operation::AssetImageUrl
-            | Operation::ListTags => &[Scope::ReadAssets],
-            Operation::CreateAsset
-            | Operation::BulkAssets
-            | Operation::UploadAsset
-            | Operation::UpdateAsset
-            | Operation::DeleteAsset
-            | Operation::ReplaceAssetFile
-            | Operation::RemakeThumbnail
-            | Operation::CreateUpload
-            | Operation::GetUpload
-            | Operation::PatchUpload
-            | Operation::DeleteUpload
-            | Operation::CreateDirectUpload
-            | Operation::CompleteDirectUpload => &[Scope::WriteAssets],
-            Operation::AssetUsage => &[Scope::ReadAssets, Scope::ReadLibraries],
-            Operation::ListLibraries | Operation::GetLibrary | Operation::GetLibraryBySlug => {
-                &[Scope::ReadLibraries]
-            }
-            Operation::PutLibrary | Operation::DeleteLibrary => &[Scope::WriteLibraries],
-            Operation::DownloadLibrary | Operation::LibraryDownloadUrl => {
-                &[Scope::ReadLibraries, Scope::ReadAssets]
-            }
-            Operation::CreatePass
-            | Operation::ListPasses
-            | Operation::GetPass
-            | Operation::RevokePass => &[Scope::WritePasses],
-            Operation::ListEvents => &[Scope::ReadEvents],
-            Operation::CreateWebhook
-            | Operation::ListWebhooks
-            | Operation::GetWebhook
-            | Operation::UpdateWebhook
-            | Operation::DeleteWebhook
-            | Operation::ListDeliveries
-            | Operation::RetryDelivery
-            | Operation::TestWebhook => &[Scope::AdminWebhooks],
-            Operation::OpenApi => &[],
-        }
+        self.spec().scopes
     }
 
     /// Whether a library pass (`Authorization: Pass`) may run the operation: reading its
     /// library (by id or slug), the library's zip and its link, and its assets' downloads,
     /// image variants and their links. Any other operation is 403 for a pass.
     pub const fn opens_with_pass(self) -> bool {
-        matches!(
-            self,
-            Operation::GetLibrary
-                | Operation::GetLibraryBySlug
-                | Operation::DownloadLibrary
-                | Operation::LibraryDownloadUrl
-                | Operation::DownloadAsset
-                | Operation::AssetDownloadUrl
-                | Operation::AssetImage
-                | Operation::AssetImageUrl
-        )
+        self.spec().pass
     }
 
     /// Whether the operation only reads (a JSON `GET` answers with an `ETag` then).
     pub const fn is_read(self) -> bool {
-        matches!(
-            self,
-            Operation::ListAssets
-                | Operation::GetAsset
-                | Operation::AssetUsage
-                | Operation::AssetDownloadUrl
-                | Operation::AssetImageUrl
-                | Operation::ListLibraries
-                | Operation::GetLibrary
-                | Operation::GetLibraryBySlug
-                | Operation::LibraryDownloadUrl
-                | Operation::ListPasses
-                | Operation::GetPass
-                | Operation::ListEvents
-                | Operation::ListWebhooks
-                | Operation::GetWebhook
-                | Operation::ListDeliveries
-                | Operation::ListTags
-                | Operation::OpenApi
-        )
+        self.spec().read
     }
 
     /// Whether the operation may append to the event log (so the webhook worker of this
     /// process looks at it at once).
     pub const fn writes_events(self) -> bool {
-        matches!(
-            self,
-            Operation::CreateAsset
-                | Operation::UploadAsset
-                | Operation::UpdateAsset
-                | Operation::ReplaceAssetFile
-                | Operation::DeleteAsset
-                | Operation::RemakeThumbnail
-                | Operation::PutLibrary
-                | Operation::DeleteLibrary
-                | Operation::CreatePass
-                | Operation::RevokePass
-                | Operation::CreateWebhook
-                | Operation::UpdateWebhook
-                | Operation::DeleteWebhook
-                | Operation::CreateUpload
-                | Operation::GetUpload
-                | Operation::PatchUpload
-                | Operation::CompleteDirectUpload
-                | Operation::BulkAssets
-        )
+        self.spec().events
     }
 
     /// Whether the operation speaks the tus protocol: its answers carry `Tus-Resumable` and
     /// are never kept by a cache (`Cache-Control: no-store`).
     pub const fn is_tus(self) -> bool {
-        matches!(
-            self,
-            Operation::CreateUpload
-                | Operation::GetUpload
-                | Operation::PatchUpload
-                | Operation::DeleteUpload
-        )
+        self.spec().tus
     }
 
     /// Whether the operation answers 304 to an `If-None-Match` naming its `ETag`: the JSON
@@ -327,216 +486,105 @@ impl Operation {
 
     /// Whether the operation reads a JSON body.
     pub const fn takes_json_body(self) -> bool {
-        matches!(
-            self,
-            Operation::CreateAsset
-                | Operation::PutLibrary
-                | Operation::UpdateAsset
-                | Operation::CreatePass
-                | Operation::CreateWebhook
-                | Operation::UpdateWebhook
-                | Operation::CreateDirectUpload
-                | Operation::BulkAssets
-        )
+        self.spec().json_body
     }
 }
 
-/// A route of the API: a path (axum-style: `{id}`, and `{pass_id}` below it, for the path
-/// ids) and its methods.
+/// A route of the API: a path (axum-style: the first parameter `{id}`, a second one by its
+/// name, e.g. `{pass_id}`) and its methods, derived from [`OPERATIONS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Route {
     /// The path, e.g. `/api/v1/assets/{id}`.
     pub path: &'static str,
     /// Each method with its operation.
     pub methods: &'static [(&'static str, Operation)],
-    /// The `Allow` header value for a 405 on this path.
+    /// The `Allow` header value for a 405 on this path: its methods, `HEAD` after `GET`.
     pub allow: &'static str,
 }
 
-/// Every route of the API, of every capability. Adapters register [`routes`]: those of this
-/// build.
-pub const ROUTES: &[Route] = &[
-    Route {
-        path: "/api/v1/assets",
-        methods: &[
-            ("GET", Operation::ListAssets),
-            ("POST", Operation::CreateAsset),
-        ],
-        allow: "GET, HEAD, POST",
-    },
-    Route {
-        path: "/api/v1/assets/upload",
-        methods: &[("POST", Operation::UploadAsset)],
-        allow: "POST",
-    },
-    Route {
-        path: "/api/v1/assets/bulk",
-        methods: &[("POST", Operation::BulkAssets)],
-        allow: "POST",
-    },
-    Route {
-        path: "/api/v1/tags",
-        methods: &[("GET", Operation::ListTags)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/assets/{id}",
-        methods: &[
-            ("GET", Operation::GetAsset),
-            ("PATCH", Operation::UpdateAsset),
-            ("DELETE", Operation::DeleteAsset),
-        ],
-        allow: "GET, HEAD, PATCH, DELETE",
-    },
-    Route {
-        path: "/api/v1/assets/{id}/file",
-        methods: &[("PUT", Operation::ReplaceAssetFile)],
-        allow: "PUT",
-    },
-    Route {
-        path: "/api/v1/assets/{id}/thumbnail",
-        methods: &[("POST", Operation::RemakeThumbnail)],
-        allow: "POST",
-    },
-    Route {
-        path: "/api/v1/assets/{id}/download-url",
-        methods: &[("GET", Operation::AssetDownloadUrl)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/assets/{id}/image",
-        methods: &[("GET", Operation::AssetImage)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/assets/{id}/image-url",
-        methods: &[("GET", Operation::AssetImageUrl)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/assets/{id}/usage",
-        methods: &[("GET", Operation::AssetUsage)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/assets/{id}/download",
-        methods: &[("GET", Operation::DownloadAsset)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/libraries",
-        methods: &[("GET", Operation::ListLibraries)],
-        allow: "GET, HEAD",
-    },
-    // Before `/api/v1/libraries/{id}/...`: a library id is never `slug`.
-    Route {
-        path: "/api/v1/libraries/slug/{id}",
-        methods: &[("GET", Operation::GetLibraryBySlug)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/libraries/{id}",
-        methods: &[
-            ("GET", Operation::GetLibrary),
-            ("PUT", Operation::PutLibrary),
-            ("DELETE", Operation::DeleteLibrary),
-        ],
-        allow: "GET, HEAD, PUT, DELETE",
-    },
-    Route {
-        path: "/api/v1/libraries/{id}/download",
-        methods: &[("GET", Operation::DownloadLibrary)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/libraries/{id}/download-url",
-        methods: &[("GET", Operation::LibraryDownloadUrl)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/libraries/{id}/passes",
-        methods: &[
-            ("GET", Operation::ListPasses),
-            ("POST", Operation::CreatePass),
-        ],
-        allow: "GET, HEAD, POST",
-    },
-    Route {
-        path: "/api/v1/libraries/{id}/passes/{pass_id}",
-        methods: &[
-            ("GET", Operation::GetPass),
-            ("DELETE", Operation::RevokePass),
-        ],
-        allow: "GET, HEAD, DELETE",
-    },
-    Route {
-        path: "/api/v1/events",
-        methods: &[("GET", Operation::ListEvents)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/webhooks",
-        methods: &[
-            ("GET", Operation::ListWebhooks),
-            ("POST", Operation::CreateWebhook),
-        ],
-        allow: "GET, HEAD, POST",
-    },
-    Route {
-        path: "/api/v1/webhooks/{id}",
-        methods: &[
-            ("GET", Operation::GetWebhook),
-            ("PATCH", Operation::UpdateWebhook),
-            ("DELETE", Operation::DeleteWebhook),
-        ],
-        allow: "GET, HEAD, PATCH, DELETE",
-    },
-    Route {
-        path: "/api/v1/webhooks/{id}/deliveries",
-        methods: &[("GET", Operation::ListDeliveries)],
-        allow: "GET, HEAD",
-    },
-    Route {
-        path: "/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry",
-        methods: &[("POST", Operation::RetryDelivery)],
-        allow: "POST",
-    },
-    Route {
-        path: "/api/v1/webhooks/{id}/test",
-        methods: &[("POST", Operation::TestWebhook)],
-        allow: "POST",
-    },
-    Route {
-        path: "/api/v1/uploads",
-        methods: &[("POST", Operation::CreateUpload)],
-        allow: "POST",
-    },
-    // Before `/api/v1/uploads/{id}`: an upload id is never `direct`.
-    Route {
-        path: "/api/v1/uploads/direct",
-        methods: &[("POST", Operation::CreateDirectUpload)],
-        allow: "POST",
-    },
-    Route {
-        path: "/api/v1/uploads/direct/{id}/complete",
-        methods: &[("POST", Operation::CompleteDirectUpload)],
-        allow: "POST",
-    },
-    Route {
-        path: "/api/v1/uploads/{id}",
-        methods: &[
-            ("GET", Operation::GetUpload),
-            ("PATCH", Operation::PatchUpload),
-            ("DELETE", Operation::DeleteUpload),
-        ],
-        allow: "GET, HEAD, PATCH, DELETE",
-    },
-    Route {
-        path: "/api/v1/openapi.json",
-        methods: &[("GET", Operation::OpenApi)],
-        allow: "GET, HEAD",
-    },
-];
+/// Every route of the API, of every capability, in the order they are matched: the paths of
+/// [`OPERATIONS`] in their order, each with its methods. Adapters register them all, those
+/// of a capability the build leaves out ([`Route::is_built`]) as unknown routes.
+///
+/// ```
+/// use assetlib_core::{Operation, ROUTES};
+///
+/// let assets = ROUTES.iter().find(|r| r.path == "/api/v1/assets/{id}").unwrap();
+/// assert_eq!(assets.allow, "GET, HEAD, PATCH, DELETE");
+/// assert_eq!(assets.operation("HEAD"), Some(Operation::GetAsset));
+/// ```
+pub const ROUTES: Routes = Routes;
+
+/// The routes of [`OPERATIONS`] (see [`ROUTES`]): a slice of [`Route`], made once.
+#[derive(Debug, Clone, Copy)]
+pub struct Routes;
+
+impl std::ops::Deref for Routes {
+    type Target = [Route];
+
+    fn deref(&self) -> &[Route] {
+        all_routes()
+    }
+}
+
+impl IntoIterator for Routes {
+    type Item = &'static Route;
+    type IntoIter = std::slice::Iter<'static, Route>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        all_routes().iter()
+    }
+}
+
+/// The routes, derived on first use.
+fn all_routes() -> &'static [Route] {
+    static DERIVED: std::sync::LazyLock<&'static [Route]> = std::sync::LazyLock::new(derive_routes);
+    *DERIVED
+}
+
+/// The routes of [`OPERATIONS`]: one per path, in the order its first operation comes, with
+/// its methods in table order; made once, for the life of the process.
+fn derive_routes() -> &'static [Route] {
+    let mut grouped: Vec<(String, Vec<(&'static str, Operation)>)> = Vec::new();
+    for spec in OPERATIONS {
+        let path = route_path(spec.path);
+        match grouped.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, methods)) => methods.push((spec.method, spec.operation)),
+            None => grouped.push((path, vec![(spec.method, spec.operation)])),
+        }
+    }
+    let routes: Vec<Route> = grouped
+        .into_iter()
+        .map(|(path, methods)| {
+            let allow: Vec<&str> = methods
+                .iter()
+                .flat_map(|(m, _)| {
+                    if *m == "GET" {
+                        vec!["GET", "HEAD"]
+                    } else {
+                        vec![*m]
+                    }
+                })
+                .collect();
+            Route {
+                path: path.leak(),
+                methods: methods.leak(),
+                allow: allow.join(", ").leak(),
+            }
+        })
+        .collect();
+    routes.leak()
+}
+
+/// An OpenAPI path as a route path: its first parameter is `{id}`.
+fn route_path(path: &str) -> String {
+    match (path.find('{'), path.find('}')) {
+        (Some(open), Some(close)) if open < close => {
+            format!("{}{{id}}{}", &path[..open], &path[close + 1..])
+        }
+        _ => path.to_owned(),
+    }
+}
 
 /// The prefix under which every route lives; unknown paths below it answer JSON 404s.
 pub const API_PREFIX: &str = "/api/v1";

@@ -1,8 +1,9 @@
 //! The OpenAPI 3.1 document of the API (feature `openapi`), served without a key at
 //! `GET /api/v1/openapi.json`.
 //!
-//! It describes every route of [`crate::ROUTES`] (a test checks that no route is missing and
-//! none is extra), each path and query parameter with its range, enumeration and default,
+//! Its paths are the operations table's ([`crate::OPERATIONS`]: each operation's method and
+//! path, of the capabilities the build has; a test checks them against the routes derived
+//! from the same table), each path and query parameter with its range, enumeration and default,
 //! each request body (JSON and multipart), every status each operation can answer with its
 //! body and headers (`ETag`, `Location`, `Retry-After`, `Content-Range`, ...), the
 //! `bearerAuth` scheme, and each operation's scopes (in its description and as the roles of its
@@ -36,6 +37,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::reply::Reply;
+use crate::routes::OPERATIONS;
 
 mod bodies;
 mod build;
@@ -54,12 +56,10 @@ mod tests;
 #[cfg(test)]
 mod wire_tests;
 
-use operations::DESCRIBED;
-
 /// The OpenAPI document, as a JSON value with sorted keys.
 pub fn document() -> Value {
     let mut paths = serde_json::Map::new();
-    for described in DESCRIBED.iter().filter(|d| d.operation.is_built()) {
+    for described in OPERATIONS.iter().filter(|d| d.operation.is_built()) {
         let item = paths.entry(described.path).or_insert_with(|| json!({}));
         item[described.method.to_ascii_lowercase()] = operations::describe(described);
     }

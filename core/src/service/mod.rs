@@ -477,16 +477,12 @@ impl Service {
             if passes::in_query(query) {
                 return Err(passes::PASS_IN_QUERY);
             }
-            match op {
-                Operation::DownloadAsset | Operation::DownloadLibrary | Operation::AssetImage
-                    if signed::is_signed(query) =>
-                {
-                    return Box::pin(self.admit_link(op, id, query)).await;
-                }
-                Operation::GetAsset | Operation::DownloadAsset | Operation::AssetImage => {
-                    return Ok(Access::Public);
-                }
-                _ => {}
+            let spec = op.spec();
+            if spec.link && signed::is_signed(query) {
+                return Box::pin(self.admit_link(op, id, query)).await;
+            }
+            if spec.public {
+                return Ok(Access::Public);
             }
         }
         let secret = match auth::credential(authorization)? {
