@@ -100,6 +100,7 @@ mod memory;
 mod model;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+mod operations;
 pub mod page;
 mod page_cache;
 #[cfg(feature = "previews")]

@@ -19,6 +19,7 @@
 //! the workspace's test kit (`tests/kit`, unpublished).
 
 mod assets;
+mod deliveries;
 mod events;
 mod keys;
 mod libraries;
@@ -66,9 +67,11 @@ use passes::*;
 use shared::*;
 use uploads::*;
 
-use webhooks::{
+use deliveries::{
     attempts_are_recorded_and_failing_webhooks_disabled,
     claims_lease_due_deliveries_of_enabled_webhooks, old_deliveries_are_purged,
+};
+use webhooks::{
     streams_are_leased_to_one_holder_and_advance_with_their_deliveries,
     webhooks_round_trip_change_and_delete_with_their_events,
 };

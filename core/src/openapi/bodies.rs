@@ -24,7 +24,7 @@ use crate::validate::{
 const MAX_TITLE: usize = 500;
 
 /// Adds the request body schemas.
-pub(super) fn add_all(add: &mut impl FnMut(&str, Value)) {
+pub(super) fn add_all(add: &mut impl FnMut(&str, Value), organize: super::build::Registrar) {
     add("NewAsset", new_asset());
     add("AssetPatch", asset_patch());
     add("LibraryDocument", library_document());
@@ -36,7 +36,7 @@ pub(super) fn add_all(add: &mut impl FnMut(&str, Value)) {
     add("WebhookDocument", webhook_document(true));
     add("WebhookPatch", webhook_document(false));
     add("DirectUploadDocument", direct_upload_document());
-    super::organize::add_bodies(add);
+    organize(add);
 }
 
 /// One tag as a body gives it: [`crate::validate::tags`] trims it and holds it to 1 to 64

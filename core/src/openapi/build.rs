@@ -146,6 +146,11 @@ pub(super) fn json_content(schema: Value) -> Value {
     json!({"application/json": {"schema": schema}})
 }
 
+/// What registers schemas (or request bodies) of its own into a map another module makes, by
+/// name: a module that uses the maker's builders is handed to it this way, so the maker need
+/// not name it.
+pub(super) type Registrar = fn(&mut dyn FnMut(&str, Value));
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@ use super::schemas::{envelope, whole};
 use crate::webhooks::wire::{DeliveryWire, WebhookWire};
 
 /// Adds the schemas of the feed and of webhooks.
-pub(super) fn add_schemas(add: &mut impl FnMut(&str, Value)) {
+pub(super) fn add_schemas(add: &mut dyn FnMut(&str, Value)) {
     add("Event", event());
     add("EventList", event_list());
     add("Webhook", webhook(false));

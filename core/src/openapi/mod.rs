@@ -83,7 +83,7 @@ pub fn document() -> Value {
         ],
         "paths": Value::Object(paths),
         "components": {
-            "schemas": schemas::all(),
+            "schemas": schemas::all(feed::add_schemas, organize::add_schemas, organize::add_bodies),
             "parameters": parts::parameters(),
             "headers": parts::headers(),
             "responses": parts::responses(),

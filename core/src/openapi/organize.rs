@@ -13,7 +13,7 @@ use super::schemas::{envelope, replaced, whole};
 use crate::model::TagCount;
 
 /// Adds the bulk change's bodies.
-pub(super) fn add_bodies(add: &mut impl FnMut(&str, Value)) {
+pub(super) fn add_bodies(add: &mut dyn FnMut(&str, Value)) {
     add("BulkChange", bulk_change());
     add("BulkPatch", bulk_patch());
     add("BulkDelete", bulk_delete());
@@ -23,7 +23,7 @@ pub(super) fn add_bodies(add: &mut impl FnMut(&str, Value)) {
 }
 
 /// Adds the schemas of the bulk change's answers and of the tag list.
-pub(super) fn add_schemas(add: &mut impl FnMut(&str, Value)) {
+pub(super) fn add_schemas(add: &mut dyn FnMut(&str, Value)) {
     add("TagCount", tag_count());
     add("TagList", envelope(array(schema("TagCount")), None));
     add("BulkResult", bulk_result());

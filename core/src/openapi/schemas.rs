@@ -26,7 +26,14 @@ use crate::render::{
 use crate::tree::{LibraryAsset, LibraryHead, SectionContent, SectionHead};
 
 /// Every schema of `components.schemas`.
-pub(super) fn all() -> Value {
+/// Every schema of the document, in the order they are written: the feed's, the organizing
+/// operations' and their bodies' come from `feed`, `organize` and `organize_bodies` (their
+/// modules use this one's builders, so this one does not name them).
+pub(super) fn all(
+    feed: super::build::Registrar,
+    organize: super::build::Registrar,
+    organize_bodies: super::build::Registrar,
+) -> Value {
     let mut all = Map::new();
     let mut add = |name: &str, schema: Value| {
         all.insert(name.to_owned(), schema);
@@ -65,7 +72,7 @@ pub(super) fn all() -> Value {
             Some(schema("AssetPagination")),
         ),
     );
-    super::feed::add_schemas(&mut add);
+    feed(&mut add);
     add("Upload", upload());
     add("UploadEnvelope", envelope(schema("Upload"), None));
     add("DirectUpload", direct_upload());
@@ -82,9 +89,9 @@ pub(super) fn all() -> Value {
     for (status, name, description) in super::parts::ERROR_SCHEMAS {
         add(name, status_error(*status, description));
     }
-    super::organize::add_schemas(&mut add);
+    organize(&mut add);
     super::parts::add_schemas(&mut add);
-    bodies::add_all(&mut add);
+    bodies::add_all(&mut add, organize_bodies);
     Value::Object(all)
 }
 

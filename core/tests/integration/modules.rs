@@ -3,9 +3,9 @@
 //!
 //! A module is a file or folder directly under a crate's `src/` (a `*_test.rs` or
 //! `*_tests.rs` file belongs to the module it tests); it depends on another when its code
-//! (comments aside) names `crate::other`. Inside core's `src/extract/` the sibling files are
-//! checked the same way (`super::sibling`). A circle is a set of modules each reachable from
-//! the others.
+//! (comments aside) names `crate::other`. Inside every folder of every crate the sibling
+//! modules are checked the same way (`super::sibling`, or the sibling's `crate::` path). A
+//! circle is a set of modules each reachable from the others.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -202,7 +202,101 @@ fn the_module_graph_has_no_circles() {
             .is_some_and(|d| d.contains("svg")),
         "the extract graph is read: {extract_level:?}"
     );
-    assert_eq!(circles(&extract_level), Vec::<BTreeSet<String>>::new());
+}
+
+/// Every folder under each crate's `src/`, nested ones too.
+fn folders(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).expect("read dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            out.push(path.clone());
+            out.extend(folders(&path));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Whether `file` holds tests only (`*_test.rs`, `*_tests.rs`, `tests.rs`, or a file under a
+/// `tests` folder): a test may compare a module with its siblings, so its names are no
+/// dependency of the module it tests.
+fn is_test_file(file: &Path) -> bool {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    stem == "tests"
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.components().any(|c| c.as_os_str() == "tests")
+}
+
+/// The graph of the modules in `folder` (a folder module under `src`): a file there names a
+/// sibling as `crate::path::to::folder::sibling`, or with one `super::` more than the folders
+/// it sits below `folder` (`super::sibling` from `folder/a.rs`, `super::super::sibling` from
+/// `folder/a/b.rs`). Test files are left out ([`is_test_file`]).
+fn folder_graph(src: &Path, folder: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let files: Vec<PathBuf> = rust_files(folder)
+        .into_iter()
+        .filter(|f| {
+            module_of(folder, f) != "mod" && !is_test_file(f.strip_prefix(src).unwrap_or(f))
+        })
+        .collect();
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(folder, f)).collect();
+    let path: Vec<String> = folder
+        .strip_prefix(src)
+        .expect("folder under src")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let absolute = format!("crate::{}::", path.join("::"));
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let from = module_of(folder, file);
+        let depth = file
+            .strip_prefix(folder)
+            .expect("file under folder")
+            .components()
+            .count();
+        let source = fs::read_to_string(file).expect("read source");
+        let text: String = source
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut named = named_after(&text, &"super::".repeat(depth));
+        named.extend(named_after(&text, &absolute));
+        // `super::super::x` also reads as `super::` followed by `super`: only names count.
+        let to: Vec<String> = named
+            .into_iter()
+            .filter(|n| modules.contains(n) && *n != from)
+            .collect();
+        edges.entry(from).or_default().extend(to);
+    }
+    edges
+}
+
+#[test]
+fn no_folder_of_any_crate_has_circles() {
+    let mut checked = 0;
+    let mut found = Vec::new();
+    for src in every_src() {
+        for folder in folders(&src) {
+            let level = folder_graph(&src, &folder);
+            checked += level.len();
+            for circle in circles(&level) {
+                found.push((folder.display().to_string(), circle));
+            }
+        }
+    }
+    let openapi = folder_graph(&src(), &src().join("openapi"));
+    assert!(
+        openapi.get("operations").is_some_and(|d| !d.is_empty()),
+        "the openapi folder is read: {openapi:?}"
+    );
+    assert!(checked > 50, "only {checked} modules in folders were read");
+    assert_eq!(found, Vec::new(), "circles among the modules of a folder");
 }
 
 #[test]

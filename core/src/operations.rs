@@ -1,0 +1,491 @@
+//! The operations table ([`OPERATIONS`]): every operation of the API declared once, with its
+//! method, path, scopes, rules and capability. The [`Operation`] enum, the routes
+//! ([`crate::ROUTES`]), the scope table and the OpenAPI document's paths all come from it.
+//! Adding an operation is a row here, its handler (an arm of the service's `dispatch` and the
+//! function it calls) and its wire types with their OpenAPI description.
+
+use crate::model::Scope;
+
+/// Declares the operations once: each row names an [`Operation`] and says everything else
+/// about it ([`OperationSpec`]). The enum, [`OPERATIONS`], the routes and their `Allow`
+/// values ([`ROUTES`]), the scope table and the OpenAPI document's paths all come from here.
+macro_rules! operations {
+    ($($(#[doc = $doc:literal])* $op:ident => $spec:expr,)*) => {
+        /// The operations of the API, in the order of [`OPERATIONS`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Operation {
+            $($(#[doc = $doc])* $op,)*
+        }
+
+        /// The operations table: every operation of the API, of every capability, with its
+        /// method, path, scopes and rules, in the order their routes are matched.
+        pub const OPERATIONS: &[OperationSpec] = &[$($spec.of(Operation::$op),)*];
+    };
+}
+
+use Scope::{
+    AdminWebhooks as ADMIN_WEBHOOKS, ReadAssets as READ_ASSETS, ReadEvents as READ_EVENTS,
+    ReadLibraries as READ_LIBRARIES, WriteAssets as WRITE_ASSETS,
+    WriteLibraries as WRITE_LIBRARIES, WritePasses as WRITE_PASSES,
+};
+
+operations! {
+    /// `GET /api/v1/assets`
+    ListAssets => get("/api/v1/assets").scopes(&[READ_ASSETS]).reads(),
+    /// `POST /api/v1/assets`
+    CreateAsset => post("/api/v1/assets").scopes(&[WRITE_ASSETS]).json().events(),
+    /// `POST /api/v1/assets/upload`
+    UploadAsset => post("/api/v1/assets/upload").scopes(&[WRITE_ASSETS]).events(),
+    /// `POST /api/v1/assets/bulk`: one change of up to 100 assets.
+    BulkAssets => post("/api/v1/assets/bulk")
+        .scopes(&[WRITE_ASSETS])
+        .json()
+        .events()
+        .of_capability(Capability::Organize),
+    /// `GET /api/v1/tags`: the tags of published assets, with counts.
+    ListTags => get("/api/v1/tags")
+        .scopes(&[READ_ASSETS])
+        .reads()
+        .of_capability(Capability::Organize),
+    /// `GET /api/v1/assets/{asset_id}`
+    GetAsset => get("/api/v1/assets/{asset_id}").scopes(&[READ_ASSETS]).reads().public(),
+    /// `PATCH /api/v1/assets/{asset_id}`
+    UpdateAsset => patch("/api/v1/assets/{asset_id}").scopes(&[WRITE_ASSETS]).json().events(),
+    /// `DELETE /api/v1/assets/{asset_id}`
+    DeleteAsset => delete("/api/v1/assets/{asset_id}").scopes(&[WRITE_ASSETS]).events(),
+    /// `PUT /api/v1/assets/{asset_id}/file`
+    ReplaceAssetFile => put("/api/v1/assets/{asset_id}/file").scopes(&[WRITE_ASSETS]).events(),
+    /// `POST /api/v1/assets/{asset_id}/thumbnail`
+    RemakeThumbnail => post("/api/v1/assets/{asset_id}/thumbnail")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .of_capability(Capability::Previews),
+    /// `GET /api/v1/assets/{asset_id}/download-url`
+    AssetDownloadUrl => get("/api/v1/assets/{asset_id}/download-url")
+        .scopes(&[READ_ASSETS])
+        .reads()
+        .pass(),
+    /// `GET /api/v1/assets/{asset_id}/image`
+    AssetImage => get("/api/v1/assets/{asset_id}/image")
+        .scopes(&[READ_ASSETS])
+        .pass()
+        .public()
+        .link()
+        .of_capability(Capability::Variants),
+    /// `GET /api/v1/assets/{asset_id}/image-url`
+    AssetImageUrl => get("/api/v1/assets/{asset_id}/image-url")
+        .scopes(&[READ_ASSETS])
+        .reads()
+        .pass()
+        .of_capability(Capability::Variants),
+    /// `GET /api/v1/assets/{asset_id}/usage`
+    AssetUsage => get("/api/v1/assets/{asset_id}/usage")
+        .scopes(&[READ_ASSETS, READ_LIBRARIES])
+        .reads(),
+    /// `GET /api/v1/assets/{asset_id}/download`
+    DownloadAsset => get("/api/v1/assets/{asset_id}/download")
+        .scopes(&[READ_ASSETS])
+        .pass()
+        .public()
+        .link(),
+    /// `GET /api/v1/libraries`
+    ListLibraries => get("/api/v1/libraries").scopes(&[READ_LIBRARIES]).reads(),
+    /// `GET /api/v1/libraries/slug/{slug}` (before `/api/v1/libraries/{library_id}`: a
+    /// library id is never `slug`)
+    GetLibraryBySlug => get("/api/v1/libraries/slug/{slug}")
+        .scopes(&[READ_LIBRARIES])
+        .reads()
+        .pass(),
+    /// `GET /api/v1/libraries/{library_id}`
+    GetLibrary => get("/api/v1/libraries/{library_id}")
+        .scopes(&[READ_LIBRARIES])
+        .reads()
+        .pass(),
+    /// `PUT /api/v1/libraries/{library_id}`
+    PutLibrary => put("/api/v1/libraries/{library_id}")
+        .scopes(&[WRITE_LIBRARIES])
+        .json()
+        .events(),
+    /// `DELETE /api/v1/libraries/{library_id}`
+    DeleteLibrary => delete("/api/v1/libraries/{library_id}")
+        .scopes(&[WRITE_LIBRARIES])
+        .events(),
+    /// `GET /api/v1/libraries/{library_id}/download`
+    DownloadLibrary => get("/api/v1/libraries/{library_id}/download")
+        .scopes(&[READ_LIBRARIES, READ_ASSETS])
+        .pass()
+        .link(),
+    /// `GET /api/v1/libraries/{library_id}/download-url`
+    LibraryDownloadUrl => get("/api/v1/libraries/{library_id}/download-url")
+        .scopes(&[READ_LIBRARIES, READ_ASSETS])
+        .reads()
+        .pass(),
+    /// `GET /api/v1/libraries/{library_id}/passes`
+    ListPasses => get("/api/v1/libraries/{library_id}/passes")
+        .scopes(&[WRITE_PASSES])
+        .reads()
+        .of_capability(Capability::Passes),
+    /// `POST /api/v1/libraries/{library_id}/passes`
+    CreatePass => post("/api/v1/libraries/{library_id}/passes")
+        .scopes(&[WRITE_PASSES])
+        .json()
+        .events()
+        .of_capability(Capability::Passes),
+    /// `GET /api/v1/libraries/{library_id}/passes/{pass_id}`
+    GetPass => get("/api/v1/libraries/{library_id}/passes/{pass_id}")
+        .scopes(&[WRITE_PASSES])
+        .reads()
+        .of_capability(Capability::Passes),
+    /// `DELETE /api/v1/libraries/{library_id}/passes/{pass_id}`
+    RevokePass => delete("/api/v1/libraries/{library_id}/passes/{pass_id}")
+        .scopes(&[WRITE_PASSES])
+        .events()
+        .of_capability(Capability::Passes),
+    /// `GET /api/v1/events`: the change feed and audit trail.
+    ListEvents => get("/api/v1/events")
+        .scopes(&[READ_EVENTS])
+        .reads()
+        .of_capability(Capability::Events),
+    /// `GET /api/v1/webhooks`
+    ListWebhooks => get("/api/v1/webhooks")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .reads()
+        .of_capability(Capability::Webhooks),
+    /// `POST /api/v1/webhooks`
+    CreateWebhook => post("/api/v1/webhooks")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .json()
+        .events()
+        .of_capability(Capability::Webhooks),
+    /// `GET /api/v1/webhooks/{webhook_id}`
+    GetWebhook => get("/api/v1/webhooks/{webhook_id}")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .reads()
+        .of_capability(Capability::Webhooks),
+    /// `PATCH /api/v1/webhooks/{webhook_id}`
+    UpdateWebhook => patch("/api/v1/webhooks/{webhook_id}")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .json()
+        .events()
+        .of_capability(Capability::Webhooks),
+    /// `DELETE /api/v1/webhooks/{webhook_id}`
+    DeleteWebhook => delete("/api/v1/webhooks/{webhook_id}")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .events()
+        .of_capability(Capability::Webhooks),
+    /// `GET /api/v1/webhooks/{webhook_id}/deliveries`
+    ListDeliveries => get("/api/v1/webhooks/{webhook_id}/deliveries")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .reads()
+        .of_capability(Capability::Webhooks),
+    /// `POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry`
+    RetryDelivery => post("/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .of_capability(Capability::Webhooks),
+    /// `POST /api/v1/webhooks/{webhook_id}/test`
+    TestWebhook => post("/api/v1/webhooks/{webhook_id}/test")
+        .scopes(&[ADMIN_WEBHOOKS])
+        .of_capability(Capability::Webhooks),
+    /// `POST /api/v1/uploads`: a resumable (tus) upload.
+    CreateUpload => post("/api/v1/uploads")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .tus()
+        .of_capability(Capability::Uploads),
+    /// `POST /api/v1/uploads/direct` (before `/api/v1/uploads/{upload_id}`: an upload id is
+    /// never `direct`)
+    CreateDirectUpload => post("/api/v1/uploads/direct")
+        .scopes(&[WRITE_ASSETS])
+        .json()
+        .of_capability(Capability::Uploads),
+    /// `POST /api/v1/uploads/direct/{upload_id}/complete`
+    CompleteDirectUpload => post("/api/v1/uploads/direct/{upload_id}/complete")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .of_capability(Capability::Uploads),
+    /// `GET` and `HEAD /api/v1/uploads/{upload_id}`
+    GetUpload => get("/api/v1/uploads/{upload_id}")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .tus()
+        .of_capability(Capability::Uploads),
+    /// `PATCH /api/v1/uploads/{upload_id}`
+    PatchUpload => patch("/api/v1/uploads/{upload_id}")
+        .scopes(&[WRITE_ASSETS])
+        .events()
+        .tus()
+        .of_capability(Capability::Uploads),
+    /// `DELETE /api/v1/uploads/{upload_id}`
+    DeleteUpload => delete("/api/v1/uploads/{upload_id}")
+        .scopes(&[WRITE_ASSETS])
+        .tus()
+        .of_capability(Capability::Uploads),
+    /// `GET /api/v1/openapi.json`: the OpenAPI document of the API; needs no key (a 404
+    /// when core is built without its `openapi` feature).
+    OpenApi => get("/api/v1/openapi.json").reads().of_capability(Capability::OpenApi),
+}
+
+/// A row of the operations table ([`OPERATIONS`]): everything said of one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OperationSpec {
+    /// The operation.
+    pub operation: Operation,
+    /// Its method (`HEAD` runs a `GET` operation).
+    pub method: &'static str,
+    /// Its path as the OpenAPI document names it (`/api/v1/assets/{asset_id}`); the route's
+    /// path calls its first parameter `{id}` ([`Route::path`]).
+    pub path: &'static str,
+    /// What it requires of a key; none: it needs no key at all.
+    pub scopes: &'static [Scope],
+    /// The capability it belongs to; `None` for the contract's own operations.
+    pub capability: Option<Capability>,
+    /// Whether a library pass (`Authorization: Pass`) may run it.
+    pub pass: bool,
+    /// Whether a request without a key may run it as a public read (served only for a
+    /// published, public asset).
+    pub public: bool,
+    /// Whether a signed link's parameters may run it without a key.
+    pub link: bool,
+    /// Whether it only reads (a JSON `GET` answers with an `ETag` then).
+    pub read: bool,
+    /// Whether it may append to the event log.
+    pub events: bool,
+    /// Whether it reads a JSON body.
+    pub json_body: bool,
+    /// Whether it speaks the tus protocol (`Tus-Resumable`, never cached).
+    pub tus: bool,
+}
+
+/// A row of the table before the macro names its operation.
+#[derive(Clone, Copy)]
+struct Row {
+    method: &'static str,
+    path: &'static str,
+    scopes: &'static [Scope],
+    capability: Option<Capability>,
+    pass: bool,
+    public: bool,
+    link: bool,
+    read: bool,
+    events: bool,
+    json_body: bool,
+    tus: bool,
+}
+
+const fn row(method: &'static str, path: &'static str) -> Row {
+    Row {
+        method,
+        path,
+        scopes: &[],
+        capability: None,
+        pass: false,
+        public: false,
+        link: false,
+        read: false,
+        events: false,
+        json_body: false,
+        tus: false,
+    }
+}
+
+const fn get(path: &'static str) -> Row {
+    row("GET", path)
+}
+
+const fn post(path: &'static str) -> Row {
+    row("POST", path)
+}
+
+const fn put(path: &'static str) -> Row {
+    row("PUT", path)
+}
+
+const fn patch(path: &'static str) -> Row {
+    row("PATCH", path)
+}
+
+const fn delete(path: &'static str) -> Row {
+    row("DELETE", path)
+}
+
+impl Row {
+    const fn scopes(mut self, scopes: &'static [Scope]) -> Self {
+        self.scopes = scopes;
+        self
+    }
+
+    const fn of_capability(mut self, capability: Capability) -> Self {
+        self.capability = Some(capability);
+        self
+    }
+
+    const fn pass(mut self) -> Self {
+        self.pass = true;
+        self
+    }
+
+    const fn public(mut self) -> Self {
+        self.public = true;
+        self
+    }
+
+    const fn link(mut self) -> Self {
+        self.link = true;
+        self
+    }
+
+    const fn reads(mut self) -> Self {
+        self.read = true;
+        self
+    }
+
+    const fn events(mut self) -> Self {
+        self.events = true;
+        self
+    }
+
+    const fn json(mut self) -> Self {
+        self.json_body = true;
+        self
+    }
+
+    const fn tus(mut self) -> Self {
+        self.tus = true;
+        self
+    }
+
+    const fn of(self, operation: Operation) -> OperationSpec {
+        OperationSpec {
+            operation,
+            method: self.method,
+            path: self.path,
+            scopes: self.scopes,
+            capability: self.capability,
+            pass: self.pass,
+            public: self.public,
+            link: self.link,
+            read: self.read,
+            events: self.events,
+            json_body: self.json_body,
+            tus: self.tus,
+        }
+    }
+}
+
+/// A capability: a part of the API beyond the contract, built in with the cargo feature of
+/// the same name. An operation of a capability this build leaves out has no route: its
+/// paths answer 404 as unknown paths do, and [`crate::Service::handle`] answers it so too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Capability {
+    /// Library passes (feature `passes`).
+    Passes,
+    /// The change feed (feature `events`).
+    Events,
+    /// Webhooks and their deliveries (feature `webhooks`).
+    Webhooks,
+    /// Resumable (tus) and direct uploads (feature `uploads`).
+    Uploads,
+    /// Tags and bulk changes (feature `organize`).
+    Organize,
+    /// Thumbnails and previews (feature `previews`).
+    Previews,
+    /// Image variants (feature `variants`).
+    Variants,
+    /// The OpenAPI document (feature `openapi`).
+    OpenApi,
+}
+
+impl Capability {
+    /// Whether this build has the capability (its cargo feature is on).
+    pub const fn is_built(self) -> bool {
+        match self {
+            Capability::Passes => cfg!(feature = "passes"),
+            Capability::Events => cfg!(feature = "events"),
+            Capability::Webhooks => cfg!(feature = "webhooks"),
+            Capability::Uploads => cfg!(feature = "uploads"),
+            Capability::Organize => cfg!(feature = "organize"),
+            Capability::Previews => cfg!(feature = "previews"),
+            Capability::Variants => cfg!(feature = "variants"),
+            Capability::OpenApi => cfg!(feature = "openapi"),
+        }
+    }
+
+    /// The cargo feature that builds the capability in.
+    pub const fn feature(self) -> &'static str {
+        match self {
+            Capability::Passes => "passes",
+            Capability::Events => "events",
+            Capability::Webhooks => "webhooks",
+            Capability::Uploads => "uploads",
+            Capability::Organize => "organize",
+            Capability::Previews => "previews",
+            Capability::Variants => "variants",
+            Capability::OpenApi => "openapi",
+        }
+    }
+}
+
+impl Operation {
+    /// The operation's row of [`OPERATIONS`].
+    pub const fn spec(self) -> &'static OperationSpec {
+        &OPERATIONS[self as usize]
+    }
+
+    /// The capability the operation belongs to; `None` for the contract's own operations,
+    /// which every build has.
+    pub const fn capability(self) -> Option<Capability> {
+        self.spec().capability
+    }
+
+    /// Whether this build has the operation: it is the contract's, or its capability is built
+    /// in.
+    pub const fn is_built(self) -> bool {
+        match self.capability() {
+            Some(capability) => capability.is_built(),
+            None => true,
+        }
+    }
+
+    /// The scope table: what each operation requires of the key.
+    pub const fn scopes(self) -> &'static [Scope] {
+        self.spec().scopes
+    }
+
+    /// Whether a library pass (`Authorization: Pass`) may run the operation: reading its
+    /// library (by id or slug), the library's zip and its link, and its assets' downloads,
+    /// image variants and their links. Any other operation is 403 for a pass.
+    pub const fn opens_with_pass(self) -> bool {
+        self.spec().pass
+    }
+
+    /// Whether the operation only reads (a JSON `GET` answers with an `ETag` then).
+    pub const fn is_read(self) -> bool {
+        self.spec().read
+    }
+
+    /// Whether the operation may append to the event log (so the webhook worker of this
+    /// process looks at it at once).
+    pub const fn writes_events(self) -> bool {
+        self.spec().events
+    }
+
+    /// Whether the operation speaks the tus protocol: its answers carry `Tus-Resumable` and
+    /// are never kept by a cache (`Cache-Control: no-store`).
+    pub const fn is_tus(self) -> bool {
+        self.spec().tus
+    }
+
+    /// Whether the operation answers 304 to an `If-None-Match` naming its `ETag`: the JSON
+    /// reads, and image variants.
+    pub const fn answers_not_modified(self) -> bool {
+        self.is_read() || matches!(self, Operation::AssetImage)
+    }
+
+    /// Whether the operation reads a JSON body.
+    pub const fn takes_json_body(self) -> bool {
+        self.spec().json_body
+    }
+}
