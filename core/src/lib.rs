@@ -36,8 +36,9 @@
 //! Every public item has one path. The crate root holds the service and what it is built
 //! from and answers with: [`Service`], [`Config`], [`Store`], [`MemoryStore`], [`Files`], the
 //! records ([`Asset`], [`Library`], [`ApiKey`], ...), the validated queries a store answers
-//! ([`AssetQuery`], [`LibraryQuery`]), the route table ([`ROUTES`],
-//! [`Operation`], [`match_route`], ...), [`RawRequest`] and [`Reply`], and the errors
+//! ([`AssetQuery`], [`LibraryQuery`]), the operations table ([`OPERATIONS`], [`Operation`],
+//! [`Capability`]) and the routes derived from it ([`ROUTES`], [`match_route`], ...),
+//! [`RawRequest`] and [`Reply`], and the errors
 //! ([`ApiError`], [`StoreError`]). The pure parts are modules of their own:
 //!
 //! | module | what it does |
@@ -53,6 +54,8 @@
 //! | [`events`] | the event log: events, their actor (the key of the request a write runs in), the feed's cursor and query |
 //! | [`webhooks`] | webhooks and their deliveries: the records, the retry schedule, Standard Webhooks signatures (to verify deliveries in a Rust receiver too), the address rules of targets |
 //! | [`render`] | assets, library list items and timestamps on the wire |
+//! | [`store`] | the store traits: [`Store`]'s four, each capability's own, and the rules stores share |
+//! | [`tus`] | resumable uploads: their records, metadata and the tus protocol's headers |
 //! | `openapi` | the OpenAPI 3.1 document of the API, served at `GET /api/v1/openapi.json` (feature `openapi`) |
 //! | `testing` | the store conformance suite (feature `testing`) |
 //!

@@ -1,4 +1,5 @@
-//! The docs against the code: the README's `Config` table names every field of `Config`.
+//! The docs against the code: the README's `Config` table names every field of `Config`, and
+//! the crate docs' table of public modules names every public module of core.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -57,4 +58,38 @@ fn the_readme_config_table_names_every_field() {
         unknown.is_empty(),
         "README's Config table names no field {unknown:?}"
     );
+}
+
+/// The `pub mod` names of core's `lib.rs`, and the first column of its docs' module table
+/// (the rows after `| module | what it does |`).
+fn public_modules() -> (BTreeSet<String>, BTreeSet<String>) {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .expect("read lib.rs");
+    let declared = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub mod "))
+        .map(|l| l.trim_end_matches(';').to_owned())
+        .collect();
+    let table = lib
+        .split_once("//! | module | what it does |")
+        .map(|(_, rest)| rest)
+        .expect("the module table");
+    let listed = table
+        .lines()
+        .skip(2)
+        .map_while(|l| l.strip_prefix("//! | "))
+        .filter_map(|row| row.split(" | ").next())
+        .map(|cell| cell.trim_matches(['[', ']', '`']).to_owned())
+        .collect();
+    (declared, listed)
+}
+
+#[test]
+fn the_crate_docs_list_every_public_module() {
+    let (declared, listed) = public_modules();
+    assert!(
+        declared.contains("extract"),
+        "the declarations are read: {declared:?}"
+    );
+    assert_eq!(listed, declared);
 }
