@@ -408,8 +408,10 @@ impl Service {
             Operation::CompleteDirectUpload => Box::pin(self.complete_direct_upload(id, req)).await,
             Operation::BulkAssets => Box::pin(self.bulk_request(req)).await,
             Operation::ListTags => Box::pin(self.tags_request(req)).await,
-            // An operation of a capability this build leaves out has no route.
-            #[allow(unreachable_patterns)]
+            // The operations of a capability this build leaves out have no arm (nor route).
+            // With every feature on, the match stays exhaustive: an operation added to the
+            // table without its handler does not build.
+            #[cfg(not(all(feature = "variants", feature = "webhooks")))]
             _ => Ok(crate::routes::route_not_found()),
         }
     }
