@@ -4,7 +4,8 @@
 //! apps. It holds every rule of the contract — query parsing, validation, pagination, API keys
 //! and scopes, library-tree assembly, the error table — and the [`Service`] that composes them
 //! with a [`Store`]. Web adapters (`assetlib-axum`, `assetlib-warp`) only translate HTTP to
-//! [`RawRequest`] and [`Reply`]; stores (`assetlib-sled`, [`MemoryStore`]) only keep records.
+//! [`RawRequest`] and [`Reply`]; stores (`assetlib-sled`, `assetlib-postgres`, [`MemoryStore`])
+//! only keep records.
 //!
 //! ```
 //! use assetlib_core::{Config, Operation, RawRequest, Scope, Service};
@@ -33,7 +34,8 @@
 //! to a durable store; [`Service::in_memory`] keeps everything in memory, for tests.
 //!
 //! ## Public API
-//! Every public item has one path. The crate root holds the service and what it is built
+//! Every public item has one path, but the store traits, which [`store`] and its `prelude`
+//! hold too. The crate root holds the service and what it is built
 //! from and answers with: [`Service`], [`Config`], [`Store`], [`MemoryStore`], [`Files`], the
 //! records ([`Asset`], [`Library`], [`ApiKey`], ...), the validated queries a store answers
 //! ([`AssetQuery`], [`LibraryQuery`]), the operations table ([`OPERATIONS`], [`Operation`],

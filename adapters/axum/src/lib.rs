@@ -4,7 +4,8 @@
 //! [axum](https://docs.rs/axum/0.8) [`Router`](axum::Router).
 //!
 //! [`router`] registers every route of [`assetlib_core::ROUTES`] and hands each request's raw
-//! parts to [`Service::handle`](assetlib_core::Service::handle); [`ApiResponse`] copies core's
+//! parts to [`Service::answer`](assetlib_core::Service::answer) with its route;
+//! [`ApiResponse`] copies core's
 //! [`Reply`](assetlib_core::Reply) into an axum response. Nothing else happens here: every
 //! status code, error body, header rule, scope and validation is core's, so this adapter and
 //! any other answer every request alike. `adapters/README.md` states the contract.
@@ -33,9 +34,10 @@
 //! ## What the router answers
 //! | request | answer |
 //! |---|---|
-//! | a route of [`ROUTES`](assetlib_core::ROUTES) with one of its methods | [`Service::handle`](assetlib_core::Service::handle) |
-//! | a route with another method | [`method_not_allowed`](assetlib_core::method_not_allowed) (JSON 405 with `Allow`) |
-//! | any other path under `/api/v1` | [`route_not_found`](assetlib_core::route_not_found) (JSON 404) |
+//! | a route of [`ROUTES`](assetlib_core::ROUTES) this build has, with one of its methods | [`Service::answer`](assetlib_core::Service::answer), which runs the operation through [`Service::handle`](assetlib_core::Service::handle) |
+//! | such a route with `OPTIONS` | 204 with `Allow` (and CORS preflight headers for an allowed origin), from [`Service::answer`](assetlib_core::Service::answer) |
+//! | such a route with another method | [`method_not_allowed`](assetlib_core::method_not_allowed) (JSON 405 with `Allow`) |
+//! | a route of a capability the build leaves out, or any other path under `/api/v1` | [`route_not_found`](assetlib_core::route_not_found) (JSON 404) |
 //! | anything else | not matched: the fallback of the app it is merged into |
 //!
 //! `HEAD` is answered like `GET`, without the body.

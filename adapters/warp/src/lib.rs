@@ -2,9 +2,11 @@
 //!
 //! The warp adapter of assetlib: [`routes`] serves the Digital Assets and Libraries API as a
 //! warp filter. It only translates: the path is matched against core's route table
-//! ([`assetlib_core::match_route`]), and the operation with its raw parts (path id, raw
-//! query, `Authorization`, `Content-Type`, `Content-Length` and `Range` headers, the `HEAD`
-//! flag, and the unread body) goes to [`assetlib_core::Service::handle`];
+//! ([`assetlib_core::match_route`]), and the route with the request's raw parts (path ids,
+//! raw query, the `Authorization`, `Content-Type`, `Content-Length`, `Range`, `If-Range`,
+//! `If-None-Match`, `Accept`, `Origin`, `X-Forwarded-For` and tus headers, the peer, the
+//! mount path, the `HEAD` flag, and the unread body) goes to
+//! [`assetlib_core::Service::answer`];
 //! core's [`Reply`] comes back as the response. So it answers every request exactly as the
 //! axum adapter does (a differential test in the facade checks this).
 //!

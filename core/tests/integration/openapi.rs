@@ -2,8 +2,8 @@
 //! repository's `openapi.json`.
 //!
 //! After a change of the API, write the new document with
-//! `ASSETLIB_WRITE_OPENAPI=1 cargo test -p assetlib-core --features openapi --test integration openapi`
-//! and review its diff.
+//! `ASSETLIB_WRITE_OPENAPI=1 cargo test -p assetlib-core --all-features --test integration openapi`
+//! and review its diff (every feature: the document has the paths of the capabilities built).
 
 use std::path::PathBuf;
 
@@ -51,7 +51,7 @@ async fn the_served_document_is_the_committed_openapi_json() {
     assert!(
         served == kept,
         "openapi.json differs from the served document; write it anew with \
-         `ASSETLIB_WRITE_OPENAPI=1 cargo test -p assetlib-core --features openapi --test \
+         `ASSETLIB_WRITE_OPENAPI=1 cargo test -p assetlib-core --all-features --test \
          integration openapi` and review its diff"
     );
 }
