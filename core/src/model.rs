@@ -521,7 +521,7 @@ pub enum PassSpend {
 }
 
 /// How the published libraries holding one asset sell it
-/// ([`crate::PassStore::published_holders`]).
+/// ([`crate::LibraryStore::published_holders`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Holders {
     /// The asset.

@@ -235,7 +235,7 @@ pub struct OperationSpec {
     /// Its method (`HEAD` runs a `GET` operation).
     pub method: &'static str,
     /// Its path as the OpenAPI document names it (`/api/v1/assets/{asset_id}`); the route's
-    /// path calls its first parameter `{id}` ([`Route::path`]).
+    /// path calls its first parameter `{id}` ([`crate::Route::path`]).
     pub path: &'static str,
     /// What it requires of a key; none: it needs no key at all.
     pub scopes: &'static [Scope],

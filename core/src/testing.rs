@@ -174,7 +174,7 @@ suite!(
 );
 
 suite!(
-    /// The cases of [`PassStore`](crate::PassStore): records, lists, revocation, spending
+    /// The cases of [`PassStore`]: records, lists, revocation, spending
     /// (exact under concurrency), passes going with their library.
     PASS_CASES:
     passes_round_trip_and_list_newest_first,
@@ -186,7 +186,7 @@ suite!(
 );
 
 suite!(
-    /// The cases of [`EventStore`](crate::EventStore): one event per change, made in the same
+    /// The cases of [`EventStore`]: one event per change, made in the same
     /// atomic change, none for a refused write; filters; a feed that gives each event once
     /// to a reader following it while writes land; retention.
     EVENT_CASES:
@@ -197,7 +197,7 @@ suite!(
 );
 
 suite!(
-    /// The cases of [`WebhookStore`](crate::WebhookStore): records and their events, paging,
+    /// The cases of [`WebhookStore`]: records and their events, paging,
     /// streams leased to one holder and advanced with their deliveries, claims that lease (never one delivery to two
     /// claimers at once), attempts recorded, failing webhooks disabled, purges.
     WEBHOOK_CASES:
@@ -209,7 +209,7 @@ suite!(
 );
 
 suite!(
-    /// The cases of [`UploadStore`](crate::UploadStore): records, leases held by one holder
+    /// The cases of [`UploadStore`]: records, leases held by one holder
     /// at a time (one of many at once), saves by the holder only, expiry.
     UPLOAD_CASES:
     uploads_round_trip_and_only_their_holder_saves,

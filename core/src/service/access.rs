@@ -115,7 +115,7 @@ pub(super) fn pass_opens(pass: &LibraryPass, rows: &LibraryRows, id: Uuid) -> bo
 }
 
 /// Of `assets` (id and `is_public`), those whose file is paid, by the store's
-/// [`crate::PassStore::published_holders`].
+/// [`crate::LibraryStore::published_holders`].
 pub(super) async fn paid_files(
     service: &Service,
     assets: impl IntoIterator<Item = (Uuid, bool)>,

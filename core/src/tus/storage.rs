@@ -9,7 +9,7 @@
 //! - any other store: pieces `{path}.parts/{n}` of at most [`PART`] bytes, joined at the end.
 //!
 //! A request holds at most one part in memory (plus the chunk it is reading). What is kept is
-//! written before the upload's offset says so ([`Progress::save`]), so a process that dies in
+//! written before the upload's offset says so (`Progress::save`), so a process that dies in
 //! the middle leaves an offset that the bytes behind it match: on a local file the next
 //! request first cuts the file back to the offset, a part not recorded is uploaded again
 //! under the same number, and a piece past the offset is written again. A tail is written
@@ -40,7 +40,7 @@ pub const MAX_PARTS: u64 = 10_000;
 /// How often a request appending to a local file records its progress, in bytes.
 const LOCAL_SAVE: u64 = 64 * 1024 * 1024;
 
-/// How a request that appends records its progress: [`Progress::save`] stores the upload as
+/// How a request that appends records its progress: `Progress::save` stores the upload as
 /// it stands (and so says its bytes are kept) before the request takes any later byte as
 /// kept; [`Progress::keep`] is called after every chunk, so a slow request can renew its hold
 /// on the upload.

@@ -3,11 +3,12 @@
 //!
 //! How an event reaches an endpoint:
 //! 1. A write appends its event in its own atomic change (the event log).
-//! 2. The delivery worker of any process follows the log from the store's dispatch cursor and
-//!    turns each event into one [`Delivery`] per enabled webhook that wants it, moving the
-//!    cursor in the same change ([`crate::store::WebhookStore::enqueue_deliveries`], a
-//!    compare-and-set, so two processes never enqueue an event twice). Writes never wait for
-//!    any of this.
+//! 2. The delivery worker of any process leases each enabled webhook's stream
+//!    ([`crate::store::WebhookStore::lease_stream`]: one holder at a time), follows the log
+//!    from the stream's place, sends the events the webhook wants, and records their
+//!    [`Delivery`]s and the stream's new place in one change
+//!    ([`crate::store::WebhookStore::advance_stream`]), so two processes never send a
+//!    stream's event twice. Writes never wait for any of this.
 //! 3. Due deliveries are claimed by one process at a time (a lease:
 //!    [`crate::store::WebhookStore::claim_deliveries`]; PostgreSQL with `FOR UPDATE SKIP
 //!    LOCKED`), sent, and their outcome recorded: a 2xx within the timeout is success; anything
