@@ -120,8 +120,8 @@ pub mod samples;
 mod size;
 mod sniff;
 mod svg;
-// The extraction tests read thumbnails alongside every field: they run with `previews`.
-#[cfg(all(test, feature = "previews"))]
+// The counts run in every build; thumbnails, media facts and large files with `previews`.
+#[cfg(test)]
 mod tests;
 #[cfg(feature = "previews")]
 mod video;

@@ -210,7 +210,7 @@ pub fn pdf_length_loop() -> Vec<u8> {
 
 /// What [`pdf_length_loop`] gets wrong, done right: the page's content has its `/Length` in
 /// an object stream, whose own length is direct. Four words.
-#[cfg(all(test, feature = "previews"))]
+#[cfg(test)]
 pub(in crate::extract) fn pdf_length_in_object_stream() -> Vec<u8> {
     let mut objects = one_page(6, "");
     let text = format!("BT /F1 11 Tf 72 700 Td ({}) Tj ET", sentence(HOSTILE_WORDS));

@@ -1,23 +1,32 @@
 //! Every extracted field against known values, on real files made by [`super::samples`].
 
+#[cfg(feature = "previews")]
 use std::io::Cursor;
 use std::time::{Duration, Instant};
 
 use lopdf::{EncryptionState, EncryptionVersion, Object, Permissions};
 
 use super::samples::{self, sentence};
-use super::{ExtractError, FileInfo, Limits, extract, sniff, thumbnail};
+use super::{ExtractError, FileInfo, Limits, extract};
+#[cfg(feature = "previews")]
+use super::{sniff, thumbnail};
 use crate::model::AssetType;
 
 mod hostile;
+// Thumbnails, audio and video facts, and large files' previews need `previews`.
+#[cfg(feature = "previews")]
 mod large;
+#[cfg(feature = "previews")]
 mod media;
+#[cfg(feature = "previews")]
 mod previews;
+#[cfg(feature = "previews")]
 mod video;
 
 /// The default limits, PDF pages drawn in this process (the files here are the tests' own).
 fn limits() -> Limits {
     Limits {
+        #[cfg(feature = "previews")]
         pdf_renderer: super::PdfRenderer::InProcess,
         ..Limits::default()
     }
@@ -31,6 +40,7 @@ fn info(bytes: &[u8], name: &str, declared: Option<AssetType>) -> FileInfo {
 }
 
 /// Decodes an encoded image and gives its size and format.
+#[cfg(feature = "previews")]
 fn decoded(bytes: &[u8]) -> (u32, u32, image::ImageFormat) {
     let reader = image::ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
