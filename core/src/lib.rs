@@ -63,7 +63,7 @@
 //!
 //! ## Features
 //! None is on by default: core alone is the contract. Each capability is a feature; an
-//! operation of one that is off has no route ([`routes`] leaves it out, and
+//! operation of one that is off has no route ([`match_route`] finds none, and
 //! [`Service::handle`] answers it as an unknown route), and its crates are not built.
 //!
 //! | feature | what it adds |
@@ -151,7 +151,7 @@ pub use reply::{ByteStream, JSON, Reply};
 pub use request::{BodyStream, PeerAddr, RawRequest, RequestBody, TusHeaders};
 pub use routes::{
     API_PREFIX, Capability, OPERATIONS, Operation, OperationSpec, ROUTES, Route, RouteMatch,
-    Routes, THUMBNAIL_ROUTE, match_route, method_not_allowed, route_not_found, routes,
+    Routes, THUMBNAIL_ROUTE, match_route, method_not_allowed, route_not_found,
 };
 pub use service::{Backfill, BulkItem, BulkResult, Service};
 pub use store::{

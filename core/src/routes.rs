@@ -106,12 +106,6 @@ fn route_path(path: &str) -> String {
 /// The prefix under which every route lives; unknown paths below it answer JSON 404s.
 pub const API_PREFIX: &str = "/api/v1";
 
-/// The routes of this build: [`ROUTES`] without those of the capabilities it leaves out.
-/// Adapters register exactly these.
-pub fn routes() -> impl Iterator<Item = &'static Route> {
-    ROUTES.iter().filter(|route| route.is_built())
-}
-
 impl Route {
     /// Whether this build has the route (the capability of its operations is built in).
     pub fn is_built(&self) -> bool {
@@ -193,9 +187,13 @@ pub(crate) use files_base_url;
 /// [`crate::Service::thumbnail`].
 pub const THUMBNAIL_ROUTE: &str = concat!(files_base_url!(), "thumbnails/{name}");
 
+/// The error of a path under [`API_PREFIX`] that is no route, and of an operation the build
+/// or the store leaves out.
+pub(crate) const NO_ROUTE: ApiError = ApiError::NotFound("No such route");
+
 /// The answer for a path under [`API_PREFIX`] that is no route.
 pub fn route_not_found() -> Reply {
-    ApiError::NotFound("No such route").into_reply()
+    NO_ROUTE.into_reply()
 }
 
 /// The answer for a known path with a method it does not take.

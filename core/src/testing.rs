@@ -44,6 +44,7 @@ use crate::model::{
     ApiKey, Asset, AssetType, EntryAsset, Library, LibraryEntry, LibrarySettings, LibraryWrite,
     PutOutcome, Scope, Section,
 };
+use crate::operations::Capability;
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::{EventStore, PassStore, Store, UploadStore, WebhookStore};
 use assets::*;
@@ -247,12 +248,13 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = (S, G)>,
 {
-    let (probe, guard) = make().await;
+    let (store, guard) = make().await;
+    let probe: &dyn Store = &store;
     let kept = |name: &str| match name {
-        "PassStore" => probe.pass_store().is_some(),
-        "EventStore" => probe.event_store().is_some(),
-        "WebhookStore" => probe.webhook_store().is_some() && probe.event_store().is_some(),
-        "UploadStore" => probe.upload_store().is_some(),
+        "PassStore" => probe.keeps(Capability::Passes),
+        "EventStore" => probe.keeps(Capability::Events),
+        "WebhookStore" => probe.keeps(Capability::Webhooks),
+        "UploadStore" => probe.keeps(Capability::Uploads),
         _ => true,
     };
     let suites: Vec<&[Case]> = SUITES
@@ -260,7 +262,7 @@ where
         .filter(|(name, _)| kept(name))
         .map(|(_, cases)| *cases)
         .collect();
-    drop(probe);
+    drop(store);
     drop(guard);
     for cases in suites {
         run_cases(cases, &mut make).await;

@@ -7,10 +7,10 @@ use std::net::IpAddr;
 use chrono::Utc;
 
 use super::access::{self, Access};
-use super::{NO_RECORDS, Service, passes, unix_now};
+use super::{Service, passes, unix_now};
 use crate::auth;
 use crate::error::ApiError;
-use crate::routes::{Capability, Operation};
+use crate::routes::{NO_ROUTE, Operation};
 use crate::signed;
 use crate::store::{EventStore, PassStore, UploadStore, WebhookStore};
 use crate::variant;
@@ -20,37 +20,28 @@ impl Service {
     /// events, webhooks or uploads over a store that does not hand out that trait
     /// ([`crate::MetaStore::pass_store`], ...) has no route.
     pub(super) fn keeps_records_of(&self, op: Operation) -> bool {
-        let store = &self.inner.store;
-        match op.capability() {
-            Some(Capability::Passes) => store.pass_store().is_some(),
-            Some(Capability::Events) => store.event_store().is_some(),
-            Some(Capability::Webhooks) => {
-                store.webhook_store().is_some() && store.event_store().is_some()
-            }
-            Some(Capability::Uploads) => store.upload_store().is_some(),
-            _ => true,
-        }
+        op.capability().is_none_or(|c| self.inner.store.keeps(c))
     }
 
     /// The store's library passes; the unknown route's 404 when it keeps none.
     pub(super) fn pass_store(&self) -> Result<&dyn PassStore, ApiError> {
-        self.inner.store.pass_store().ok_or(NO_RECORDS)
+        self.inner.store.pass_store().ok_or(NO_ROUTE)
     }
 
     /// The store's event log; the unknown route's 404 when it keeps none.
     pub(super) fn event_store(&self) -> Result<&dyn EventStore, ApiError> {
-        self.inner.store.event_store().ok_or(NO_RECORDS)
+        self.inner.store.event_store().ok_or(NO_ROUTE)
     }
 
     /// The store's webhooks; the unknown route's 404 when it keeps none.
     #[cfg_attr(not(feature = "webhooks"), allow(dead_code))]
     pub(super) fn webhook_store(&self) -> Result<&dyn WebhookStore, ApiError> {
-        self.inner.store.webhook_store().ok_or(NO_RECORDS)
+        self.inner.store.webhook_store().ok_or(NO_ROUTE)
     }
 
     /// The store's resumable and direct uploads; the unknown route's 404 when it keeps none.
     pub(super) fn upload_store(&self) -> Result<&dyn UploadStore, ApiError> {
-        self.inner.store.upload_store().ok_or(NO_RECORDS)
+        self.inner.store.upload_store().ok_or(NO_ROUTE)
     }
 
     /// Who may run `op`: an operation that needs no scope needs no key (any key sent is not

@@ -114,7 +114,7 @@ impl Deliveries {
     pub(super) fn start(inner: &Arc<Inner>) {
         // Over a store that keeps no webhooks (or no event log to send) there is nothing to
         // deliver.
-        if inner.store.webhook_store().is_none() || inner.store.event_store().is_none() {
+        if !inner.store.keeps(crate::Capability::Webhooks) {
             return;
         }
         let workers = inner.config.webhook_workers;

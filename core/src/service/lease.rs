@@ -34,9 +34,7 @@ impl Lease {
 
     /// The store's uploads: a lease is only ever taken on a store that keeps them.
     fn uploads(&self) -> Result<&dyn UploadStore, ApiError> {
-        self.store
-            .upload_store()
-            .ok_or(ApiError::NotFound("No such route"))
+        self.store.upload_store().ok_or(crate::routes::NO_ROUTE)
     }
 
     /// When a lease taken now ends.

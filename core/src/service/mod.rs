@@ -80,10 +80,6 @@ use crate::openapi::reply as openapi_document;
 #[cfg(not(feature = "openapi"))]
 use crate::routes::route_not_found as openapi_document;
 
-/// What a capability's operation answers over a store that keeps none of its records: the
-/// unknown route's 404 (its route answers so before any of them runs).
-const NO_RECORDS: ApiError = ApiError::NotFound("No such route");
-
 /// The Digital Assets and Libraries API over a [`Store`] and a file store ([`Files`]).
 /// Cheap to clone (an `Arc`).
 #[derive(Clone)]

@@ -40,6 +40,7 @@ use crate::model::{
     Asset, Holders, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, TagCount,
     ViewCount,
 };
+use crate::operations::Capability;
 use crate::query::{AssetQuery, LibraryQuery};
 
 /// The store traits, to call their methods on a concrete store type.
@@ -234,6 +235,21 @@ pub mod prelude {
 pub trait Store: AssetStore + LibraryStore + KeyStore + MetaStore {}
 
 impl<T> Store for T where T: AssetStore + LibraryStore + KeyStore + MetaStore {}
+
+impl dyn Store {
+    /// Whether the store keeps the records `capability` needs: the trait of passes, events
+    /// or uploads it hands out, or for webhooks both their trait and the event log they send;
+    /// a capability that keeps no records of its own needs none.
+    pub fn keeps(&self, capability: Capability) -> bool {
+        match capability {
+            Capability::Passes => self.pass_store().is_some(),
+            Capability::Events => self.event_store().is_some(),
+            Capability::Webhooks => self.webhook_store().is_some() && self.event_store().is_some(),
+            Capability::Uploads => self.upload_store().is_some(),
+            _ => true,
+        }
+    }
+}
 
 /// Assets: their records, lists, changes, deletes, the libraries that hold them, and their
 /// download counters.
