@@ -3,7 +3,7 @@
 //! A count is hot: every read of a library page counts a view. A compare-and-swap in sled per
 //! view goes through sled's log and page cache (~3.4 µs in-process, more under load), where an
 //! addition in a map costs nanoseconds. So [`Counting`] keeps, per counter key, what has been
-//! added since the counter was last written, and a writer thread ([`spawn_writer`]) adds those
+//! added since the counter was last written, and a writer thread ([`Writer`]) adds those
 //! deltas to the stored counters every [`WRITE_EVERY`]; sled's own background flush (every
 //! 500 ms) then takes them to disk. A count acknowledged more than `WRITE_EVERY` plus sled's
 //! flush interval (600 ms) before a crash survives it, inside DESIGN.md's one second.
@@ -16,7 +16,8 @@
 //! dropped.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::Inner;
@@ -100,21 +101,71 @@ impl Inner {
     }
 }
 
-/// Starts the thread that writes `inner`'s deltas every [`WRITE_EVERY`]; it ends once the
-/// store is gone. A failed write is tried again on the next round (the store's next call that
-/// reads the same counter fails with the same error, so nothing goes unreported).
-pub(crate) fn spawn_writer(inner: Weak<Inner>) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name("assetlib-counts".into())
-        .spawn(move || {
-            loop {
-                std::thread::sleep(WRITE_EVERY);
-                let Some(inner) = inner.upgrade() else {
-                    return;
-                };
-                // An error is met again by the reads of that counter; try again next round.
-                let _ = inner.write_counts();
-            }
+/// The thread that writes the deltas every [`WRITE_EVERY`].
+///
+/// Dropping this stops the thread and waits for it, so the thread never holds the database
+/// past the store's last handle (see [`crate::closing`]).
+#[derive(Debug)]
+pub(crate) struct Writer {
+    stop: Arc<Stop>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Whether the writer was told to stop, and the condition it waits on between rounds.
+#[derive(Debug, Default)]
+struct Stop {
+    stopped: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl Writer {
+    /// Starts the writer of `inner`'s deltas. A failed write is tried again on the next round
+    /// (the store's next call that reads the same counter fails with the same error, so
+    /// nothing goes unreported).
+    pub(crate) fn spawn(inner: Weak<Inner>) -> std::io::Result<Self> {
+        let stop = Arc::new(Stop::default());
+        let thread = {
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name("assetlib-counts".into())
+                .spawn(move || {
+                    let mut stopped = stop.stopped.lock().unwrap_or_else(PoisonError::into_inner);
+                    loop {
+                        stopped = stop
+                            .wake
+                            .wait_timeout(stopped, WRITE_EVERY)
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .0;
+                        if *stopped {
+                            return;
+                        }
+                        let Some(inner) = inner.upgrade() else {
+                            return;
+                        };
+                        // Met again by the reads of that counter; tried again next round.
+                        let _ = inner.write_counts();
+                    }
+                })?
+        };
+        Ok(Writer {
+            stop,
+            thread: Some(thread),
         })
-        .map(drop)
+    }
+}
+
+impl Drop for Writer {
+    /// Stops the thread and waits for it. The thread writes under the lock this takes, so once
+    /// the lock is held it is between rounds and holds no handle of the database.
+    fn drop(&mut self) {
+        *self
+            .stop
+            .stopped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = true;
+        self.stop.wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }

@@ -33,7 +33,10 @@
 //!
 //! Opening fails with a typed [`OpenError`]: [`OpenError::Locked`] when another process holds
 //! the directory, [`OpenError::NewerFormat`] when a newer version of this crate wrote it,
-//! [`OpenError::Upgrade`] when it has an older format and the upgrade failed.
+//! [`OpenError::Upgrade`] when it has an older format and the upgrade failed. Dropping the
+//! last clone of a store closes the database before the drop returns (it stops the counts'
+//! writer and waits, up to five seconds, for sled's background jobs to let the directory go),
+//! so the directory can be opened again at once.
 //!
 //! ## Trees and keys
 //!
@@ -164,6 +167,7 @@
 
 mod apikeys;
 mod assets;
+mod closing;
 mod commit;
 mod config;
 mod counting;
@@ -216,6 +220,8 @@ const DELIVERIES_DIR: &str = "deliveries";
 #[derive(Clone)]
 pub struct SledStore {
     inner: Arc<Inner>,
+    /// Declared last, so dropped after `inner`: the last handle closes the database.
+    _closing: Arc<closing::Closing>,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -419,11 +425,15 @@ impl SledStore {
             inner.db.flush().map_err(|e| failed(e.into()))?;
         }
         let inner = Arc::new(inner);
-        counting::spawn_writer(Arc::downgrade(&inner)).map_err(|e| OpenError::Sled {
-            path: inner.path.clone(),
-            source: e.into(),
-        })?;
-        Ok(SledStore { inner })
+        let writer =
+            counting::Writer::spawn(Arc::downgrade(&inner)).map_err(|e| OpenError::Sled {
+                path: inner.path.clone(),
+                source: e.into(),
+            })?;
+        Ok(SledStore {
+            _closing: Arc::new(closing::Closing::new(inner.clone(), writer)),
+            inner,
+        })
     }
 
     /// The database directory.

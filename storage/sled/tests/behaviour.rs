@@ -9,7 +9,9 @@ use assetlib_core::{
 use assetlib_sled::SledStore;
 use uuid::Uuid;
 
-use crate::common::{all_orders, asset, at, fast_store, library, reopen, reopen_raw, store, walk};
+use crate::common::{
+    all_orders, asset, at, fast_store, library, reopen, reopen_after_raw, reopen_raw, store, walk,
+};
 
 const TITLES: &[&str] = &[
     "Alpha",
@@ -619,7 +621,7 @@ async fn verify_finds_a_damaged_index() {
         tree.remove(first.0).expect("remove");
         db.flush().expect("flush");
     }
-    let sled = reopen(&dir.path().join("db"));
+    let sled = reopen_after_raw(&dir.path().join("db"));
     let integrity = sled.verify().await.expect("verify");
     assert_eq!(integrity.assets, 2);
     assert!(!integrity.is_ok());

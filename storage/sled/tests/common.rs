@@ -145,9 +145,10 @@ pub(crate) async fn walk(store: &impl Store, query: &AssetQuery) -> Vec<Uuid> {
 /// backoff (about 10 s in all), and returns its first other answer, or the lock error after
 /// that.
 ///
-/// After the last handle of a database is dropped, sled's own background threads can hold
-/// the directory's lock for a moment longer, so an open right after a drop may see it
-/// locked. A lock that stays held is still a failure.
+/// After a raw `sled::Db` is dropped, sled's own background threads can hold the directory's
+/// lock for a moment longer, so an open right after it may see it locked. (A store's last
+/// handle waits for that before its drop returns; a raw handle does not.) A lock that stays
+/// held is still a failure.
 fn retry_while_locked<T, E>(
     mut open: impl FnMut() -> Result<T, E>,
     is_locked: impl Fn(&E) -> bool,
@@ -166,21 +167,28 @@ fn retry_while_locked<T, E>(
     }
 }
 
-/// Opens the store at `path` right after its previous handle was dropped: a `Locked` answer
-/// is retried for a while, any other answer is returned.
-pub(crate) fn open_after_drop(path: &std::path::Path) -> Result<SledStore, OpenError> {
+/// Opens the store at `path` right after a raw handle of its database was dropped: a `Locked`
+/// answer is retried for a while, any other answer is returned.
+pub(crate) fn open_after_raw(path: &std::path::Path) -> Result<SledStore, OpenError> {
     retry_while_locked(
         || SledStore::open(path),
         |e| matches!(e, OpenError::Locked { .. }),
     )
 }
 
-/// Opens the store at `path` again after its previous handle was dropped.
+/// Opens the store at `path` again right after its previous handle was dropped, which closed
+/// it: no retry.
 pub(crate) fn reopen(path: &std::path::Path) -> SledStore {
-    open_after_drop(path).expect("reopen")
+    SledStore::open(path).expect("reopen right after the last handle was dropped")
 }
 
-/// Opens the sled database at `path` directly after its previous handle was dropped.
+/// Opens the store at `path` again right after a raw handle of its database was dropped.
+pub(crate) fn reopen_after_raw(path: &std::path::Path) -> SledStore {
+    open_after_raw(path).expect("reopen")
+}
+
+/// Opens the sled database at `path` directly after its previous handle (a store's or a raw
+/// one) was dropped.
 pub(crate) fn reopen_raw(path: &std::path::Path) -> sled::Db {
     retry_while_locked(
         || sled::open(path),

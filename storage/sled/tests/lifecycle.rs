@@ -11,7 +11,7 @@ use assetlib_core::{
 use assetlib_sled::SledStore;
 use uuid::Uuid;
 
-use crate::common::{asset, at, fast_store, library, reopen, reopen_raw, store};
+use crate::common::{asset, at, fast_store, library, reopen, reopen_after_raw, reopen_raw, store};
 
 /// Sections and entries may come in any order; compare them sorted.
 fn normalised(rows: Option<LibraryRows>) -> Option<LibraryRows> {
@@ -372,7 +372,7 @@ async fn verify_finds_damaged_asset_uses() {
         assert!(uses.remove(a.id.as_bytes()).expect("remove").is_some());
         db.flush().expect("flush");
     }
-    let sled = reopen(&dir.path().join("db"));
+    let sled = reopen_after_raw(&dir.path().join("db"));
     let integrity = sled.verify().await.expect("verify");
     assert!(
         integrity.problems.iter().any(|p| p.contains("asset_uses")),

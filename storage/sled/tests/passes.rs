@@ -8,7 +8,7 @@ use assetlib_core::testing::sample_pass;
 use assetlib_core::{PassSpend, StoreError};
 use uuid::Uuid;
 
-use crate::common::{at, library, reopen, reopen_raw, store};
+use crate::common::{at, library, reopen, reopen_after_raw, reopen_raw, store};
 
 async fn check(store: &assetlib_sled::SledStore, passes: u64) {
     let integrity = store.verify().await.expect("verify");
@@ -123,7 +123,7 @@ async fn verify_finds_a_pass_without_its_hash_entry_or_place() {
         assert!(lists.remove(id.as_bytes()).expect("remove").is_some());
         db.flush().expect("flush");
     }
-    let sled = reopen(&path);
+    let sled = reopen_after_raw(&path);
     let integrity = sled.verify().await.expect("verify");
     assert_eq!(integrity.passes, 1);
     let problems = integrity.problems.join("\n");
