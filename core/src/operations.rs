@@ -1,16 +1,22 @@
 //! The operations table ([`OPERATIONS`]): every operation of the API declared once, with its
 //! method, path, scopes, rules and capability. The [`Operation`] enum, the routes
-//! ([`crate::ROUTES`]), the scope table and the OpenAPI document's paths all come from it.
-//! Adding an operation is a row here, its handler (an arm of the service's `dispatch` and the
-//! function it calls) and its wire types with their OpenAPI description.
+//! ([`crate::ROUTES`]), the scope table and the OpenAPI document's paths and operation objects
+//! all come from it. Adding an operation is a row here (naming the function that describes
+//! it), its handler (an arm of the service's `dispatch` and the function it calls) and its wire
+//! types with that description; nothing else names it.
 
 use crate::model::Scope;
 
-/// Declares the operations once: each row names an [`Operation`] and says everything else
-/// about it ([`OperationSpec`]). The enum, [`OPERATIONS`], the routes and their `Allow`
-/// values ([`ROUTES`]), the scope table and the OpenAPI document's paths all come from here.
+/// Declares the operations once: each row names an [`Operation`], the function that describes
+/// it in the OpenAPI document (`module::function` under `openapi/operations`), and everything
+/// else about it ([`OperationSpec`]). The enum, [`OPERATIONS`], the routes and their `Allow`
+/// values ([`ROUTES`]), the scope table and the OpenAPI document's paths and operations all
+/// come from here. (The leading `$` is handed in so the macro can define `with_describers!`.)
 macro_rules! operations {
-    ($($(#[doc = $doc:literal])* $op:ident => $spec:expr,)*) => {
+    (
+        $d:tt
+        $($(#[doc = $doc:literal])* $op:ident($module:ident::$describe:ident) => $spec:expr,)*
+    ) => {
         /// The operations of the API, in the order of [`OPERATIONS`].
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[non_exhaustive]
@@ -21,6 +27,15 @@ macro_rules! operations {
         /// The operations table: every operation of the API, of every capability, with its
         /// method, path, scopes and rules, in the order their routes are matched.
         pub const OPERATIONS: &[OperationSpec] = &[$($spec.of(Operation::$op),)*];
+
+        /// Hands `callback!` each operation with the function (in the OpenAPI document's
+        /// `operations` module) that describes it: `Name => module::function,` per row.
+        #[cfg_attr(not(feature = "openapi"), allow(unused_macros))]
+        macro_rules! with_describers {
+            ($d callback:ident) => { $d callback! { $($op => $module::$describe,)* } };
+        }
+        #[cfg_attr(not(feature = "openapi"), allow(unused_imports))]
+        pub(crate) use with_describers;
     };
 }
 
@@ -30,200 +45,226 @@ use Scope::{
     WriteLibraries as WRITE_LIBRARIES, WritePasses as WRITE_PASSES,
 };
 
-operations! {
+operations! { $
     /// `GET /api/v1/assets`
-    ListAssets => get("/api/v1/assets").scopes(&[READ_ASSETS]).reads(),
+    ListAssets(assets::list_assets) => get("/api/v1/assets").scopes(&[READ_ASSETS]).reads(),
     /// `POST /api/v1/assets`
-    CreateAsset => post("/api/v1/assets").scopes(&[WRITE_ASSETS]).json().events(),
+    CreateAsset(assets::create_asset) => post("/api/v1/assets")
+        .scopes(&[WRITE_ASSETS])
+        .json()
+        .events(),
     /// `POST /api/v1/assets/upload`
-    UploadAsset => post("/api/v1/assets/upload").scopes(&[WRITE_ASSETS]).events(),
+    UploadAsset(assets::upload_asset) => post("/api/v1/assets/upload")
+        .scopes(&[WRITE_ASSETS])
+        .events(),
     /// `POST /api/v1/assets/bulk`: one change of up to 100 assets.
-    BulkAssets => post("/api/v1/assets/bulk")
+    BulkAssets(organize::bulk_assets) => post("/api/v1/assets/bulk")
         .scopes(&[WRITE_ASSETS])
         .json()
         .events()
         .of_capability(Capability::Organize),
     /// `GET /api/v1/tags`: the tags of published assets, with counts.
-    ListTags => get("/api/v1/tags")
+    ListTags(organize::list_tags) => get("/api/v1/tags")
         .scopes(&[READ_ASSETS])
         .reads()
         .of_capability(Capability::Organize),
     /// `GET /api/v1/assets/{asset_id}`
-    GetAsset => get("/api/v1/assets/{asset_id}").scopes(&[READ_ASSETS]).reads().public(),
+    GetAsset(assets::get_asset) => get("/api/v1/assets/{asset_id}")
+        .scopes(&[READ_ASSETS])
+        .reads()
+        .public(),
     /// `PATCH /api/v1/assets/{asset_id}`
-    UpdateAsset => patch("/api/v1/assets/{asset_id}").scopes(&[WRITE_ASSETS]).json().events(),
+    UpdateAsset(assets::update_asset) => patch("/api/v1/assets/{asset_id}")
+        .scopes(&[WRITE_ASSETS])
+        .json()
+        .events(),
     /// `DELETE /api/v1/assets/{asset_id}`
-    DeleteAsset => delete("/api/v1/assets/{asset_id}").scopes(&[WRITE_ASSETS]).events(),
+    DeleteAsset(assets::delete_asset) => delete("/api/v1/assets/{asset_id}")
+        .scopes(&[WRITE_ASSETS])
+        .events(),
     /// `PUT /api/v1/assets/{asset_id}/file`
-    ReplaceAssetFile => put("/api/v1/assets/{asset_id}/file").scopes(&[WRITE_ASSETS]).events(),
+    ReplaceAssetFile(assets::replace_asset_file) => put("/api/v1/assets/{asset_id}/file")
+        .scopes(&[WRITE_ASSETS])
+        .events(),
     /// `POST /api/v1/assets/{asset_id}/thumbnail`
-    RemakeThumbnail => post("/api/v1/assets/{asset_id}/thumbnail")
+    RemakeThumbnail(assets::remake_thumbnail) => post("/api/v1/assets/{asset_id}/thumbnail")
         .scopes(&[WRITE_ASSETS])
         .events()
         .of_capability(Capability::Previews),
     /// `GET /api/v1/assets/{asset_id}/download-url`
-    AssetDownloadUrl => get("/api/v1/assets/{asset_id}/download-url")
+    AssetDownloadUrl(assets::asset_download_url) => get("/api/v1/assets/{asset_id}/download-url")
         .scopes(&[READ_ASSETS])
         .reads()
         .pass(),
     /// `GET /api/v1/assets/{asset_id}/image`
-    AssetImage => get("/api/v1/assets/{asset_id}/image")
+    AssetImage(assets::asset_image) => get("/api/v1/assets/{asset_id}/image")
         .scopes(&[READ_ASSETS])
         .pass()
         .public()
         .link()
+        .revalidates()
         .of_capability(Capability::Variants),
     /// `GET /api/v1/assets/{asset_id}/image-url`
-    AssetImageUrl => get("/api/v1/assets/{asset_id}/image-url")
+    AssetImageUrl(assets::asset_image_url) => get("/api/v1/assets/{asset_id}/image-url")
         .scopes(&[READ_ASSETS])
         .reads()
         .pass()
         .of_capability(Capability::Variants),
     /// `GET /api/v1/assets/{asset_id}/usage`
-    AssetUsage => get("/api/v1/assets/{asset_id}/usage")
+    AssetUsage(assets::asset_usage) => get("/api/v1/assets/{asset_id}/usage")
         .scopes(&[READ_ASSETS, READ_LIBRARIES])
         .reads(),
     /// `GET /api/v1/assets/{asset_id}/download`
-    DownloadAsset => get("/api/v1/assets/{asset_id}/download")
+    DownloadAsset(assets::download_asset) => get("/api/v1/assets/{asset_id}/download")
         .scopes(&[READ_ASSETS])
         .pass()
         .public()
         .link(),
     /// `GET /api/v1/libraries`
-    ListLibraries => get("/api/v1/libraries").scopes(&[READ_LIBRARIES]).reads(),
+    ListLibraries(libraries::list_libraries) => get("/api/v1/libraries")
+        .scopes(&[READ_LIBRARIES])
+        .reads(),
     /// `GET /api/v1/libraries/slug/{slug}` (before `/api/v1/libraries/{library_id}`: a
     /// library id is never `slug`)
-    GetLibraryBySlug => get("/api/v1/libraries/slug/{slug}")
+    GetLibraryBySlug(libraries::get_library_by_slug) => get("/api/v1/libraries/slug/{slug}")
         .scopes(&[READ_LIBRARIES])
         .reads()
         .pass(),
     /// `GET /api/v1/libraries/{library_id}`
-    GetLibrary => get("/api/v1/libraries/{library_id}")
+    GetLibrary(libraries::get_library) => get("/api/v1/libraries/{library_id}")
         .scopes(&[READ_LIBRARIES])
         .reads()
         .pass(),
     /// `PUT /api/v1/libraries/{library_id}`
-    PutLibrary => put("/api/v1/libraries/{library_id}")
+    PutLibrary(libraries::put_library) => put("/api/v1/libraries/{library_id}")
         .scopes(&[WRITE_LIBRARIES])
         .json()
         .events(),
     /// `DELETE /api/v1/libraries/{library_id}`
-    DeleteLibrary => delete("/api/v1/libraries/{library_id}")
+    DeleteLibrary(libraries::delete_library) => delete("/api/v1/libraries/{library_id}")
         .scopes(&[WRITE_LIBRARIES])
         .events(),
     /// `GET /api/v1/libraries/{library_id}/download`
-    DownloadLibrary => get("/api/v1/libraries/{library_id}/download")
+    DownloadLibrary(libraries::download_library) => get("/api/v1/libraries/{library_id}/download")
         .scopes(&[READ_LIBRARIES, READ_ASSETS])
         .pass()
         .link(),
     /// `GET /api/v1/libraries/{library_id}/download-url`
-    LibraryDownloadUrl => get("/api/v1/libraries/{library_id}/download-url")
+    LibraryDownloadUrl(libraries::library_download_url) =>
+        get("/api/v1/libraries/{library_id}/download-url")
         .scopes(&[READ_LIBRARIES, READ_ASSETS])
         .reads()
         .pass(),
     /// `GET /api/v1/libraries/{library_id}/passes`
-    ListPasses => get("/api/v1/libraries/{library_id}/passes")
+    ListPasses(passes::list_passes) => get("/api/v1/libraries/{library_id}/passes")
         .scopes(&[WRITE_PASSES])
         .reads()
         .of_capability(Capability::Passes),
     /// `POST /api/v1/libraries/{library_id}/passes`
-    CreatePass => post("/api/v1/libraries/{library_id}/passes")
+    CreatePass(passes::create_pass) => post("/api/v1/libraries/{library_id}/passes")
         .scopes(&[WRITE_PASSES])
         .json()
         .events()
         .of_capability(Capability::Passes),
     /// `GET /api/v1/libraries/{library_id}/passes/{pass_id}`
-    GetPass => get("/api/v1/libraries/{library_id}/passes/{pass_id}")
+    GetPass(passes::get_pass) =>
+        get("/api/v1/libraries/{library_id}/passes/{pass_id}")
         .scopes(&[WRITE_PASSES])
         .reads()
         .of_capability(Capability::Passes),
     /// `DELETE /api/v1/libraries/{library_id}/passes/{pass_id}`
-    RevokePass => delete("/api/v1/libraries/{library_id}/passes/{pass_id}")
+    RevokePass(passes::revoke_pass) =>
+        delete("/api/v1/libraries/{library_id}/passes/{pass_id}")
         .scopes(&[WRITE_PASSES])
         .events()
         .of_capability(Capability::Passes),
     /// `GET /api/v1/events`: the change feed and audit trail.
-    ListEvents => get("/api/v1/events")
+    ListEvents(events::list_events) => get("/api/v1/events")
         .scopes(&[READ_EVENTS])
         .reads()
         .of_capability(Capability::Events),
     /// `GET /api/v1/webhooks`
-    ListWebhooks => get("/api/v1/webhooks")
+    ListWebhooks(webhooks::list_webhooks) => get("/api/v1/webhooks")
         .scopes(&[ADMIN_WEBHOOKS])
         .reads()
         .of_capability(Capability::Webhooks),
     /// `POST /api/v1/webhooks`
-    CreateWebhook => post("/api/v1/webhooks")
+    CreateWebhook(webhooks::create_webhook) => post("/api/v1/webhooks")
         .scopes(&[ADMIN_WEBHOOKS])
         .json()
         .events()
         .of_capability(Capability::Webhooks),
     /// `GET /api/v1/webhooks/{webhook_id}`
-    GetWebhook => get("/api/v1/webhooks/{webhook_id}")
+    GetWebhook(webhooks::get_webhook) => get("/api/v1/webhooks/{webhook_id}")
         .scopes(&[ADMIN_WEBHOOKS])
         .reads()
         .of_capability(Capability::Webhooks),
     /// `PATCH /api/v1/webhooks/{webhook_id}`
-    UpdateWebhook => patch("/api/v1/webhooks/{webhook_id}")
+    UpdateWebhook(webhooks::update_webhook) => patch("/api/v1/webhooks/{webhook_id}")
         .scopes(&[ADMIN_WEBHOOKS])
         .json()
         .events()
         .of_capability(Capability::Webhooks),
     /// `DELETE /api/v1/webhooks/{webhook_id}`
-    DeleteWebhook => delete("/api/v1/webhooks/{webhook_id}")
+    DeleteWebhook(webhooks::delete_webhook) => delete("/api/v1/webhooks/{webhook_id}")
         .scopes(&[ADMIN_WEBHOOKS])
         .events()
         .of_capability(Capability::Webhooks),
     /// `GET /api/v1/webhooks/{webhook_id}/deliveries`
-    ListDeliveries => get("/api/v1/webhooks/{webhook_id}/deliveries")
+    ListDeliveries(webhooks::list_deliveries) =>
+        get("/api/v1/webhooks/{webhook_id}/deliveries")
         .scopes(&[ADMIN_WEBHOOKS])
         .reads()
         .of_capability(Capability::Webhooks),
     /// `POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry`
-    RetryDelivery => post("/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+    RetryDelivery(webhooks::retry_delivery) =>
+        post("/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
         .scopes(&[ADMIN_WEBHOOKS])
         .of_capability(Capability::Webhooks),
     /// `POST /api/v1/webhooks/{webhook_id}/test`
-    TestWebhook => post("/api/v1/webhooks/{webhook_id}/test")
+    TestWebhook(webhooks::test_webhook) => post("/api/v1/webhooks/{webhook_id}/test")
         .scopes(&[ADMIN_WEBHOOKS])
         .of_capability(Capability::Webhooks),
     /// `POST /api/v1/uploads`: a resumable (tus) upload.
-    CreateUpload => post("/api/v1/uploads")
+    CreateUpload(uploads::create_upload) => post("/api/v1/uploads")
         .scopes(&[WRITE_ASSETS])
         .events()
         .tus()
         .of_capability(Capability::Uploads),
     /// `POST /api/v1/uploads/direct` (before `/api/v1/uploads/{upload_id}`: an upload id is
     /// never `direct`)
-    CreateDirectUpload => post("/api/v1/uploads/direct")
+    CreateDirectUpload(uploads::create_direct_upload) => post("/api/v1/uploads/direct")
         .scopes(&[WRITE_ASSETS])
         .json()
         .of_capability(Capability::Uploads),
     /// `POST /api/v1/uploads/direct/{upload_id}/complete`
-    CompleteDirectUpload => post("/api/v1/uploads/direct/{upload_id}/complete")
+    CompleteDirectUpload(uploads::complete_direct_upload) =>
+        post("/api/v1/uploads/direct/{upload_id}/complete")
         .scopes(&[WRITE_ASSETS])
         .events()
         .of_capability(Capability::Uploads),
     /// `GET` and `HEAD /api/v1/uploads/{upload_id}`
-    GetUpload => get("/api/v1/uploads/{upload_id}")
+    GetUpload(uploads::get_upload) => get("/api/v1/uploads/{upload_id}")
         .scopes(&[WRITE_ASSETS])
         .events()
         .tus()
         .of_capability(Capability::Uploads),
     /// `PATCH /api/v1/uploads/{upload_id}`
-    PatchUpload => patch("/api/v1/uploads/{upload_id}")
+    PatchUpload(uploads::patch_upload) => patch("/api/v1/uploads/{upload_id}")
         .scopes(&[WRITE_ASSETS])
         .events()
         .tus()
         .of_capability(Capability::Uploads),
     /// `DELETE /api/v1/uploads/{upload_id}`
-    DeleteUpload => delete("/api/v1/uploads/{upload_id}")
+    DeleteUpload(uploads::delete_upload) => delete("/api/v1/uploads/{upload_id}")
         .scopes(&[WRITE_ASSETS])
         .tus()
         .of_capability(Capability::Uploads),
     /// `GET /api/v1/openapi.json`: the OpenAPI document of the API; needs no key (a 404
     /// when core is built without its `openapi` feature).
-    OpenApi => get("/api/v1/openapi.json").reads().of_capability(Capability::OpenApi),
+    OpenApi(libraries::open_api) => get("/api/v1/openapi.json")
+        .reads()
+        .of_capability(Capability::OpenApi),
 }
 
 /// A row of the operations table ([`OPERATIONS`]): everything said of one operation.
@@ -250,6 +291,9 @@ pub struct OperationSpec {
     pub link: bool,
     /// Whether it only reads (a JSON `GET` answers with an `ETag` then).
     pub read: bool,
+    /// Whether it answers 304 to an `If-None-Match` naming its `ETag` (the reads, and image
+    /// variants).
+    pub not_modified: bool,
     /// Whether it may append to the event log.
     pub events: bool,
     /// Whether it reads a JSON body.
@@ -269,6 +313,7 @@ struct Row {
     public: bool,
     link: bool,
     read: bool,
+    not_modified: bool,
     events: bool,
     json_body: bool,
     tus: bool,
@@ -284,6 +329,7 @@ const fn row(method: &'static str, path: &'static str) -> Row {
         public: false,
         link: false,
         read: false,
+        not_modified: false,
         events: false,
         json_body: false,
         tus: false,
@@ -338,6 +384,12 @@ impl Row {
 
     const fn reads(mut self) -> Self {
         self.read = true;
+        self.not_modified = true;
+        self
+    }
+
+    const fn revalidates(mut self) -> Self {
+        self.not_modified = true;
         self
     }
 
@@ -367,6 +419,7 @@ impl Row {
             public: self.public,
             link: self.link,
             read: self.read,
+            not_modified: self.not_modified,
             events: self.events,
             json_body: self.json_body,
             tus: self.tus,
@@ -481,7 +534,7 @@ impl Operation {
     /// Whether the operation answers 304 to an `If-None-Match` naming its `ETag`: the JSON
     /// reads, and image variants.
     pub const fn answers_not_modified(self) -> bool {
-        self.is_read() || matches!(self, Operation::AssetImage)
+        self.spec().not_modified
     }
 
     /// Whether the operation reads a JSON body.

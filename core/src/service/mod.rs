@@ -242,7 +242,8 @@ impl Service {
             None => crate::routes::route_not_found(),
             Some(route) if method == "OPTIONS" => {
                 let mut reply = self.cors().preflight(route, origin);
-                if route.operation("POST") == Some(Operation::CreateUpload) {
+                // The tus creation route (the one whose POST speaks tus) offers tus.
+                if route.operation("POST").is_some_and(Operation::is_tus) {
                     crate::tus::offer(&mut reply, self.max_resumable());
                 }
                 return reply;

@@ -207,52 +207,18 @@ const JSON_BODY_RECORD_ERRORS: &[&str] = &[
     "UnsupportedMediaType",
 ];
 
-fn spec(op: Operation) -> Spec {
-    match op {
-        Operation::ListAssets => assets::list_assets(),
-        Operation::BulkAssets => organize::bulk_assets(),
-        Operation::ListTags => organize::list_tags(),
-        Operation::CreateAsset => assets::create_asset(),
-        Operation::UploadAsset => assets::upload_asset(),
-        Operation::GetAsset => assets::get_asset(),
-        Operation::UpdateAsset => assets::update_asset(),
-        Operation::DeleteAsset => assets::delete_asset(),
-        Operation::ReplaceAssetFile => assets::replace_asset_file(),
-        Operation::AssetUsage => assets::asset_usage(),
-        Operation::RemakeThumbnail => assets::remake_thumbnail(),
-        Operation::AssetDownloadUrl => assets::asset_download_url(),
-        Operation::DownloadAsset => assets::download_asset(),
-        Operation::AssetImage => assets::asset_image(),
-        Operation::AssetImageUrl => assets::asset_image_url(),
-        Operation::ListLibraries => libraries::list_libraries(),
-        Operation::GetLibrary => libraries::get_library(),
-        Operation::GetLibraryBySlug => libraries::get_library_by_slug(),
-        Operation::PutLibrary => libraries::put_library(),
-        Operation::DeleteLibrary => libraries::delete_library(),
-        Operation::DownloadLibrary => libraries::download_library(),
-        Operation::LibraryDownloadUrl => libraries::library_download_url(),
-        Operation::OpenApi => libraries::open_api(),
-        Operation::CreatePass => passes::create_pass(),
-        Operation::ListPasses => passes::list_passes(),
-        Operation::GetPass => passes::get_pass(),
-        Operation::RevokePass => passes::revoke_pass(),
-        Operation::ListEvents => events::list_events(),
-        Operation::CreateWebhook => webhooks::create_webhook(),
-        Operation::ListWebhooks => webhooks::list_webhooks(),
-        Operation::GetWebhook => webhooks::get_webhook(),
-        Operation::UpdateWebhook => webhooks::update_webhook(),
-        Operation::DeleteWebhook => webhooks::delete_webhook(),
-        Operation::ListDeliveries => webhooks::list_deliveries(),
-        Operation::RetryDelivery => webhooks::retry_delivery(),
-        Operation::TestWebhook => webhooks::test_webhook(),
-        Operation::CreateUpload => uploads::create_upload(),
-        Operation::GetUpload => uploads::get_upload(),
-        Operation::PatchUpload => uploads::patch_upload(),
-        Operation::DeleteUpload => uploads::delete_upload(),
-        Operation::CreateDirectUpload => uploads::create_direct_upload(),
-        Operation::CompleteDirectUpload => uploads::complete_direct_upload(),
-    }
+/// `spec(op)`: the description of each operation, by the function its row in the operations
+/// table names.
+macro_rules! describers {
+    ($($op:ident => $module:ident::$describe:ident,)*) => {
+        fn spec(op: Operation) -> Spec {
+            match op {
+                $(Operation::$op => $module::$describe(),)*
+            }
+        }
+    };
 }
+crate::operations::with_describers!(describers);
 
 /// A download's 200 (`part: false`) or 206.
 /// An image variant: its bytes, media type and strong `ETag`.
