@@ -1,7 +1,5 @@
 //! [`WebhookStore`] of the [`MemoryStore`]: everything under its one lock.
 
-use std::collections::HashMap;
-
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -172,13 +170,8 @@ impl WebhookStore for MemoryStore {
         Ok(claimed)
     }
 
-    async fn record_attempts(
-        &self,
-        attempts: &[Attempt],
-        disable_before: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
+    async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
         let mut state = self.write();
-        let mut hooks = HashMap::new();
         for attempt in attempts {
             if let Some(d) = state.deliveries.get_mut(&attempt.delivery_id) {
                 *d = d.after(attempt);
@@ -190,19 +183,6 @@ impl WebhookStore for MemoryStore {
                 hook.failing_since = None;
             } else {
                 hook.failing_since.get_or_insert(attempt.at);
-            }
-            hooks.insert(attempt.webhook_id, attempt.at);
-        }
-        for (id, at) in hooks {
-            let Some(hook) = state.webhooks.get(&id) else {
-                continue;
-            };
-            if hook.failing_since.is_none_or(|t| t > disable_before) {
-                continue;
-            }
-            if let Some((new, changed)) = WebhookChange::disable().apply(hook, at) {
-                state.log(Event::webhook_updated(id, changed));
-                state.webhooks.insert(id, new);
             }
         }
         Ok(())

@@ -24,9 +24,10 @@ use crate::config::Config;
 use crate::error::{ApiError, StoreError};
 use crate::events::EventQuery;
 use crate::records::now;
+use crate::store::WebhookStore;
 use crate::webhooks::client::{Outcome, Sender};
 use crate::webhooks::{
-    Attempt, Claimed, Delivery, Next, Webhook, body_of, next_attempt, test_payload,
+    Attempt, Claimed, Delivery, Next, Webhook, WebhookChange, body_of, next_attempt, test_payload,
 };
 
 /// The name of the workers' thread (and of the threads it starts for blocking work).
@@ -384,8 +385,7 @@ async fn stream_page(inner: &Inner, hook: &Webhook, shared: &Shared) -> Result<b
     }
     // A failure, or a success after failures, changes what the webhook's record says.
     if failed || (hook.failing_since.is_some() && !attempts.is_empty()) {
-        let disable_before = before(now(), inner.config.webhook_disable_after);
-        store.record_attempts(&attempts, disable_before).await?;
+        record(store, &attempts, &inner.config).await?;
         shared.due.notify_one();
     }
     Ok(true)
@@ -452,8 +452,7 @@ impl SendWorker {
             return Ok(Vec::new());
         };
         if !unrecorded.is_empty() {
-            let disable_before = before(now(), inner.config.webhook_disable_after);
-            store.record_attempts(unrecorded, disable_before).await?;
+            record(store, unrecorded, &inner.config).await?;
             unrecorded.clear();
         }
         let free = u32::try_from(self.shared.permits.available_permits()).unwrap_or(u32::MAX);
@@ -503,6 +502,31 @@ fn lower_priority() {
     if let Err(e) = set {
         tracing::debug!(error = %e, "the webhook workers run at the usual priority");
     }
+}
+
+/// Records `attempts`, then disables each webhook among them that has failed for longer than
+/// [`Config::webhook_disable_after`] (the rule is decided here and applied by the store to
+/// the record as it stands: a success recorded meanwhile keeps the webhook on).
+async fn record(
+    store: &dyn WebhookStore,
+    attempts: &[Attempt],
+    config: &Config,
+) -> Result<(), StoreError> {
+    store.record_attempts(attempts).await?;
+    let failed: HashSet<Uuid> = attempts
+        .iter()
+        .filter(|a| !a.succeeded())
+        .map(|a| a.webhook_id)
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let at = now();
+    let rule = WebhookChange::disable_if_failing_since(before(at, config.webhook_disable_after));
+    for id in failed {
+        store.update_webhook(id, &rule, at).await?;
+    }
+    Ok(())
 }
 
 /// `at` less `age` (the earliest time when `age` is more than there is).

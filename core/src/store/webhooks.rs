@@ -12,8 +12,8 @@ use crate::webhooks::{Attempt, Claimed, Delivery, Webhook, WebhookChange};
 
 /// Webhooks and their deliveries ([`crate::webhooks`]). Like every write of the other
 /// traits, a write that changes a webhook appends its event in the same atomic change
-/// (`insert_webhook`: `webhook.created`; `update_webhook` and a `record_attempts` that
-/// disables one: `webhook.updated` with the changed fields; `delete_webhook`:
+/// (`insert_webhook`: `webhook.created`; `update_webhook`, also when the service disables a
+/// webhook that failed too long: `webhook.updated` with the changed fields; `delete_webhook`:
 /// `webhook.deleted`). Delivery bookkeeping (enqueue, claim, attempts, retries, purges) is no
 /// event, and need not be durable at once: a crash may only make a delivery go out again.
 ///
@@ -98,14 +98,10 @@ pub trait WebhookStore: Send + Sync + 'static {
 
     /// Records the outcome of attempts: each delivery that still exists becomes
     /// [`Delivery::after`] its attempt. For each webhook, a successful attempt clears
-    /// `failing_since`; a failed one sets it to the attempt's time when it is `None`, and when
-    /// it is then at or before `disable_before` the webhook is disabled (`enabled: false`,
-    /// with its `webhook.updated` event). Attempts of webhooks that are gone are ignored.
-    async fn record_attempts(
-        &self,
-        attempts: &[Attempt],
-        disable_before: DateTime<Utc>,
-    ) -> Result<(), StoreError>;
+    /// `failing_since`; a failed one sets it to the attempt's time when it is `None`.
+    /// Attempts of webhooks that are gone are ignored. (Whether a webhook has failed too long
+    /// is the service's to decide: it then sends [`WebhookChange::disable_if_failing_since`].)
+    async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError>;
 
     /// One page of a webhook's deliveries (`limit` from `offset`), newest `created_at` first,
     /// then by id descending; and how many it has.

@@ -159,9 +159,8 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
     let failed = attempt(&b, 11, Some(500), Next::RetryAt(retry_at));
     let ok = attempt(&a, 11, Some(204), Next::Succeeded);
     let ghost = attempt(&sample_delivery(Uuid::new_v4(), 3), 11, None, Next::Failed);
-    let long_ago = t0() - Duration::days(1);
     webhook_store(&store)
-        .record_attempts(&[ok, failed.clone(), ghost], long_ago)
+        .record_attempts(&[ok, failed.clone(), ghost])
         .await
         .unwrap();
     let listed = webhook_store(&store)
@@ -217,14 +216,25 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
         .unwrap();
     assert_eq!(done_again.map(|d| d.status), Some(DeliveryStatus::Pending));
 
-    // Failing since at or before `disable_before`: disabled, with its event.
+    // The service's rule for a webhook that failed too long, applied to the record as it
+    // stands: failing since later than the cutoff keeps it on; at or before, it is disabled,
+    // with its event.
     let last = attempt(&b, 20, None, Next::Failed);
     webhook_store(&store)
-        .record_attempts(&[last], failed.at)
+        .record_attempts(&[last])
         .await
         .unwrap();
+    let at = t0() + Duration::seconds(21);
+    let early = WebhookChange::disable_if_failing_since(failed.at - Duration::seconds(1));
+    let kept = webhook_store(&store)
+        .update_webhook(hook.id, &early, at)
+        .await
+        .unwrap()
+        .expect("hook");
+    assert!(kept.enabled, "not failing long enough");
+    let rule = WebhookChange::disable_if_failing_since(failed.at);
     let off = webhook_store(&store)
-        .get_webhook(hook.id)
+        .update_webhook(hook.id, &rule, at)
         .await
         .unwrap()
         .expect("hook");
@@ -260,14 +270,11 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
     assert_eq!(back.unwrap().map(|w| w.failing_since), Some(None));
     let fail = attempt(&a, 31, None, Next::Failed);
     webhook_store(&store)
-        .record_attempts(&[fail], long_ago)
+        .record_attempts(&[fail])
         .await
         .unwrap();
     let ok = attempt(&a, 32, Some(200), Next::Succeeded);
-    webhook_store(&store)
-        .record_attempts(&[ok], long_ago)
-        .await
-        .unwrap();
+    webhook_store(&store).record_attempts(&[ok]).await.unwrap();
     let healthy = webhook_store(&store)
         .get_webhook(hook.id)
         .await

@@ -132,6 +132,7 @@ pub(super) async fn webhooks_round_trip_change_and_delete_with_their_events(stor
         url: Some("https://hooks.example.com/moved".into()),
         event_types: Some(EventFilter::Only(vec![EventType::AssetDeleted])),
         enabled: Some(false),
+        if_failing_since: None,
     };
     let (expected, _) = change.apply(&first, at).expect("a change");
     let changed = webhook_store(&store)

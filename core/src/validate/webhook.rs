@@ -64,6 +64,7 @@ pub fn webhook_change(body: &[u8]) -> Result<WebhookChange, ApiError> {
         url: f.opt_str("url")?.map(url).transpose()?,
         event_types: event_types(&map)?,
         enabled: f.opt_bool("enabled")?,
+        if_failing_since: None,
     })
 }
 

@@ -144,10 +144,14 @@ pub struct WebhookChange {
     pub event_types: Option<EventFilter>,
     /// Enabled or disabled. Enabling a webhook starts its failure count afresh.
     pub enabled: Option<bool>,
+    /// The change applies only to a webhook failing since this time or earlier (and changes
+    /// nothing otherwise): how the service disables a webhook that has failed too long,
+    /// decided on the record as stored when the change lands.
+    pub if_failing_since: Option<DateTime<Utc>>,
 }
 
 impl WebhookChange {
-    /// Disables a webhook (what a store does to one that has failed too long).
+    /// Disables a webhook.
     pub fn disable() -> Self {
         WebhookChange {
             enabled: Some(false),
@@ -155,9 +159,24 @@ impl WebhookChange {
         }
     }
 
+    /// The rule for a webhook that has failed too long: disables it when it has been failing
+    /// since `cutoff` or earlier (a success since, or a failure that began later, changes
+    /// nothing). The delivery worker sends it after recording failed attempts.
+    pub fn disable_if_failing_since(cutoff: DateTime<Utc>) -> Self {
+        WebhookChange {
+            if_failing_since: Some(cutoff),
+            ..WebhookChange::disable()
+        }
+    }
+
     /// `webhook` with the change applied at `now` and the names of the fields that changed;
     /// `None` when nothing would change. Every store applies a change with this.
     pub fn apply(&self, webhook: &Webhook, now: DateTime<Utc>) -> Option<(Webhook, Vec<String>)> {
+        if let Some(cutoff) = self.if_failing_since
+            && webhook.failing_since.is_none_or(|since| since > cutoff)
+        {
+            return None;
+        }
         let mut new = webhook.clone();
         let mut changed = Vec::new();
         if let Some(url) = self.url.as_ref().filter(|u| **u != webhook.url) {
@@ -474,6 +493,7 @@ mod tests {
             url: Some(hook.url.clone()),
             event_types: Some(EventFilter::All),
             enabled: Some(false),
+            if_failing_since: None,
         };
         assert_eq!(same.apply(&hook, at(20)), None);
         let enable = WebhookChange {
@@ -489,5 +509,34 @@ mod tests {
         let (off, changed) = WebhookChange::disable().apply(&new, at(30)).unwrap();
         assert_eq!(changed, ["enabled"]);
         assert!(!off.enabled);
+    }
+
+    #[test]
+    fn a_webhook_is_disabled_only_when_failing_since_the_cutoff_or_earlier() {
+        let t0 = at(0);
+        let hook = |failing_since| Webhook {
+            id: Uuid::nil(),
+            url: "https://example.com/h".into(),
+            event_types: EventFilter::All,
+            enabled: true,
+            secret: "whsec_x".into(),
+            created_at: t0,
+            updated_at: t0,
+            failing_since,
+        };
+        let rule = WebhookChange::disable_if_failing_since(at(10));
+        assert_eq!(rule.apply(&hook(None), at(20)), None, "working");
+        assert_eq!(
+            rule.apply(&hook(Some(at(11))), at(20)),
+            None,
+            "not long enough"
+        );
+        for since in [at(10), at(5)] {
+            let (off, changed) = rule.apply(&hook(Some(since)), at(20)).expect("disabled");
+            assert_eq!(changed, ["enabled"]);
+            assert!(!off.enabled);
+            assert_eq!(off.failing_since, Some(since), "the failure time is kept");
+            assert_eq!(rule.apply(&off, at(21)), None, "already disabled");
+        }
     }
 }

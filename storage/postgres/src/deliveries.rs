@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use assetlib_core::Page;
-use assetlib_core::events::{Event, EventCursor};
-use assetlib_core::webhooks::{Attempt, Claimed, Delivery, DeliveryStatus, WebhookChange};
+use assetlib_core::events::EventCursor;
+use assetlib_core::webhooks::{Attempt, Claimed, Delivery, DeliveryStatus};
 use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -16,7 +16,6 @@ use uuid::Uuid;
 use crate::error::Failure;
 use crate::events::{event_cols, event_from_row};
 use crate::store::{PgStore, columns, to_i64, to_u64};
-use crate::webhooks::{hook_cols, hook_from_row};
 
 const DELIVERY_COLUMNS: [&str; 13] = [
     "id",
@@ -74,8 +73,6 @@ struct HookOutcome {
     reset: bool,
     /// The first failure after the last success.
     since: Option<DateTime<Utc>>,
-    /// When its last attempt ended.
-    last: DateTime<Utc>,
 }
 
 impl PgStore {
@@ -289,13 +286,8 @@ impl PgStore {
         Ok(claimed)
     }
 
-    /// One transaction: each delivery's outcome, each webhook's failure time, then each
-    /// webhook failing since `disable_before` or earlier disabled with its event.
-    pub(crate) async fn record_impl(
-        &self,
-        attempts: &[Attempt],
-        disable_before: DateTime<Utc>,
-    ) -> Result<(), Failure> {
+    /// One transaction: each delivery's outcome and each webhook's failure time.
+    pub(crate) async fn record_impl(&self, attempts: &[Attempt]) -> Result<(), Failure> {
         let s = &self.schema.q;
         let deliveries_sql = format!(
             "UPDATE {s}.webhook_deliveries d SET status = a.status, \
@@ -310,10 +302,8 @@ impl PgStore {
         let hooks_sql = format!(
             "UPDATE {s}.webhooks w SET failing_since = CASE WHEN u.reset THEN u.since \
                  ELSE coalesce(w.failing_since, u.since) END \
-             FROM unnest($1::uuid[], $2::bool[], $3::timestamptz[], $4::timestamptz[]) \
-                 AS u(id, reset, since, at) \
-             WHERE w.id = u.id \
-             RETURNING w.id, w.enabled, w.failing_since, u.at"
+             FROM unnest($1::uuid[], $2::bool[], $3::timestamptz[]) AS u(id, reset, since) \
+             WHERE w.id = u.id"
         );
         let mut ids = Vec::with_capacity(attempts.len());
         let mut statuses = Vec::with_capacity(attempts.len());
@@ -333,24 +323,20 @@ impl PgStore {
             let hook = per_hook.entry(attempt.webhook_id).or_insert(HookOutcome {
                 reset: false,
                 since: None,
-                last: attempt.at,
             });
             if attempt.succeeded() {
                 *hook = HookOutcome {
                     reset: true,
                     since: None,
-                    last: attempt.at,
                 };
             } else {
                 hook.since = hook.since.or(Some(attempt.at));
-                hook.last = attempt.at;
             }
         }
         let hook_ids: Vec<Uuid> = per_hook.keys().copied().collect();
         let resets: Vec<bool> = hook_ids.iter().map(|id| per_hook[id].reset).collect();
         let sinces: Vec<Option<DateTime<Utc>>> =
             hook_ids.iter().map(|id| per_hook[id].since).collect();
-        let lasts: Vec<DateTime<Utc>> = hook_ids.iter().map(|id| per_hook[id].last).collect();
 
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
@@ -365,31 +351,7 @@ impl PgStore {
             &[&ids, &statuses, &nexts, &ats, &codes, &errors],
         )
         .await?;
-        let rows = tx
-            .query(&hooks, &[&hook_ids, &resets, &sinces, &lasts])
-            .await?;
-        for row in &rows {
-            let enabled: bool = row.try_get(1)?;
-            let since: Option<DateTime<Utc>> = row.try_get(2)?;
-            if !enabled || since.is_none_or(|t| t > disable_before) {
-                continue;
-            }
-            let id: Uuid = row.try_get(0)?;
-            let at: DateTime<Utc> = row.try_get(3)?;
-            let lock_sql = format!(
-                "SELECT {} FROM {s}.webhooks WHERE id = $1 FOR UPDATE",
-                hook_cols("")
-            );
-            let lock = tx.prepare_cached(&lock_sql).await?;
-            let Some(hook) = tx.query_opt(&lock, &[&id]).await? else {
-                continue;
-            };
-            let hook = hook_from_row(&hook, 0)?;
-            if let Some((new, changed)) = WebhookChange::disable().apply(&hook, at) {
-                self.write_hook(&tx, &new, Event::webhook_updated(id, changed))
-                    .await?;
-            }
-        }
+        tx.execute(&hooks, &[&hook_ids, &resets, &sinces]).await?;
         tx.commit().await?;
         Ok(())
     }

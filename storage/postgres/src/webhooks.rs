@@ -27,11 +27,11 @@ const HOOK_COLUMNS: [&str; 8] = [
     "failing_since",
 ];
 
-pub(crate) fn hook_cols(p: &str) -> String {
+fn hook_cols(p: &str) -> String {
     columns(p, &HOOK_COLUMNS)
 }
 
-pub(crate) fn hook_from_row(row: &Row, at: usize) -> Result<Webhook, Failure> {
+fn hook_from_row(row: &Row, at: usize) -> Result<Webhook, Failure> {
     let names: Vec<String> = row.try_get(at + 2)?;
     let event_types = EventFilter::from_names(names.iter().map(String::as_str))
         .ok_or_else(|| Failure::invalid("webhook event types", format!("{names:?}")))?;
@@ -160,7 +160,7 @@ impl PgStore {
     }
 
     /// Writes the changing fields of `w` and logs `event`, in the transaction `tx`.
-    pub(crate) async fn write_hook(
+    async fn write_hook(
         &self,
         tx: &deadpool_postgres::Transaction<'_>,
         w: &Webhook,
@@ -270,12 +270,8 @@ impl WebhookStore for PgStore {
         Ok(self.claim_impl(now, until, limit).await?)
     }
 
-    async fn record_attempts(
-        &self,
-        attempts: &[Attempt],
-        disable_before: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        Ok(self.record_impl(attempts, disable_before).await?)
+    async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
+        Ok(self.record_impl(attempts).await?)
     }
 
     async fn list_deliveries(

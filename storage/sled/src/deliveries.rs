@@ -135,8 +135,6 @@ pub(crate) struct HookOutcome {
     pub(crate) reset: bool,
     /// The first failure after the last success.
     pub(crate) since: Option<DateTime<Utc>>,
-    /// When its last attempt ended.
-    pub(crate) last: DateTime<Utc>,
 }
 
 impl Inner {
@@ -335,32 +333,23 @@ impl Inner {
             let hook = per_hook.entry(attempt.webhook_id).or_insert(HookOutcome {
                 reset: false,
                 since: None,
-                last: attempt.at,
             });
             if attempt.succeeded() {
                 *hook = HookOutcome {
                     reset: true,
                     since: None,
-                    last: attempt.at,
                 };
             } else {
                 hook.since = hook.since.or(Some(attempt.at));
-                hook.last = attempt.at;
             }
         }
         Ok(per_hook)
     }
 
     /// Sets the failure time of webhook `id` after attempts, one atomic change of its
-    /// record; whether it is enabled and failing since `disable_before` or earlier.
-    pub(crate) fn note_failures(
-        &self,
-        id: Uuid,
-        outcome: HookOutcome,
-        disable_before: DateTime<Utc>,
-    ) -> Result<bool, Error> {
+    /// record.
+    pub(crate) fn note_failures(&self, id: Uuid, outcome: HookOutcome) -> Result<(), Error> {
         let HookOutcome { reset, since, .. } = outcome;
-        let mut failing = false;
         let mut failure: Option<Error> = None;
         self.webhooks.update_and_fetch(id.as_bytes(), |old| {
             let old = old?;
@@ -377,10 +366,6 @@ impl Inner {
                 rec.failing_since.or(since.map(|t| Ts::from(&t)))
             };
             rec.failing_since = now;
-            failing = rec.enabled
-                && now
-                    .and_then(|t| t.time().ok())
-                    .is_some_and(|t| t <= disable_before);
             match encode(WebhookRec::WHAT, &rec) {
                 Ok(v) => Some(v),
                 Err(e) => {
@@ -391,7 +376,7 @@ impl Inner {
         })?;
         match failure {
             Some(e) => Err(e),
-            None => Ok(failing),
+            None => Ok(()),
         }
     }
 

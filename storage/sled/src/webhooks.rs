@@ -183,33 +183,6 @@ impl Inner {
         }
         Ok(found)
     }
-
-    /// Disables the webhook `id` at `at` when it is still failing since `disable_before` or
-    /// earlier, with its event.
-    fn disable(
-        &self,
-        id: Uuid,
-        at: DateTime<Utc>,
-        disable_before: DateTime<Utc>,
-        event: &EventSlot,
-    ) -> Result<(), Error> {
-        (&self.webhooks, &self.events).transaction(|(hooks, events)| {
-            let Some(rec) = read_hook(hooks, id)? else {
-                return Ok(());
-            };
-            let start = rec.stream_start;
-            let hook = rec.into_webhook(id).map_err(abort)?;
-            if hook.failing_since.is_none_or(|t| t > disable_before) {
-                return Ok(());
-            }
-            if let Some((new, changed)) = WebhookChange::disable().apply(&hook, at) {
-                write_hook(hooks, id, &WebhookRec::new(&new).starting_at(start))?;
-                event.put(events, Event::webhook_updated(id, changed))?;
-            }
-            Ok(())
-        })?;
-        Ok(())
-    }
 }
 
 #[async_trait]
@@ -282,28 +255,15 @@ impl WebhookStore for SledStore {
             .await
     }
 
-    async fn record_attempts(
-        &self,
-        attempts: &[Attempt],
-        disable_before: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
+    async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
         let attempts = attempts.to_vec();
-        let disable = self
-            .blocking(move |inner| {
-                let mut disable = Vec::new();
-                for (id, outcome) in inner.record(&attempts)? {
-                    if inner.note_failures(id, outcome, disable_before)? {
-                        disable.push((id, outcome.last));
-                    }
-                }
-                Ok(disable)
-            })
-            .await?;
-        for (id, at) in disable {
-            self.logged_write(move |inner, event| inner.disable(id, at, disable_before, event))
-                .await?;
-        }
-        Ok(())
+        self.blocking(move |inner| {
+            for (id, outcome) in inner.record(&attempts)? {
+                inner.note_failures(id, outcome)?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     async fn list_deliveries(
