@@ -177,11 +177,17 @@ async fn put_libraries(store: &dyn Store, ids: &[Uuid]) -> (Uuid, Uuid) {
     let n100 = ids.len().min(100);
     let n1000 = ids.len().min(1000);
     store
-        .put_library(library(lib100, "Brand kit", &ids[..n100], 10))
+        .put_library(
+            library(lib100, "Brand kit", &ids[..n100], 10),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("put 100-entry library");
     store
-        .put_library(library(lib1000, "Archive", &ids[..n1000], 50))
+        .put_library(
+            library(lib1000, "Archive", &ids[..n1000], 50),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("put 1,000-entry library");
     (lib100, lib1000)
@@ -269,7 +275,14 @@ async fn sled_fill(store: &SledStore, size: usize) -> Vec<Uuid> {
                 a.description = Some(format!("Description of asset number {i}"));
                 a.thumbnail_path = Some(format!("thumbs/{i}.png"));
                 a.tags = bench_tags(i);
-                ids.push((i, store.insert_asset(a).await.expect("insert").id));
+                ids.push((
+                    i,
+                    store
+                        .insert_asset(a, Log::ANONYMOUS)
+                        .await
+                        .expect("insert")
+                        .id,
+                ));
                 if t == 0 && i % 100_000 == 0 && i > 0 {
                     println!("  {i} assets");
                 }
@@ -735,7 +748,10 @@ fn creates(
                 for i in 0..per {
                     let a = sample_asset(&format!("Created {w} {i}"), AssetType::Pdf, i as i64);
                     let t = Instant::now();
-                    store.insert_asset(a).await.expect("durable create");
+                    store
+                        .insert_asset(a, Log::ANONYMOUS)
+                        .await
+                        .expect("durable create");
                     out.push(t.elapsed());
                 }
                 out

@@ -4,33 +4,30 @@
 //! (`GET /api/v1/events`, [`EventStore::list_events`](crate::store::EventStore)) and as an
 //! audit trail (`resource=asset:{id}`).
 //!
-//! The store builds each event with the constructors here ([`Event::asset_created`], ...),
-//! which take the acting key from the task the write runs in ([`acting_as`]): the HTTP
-//! service runs each request's operation as its key, so events of API writes name it; a
-//! write made by Rust code outside any request names none.
+//! Which event a write appends is decided here, for every store: the service hands each write
+//! of a store a [`Log`] (who makes it), the store says what it did in the write's atomic
+//! change ([`Written`]: an asset created, changed from one state to another, a library put
+//! over none, ...), and appends the event [`Log::event`] makes of it, if any, in that same
+//! change. A store never picks an event's kind, fields or actor. The HTTP service runs each
+//! request's operation as its key ([`crate::Service::acting_as`]), so events of API writes
+//! name it; a write made by Rust code outside any request names none ([`Log::ANONYMOUS`]).
 //!
 //! ```
-//! use assetlib_core::events::{Actor, acting_as, current_actor};
-//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use assetlib_core::events::{Actor, EventType, Log, Written};
 //! let actor = Actor { key_id: uuid::Uuid::nil(), key_name: "ci".into() };
-//! let seen = acting_as(Some(actor.clone()), async { current_actor() }).await;
-//! assert_eq!(seen, Some(actor));
-//! assert_eq!(current_actor(), None);
-//! # });
+//! let log = Log::by(actor.clone());
+//! let event = log.event(Written::LibraryPut { id: uuid::Uuid::nil(), created: true });
+//! let event = event.expect("a put appends an event");
+//! assert_eq!((event.kind, event.actor), (EventType::LibraryCreated, Some(actor)));
 //! ```
 
 use std::fmt;
-use std::future::Future;
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::model::{ApiKey, Asset, LibraryPass};
-
-tokio::task_local! {
-    static ACTOR: Option<Actor>;
-}
 
 /// The key a write was made with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,14 +48,130 @@ impl Actor {
     }
 }
 
-/// Runs `work` with `actor` as the actor of every event its writes append.
-pub async fn acting_as<F: Future>(actor: Option<Actor>, work: F) -> F::Output {
-    ACTOR.scope(actor, work).await
+/// What the service hands every write of a store that appends an event: who makes it. The
+/// store turns what it did ([`Written`]) into the event with [`Log::event`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Log {
+    actor: Option<Actor>,
 }
 
-/// The actor of the task this runs in ([`acting_as`]); `None` outside any.
-pub fn current_actor() -> Option<Actor> {
-    ACTOR.try_with(Clone::clone).ok().flatten()
+impl Log {
+    /// Writes whose events name no key: made by Rust code outside any request, or by the
+    /// service's own work (thumbnails made in the background, a webhook disabled after
+    /// failing too long).
+    pub const ANONYMOUS: &'static Log = &Log { actor: None };
+
+    /// Writes made with the key `actor`.
+    pub fn by(actor: Actor) -> Self {
+        Log { actor: Some(actor) }
+    }
+
+    /// Writes made by `actor`, or by no key.
+    pub fn of(actor: Option<Actor>) -> Self {
+        Log { actor }
+    }
+
+    /// Who the writes' events name.
+    pub fn actor(&self) -> Option<&Actor> {
+        self.actor.as_ref()
+    }
+
+    /// The event a write that did `written` appends in the same atomic change, now; `None`
+    /// when it appends none (an asset change that changed no field the log names).
+    pub fn event(&self, written: Written<'_>) -> Option<Event> {
+        let event = match written {
+            Written::AssetCreated(asset) => {
+                Event::new(EventType::AssetCreated, ResourceType::Asset, asset.id)
+            }
+            Written::AssetChanged { before, after } => Event::asset_changed(before, after)?,
+            Written::AssetDeleted(id) => {
+                Event::new(EventType::AssetDeleted, ResourceType::Asset, id)
+            }
+            Written::LibraryPut { id, created } => {
+                let kind = if created {
+                    EventType::LibraryCreated
+                } else {
+                    EventType::LibraryUpdated
+                };
+                Event::new(kind, ResourceType::Library, id)
+            }
+            Written::LibraryDeleted(id) => {
+                Event::new(EventType::LibraryDeleted, ResourceType::Library, id)
+            }
+            Written::KeyCreated(key) => {
+                Event::new(EventType::KeyCreated, ResourceType::Key, key.id)
+            }
+            Written::KeyRevoked(id) => Event::new(EventType::KeyRevoked, ResourceType::Key, id),
+            Written::PassCreated(pass) => {
+                Event::new(EventType::PassCreated, ResourceType::Pass, pass.id)
+            }
+            Written::PassRevoked(id) => Event::new(EventType::PassRevoked, ResourceType::Pass, id),
+            Written::WebhookCreated(id) => {
+                Event::new(EventType::WebhookCreated, ResourceType::Webhook, id)
+            }
+            Written::WebhookChanged { id, changed } => Event {
+                changed: changed.to_vec(),
+                ..Event::new(EventType::WebhookUpdated, ResourceType::Webhook, id)
+            },
+            Written::WebhookDeleted(id) => {
+                Event::new(EventType::WebhookDeleted, ResourceType::Webhook, id)
+            }
+        };
+        Some(Event {
+            actor: self.actor.clone(),
+            ..event
+        })
+    }
+}
+
+/// What a store's write did, as the store says it in the write's atomic change, for
+/// [`Log::event`] to make its event of. A write that changes nothing (a delete of nothing, a
+/// revoke of a revoked key, a change [`crate::AssetChange::apply`] or
+/// [`crate::webhooks::WebhookChange::apply`] refuses) says nothing.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Written<'a> {
+    /// `insert_asset` stored this asset.
+    AssetCreated(&'a Asset),
+    /// `update_asset` (or `update_assets`, once per asset) changed an asset from `before` to
+    /// `after`.
+    AssetChanged {
+        /// The asset as it was stored.
+        before: &'a Asset,
+        /// The asset as it is stored now.
+        after: &'a Asset,
+    },
+    /// `delete_asset` (or `delete_assets`, once per asset) deleted this asset.
+    AssetDeleted(Uuid),
+    /// `put_library` stored this library, over none (`created`) or over one.
+    LibraryPut {
+        /// The library.
+        id: Uuid,
+        /// Whether there was none before.
+        created: bool,
+    },
+    /// `delete_library` deleted this library.
+    LibraryDeleted(Uuid),
+    /// `insert_key` stored this key.
+    KeyCreated(&'a ApiKey),
+    /// `revoke_key` revoked this key.
+    KeyRevoked(Uuid),
+    /// `insert_pass` stored this pass.
+    PassCreated(&'a LibraryPass),
+    /// `revoke_pass` revoked this pass.
+    PassRevoked(Uuid),
+    /// `insert_webhook` stored this webhook.
+    WebhookCreated(Uuid),
+    /// `update_webhook` changed these fields of a webhook (as
+    /// [`crate::webhooks::WebhookChange::apply`] names them).
+    WebhookChanged {
+        /// The webhook.
+        id: Uuid,
+        /// The fields that changed.
+        changed: &'a [String],
+    },
+    /// `delete_webhook` deleted this webhook.
+    WebhookDeleted(Uuid),
 }
 
 macro_rules! names {
@@ -175,13 +288,13 @@ pub struct Event {
 }
 
 impl Event {
-    /// An event of `kind` about `resource`, by the current actor, now.
-    pub fn new(kind: EventType, resource_type: ResourceType, resource_id: Uuid) -> Self {
+    /// An event of `kind` about `resource`, by no key, now.
+    pub(crate) fn new(kind: EventType, resource_type: ResourceType, resource_id: Uuid) -> Self {
         Self {
             id: Uuid::new_v4(),
             kind,
             occurred_at: Utc::now(),
-            actor: current_actor(),
+            actor: None,
             resource_type,
             resource_id,
             changed: Vec::new(),
@@ -189,14 +302,9 @@ impl Event {
         }
     }
 
-    /// `asset.created`.
-    pub fn asset_created(asset: &Asset) -> Self {
-        Self::new(EventType::AssetCreated, ResourceType::Asset, asset.id)
-    }
-
     /// `asset.file_replaced` when the file changed, else `asset.updated`, with the fields
     /// that differ between `old` and `new`; `None` when none does (nothing to record).
-    pub fn asset_changed(old: &Asset, new: &Asset) -> Option<Self> {
+    fn asset_changed(old: &Asset, new: &Asset) -> Option<Self> {
         let changed = changed_fields(old, new);
         if changed.is_empty() {
             return None;
@@ -210,64 +318,6 @@ impl Event {
             changed,
             ..Self::new(kind, ResourceType::Asset, new.id)
         })
-    }
-
-    /// `asset.deleted`.
-    pub fn asset_deleted(id: Uuid) -> Self {
-        Self::new(EventType::AssetDeleted, ResourceType::Asset, id)
-    }
-
-    /// `library.created` or `library.updated`.
-    pub fn library_put(id: Uuid, created: bool) -> Self {
-        let kind = if created {
-            EventType::LibraryCreated
-        } else {
-            EventType::LibraryUpdated
-        };
-        Self::new(kind, ResourceType::Library, id)
-    }
-
-    /// `library.deleted`.
-    pub fn library_deleted(id: Uuid) -> Self {
-        Self::new(EventType::LibraryDeleted, ResourceType::Library, id)
-    }
-
-    /// `key.created`.
-    pub fn key_created(key: &ApiKey) -> Self {
-        Self::new(EventType::KeyCreated, ResourceType::Key, key.id)
-    }
-
-    /// `key.revoked`.
-    pub fn key_revoked(id: Uuid) -> Self {
-        Self::new(EventType::KeyRevoked, ResourceType::Key, id)
-    }
-
-    /// `pass.created`.
-    pub fn pass_created(pass: &LibraryPass) -> Self {
-        Self::new(EventType::PassCreated, ResourceType::Pass, pass.id)
-    }
-
-    /// `pass.revoked`.
-    pub fn pass_revoked(id: Uuid) -> Self {
-        Self::new(EventType::PassRevoked, ResourceType::Pass, id)
-    }
-
-    /// `webhook.created`.
-    pub fn webhook_created(id: Uuid) -> Self {
-        Self::new(EventType::WebhookCreated, ResourceType::Webhook, id)
-    }
-
-    /// `webhook.updated`, with the fields that changed.
-    pub fn webhook_updated(id: Uuid, changed: Vec<String>) -> Self {
-        Self {
-            changed,
-            ..Self::new(EventType::WebhookUpdated, ResourceType::Webhook, id)
-        }
-    }
-
-    /// `webhook.deleted`.
-    pub fn webhook_deleted(id: Uuid) -> Self {
-        Self::new(EventType::WebhookDeleted, ResourceType::Webhook, id)
     }
 }
 

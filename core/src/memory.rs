@@ -4,6 +4,7 @@
 //! it is fast for thousands of records and slow for millions. Nothing survives the process.
 
 mod events;
+mod keys;
 mod passes;
 mod uploads;
 mod webhooks;
@@ -19,7 +20,7 @@ use crate::change::{
     AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, LibraryUse,
 };
 use crate::error::StoreError;
-use crate::events::{Event, EventCursor};
+use crate::events::{Event, EventCursor, Log, Written};
 use crate::model::{
     ApiKey, Asset, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass, LibraryRows,
     LibrarySummary, LibraryWrite, Page, PutOutcome, Section, TagCount, ViewCount,
@@ -28,9 +29,7 @@ use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::rules::{
     first_free_slug, fold_case, matches_search, matches_tags, tag_keys, top_tags,
 };
-use crate::store::{
-    AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, UploadStore, WebhookStore,
-};
+use crate::store::{AssetStore, LibraryStore};
 
 /// A [`Store`](crate::Store) in memory.
 ///
@@ -122,8 +121,12 @@ impl MemoryStore {
 }
 
 impl State {
-    /// Appends `event` to the log (under the same lock as the write it records).
-    fn log(&mut self, event: Event) {
+    /// Appends the event `log` makes of `written`, if any (under the same lock as the write
+    /// it records).
+    fn log(&mut self, log: &Log, written: Written<'_>) {
+        let Some(event) = log.event(written) else {
+            return;
+        };
         self.last_event += 1;
         let at = EventCursor(0, self.last_event);
         self.events.push((self.last_event, Event { at, ..event }));
@@ -146,7 +149,7 @@ impl State {
 
     /// Stores `after` (when the change changed something) and what goes with it: the holders'
     /// versions, the assets version and the event.
-    fn land(&mut self, before: Asset, after: Option<Asset>) -> AssetUpdate {
+    fn land(&mut self, before: Asset, after: Option<Asset>, log: &Log) -> AssetUpdate {
         let Some(after) = after else {
             return AssetUpdate {
                 after: before.clone(),
@@ -157,21 +160,25 @@ impl State {
         self.touch_holders(id);
         self.assets.insert(id, after.clone());
         self.assets_version += 1;
-        if let Some(event) = Event::asset_changed(&before, &after) {
-            self.log(event);
-        }
+        self.log(
+            log,
+            Written::AssetChanged {
+                before: &before,
+                after: &after,
+            },
+        );
         AssetUpdate { before, after }
     }
 
     /// Removes the asset `id` from the assets and every library, with its event.
-    fn remove_asset(&mut self, id: Uuid) -> Option<Asset> {
+    fn remove_asset(&mut self, id: Uuid, log: &Log) -> Option<Asset> {
         let asset = self.assets.remove(&id)?;
         self.touch_holders(id);
         for library in self.libraries.values_mut() {
             library.entries.retain(|e| e.asset_id != id);
         }
         self.assets_version += 1;
-        self.log(Event::asset_deleted(id));
+        self.log(log, Written::AssetDeleted(id));
         Some(asset)
     }
 
@@ -253,7 +260,7 @@ impl AssetStore for MemoryStore {
             .collect())
     }
 
-    async fn insert_asset(&self, mut asset: Asset) -> Result<Asset, StoreError> {
+    async fn insert_asset(&self, mut asset: Asset, log: &Log) -> Result<Asset, StoreError> {
         let mut state = self.write();
         if state.assets.contains_key(&asset.id) {
             return Err(StoreError::DuplicateId { id: asset.id });
@@ -261,7 +268,7 @@ impl AssetStore for MemoryStore {
         asset.slug = first_free_slug(&asset.slug, |s| state.assets.values().any(|a| a.slug == s));
         state.assets.insert(asset.id, asset.clone());
         state.assets_version += 1;
-        state.log(Event::asset_created(&asset));
+        state.log(log, Written::AssetCreated(&asset));
         Ok(asset)
     }
 
@@ -269,6 +276,7 @@ impl AssetStore for MemoryStore {
         &self,
         id: Uuid,
         change: &AssetChange,
+        log: &Log,
     ) -> Result<Option<AssetUpdate>, StoreError> {
         let mut state = self.write();
         let Some(before) = state.assets.get(&id).cloned() else {
@@ -277,13 +285,14 @@ impl AssetStore for MemoryStore {
         let after = change
             .apply(&before)
             .map_err(|reason| StoreError::Refused { id, reason })?;
-        Ok(Some(state.land(before, after)))
+        Ok(Some(state.land(before, after, log)))
     }
 
     async fn update_assets(
         &self,
         ids: &[Uuid],
         change: &AssetChange,
+        log: &Log,
     ) -> Result<BulkOutcome<AssetUpdate>, StoreError> {
         let mut state = self.write();
         let mut refused = Vec::new();
@@ -303,7 +312,7 @@ impl AssetStore for MemoryStore {
         Ok(BulkOutcome::Done(
             planned
                 .into_iter()
-                .map(|(before, after)| state.land(before, after))
+                .map(|(before, after)| state.land(before, after, log))
                 .collect(),
         ))
     }
@@ -312,6 +321,7 @@ impl AssetStore for MemoryStore {
         &self,
         ids: &[Uuid],
         force: bool,
+        log: &Log,
     ) -> Result<BulkOutcome<Asset>, StoreError> {
         let mut state = self.write();
         let mut refused = Vec::new();
@@ -330,7 +340,7 @@ impl AssetStore for MemoryStore {
         }
         Ok(BulkOutcome::Done(
             ids.iter()
-                .filter_map(|&id| state.remove_asset(id))
+                .filter_map(|&id| state.remove_asset(id, log))
                 .collect(),
         ))
     }
@@ -346,7 +356,12 @@ impl AssetStore for MemoryStore {
         Ok(top_tags(counts, limit))
     }
 
-    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+    async fn delete_asset(
+        &self,
+        id: Uuid,
+        force: bool,
+        log: &Log,
+    ) -> Result<AssetDeletion, StoreError> {
         let mut state = self.write();
         if !state.assets.contains_key(&id) {
             return Ok(AssetDeletion::NotFound);
@@ -356,7 +371,7 @@ impl AssetStore for MemoryStore {
             return Ok(AssetDeletion::InUse(holders));
         }
         Ok(state
-            .remove_asset(id)
+            .remove_asset(id, log)
             .map_or(AssetDeletion::NotFound, AssetDeletion::Deleted))
     }
 
@@ -424,7 +439,7 @@ impl LibraryStore for MemoryStore {
         }))
     }
 
-    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
+    async fn put_library(&self, write: LibraryWrite, log: &Log) -> Result<PutOutcome, StoreError> {
         let mut state = self.write();
         if let Some(missing) = write
             .entries
@@ -465,7 +480,13 @@ impl LibraryStore for MemoryStore {
             library.published_at = Some(library.updated_at);
         }
         let version = state.next_version();
-        state.log(Event::library_put(id, outcome == PutOutcome::Created));
+        state.log(
+            log,
+            Written::LibraryPut {
+                id,
+                created: outcome == PutOutcome::Created,
+            },
+        );
         state.libraries.insert(
             id,
             StoredLibrary {
@@ -487,12 +508,12 @@ impl LibraryStore for MemoryStore {
             .map(|l| l.library.id))
     }
 
-    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
+    async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
         let mut state = self.write();
         let found = state.libraries.remove(&id).is_some();
         state.passes.retain(|_, p| p.library_id != id);
         if found {
-            state.log(Event::library_deleted(id));
+            state.log(log, Written::LibraryDeleted(id));
         }
         Ok(found)
     }
@@ -514,76 +535,5 @@ impl LibraryStore for MemoryStore {
 
     async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
         self.holders_of(asset_ids).await
-    }
-}
-
-#[async_trait]
-impl KeyStore for MemoryStore {
-    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
-        let mut state = self.write();
-        if state.keys.iter().any(|k| k.id == key.id) {
-            return Err(StoreError::DuplicateId { id: key.id });
-        }
-        if state.keys.iter().any(|k| k.key_hash == key.key_hash) {
-            return Err(StoreError::DuplicateKeyHash);
-        }
-        state.log(Event::key_created(&key));
-        state.keys.push(key);
-        Ok(())
-    }
-
-    async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
-        Ok(self
-            .read()
-            .keys
-            .iter()
-            .find(|k| &k.key_hash == key_hash)
-            .cloned())
-    }
-
-    async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
-        let mut keys = self.read().keys.clone();
-        keys.sort_by_key(|k| (k.created_at, k.id));
-        Ok(keys)
-    }
-
-    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        let mut state = self.write();
-        let Some(key) = state.keys.iter_mut().find(|k| k.id == id) else {
-            return Ok(false);
-        };
-        if key.revoked_at.is_none() {
-            key.revoked_at = Some(at);
-            state.log(Event::key_revoked(id));
-        }
-        Ok(true)
-    }
-}
-
-#[async_trait]
-impl MetaStore for MemoryStore {
-    async fn signing_secret(&self, candidate: [u8; 32]) -> Result<[u8; 32], StoreError> {
-        Ok(*self.write().signing_secret.get_or_insert(candidate))
-    }
-
-    async fn rotate_signing_secret(&self, secret: [u8; 32]) -> Result<(), StoreError> {
-        self.write().signing_secret = Some(secret);
-        Ok(())
-    }
-
-    fn pass_store(&self) -> Option<&dyn PassStore> {
-        Some(self)
-    }
-
-    fn event_store(&self) -> Option<&dyn EventStore> {
-        Some(self)
-    }
-
-    fn webhook_store(&self) -> Option<&dyn WebhookStore> {
-        Some(self)
-    }
-
-    fn upload_store(&self) -> Option<&dyn UploadStore> {
-        Some(self)
     }
 }

@@ -19,6 +19,7 @@
 //! the workspace's test kit (`tests/kit`, unpublished).
 
 mod assets;
+mod deletes;
 mod deliveries;
 mod events;
 mod keys;
@@ -40,6 +41,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreError;
+use crate::events::Log;
 use crate::model::{
     ApiKey, Asset, AssetType, EntryAsset, Library, LibraryEntry, LibrarySettings, LibraryWrite,
     PutOutcome, Scope, Section,
@@ -48,6 +50,10 @@ use crate::operations::Capability;
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::{EventStore, PassStore, Store, UploadStore, WebhookStore};
 use assets::*;
+use deletes::{
+    delete_racing_library_write_is_consistent, delete_refuses_held_assets_unless_forced,
+    library_writes_place_existing_assets_only,
+};
 use events::{
     a_reader_following_the_feed_sees_each_concurrent_write_once,
     cursors_the_log_never_handed_out_are_refused, every_change_appends_one_event,
@@ -56,9 +62,7 @@ use events::{
 use keys::*;
 use libraries::*;
 use lifecycle::{
-    concurrent_changes_never_mix, delete_racing_library_write_is_consistent,
-    delete_refuses_held_assets_unless_forced, drafts_are_listed_by_status,
-    library_loads_follow_asset_changes, library_writes_place_existing_assets_only,
+    concurrent_changes_never_mix, drafts_are_listed_by_status, library_loads_follow_asset_changes,
     publication_changes_library_counts_and_versions, update_asset_merges_and_keeps_identity,
     update_asset_replaces_file_fields,
 };
@@ -436,7 +440,10 @@ fn write(library: Library, sections: Vec<Section>, entries: Vec<LibraryEntry>) -
 }
 
 async fn insert(store: &Arc<dyn Store>, asset: Asset) -> Asset {
-    store.insert_asset(asset).await.expect("insert_asset")
+    store
+        .insert_asset(asset, Log::ANONYMOUS)
+        .await
+        .expect("insert_asset")
 }
 
 async fn list(store: &Arc<dyn Store>, q: AssetQuery) -> (Vec<Asset>, u64) {

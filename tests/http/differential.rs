@@ -4,6 +4,7 @@
 //! answer must be the same: status, the headers that carry meaning, and the body byte for
 //! byte, except the ids and timestamps of records the requests themselves create.
 
+use assetlib_core::events::Log;
 use std::collections::HashMap;
 
 use assetlib::{Asset, AssetType, Config, Scope, Service};
@@ -103,11 +104,19 @@ async fn seeded(seed: &Seed, keys_from: Option<&Service>) -> (Service, Option<Ke
         .await
         .unwrap();
     for a in &seed.assets {
-        service.store().insert_asset(a.clone()).await.unwrap();
+        service
+            .store()
+            .insert_asset(a.clone(), Log::ANONYMOUS)
+            .await
+            .unwrap();
     }
     if let Some(source) = keys_from {
         for key in source.list_keys().await.unwrap() {
-            service.store().insert_key(key).await.unwrap();
+            service
+                .store()
+                .insert_key(key, Log::ANONYMOUS)
+                .await
+                .unwrap();
         }
         return (service, None);
     }

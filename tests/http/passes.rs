@@ -5,6 +5,7 @@
 use assetlib::auth::generate_pass;
 use assetlib::extract::samples;
 use assetlib::{LibraryPass, Scope};
+use assetlib_core::events::Log;
 use chrono::{Duration, Utc};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -156,18 +157,21 @@ impl Shop {
         ctx.store()
             .pass_store()
             .expect("the store keeps passes")
-            .insert_pass(LibraryPass {
-                id: Uuid::new_v4(),
-                library_id: sold.parse().expect("id"),
-                token_hash: made.hash,
-                label: "Expired".into(),
-                expires_at: past,
-                max_downloads: None,
-                downloads_used: 0,
-                asset_ids: None,
-                created_at: past - Duration::days(1),
-                revoked_at: None,
-            })
+            .insert_pass(
+                LibraryPass {
+                    id: Uuid::new_v4(),
+                    library_id: sold.parse().expect("id"),
+                    token_hash: made.hash,
+                    label: "Expired".into(),
+                    expires_at: past,
+                    max_downloads: None,
+                    downloads_used: 0,
+                    asset_ids: None,
+                    created_at: past - Duration::days(1),
+                    revoked_at: None,
+                },
+                Log::ANONYMOUS,
+            )
             .await
             .expect("insert pass");
         Shop {

@@ -1,6 +1,7 @@
 //! What every case uses: a fresh store and server, keys, an HTTP client, and helpers that
 //! send requests and decode answers.
 
+use assetlib_core::events::Log;
 use std::sync::Arc;
 
 use assetlib::extract::PdfRenderer;
@@ -199,7 +200,7 @@ impl Ctx {
     /// thumbnails).
     pub(crate) async fn insert(&self, asset: Asset) -> Asset {
         self.store()
-            .insert_asset(asset)
+            .insert_asset(asset, Log::ANONYMOUS)
             .await
             .expect("insert asset")
     }

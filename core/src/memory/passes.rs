@@ -8,13 +8,13 @@ use uuid::Uuid;
 
 use super::{MemoryStore, newest_first};
 use crate::error::StoreError;
-use crate::events::Event;
+use crate::events::{Log, Written};
 use crate::model::{Holders, LibraryPass, Page, PassSpend};
 use crate::store::PassStore;
 
 #[async_trait]
 impl PassStore for MemoryStore {
-    async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError> {
+    async fn insert_pass(&self, pass: LibraryPass, log: &Log) -> Result<(), StoreError> {
         let mut state = self.write();
         if !state.libraries.contains_key(&pass.library_id) {
             return Err(StoreError::UnknownLibrary {
@@ -31,7 +31,7 @@ impl PassStore for MemoryStore {
         {
             return Err(StoreError::DuplicateKeyHash);
         }
-        state.log(Event::pass_created(&pass));
+        state.log(log, Written::PassCreated(&pass));
         state.passes.insert(pass.id, pass);
         Ok(())
     }
@@ -64,14 +64,19 @@ impl PassStore for MemoryStore {
         Ok(newest_first(hits, |p| (p.created_at, p.id), offset, limit))
     }
 
-    async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+    async fn revoke_pass(
+        &self,
+        id: Uuid,
+        at: DateTime<Utc>,
+        log: &Log,
+    ) -> Result<bool, StoreError> {
         let mut state = self.write();
         let Some(pass) = state.passes.get_mut(&id) else {
             return Ok(false);
         };
         if pass.revoked_at.is_none() {
             pass.revoked_at = Some(at);
-            state.log(Event::pass_revoked(id));
+            state.log(log, Written::PassRevoked(id));
         }
         Ok(true)
     }

@@ -6,19 +6,19 @@ use uuid::Uuid;
 
 use super::{MemoryStore, Stream, newest_first};
 use crate::error::StoreError;
-use crate::events::{Event, EventCursor};
+use crate::events::{EventCursor, Log, Written};
 use crate::model::Page;
 use crate::store::WebhookStore;
 use crate::webhooks::{Attempt, Claimed, Delivery, DeliveryStatus, Webhook, WebhookChange};
 
 #[async_trait]
 impl WebhookStore for MemoryStore {
-    async fn insert_webhook(&self, webhook: Webhook) -> Result<(), StoreError> {
+    async fn insert_webhook(&self, webhook: Webhook, log: &Log) -> Result<(), StoreError> {
         let mut state = self.write();
         if state.webhooks.contains_key(&webhook.id) {
             return Err(StoreError::DuplicateId { id: webhook.id });
         }
-        state.log(Event::webhook_created(webhook.id));
+        state.log(log, Written::WebhookCreated(webhook.id));
         let stream = Stream {
             at: EventCursor(0, state.last_event),
             holder: None,
@@ -43,6 +43,7 @@ impl WebhookStore for MemoryStore {
         id: Uuid,
         change: &WebhookChange,
         now: DateTime<Utc>,
+        log: &Log,
     ) -> Result<Option<Webhook>, StoreError> {
         let mut state = self.write();
         let Some(old) = state.webhooks.get(&id) else {
@@ -51,19 +52,25 @@ impl WebhookStore for MemoryStore {
         let Some((new, changed)) = change.apply(old, now) else {
             return Ok(Some(old.clone()));
         };
-        state.log(Event::webhook_updated(id, changed));
+        state.log(
+            log,
+            Written::WebhookChanged {
+                id,
+                changed: &changed,
+            },
+        );
         state.webhooks.insert(id, new.clone());
         Ok(Some(new))
     }
 
-    async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError> {
+    async fn delete_webhook(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
         let mut state = self.write();
         if state.webhooks.remove(&id).is_none() {
             return Ok(false);
         }
         state.deliveries.retain(|_, d| d.webhook_id != id);
         state.streams.remove(&id);
-        state.log(Event::webhook_deleted(id));
+        state.log(log, Written::WebhookDeleted(id));
         Ok(true)
     }
 

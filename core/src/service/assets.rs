@@ -130,7 +130,7 @@ impl Service {
             None => None,
         };
         let asset = records::new_asset(id, new, file);
-        Ok(self.inner.store.insert_asset(asset).await?)
+        Ok(self.inner.store.insert_asset(asset, &self.log).await?)
     }
 
     /// `POST /api/v1/assets/upload`: creates an asset from a multipart/form-data body as
@@ -200,7 +200,7 @@ impl Service {
         let new = upload::new_asset(&form, client_name, &file.info, config)?;
         let asset = records::new_asset(id, new, Some(file));
         Ok(Uploaded::Created(
-            self.inner.store.insert_asset(asset).await?,
+            self.inner.store.insert_asset(asset, &self.log).await?,
         ))
     }
 }

@@ -22,7 +22,7 @@ use uuid::Uuid;
 use super::Inner;
 use crate::config::Config;
 use crate::error::{ApiError, StoreError};
-use crate::events::EventQuery;
+use crate::events::{Actor, EventQuery, Log};
 use crate::records::now;
 use crate::store::WebhookStore;
 use crate::webhooks::client::{Outcome, Sender};
@@ -173,17 +173,19 @@ impl Deliveries {
         }
     }
 
-    /// One attempt of a test delivery to `webhook` now, with no retry to follow.
+    /// One attempt of a test delivery to `webhook` now, asked for by `actor`, with no retry
+    /// to follow.
     pub(super) async fn attempt(
         &self,
         webhook: &Webhook,
         delivery: &Delivery,
+        actor: Option<&Actor>,
     ) -> Result<Attempt, ApiError> {
         let sender = self
             .sender
             .as_ref()
             .map_err(|e| ApiError::internal(e.clone()))?;
-        let body = test_payload(delivery, delivery.created_at);
+        let body = test_payload(delivery, delivery.created_at, actor);
         Ok(send(
             sender,
             &webhook.url,
@@ -524,7 +526,7 @@ async fn record(
     let at = now();
     let rule = WebhookChange::disable_if_failing_since(before(at, config.webhook_disable_after));
     for id in failed {
-        store.update_webhook(id, &rule, at).await?;
+        store.update_webhook(id, &rule, at, Log::ANONYMOUS).await?;
     }
     Ok(())
 }

@@ -162,7 +162,7 @@ impl Service {
         let outcome = match self
             .inner
             .store
-            .put_library(records::library_write(id, doc))
+            .put_library(records::library_write(id, doc), &self.log)
             .await
         {
             Ok(outcome) => outcome,
@@ -223,7 +223,7 @@ impl Service {
     /// `DELETE /api/v1/libraries/{library_id}`: 204, or 404 if there is none.
     pub(super) async fn delete_library(&self, id: &str) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
-        let deleted = self.inner.store.delete_library(id).await?;
+        let deleted = self.inner.store.delete_library(id, &self.log).await?;
         self.inner.details.forget(id);
         if deleted {
             Ok(Reply::empty(204))

@@ -65,7 +65,7 @@ impl Service {
         let current = store.get_asset(id).await?.ok_or(ApiError::AssetNotFound)?;
         let change = patch.into_change(current.asset_type, &self.inner.config, now())?;
         let done = store
-            .update_asset(id, &change)
+            .update_asset(id, &change, &self.log)
             .await?
             .ok_or(ApiError::AssetNotFound)?;
         Ok(done.after)
@@ -138,7 +138,7 @@ impl Service {
         change.file = Some(file.into_fields());
         self.inner
             .store
-            .update_asset(current.id, &change)
+            .update_asset(current.id, &change, &self.log)
             .await?
             .ok_or(ApiError::AssetNotFound)
     }
@@ -191,7 +191,7 @@ impl Service {
     /// 404 when there is no such asset; 409 when libraries hold it and `force` is false; 500
     /// when the store fails.
     pub async fn delete_asset(&self, id: Uuid, force: bool) -> Result<(), ApiError> {
-        match self.inner.store.delete_asset(id, force).await? {
+        match self.inner.store.delete_asset(id, force, &self.log).await? {
             AssetDeletion::Deleted(asset) => {
                 self.remove_replaced(&asset, None).await;
                 Ok(())

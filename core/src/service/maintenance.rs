@@ -60,7 +60,7 @@ impl Service {
                     to: to.clone(),
                 });
                 let moved = store
-                    .update_asset(asset.id, &change)
+                    .update_asset(asset.id, &change, &self.log)
                     .await?
                     .is_some_and(|done| done.after.thumbnail_path.as_deref() == Some(&to));
                 if moved {

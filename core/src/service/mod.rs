@@ -60,6 +60,7 @@ use crate::auth;
 use crate::config::Config;
 use crate::detail_cache::DetailCache;
 use crate::error::ApiError;
+use crate::events::{Actor, Log};
 use crate::files::Files;
 use crate::key_cache::KeyCache;
 #[cfg(feature = "rate-limits")]
@@ -82,9 +83,14 @@ use crate::routes::route_not_found as openapi_document;
 
 /// The Digital Assets and Libraries API over a [`Store`] and a file store ([`Files`]).
 /// Cheap to clone (an `Arc`).
+///
+/// The events of what a service writes name no key; [`Service::acting_as`] gives a handle
+/// whose writes name one (the HTTP service runs each request's operation so, as its key).
 #[derive(Clone)]
 pub struct Service {
     inner: Arc<Inner>,
+    /// Who this handle's writes are made by, for their events.
+    log: Log,
 }
 
 struct Inner {
@@ -162,9 +168,35 @@ impl Service {
         });
         #[cfg(feature = "webhooks")]
         deliveries::Deliveries::start(&inner);
-        let service = Service { inner };
+        let service = Service {
+            inner,
+            log: Log::default(),
+        };
         service.start_reaper();
         service
+    }
+
+    /// This service, its writes' events naming `actor` (a key), or no key when `None`.
+    ///
+    /// ```
+    /// use assetlib_core::events::{Actor, Log};
+    /// use assetlib_core::{Config, Service};
+    /// let service = Service::in_memory(Config::default());
+    /// let actor = Actor { key_id: uuid::Uuid::nil(), key_name: "importer".into() };
+    /// let importer = service.acting_as(Some(actor.clone()));
+    /// assert_eq!(importer.log().actor(), Some(&actor));
+    /// assert_eq!(service.log(), Log::ANONYMOUS);
+    /// ```
+    pub fn acting_as(&self, actor: Option<Actor>) -> Service {
+        Service {
+            inner: Arc::clone(&self.inner),
+            log: Log::of(actor),
+        }
+    }
+
+    /// Who this handle's writes are made by ([`Service::acting_as`]).
+    pub fn log(&self) -> &Log {
+        &self.log
     }
 
     /// A service that keeps everything in memory ([`MemoryStore`] and [`Files::memory`]):
@@ -308,10 +340,12 @@ impl Service {
         let sub = ids.get(1).copied().unwrap_or("");
         // The events of what the operation writes name its key.
         let actor = match &access {
-            Access::Key(key) => Some(crate::events::Actor::of(key)),
+            Access::Key(key) => Some(Actor::of(key)),
             _ => None,
         };
-        let reply = crate::events::acting_as(actor, self.dispatch(op, (id, sub), req, &access))
+        let reply = self
+            .acting_as(actor)
+            .dispatch(op, (id, sub), req, &access)
             .await
             .unwrap_or_else(ApiError::into_reply);
         #[cfg(feature = "webhooks")]
@@ -449,7 +483,10 @@ impl Service {
             expires_at,
             revoked_at: None,
         };
-        self.inner.store.insert_key(record.clone()).await?;
+        self.inner
+            .store
+            .insert_key(record.clone(), &self.log)
+            .await?;
         Ok((record, new.secret))
     }
 
@@ -463,7 +500,7 @@ impl Service {
     /// ([`crate::KeyStore::keys_version`]: within 100 ms on PostgreSQL with change notices),
     /// else within [`crate::KEY_CACHE_TTL`].
     pub async fn revoke_key(&self, id: Uuid) -> Result<bool, ApiError> {
-        let revoked = self.inner.store.revoke_key(id, now()).await?;
+        let revoked = self.inner.store.revoke_key(id, now(), &self.log).await?;
         self.inner.keys.forget(id);
         Ok(revoked)
     }

@@ -157,7 +157,7 @@ impl Service {
                 (BulkAction::Delete { force }, _) => {
                     self.delete_asset(id, *force).await.map(|()| None)
                 }
-                (_, Some(change)) => match store.update_asset(id, change).await {
+                (_, Some(change)) => match store.update_asset(id, change, &self.log).await {
                     Ok(Some(done)) => Ok(Some(done.after)),
                     Ok(None) => Err(ApiError::AssetNotFound),
                     Err(e) => Err(e.into()),
@@ -178,7 +178,7 @@ impl Service {
         let store = &self.inner.store;
         let refused = match (&doc.action, doc.action.change(now())) {
             (BulkAction::Delete { force }, _) => {
-                match store.delete_assets(&doc.ids, *force).await? {
+                match store.delete_assets(&doc.ids, *force, &self.log).await? {
                     BulkOutcome::Done(gone) => {
                         for asset in &gone {
                             self.remove_replaced(asset, None).await;
@@ -188,7 +188,7 @@ impl Service {
                     BulkOutcome::Refused(refused) => refused,
                 }
             }
-            (_, Some(change)) => match store.update_assets(&doc.ids, &change).await? {
+            (_, Some(change)) => match store.update_assets(&doc.ids, &change, &self.log).await? {
                 BulkOutcome::Done(done) => {
                     return Ok(done
                         .into_iter()

@@ -142,7 +142,9 @@ impl Service {
             created_at: now(),
             revoked_at: None,
         };
-        self.pass_store()?.insert_pass(pass.clone()).await?;
+        self.pass_store()?
+            .insert_pass(pass.clone(), &self.log)
+            .await?;
         Ok((pass, new.secret))
     }
 
@@ -194,7 +196,11 @@ impl Service {
     /// every replica: a pass is read from the store on every use.
     pub(super) async fn delete_pass(&self, id: &str, pass_id: &str) -> Result<Reply, ApiError> {
         let pass = self.library_pass(id, pass_id).await?;
-        if !self.pass_store()?.revoke_pass(pass.id, now()).await? {
+        if !self
+            .pass_store()?
+            .revoke_pass(pass.id, now(), &self.log)
+            .await?
+        {
             return Err(ApiError::PassNotFound);
         }
         Ok(Reply::empty(204))

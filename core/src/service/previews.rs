@@ -165,7 +165,7 @@ impl Service {
             file_path: file_path.to_owned(),
             checksum,
         });
-        inner.store.update_asset(id, &change).await?;
+        inner.store.update_asset(id, &change, &self.log).await?;
         Ok(())
     }
 
@@ -198,7 +198,7 @@ impl Service {
         });
         let outcome = inner
             .store
-            .update_asset(current.id, &change)
+            .update_asset(current.id, &change, &self.log)
             .await
             .map_err(ApiError::from)
             .and_then(|done| done.ok_or(ApiError::AssetNotFound));

@@ -17,7 +17,7 @@ use uuid::Uuid;
 use super::lease::Lease;
 use super::{Service, location};
 use crate::error::{ApiError, StoreError, UploadLimit};
-use crate::events::{acting_as, current_actor};
+use crate::events::Log;
 use crate::files::Written;
 use crate::ingest;
 use crate::model::Asset;
@@ -395,9 +395,9 @@ impl Service {
         patch: Patch,
     ) -> (Upload, Result<(), ApiError>) {
         let snapshot = upload.clone();
+        // A clone acting as this one: the asset's event names the same key.
         let service = self.clone();
-        let actor = current_actor();
-        let work = acting_as(actor, async move {
+        let work = async move {
             let appended =
                 storage::append(&service.inner.files, &mut upload, patch, &mut lease).await;
             let outcome = match appended {
@@ -411,7 +411,7 @@ impl Service {
                 }
             };
             (upload, outcome)
-        });
+        };
         match tokio::spawn(work).await {
             Ok(done) => done,
             Err(e) => (snapshot, Err(ApiError::internal(e))),
@@ -499,7 +499,7 @@ impl Service {
         let client_name = upload.metadata.filename.as_deref().unwrap_or("");
         let new = upload::new_asset(&form, client_name, &file.info, config)?;
         let asset = records::new_asset(upload.asset_id, new, Some(file));
-        match store.insert_asset(asset).await {
+        match store.insert_asset(asset, &self.log).await {
             Ok(asset) => Ok(asset),
             // Made by an earlier try: this try's thumbnail goes.
             Err(StoreError::DuplicateId { id }) => {
@@ -560,7 +560,10 @@ impl Service {
                 let Some(inner) = weak.upgrade() else {
                     return;
                 };
-                let service = Service { inner };
+                let service = Service {
+                    inner,
+                    log: Log::default(),
+                };
                 match service.reap_uploads().await {
                     Ok(0) => {}
                     Ok(n) => tracing::info!(removed = n, "expired uploads removed"),

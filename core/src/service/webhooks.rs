@@ -72,7 +72,7 @@ impl Service {
             failing_since: None,
         };
         self.webhook_store()?
-            .insert_webhook(webhook.clone())
+            .insert_webhook(webhook.clone(), &self.log)
             .await?;
         Ok(webhook)
     }
@@ -123,7 +123,7 @@ impl Service {
         }
         let webhook = self
             .webhook_store()?
-            .update_webhook(id, &change, now())
+            .update_webhook(id, &change, now(), &self.log)
             .await?
             .ok_or(NO_WEBHOOK)?;
         Ok(data(200, WebhookWire::of(&webhook)))
@@ -132,7 +132,7 @@ impl Service {
     /// `DELETE /api/v1/webhooks/{id}`: 204; its deliveries go with it.
     pub(super) async fn delete_webhook(&self, id: &str) -> Result<Reply, ApiError> {
         let id = validate::parse_id("webhook_id", id)?;
-        match self.webhook_store()?.delete_webhook(id).await? {
+        match self.webhook_store()?.delete_webhook(id, &self.log).await? {
             true => Ok(Reply::empty(204)),
             false => Err(NO_WEBHOOK),
         }
@@ -188,7 +188,11 @@ impl Service {
         let ping = (Uuid::new_v4(), TEST_EVENT_TYPE, EventCursor::START);
         let mut delivery = Delivery::new(webhook.id, ping, at);
         delivery.attempts = 1;
-        let attempt = self.inner.deliveries.attempt(&webhook, &delivery).await?;
+        let attempt = self
+            .inner
+            .deliveries
+            .attempt(&webhook, &delivery, self.log.actor())
+            .await?;
         let delivery = delivery.after(&attempt);
         if !self
             .webhook_store()?

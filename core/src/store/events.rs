@@ -7,13 +7,16 @@ use crate::error::StoreError;
 use crate::events::{EventPage, EventQuery};
 
 /// The event log ([`crate::events`]). Every write method of the other traits that changes
-/// something appends exactly one event, built with the constructors of [`crate::events::Event`], in the same
-/// atomic change: `insert_asset` ([`Event::asset_created`](crate::events::Event::asset_created)), `update_asset`
-/// ([`Event::asset_changed`](crate::events::Event::asset_changed), none when no field differs), `delete_asset` when it deletes
-/// ([`Event::asset_deleted`](crate::events::Event::asset_deleted)), `put_library` ([`Event::library_put`](crate::events::Event::library_put)), `delete_library` when it
-/// deletes, `insert_key`, `revoke_key` and `revoke_pass` when they revoke a live one (a second
-/// revoke changes nothing and records nothing), and `insert_pass`. A write that fails or is
-/// refused appends none. Counters (downloads, views, pass spends) are not events.
+/// something takes the service's [`Log`](crate::events::Log), says what it did as a
+/// [`Written`](crate::events::Written), and appends the event
+/// [`Log::event`](crate::events::Log::event) makes of it (if any) in the same atomic change:
+/// `insert_asset`, `update_asset` and `update_assets` (none when no field the log names
+/// differs), `delete_asset` and `delete_assets` when they delete, `put_library`,
+/// `delete_library` when it deletes, `insert_key`, `revoke_key` and `revoke_pass` when they
+/// revoke a live one (a second revoke changes nothing and records nothing), `insert_pass`, and
+/// the webhook writes. A write that fails or is refused appends none. Counters (downloads,
+/// views, pass spends) are not events. A store that keeps no event log takes the `Log` and
+/// appends nothing.
 #[async_trait]
 pub trait EventStore: Send + Sync + 'static {
     /// Up to `query.limit` events after `query.after` that match its filters, in log order,

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreError;
+use crate::events::Log;
 use crate::model::ApiKey;
 
 /// API key records, found by the SHA-256 of the key.
@@ -12,7 +13,7 @@ use crate::model::ApiKey;
 pub trait KeyStore: Send + Sync + 'static {
     /// Stores a new API key record. A key with the same id is [`StoreError::DuplicateId`], one
     /// with the same hash [`StoreError::DuplicateKeyHash`]; nothing changes then.
-    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError>;
+    async fn insert_key(&self, key: ApiKey, log: &Log) -> Result<(), StoreError>;
 
     /// The key record with this SHA-256 hash, revoked or expired ones included.
     async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError>;
@@ -22,7 +23,7 @@ pub trait KeyStore: Send + Sync + 'static {
 
     /// Marks a key revoked at `at` (a key already revoked keeps its first time). `false` if
     /// there is no such key.
-    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError>;
+    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>, log: &Log) -> Result<bool, StoreError>;
 
     /// The version of the key records, when this store can tell without a round trip: a
     /// number that changes on every revocation, through any process sharing the store,

@@ -36,6 +36,7 @@ use uuid::Uuid;
 
 use crate::change::{AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, LibraryUse};
 use crate::error::StoreError;
+use crate::events::Log;
 use crate::model::{
     Asset, Holders, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, TagCount,
     ViewCount,
@@ -49,6 +50,7 @@ pub mod prelude {
         AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, UploadStore,
         WebhookStore,
     };
+    pub use crate::events::{Log, Written};
 }
 
 /// A storage backend for the contract: assets, libraries, API keys and the store's own
@@ -72,6 +74,7 @@ pub mod prelude {
 /// use std::collections::HashMap;
 /// use std::sync::Mutex;
 ///
+/// use assetlib_core::events::Log;
 /// use assetlib_core::store::{AssetStore, KeyStore, LibraryStore, MetaStore};
 /// use assetlib_core::{
 ///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, BulkOutcome, Config,
@@ -103,7 +106,7 @@ pub mod prelude {
 ///
 /// #[async_trait]
 /// impl KeyStore for MyStore {
-///     async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
+///     async fn insert_key(&self, key: ApiKey, _log: &Log) -> Result<(), StoreError> {
 ///         let mut keys = self.keys.lock().unwrap();
 ///         if keys.contains_key(&key.id) {
 ///             return Err(StoreError::DuplicateId { id: key.id });
@@ -123,7 +126,12 @@ pub mod prelude {
 ///         keys.sort_by_key(|k| (k.created_at, k.id));
 ///         Ok(keys)
 ///     }
-///     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
+///     async fn revoke_key(
+///         &self,
+///         id: Uuid,
+///         at: DateTime<Utc>,
+///         _log: &Log,
+///     ) -> Result<bool, StoreError> {
 ///         let mut keys = self.keys.lock().unwrap();
 ///         let Some(key) = keys.get_mut(&id) else { return Ok(false) };
 ///         key.revoked_at.get_or_insert(at);
@@ -142,32 +150,40 @@ pub mod prelude {
 ///     async fn get_assets(&self, ids: &[Uuid]) -> Result<Vec<Asset>, StoreError> {
 ///         self.rest.get_assets(ids).await
 ///     }
-///     async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
-///         self.rest.insert_asset(asset).await
+///     async fn insert_asset(&self, asset: Asset, log: &Log) -> Result<Asset, StoreError> {
+///         self.rest.insert_asset(asset, log).await
 ///     }
 ///     async fn update_asset(
 ///         &self,
 ///         id: Uuid,
 ///         change: &AssetChange,
+///         log: &Log,
 ///     ) -> Result<Option<AssetUpdate>, StoreError> {
-///         self.rest.update_asset(id, change).await
+///         self.rest.update_asset(id, change, log).await
 ///     }
-///     async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
-///         self.rest.delete_asset(id, force).await
+///     async fn delete_asset(
+///         &self,
+///         id: Uuid,
+///         force: bool,
+///         log: &Log,
+///     ) -> Result<AssetDeletion, StoreError> {
+///         self.rest.delete_asset(id, force, log).await
 ///     }
 ///     async fn update_assets(
 ///         &self,
 ///         ids: &[Uuid],
 ///         change: &AssetChange,
+///         log: &Log,
 ///     ) -> Result<BulkOutcome<AssetUpdate>, StoreError> {
-///         self.rest.update_assets(ids, change).await
+///         self.rest.update_assets(ids, change, log).await
 ///     }
 ///     async fn delete_assets(
 ///         &self,
 ///         ids: &[Uuid],
 ///         force: bool,
+///         log: &Log,
 ///     ) -> Result<BulkOutcome<Asset>, StoreError> {
-///         self.rest.delete_assets(ids, force).await
+///         self.rest.delete_assets(ids, force, log).await
 ///     }
 ///     async fn list_tags(&self, limit: u32) -> Result<Vec<TagCount>, StoreError> {
 ///         self.rest.list_tags(limit).await
@@ -194,14 +210,18 @@ pub mod prelude {
 ///     async fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, StoreError> {
 ///         self.rest.load_library(id).await
 ///     }
-///     async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
-///         self.rest.put_library(write).await
+///     async fn put_library(
+///         &self,
+///         write: LibraryWrite,
+///         log: &Log,
+///     ) -> Result<PutOutcome, StoreError> {
+///         self.rest.put_library(write, log).await
 ///     }
 ///     async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
 ///         self.rest.library_id_by_slug(slug).await
 ///     }
-///     async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
-///         self.rest.delete_library(id).await
+///     async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
+///         self.rest.delete_library(id, log).await
 ///     }
 ///     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
 ///         self.rest.record_library_view(id).await
@@ -284,7 +304,7 @@ pub trait AssetStore: Send + Sync + 'static {
     /// other, and a number may be skipped after a crash). Slugs stay unique. The asset, its indexes and counts
     /// land together, durably, before this returns. An asset with the same id is
     /// [`StoreError::DuplicateId`], and nothing changes.
-    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError>;
+    async fn insert_asset(&self, asset: Asset, log: &Log) -> Result<Asset, StoreError>;
 
     /// Applies `change` to the asset `id` and returns it just before and just after (`None`,
     /// changing nothing, if there is no such asset).
@@ -300,6 +320,7 @@ pub trait AssetStore: Send + Sync + 'static {
         &self,
         id: Uuid,
         change: &AssetChange,
+        log: &Log,
     ) -> Result<Option<AssetUpdate>, StoreError>;
 
     /// Applies `change` to every asset of `ids` (each id once) in one durable change, as
@@ -314,6 +335,7 @@ pub trait AssetStore: Send + Sync + 'static {
         &self,
         ids: &[Uuid],
         change: &AssetChange,
+        log: &Log,
     ) -> Result<BulkOutcome<AssetUpdate>, StoreError>;
 
     /// Deletes every asset of `ids` (each id once) in one durable change, as
@@ -327,6 +349,7 @@ pub trait AssetStore: Send + Sync + 'static {
         &self,
         ids: &[Uuid],
         force: bool,
+        log: &Log,
     ) -> Result<BulkOutcome<Asset>, StoreError>;
 
     /// The tags of published assets, each with how many published assets have it (tags
@@ -343,7 +366,12 @@ pub trait AssetStore: Send + Sync + 'static {
     /// durable change, and the answer is [`AssetDeletion::Deleted`] with the record as it
     /// was. A deleted asset's slug may stay reserved. [`AssetDeletion::NotFound`] if there is
     /// no such asset.
-    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError>;
+    async fn delete_asset(
+        &self,
+        id: Uuid,
+        force: bool,
+        log: &Log,
+    ) -> Result<AssetDeletion, StoreError>;
 
     /// The libraries (published or not) holding the asset `id`, newest `created_at` first,
     /// then by id descending; empty for an asset no library holds or that does not exist.
@@ -404,14 +432,14 @@ pub trait LibraryStore: Send + Sync + 'static {
     /// of a missing asset is [`StoreError::UnknownAsset`], and nothing changes. So a library
     /// write racing [`AssetStore::delete_asset`] of an asset it places either fails or makes the
     /// delete see the library.
-    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError>;
+    async fn put_library(&self, write: LibraryWrite, log: &Log) -> Result<PutOutcome, StoreError>;
 
     /// The id of the library (published or not) whose slug is `slug`, if any.
     async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError>;
 
     /// Deletes a library with its sections, entries and passes (not its assets), in one
     /// change. `false` if there was none.
-    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError>;
+    async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError>;
 
     /// Adds one view to a published library and returns the new count with the library's
     /// content version ([`ViewCount`]); `None`, counting nothing, if there is no such library

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreError;
+use crate::events::Log;
 use crate::model::{LibraryPass, Page, PassSpend};
 
 /// Library passes: what buyers of a paid library get, found by the SHA-256 of the pass, with
@@ -16,7 +17,7 @@ pub trait PassStore: Send + Sync + 'static {
     /// library is deleted either fails or goes with it): else [`StoreError::UnknownLibrary`].
     /// A pass with the same id is [`StoreError::DuplicateId`], one with the same hash
     /// [`StoreError::DuplicateKeyHash`]; nothing changes then.
-    async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError>;
+    async fn insert_pass(&self, pass: LibraryPass, log: &Log) -> Result<(), StoreError>;
 
     /// The pass with this SHA-256 hash, revoked or expired ones included.
     async fn find_pass(&self, token_hash: &[u8; 32]) -> Result<Option<LibraryPass>, StoreError>;
@@ -35,7 +36,8 @@ pub trait PassStore: Send + Sync + 'static {
 
     /// Marks a pass revoked at `at` (a pass already revoked keeps its first time), durably.
     /// `false` if there is no such pass.
-    async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError>;
+    async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>, log: &Log)
+    -> Result<bool, StoreError>;
 
     /// Spends one download of the pass `id` at `now`, atomically: when the pass exists, is
     /// not revoked, expires after `now` and has downloads left (`downloads_used <

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreError;
-use crate::events::EventCursor;
+use crate::events::{EventCursor, Log};
 use crate::model::Page;
 use crate::webhooks::{Attempt, Claimed, Delivery, Webhook, WebhookChange};
 
@@ -26,7 +26,7 @@ use crate::webhooks::{Attempt, Claimed, Delivery, Webhook, WebhookChange};
 pub trait WebhookStore: Send + Sync + 'static {
     /// Stores a new webhook. One with the same id is [`StoreError::DuplicateId`]; nothing
     /// changes then.
-    async fn insert_webhook(&self, webhook: Webhook) -> Result<(), StoreError>;
+    async fn insert_webhook(&self, webhook: Webhook, log: &Log) -> Result<(), StoreError>;
 
     /// The webhook with this id.
     async fn get_webhook(&self, id: Uuid) -> Result<Option<Webhook>, StoreError>;
@@ -43,11 +43,12 @@ pub trait WebhookStore: Send + Sync + 'static {
         id: Uuid,
         change: &WebhookChange,
         now: DateTime<Utc>,
+        log: &Log,
     ) -> Result<Option<Webhook>, StoreError>;
 
     /// Deletes a webhook and its deliveries: once it returns, none of them is listed or
     /// claimed any more. `false` if there was none.
-    async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError>;
+    async fn delete_webhook(&self, id: Uuid, log: &Log) -> Result<bool, StoreError>;
 
     /// Leases the stream of webhook `id` to `holder` until `until`: the events of the log a
     /// webhook has not had yet, which its holder sends (each event's first attempt) and then

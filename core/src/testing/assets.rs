@@ -2,6 +2,7 @@
 //! the assets version and download counters.
 
 use super::*;
+use crate::events::Log;
 
 pub(super) async fn asset_round_trip(store: Arc<dyn Store>) {
     let mut a = sample_asset("Quarterly report", AssetType::Pdf, 1);
@@ -73,7 +74,7 @@ pub(super) async fn concurrent_creates_of_one_title_get_unique_slugs(store: Arc<
             let store = store.clone();
             tokio::spawn(async move {
                 store
-                    .insert_asset(sample_asset("Logo", AssetType::Image, i))
+                    .insert_asset(sample_asset("Logo", AssetType::Image, i), Log::ANONYMOUS)
                     .await
                     .unwrap()
             })
@@ -344,7 +345,7 @@ pub(super) async fn assets_version_follows_asset_writes(store: Arc<dyn Store>) {
     let lib = sample_library("Holder", 1);
     let lib_id = lib.id;
     store
-        .put_library(write(lib, vec![], vec![entry(&a, None, 0)]))
+        .put_library(write(lib, vec![], vec![entry(&a, None, 0)]), Log::ANONYMOUS)
         .await
         .unwrap();
     store.record_library_view(lib_id).await.unwrap();
@@ -372,13 +373,20 @@ pub(super) async fn assets_version_follows_asset_writes(store: Arc<dyn Store>) {
 
     let mut change = crate::change::AssetChange::at(t0() + Duration::seconds(5));
     change.title = Some("Versioned, renamed".into());
-    store.update_asset(a.id, &change).await.unwrap().unwrap();
+    store
+        .update_asset(a.id, &change, Log::ANONYMOUS)
+        .await
+        .unwrap()
+        .unwrap();
     moved(version().await, "a change");
     let (items, _) = list(&store, AssetQuery::default()).await;
     assert_eq!(items[0].title, "Versioned, renamed");
 
     assert!(matches!(
-        store.delete_asset(a.id, true).await.unwrap(),
+        store
+            .delete_asset(a.id, true, Log::ANONYMOUS)
+            .await
+            .unwrap(),
         crate::change::AssetDeletion::Deleted(_)
     ));
     moved(version().await, "a delete");

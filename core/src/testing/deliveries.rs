@@ -2,7 +2,7 @@
 //! purges (the webhooks' records and streams are in `webhooks`).
 
 use super::*;
-use crate::events::{EventType, ResourceType};
+use crate::events::{EventType, Log, ResourceType};
 use crate::webhooks::{Attempt, Delivery, DeliveryStatus, Next, WebhookChange};
 
 /// A webhook made at `t0 + secs`, enabled, for every event.
@@ -13,16 +13,16 @@ use super::webhooks::{
 pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<dyn Store>) {
     let (hook, off) = (sample_webhook(1, 0), sample_webhook(2, 0));
     webhook_store(&store)
-        .insert_webhook(hook.clone())
+        .insert_webhook(hook.clone(), Log::ANONYMOUS)
         .await
         .unwrap();
     webhook_store(&store)
-        .insert_webhook(off.clone())
+        .insert_webhook(off.clone(), Log::ANONYMOUS)
         .await
         .unwrap();
     let change = WebhookChange::disable();
     webhook_store(&store)
-        .update_webhook(off.id, &change, t0())
+        .update_webhook(off.id, &change, t0(), Log::ANONYMOUS)
         .await
         .unwrap();
     let due: Vec<Delivery> = (0..5).map(|n| sample_delivery(hook.id, 10 - n)).collect();
@@ -74,7 +74,7 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
 
     // A claim carries the delivery's event while the log has it.
     let asset = store
-        .insert_asset(sample_asset("Logo", AssetType::Image, 0))
+        .insert_asset(sample_asset("Logo", AssetType::Image, 0), Log::ANONYMOUS)
         .await
         .expect("insert_asset");
     let logged = webhook_events_of(&store, ResourceType::Asset, asset.id).await;
@@ -136,7 +136,7 @@ pub(super) async fn claims_lease_due_deliveries_of_enabled_webhooks(store: Arc<d
 pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: Arc<dyn Store>) {
     let hook = sample_webhook(1, 0);
     webhook_store(&store)
-        .insert_webhook(hook.clone())
+        .insert_webhook(hook.clone(), Log::ANONYMOUS)
         .await
         .unwrap();
     let (a, b) = (sample_delivery(hook.id, 1), sample_delivery(hook.id, 2));
@@ -227,14 +227,14 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
     let at = t0() + Duration::seconds(21);
     let early = WebhookChange::disable_if_failing_since(failed.at - Duration::seconds(1));
     let kept = webhook_store(&store)
-        .update_webhook(hook.id, &early, at)
+        .update_webhook(hook.id, &early, at, Log::ANONYMOUS)
         .await
         .unwrap()
         .expect("hook");
     assert!(kept.enabled, "not failing long enough");
     let rule = WebhookChange::disable_if_failing_since(failed.at);
     let off = webhook_store(&store)
-        .update_webhook(hook.id, &rule, at)
+        .update_webhook(hook.id, &rule, at, Log::ANONYMOUS)
         .await
         .unwrap()
         .expect("hook");
@@ -265,7 +265,7 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
         ..WebhookChange::default()
     };
     let back = webhook_store(&store)
-        .update_webhook(hook.id, &on, t0() + Duration::seconds(30))
+        .update_webhook(hook.id, &on, t0() + Duration::seconds(30), Log::ANONYMOUS)
         .await;
     assert_eq!(back.unwrap().map(|w| w.failing_since), Some(None));
     let fail = attempt(&a, 31, None, Next::Failed);
@@ -286,7 +286,7 @@ pub(super) async fn attempts_are_recorded_and_failing_webhooks_disabled(store: A
 pub(super) async fn old_deliveries_are_purged(store: Arc<dyn Store>) {
     let hook = sample_webhook(1, 0);
     webhook_store(&store)
-        .insert_webhook(hook.clone())
+        .insert_webhook(hook.clone(), Log::ANONYMOUS)
         .await
         .unwrap();
     let old = sample_delivery(hook.id, 1);

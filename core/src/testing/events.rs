@@ -3,9 +3,7 @@
 
 use super::*;
 use crate::change::{AssetChange, AssetDeletion, FileFields};
-use crate::events::{
-    Actor, EventCursor, EventPage, EventQuery, EventType, ResourceType, acting_as,
-};
+use crate::events::{Actor, EventCursor, EventPage, EventQuery, EventType, Log, ResourceType};
 
 /// Every event after `after`, following `next` with pages of `limit`.
 async fn follow(
@@ -64,17 +62,19 @@ pub(super) async fn every_change_appends_one_event(store: Arc<dyn Store>) {
         let store = Arc::clone(&store);
         let (asset, library, key, pass) =
             (asset.clone(), library.clone(), key.clone(), pass.clone());
+        // Every write made by the key `actor`: each event names it.
+        let log = Log::by(actor.clone());
         async move {
-            insert(&store, asset.clone()).await;
+            store.insert_asset(asset.clone(), &log).await.unwrap();
             // Refused: the same id again.
-            assert!(store.insert_asset(asset.clone()).await.is_err());
+            assert!(store.insert_asset(asset.clone(), &log).await.is_err());
             let mut retitle = AssetChange::at(t0() + Duration::seconds(10));
             retitle.title = Some("Logo (colour)".to_owned());
             retitle.published = Some(false);
-            store.update_asset(asset.id, &retitle).await.unwrap();
+            store.update_asset(asset.id, &retitle, &log).await.unwrap();
             // Nothing changes: nothing is logged.
             let same = AssetChange::at(t0() + Duration::seconds(20));
-            store.update_asset(asset.id, &same).await.unwrap();
+            store.update_asset(asset.id, &same, &log).await.unwrap();
             let mut file = AssetChange::at(t0() + Duration::seconds(30));
             file.file = Some(FileFields {
                 file_path: Some("files/logo.png".to_owned()),
@@ -82,39 +82,58 @@ pub(super) async fn every_change_appends_one_event(store: Arc<dyn Store>) {
                 mime_type: Some("image/png".to_owned()),
                 ..FileFields::default()
             });
-            store.update_asset(asset.id, &file).await.unwrap();
+            store.update_asset(asset.id, &file, &log).await.unwrap();
             store
-                .put_library(write(library.clone(), vec![], vec![entry(&asset, None, 0)]))
+                .put_library(
+                    write(library.clone(), vec![], vec![entry(&asset, None, 0)]),
+                    &log,
+                )
                 .await
                 .unwrap();
             store
-                .put_library(write(library.clone(), vec![], vec![entry(&asset, None, 0)]))
+                .put_library(
+                    write(library.clone(), vec![], vec![entry(&asset, None, 0)]),
+                    &log,
+                )
                 .await
                 .unwrap();
             // Refused: held by the library.
             assert!(matches!(
-                store.delete_asset(asset.id, false).await.unwrap(),
+                store.delete_asset(asset.id, false, &log).await.unwrap(),
                 AssetDeletion::InUse(_)
             ));
-            store.insert_key(key.clone()).await.unwrap();
-            assert!(store.revoke_key(key.id, t0()).await.unwrap());
-            assert!(store.revoke_key(key.id, t0()).await.unwrap());
-            pass_store(&store).insert_pass(pass.clone()).await.unwrap();
-            assert!(pass_store(&store).revoke_pass(pass.id, t0()).await.unwrap());
-            assert!(pass_store(&store).revoke_pass(pass.id, t0()).await.unwrap());
-            assert!(store.delete_library(library.id).await.unwrap());
-            assert!(!store.delete_library(library.id).await.unwrap());
+            store.insert_key(key.clone(), &log).await.unwrap();
+            assert!(store.revoke_key(key.id, t0(), &log).await.unwrap());
+            assert!(store.revoke_key(key.id, t0(), &log).await.unwrap());
+            pass_store(&store)
+                .insert_pass(pass.clone(), &log)
+                .await
+                .unwrap();
+            assert!(
+                pass_store(&store)
+                    .revoke_pass(pass.id, t0(), &log)
+                    .await
+                    .unwrap()
+            );
+            assert!(
+                pass_store(&store)
+                    .revoke_pass(pass.id, t0(), &log)
+                    .await
+                    .unwrap()
+            );
+            assert!(store.delete_library(library.id, &log).await.unwrap());
+            assert!(!store.delete_library(library.id, &log).await.unwrap());
             assert!(matches!(
-                store.delete_asset(asset.id, false).await.unwrap(),
+                store.delete_asset(asset.id, false, &log).await.unwrap(),
                 AssetDeletion::Deleted(_)
             ));
             assert!(matches!(
-                store.delete_asset(asset.id, false).await.unwrap(),
+                store.delete_asset(asset.id, false, &log).await.unwrap(),
                 AssetDeletion::NotFound
             ));
         }
     };
-    acting_as(Some(actor.clone()), writes).await;
+    writes.await;
 
     let (events, end) = follow(&store, start, 3).await;
     use EventType::*;

@@ -1,6 +1,7 @@
 //! The cases of `KeyStore`.
 
 use super::*;
+use crate::events::Log;
 
 pub(super) async fn keys_lookup_list_expiry_revocation(store: Arc<dyn Store>) {
     let key = |n: u8, secs: i64, expires: Option<i64>| ApiKey {
@@ -14,8 +15,8 @@ pub(super) async fn keys_lookup_list_expiry_revocation(store: Arc<dyn Store>) {
     };
     let k2 = key(2, 20, Some(3600));
     let k1 = key(1, 10, None);
-    store.insert_key(k2.clone()).await.unwrap();
-    store.insert_key(k1.clone()).await.unwrap();
+    store.insert_key(k2.clone(), Log::ANONYMOUS).await.unwrap();
+    store.insert_key(k1.clone(), Log::ANONYMOUS).await.unwrap();
     assert_eq!(store.find_key(&[1; 32]).await.unwrap(), Some(k1.clone()));
     assert_eq!(store.find_key(&[2; 32]).await.unwrap(), Some(k2.clone()));
     assert_eq!(store.find_key(&[3; 32]).await.unwrap(), None);
@@ -24,10 +25,15 @@ pub(super) async fn keys_lookup_list_expiry_revocation(store: Arc<dyn Store>) {
         vec![k1.clone(), k2.clone()]
     );
     let first = t0() + Duration::days(1);
-    assert!(store.revoke_key(k1.id, first).await.unwrap());
     assert!(
         store
-            .revoke_key(k1.id, first + Duration::days(1))
+            .revoke_key(k1.id, first, Log::ANONYMOUS)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .revoke_key(k1.id, first + Duration::days(1), Log::ANONYMOUS)
             .await
             .unwrap()
     );

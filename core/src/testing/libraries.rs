@@ -2,6 +2,7 @@
 //! counters and versions.
 
 use super::*;
+use crate::events::Log;
 
 pub(super) async fn library_round_trip(store: Arc<dyn Store>) {
     let a = insert(&store, sample_asset("A", AssetType::Pdf, 1)).await;
@@ -22,11 +23,10 @@ pub(super) async fn library_round_trip(store: Arc<dyn Store>) {
     e1.description = Some("Custom text".into());
     let entries = vec![e1, entry(&b, Some(&s1), 1), entry(&c, None, 0)];
     let outcome = store
-        .put_library(write(
-            lib.clone(),
-            vec![s1.clone(), s2.clone()],
-            entries.clone(),
-        ))
+        .put_library(
+            write(lib.clone(), vec![s1.clone(), s2.clone()], entries.clone()),
+            Log::ANONYMOUS,
+        )
         .await
         .unwrap();
     assert_eq!(outcome, PutOutcome::Created);
@@ -56,7 +56,7 @@ pub(super) async fn library_replace_keeps_counters_and_first_publication(store: 
     let created_at = draft.created_at;
     assert_eq!(
         store
-            .put_library(write(draft.clone(), vec![], vec![]))
+            .put_library(write(draft.clone(), vec![], vec![]), Log::ANONYMOUS)
             .await
             .unwrap(),
         PutOutcome::Created
@@ -77,7 +77,7 @@ pub(super) async fn library_replace_keeps_counters_and_first_publication(store: 
     v2.view_count = 0;
     assert_eq!(
         store
-            .put_library(write(v2.clone(), vec![], vec![]))
+            .put_library(write(v2.clone(), vec![], vec![]), Log::ANONYMOUS)
             .await
             .unwrap(),
         PutOutcome::Replaced
@@ -94,7 +94,10 @@ pub(super) async fn library_replace_keeps_counters_and_first_publication(store: 
     // A later replace keeps the first publication time.
     let mut v3 = sample_library("Again", 90);
     v3.id = id;
-    store.put_library(write(v3, vec![], vec![])).await.unwrap();
+    store
+        .put_library(write(v3, vec![], vec![]), Log::ANONYMOUS)
+        .await
+        .unwrap();
     let rows = store.load_library(id).await.unwrap().unwrap();
     assert_eq!(rows.library.published_at, Some(v2.updated_at));
     assert_eq!(rows.library.view_count, 3);
@@ -103,12 +106,12 @@ pub(super) async fn library_replace_keeps_counters_and_first_publication(store: 
 pub(super) async fn library_slugs(store: Arc<dyn Store>) {
     let first = sample_library("Brand kit", 1);
     store
-        .put_library(write(first.clone(), vec![], vec![]))
+        .put_library(write(first.clone(), vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     let second = sample_library("Brand kit", 2);
     store
-        .put_library(write(second.clone(), vec![], vec![]))
+        .put_library(write(second.clone(), vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     let slug_of = |id| {
@@ -119,7 +122,7 @@ pub(super) async fn library_slugs(store: Arc<dyn Store>) {
     assert_eq!(slug_of(second.id).await, "brand-kit-2");
     // Replacing a library never clashes with itself.
     store
-        .put_library(write(first.clone(), vec![], vec![]))
+        .put_library(write(first.clone(), vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     assert_eq!(slug_of(first.id).await, "brand-kit");
@@ -127,12 +130,15 @@ pub(super) async fn library_slugs(store: Arc<dyn Store>) {
     let mut third = sample_library("Third", 3);
     third.slug = "brand-kit".into();
     let err = store
-        .put_library(LibraryWrite {
-            library: third.clone(),
-            slug_given: true,
-            sections: vec![],
-            entries: vec![],
-        })
+        .put_library(
+            LibraryWrite {
+                library: third.clone(),
+                slug_given: true,
+                sections: vec![],
+                entries: vec![],
+            },
+            Log::ANONYMOUS,
+        )
         .await
         .unwrap_err();
     match err {
@@ -144,19 +150,22 @@ pub(super) async fn library_slugs(store: Arc<dyn Store>) {
     let mut renamed = first.clone();
     renamed.slug = "renamed".into();
     store
-        .put_library(LibraryWrite {
-            library: renamed,
-            slug_given: true,
-            sections: vec![],
-            entries: vec![],
-        })
+        .put_library(
+            LibraryWrite {
+                library: renamed,
+                slug_given: true,
+                sections: vec![],
+                entries: vec![],
+            },
+            Log::ANONYMOUS,
+        )
         .await
         .unwrap();
     assert_eq!(slug_of(first.id).await, "renamed");
     let mut fourth = sample_library("Brand kit", 4);
     fourth.slug = "brand-kit".into();
     store
-        .put_library(write(fourth.clone(), vec![], vec![]))
+        .put_library(write(fourth.clone(), vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     assert_eq!(slug_of(fourth.id).await, "brand-kit");
@@ -179,7 +188,7 @@ pub(super) async fn library_list_order_filter_and_counts(store: Arc<dyn Store>) 
             entry(&hidden, None, 1),
         ];
         store
-            .put_library(write(lib.clone(), vec![s], entries))
+            .put_library(write(lib.clone(), vec![s], entries), Log::ANONYMOUS)
             .await
             .unwrap();
         ids.push(lib.id);
@@ -187,7 +196,7 @@ pub(super) async fn library_list_order_filter_and_counts(store: Arc<dyn Store>) 
     let mut draft = sample_library("Draft", 1000);
     draft.settings.published = false;
     store
-        .put_library(write(draft, vec![], vec![]))
+        .put_library(write(draft, vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     ids.reverse();
@@ -261,13 +270,13 @@ pub(super) async fn library_replace_is_atomic(store: Arc<dyn Store>) {
             .collect();
         write(lib.clone(), sections, entries)
     };
-    store.put_library(version(0)).await.unwrap();
+    store.put_library(version(0), Log::ANONYMOUS).await.unwrap();
     let writer = {
         let store = store.clone();
         let versions: Vec<LibraryWrite> = (1..=20).map(version).collect();
         tokio::spawn(async move {
             for v in versions {
-                store.put_library(v).await.unwrap();
+                store.put_library(v, Log::ANONYMOUS).await.unwrap();
             }
         })
     };
@@ -307,16 +316,15 @@ pub(super) async fn library_delete(store: Arc<dyn Store>) {
     let lib = sample_library("Gone soon", 1);
     let s = section("S", 0);
     store
-        .put_library(write(
-            lib.clone(),
-            vec![s.clone()],
-            vec![entry(&a, Some(&s), 0)],
-        ))
+        .put_library(
+            write(lib.clone(), vec![s.clone()], vec![entry(&a, Some(&s), 0)]),
+            Log::ANONYMOUS,
+        )
         .await
         .unwrap();
-    assert!(store.delete_library(lib.id).await.unwrap());
+    assert!(store.delete_library(lib.id, Log::ANONYMOUS).await.unwrap());
     assert_eq!(store.load_library(lib.id).await.unwrap(), None);
-    assert!(!store.delete_library(lib.id).await.unwrap());
+    assert!(!store.delete_library(lib.id, Log::ANONYMOUS).await.unwrap());
     assert_eq!(
         store
             .list_libraries(&LibraryQuery::default())
@@ -331,7 +339,7 @@ pub(super) async fn library_delete(store: Arc<dyn Store>) {
     );
     // The slug is free again, and the id can be used for a new library.
     store
-        .put_library(write(lib.clone(), vec![], vec![]))
+        .put_library(write(lib.clone(), vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     let rows = store.load_library(lib.id).await.unwrap().unwrap();
@@ -343,7 +351,7 @@ pub(super) async fn library_delete(store: Arc<dyn Store>) {
 pub(super) async fn concurrent_views_are_all_counted(store: Arc<dyn Store>) {
     let lib = sample_library("Popular", 1);
     store
-        .put_library(write(lib.clone(), vec![], vec![]))
+        .put_library(write(lib.clone(), vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     let tasks: Vec<_> = (0..500)
@@ -372,7 +380,7 @@ pub(super) async fn library_version_follows_writes(store: Arc<dyn Store>) {
         l.settings.title = title.to_owned();
         write(l, vec![], vec![entry(&a, None, 0)])
     };
-    store.put_library(put("One")).await.unwrap();
+    store.put_library(put("One"), Log::ANONYMOUS).await.unwrap();
     let view = || async {
         store
             .record_library_view(id)
@@ -388,7 +396,7 @@ pub(super) async fn library_version_follows_writes(store: Arc<dyn Store>) {
     let mut seen = vec![first.version];
 
     // A replace changes it, even with the same content.
-    store.put_library(put("One")).await.unwrap();
+    store.put_library(put("One"), Log::ANONYMOUS).await.unwrap();
     let replaced = view().await;
     assert!(!seen.contains(&replaced.version), "replace keeps version");
     seen.push(replaced.version);
@@ -401,7 +409,7 @@ pub(super) async fn library_version_follows_writes(store: Arc<dyn Store>) {
         ..Default::default()
     });
     store
-        .update_asset(a.id, &changed)
+        .update_asset(a.id, &changed, Log::ANONYMOUS)
         .await
         .unwrap()
         .expect("asset exists");
@@ -419,9 +427,9 @@ pub(super) async fn library_version_follows_writes(store: Arc<dyn Store>) {
     );
 
     // Deleted and made again under the same id: never an old version.
-    assert!(store.delete_library(id).await.unwrap());
+    assert!(store.delete_library(id, Log::ANONYMOUS).await.unwrap());
     assert_eq!(store.record_library_view(id).await.unwrap(), None);
-    store.put_library(put("One")).await.unwrap();
+    store.put_library(put("One"), Log::ANONYMOUS).await.unwrap();
     let reborn = view().await;
     assert!(
         !seen.contains(&reborn.version),
@@ -433,7 +441,7 @@ pub(super) async fn library_version_follows_writes(store: Arc<dyn Store>) {
     let mut draft = lib.clone();
     draft.settings.published = false;
     store
-        .put_library(write(draft, vec![], vec![]))
+        .put_library(write(draft, vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     assert_eq!(store.record_library_view(id).await.unwrap(), None);

@@ -6,38 +6,42 @@ use chrono::Duration;
 use uuid::Uuid;
 
 use super::{entry, entry_copies, insert, list, query, sample_asset, sample_library, t0, write};
-use crate::change::{AssetChange, AssetDeletion, FileFields, LibraryUse};
-use crate::error::StoreError;
+use crate::change::{AssetChange, FileFields, LibraryUse};
+use crate::events::Log;
 use crate::model::{Asset, AssetType, EntryAsset, Library, Media};
 use crate::query::{AssetQuery, AssetSort, AssetStatus, LibraryQuery, SortOrder};
 use crate::store::Store;
 
-fn change(secs: i64) -> AssetChange {
+pub(super) fn change(secs: i64) -> AssetChange {
     AssetChange::at(t0() + Duration::seconds(secs))
 }
 
-async fn update(store: &Arc<dyn Store>, id: Uuid, change: &AssetChange) -> (Asset, Asset) {
+pub(super) async fn update(
+    store: &Arc<dyn Store>,
+    id: Uuid,
+    change: &AssetChange,
+) -> (Asset, Asset) {
     let done = store
-        .update_asset(id, change)
+        .update_asset(id, change, Log::ANONYMOUS)
         .await
         .expect("update_asset")
         .expect("asset exists");
     (done.before, done.after)
 }
 
-fn with_status(status: AssetStatus) -> AssetQuery {
+pub(super) fn with_status(status: AssetStatus) -> AssetQuery {
     AssetQuery {
         status,
         ..query(AssetSort::CreatedAt, SortOrder::Asc, 50)
     }
 }
 
-async fn ids_of(store: &Arc<dyn Store>, q: AssetQuery) -> (Vec<Uuid>, u64) {
+pub(super) async fn ids_of(store: &Arc<dyn Store>, q: AssetQuery) -> (Vec<Uuid>, u64) {
     let (items, total) = list(store, q).await;
     (items.into_iter().map(|a| a.id).collect(), total)
 }
 
-async fn asset_count_of(store: &Arc<dyn Store>, library: Uuid) -> u64 {
+pub(super) async fn asset_count_of(store: &Arc<dyn Store>, library: Uuid) -> u64 {
     let page = store
         .list_libraries(&LibraryQuery {
             limit: 100,
@@ -52,19 +56,19 @@ async fn asset_count_of(store: &Arc<dyn Store>, library: Uuid) -> u64 {
         .expect("library listed")
 }
 
-async fn put(store: &Arc<dyn Store>, library: &Library, assets: &[&Asset]) {
+pub(super) async fn put(store: &Arc<dyn Store>, library: &Library, assets: &[&Asset]) {
     let entries = assets
         .iter()
         .enumerate()
         .map(|(i, a)| entry(a, None, i as u32))
         .collect();
     store
-        .put_library(write(library.clone(), vec![], entries))
+        .put_library(write(library.clone(), vec![], entries), Log::ANONYMOUS)
         .await
         .expect("put_library");
 }
 
-async fn version(store: &Arc<dyn Store>, library: Uuid) -> u64 {
+pub(super) async fn version(store: &Arc<dyn Store>, library: Uuid) -> u64 {
     store
         .record_library_view(library)
         .await
@@ -73,7 +77,7 @@ async fn version(store: &Arc<dyn Store>, library: Uuid) -> u64 {
         .version
 }
 
-fn use_of(library: &Library) -> LibraryUse {
+pub(super) fn use_of(library: &Library) -> LibraryUse {
     LibraryUse {
         id: library.id,
         title: library.settings.title.clone(),
@@ -134,7 +138,10 @@ pub(super) async fn update_asset_merges_and_keeps_identity(store: Arc<dyn Store>
     assert_eq!(store.get_asset(b.id).await.unwrap(), Some(b));
 
     assert_eq!(
-        store.update_asset(Uuid::new_v4(), &rename).await.unwrap(),
+        store
+            .update_asset(Uuid::new_v4(), &rename, Log::ANONYMOUS)
+            .await
+            .unwrap(),
         None
     );
 }
@@ -256,7 +263,10 @@ pub(super) async fn library_loads_follow_asset_changes(store: Arc<dyn Store>) {
     assert_eq!(pages().await, expect(&a, &b));
 
     // A forced delete takes the asset's rows from both pages.
-    store.delete_asset(a.id, true).await.expect("delete_asset");
+    store
+        .delete_asset(a.id, true, Log::ANONYMOUS)
+        .await
+        .expect("delete_asset");
     assert_eq!(
         pages().await,
         (vec![(b.id, shown(&b))], vec![(b.id, shown(&b))])
@@ -372,7 +382,11 @@ pub(super) async fn concurrent_changes_never_mix(store: Arc<dyn Store>) {
             for i in 0..ROUNDS {
                 let mut c = change(10 + i);
                 c.title = Some(format!("T{i}"));
-                store.update_asset(a.id, &c).await.unwrap().unwrap();
+                store
+                    .update_asset(a.id, &c, Log::ANONYMOUS)
+                    .await
+                    .unwrap()
+                    .unwrap();
             }
         })
     };
@@ -382,7 +396,11 @@ pub(super) async fn concurrent_changes_never_mix(store: Arc<dyn Store>) {
             for i in 0..ROUNDS {
                 let mut c = change(10 + i);
                 c.description = Some(Some(format!("D{i}")));
-                store.update_asset(a.id, &c).await.unwrap().unwrap();
+                store
+                    .update_asset(a.id, &c, Log::ANONYMOUS)
+                    .await
+                    .unwrap()
+                    .unwrap();
             }
         })
     };
@@ -407,7 +425,11 @@ pub(super) async fn concurrent_changes_never_mix(store: Arc<dyn Store>) {
                     let mut c = change(100 + i);
                     c.title = Some(format!("{who}{i}"));
                     c.description = Some(Some(format!("{who}{i}")));
-                    let done = store.update_asset(a.id, &c).await.unwrap().unwrap();
+                    let done = store
+                        .update_asset(a.id, &c, Log::ANONYMOUS)
+                        .await
+                        .unwrap()
+                        .unwrap();
                     assert_eq!(Some(done.after.title), done.after.description);
                 }
             })
@@ -422,162 +444,4 @@ pub(super) async fn concurrent_changes_never_mix(store: Arc<dyn Store>) {
         got.description,
         "fields of two changes mixed"
     );
-}
-
-pub(super) async fn delete_refuses_held_assets_unless_forced(store: Arc<dyn Store>) {
-    let a = insert(&store, sample_asset("Held", AssetType::Pdf, 1)).await;
-    let b = insert(&store, sample_asset("Other", AssetType::Pdf, 2)).await;
-    store.record_download(a.id).await.unwrap();
-    let older = sample_library("Older", 3);
-    let mut newer = sample_library("Newer draft", 4);
-    newer.settings.published = false;
-    put(&store, &older, &[&a, &b]).await;
-    put(&store, &newer, &[&a]).await;
-    let holders = vec![use_of(&newer), use_of(&older)];
-    assert_eq!(store.asset_usage(a.id).await.unwrap(), holders);
-    assert_eq!(store.asset_usage(b.id).await.unwrap(), vec![use_of(&older)]);
-    assert_eq!(store.asset_usage(Uuid::new_v4()).await.unwrap(), vec![]);
-
-    // Refused: nothing changes.
-    let v1 = version(&store, older.id).await;
-    assert_eq!(
-        store.delete_asset(a.id, false).await.unwrap(),
-        AssetDeletion::InUse(holders)
-    );
-    assert!(store.get_asset(a.id).await.unwrap().is_some());
-    assert_eq!(asset_count_of(&store, older.id).await, 2);
-    assert_eq!(version(&store, older.id).await, v1);
-    let (_, total) = list(&store, AssetQuery::default()).await;
-    assert_eq!(total, 2);
-
-    // Forced: the asset and its entries go together.
-    let mut gone = store.get_asset(a.id).await.unwrap().unwrap();
-    gone.download_count = 1;
-    assert_eq!(
-        store.delete_asset(a.id, true).await.unwrap(),
-        AssetDeletion::Deleted(gone)
-    );
-    assert_eq!(store.get_asset(a.id).await.unwrap(), None);
-    assert_eq!(
-        store.get_assets(&[a.id, b.id]).await.unwrap(),
-        vec![b.clone()]
-    );
-    assert_eq!(store.asset_usage(a.id).await.unwrap(), vec![]);
-    store.record_download(a.id).await.unwrap();
-    assert_eq!(
-        store.get_asset(a.id).await.unwrap(),
-        None,
-        "a download does not revive it"
-    );
-    for lib in [&older, &newer] {
-        let rows = store.load_library(lib.id).await.unwrap().unwrap();
-        assert!(rows.entries.iter().all(|r| r.entry.asset_id != a.id));
-    }
-    assert_ne!(version(&store, older.id).await, v1, "the page changed");
-    assert_eq!(asset_count_of(&store, older.id).await, 1);
-    let (items, total) = list(&store, with_status(AssetStatus::Any)).await;
-    assert_eq!((items, total), (vec![b.clone()], 1));
-    let pdfs = AssetQuery {
-        asset_type: Some(AssetType::Pdf),
-        ..AssetQuery::default()
-    };
-    assert_eq!(list(&store, pdfs).await.1, 1);
-    assert_eq!(
-        store.delete_asset(a.id, true).await.unwrap(),
-        AssetDeletion::NotFound
-    );
-
-    // An asset no library holds goes without force; a draft too.
-    let mut draft = sample_asset("Draft", AssetType::Image, 5);
-    draft.published = false;
-    let draft = insert(&store, draft).await;
-    assert_eq!(
-        store.delete_asset(draft.id, false).await.unwrap(),
-        AssetDeletion::Deleted(draft)
-    );
-    assert_eq!(
-        ids_of(&store, with_status(AssetStatus::Draft)).await,
-        (vec![], 0)
-    );
-    store.delete_library(older.id).await.unwrap();
-    assert!(matches!(
-        store.delete_asset(b.id, false).await.unwrap(),
-        AssetDeletion::Deleted(_)
-    ));
-    assert_eq!(list(&store, with_status(AssetStatus::Any)).await.1, 0);
-}
-
-pub(super) async fn library_writes_place_existing_assets_only(store: Arc<dyn Store>) {
-    let a = insert(&store, sample_asset("A", AssetType::Pdf, 1)).await;
-    let ghost = sample_asset("never stored", AssetType::Pdf, 2);
-    let lib = sample_library("L", 3);
-    let refused = store
-        .put_library(write(
-            lib.clone(),
-            vec![],
-            vec![entry(&a, None, 0), entry(&ghost, None, 1)],
-        ))
-        .await;
-    assert!(
-        matches!(refused, Err(StoreError::UnknownAsset { id }) if id == ghost.id),
-        "{refused:?}"
-    );
-    assert_eq!(store.load_library(lib.id).await.unwrap(), None);
-
-    put(&store, &lib, &[&a]).await;
-    let before = store.load_library(lib.id).await.unwrap().unwrap();
-    let mut renamed = lib.clone();
-    renamed.settings.title = "Renamed".into();
-    let refused = store
-        .put_library(write(renamed, vec![], vec![entry(&ghost, None, 0)]))
-        .await;
-    assert!(matches!(refused, Err(StoreError::UnknownAsset { .. })));
-    assert_eq!(store.load_library(lib.id).await.unwrap(), Some(before));
-
-    // A deleted asset cannot be placed again.
-    let b = insert(&store, sample_asset("B", AssetType::Pdf, 4)).await;
-    store.delete_asset(b.id, false).await.unwrap();
-    let refused = store
-        .put_library(write(lib.clone(), vec![], vec![entry(&b, None, 0)]))
-        .await;
-    assert!(matches!(refused, Err(StoreError::UnknownAsset { id }) if id == b.id));
-}
-
-pub(super) async fn delete_racing_library_write_is_consistent(store: Arc<dyn Store>) {
-    for round in 0..20 {
-        let x = insert(
-            &store,
-            sample_asset(&format!("x{round}"), AssetType::Pdf, round),
-        )
-        .await;
-        let lib = sample_library(&format!("L{round}"), round);
-        let writer = {
-            let (store, lib, x) = (store.clone(), lib.clone(), x.clone());
-            tokio::spawn(async move {
-                store
-                    .put_library(write(lib, vec![], vec![entry(&x, None, 0)]))
-                    .await
-            })
-        };
-        let deleter = {
-            let store = store.clone();
-            tokio::spawn(async move { store.delete_asset(x.id, false).await.unwrap() })
-        };
-        let (written, deleted) = (writer.await.unwrap(), deleter.await.unwrap());
-        let rows = store.load_library(lib.id).await.unwrap();
-        let asset = store.get_asset(x.id).await.unwrap();
-        match (written, deleted) {
-            (Ok(_), AssetDeletion::InUse(by)) => {
-                assert_eq!(by, vec![use_of(&lib)]);
-                assert!(asset.is_some());
-                assert_eq!(rows.expect("written").entries.len(), 1);
-            }
-            (Err(StoreError::UnknownAsset { id }), AssetDeletion::Deleted(_)) => {
-                assert_eq!(id, x.id);
-                assert!(asset.is_none());
-                assert_eq!(rows, None);
-            }
-            (w, d) => panic!("round {round}: inconsistent outcome {w:?} / {d:?}"),
-        }
-    }
 }

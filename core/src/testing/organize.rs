@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{entry, insert, list, query, sample_asset, sample_library, t0, write};
 use crate::change::{AssetChange, BulkOutcome, BulkRefusal, ChangeRefused, TagChange};
-use crate::events::{EventCursor, EventQuery, EventType};
+use crate::events::{EventCursor, EventQuery, EventType, Log};
 use crate::model::{Asset, AssetType, TagCount};
 use crate::query::{AssetQuery, AssetSort, AssetStatus, SortOrder};
 use crate::store::Store;
@@ -132,13 +132,18 @@ pub(super) async fn tag_counts_follow_changes(store: Arc<dyn Store>) {
     );
 
     store
-        .update_asset(b.id, &tag_change(10, TagChange::Remove(vec!["X".into()])))
+        .update_asset(
+            b.id,
+            &tag_change(10, TagChange::Remove(vec!["X".into()])),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("remove");
     store
         .update_asset(
             c.id,
             &tag_change(11, TagChange::Add(vec!["y".into(), "z".into()])),
+            Log::ANONYMOUS,
         )
         .await
         .expect("add");
@@ -151,7 +156,7 @@ pub(super) async fn tag_counts_follow_changes(store: Arc<dyn Store>) {
     let mut unpublish = AssetChange::at(t0() + Duration::seconds(12));
     unpublish.published = Some(false);
     store
-        .update_asset(a.id, &unpublish)
+        .update_asset(a.id, &unpublish, Log::ANONYMOUS)
         .await
         .expect("unpublish");
     assert_eq!(tags().await, counts(&[("y", 1), ("z", 1)]));
@@ -163,17 +168,24 @@ pub(super) async fn tag_counts_follow_changes(store: Arc<dyn Store>) {
     assert_eq!(titles(&store, drafts).await, (vec!["A".into()], 1));
 
     store
-        .update_asset(c.id, &tag_change(13, TagChange::Set(vec![])))
+        .update_asset(
+            c.id,
+            &tag_change(13, TagChange::Set(vec![])),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("clear");
-    store.delete_asset(b.id, false).await.expect("delete");
+    store
+        .delete_asset(b.id, false, Log::ANONYMOUS)
+        .await
+        .expect("delete");
     assert_eq!(tags().await, vec![]);
     assert_eq!(titles(&store, with_tags(&[], &["y", "z"])).await.1, 0);
 
     // A change that would pass 32 tags is refused and changes nothing.
     let many = (0..33).map(|i| format!("t{i}")).collect();
     let refused = store
-        .update_asset(c.id, &tag_change(14, TagChange::Add(many)))
+        .update_asset(c.id, &tag_change(14, TagChange::Add(many)), Log::ANONYMOUS)
         .await;
     assert!(
         matches!(refused, Err(crate::StoreError::Refused { id, reason: ChangeRefused::TooManyTags }) if id == c.id),
@@ -188,7 +200,10 @@ pub(super) async fn entries_show_their_assets_tags(store: Arc<dyn Store>) {
     let a = insert(&store, tagged("A", AssetType::Pdf, 1, &["one"])).await;
     let lib = sample_library("Shelf", 2);
     store
-        .put_library(write(lib.clone(), vec![], vec![entry(&a, None, 0)]))
+        .put_library(
+            write(lib.clone(), vec![], vec![entry(&a, None, 0)]),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("put");
     let tags_of = || async {
@@ -201,7 +216,11 @@ pub(super) async fn entries_show_their_assets_tags(store: Arc<dyn Store>) {
     };
     assert_eq!(tags_of().await, ["one"]);
     store
-        .update_asset(a.id, &tag_change(5, TagChange::Add(vec!["Two".into()])))
+        .update_asset(
+            a.id,
+            &tag_change(5, TagChange::Add(vec!["Two".into()])),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("add");
     assert_eq!(tags_of().await, ["one", "Two"]);
@@ -275,7 +294,7 @@ pub(super) async fn bulk_updates_land_whole_or_not_at_all(store: Arc<dyn Store>)
 
     let add = tag_change(10, TagChange::Add(vec!["new".into()]));
     let refused = store
-        .update_assets(&[a.id, missing, c.id, b.id], &add)
+        .update_assets(&[a.id, missing, c.id, b.id], &add, Log::ANONYMOUS)
         .await
         .expect("update_assets");
     assert_eq!(
@@ -292,7 +311,7 @@ pub(super) async fn bulk_updates_land_whole_or_not_at_all(store: Arc<dyn Store>)
     assert_eq!(titles(&store, with_tags(&["new"], &[])).await.1, 0);
 
     let done = store
-        .update_assets(&[b.id, a.id], &add)
+        .update_assets(&[b.id, a.id], &add, Log::ANONYMOUS)
         .await
         .expect("update_assets");
     let BulkOutcome::Done(done) = done else {
@@ -327,7 +346,10 @@ pub(super) async fn bulk_updates_land_whole_or_not_at_all(store: Arc<dyn Store>)
     }
 
     // Assets that already have the tags change nothing and log nothing.
-    let again = store.update_assets(&[a.id], &add).await.expect("again");
+    let again = store
+        .update_assets(&[a.id], &add, Log::ANONYMOUS)
+        .await
+        .expect("again");
     let BulkOutcome::Done(again) = again else {
         panic!("refused");
     };
@@ -342,13 +364,16 @@ pub(super) async fn bulk_deletes_land_whole_or_not_at_all(store: Arc<dyn Store>)
     let held = insert(&store, tagged("Held", AssetType::Pdf, 3, &["k"])).await;
     let lib = sample_library("Shelf", 4);
     store
-        .put_library(write(lib.clone(), vec![], vec![entry(&held, None, 0)]))
+        .put_library(
+            write(lib.clone(), vec![], vec![entry(&held, None, 0)]),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("put");
     let missing = Uuid::new_v4();
 
     let refused = store
-        .delete_assets(&[a.id, held.id, missing], false)
+        .delete_assets(&[a.id, held.id, missing], false, Log::ANONYMOUS)
         .await
         .expect("delete_assets");
     let BulkOutcome::Refused(why) = refused else {
@@ -366,7 +391,7 @@ pub(super) async fn bulk_deletes_land_whole_or_not_at_all(store: Arc<dyn Store>)
     );
 
     let gone = store
-        .delete_assets(&[held.id, a.id], true)
+        .delete_assets(&[held.id, a.id], true, Log::ANONYMOUS)
         .await
         .expect("delete_assets");
     let BulkOutcome::Done(gone) = gone else {

@@ -1,6 +1,7 @@
 //! The cases of `PassStore`.
 
 use super::*;
+use crate::events::Log;
 use crate::model::{Holders, LibraryPass, PassSpend};
 
 /// A pass of `library` made at `t0 + secs`, with the hash `[n; 32]`, for a year.
@@ -25,7 +26,7 @@ async fn stored_library(store: &Arc<dyn Store>, title: &str) -> Uuid {
     let library = sample_library(title, 0);
     let id = library.id;
     store
-        .put_library(write(library, vec![], vec![]))
+        .put_library(write(library, vec![], vec![]), Log::ANONYMOUS)
         .await
         .expect("put_library");
     id
@@ -44,7 +45,7 @@ pub(super) async fn passes_round_trip_and_list_newest_first(store: Arc<dyn Store
     let foreign = sample_pass(other, 5, 30);
     for pass in [&first, &tied[1], &second, &foreign, &tied[0]] {
         pass_store(&store)
-            .insert_pass(pass.clone())
+            .insert_pass(pass.clone(), Log::ANONYMOUS)
             .await
             .expect("insert_pass");
     }
@@ -86,7 +87,7 @@ pub(super) async fn passes_round_trip_and_list_newest_first(store: Arc<dyn Store
 pub(super) async fn passes_need_their_library_and_fresh_ids(store: Arc<dyn Store>) {
     let missing = Uuid::new_v4();
     match pass_store(&store)
-        .insert_pass(sample_pass(missing, 1, 0))
+        .insert_pass(sample_pass(missing, 1, 0), Log::ANONYMOUS)
         .await
     {
         Err(StoreError::UnknownLibrary { id }) => assert_eq!(id, missing),
@@ -95,18 +96,23 @@ pub(super) async fn passes_need_their_library_and_fresh_ids(store: Arc<dyn Store
     assert_eq!(pass_store(&store).find_pass(&[1; 32]).await.unwrap(), None);
     let library = stored_library(&store, "Sold").await;
     let pass = sample_pass(library, 1, 0);
-    pass_store(&store).insert_pass(pass.clone()).await.unwrap();
+    pass_store(&store)
+        .insert_pass(pass.clone(), Log::ANONYMOUS)
+        .await
+        .unwrap();
     let same_id = LibraryPass {
         token_hash: [2; 32],
         ..pass.clone()
     };
     assert!(matches!(
-        pass_store(&store).insert_pass(same_id).await,
+        pass_store(&store).insert_pass(same_id, Log::ANONYMOUS).await,
         Err(StoreError::DuplicateId { id }) if id == pass.id
     ));
     let same_hash = sample_pass(library, 1, 5);
     assert!(matches!(
-        pass_store(&store).insert_pass(same_hash).await,
+        pass_store(&store)
+            .insert_pass(same_hash, Log::ANONYMOUS)
+            .await,
         Err(StoreError::DuplicateKeyHash)
     ));
     assert_eq!(pass_store(&store).find_pass(&[2; 32]).await.unwrap(), None);
@@ -123,17 +129,20 @@ pub(super) async fn passes_need_their_library_and_fresh_ids(store: Arc<dyn Store
 pub(super) async fn revoking_keeps_the_first_time(store: Arc<dyn Store>) {
     let library = stored_library(&store, "Sold").await;
     let pass = sample_pass(library, 1, 0);
-    pass_store(&store).insert_pass(pass.clone()).await.unwrap();
+    pass_store(&store)
+        .insert_pass(pass.clone(), Log::ANONYMOUS)
+        .await
+        .unwrap();
     let first = t0() + Duration::days(1);
     assert!(
         pass_store(&store)
-            .revoke_pass(pass.id, first)
+            .revoke_pass(pass.id, first, Log::ANONYMOUS)
             .await
             .unwrap()
     );
     assert!(
         pass_store(&store)
-            .revoke_pass(pass.id, first + Duration::days(1))
+            .revoke_pass(pass.id, first + Duration::days(1), Log::ANONYMOUS)
             .await
             .unwrap()
     );
@@ -148,7 +157,7 @@ pub(super) async fn revoking_keeps_the_first_time(store: Arc<dyn Store>) {
     );
     assert!(
         !pass_store(&store)
-            .revoke_pass(Uuid::new_v4(), first)
+            .revoke_pass(Uuid::new_v4(), first, Log::ANONYMOUS)
             .await
             .unwrap()
     );
@@ -164,10 +173,13 @@ pub(super) async fn spending_counts_up_to_the_limit_and_only_live_passes(store: 
     expired.expires_at = now;
     let revoked = sample_pass(library, 4, 0);
     for pass in [&limited, &unlimited, &expired, &revoked] {
-        pass_store(&store).insert_pass(pass.clone()).await.unwrap();
+        pass_store(&store)
+            .insert_pass(pass.clone(), Log::ANONYMOUS)
+            .await
+            .unwrap();
     }
     pass_store(&store)
-        .revoke_pass(revoked.id, now)
+        .revoke_pass(revoked.id, now, Log::ANONYMOUS)
         .await
         .unwrap();
 
@@ -251,11 +263,11 @@ pub(super) async fn concurrent_spends_never_pass_the_limit(store: Arc<dyn Store>
     limited.max_downloads = Some(10);
     let unlimited = sample_pass(library, 2, 0);
     pass_store(&store)
-        .insert_pass(limited.clone())
+        .insert_pass(limited.clone(), Log::ANONYMOUS)
         .await
         .unwrap();
     pass_store(&store)
-        .insert_pass(unlimited.clone())
+        .insert_pass(unlimited.clone(), Log::ANONYMOUS)
         .await
         .unwrap();
     let mut tasks = Vec::new();
@@ -306,9 +318,15 @@ pub(super) async fn a_deleted_library_takes_its_passes(store: Arc<dyn Store>) {
     let kept = stored_library(&store, "Kept").await;
     let pass = sample_pass(library, 1, 0);
     let other = sample_pass(kept, 2, 0);
-    pass_store(&store).insert_pass(pass.clone()).await.unwrap();
-    pass_store(&store).insert_pass(other.clone()).await.unwrap();
-    assert!(store.delete_library(library).await.unwrap());
+    pass_store(&store)
+        .insert_pass(pass.clone(), Log::ANONYMOUS)
+        .await
+        .unwrap();
+    pass_store(&store)
+        .insert_pass(other.clone(), Log::ANONYMOUS)
+        .await
+        .unwrap();
+    assert!(store.delete_library(library, Log::ANONYMOUS).await.unwrap());
     assert_eq!(pass_store(&store).find_pass(&[1; 32]).await.unwrap(), None);
     assert_eq!(pass_store(&store).get_pass(pass.id).await.unwrap(), None);
     assert_eq!(
@@ -329,14 +347,17 @@ pub(super) async fn a_deleted_library_takes_its_passes(store: Arc<dyn Store>) {
     );
     // A library made again with the same id does not bring them back.
     store
-        .put_library(write(
-            Library {
-                id: library,
-                ..sample_library("Sold again", 5)
-            },
-            vec![],
-            vec![],
-        ))
+        .put_library(
+            write(
+                Library {
+                    id: library,
+                    ..sample_library("Sold again", 5)
+                },
+                vec![],
+                vec![],
+            ),
+            Log::ANONYMOUS,
+        )
         .await
         .unwrap();
     assert_eq!(pass_store(&store).find_pass(&[1; 32]).await.unwrap(), None);
@@ -371,7 +392,7 @@ pub(super) async fn published_holders_say_how_an_asset_is_sold(store: Arc<dyn St
         put("Paid draft", true, false, vec![&in_drafts, &only_free]),
         put("Free draft", false, false, vec![&in_drafts, &only_paid]),
     ] {
-        store.put_library(w).await.unwrap();
+        store.put_library(w, Log::ANONYMOUS).await.unwrap();
     }
     let ids = [
         only_paid.id,

@@ -2,12 +2,13 @@
 //! hashes that are taken.
 
 use super::*;
+use crate::events::Log;
 
 pub(super) async fn missing_records_are_none(store: Arc<dyn Store>) {
     let id = Uuid::new_v4();
     assert_eq!(store.get_asset(id).await.unwrap(), None);
     assert_eq!(store.load_library(id).await.unwrap(), None);
-    assert!(!store.delete_library(id).await.unwrap());
+    assert!(!store.delete_library(id, Log::ANONYMOUS).await.unwrap());
     assert_eq!(store.record_library_view(id).await.unwrap(), None);
     store.record_download(id).await.unwrap();
     assert_eq!(
@@ -16,7 +17,7 @@ pub(super) async fn missing_records_are_none(store: Arc<dyn Store>) {
         "a download creates nothing"
     );
     assert_eq!(store.find_key(&[7; 32]).await.unwrap(), None);
-    assert!(!store.revoke_key(id, t0()).await.unwrap());
+    assert!(!store.revoke_key(id, t0(), Log::ANONYMOUS).await.unwrap());
     let (items, total) = list(&store, AssetQuery::default()).await;
     assert!(items.is_empty());
     assert_eq!(total, 0);
@@ -32,10 +33,13 @@ pub(super) async fn missing_records_are_none(store: Arc<dyn Store>) {
 /// exists, with their kinds, changing nothing.
 pub(super) async fn duplicate_ids_and_key_hashes_are_refused(store: Arc<dyn Store>) {
     let asset = sample_asset("Original", AssetType::Pdf, 1);
-    store.insert_asset(asset.clone()).await.unwrap();
+    store
+        .insert_asset(asset.clone(), Log::ANONYMOUS)
+        .await
+        .unwrap();
     let mut again = sample_asset("Impostor", AssetType::Image, 2);
     again.id = asset.id;
-    match store.insert_asset(again).await {
+    match store.insert_asset(again, Log::ANONYMOUS).await {
         Err(StoreError::DuplicateId { id }) => assert_eq!(id, asset.id),
         other => panic!("expected a duplicate id, got {other:?}"),
     }
@@ -50,12 +54,12 @@ pub(super) async fn duplicate_ids_and_key_hashes_are_refused(store: Arc<dyn Stor
         expires_at: None,
         revoked_at: None,
     };
-    store.insert_key(key.clone()).await.unwrap();
+    store.insert_key(key.clone(), Log::ANONYMOUS).await.unwrap();
     let same_id = ApiKey {
         key_hash: [8; 32],
         ..key.clone()
     };
-    match store.insert_key(same_id).await {
+    match store.insert_key(same_id, Log::ANONYMOUS).await {
         Err(StoreError::DuplicateId { id }) => assert_eq!(id, key.id),
         other => panic!("expected a duplicate id, got {other:?}"),
     }
@@ -63,7 +67,7 @@ pub(super) async fn duplicate_ids_and_key_hashes_are_refused(store: Arc<dyn Stor
         id: Uuid::new_v4(),
         ..key.clone()
     };
-    match store.insert_key(same_hash).await {
+    match store.insert_key(same_hash, Log::ANONYMOUS).await {
         Err(StoreError::DuplicateKeyHash) => {}
         other => panic!("expected a duplicate hash, got {other:?}"),
     }

@@ -2,7 +2,7 @@
 //! at a time, claims with leases, attempts and the disabling of failing webhooks.
 
 use super::*;
-use crate::events::{EventCursor, EventQuery, EventType, ResourceType};
+use crate::events::{EventCursor, EventQuery, EventType, Log, ResourceType};
 use crate::webhooks::{Delivery, EventFilter, Webhook, WebhookChange};
 
 /// A webhook made at `t0 + secs`, enabled, for every event.
@@ -100,12 +100,12 @@ pub(super) async fn webhooks_round_trip_change_and_delete_with_their_events(stor
     tied.sort_by_key(|w| std::cmp::Reverse(w.id));
     for hook in [&first, &tied[1], &second, &tied[0]] {
         webhook_store(&store)
-            .insert_webhook(hook.clone())
+            .insert_webhook(hook.clone(), Log::ANONYMOUS)
             .await
             .expect("insert");
     }
     assert!(matches!(
-        webhook_store(&store).insert_webhook(first.clone()).await,
+        webhook_store(&store).insert_webhook(first.clone(), Log::ANONYMOUS).await,
         Err(StoreError::DuplicateId { id }) if id == first.id
     ));
     assert_eq!(
@@ -136,7 +136,7 @@ pub(super) async fn webhooks_round_trip_change_and_delete_with_their_events(stor
     };
     let (expected, _) = change.apply(&first, at).expect("a change");
     let changed = webhook_store(&store)
-        .update_webhook(first.id, &change, at)
+        .update_webhook(first.id, &change, at, Log::ANONYMOUS)
         .await
         .unwrap();
     assert_eq!(changed, Some(expected.clone()));
@@ -146,24 +146,24 @@ pub(super) async fn webhooks_round_trip_change_and_delete_with_their_events(stor
     );
     // The same change again changes nothing and records nothing.
     let again = webhook_store(&store)
-        .update_webhook(first.id, &change, at)
+        .update_webhook(first.id, &change, at, Log::ANONYMOUS)
         .await
         .unwrap();
     assert_eq!(again, Some(expected));
     let missing = webhook_store(&store)
-        .update_webhook(Uuid::new_v4(), &change, at)
+        .update_webhook(Uuid::new_v4(), &change, at, Log::ANONYMOUS)
         .await;
     assert_eq!(missing.unwrap(), None);
 
     assert!(
         webhook_store(&store)
-            .delete_webhook(first.id)
+            .delete_webhook(first.id, Log::ANONYMOUS)
             .await
             .unwrap()
     );
     assert!(
         !webhook_store(&store)
-            .delete_webhook(first.id)
+            .delete_webhook(first.id, Log::ANONYMOUS)
             .await
             .unwrap()
     );
@@ -202,7 +202,7 @@ pub(super) async fn streams_are_leased_to_one_holder_and_advance_with_their_deli
     webhook_events_of(&store, ResourceType::Asset, before.id).await;
     let hook = sample_webhook(1, 0);
     webhook_store(&store)
-        .insert_webhook(hook.clone())
+        .insert_webhook(hook.clone(), Log::ANONYMOUS)
         .await
         .unwrap();
     let after = insert(&store, sample_asset("New", AssetType::Pdf, 1)).await;
@@ -313,11 +313,11 @@ pub(super) async fn streams_are_leased_to_one_holder_and_advance_with_their_deli
     // A disabled or deleted webhook has no stream to lease.
     let off = sample_webhook(2, 0);
     webhook_store(&store)
-        .insert_webhook(off.clone())
+        .insert_webhook(off.clone(), Log::ANONYMOUS)
         .await
         .unwrap();
     webhook_store(&store)
-        .update_webhook(off.id, &WebhookChange::disable(), t0())
+        .update_webhook(off.id, &WebhookChange::disable(), t0(), Log::ANONYMOUS)
         .await
         .unwrap();
     assert_eq!(
@@ -365,7 +365,12 @@ pub(super) async fn streams_are_leased_to_one_holder_and_advance_with_their_deli
         0
     );
     // A webhook takes its deliveries along.
-    assert!(webhook_store(&store).delete_webhook(hook.id).await.unwrap());
+    assert!(
+        webhook_store(&store)
+            .delete_webhook(hook.id, Log::ANONYMOUS)
+            .await
+            .unwrap()
+    );
     assert_eq!(
         webhook_store(&store)
             .list_deliveries(hook.id, 0, 10)

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::{sample_library, write};
+use crate::events::Log;
 use crate::model::LibraryWrite;
 use crate::store::Store;
 
@@ -11,14 +12,14 @@ pub(super) async fn libraries_are_found_by_slug(store: Arc<dyn Store>) {
     let mut lib = sample_library("Brand kit", 1);
     lib.slug = "brand-kit".into();
     store
-        .put_library(write(lib.clone(), vec![], vec![]))
+        .put_library(write(lib.clone(), vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     let mut draft = sample_library("Draft kit", 2);
     draft.slug = "draft-kit".into();
     draft.settings.published = false;
     store
-        .put_library(write(draft.clone(), vec![], vec![]))
+        .put_library(write(draft.clone(), vec![], vec![]), Log::ANONYMOUS)
         .await
         .unwrap();
     assert_eq!(
@@ -36,12 +37,15 @@ pub(super) async fn libraries_are_found_by_slug(store: Arc<dyn Store>) {
     let mut renamed = lib.clone();
     renamed.slug = "press-kit".into();
     store
-        .put_library(LibraryWrite {
-            library: renamed,
-            slug_given: true,
-            sections: vec![],
-            entries: vec![],
-        })
+        .put_library(
+            LibraryWrite {
+                library: renamed,
+                slug_given: true,
+                sections: vec![],
+                entries: vec![],
+            },
+            Log::ANONYMOUS,
+        )
         .await
         .unwrap();
     assert_eq!(store.library_id_by_slug("brand-kit").await.unwrap(), None);
@@ -49,7 +53,7 @@ pub(super) async fn libraries_are_found_by_slug(store: Arc<dyn Store>) {
         store.library_id_by_slug("press-kit").await.unwrap(),
         Some(lib.id)
     );
-    assert!(store.delete_library(lib.id).await.unwrap());
+    assert!(store.delete_library(lib.id, Log::ANONYMOUS).await.unwrap());
     assert_eq!(store.library_id_by_slug("press-kit").await.unwrap(), None);
 }
 

@@ -403,12 +403,17 @@ fn body(kind: &'static str, event: &Event) -> String {
     .unwrap_or_default()
 }
 
-/// The body of a test delivery (`webhook.test`) sent at `at`, by the key acting now: shaped
-/// as every delivery, about its webhook, its event in no log.
-pub fn test_payload(delivery: &Delivery, at: DateTime<Utc>) -> String {
+/// The body of a test delivery (`webhook.test`) sent at `at`, asked for by `actor`: shaped as
+/// every delivery, about its webhook, its event in no log.
+pub fn test_payload(
+    delivery: &Delivery,
+    at: DateTime<Utc>,
+    actor: Option<&crate::events::Actor>,
+) -> String {
     let event = Event {
         id: delivery.event_id,
         occurred_at: at,
+        actor: actor.cloned(),
         ..Event::new(
             EventType::WebhookUpdated,
             crate::events::ResourceType::Webhook,
@@ -424,7 +429,7 @@ pub fn body_of(claimed: &Claimed, at: DateTime<Utc>) -> Option<String> {
     match &claimed.event {
         Some(event) => Some(payload(event)),
         None if claimed.delivery.event_type == TEST_EVENT_TYPE => {
-            Some(test_payload(&claimed.delivery, at))
+            Some(test_payload(&claimed.delivery, at, None))
         }
         None => None,
     }

@@ -1,6 +1,7 @@
 //! The backfill of checksums: an asset stored before checksums were kept gets the SHA-256 of
 //! its file from `Service::backfill_previews`, without an edit, once.
 
+use assetlib_core::events::Log;
 use assetlib_core::testing::sample_asset;
 use assetlib_core::{AssetType, Config, Service};
 use sha2::{Digest, Sha256};
@@ -18,7 +19,11 @@ async fn assets_without_a_checksum_get_their_files_sha256() {
     let mut old = sample_asset("Old", AssetType::Pdf, 1);
     old.file_path = Some("docs/old.pdf".into());
     old.thumbnail_path = Some("thumbnails/old.png".into());
-    let old = service.store().insert_asset(old).await.expect("insert");
+    let old = service
+        .store()
+        .insert_asset(old, Log::ANONYMOUS)
+        .await
+        .expect("insert");
     assert_eq!(old.checksum_sha256, None);
 
     let done = service.backfill_previews(|_| {}).await.expect("backfill");

@@ -154,7 +154,11 @@ async fn writes_show_on_the_next_read(detail_cache: bool) {
         thumbnail_path: Some("thumbs/alpha.png".into()),
         ..FileFields::of(&asset)
     });
-    store.update_asset(a_id, &change).await.unwrap().unwrap();
+    store
+        .update_asset(a_id, &change, Log::ANONYMOUS)
+        .await
+        .unwrap()
+        .unwrap();
     let v = e.detail(&id, WITH).await;
     assert_eq!(v["unsectioned_assets"][0]["title"], "Alpha renamed");
     assert_eq!(

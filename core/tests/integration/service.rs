@@ -1,6 +1,7 @@
 //! The Service end to end over MemoryStore: every operation through `Service::handle`, with
 //! whole JSON bodies asserted.
 
+use assetlib_core::events::Log;
 use assetlib_core::testing::sample_asset;
 use assetlib_core::{AssetType, Config, Operation, RawRequest, Reply, Scope, Service};
 use serde_json::{Value, json};
@@ -427,7 +428,11 @@ async fn unpublished_assets_are_hidden() {
     let e = env().await;
     let mut draft = sample_asset("Draft", AssetType::Pdf, 0);
     draft.published = false;
-    e.service.store().insert_asset(draft.clone()).await.unwrap();
+    e.service
+        .store()
+        .insert_asset(draft.clone(), Log::ANONYMOUS)
+        .await
+        .unwrap();
     // Drafts are for keys with write:assets; a reader does not see them.
     let (_, reader) = e
         .service
@@ -690,7 +695,7 @@ async fn a_key_revoked_elsewhere_is_refused_within_the_cache_lifetime() {
     // Another process revokes it in the shared store: this one learns within the lifetime.
     e.service
         .store()
-        .revoke_key(record.id, chrono::Utc::now())
+        .revoke_key(record.id, chrono::Utc::now(), Log::ANONYMOUS)
         .await
         .unwrap();
     tokio::time::sleep(assetlib_core::KEY_CACHE_TTL + std::time::Duration::from_millis(200)).await;

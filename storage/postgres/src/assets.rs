@@ -2,7 +2,7 @@
 //! read of an asset shares. Lists are in [`crate::lists`], changes and deletes in
 //! [`crate::lifecycle`] and [`crate::bulk`].
 
-use assetlib_core::events::{Event, EventType, ResourceType};
+use assetlib_core::events::{Log, Written};
 use assetlib_core::store::rules::{fold_case, tag_keys};
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetQuery, AssetStore, AssetType, AssetUpdate, BulkOutcome,
@@ -13,7 +13,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, duplicate_id, unique_violation};
-use crate::events::EventParams;
+use crate::events::{EventParams, one_event};
 use crate::notices::Notice;
 use crate::store::{PgStore, counter_update, to_i64, to_u32, to_u64};
 
@@ -175,7 +175,7 @@ enum SlugPick {
 
 /// The statement inserting an asset with its counter row and returning it as stored; no row
 /// when the slug it picked is taken (`ON CONFLICT (slug) DO NOTHING`).
-fn insert_sql(s: &str, pick: SlugPick) -> String {
+fn insert_sql(s: &str, pick: SlugPick, event: &EventParams) -> String {
     let pick = match pick {
         SlugPick::Given => "SELECT $4::text AS slug".to_owned(),
         SlugPick::FirstFree => format!(
@@ -209,8 +209,7 @@ fn insert_sql(s: &str, pick: SlugPick) -> String {
          ), logged AS ({log}) \
          SELECT {cols}, $23::bigint, $20::text FROM ins",
         cols = asset_cols(""),
-        log =
-            crate::events::log_rows_sql(s, EventType::AssetCreated, ResourceType::Asset, "ins", 30),
+        log = crate::events::log_rows_sql(s, event, "ins", 30),
     )
 }
 
@@ -257,18 +256,22 @@ impl PgStore {
             .collect()
     }
 
-    pub(crate) async fn insert_asset_impl(&self, asset: Asset) -> Result<Asset, StoreError> {
+    pub(crate) async fn insert_asset_impl(
+        &self,
+        asset: Asset,
+        log: &Log,
+    ) -> Result<Asset, StoreError> {
         let s = &self.schema.q;
         let p = AssetParams::new(&asset)?;
         let downloads = to_i64("download count", asset.download_count)?;
-        let event = EventParams::new(Event::asset_created(&asset));
+        let event = one_event(log, Written::AssetCreated(&asset))?;
         let client = self.client().await?;
         let exact = client
-            .prepare_cached(&insert_sql(s, SlugPick::Given))
+            .prepare_cached(&insert_sql(s, SlugPick::Given, &event))
             .await
             .map_err(Failure::from)?;
         let scan = client
-            .prepare_cached(&insert_sql(s, SlugPick::FirstFree))
+            .prepare_cached(&insert_sql(s, SlugPick::FirstFree, &event))
             .await
             .map_err(Failure::from)?;
         // Every slug starting with `wanted-` lies in [`wanted-`, `wanted.`) in byte order (the
@@ -432,8 +435,8 @@ impl AssetStore for PgStore {
         Ok(assets)
     }
 
-    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
-        let stored = self.insert_asset_impl(asset).await?;
+    async fn insert_asset(&self, asset: Asset, log: &Log) -> Result<Asset, StoreError> {
+        let stored = self.insert_asset_impl(asset, log).await?;
         self.replica.changed(Notice::Assets);
         Ok(stored)
     }
@@ -442,10 +445,11 @@ impl AssetStore for PgStore {
         &self,
         id: Uuid,
         change: &AssetChange,
+        log: &Log,
     ) -> Result<Option<AssetUpdate>, StoreError> {
         let _gate = self.counters.read().await;
         let mut update = self
-            .update_asset_impl(id, change)
+            .update_asset_impl(id, change, log)
             .await?
             .map_err(|reason| StoreError::Refused { id, reason })?;
         if let Some(u) = &mut update {
@@ -457,9 +461,14 @@ impl AssetStore for PgStore {
         Ok(update)
     }
 
-    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+    async fn delete_asset(
+        &self,
+        id: Uuid,
+        force: bool,
+        log: &Log,
+    ) -> Result<AssetDeletion, StoreError> {
         let _gate = self.counters.read().await;
-        let mut deletion = self.delete_asset_impl(id, force).await?;
+        let mut deletion = self.delete_asset_impl(id, force, log).await?;
         if let AssetDeletion::Deleted(asset) = &mut deletion {
             self.replica.libraries_changed();
             self.counters.add_downloads([&mut *asset]);
@@ -472,9 +481,10 @@ impl AssetStore for PgStore {
         &self,
         ids: &[Uuid],
         change: &AssetChange,
+        log: &Log,
     ) -> Result<BulkOutcome<AssetUpdate>, StoreError> {
         let _gate = self.counters.read().await;
-        let mut outcome = self.update_assets_impl(ids, change).await?;
+        let mut outcome = self.update_assets_impl(ids, change, log).await?;
         if let BulkOutcome::Done(updates) = &mut outcome {
             if updates.iter().any(|u| u.before != u.after) {
                 self.replica.libraries_changed();
@@ -492,9 +502,10 @@ impl AssetStore for PgStore {
         &self,
         ids: &[Uuid],
         force: bool,
+        log: &Log,
     ) -> Result<BulkOutcome<Asset>, StoreError> {
         let _gate = self.counters.read().await;
-        let mut outcome = self.delete_assets_impl(ids, force).await?;
+        let mut outcome = self.delete_assets_impl(ids, force, log).await?;
         if let BulkOutcome::Done(gone) = &mut outcome
             && !gone.is_empty()
         {

@@ -3,12 +3,12 @@
 //! transaction whose statements are sent back to back ([`pipelined`]). They take their locks
 //! in the order [`crate::lifecycle`] sets out, and share its statements.
 
+use assetlib_core::events::{Log, Written};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 
-use assetlib_core::events::Event;
 use assetlib_core::{Asset, AssetChange, AssetUpdate, BulkOutcome, BulkRefusal, LibraryUse};
 use deadpool_postgres::Transaction;
 use tokio_postgres::Row;
@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use crate::assets::{AssetParams, asset_from_row};
 use crate::error::Failure;
-use crate::events::EventParams;
+use crate::events::{EventParams, one_event};
 use crate::lifecycle::{
     ChangeStatements, Of, bump_holders_sql, delete_sql, lock_asset_sql, usage_from_row, usage_sql,
     write_values,
@@ -81,6 +81,7 @@ impl PgStore {
         &self,
         ids: &[Uuid],
         change: &AssetChange,
+        log: &Log,
     ) -> Result<BulkOutcome<AssetUpdate>, Failure> {
         if ids.is_empty() {
             return Ok(BulkOutcome::Done(Vec::new()));
@@ -91,7 +92,7 @@ impl PgStore {
             lock,
             bump,
             write,
-            log,
+            append,
         } = ChangeStatements::prepare(&tx, &self.schema.q, Of::Many).await?;
         let found = locked_assets(&tx, &lock, ids).await?;
         let mut refused = Vec::new();
@@ -137,13 +138,16 @@ impl PgStore {
             .collect::<Result<_, _>>()?;
         let events: Vec<Option<EventParams>> = writes
             .iter()
-            .map(|(before, after)| Event::asset_changed(before, after).map(EventParams::new))
+            .map(|(before, after)| {
+                log.event(Written::AssetChanged { before, after })
+                    .map(EventParams::new)
+            })
             .collect();
         // Pipelined, run in this order: every holder's counter locked and moved (in id order,
         // in one statement) before the first asset's row changes.
         let mut statements: Vec<Pending<'_, Option<Row>>> =
             Vec::with_capacity(1 + 2 * writes.len());
-        let (t, bump, write, log, changed) = (&tx, &bump, &write, &log, &changed);
+        let (t, bump, write, append, changed) = (&tx, &bump, &write, &append, &changed);
         statements.push(Box::pin(async move {
             t.execute(bump, &[changed]).await.map(|_| None)
         }));
@@ -153,7 +157,7 @@ impl PgStore {
             }));
             if let Some(event) = event {
                 statements.push(Box::pin(async move {
-                    t.execute(log, &event.all()).await.map(|_| None)
+                    t.execute(append, &event.all()).await.map(|_| None)
                 }));
             }
         }
@@ -183,6 +187,7 @@ impl PgStore {
         &self,
         ids: &[Uuid],
         force: bool,
+        log: &Log,
     ) -> Result<BulkOutcome<Asset>, Failure> {
         if ids.is_empty() {
             return Ok(BulkOutcome::Done(Vec::new()));
@@ -202,7 +207,7 @@ impl PgStore {
         let log_sql = crate::events::insert_sql(s);
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let (lock, usage, bump, counters, delete, log) = tokio::try_join!(
+        let (lock, usage, bump, counters, delete, append) = tokio::try_join!(
             tx.prepare_cached(&lock_sql),
             tx.prepare_cached(&usage_sql),
             tx.prepare_cached(&bump_sql),
@@ -245,11 +250,11 @@ impl PgStore {
         let gone: Vec<Uuid> = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
         let events: Vec<EventParams> = gone
             .iter()
-            .map(|&id| EventParams::new(Event::asset_deleted(id)))
-            .collect();
+            .map(|&id| one_event(log, Written::AssetDeleted(id)))
+            .collect::<Result<_, _>>()?;
         let mut statements: Vec<Pending<'_, Option<Row>>> = Vec::with_capacity(2 + 2 * gone.len());
-        let (t, bump, counters, delete, log, wanted) =
-            (&tx, &bump, &counters, &delete, &log, &wanted);
+        let (t, bump, counters, delete, append, wanted) =
+            (&tx, &bump, &counters, &delete, &append, &wanted);
         statements.push(Box::pin(async move {
             t.execute(bump, &[wanted]).await.map(|_| None)
         }));
@@ -261,7 +266,7 @@ impl PgStore {
                 t.query_one(delete, &[id]).await.map(Some)
             }));
             statements.push(Box::pin(async move {
-                t.execute(log, &event.all()).await.map(|_| None)
+                t.execute(append, &event.all()).await.map(|_| None)
             }));
         }
         let rows: Vec<Row> = pipelined(statements).await?.into_iter().flatten().collect();

@@ -74,6 +74,9 @@ pub(crate) enum Failure {
     /// PostgreSQL answered something this crate did not ask for.
     #[error("unexpected answer from PostgreSQL: {0}")]
     Protocol(&'static str),
+    /// The log made no event of a write whose statement appends one.
+    #[error("no event for a write that appends one: {0}")]
+    NoEvent(&'static str),
 }
 
 impl Failure {

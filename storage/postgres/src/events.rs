@@ -9,7 +9,7 @@
 //! but commits last holds back the rows of those after it until it ends.
 
 use assetlib_core::events::{
-    Actor, Event, EventCursor, EventPage, EventQuery, EventType, ResourceType,
+    Actor, Event, EventCursor, EventPage, EventQuery, EventType, Log, Written,
 };
 use assetlib_core::{EventStore, StoreError, async_trait};
 use chrono::{DateTime, Utc};
@@ -18,6 +18,14 @@ use uuid::Uuid;
 
 use crate::PgStore;
 use crate::error::Failure;
+
+/// The event `log` makes of `written`, for a write whose statement appends exactly one (every
+/// write but an asset change, which may append none).
+pub(crate) fn one_event(log: &Log, written: Written<'_>) -> Result<EventParams, Failure> {
+    log.event(written)
+        .map(EventParams::new)
+        .ok_or(Failure::NoEvent("a write of one record"))
+}
 
 /// The columns an event is written with, in this order.
 const COLS: &str =
@@ -36,6 +44,16 @@ pub(crate) struct EventParams {
 }
 
 impl EventParams {
+    /// The event's type, as the log stores it.
+    pub(crate) fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// The type of the resource the event is about, as the log stores it.
+    pub(crate) fn resource_type(&self) -> &'static str {
+        self.resource_type
+    }
+
     /// `event`'s values.
     pub(crate) fn new(event: Event) -> Self {
         let (actor_key_id, actor_key_name) = match event.actor {
@@ -86,23 +104,24 @@ pub(crate) fn insert_sql(s: &str) -> String {
     format!("INSERT INTO {s}.events ({COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
 }
 
-/// `INSERT` of an event of `kind` about each row of `source` (a CTE with an `id` column: none
-/// when it has no row), from the five values of [`EventParams::per_row`] at `$first` on.
-pub(crate) fn log_rows_sql(
-    s: &str,
-    kind: EventType,
-    resource: ResourceType,
-    source: &str,
-    first: usize,
-) -> String {
-    log_rows_sql_as(s, &format!("'{}'", kind.as_str()), resource, source, first)
+/// `INSERT` of `event` (its type and resource type; the rest are parameters) about each row of
+/// `source` (a CTE with an `id` column: none when it has no row), from the five values of
+/// [`EventParams::per_row`] at `$first` on.
+pub(crate) fn log_rows_sql(s: &str, event: &EventParams, source: &str, first: usize) -> String {
+    log_rows_sql_as(
+        s,
+        &format!("'{}'", event.kind),
+        event.resource_type,
+        source,
+        first,
+    )
 }
 
 /// [`log_rows_sql`] with the event's type an SQL expression over `source`'s row.
 pub(crate) fn log_rows_sql_as(
     s: &str,
     kind: &str,
-    resource: ResourceType,
+    resource: &str,
     source: &str,
     first: usize,
 ) -> String {
@@ -114,7 +133,7 @@ pub(crate) fn log_rows_sql_as(
         n(1),
         n(2),
         n(3),
-        resource.as_str(),
+        resource,
         n(4)
     )
 }
@@ -192,7 +211,7 @@ impl PgStore {
         table: &str,
         id: Uuid,
         at: DateTime<Utc>,
-        event: Event,
+        event: EventParams,
     ) -> Result<bool, Failure> {
         let s = &self.schema.q;
         let sql = format!(
@@ -200,9 +219,8 @@ impl PgStore {
                  WHERE id = $1 AND revoked_at IS NULL RETURNING id), \
              logged AS ({}) \
              SELECT EXISTS (SELECT 1 FROM r) OR EXISTS (SELECT 1 FROM {s}.{table} WHERE id = $1)",
-            log_rows_sql(s, event.kind, event.resource_type, "r", 3)
+            log_rows_sql(s, &event, "r", 3)
         );
-        let event = EventParams::new(event);
         let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;

@@ -1,12 +1,12 @@
 //! API key records: insert, lookup by hash, list, revoke.
 
+use assetlib_core::events::{Log, Written};
 use assetlib_core::{ApiKey, KeyStore, Scope, StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::events::{EventParams, log_rows_sql};
-use assetlib_core::events::{Event, EventType, ResourceType};
+use crate::events::{log_rows_sql, one_event};
 use tokio_postgres::types::ToSql;
 
 use crate::error::{Failure, duplicate_id, duplicate_key_hash, unique_violation};
@@ -37,15 +37,15 @@ fn key_from_row(row: &Row) -> Result<ApiKey, Failure> {
 }
 
 impl PgStore {
-    pub(crate) async fn insert_key_impl(&self, key: ApiKey) -> Result<(), StoreError> {
+    pub(crate) async fn insert_key_impl(&self, key: ApiKey, log: &Log) -> Result<(), StoreError> {
         let s = &self.schema.q;
+        let event = one_event(log, Written::KeyCreated(&key))?;
         let sql = format!(
             "WITH k AS (INSERT INTO {s}.api_keys ({KEY_COLS}) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id) {}",
-            log_rows_sql(s, EventType::KeyCreated, ResourceType::Key, "k", 8)
+            log_rows_sql(s, &event, "k", 8)
         );
         let scopes: Vec<&str> = key.scopes.iter().map(|x| x.as_str()).collect();
-        let event = EventParams::new(Event::key_created(&key));
         let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
@@ -104,16 +104,17 @@ impl PgStore {
         &self,
         id: Uuid,
         at: DateTime<Utc>,
+        log: &Log,
     ) -> Result<bool, Failure> {
-        self.revoke_once("api_keys", id, at, Event::key_revoked(id))
+        self.revoke_once("api_keys", id, at, one_event(log, Written::KeyRevoked(id))?)
             .await
     }
 }
 
 #[async_trait]
 impl KeyStore for PgStore {
-    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
-        self.insert_key_impl(key).await
+    async fn insert_key(&self, key: ApiKey, log: &Log) -> Result<(), StoreError> {
+        self.insert_key_impl(key, log).await
     }
 
     async fn find_key(&self, key_hash: &[u8; 32]) -> Result<Option<ApiKey>, StoreError> {
@@ -124,8 +125,8 @@ impl KeyStore for PgStore {
         Ok(self.list_keys_impl().await?)
     }
 
-    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        let revoked = self.revoke_key_impl(id, at).await;
+    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>, log: &Log) -> Result<bool, StoreError> {
+        let revoked = self.revoke_key_impl(id, at, log).await;
         self.replica.changed(crate::notices::Notice::Key);
         Ok(revoked?)
     }

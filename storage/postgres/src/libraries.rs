@@ -1,6 +1,6 @@
 //! Libraries: lists, loads, atomic replaces, deletes, views.
 
-use assetlib_core::events::{Event, EventType, ResourceType};
+use assetlib_core::events::{Log, Written};
 use assetlib_core::store::rules::first_free_slug;
 use assetlib_core::{
     AssetType, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryQuery, LibraryRows,
@@ -12,7 +12,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, slug_taken, unknown_asset};
-use crate::events::EventParams;
+use crate::events::one_event;
 use crate::lifecycle::lock_placed_assets;
 use crate::notices::Notice;
 use crate::store::{PgStore, to_i64, to_u32, to_u64};
@@ -249,21 +249,26 @@ impl PgStore {
         }))
     }
 
-    pub(crate) async fn put_library_impl(
-        &self,
-        write: LibraryWrite,
-    ) -> Result<PutOutcome, StoreError> {
-        self.put_library_tx(write).await?
-    }
-
     /// The transaction of `put_library`: `Ok(Err(_))` is a refusal (a taken slug, an entry of
     /// a missing asset), with the transaction rolled back.
     async fn put_library_tx(
         &self,
         write: LibraryWrite,
+        log: &Log,
     ) -> Result<Result<PutOutcome, StoreError>, Failure> {
         let s = &self.schema.q;
         let lib = &write.library;
+        // The log's events for either outcome; the upsert says which happened.
+        let put = |created| {
+            one_event(
+                log,
+                Written::LibraryPut {
+                    id: lib.id,
+                    created,
+                },
+            )
+        };
+        let (event, replaced) = (put(true)?, put(false)?);
         let views = to_i64("view count", lib.view_count)?;
         let first_published = lib
             .published_at
@@ -369,8 +374,12 @@ impl PgStore {
              SELECT created FROM l",
             log = crate::events::log_rows_sql_as(
                 s,
-                "CASE WHEN created THEN 'library.created' ELSE 'library.updated' END",
-                ResourceType::Library,
+                &format!(
+                    "CASE WHEN created THEN '{}' ELSE '{}' END",
+                    event.kind(),
+                    replaced.kind()
+                ),
+                event.resource_type(),
                 "l",
                 20,
             ),
@@ -405,8 +414,6 @@ impl PgStore {
             tx.prepare_cached(&sections_sql),
             tx.prepare_cached(&entries_sql),
         )?;
-        // The type of the event is the upsert's to say: created or replaced.
-        let event = EventParams::new(Event::library_put(lib.id, true));
         let logged = event.per_row();
         let upsert_params: [&(dyn ToSql + Sync); 24] = [
             &lib.id,
@@ -483,21 +490,15 @@ impl PgStore {
         }))
     }
 
-    pub(crate) async fn delete_library_impl(&self, id: Uuid) -> Result<bool, Failure> {
+    pub(crate) async fn delete_library_impl(&self, id: Uuid, log: &Log) -> Result<bool, Failure> {
         let s = &self.schema.q;
         // Sections, entries, counters and passes go with it (ON DELETE CASCADE); its event in
         // the same statement.
+        let event = one_event(log, Written::LibraryDeleted(id))?;
         let sql = format!(
             "WITH d AS (DELETE FROM {s}.libraries WHERE id = $1 RETURNING id) {}",
-            crate::events::log_rows_sql(
-                s,
-                EventType::LibraryDeleted,
-                ResourceType::Library,
-                "d",
-                2
-            )
+            crate::events::log_rows_sql(s, &event, "d", 2)
         );
-        let event = EventParams::new(Event::library_deleted(id));
         let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
@@ -558,9 +559,12 @@ impl LibraryStore for PgStore {
         Ok(rows)
     }
 
-    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
+    async fn put_library(&self, write: LibraryWrite, log: &Log) -> Result<PutOutcome, StoreError> {
         let id = write.library.id;
-        let outcome = self.put_library_impl(write).await;
+        let outcome = match self.put_library_tx(write, log).await {
+            Ok(done_or_refused) => done_or_refused,
+            Err(failure) => Err(failure.into()),
+        };
         // A failed write may still have committed (a connection lost at the commit).
         self.replica.changed(Notice::Library(id));
         outcome
@@ -570,8 +574,8 @@ impl LibraryStore for PgStore {
         self.library_id_by_slug_impl(slug).await
     }
 
-    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
-        let deleted = self.delete_library_impl(id).await;
+    async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
+        let deleted = self.delete_library_impl(id, log).await;
         // A failed delete may still have committed (a connection lost at the commit).
         self.replica.changed(Notice::Library(id));
         if deleted.as_ref().is_ok_and(|d| *d) {

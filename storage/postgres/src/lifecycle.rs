@@ -50,7 +50,7 @@
 //! sees the library, or finds the asset gone and fails with
 //! [`StoreError::UnknownAsset`](assetlib_core::StoreError::UnknownAsset).
 
-use assetlib_core::events::Event;
+use assetlib_core::events::{Log, Written};
 use assetlib_core::{Asset, AssetChange, AssetDeletion, AssetUpdate, ChangeRefused, LibraryUse};
 use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
@@ -59,7 +59,7 @@ use uuid::Uuid;
 
 use crate::assets::{AssetParams, asset_cols, asset_from_row};
 use crate::error::Failure;
-use crate::events::EventParams;
+use crate::events::{EventParams, one_event};
 use crate::store::{PgStore, to_u64};
 
 /// Whether a statement is about one asset (`$1` an id) or several (`$1` an array of ids).
@@ -130,7 +130,7 @@ pub(crate) struct ChangeStatements {
     /// [`write_sql`].
     pub(crate) write: Statement,
     /// The event's insert.
-    pub(crate) log: Statement,
+    pub(crate) append: Statement,
 }
 
 impl ChangeStatements {
@@ -140,23 +140,23 @@ impl ChangeStatements {
         s: &str,
         of: Of,
     ) -> Result<Self, tokio_postgres::Error> {
-        let (lock, bump, write, log) = (
+        let (lock, bump, write, append) = (
             lock_asset_sql(s, of),
             bump_holders_sql(s, false, of),
             write_sql(s),
             crate::events::insert_sql(s),
         );
-        let (lock, bump, write, log) = tokio::try_join!(
+        let (lock, bump, write, append) = tokio::try_join!(
             tx.prepare_cached(&lock),
             tx.prepare_cached(&bump),
             tx.prepare_cached(&write),
-            tx.prepare_cached(&log)
+            tx.prepare_cached(&append)
         )?;
         Ok(ChangeStatements {
             lock,
             bump,
             write,
-            log,
+            append,
         })
     }
 }
@@ -297,6 +297,7 @@ impl PgStore {
         &self,
         id: Uuid,
         change: &AssetChange,
+        log: &Log,
     ) -> Result<Result<Option<AssetUpdate>, ChangeRefused>, Failure> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
@@ -304,7 +305,7 @@ impl PgStore {
             lock,
             bump,
             write,
-            log,
+            append,
         } = ChangeStatements::prepare(&tx, &self.schema.q, Of::One).await?;
         let before = tx
             .query_opt(&lock, &[&id])
@@ -335,10 +336,15 @@ impl PgStore {
         // changes (and its triggers lock the list counts).
         let by_id: [&(dyn ToSql + Sync); 1] = [&id];
         let values = write_values(&next, &p);
-        let event = Event::asset_changed(&before, &next).map(EventParams::new);
+        let event = log
+            .event(Written::AssetChanged {
+                before: &before,
+                after: &next,
+            })
+            .map(EventParams::new);
         let logged = async {
             match &event {
-                Some(event) => tx.execute(&log, &event.all()).await.map(drop),
+                Some(event) => tx.execute(&append, &event.all()).await.map(drop),
                 None => Ok(()),
             }
         };
@@ -358,6 +364,7 @@ impl PgStore {
         &self,
         id: Uuid,
         force: bool,
+        log: &Log,
     ) -> Result<AssetDeletion, Failure> {
         let s = &self.schema.q;
         let bump_sql = bump_holders_sql(s, true, Of::One);
@@ -367,7 +374,7 @@ impl PgStore {
         let log_sql = crate::events::insert_sql(s);
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let (lock, usage, bump, delete, log) = tokio::try_join!(
+        let (lock, usage, bump, delete, append) = tokio::try_join!(
             tx.prepare_cached(&lock_sql),
             tx.prepare_cached(&usage_sql),
             tx.prepare_cached(&bump_sql),
@@ -392,12 +399,12 @@ impl PgStore {
             tx.rollback().await?;
             return Ok(AssetDeletion::InUse(holders));
         }
-        let event = EventParams::new(Event::asset_deleted(id));
+        let event = one_event(log, Written::AssetDeleted(id))?;
         let logged = event.all();
         let (_, row, _) = tokio::try_join!(
             tx.execute(&bump, &by_id),
             tx.query_one(&delete, &by_id),
-            tx.execute(&log, &logged)
+            tx.execute(&append, &logged)
         )?;
         // The counter as deleted: a download that raced the delete is in it.
         let downloads: Option<i64> = row.try_get(0)?;

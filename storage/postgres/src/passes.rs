@@ -1,14 +1,14 @@
 //! Library passes: insert, lookup by hash or id, one library's list, revoke, the spend of a
 //! download (exact across replicas), and how the published libraries holding an asset sell it.
 
+use assetlib_core::events::{Log, Written};
 use assetlib_core::{Holders, LibraryPass, Page, PassSpend, PassStore, StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::events::{EventParams, log_rows_sql};
-use assetlib_core::events::{Event, EventType, ResourceType};
+use crate::events::{log_rows_sql, one_event};
 
 use crate::error::{
     Failure, duplicate_id, duplicate_key_hash, foreign_key_violation, unique_violation,
@@ -66,15 +66,19 @@ fn pass_from_row(row: &Row, at: usize) -> Result<LibraryPass, Failure> {
 }
 
 impl PgStore {
-    pub(crate) async fn insert_pass_impl(&self, pass: LibraryPass) -> Result<(), StoreError> {
+    pub(crate) async fn insert_pass_impl(
+        &self,
+        pass: LibraryPass,
+        log: &Log,
+    ) -> Result<(), StoreError> {
         let s = &self.schema.q;
+        let event = one_event(log, Written::PassCreated(&pass))?;
         let sql = format!(
             "WITH p AS (INSERT INTO {s}.passes ({}) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id) {}",
             pass_cols(""),
-            log_rows_sql(s, EventType::PassCreated, ResourceType::Pass, "p", 11)
+            log_rows_sql(s, &event, "p", 11)
         );
-        let event = EventParams::new(Event::pass_created(&pass));
         let logged = event.per_row();
         let max_downloads = pass
             .max_downloads
@@ -170,8 +174,9 @@ impl PgStore {
         &self,
         id: Uuid,
         at: DateTime<Utc>,
+        log: &Log,
     ) -> Result<bool, Failure> {
-        self.revoke_once("passes", id, at, Event::pass_revoked(id))
+        self.revoke_once("passes", id, at, one_event(log, Written::PassRevoked(id))?)
             .await
     }
 
@@ -270,8 +275,8 @@ impl PgStore {
 
 #[async_trait]
 impl PassStore for PgStore {
-    async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError> {
-        self.insert_pass_impl(pass).await
+    async fn insert_pass(&self, pass: LibraryPass, log: &Log) -> Result<(), StoreError> {
+        self.insert_pass_impl(pass, log).await
     }
 
     async fn find_pass(&self, token_hash: &[u8; 32]) -> Result<Option<LibraryPass>, StoreError> {
@@ -291,8 +296,13 @@ impl PassStore for PgStore {
         Ok(self.list_passes_impl(library_id, offset, limit).await?)
     }
 
-    async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        Ok(self.revoke_pass_impl(id, at).await?)
+    async fn revoke_pass(
+        &self,
+        id: Uuid,
+        at: DateTime<Utc>,
+        log: &Log,
+    ) -> Result<bool, StoreError> {
+        Ok(self.revoke_pass_impl(id, at, log).await?)
     }
 
     async fn spend_pass(&self, id: Uuid, now: DateTime<Utc>) -> Result<PassSpend, StoreError> {

@@ -4,7 +4,8 @@
 //! so replicas never send one delivery at once; attempts recorded in one transaction.
 //! Delivery bookkeeping commits with `synchronous_commit = off`.
 
-use assetlib_core::events::{Event, EventCursor, EventType, ResourceType};
+use assetlib_core::events::Written;
+use assetlib_core::events::{EventCursor, Log};
 use assetlib_core::webhooks::{Attempt, Claimed, Delivery, EventFilter, Webhook, WebhookChange};
 use assetlib_core::{Page, StoreError, WebhookStore, async_trait};
 use chrono::{DateTime, Utc};
@@ -13,7 +14,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, duplicate_id, unique_violation};
-use crate::events::{EventParams, insert_sql, log_rows_sql};
+use crate::events::{EventParams, insert_sql, log_rows_sql, one_event};
 use crate::store::{PgStore, columns};
 
 const HOOK_COLUMNS: [&str; 8] = [
@@ -53,19 +54,19 @@ fn type_names(filter: &EventFilter) -> Vec<String> {
 }
 
 impl PgStore {
-    async fn insert_webhook_impl(&self, w: Webhook) -> Result<(), StoreError> {
+    async fn insert_webhook_impl(&self, w: Webhook, log: &Log) -> Result<(), StoreError> {
         let s = &self.schema.q;
         // The stream starts at the end of the log: after every event of this transaction
         // (the webhook's own), and so of every transaction older than it.
+        let event = one_event(log, Written::WebhookCreated(w.id))?;
         let sql = format!(
             "WITH w AS (INSERT INTO {s}.webhooks ({}, stream_xid, stream_seq) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
                      pg_current_xact_id()::text::bigint, 9223372036854775807) \
                  RETURNING id) {}",
             hook_cols(""),
-            log_rows_sql(s, EventType::WebhookCreated, ResourceType::Webhook, "w", 9)
+            log_rows_sql(s, &event, "w", 9)
         );
-        let event = EventParams::new(Event::webhook_created(w.id));
         let logged = event.per_row();
         let types = type_names(&w.event_types);
         let client = self.client().await?;
@@ -131,6 +132,7 @@ impl PgStore {
         id: Uuid,
         change: &WebhookChange,
         now: DateTime<Utc>,
+        log: &Log,
     ) -> Result<Option<Webhook>, Failure> {
         let s = &self.schema.q;
         let lock_sql = format!(
@@ -153,8 +155,14 @@ impl PgStore {
             tx.rollback().await?;
             return Ok(Some(old));
         };
-        self.write_hook(&tx, &new, Event::webhook_updated(id, changed))
-            .await?;
+        let event = one_event(
+            log,
+            Written::WebhookChanged {
+                id,
+                changed: &changed,
+            },
+        )?;
+        self.write_hook(&tx, &new, event).await?;
         tx.commit().await?;
         Ok(Some(new))
     }
@@ -164,7 +172,7 @@ impl PgStore {
         &self,
         tx: &deadpool_postgres::Transaction<'_>,
         w: &Webhook,
-        event: Event,
+        event: EventParams,
     ) -> Result<(), Failure> {
         let s = &self.schema.q;
         let write_sql = format!(
@@ -175,7 +183,6 @@ impl PgStore {
         let (write, log) =
             tokio::try_join!(tx.prepare_cached(&write_sql), tx.prepare_cached(&log_sql))?;
         let types = type_names(&w.event_types);
-        let event = EventParams::new(event);
         let values: [&(dyn ToSql + Sync); 6] = [
             &w.id,
             &w.url,
@@ -190,14 +197,14 @@ impl PgStore {
         Ok(())
     }
 
-    async fn delete_webhook_impl(&self, id: Uuid) -> Result<bool, Failure> {
+    async fn delete_webhook_impl(&self, id: Uuid, log: &Log) -> Result<bool, Failure> {
         let s = &self.schema.q;
+        let event = one_event(log, Written::WebhookDeleted(id))?;
         let sql = format!(
             "WITH d AS (DELETE FROM {s}.webhooks WHERE id = $1 RETURNING id), \
              logged AS ({}) SELECT EXISTS (SELECT 1 FROM d)",
-            log_rows_sql(s, EventType::WebhookDeleted, ResourceType::Webhook, "d", 2)
+            log_rows_sql(s, &event, "d", 2)
         );
-        let event = EventParams::new(Event::webhook_deleted(id));
         let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
@@ -209,8 +216,8 @@ impl PgStore {
 
 #[async_trait]
 impl WebhookStore for PgStore {
-    async fn insert_webhook(&self, webhook: Webhook) -> Result<(), StoreError> {
-        self.insert_webhook_impl(webhook).await
+    async fn insert_webhook(&self, webhook: Webhook, log: &Log) -> Result<(), StoreError> {
+        self.insert_webhook_impl(webhook, log).await
     }
 
     async fn get_webhook(&self, id: Uuid) -> Result<Option<Webhook>, StoreError> {
@@ -226,12 +233,13 @@ impl WebhookStore for PgStore {
         id: Uuid,
         change: &WebhookChange,
         now: DateTime<Utc>,
+        log: &Log,
     ) -> Result<Option<Webhook>, StoreError> {
-        Ok(self.update_webhook_impl(id, change, now).await?)
+        Ok(self.update_webhook_impl(id, change, now, log).await?)
     }
 
-    async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError> {
-        Ok(self.delete_webhook_impl(id).await?)
+    async fn delete_webhook(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
+        Ok(self.delete_webhook_impl(id, log).await?)
     }
 
     async fn lease_stream(

@@ -17,16 +17,19 @@ async fn views_and_downloads_are_exact() {
     let (store, db) = store().await;
     let lib = sample_library("Busy", 1);
     store
-        .put_library(LibraryWrite {
-            library: lib.clone(),
-            slug_given: false,
-            sections: vec![],
-            entries: vec![],
-        })
+        .put_library(
+            LibraryWrite {
+                library: lib.clone(),
+                slug_given: false,
+                sections: vec![],
+                entries: vec![],
+            },
+            Log::ANONYMOUS,
+        )
         .await
         .expect("put");
     let asset = store
-        .insert_asset(sample_asset("Busy file", AssetType::Pdf, 1))
+        .insert_asset(sample_asset("Busy file", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     let tasks: Vec<_> = (0..TASKS)
@@ -74,7 +77,13 @@ async fn concurrent_inserts_take_distinct_slugs() {
                 let mut slugs = Vec::new();
                 for j in 0..10 {
                     let a = sample_asset("Same title", AssetType::Image, (i * 10 + j) as i64);
-                    slugs.push(store.insert_asset(a).await.expect("insert").slug);
+                    slugs.push(
+                        store
+                            .insert_asset(a, Log::ANONYMOUS)
+                            .await
+                            .expect("insert")
+                            .slug,
+                    );
                 }
                 slugs
             })
@@ -100,12 +109,15 @@ async fn concurrent_library_creates_take_distinct_slugs() {
             tokio::spawn(async move {
                 let lib = sample_library("Kit", i as i64);
                 store
-                    .put_library(LibraryWrite {
-                        library: lib.clone(),
-                        slug_given: false,
-                        sections: vec![],
-                        entries: vec![],
-                    })
+                    .put_library(
+                        LibraryWrite {
+                            library: lib.clone(),
+                            slug_given: false,
+                            sections: vec![],
+                            entries: vec![],
+                        },
+                        Log::ANONYMOUS,
+                    )
                     .await
                     .expect("put");
                 store
@@ -165,7 +177,7 @@ async fn a_pool_of_two_serves_many_callers() {
         .await
         .expect("connect");
     let a = store
-        .insert_asset(sample_asset("Pooled", AssetType::Pdf, 1))
+        .insert_asset(sample_asset("Pooled", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     let tasks: Vec<_> = (0..50)
@@ -196,14 +208,20 @@ async fn list_totals_follow_concurrent_writes() {
                 for j in 0..12 {
                     let mut a = sample_asset(&format!("n{i}-{j}"), types[j % 3], j as i64);
                     a.published = j % 4 != 0;
-                    let a = store.insert_asset(a).await.expect("insert");
+                    let a = store.insert_asset(a, Log::ANONYMOUS).await.expect("insert");
                     if j % 2 == 0 {
                         let mut flip = AssetChange::at(a.updated_at);
                         flip.published = Some(!a.published);
-                        store.update_asset(a.id, &flip).await.expect("update");
+                        store
+                            .update_asset(a.id, &flip, Log::ANONYMOUS)
+                            .await
+                            .expect("update");
                     }
                     if j % 6 == 5 {
-                        let gone = store.delete_asset(a.id, false).await.expect("delete");
+                        let gone = store
+                            .delete_asset(a.id, false, Log::ANONYMOUS)
+                            .await
+                            .expect("delete");
                         assert!(matches!(gone, AssetDeletion::Deleted(_)), "{gone:?}");
                     }
                 }

@@ -70,7 +70,10 @@ async fn a_transaction_committing_after_a_later_one_is_not_skipped() {
     .expect("A writes its event");
 
     let b = store
-        .insert_asset(sample_asset("Committed first", AssetType::Image, 0))
+        .insert_asset(
+            sample_asset("Committed first", AssetType::Image, 0),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("B");
     let (while_open, cursor) = read_from(&store, start).await;
@@ -108,7 +111,7 @@ async fn a_rolled_back_transaction_leaves_no_event() {
     .await
     .expect("write");
     let b = store
-        .insert_asset(sample_asset("After", AssetType::Image, 0))
+        .insert_asset(sample_asset("After", AssetType::Image, 0), Log::ANONYMOUS)
         .await
         .expect("B");
     a.rollback().await.expect("rollback");

@@ -33,7 +33,7 @@ async fn changes_from_two_stores_never_lose_one() {
     let connect = || PgStore::connect_with(db.url(), PgConfig::new().pool_size(2));
     let (one, two) = (connect().await.expect("one"), connect().await.expect("two"));
     let a = one
-        .insert_asset(sample_asset("Start", AssetType::Pdf, 0))
+        .insert_asset(sample_asset("Start", AssetType::Pdf, 0), Log::ANONYMOUS)
         .await
         .expect("insert");
     let writers: Vec<_> = [
@@ -55,7 +55,10 @@ async fn changes_from_two_stores_never_lose_one() {
                 } else {
                     c.description = Some(Some(value));
                 }
-                let done = store.update_asset(a.id, &c).await.expect("update");
+                let done = store
+                    .update_asset(a.id, &c, Log::ANONYMOUS)
+                    .await
+                    .expect("update");
                 let done = done.expect("the asset exists");
                 let state = |x: &assetlib_core::Asset| (x.title.clone(), x.description.clone());
                 seen.push((state(&done.before), state(&done.after)));
@@ -130,7 +133,10 @@ async fn mixed_lifecycle_writes_stay_consistent() {
     let mut slots = Vec::new();
     for i in 0..6 {
         let a = store
-            .insert_asset(sample_asset(&format!("m{i}"), AssetType::Pdf, i))
+            .insert_asset(
+                sample_asset(&format!("m{i}"), AssetType::Pdf, i),
+                Log::ANONYMOUS,
+            )
             .await
             .expect("insert");
         slots.push(a.id);
@@ -151,24 +157,34 @@ async fn mixed_lifecycle_writes_stay_consistent() {
                             let mut c = AssetChange::at(Utc::now());
                             c.published = Some(rng.below(2) == 0);
                             c.title = Some(format!("t{t}-{op}"));
-                            store.update_asset(id, &c).await.expect("update");
+                            store
+                                .update_asset(id, &c, Log::ANONYMOUS)
+                                .await
+                                .expect("update");
                         }
                         1 => {
                             let lib = rng.below(libraries.len());
                             let placed: Vec<Uuid> =
                                 now.iter().copied().filter(|_| rng.below(2) == 0).collect();
                             let write = library_write(libraries[lib], lib as i64, &placed);
-                            match store.put_library(write).await {
+                            match store.put_library(write, Log::ANONYMOUS).await {
                                 Ok(_) | Err(StoreError::UnknownAsset { .. }) => {}
                                 Err(e) => panic!("put_library: {e}"),
                             }
                         }
                         2 => {
                             let force = rng.below(2) == 0;
-                            match store.delete_asset(id, force).await.expect("delete") {
+                            match store
+                                .delete_asset(id, force, Log::ANONYMOUS)
+                                .await
+                                .expect("delete")
+                            {
                                 AssetDeletion::Deleted(_) => {
                                     let a = sample_asset(&format!("r{t}-{op}"), AssetType::Pdf, 1);
-                                    let a = store.insert_asset(a).await.expect("reinsert");
+                                    let a = store
+                                        .insert_asset(a, Log::ANONYMOUS)
+                                        .await
+                                        .expect("reinsert");
                                     let mut slots = slots.lock().expect("slots");
                                     if let Some(s) = slots.iter_mut().find(|s| **s == id) {
                                         *s = a.id;
@@ -180,7 +196,10 @@ async fn mixed_lifecycle_writes_stay_consistent() {
                         }
                         3 => {
                             let lib = libraries[rng.below(libraries.len())];
-                            store.delete_library(lib).await.expect("delete library");
+                            store
+                                .delete_library(lib, Log::ANONYMOUS)
+                                .await
+                                .expect("delete library");
                         }
                         _ => {
                             let lib = libraries[rng.below(libraries.len())];
@@ -254,12 +273,15 @@ async fn mixed_lifecycle_writes_stay_consistent() {
 async fn forced_delete_racing_library_write_leaves_no_entry() {
     let (store, _db) = store().await;
     let keep = store
-        .insert_asset(sample_asset("Kept", AssetType::Pdf, 0))
+        .insert_asset(sample_asset("Kept", AssetType::Pdf, 0), Log::ANONYMOUS)
         .await
         .expect("insert");
     for round in 0..30 {
         let x = store
-            .insert_asset(sample_asset(&format!("x{round}"), AssetType::Pdf, round))
+            .insert_asset(
+                sample_asset(&format!("x{round}"), AssetType::Pdf, round),
+                Log::ANONYMOUS,
+            )
             .await
             .expect("insert");
         let lib = Uuid::new_v4();
@@ -267,12 +289,12 @@ async fn forced_delete_racing_library_write_leaves_no_entry() {
             let store = store.clone();
             tokio::spawn(async move {
                 let write = library_write(lib, round, &[keep.id, x.id]);
-                store.put_library(write).await
+                store.put_library(write, Log::ANONYMOUS).await
             })
         };
         let deleter = {
             let store = store.clone();
-            tokio::spawn(async move { store.delete_asset(x.id, true).await })
+            tokio::spawn(async move { store.delete_asset(x.id, true, Log::ANONYMOUS).await })
         };
         let written = writer.await.expect("writer");
         let deleted = deleter.await.expect("deleter").expect("delete");

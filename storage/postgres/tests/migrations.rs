@@ -45,7 +45,7 @@ async fn concurrent_first_connects_both_succeed() {
     assert_eq!(versions(&stores[0], "assetlib").await, all_versions());
     // Both work on the one schema.
     let a = stores[0]
-        .insert_asset(sample_asset("Shared", AssetType::Pdf, 1))
+        .insert_asset(sample_asset("Shared", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     assert_eq!(stores[1].get_asset(a.id).await.expect("get"), Some(a));
@@ -56,7 +56,7 @@ async fn reconnect_is_a_no_op() {
     let db = TestCluster::shared().empty_database().await;
     let first = PgStore::connect(db.url()).await.expect("connect");
     let a = first
-        .insert_asset(sample_asset("Kept", AssetType::Image, 1))
+        .insert_asset(sample_asset("Kept", AssetType::Image, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     drop(first);
@@ -223,13 +223,16 @@ async fn an_upgrade_from_version_2_counts_the_drafts_there() {
     let mut publish = AssetChange::at(first.updated_at);
     publish.published = Some(true);
     store
-        .update_asset(first.id, &publish)
+        .update_asset(first.id, &publish, Log::ANONYMOUS)
         .await
         .expect("publish")
         .expect("exists");
     let mut draft = sample_asset("New draft", AssetType::Pdf, 1);
     draft.published = false;
-    store.insert_asset(draft).await.expect("insert");
+    store
+        .insert_asset(draft, Log::ANONYMOUS)
+        .await
+        .expect("insert");
     assert_eq!(total(AssetStatus::Published, None).await, 9);
     assert_eq!(total(AssetStatus::Draft, None).await, 4);
     assert_eq!(total(AssetStatus::Any, None).await, 13);
@@ -329,7 +332,7 @@ async fn an_upgrade_from_version_4_copies_the_assets_into_the_entries() {
     change.title = Some("Photo, renamed".into());
     change.published = Some(true);
     store
-        .update_asset(image, &change)
+        .update_asset(image, &change, Log::ANONYMOUS)
         .await
         .expect("update")
         .expect("asset");
@@ -417,7 +420,10 @@ async fn an_upgrade_from_version_6_gives_writers_of_assets_read_paid() {
     );
 
     let pass = assetlib_core::testing::sample_pass(library, 9, 0);
-    store.insert_pass(pass.clone()).await.expect("a pass");
+    store
+        .insert_pass(pass.clone(), Log::ANONYMOUS)
+        .await
+        .expect("a pass");
     assert_eq!(store.find_pass(&[9; 32]).await.expect("find"), Some(pass));
 }
 
@@ -542,7 +548,7 @@ async fn an_upgrade_from_version_13_gives_every_asset_empty_tags() {
         checksum: [9; 32],
     });
     let tagged = store
-        .update_asset(pdf, &tag)
+        .update_asset(pdf, &tag, Log::ANONYMOUS)
         .await
         .expect("tag")
         .expect("report")
@@ -552,7 +558,7 @@ async fn an_upgrade_from_version_13_gives_every_asset_empty_tags() {
     let mut tag_photo = AssetChange::at(chrono::Utc::now());
     tag_photo.tags = Some(TagChange::Add(vec!["brand".into()]));
     store
-        .update_asset(image, &tag_photo)
+        .update_asset(image, &tag_photo, Log::ANONYMOUS)
         .await
         .expect("tag")
         .expect("photo");

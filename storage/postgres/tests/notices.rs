@@ -60,11 +60,10 @@ async fn the_other_replicas_versions_follow_within_100_ms() {
             before,
             "no write, no move"
         );
-        a.insert_asset(sample_asset(
-            &format!("Round {round}"),
-            AssetType::Pdf,
-            round,
-        ))
+        a.insert_asset(
+            sample_asset(&format!("Round {round}"), AssetType::Pdf, round),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("insert");
         seen_within(Duration::from_millis(100), async || {
@@ -84,14 +83,18 @@ async fn the_other_replicas_versions_follow_within_100_ms() {
     // memory meanwhile.
     let write = library("Followed");
     let id = write.library.id;
-    a.put_library(write.clone()).await.expect("put");
+    a.put_library(write.clone(), Log::ANONYMOUS)
+        .await
+        .expect("put");
     let first = view(&b, id).await;
     let again = view(&b, id).await;
     assert_eq!(again.version, first.version);
     assert_eq!(again.views, first.views + 1);
     let mut renamed = write;
     renamed.library.settings.title = "Followed, renamed".into();
-    a.put_library(renamed).await.expect("replace");
+    a.put_library(renamed, Log::ANONYMOUS)
+        .await
+        .expect("replace");
     seen_within(Duration::from_millis(100), async || {
         view(&b, id).await.version != first.version
     })
@@ -110,8 +113,10 @@ async fn the_other_replicas_versions_follow_within_100_ms() {
         expires_at: None,
         revoked_at: None,
     };
-    a.insert_key(key.clone()).await.expect("key");
-    a.revoke_key(key.id, chrono::Utc::now())
+    a.insert_key(key.clone(), Log::ANONYMOUS)
+        .await
+        .expect("key");
+    a.revoke_key(key.id, chrono::Utc::now(), Log::ANONYMOUS)
         .await
         .expect("revoke");
     seen_within(Duration::from_millis(100), async || {
@@ -142,9 +147,12 @@ async fn a_terminated_listener_falls_back_to_checks_and_comes_back() {
     let mut seen_down = 0;
     while !b.listening() {
         let before = b.assets_version().await.expect("version");
-        a.insert_asset(sample_asset("While down", AssetType::Pdf, 1))
-            .await
-            .expect("insert");
+        a.insert_asset(
+            sample_asset("While down", AssetType::Pdf, 1),
+            Log::ANONYMOUS,
+        )
+        .await
+        .expect("insert");
         if !b.listening() {
             assert_ne!(b.assets_version().await.expect("version"), before);
             seen_down += 1;
@@ -152,7 +160,7 @@ async fn a_terminated_listener_falls_back_to_checks_and_comes_back() {
     }
     assert!(seen_down > 0, "the fallback was exercised");
     let before = b.assets_version().await.expect("version");
-    a.insert_asset(sample_asset("Back", AssetType::Pdf, 2))
+    a.insert_asset(sample_asset("Back", AssetType::Pdf, 2), Log::ANONYMOUS)
         .await
         .expect("insert");
     seen_within(Duration::from_millis(100), async || {
@@ -169,18 +177,25 @@ async fn strict_sees_the_other_replicas_write_at_once() {
     assert!(!b.listening(), "strict answers nothing from memory");
     let write = library("Strict");
     let id = write.library.id;
-    a.put_library(write.clone()).await.expect("put");
+    a.put_library(write.clone(), Log::ANONYMOUS)
+        .await
+        .expect("put");
     let first = view(&b, id).await;
     for round in 0..5 {
         let before = b.assets_version().await.expect("version");
-        a.insert_asset(sample_asset(&format!("S{round}"), AssetType::Pdf, round))
-            .await
-            .expect("insert");
+        a.insert_asset(
+            sample_asset(&format!("S{round}"), AssetType::Pdf, round),
+            Log::ANONYMOUS,
+        )
+        .await
+        .expect("insert");
         assert_ne!(b.assets_version().await.expect("version"), before);
     }
     let mut renamed = write;
     renamed.library.settings.title = "Strict, renamed".into();
-    a.put_library(renamed).await.expect("replace");
+    a.put_library(renamed, Log::ANONYMOUS)
+        .await
+        .expect("replace");
     let after = view(&b, id).await;
     assert_ne!(after.version, first.version);
     assert_eq!(after.views, first.views + 1);
@@ -207,7 +222,7 @@ async fn a_create_of_a_taken_title_moves_the_version_once() {
     for n in 0..4 {
         let before = version().await;
         let stored = a
-            .insert_asset(sample_asset("Logo", AssetType::Image, n))
+            .insert_asset(sample_asset("Logo", AssetType::Image, n), Log::ANONYMOUS)
             .await
             .expect("insert");
         assert!(stored.slug.starts_with("logo"), "{}", stored.slug);
@@ -224,9 +239,12 @@ async fn counts_reach_the_other_replica_within_a_second() {
     let b = replica(&db).await;
     let write = library("Counted");
     let id = write.library.id;
-    a.put_library(write).await.expect("put");
+    a.put_library(write, Log::ANONYMOUS).await.expect("put");
     let asset = a
-        .insert_asset(sample_asset("Counted file", AssetType::Pdf, 1))
+        .insert_asset(
+            sample_asset("Counted file", AssetType::Pdf, 1),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("insert");
     // B knows the library (and so answers its views from memory).
@@ -303,9 +321,12 @@ async fn a_kill_loses_at_most_the_last_second_of_counts() {
     let (store, db) = store().await;
     let write = library("Killed counts");
     let id = write.library.id;
-    store.put_library(write).await.expect("put");
+    store.put_library(write, Log::ANONYMOUS).await.expect("put");
     let asset = store
-        .insert_asset(sample_asset("Killed file", AssetType::Pdf, 1))
+        .insert_asset(
+            sample_asset("Killed file", AssetType::Pdf, 1),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("insert");
     let exe = std::env::current_exe().expect("test binary path");

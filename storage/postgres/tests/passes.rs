@@ -20,12 +20,15 @@ async fn library(store: &PgStore, title: &str) -> Uuid {
     let library = sample_library(title, 0);
     let id = library.id;
     store
-        .put_library(LibraryWrite {
-            library,
-            slug_given: false,
-            sections: vec![],
-            entries: vec![],
-        })
+        .put_library(
+            LibraryWrite {
+                library,
+                slug_given: false,
+                sections: vec![],
+                entries: vec![],
+            },
+            Log::ANONYMOUS,
+        )
         .await
         .expect("put_library");
     id
@@ -45,7 +48,9 @@ async fn two_replicas_never_spend_past_the_limit() {
     let lib = library(&one, "Sold").await;
     let mut pass = sample_pass(lib, 1, 0);
     pass.max_downloads = Some(10);
-    one.insert_pass(pass.clone()).await.expect("insert_pass");
+    one.insert_pass(pass.clone(), Log::ANONYMOUS)
+        .await
+        .expect("insert_pass");
     let now = pass.created_at + Duration::days(1);
     let tasks: Vec<_> = (0..TASKS)
         .map(|n| {
@@ -84,8 +89,10 @@ async fn a_pass_racing_its_library_delete_never_outlives_it() {
     for n in 0..20u8 {
         let lib = library(&one, &format!("Race {n}")).await;
         let pass = sample_pass(lib, n, 0);
-        let (inserted, deleted) =
-            tokio::join!(one.insert_pass(pass.clone()), two.delete_library(lib),);
+        let (inserted, deleted) = tokio::join!(
+            one.insert_pass(pass.clone(), Log::ANONYMOUS),
+            two.delete_library(lib, Log::ANONYMOUS),
+        );
         assert!(deleted.expect("delete"), "the library existed");
         match inserted {
             Ok(()) => {}
@@ -110,7 +117,10 @@ async fn keys_keep_every_scope() {
         expires_at: None,
         revoked_at: None,
     };
-    store.insert_key(key).await.expect("insert_key");
+    store
+        .insert_key(key, Log::ANONYMOUS)
+        .await
+        .expect("insert_key");
     let found = store.find_key(&[7; 32]).await.expect("find").expect("key");
     assert_eq!(found.scopes, Scope::ALL.to_vec());
     assert!(found.scopes.contains(&Scope::ReadPaid) && found.scopes.contains(&Scope::WritePasses));

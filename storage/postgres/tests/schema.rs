@@ -32,7 +32,7 @@ async fn custom_schema_holds_every_table() {
         .await
         .expect("connect tenant_b");
     let a = tenant
-        .insert_asset(sample_asset("Only in A", AssetType::Pdf, 1))
+        .insert_asset(sample_asset("Only in A", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     assert_eq!(tenant.get_asset(a.id).await.unwrap(), Some(a.clone()));

@@ -215,7 +215,10 @@ async fn a_tag_list_reads_its_first_page_from_the_tag_index() {
     let mut change = AssetChange::at(chrono::Utc::now());
     change.tags = Some(TagChange::Remove(vec!["Featured".into()]));
     change.published = Some(false);
-    let done = store.update_assets(&ids, &change).await.expect("bulk");
+    let done = store
+        .update_assets(&ids, &change, Log::ANONYMOUS)
+        .await
+        .expect("bulk");
     assert!(matches!(done, BulkOutcome::Done(d) if d.len() == ids.len()));
     let client = store.pool().get().await.expect("connection");
     assert_eq!(drift(&client).await, 0);
@@ -248,7 +251,12 @@ async fn tag_rows_and_counts_stay_exact_under_concurrent_bulk_changes() {
             i as i64,
         );
         a.tags = vec![KEYS[i % KEYS.len()].to_owned()];
-        ids.push(one.insert_asset(a).await.expect("insert").id);
+        ids.push(
+            one.insert_asset(a, Log::ANONYMOUS)
+                .await
+                .expect("insert")
+                .id,
+        );
     }
     let ids = Arc::new(ids);
     // Each writer mostly changes assets of its own, so the writers' transactions run at once
@@ -297,12 +305,16 @@ async fn tag_rows_and_counts_stay_exact_under_concurrent_bulk_changes() {
                     }
                     if some.len() == 1 {
                         store
-                            .update_asset(some[0], &change)
+                            .update_asset(some[0], &change, Log::ANONYMOUS)
                             .await
                             .expect("update")
                             .expect("exists");
                     } else {
-                        match store.update_assets(&some, &change).await.expect("bulk") {
+                        match store
+                            .update_assets(&some, &change, Log::ANONYMOUS)
+                            .await
+                            .expect("bulk")
+                        {
                             BulkOutcome::Done(done) => assert_eq!(done.len(), some.len()),
                             BulkOutcome::Refused(why) => panic!("refused: {why:?}"),
                         }
@@ -336,11 +348,17 @@ async fn tag_rows_and_counts_stay_exact_under_concurrent_bulk_changes() {
             tokio::spawn(async move {
                 if w % 3 == 2 {
                     for id in own {
-                        let gone = store.delete_asset(id, false).await.expect("delete");
+                        let gone = store
+                            .delete_asset(id, false, Log::ANONYMOUS)
+                            .await
+                            .expect("delete");
                         assert!(matches!(gone, assetlib_core::AssetDeletion::Deleted(_)));
                     }
                 } else {
-                    let gone = store.delete_assets(&own, false).await.expect("delete");
+                    let gone = store
+                        .delete_assets(&own, false, Log::ANONYMOUS)
+                        .await
+                        .expect("delete");
                     assert!(matches!(gone, BulkOutcome::Done(g) if g.len() == own.len()));
                 }
             })

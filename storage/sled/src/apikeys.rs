@@ -1,6 +1,6 @@
 //! API key records.
 
-use assetlib_core::events::Event;
+use assetlib_core::events::{Log, Written};
 use assetlib_core::{ApiKey, KeyStore, StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use sled::Transactional;
@@ -45,7 +45,7 @@ impl Inner {
                 records.insert(&id.as_bytes()[..], value.as_slice())?;
                 hashes.insert(&key.key_hash[..], &id.as_bytes()[..])?;
                 by_created.insert(&created[..], &[][..])?;
-                event.put(events, Event::key_created(key))?;
+                event.put(events, Written::KeyCreated(key))?;
                 Ok(())
             })?;
         Ok(())
@@ -87,7 +87,7 @@ impl Inner {
                     &id.as_bytes()[..],
                     encode(KeyRec::WHAT, &rec).map_err(abort)?,
                 )?;
-                event.put(events, Event::key_revoked(id))?;
+                event.put(events, Written::KeyRevoked(id))?;
             }
             Ok(true)
         })?;
@@ -97,8 +97,8 @@ impl Inner {
 
 #[async_trait]
 impl KeyStore for SledStore {
-    async fn insert_key(&self, key: ApiKey) -> Result<(), StoreError> {
-        self.logged_write(move |inner, event| inner.insert_key(&key, event))
+    async fn insert_key(&self, key: ApiKey, log: &Log) -> Result<(), StoreError> {
+        self.logged_write(log, move |inner, event| inner.insert_key(&key, event))
             .await
     }
 
@@ -110,8 +110,8 @@ impl KeyStore for SledStore {
         self.blocking(|inner| inner.list_keys()).await
     }
 
-    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        self.logged_write(move |inner, event| inner.revoke_key(id, at, event))
+    async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>, log: &Log) -> Result<bool, StoreError> {
+        self.logged_write(log, move |inner, event| inner.revoke_key(id, at, event))
             .await
     }
 }

@@ -1,9 +1,9 @@
 //! Assets: reads, lists and inserts (changes and deletes are in `lifecycle.rs`).
 
+use assetlib_core::events::{Log, Written};
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
-use assetlib_core::events::Event;
 use assetlib_core::store::rules;
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetQuery, AssetSort, AssetStatus, AssetStore, AssetType,
@@ -276,7 +276,7 @@ impl Inner {
                         &asset,
                         true,
                     )?;
-                    event.put(events, Event::asset_created(&asset))?;
+                    event.put(events, Written::AssetCreated(&asset))?;
                     Ok(slug)
                 },
             )?;
@@ -338,9 +338,9 @@ impl AssetStore for SledStore {
         self.blocking(move |inner| inner.get_assets(&ids)).await
     }
 
-    async fn insert_asset(&self, asset: Asset) -> Result<Asset, StoreError> {
+    async fn insert_asset(&self, asset: Asset, log: &Log) -> Result<Asset, StoreError> {
         let inserted = self
-            .logged_write(move |inner, event| inner.insert_asset(asset, event))
+            .logged_write(log, move |inner, event| inner.insert_asset(asset, event))
             .await?;
         self.assets_changed();
         Ok(inserted)
@@ -350,10 +350,13 @@ impl AssetStore for SledStore {
         &self,
         id: Uuid,
         change: &AssetChange,
+        log: &Log,
     ) -> Result<Option<AssetUpdate>, StoreError> {
         let change = change.clone();
         let update = self
-            .logged_write(move |inner, event| inner.update_asset(id, &change, event))
+            .logged_write(log, move |inner, event| {
+                inner.update_asset(id, &change, event)
+            })
             .await?;
         if update.as_ref().is_some_and(|u| u.before != u.after) {
             self.assets_changed();
@@ -361,9 +364,16 @@ impl AssetStore for SledStore {
         Ok(update)
     }
 
-    async fn delete_asset(&self, id: Uuid, force: bool) -> Result<AssetDeletion, StoreError> {
+    async fn delete_asset(
+        &self,
+        id: Uuid,
+        force: bool,
+        log: &Log,
+    ) -> Result<AssetDeletion, StoreError> {
         let deletion = self
-            .logged_write(move |inner, event| inner.delete_asset(id, force, event))
+            .logged_write(log, move |inner, event| {
+                inner.delete_asset(id, force, event)
+            })
             .await?;
         if matches!(deletion, AssetDeletion::Deleted(_)) {
             self.assets_changed();
@@ -375,10 +385,11 @@ impl AssetStore for SledStore {
         &self,
         ids: &[Uuid],
         change: &AssetChange,
+        log: &Log,
     ) -> Result<BulkOutcome<AssetUpdate>, StoreError> {
         let (ids, change) = (ids.to_vec(), change.clone());
         let outcome = self
-            .logged_bulk_write(ids.len(), move |inner, slots| {
+            .logged_bulk_write(ids.len(), log, move |inner, slots| {
                 inner.update_assets(&ids, &change, slots)
             })
             .await?;
@@ -392,10 +403,11 @@ impl AssetStore for SledStore {
         &self,
         ids: &[Uuid],
         force: bool,
+        log: &Log,
     ) -> Result<BulkOutcome<Asset>, StoreError> {
         let ids = ids.to_vec();
         let outcome = self
-            .logged_bulk_write(ids.len(), move |inner, slots| {
+            .logged_bulk_write(ids.len(), log, move |inner, slots| {
                 inner.delete_assets(&ids, force, slots)
             })
             .await?;

@@ -8,6 +8,7 @@
 //! A sled database is open in one process at a time, so the places in flight are all known
 //! here.
 
+use assetlib_core::events::{Log, Written};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -95,14 +96,14 @@ impl EventSeq {
     }
 
     /// Reserves the next place, in flight until the returned guard is dropped.
-    pub(crate) fn reserve(self: &Arc<Self>, actor: Option<Actor>) -> Reserved {
+    pub(crate) fn reserve(self: &Arc<Self>, log: Log) -> Reserved {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let at = state.next;
         state.next += 1;
         state.in_flight.insert(at);
         Reserved {
             seq: Arc::clone(self),
-            slot: EventSlot { at, actor },
+            slot: EventSlot { at, log },
         }
     }
 
@@ -144,7 +145,7 @@ impl Drop for Reserved {
 #[derive(Debug, Clone)]
 pub(crate) struct EventSlot {
     at: u64,
-    actor: Option<Actor>,
+    log: Log,
 }
 
 impl EventSlot {
@@ -153,12 +154,15 @@ impl EventSlot {
         self.at
     }
 
-    /// Inserts `event` (made by this slot's actor) at this slot's place, in the write's
-    /// transaction.
-    pub(crate) fn put(&self, events: &TransactionalTree, event: Event) -> Result<(), TxError> {
-        let event = Event {
-            actor: self.actor.clone(),
-            ..event
+    /// Inserts the event the write's [`Log`] makes of what it did (`written`), if any, at
+    /// this slot's place, in the write's transaction; with none, the place stays empty.
+    pub(crate) fn put(
+        &self,
+        events: &TransactionalTree,
+        written: Written<'_>,
+    ) -> Result<(), TxError> {
+        let Some(event) = self.log.event(written) else {
+            return Ok(());
         };
         let value = encode(EventRec::WHAT, &EventRec::new(&event)).map_err(abort)?;
         events.insert(&self.at.to_be_bytes()[..], value)?;

@@ -193,6 +193,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use assetlib_core::StoreError;
+use assetlib_core::events::Log;
 use sled::{IVec, Tree};
 
 #[cfg(feature = "stats")]
@@ -520,18 +521,15 @@ impl SledStore {
 
 impl SledStore {
     /// Runs the write `f` as [`SledStore::write`] does, with a place reserved in the event log
-    /// for the event it appends (made by the actor of the calling task). The place stays in
+    /// for the event it appends (made as `log` says). The place stays in
     /// flight until the write is durable, however the caller fares: the reservation is
     /// released on the blocking thread, after the flush.
-    async fn logged_write<T, F>(&self, f: F) -> Result<T, StoreError>
+    async fn logged_write<T, F>(&self, log: &Log, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Inner, &events::EventSlot) -> Result<T, Error> + Send + 'static,
     {
-        let reserved = self
-            .inner
-            .event_seq
-            .reserve(assetlib_core::events::current_actor());
+        let reserved = self.inner.event_seq.reserve(log.clone());
         let (value, _flown) = self
             .write(move |inner| Ok((f(inner, reserved.slot())?, reserved)))
             .await?;

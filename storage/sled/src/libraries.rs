@@ -6,9 +6,9 @@
 //! every change of those fields (`lifecycle.rs`), so [`Inner::load_library`] is one record
 //! read and one prefix scan, whatever the number of assets.
 
+use assetlib_core::events::{Log, Written};
 use std::collections::{BTreeMap, HashMap};
 
-use assetlib_core::events::Event;
 use assetlib_core::store::rules;
 use assetlib_core::{
     EntryRow, Holders, LibraryEntry, LibraryQuery, LibraryRows, LibraryStore, LibrarySummary,
@@ -291,7 +291,13 @@ impl Inner {
                         encode(LibraryRec::WHAT, &rec).map_err(abort)?,
                     )?;
                     versions::bump_library(versions, id)?;
-                    event.put(events, Event::library_put(id, old.is_none()))?;
+                    event.put(
+                        events,
+                        Written::LibraryPut {
+                            id,
+                            created: old.is_none(),
+                        },
+                    )?;
                     Ok(match old {
                         Some(_) => PutOutcome::Replaced,
                         None => {
@@ -354,7 +360,7 @@ impl Inner {
                     counters.remove(&tree_keys::views(id)[..])?;
                     versions::remove_library(versions, id)?;
                     passes::remove_library_passes(passes, pass_hashes, pass_lists, id)?;
-                    event.put(events, Event::library_deleted(id))?;
+                    event.put(events, Written::LibraryDeleted(id))?;
                     Ok(true)
                 },
             )?;
@@ -546,8 +552,8 @@ impl LibraryStore for SledStore {
         self.blocking(move |inner| inner.load_library(id)).await
     }
 
-    async fn put_library(&self, write: LibraryWrite) -> Result<PutOutcome, StoreError> {
-        self.logged_write(move |inner, event| inner.put_library(write, event))
+    async fn put_library(&self, write: LibraryWrite, log: &Log) -> Result<PutOutcome, StoreError> {
+        self.logged_write(log, move |inner, event| inner.put_library(write, event))
             .await
     }
 
@@ -555,8 +561,8 @@ impl LibraryStore for SledStore {
         self.point_read(|inner| inner.library_id_by_slug(slug))
     }
 
-    async fn delete_library(&self, id: Uuid) -> Result<bool, StoreError> {
-        self.logged_write(move |inner, event| inner.delete_library(id, event))
+    async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
+        self.logged_write(log, move |inner, event| inner.delete_library(id, event))
             .await
     }
 

@@ -15,7 +15,7 @@
 //! delete either comes first (the write then finds the asset missing) or sees the library.
 
 use assetlib_core::StoreError;
-use assetlib_core::events::Event;
+use assetlib_core::events::{Log, Written};
 use assetlib_core::store::rules;
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, LibraryUse, TagCount,
@@ -58,14 +58,18 @@ impl SledStore {
     /// Runs a write of up to `n` events (one change of several assets) as
     /// [`SledStore::logged_write`] does, with `n` places reserved in the log; a place whose
     /// event is not written stays empty.
-    pub(crate) async fn logged_bulk_write<T, F>(&self, n: usize, f: F) -> Result<T, StoreError>
+    pub(crate) async fn logged_bulk_write<T, F>(
+        &self,
+        n: usize,
+        log: &Log,
+        f: F,
+    ) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Inner, &[EventSlot]) -> Result<T, Error> + Send + 'static,
     {
-        let actor = assetlib_core::events::current_actor();
         let reserved: Vec<crate::events::Reserved> = (0..n)
-            .map(|_| self.inner.event_seq.reserve(actor.clone()))
+            .map(|_| self.inner.event_seq.reserve(log.clone()))
             .collect();
         let (value, _flown) = self
             .write(move |inner| {
@@ -432,9 +436,13 @@ fn write_update(
         }
         versions::bump_library(t.versions, holder.library())?;
     }
-    if let Some(changed) = Event::asset_changed(&before, &after) {
-        event.put(t.events, changed)?;
-    }
+    event.put(
+        t.events,
+        Written::AssetChanged {
+            before: &before,
+            after: &after,
+        },
+    )?;
     Ok((before, after))
 }
 
@@ -496,6 +504,6 @@ fn write_delete(
         put_library_rec(t.libs, library, &rec)?;
         versions::bump_library(t.versions, library)?;
     }
-    event.put(t.events, Event::asset_deleted(id))?;
+    event.put(t.events, Written::AssetDeleted(id))?;
     Ok(())
 }

@@ -14,9 +14,9 @@
 //! spends in this process never pass the limit nor lose a download; only one process opens a
 //! sled directory.
 
+use assetlib_core::events::{Log, Written};
 use std::collections::{HashMap, HashSet};
 
-use assetlib_core::events::Event;
 use assetlib_core::{Holders, LibraryPass, Page, PassSpend, PassStore, StoreError, async_trait};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -193,7 +193,7 @@ impl Inner {
                     &library.as_bytes()[..],
                     encode(PassListRec::WHAT, &list).map_err(abort)?,
                 )?;
-                event.put(events, Event::pass_created(pass))?;
+                event.put(events, Written::PassCreated(pass))?;
                 Ok(())
             })?;
         Ok(())
@@ -241,7 +241,7 @@ impl Inner {
                     &id.as_bytes()[..],
                     encode(PassRec::WHAT, &rec).map_err(abort)?,
                 )?;
-                event.put(events, Event::pass_revoked(id))?;
+                event.put(events, Written::PassRevoked(id))?;
             }
             Ok(true)
         })?;
@@ -326,8 +326,8 @@ impl Inner {
 
 #[async_trait]
 impl PassStore for SledStore {
-    async fn insert_pass(&self, pass: LibraryPass) -> Result<(), StoreError> {
-        self.logged_write(move |inner, event| inner.insert_pass(&pass, event))
+    async fn insert_pass(&self, pass: LibraryPass, log: &Log) -> Result<(), StoreError> {
+        self.logged_write(log, move |inner, event| inner.insert_pass(&pass, event))
             .await
     }
 
@@ -349,8 +349,13 @@ impl PassStore for SledStore {
             .await
     }
 
-    async fn revoke_pass(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        self.logged_write(move |inner, event| inner.revoke_pass(id, at, event))
+    async fn revoke_pass(
+        &self,
+        id: Uuid,
+        at: DateTime<Utc>,
+        log: &Log,
+    ) -> Result<bool, StoreError> {
+        self.logged_write(log, move |inner, event| inner.revoke_pass(id, at, event))
             .await
     }
 

@@ -14,7 +14,8 @@
 //! background flush and the next durable write take it to disk): after a crash a delivery may
 //! only go out again.
 
-use assetlib_core::events::{Event, EventCursor};
+use assetlib_core::events::EventCursor;
+use assetlib_core::events::{Log, Written};
 use assetlib_core::webhooks::{Attempt, Claimed, Delivery, EventFilter, Webhook, WebhookChange};
 use assetlib_core::{Page, StoreError, WebhookStore, async_trait};
 use chrono::{DateTime, Utc};
@@ -119,7 +120,7 @@ impl Inner {
                 return Err(abort(Error::DuplicateId(w.id)));
             }
             write_hook(hooks, w.id, &rec)?;
-            event.put(events, Event::webhook_created(w.id))?;
+            event.put(events, Written::WebhookCreated(w.id))?;
             Ok(())
         })?;
         Ok(())
@@ -162,7 +163,13 @@ impl Inner {
                 return Ok(Some(old));
             };
             write_hook(hooks, id, &WebhookRec::new(&new).starting_at(start))?;
-            event.put(events, Event::webhook_updated(id, changed))?;
+            event.put(
+                events,
+                Written::WebhookChanged {
+                    id,
+                    changed: &changed,
+                },
+            )?;
             Ok(Some(new))
         })?;
         Ok(updated)
@@ -175,7 +182,7 @@ impl Inner {
             if hooks.remove(id.as_bytes())?.is_none() {
                 return Ok(false);
             }
-            event.put(events, Event::webhook_deleted(id))?;
+            event.put(events, Written::WebhookDeleted(id))?;
             Ok(true)
         })?;
         if found {
@@ -187,9 +194,11 @@ impl Inner {
 
 #[async_trait]
 impl WebhookStore for SledStore {
-    async fn insert_webhook(&self, webhook: Webhook) -> Result<(), StoreError> {
-        self.logged_write(move |inner, event| inner.insert_webhook(&webhook, event))
-            .await
+    async fn insert_webhook(&self, webhook: Webhook, log: &Log) -> Result<(), StoreError> {
+        self.logged_write(log, move |inner, event| {
+            inner.insert_webhook(&webhook, event)
+        })
+        .await
     }
 
     async fn get_webhook(&self, id: Uuid) -> Result<Option<Webhook>, StoreError> {
@@ -206,14 +215,17 @@ impl WebhookStore for SledStore {
         id: Uuid,
         change: &WebhookChange,
         now: DateTime<Utc>,
+        log: &Log,
     ) -> Result<Option<Webhook>, StoreError> {
         let change = change.clone();
-        self.logged_write(move |inner, event| inner.update_webhook(id, &change, now, event))
-            .await
+        self.logged_write(log, move |inner, event| {
+            inner.update_webhook(id, &change, now, event)
+        })
+        .await
     }
 
-    async fn delete_webhook(&self, id: Uuid) -> Result<bool, StoreError> {
-        self.logged_write(move |inner, event| inner.delete_webhook(id, event))
+    async fn delete_webhook(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
+        self.logged_write(log, move |inner, event| inner.delete_webhook(id, event))
             .await
     }
 

@@ -45,8 +45,14 @@ async fn same_assets(sled: &SledStore, memory: &MemoryStore, n: usize) -> Vec<Uu
         a.description = (i % 4 == 0).then(|| format!("Description {i} with a NEEDLE inside"));
         a.published = i % 11 != 5;
         a.download_count = i as u64 % 3;
-        let s = sled.insert_asset(a.clone()).await.expect("sled insert");
-        let m = memory.insert_asset(a).await.expect("memory insert");
+        let s = sled
+            .insert_asset(a.clone(), Log::ANONYMOUS)
+            .await
+            .expect("sled insert");
+        let m = memory
+            .insert_asset(a, Log::ANONYMOUS)
+            .await
+            .expect("memory insert");
         assert_eq!(s, m, "inserted asset {i}");
         ids.push(s.id);
     }
@@ -144,8 +150,8 @@ async fn libraries_agree_with_the_memory_store() {
             w.library.slug = format!("given-{}", i % 2);
             w.slug_given = true;
         }
-        let s = sled.put_library(w.clone()).await;
-        let m = memory.put_library(w).await;
+        let s = sled.put_library(w.clone(), Log::ANONYMOUS).await;
+        let m = memory.put_library(w, Log::ANONYMOUS).await;
         match (s, m) {
             (Ok(s), Ok(m)) => assert_eq!(s, m),
             (Err(StoreError::SlugTaken { slug: a }), Err(StoreError::SlugTaken { slug: b })) => {
@@ -176,20 +182,30 @@ async fn libraries_agree_with_the_memory_store() {
             w.library.settings.workspace_id = Some("ws-b".into());
             w.library.updated_at = at(100 + i as i64);
             assert_eq!(
-                sled.put_library(w.clone()).await.expect("replace"),
-                memory.put_library(w).await.expect("replace")
+                sled.put_library(w.clone(), Log::ANONYMOUS)
+                    .await
+                    .expect("replace"),
+                memory
+                    .put_library(w, Log::ANONYMOUS)
+                    .await
+                    .expect("replace")
             );
         }
         if i % 6 == 2 {
             assert_eq!(
-                sled.delete_library(id).await.expect("delete"),
-                memory.delete_library(id).await.expect("delete")
+                sled.delete_library(id, Log::ANONYMOUS)
+                    .await
+                    .expect("delete"),
+                memory
+                    .delete_library(id, Log::ANONYMOUS)
+                    .await
+                    .expect("delete")
             );
         }
     }
     assert!(
         !sled
-            .delete_library(Uuid::new_v4())
+            .delete_library(Uuid::new_v4(), Log::ANONYMOUS)
             .await
             .expect("delete missing")
     );
@@ -223,7 +239,7 @@ async fn asset_slugs_take_the_first_free_suffix_across_reopens() {
     let mut slugs = Vec::new();
     for _ in 0..3 {
         slugs.push(
-            sled.insert_asset(asset("Logo", AssetType::Image, 1))
+            sled.insert_asset(asset("Logo", AssetType::Image, 1), Log::ANONYMOUS)
                 .await
                 .expect("insert")
                 .slug,
@@ -231,12 +247,17 @@ async fn asset_slugs_take_the_first_free_suffix_across_reopens() {
     }
     let mut wanted = asset("Logo 5", AssetType::Image, 1);
     wanted.slug = "logo-5".into();
-    slugs.push(sled.insert_asset(wanted).await.expect("insert").slug);
+    slugs.push(
+        sled.insert_asset(wanted, Log::ANONYMOUS)
+            .await
+            .expect("insert")
+            .slug,
+    );
     drop(sled);
     let sled = reopen(&dir.path().join("db"));
     for _ in 0..2 {
         slugs.push(
-            sled.insert_asset(asset("Logo", AssetType::Image, 1))
+            sled.insert_asset(asset("Logo", AssetType::Image, 1), Log::ANONYMOUS)
                 .await
                 .expect("insert")
                 .slug,
@@ -257,19 +278,23 @@ async fn library_slugs_are_unique_and_released() {
     wa.library.slug = "brand".into();
     wa.slug_given = true;
     assert_eq!(
-        sled.put_library(wa.clone()).await.expect("put a"),
+        sled.put_library(wa.clone(), Log::ANONYMOUS)
+            .await
+            .expect("put a"),
         PutOutcome::Created
     );
     // Replacing with its own slug is no clash.
     assert_eq!(
-        sled.put_library(wa.clone()).await.expect("replace a"),
+        sled.put_library(wa.clone(), Log::ANONYMOUS)
+            .await
+            .expect("replace a"),
         PutOutcome::Replaced
     );
 
     let mut wb = library(b, "Other", &[], 0, 0);
     wb.library.slug = "brand".into();
     wb.slug_given = true;
-    match sled.put_library(wb.clone()).await {
+    match sled.put_library(wb.clone(), Log::ANONYMOUS).await {
         Err(StoreError::SlugTaken { slug }) => assert_eq!(slug, "brand"),
         other => panic!("expected a taken slug, got {other:?}"),
     }
@@ -280,7 +305,9 @@ async fn library_slugs_are_unique_and_released() {
 
     // A slug made from the title gets a suffix.
     wb.slug_given = false;
-    sled.put_library(wb.clone()).await.expect("put b");
+    sled.put_library(wb.clone(), Log::ANONYMOUS)
+        .await
+        .expect("put b");
     let slug_of = |rows: Option<LibraryRows>| rows.expect("library").library.slug;
     assert_eq!(
         slug_of(sled.load_library(b).await.expect("load")),
@@ -289,17 +316,27 @@ async fn library_slugs_are_unique_and_released() {
 
     // Renaming a frees its slug; deleting frees the new one.
     wa.library.slug = "renamed".into();
-    sled.put_library(wa.clone()).await.expect("rename a");
+    sled.put_library(wa.clone(), Log::ANONYMOUS)
+        .await
+        .expect("rename a");
     wb.library.slug = "brand".into();
     wb.slug_given = true;
-    sled.put_library(wb).await.expect("b takes the freed slug");
+    sled.put_library(wb, Log::ANONYMOUS)
+        .await
+        .expect("b takes the freed slug");
     assert_eq!(slug_of(sled.load_library(b).await.expect("load")), "brand");
-    assert!(sled.delete_library(a).await.expect("delete a"));
+    assert!(
+        sled.delete_library(a, Log::ANONYMOUS)
+            .await
+            .expect("delete a")
+    );
     let c = Uuid::new_v4();
     let mut wc = library(c, "Third", &[], 0, 0);
     wc.library.slug = "renamed".into();
     wc.slug_given = true;
-    sled.put_library(wc).await.expect("c takes a's slug");
+    sled.put_library(wc, Log::ANONYMOUS)
+        .await
+        .expect("c takes a's slug");
     let integrity = sled.verify().await.expect("verify");
     assert!(integrity.is_ok(), "{:?}", integrity.problems);
 }
@@ -311,7 +348,7 @@ async fn replace_keeps_created_views_and_first_publication() {
         let mut v = Vec::new();
         for i in 0..6 {
             v.push(
-                sled.insert_asset(asset("Pic", AssetType::Image, i))
+                sled.insert_asset(asset("Pic", AssetType::Image, i), Log::ANONYMOUS)
                     .await
                     .expect("insert")
                     .id,
@@ -324,7 +361,9 @@ async fn replace_keeps_created_views_and_first_publication() {
     w.library.settings.published = false;
     w.library.created_at = at(10);
     w.library.updated_at = at(10);
-    sled.put_library(w.clone()).await.expect("create draft");
+    sled.put_library(w.clone(), Log::ANONYMOUS)
+        .await
+        .expect("create draft");
     assert_eq!(
         sled.list_libraries(&LibraryQuery::default())
             .await
@@ -342,13 +381,15 @@ async fn replace_keeps_created_views_and_first_publication() {
     w.library.settings.published = true;
     w.library.created_at = at(20);
     w.library.updated_at = at(20);
-    sled.put_library(w.clone()).await.expect("publish");
+    sled.put_library(w.clone(), Log::ANONYMOUS)
+        .await
+        .expect("publish");
     assert_eq!(view(&sled, id).await, Some(1));
     assert_eq!(view(&sled, id).await, Some(2));
     w.library.updated_at = at(30);
     w.entries.truncate(1);
     w.sections.truncate(1);
-    sled.put_library(w).await.expect("replace");
+    sled.put_library(w, Log::ANONYMOUS).await.expect("replace");
 
     let rows = sled.load_library(id).await.expect("load").expect("library");
     assert_eq!(rows.library.created_at, at(10));
@@ -370,17 +411,24 @@ async fn replace_keeps_created_views_and_first_publication() {
 async fn entries_of_missing_or_unpublished_assets() {
     let (sled, _dir) = store();
     let shown = sled
-        .insert_asset(asset("Shown", AssetType::Pdf, 1))
+        .insert_asset(asset("Shown", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert")
         .id;
     let mut draft = asset("Draft", AssetType::Pdf, 2);
     draft.published = false;
-    let draft = sled.insert_asset(draft).await.expect("insert").id;
+    let draft = sled
+        .insert_asset(draft, Log::ANONYMOUS)
+        .await
+        .expect("insert")
+        .id;
     let missing = Uuid::new_v4();
     let id = Uuid::new_v4();
     match sled
-        .put_library(library(id, "Kit", &[shown, draft, missing], 1, 2))
+        .put_library(
+            library(id, "Kit", &[shown, draft, missing], 1, 2),
+            Log::ANONYMOUS,
+        )
         .await
     {
         Err(StoreError::UnknownAsset { id }) => assert_eq!(id, missing),
@@ -389,7 +437,7 @@ async fn entries_of_missing_or_unpublished_assets() {
     assert_eq!(sled.load_library(id).await.expect("load"), None);
     assert!(sled.asset_usage(shown).await.expect("usage").is_empty());
 
-    sled.put_library(library(id, "Kit", &[shown, draft], 1, 2))
+    sled.put_library(library(id, "Kit", &[shown, draft], 1, 2), Log::ANONYMOUS)
         .await
         .expect("put");
     let rows = sled.load_library(id).await.expect("load").expect("library");
@@ -416,7 +464,10 @@ async fn reads_of_unknown_and_unpublished_records() {
     let (sled, _dir) = store();
     let mut draft = asset("Draft", AssetType::Pdf, 2);
     draft.published = false;
-    let draft = sled.insert_asset(draft).await.expect("insert");
+    let draft = sled
+        .insert_asset(draft, Log::ANONYMOUS)
+        .await
+        .expect("insert");
     assert_eq!(
         sled.get_asset(draft.id).await.expect("get"),
         Some(draft.clone())
@@ -442,21 +493,31 @@ async fn reads_of_unknown_and_unpublished_records() {
     assert_eq!(sled.record_library_view(unknown).await.expect("view"), None);
     sled.record_download(unknown).await.expect("download");
     assert_eq!(sled.get_asset(unknown).await.expect("get"), None);
-    assert!(!sled.delete_library(unknown).await.expect("delete"));
-    assert!(!sled.revoke_key(unknown, at(0)).await.expect("revoke"));
+    assert!(
+        !sled
+            .delete_library(unknown, Log::ANONYMOUS)
+            .await
+            .expect("delete")
+    );
+    assert!(
+        !sled
+            .revoke_key(unknown, at(0), Log::ANONYMOUS)
+            .await
+            .expect("revoke")
+    );
     assert_eq!(sled.find_key(&[9; 32]).await.expect("find"), None);
 
     let mut again = asset("Again", AssetType::Pdf, 2);
     let taken = page_id(&sled).await;
     again.id = taken;
-    match sled.insert_asset(again).await {
+    match sled.insert_asset(again, Log::ANONYMOUS).await {
         Err(StoreError::DuplicateId { id }) => assert_eq!(id, taken),
         other => panic!("expected an id conflict, got {other:?}"),
     }
 }
 
 async fn page_id(sled: &SledStore) -> Uuid {
-    sled.insert_asset(asset("First", AssetType::Link, 0))
+    sled.insert_asset(asset("First", AssetType::Link, 0), Log::ANONYMOUS)
         .await
         .expect("insert")
         .id
@@ -466,7 +527,7 @@ async fn page_id(sled: &SledStore) -> Uuid {
 async fn downloads_count_and_survive_reopen() {
     let (sled, dir) = store();
     let a = sled
-        .insert_asset(asset("File", AssetType::Pdf, 1))
+        .insert_asset(asset("File", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     sled.record_download(a.id).await.expect("download");
@@ -499,9 +560,11 @@ async fn api_keys() {
     let (sled, dir) = store();
     let keys = [key("c", 30, 3), key("a", 10, 1), key("b", 20, 2)];
     for k in &keys {
-        sled.insert_key(k.clone()).await.expect("insert key");
+        sled.insert_key(k.clone(), Log::ANONYMOUS)
+            .await
+            .expect("insert key");
     }
-    match sled.insert_key(key("dup", 40, 1)).await {
+    match sled.insert_key(key("dup", 40, 1), Log::ANONYMOUS).await {
         Err(StoreError::DuplicateKeyHash) => {}
         other => panic!("expected a hash conflict, got {other:?}"),
     }
@@ -517,9 +580,13 @@ async fn api_keys() {
         sled.find_key(&[2; 32]).await.expect("find"),
         Some(keys[2].clone())
     );
-    assert!(sled.revoke_key(keys[0].id, at(50)).await.expect("revoke"));
     assert!(
-        sled.revoke_key(keys[0].id, at(60))
+        sled.revoke_key(keys[0].id, at(50), Log::ANONYMOUS)
+            .await
+            .expect("revoke")
+    );
+    assert!(
+        sled.revoke_key(keys[0].id, at(60), Log::ANONYMOUS)
             .await
             .expect("revoke again")
     );
@@ -538,11 +605,11 @@ async fn api_keys() {
 async fn concurrent_views_and_downloads_are_never_lost() {
     let (sled, _dir) = store();
     let a = sled
-        .insert_asset(asset("File", AssetType::Pdf, 1))
+        .insert_asset(asset("File", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     let lib = Uuid::new_v4();
-    sled.put_library(library(lib, "Kit", &[a.id], 0, 0))
+    sled.put_library(library(lib, "Kit", &[a.id], 0, 0), Log::ANONYMOUS)
         .await
         .expect("put");
     let mut tasks = tokio::task::JoinSet::new();
@@ -585,11 +652,14 @@ async fn concurrent_views_and_downloads_are_never_lost() {
 async fn walks_see_every_published_asset_once_in_order() {
     let (sled, _dir) = fast_store();
     for i in 0..250 {
-        sled.insert_asset(asset(
-            TITLES[i % TITLES.len()],
-            AssetType::ALL[i % 9],
-            (i % 13) as i64,
-        ))
+        sled.insert_asset(
+            asset(
+                TITLES[i % TITLES.len()],
+                AssetType::ALL[i % 9],
+                (i % 13) as i64,
+            ),
+            Log::ANONYMOUS,
+        )
         .await
         .expect("insert");
     }
@@ -606,10 +676,10 @@ async fn walks_see_every_published_asset_once_in_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verify_finds_a_damaged_index() {
     let (sled, dir) = store();
-    sled.insert_asset(asset("One", AssetType::Pdf, 1))
+    sled.insert_asset(asset("One", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
-    sled.insert_asset(asset("Two", AssetType::Pdf, 2))
+    sled.insert_asset(asset("Two", AssetType::Pdf, 2), Log::ANONYMOUS)
         .await
         .expect("insert");
     assert!(sled.verify().await.expect("verify").is_ok());

@@ -39,7 +39,7 @@ async fn eight_writers_with_readers_lose_nothing() {
     let mut seed = Vec::new();
     for i in 0..SEED {
         seed.push(
-            sled.insert_asset(asset("Seed", AssetType::Image, i as i64))
+            sled.insert_asset(asset("Seed", AssetType::Image, i as i64), Log::ANONYMOUS)
                 .await
                 .expect("seed")
                 .id,
@@ -47,7 +47,7 @@ async fn eight_writers_with_readers_lose_nothing() {
     }
     let seed = Arc::new(seed);
     let lib = Uuid::new_v4();
-    sled.put_library(library(lib, "n1", &seed[..1], 1, 0))
+    sled.put_library(library(lib, "n1", &seed[..1], 1, 0), Log::ANONYMOUS)
         .await
         .expect("library");
     let done = Arc::new(AtomicBool::new(false));
@@ -60,7 +60,12 @@ async fn eight_writers_with_readers_lose_nothing() {
             let mut last_total = 0;
             for i in 0..PER_WRITER {
                 let a = asset(&format!("W{w} {i}"), AssetType::ALL[i % 9], (i % 17) as i64);
-                mine.push(sled.insert_asset(a).await.expect("insert").id);
+                mine.push(
+                    sled.insert_asset(a, Log::ANONYMOUS)
+                        .await
+                        .expect("insert")
+                        .id,
+                );
                 if i % 10 == 0 {
                     let page = sled
                         .list_assets(&AssetQuery::default())
@@ -85,9 +90,12 @@ async fn eight_writers_with_readers_lose_nothing() {
             let mut k = 0;
             while !done.load(Ordering::Relaxed) {
                 let n = 1 + k % SEED;
-                sled.put_library(library(lib, &format!("n{n}"), &seed[..n], 1, n / 2))
-                    .await
-                    .expect("replace");
+                sled.put_library(
+                    library(lib, &format!("n{n}"), &seed[..n], 1, n / 2),
+                    Log::ANONYMOUS,
+                )
+                .await
+                .expect("replace");
                 k += 1;
             }
             k

@@ -59,7 +59,7 @@ async fn child(path: PathBuf) {
     let deadline = Instant::now() + Duration::from_secs(60);
     let viewed = Uuid::new_v4();
     store
-        .put_library(library(viewed, "Viewed kit", &[], 0, 0))
+        .put_library(library(viewed, "Viewed kit", &[], 0, 0), Log::ANONYMOUS)
         .await
         .expect("put viewed");
     say(format!("library {viewed} 0"));
@@ -77,7 +77,7 @@ async fn child(path: PathBuf) {
                     AssetType::ALL[n % 9],
                     (n % 50) as i64,
                 );
-                let a = store.insert_asset(a).await.expect("insert");
+                let a = store.insert_asset(a, Log::ANONYMOUS).await.expect("insert");
                 say(format!("asset {}", a.id));
                 mine.push(a.id);
                 n += 1;
@@ -90,7 +90,7 @@ async fn child(path: PathBuf) {
                     let lib = Uuid::new_v4();
                     let entries = &mine[mine.len() - 6..];
                     store
-                        .put_library(library(lib, "Crash kit", entries, 1, 3))
+                        .put_library(library(lib, "Crash kit", entries, 1, 3), Log::ANONYMOUS)
                         .await
                         .expect("put");
                     say(format!("library {lib} {}", entries.len()));
@@ -121,17 +121,23 @@ async fn child(path: PathBuf) {
 /// unpublished, then deleted with its entry.
 async fn scratch_lifecycle(store: &SledStore, w: usize, n: usize, kept: Uuid) {
     let t = asset(&format!("Scratch {w} {n}"), AssetType::Pdf, 0);
-    let t = store.insert_asset(t).await.expect("insert scratch");
+    let t = store
+        .insert_asset(t, Log::ANONYMOUS)
+        .await
+        .expect("insert scratch");
     let lib = library(Uuid::new_v4(), "Scratch kit", &[t.id, kept], 0, 0);
-    store.put_library(lib).await.expect("put scratch");
+    store
+        .put_library(lib, Log::ANONYMOUS)
+        .await
+        .expect("put scratch");
     let mut hide = AssetChange::at(t.created_at);
     hide.published = Some(false);
     store
-        .update_asset(t.id, &hide)
+        .update_asset(t.id, &hide, Log::ANONYMOUS)
         .await
         .expect("update scratch");
     let deleted = store
-        .delete_asset(t.id, true)
+        .delete_asset(t.id, true, Log::ANONYMOUS)
         .await
         .expect("delete scratch");
     assert!(matches!(deleted, AssetDeletion::Deleted(_)));

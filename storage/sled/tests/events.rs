@@ -31,7 +31,7 @@ async fn a_reader_misses_nothing_after_a_purge_and_a_reopen() {
     for n in 0..3 {
         let title = format!("Old {n}");
         store
-            .insert_asset(sample_asset(&title, AssetType::Image, n))
+            .insert_asset(sample_asset(&title, AssetType::Image, n), Log::ANONYMOUS)
             .await
             .expect("insert");
     }
@@ -44,7 +44,7 @@ async fn a_reader_misses_nothing_after_a_purge_and_a_reopen() {
 
     let store = SledStore::open(&path).expect("open again");
     let new = store
-        .insert_asset(sample_asset("New", AssetType::Image, 9))
+        .insert_asset(sample_asset("New", AssetType::Image, 9), Log::ANONYMOUS)
         .await
         .expect("insert");
     let (seen, _) = all_after(&store, cursor).await;
@@ -57,18 +57,23 @@ async fn a_refused_write_before_a_restart_hides_no_later_event() {
     let path = dir.path().join("db");
     let store = SledStore::open(&path).expect("open");
     let asset = store
-        .insert_asset(sample_asset("First", AssetType::Image, 0))
+        .insert_asset(sample_asset("First", AssetType::Image, 0), Log::ANONYMOUS)
         .await
         .expect("insert");
     // Refused (the id is taken): its place in the log stays empty.
-    assert!(store.insert_asset(asset.clone()).await.is_err());
+    assert!(
+        store
+            .insert_asset(asset.clone(), Log::ANONYMOUS)
+            .await
+            .is_err()
+    );
     let (seen, cursor) = all_after(&store, EventCursor::START).await;
     assert_eq!(seen, vec![asset.id]);
     drop(store);
 
     let store = SledStore::open(&path).expect("open again");
     let new = store
-        .insert_asset(sample_asset("Second", AssetType::Image, 1))
+        .insert_asset(sample_asset("Second", AssetType::Image, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     let (seen, _) = all_after(&store, cursor).await;

@@ -116,8 +116,17 @@ async fn lifecycle_agrees_with_the_memory_store() {
         a.tags = (0..i % 4)
             .map(|k| palette[(i + k) % 3].to_owned())
             .collect();
-        let s = sled.insert_asset(a.clone()).await.expect("sled insert");
-        assert_eq!(s, memory.insert_asset(a).await.expect("memory insert"));
+        let s = sled
+            .insert_asset(a.clone(), Log::ANONYMOUS)
+            .await
+            .expect("sled insert");
+        assert_eq!(
+            s,
+            memory
+                .insert_asset(a, Log::ANONYMOUS)
+                .await
+                .expect("memory insert")
+        );
         assets.push(s.id);
     }
     let mut libraries = Vec::new();
@@ -131,8 +140,13 @@ async fn lifecycle_agrees_with_the_memory_store() {
         w.library.created_at = at((i % 3) as i64);
         w.library.updated_at = w.library.created_at;
         assert_eq!(
-            sled.put_library(w.clone()).await.expect("sled put"),
-            memory.put_library(w).await.expect("memory put")
+            sled.put_library(w.clone(), Log::ANONYMOUS)
+                .await
+                .expect("sled put"),
+            memory
+                .put_library(w, Log::ANONYMOUS)
+                .await
+                .expect("memory put")
         );
         libraries.push(id);
     }
@@ -149,9 +163,12 @@ async fn lifecycle_agrees_with_the_memory_store() {
             3 => change.description = Some(None),
             _ => change.tags = Some(TagChange::Add(vec!["Red".into(), "new".into()])),
         }
-        let s = sled.update_asset(id, &change).await.expect("sled update");
+        let s = sled
+            .update_asset(id, &change, Log::ANONYMOUS)
+            .await
+            .expect("sled update");
         let m = memory
-            .update_asset(id, &change)
+            .update_asset(id, &change, Log::ANONYMOUS)
             .await
             .expect("memory update");
         assert_eq!(s, m, "change {i}");
@@ -162,8 +179,14 @@ async fn lifecycle_agrees_with_the_memory_store() {
     // Deletes: refused while held, forced, free.
     for (i, &id) in assets.iter().enumerate().filter(|(i, _)| i % 3 == 1) {
         let force = i % 2 == 1;
-        let s = sled.delete_asset(id, force).await.expect("sled delete");
-        let m = memory.delete_asset(id, force).await.expect("memory delete");
+        let s = sled
+            .delete_asset(id, force, Log::ANONYMOUS)
+            .await
+            .expect("sled delete");
+        let m = memory
+            .delete_asset(id, force, Log::ANONYMOUS)
+            .await
+            .expect("memory delete");
         assert_eq!(s, m, "delete {i} (force {force})");
     }
     agree(&sled, &memory, &assets, &libraries).await;
@@ -181,11 +204,25 @@ async fn lifecycle_agrees_with_the_memory_store() {
     };
     let w = library(libraries[0], "Rewritten", &kept[..5], 1, 2);
     assert_eq!(
-        sled.put_library(w.clone()).await.expect("sled put"),
-        memory.put_library(w).await.expect("memory put")
+        sled.put_library(w.clone(), Log::ANONYMOUS)
+            .await
+            .expect("sled put"),
+        memory
+            .put_library(w, Log::ANONYMOUS)
+            .await
+            .expect("memory put")
     );
-    assert!(sled.delete_library(libraries[1]).await.expect("delete"));
-    assert!(memory.delete_library(libraries[1]).await.expect("delete"));
+    assert!(
+        sled.delete_library(libraries[1], Log::ANONYMOUS)
+            .await
+            .expect("delete")
+    );
+    assert!(
+        memory
+            .delete_library(libraries[1], Log::ANONYMOUS)
+            .await
+            .expect("delete")
+    );
     agree(&sled, &memory, &assets, &libraries).await;
     check_ok(&sled).await;
 }
@@ -194,18 +231,18 @@ async fn lifecycle_agrees_with_the_memory_store() {
 async fn a_change_versions_only_the_libraries_holding_the_asset() {
     let (sled, _dir) = store();
     let held = sled
-        .insert_asset(asset("Held", AssetType::Pdf, 1))
+        .insert_asset(asset("Held", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     let other = sled
-        .insert_asset(asset("Other", AssetType::Pdf, 2))
+        .insert_asset(asset("Other", AssetType::Pdf, 2), Log::ANONYMOUS)
         .await
         .expect("insert");
     let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
-    sled.put_library(library(a, "A", &[held.id], 0, 0))
+    sled.put_library(library(a, "A", &[held.id], 0, 0), Log::ANONYMOUS)
         .await
         .expect("put");
-    sled.put_library(library(b, "B", &[other.id], 0, 0))
+    sled.put_library(library(b, "B", &[other.id], 0, 0), Log::ANONYMOUS)
         .await
         .expect("put");
     let version = |id| {
@@ -221,12 +258,16 @@ async fn a_change_versions_only_the_libraries_holding_the_asset() {
     let (a1, b1) = (version(a).await, version(b).await);
     let mut change = AssetChange::at(at(10));
     change.title = Some("Held, renamed".into());
-    sled.update_asset(held.id, &change).await.expect("update");
+    sled.update_asset(held.id, &change, Log::ANONYMOUS)
+        .await
+        .expect("update");
     assert_ne!(version(a).await, a1);
     assert_eq!(version(b).await, b1, "B does not hold the asset");
     // A change that changes nothing versions nothing.
     let a2 = version(a).await;
-    sled.update_asset(held.id, &change).await.expect("update");
+    sled.update_asset(held.id, &change, Log::ANONYMOUS)
+        .await
+        .expect("update");
     assert_eq!(version(a).await, a2);
 }
 
@@ -236,7 +277,7 @@ async fn concurrent_lifecycle_writes_stay_consistent() {
     let mut ids = Vec::new();
     for i in 0..24 {
         ids.push(
-            sled.insert_asset(asset(&format!("A{i}"), AssetType::Image, i))
+            sled.insert_asset(asset(&format!("A{i}"), AssetType::Image, i), Log::ANONYMOUS)
                 .await
                 .expect("insert")
                 .id,
@@ -253,7 +294,10 @@ async fn concurrent_lifecycle_writes_stay_consistent() {
                 let lib = libs[(w + round) % libs.len()];
                 let start = (w * 5 + round) % 16;
                 match sled
-                    .put_library(library(lib, "Kit", &ids[start..start + 8], 1, 4))
+                    .put_library(
+                        library(lib, "Kit", &ids[start..start + 8], 1, 4),
+                        Log::ANONYMOUS,
+                    )
                     .await
                 {
                     Ok(_) | Err(StoreError::UnknownAsset { .. }) => {}
@@ -270,7 +314,7 @@ async fn concurrent_lifecycle_writes_stay_consistent() {
                 let mut change = AssetChange::at(at(1000 + round as i64));
                 change.published = Some(round % 2 == 0);
                 change.title = Some(format!("T{round}"));
-                sled.update_asset(ids[round % ids.len()], &change)
+                sled.update_asset(ids[round % ids.len()], &change, Log::ANONYMOUS)
                     .await
                     .expect("update");
             }
@@ -281,7 +325,11 @@ async fn concurrent_lifecycle_writes_stay_consistent() {
         tasks.spawn(async move {
             for (i, &id) in ids.iter().enumerate().filter(|(i, _)| i % 3 == 0) {
                 tokio::task::yield_now().await;
-                match sled.delete_asset(id, i % 2 == 0).await.expect("delete") {
+                match sled
+                    .delete_asset(id, i % 2 == 0, Log::ANONYMOUS)
+                    .await
+                    .expect("delete")
+                {
                     AssetDeletion::Deleted(_) | AssetDeletion::InUse(_) => {}
                     AssetDeletion::NotFound => panic!("asset {id} vanished"),
                 }
@@ -308,21 +356,30 @@ async fn concurrent_lifecycle_writes_stay_consistent() {
 async fn lifecycle_state_survives_reopen() {
     let (sled, dir) = store();
     let a = sled
-        .insert_asset(asset("Kept", AssetType::Pdf, 1))
+        .insert_asset(asset("Kept", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
     let mut draft = asset("Draft", AssetType::Pdf, 2);
     draft.published = false;
-    let draft = sled.insert_asset(draft).await.expect("insert");
+    let draft = sled
+        .insert_asset(draft, Log::ANONYMOUS)
+        .await
+        .expect("insert");
     let gone = sled
-        .insert_asset(asset("Gone", AssetType::Pdf, 3))
+        .insert_asset(asset("Gone", AssetType::Pdf, 3), Log::ANONYMOUS)
         .await
         .expect("insert");
     let lib = Uuid::new_v4();
-    sled.put_library(library(lib, "Kit", &[a.id, draft.id, gone.id], 0, 0))
+    sled.put_library(
+        library(lib, "Kit", &[a.id, draft.id, gone.id], 0, 0),
+        Log::ANONYMOUS,
+    )
+    .await
+    .expect("put");
+    let deleted = sled
+        .delete_asset(gone.id, true, Log::ANONYMOUS)
         .await
-        .expect("put");
-    let deleted = sled.delete_asset(gone.id, true).await.expect("delete");
+        .expect("delete");
     assert!(matches!(deleted, AssetDeletion::Deleted(_)));
     drop(sled);
 
@@ -348,7 +405,7 @@ async fn lifecycle_state_survives_reopen() {
     assert_eq!(rows.entries.len(), 2);
     // The deleted asset's slug stays taken.
     let again = sled
-        .insert_asset(asset("Gone", AssetType::Pdf, 4))
+        .insert_asset(asset("Gone", AssetType::Pdf, 4), Log::ANONYMOUS)
         .await
         .expect("insert");
     assert_eq!(again.slug, "gone-2");
@@ -358,12 +415,15 @@ async fn lifecycle_state_survives_reopen() {
 async fn verify_finds_damaged_asset_uses() {
     let (sled, dir) = store();
     let a = sled
-        .insert_asset(asset("Held", AssetType::Pdf, 1))
+        .insert_asset(asset("Held", AssetType::Pdf, 1), Log::ANONYMOUS)
         .await
         .expect("insert");
-    sled.put_library(library(Uuid::new_v4(), "Kit", &[a.id], 0, 0))
-        .await
-        .expect("put");
+    sled.put_library(
+        library(Uuid::new_v4(), "Kit", &[a.id], 0, 0),
+        Log::ANONYMOUS,
+    )
+    .await
+    .expect("put");
     check_ok(&sled).await;
     drop(sled);
     {

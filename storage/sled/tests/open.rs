@@ -76,7 +76,10 @@ async fn dropping_the_last_handle_frees_the_directory_at_once() {
     // Enough counters that a round of the writer takes a while.
     for n in 0..400 {
         let a = store
-            .insert_asset(sample_asset(&format!("A{n}"), AssetType::Pdf, n))
+            .insert_asset(
+                sample_asset(&format!("A{n}"), AssetType::Pdf, n),
+                Log::ANONYMOUS,
+            )
             .await
             .expect("insert");
         ids.push(a.id);

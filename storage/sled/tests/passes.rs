@@ -22,7 +22,7 @@ async fn passes_keep_their_indexes_survive_reopen_and_go_with_their_library() {
     let path = sled.path().to_path_buf();
     let (sold, kept) = (Uuid::new_v4(), Uuid::new_v4());
     for (id, title) in [(sold, "Sold"), (kept, "Kept")] {
-        sled.put_library(library(id, title, &[], 0, 0))
+        sled.put_library(library(id, title, &[], 0, 0), Log::ANONYMOUS)
             .await
             .expect("put library");
     }
@@ -34,7 +34,9 @@ async fn passes_keep_their_indexes_survive_reopen_and_go_with_their_library() {
         sample_pass(kept, 3, 0),
     ];
     for pass in &passes {
-        sled.insert_pass(pass.clone()).await.expect("insert pass");
+        sled.insert_pass(pass.clone(), Log::ANONYMOUS)
+            .await
+            .expect("insert pass");
     }
     check(&sled, 3).await;
     let now = limited.created_at + chrono::Duration::days(1);
@@ -42,7 +44,11 @@ async fn passes_keep_their_indexes_survive_reopen_and_go_with_their_library() {
         sled.spend_pass(limited.id, now).await.expect("spend"),
         PassSpend::Spent(p) if p.downloads_used == 1
     ));
-    assert!(sled.revoke_pass(passes[1].id, at(1)).await.expect("revoke"));
+    assert!(
+        sled.revoke_pass(passes[1].id, at(1), Log::ANONYMOUS)
+            .await
+            .expect("revoke")
+    );
     drop(sled);
 
     let sled = reopen(&path);
@@ -57,7 +63,11 @@ async fn passes_keep_their_indexes_survive_reopen_and_go_with_their_library() {
     );
     check(&sled, 3).await;
 
-    assert!(sled.delete_library(sold).await.expect("delete library"));
+    assert!(
+        sled.delete_library(sold, Log::ANONYMOUS)
+            .await
+            .expect("delete library")
+    );
     check(&sled, 1).await;
     assert_eq!(sled.list_passes(sold, 0, 10).await.expect("list").total, 0);
     assert_eq!(
@@ -73,7 +83,7 @@ async fn a_pass_made_while_its_library_is_deleted_fails_or_goes_with_it() {
     let sled = Arc::new(sled);
     for round in 0..20u8 {
         let id = Uuid::new_v4();
-        sled.put_library(library(id, "Sold", &[], 0, 0))
+        sled.put_library(library(id, "Sold", &[], 0, 0), Log::ANONYMOUS)
             .await
             .expect("put library");
         let mut tasks = Vec::new();
@@ -81,13 +91,13 @@ async fn a_pass_made_while_its_library_is_deleted_fails_or_goes_with_it() {
             let sled = Arc::clone(&sled);
             let pass = sample_pass(id, round.wrapping_mul(8).wrapping_add(n), i64::from(n));
             tasks.push(tokio::spawn(async move {
-                let result = sled.insert_pass(pass.clone()).await;
+                let result = sled.insert_pass(pass.clone(), Log::ANONYMOUS).await;
                 (pass, result)
             }));
         }
         let deleter = {
             let sled = Arc::clone(&sled);
-            tokio::spawn(async move { sled.delete_library(id).await })
+            tokio::spawn(async move { sled.delete_library(id, Log::ANONYMOUS).await })
         };
         assert!(deleter.await.expect("delete task").expect("delete library"));
         for task in tasks {
@@ -109,11 +119,13 @@ async fn verify_finds_a_pass_without_its_hash_entry_or_place() {
     let (sled, _dir) = store();
     let path = sled.path().to_path_buf();
     let id = Uuid::new_v4();
-    sled.put_library(library(id, "Sold", &[], 0, 0))
+    sled.put_library(library(id, "Sold", &[], 0, 0), Log::ANONYMOUS)
         .await
         .expect("put library");
     let pass = sample_pass(id, 1, 0);
-    sled.insert_pass(pass.clone()).await.expect("insert pass");
+    sled.insert_pass(pass.clone(), Log::ANONYMOUS)
+        .await
+        .expect("insert pass");
     drop(sled);
     {
         let db = reopen_raw(&path);

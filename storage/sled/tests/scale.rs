@@ -25,7 +25,12 @@ async fn fill(sled: &SledStore, n: usize) -> Vec<Uuid> {
                 let mut a = asset(&format!("Asset {i}"), AssetType::ALL[i % 9], i as i64);
                 // Every fifth asset is a draft.
                 a.published = i % 5 != 0;
-                ids.push(sled.insert_asset(a).await.expect("insert").id);
+                ids.push(
+                    sled.insert_asset(a, Log::ANONYMOUS)
+                        .await
+                        .expect("insert")
+                        .id,
+                );
             }
             ids
         });
@@ -42,12 +47,15 @@ async fn measure(n: usize) -> Vec<(String, u64)> {
     let (sled, _dir) = fast_store();
     let ids = fill(&sled, n).await;
     let lib = Uuid::new_v4();
-    sled.put_library(library(lib, "Big", &ids[..LIBRARY_ENTRIES], 10, 50))
-        .await
-        .expect("put library");
+    sled.put_library(
+        library(lib, "Big", &ids[..LIBRARY_ENTRIES], 10, 50),
+        Log::ANONYMOUS,
+    )
+    .await
+    .expect("put library");
     for _ in 0..30 {
         let other = Uuid::new_v4();
-        sled.put_library(library(other, "Small", &ids[..3], 1, 1))
+        sled.put_library(library(other, "Small", &ids[..3], 1, 1), Log::ANONYMOUS)
             .await
             .expect("put");
     }

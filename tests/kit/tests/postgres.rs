@@ -46,7 +46,8 @@ async fn a_durable_cluster_keeps_its_data_across_starts() {
     let name = db.name().to_owned();
     let store = PgStore::connect(db.url()).await.expect("connect");
     let asset = assetlib_core::testing::sample_asset("Kept", assetlib_core::AssetType::Pdf, 0);
-    assetlib_core::AssetStore::insert_asset(&store, asset.clone())
+    let log = assetlib_core::events::Log::ANONYMOUS;
+    assetlib_core::AssetStore::insert_asset(&store, asset.clone(), log)
         .await
         .expect("insert");
     drop(store);

@@ -70,7 +70,7 @@ async fn store_shelf(path: &Path, assets: &[&assetlib_core::Asset], library: &Li
     let store = open(path);
     for a in assets {
         store
-            .insert_asset((*a).clone())
+            .insert_asset((*a).clone(), Log::ANONYMOUS)
             .await
             .expect("insert asset");
     }
@@ -86,12 +86,15 @@ async fn store_shelf(path: &Path, assets: &[&assetlib_core::Asset], library: &Li
         })
         .collect();
     store
-        .put_library(LibraryWrite {
-            library: library.clone(),
-            slug_given: false,
-            sections: vec![],
-            entries,
-        })
+        .put_library(
+            LibraryWrite {
+                library: library.clone(),
+                slug_given: false,
+                sections: vec![],
+                entries,
+            },
+            Log::ANONYMOUS,
+        )
         .await
         .expect("put");
 }
@@ -377,7 +380,7 @@ async fn a_format_1_directory_is_upgraded_on_open() {
     let mut publish = AssetChange::at(at(100));
     publish.published = Some(true);
     store
-        .update_asset(id(DRAFT), &publish)
+        .update_asset(id(DRAFT), &publish, Log::ANONYMOUS)
         .await
         .expect("update")
         .expect("asset");
@@ -392,12 +395,19 @@ async fn a_format_1_directory_is_upgraded_on_open() {
         .expect("view")
         .expect("published");
     assert!(after.version > view.version);
-    match store.delete_asset(id(P2), false).await.expect("delete") {
+    match store
+        .delete_asset(id(P2), false, Log::ANONYMOUS)
+        .await
+        .expect("delete")
+    {
         AssetDeletion::InUse(by) => assert_eq!(use_ids(by), users(&[LIB_B, LIB_A])),
         other => panic!("expected InUse, got {other:?}"),
     }
     assert!(matches!(
-        store.delete_asset(id(P2), true).await.expect("delete"),
+        store
+            .delete_asset(id(P2), true, Log::ANONYMOUS)
+            .await
+            .expect("delete"),
         AssetDeletion::Deleted(_)
     ));
     let rows = store

@@ -1,6 +1,7 @@
 //! The upgrade from format 2: entries get their copies of the asset's fields.
 
 use super::*;
+use assetlib_core::events::Log;
 
 /// Turns the directory back into format 2: every entry of `libraries` loses its copy of the
 /// asset's fields (format 2's entry has the encoding of [`ItemRec::BareEntry`]), and the
@@ -94,7 +95,10 @@ async fn a_format_2_directory_gets_entry_copies_on_open() {
     let c = sample_asset_at("Gone", AssetType::Pdf, at(3));
     let d = sample_asset_at("Delta", AssetType::Video, at(4));
     for asset in [&a, &b, &c, &d] {
-        store.insert_asset(asset.clone()).await.expect("insert");
+        store
+            .insert_asset(asset.clone(), Log::ANONYMOUS)
+            .await
+            .expect("insert");
     }
     let section = Section {
         id: id(SECTION),
@@ -131,18 +135,24 @@ async fn a_format_2_directory_gets_entry_copies_on_open() {
         ),
     ] {
         store
-            .put_library(LibraryWrite {
-                library: lib.clone(),
-                slug_given: false,
-                sections,
-                entries,
-            })
+            .put_library(
+                LibraryWrite {
+                    library: lib.clone(),
+                    slug_given: false,
+                    sections,
+                    entries,
+                },
+                Log::ANONYMOUS,
+            )
             .await
             .expect("put");
     }
     // A forced delete leaves emptied places, which format 2 had too.
     assert!(matches!(
-        store.delete_asset(c.id, true).await.expect("delete"),
+        store
+            .delete_asset(c.id, true, Log::ANONYMOUS)
+            .await
+            .expect("delete"),
         AssetDeletion::Deleted(_)
     ));
     drop(store);
@@ -164,7 +174,7 @@ async fn a_format_2_directory_gets_entry_copies_on_open() {
     publish.published = Some(true);
     publish.title = Some("Beta".into());
     store
-        .update_asset(b.id, &publish)
+        .update_asset(b.id, &publish, Log::ANONYMOUS)
         .await
         .expect("update")
         .expect("asset");
@@ -173,7 +183,7 @@ async fn a_format_2_directory_gets_entry_copies_on_open() {
     hide.published = Some(false);
     hide.title = Some("Alpha hidden".into());
     store
-        .update_asset(a.id, &hide)
+        .update_asset(a.id, &hide, Log::ANONYMOUS)
         .await
         .expect("update")
         .expect("asset");

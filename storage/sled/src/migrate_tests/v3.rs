@@ -1,5 +1,6 @@
 //! The upgrade from format 3: keys that may write assets gain `read:paid`.
 
+use assetlib_core::events::Log;
 use assetlib_core::{ApiKey, Scope};
 
 use super::*;
@@ -68,10 +69,13 @@ async fn a_format_3_directory_gives_read_paid_to_asset_writers() {
         // Keys whose scopes format 3 knew are stored alike in both formats.
         let store = open(&path);
         for k in &keys {
-            store.insert_key(k.clone()).await.expect("insert key");
+            store
+                .insert_key(k.clone(), Log::ANONYMOUS)
+                .await
+                .expect("insert key");
         }
         store
-            .insert_asset(asset.clone())
+            .insert_asset(asset.clone(), Log::ANONYMOUS)
             .await
             .expect("insert asset");
     }

@@ -1,6 +1,7 @@
 //! The upgrade from format 4: asset records and entry copies gain the preview fields.
 
 use assetlib_core::Media;
+use assetlib_core::events::Log;
 
 use super::v3::{set_format, stored_format};
 use super::*;
@@ -91,7 +92,10 @@ async fn a_format_4_directory_gains_empty_preview_fields() {
 
     // The new fields are written from now on.
     let store = open(&path);
-    store.insert_asset(clip_again(&clip)).await.expect("insert");
+    store
+        .insert_asset(clip_again(&clip), Log::ANONYMOUS)
+        .await
+        .expect("insert");
     let again = clip_again(&clip);
     assert_eq!(
         store.get_asset(again.id).await.expect("get"),

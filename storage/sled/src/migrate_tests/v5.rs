@@ -4,6 +4,7 @@
 use super::v3::{set_format, stored_format};
 use super::*;
 use crate::migrate_v5::downgrade;
+use assetlib_core::events::Log;
 
 /// Rewrites every asset record and entry copy in format 5's layout and says format 5, with
 /// the tag and checksum indexes and counts format 5 did not have taken away. Returns how many
@@ -89,7 +90,10 @@ async fn a_format_5_directory_gains_empty_tags_and_checksums() {
     let store = open(&path);
     let mut tag = assetlib_core::AssetChange::at(at(10));
     tag.tags = Some(assetlib_core::TagChange::Set(vec!["Promo".into()]));
-    store.update_asset(clip.id, &tag).await.expect("tag");
+    store
+        .update_asset(clip.id, &tag, Log::ANONYMOUS)
+        .await
+        .expect("tag");
     let mut q = AssetQuery {
         tags: vec!["promo".into()],
         ..AssetQuery::default()
