@@ -412,33 +412,53 @@ pub(crate) struct SignedLink {
     pub(crate) url: String,
 }
 
-/// An event as the API writes it.
+/// An event as the API writes it: one change, what happened, when, by which key, to what.
 #[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct EventWire<'a> {
+    /// The event's id; a webhook delivery of it carries it as `webhook-id`.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^evt_[0-9a-f]{32}$"))]
     id: String,
+    /// What happened (one of `events::EventType`).
     #[serde(rename = "type")]
     kind: &'static str,
     occurred_at: Timestamp,
+    /// The key the change was made with; null for a change made by the server itself.
+    #[cfg_attr(feature = "openapi", schema(inline))]
     actor: Option<ActorWire<'a>>,
+    #[cfg_attr(feature = "openapi", schema(inline))]
     resource: ResourceWire,
+    #[cfg_attr(feature = "openapi", schema(inline))]
     data: DataWire<'a>,
 }
 
+/// The key an event's change was made with.
 #[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 struct ActorWire<'a> {
+    /// The key's id.
     key_id: uuid::Uuid,
+    /// The key's name when it made the change.
     key_name: &'a str,
 }
 
+/// What an event's change was made to.
 #[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 struct ResourceWire {
+    /// The kind of resource (one of `events::ResourceType`).
     #[serde(rename = "type")]
     kind: &'static str,
+    /// The resource's id.
     id: uuid::Uuid,
 }
 
+/// What an event says of its change.
 #[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 struct DataWire<'a> {
+    /// The fields that changed (`asset.updated`, `asset.file_replaced`, `webhook.updated`);
+    /// empty for the other types.
     changed: &'a [String],
 }
 

@@ -3,9 +3,10 @@
 
 use serde_json::{Value, json};
 
-use super::build::{array, describe, object, one_of_strings, only, schema, string, uuid};
+use super::build::{array, describe, one_of_strings, only, schema};
 use super::derived;
 use super::schemas::{envelope, whole};
+use crate::render::EventWire;
 use crate::webhooks::wire::{DeliveryWire, WebhookWire};
 
 /// Adds the schemas of the feed and of webhooks.
@@ -28,7 +29,7 @@ pub(super) fn add_schemas(add: &mut dyn FnMut(&str, Value)) {
     );
 }
 
-/// An event of the log (`crate::service::events`).
+/// An event of the log: the fields of [`EventWire`], its type and its resource's type named.
 fn event() -> Value {
     let types: Vec<&str> = crate::events::EventType::ALL
         .iter()
@@ -38,55 +39,16 @@ fn event() -> Value {
         .iter()
         .map(|t| t.as_str())
         .collect();
-    let actor = describe(
-        object(
-            vec![
-                ("key_id", describe(uuid(), "The key's id.")),
-                (
-                    "key_name",
-                    describe(string(), "The key's name when it made the change."),
-                ),
-            ],
-            &["key_id", "key_name"],
-        ),
-        "The key the change was made with; null for a change made by the server itself.",
-    );
-    let resource = object(
-        vec![
-            ("type", one_of_strings(&resources)),
-            ("id", describe(uuid(), "The resource's id.")),
-        ],
-        &["type", "id"],
-    );
-    let data = object(
-        vec![(
-            "changed",
-            describe(
-                array(string()),
-                "The fields that changed (`asset.updated`, `asset.file_replaced`, \
-                 `webhook.updated`); empty for the other types.",
-            ),
-        )],
-        &["changed"],
-    );
+    let mut fields = derived::properties(&derived::of::<EventWire>());
+    for (name, schema) in &mut fields {
+        match name.as_str() {
+            "type" => *schema = one_of_strings(&types),
+            "resource" => schema["properties"]["type"] = one_of_strings(&resources),
+            _ => {}
+        }
+    }
     whole(
-        vec![
-            (
-                "id".to_owned(),
-                describe(
-                    json!({"type": "string", "pattern": "^evt_[0-9a-f]{32}$"}),
-                    "The event's id; a webhook delivery of it carries it as `webhook-id`.",
-                ),
-            ),
-            ("type".to_owned(), one_of_strings(&types)),
-            ("occurred_at".to_owned(), schema("Timestamp")),
-            (
-                "actor".to_owned(),
-                json!({"oneOf": [actor, {"type": "null"}]}),
-            ),
-            ("resource".to_owned(), resource),
-            ("data".to_owned(), data),
-        ],
+        fields,
         Some("One change: what happened, when, by which key, to what."),
     )
 }

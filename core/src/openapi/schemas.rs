@@ -13,8 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::bodies;
 use super::build::{
-    array, byte_count, describe, names, narrowed, object, one_of_strings, only, or_null, schema,
-    string, uuid,
+    array, describe, names, narrowed, object, one_of_strings, only, schema, string, uuid,
 };
 use super::derived;
 use crate::change::LibraryUse;
@@ -24,6 +23,7 @@ use crate::render::{
     AssetFields, LibraryList, LibraryListItem, PassFields, SignedLink, Timestamp, TypeFields,
 };
 use crate::tree::{LibraryAsset, LibraryHead, SectionContent, SectionHead};
+use crate::tus::wire::{DirectWire, UploadWire};
 
 /// Every schema of `components.schemas`.
 /// Every schema of the document, in the order they are written: the feed's, the organizing
@@ -483,71 +483,18 @@ fn duplicate_error() -> Value {
     )
 }
 
-/// A resumable or direct upload, as `GET /api/v1/uploads/{id}` shows it.
+/// A resumable or direct upload: the fields of [`UploadWire`].
 fn upload() -> Value {
-    let fields = vec![
-        ("id", uuid()),
-        ("length", describe(byte_count(), "Its size in bytes.")),
-        ("offset", describe(byte_count(), "The bytes kept so far.")),
-        (
-            "filename",
-            describe(
-                or_null(string()),
-                "The file's name, as its metadata gave it.",
-            ),
-        ),
-        ("created_at", schema("Timestamp")),
-        (
-            "expires_at",
-            describe(
-                schema("Timestamp"),
-                "When it is removed (unfinished: with what it kept; finished: the record \
-                 only).",
-            ),
-        ),
-        (
-            "asset_id",
-            describe(
-                or_null(uuid()),
-                "The asset made of it, once its last byte arrived.",
-            ),
-        ),
-    ];
-    let required = names(&fields);
-    object(fields.clone(), &required)
+    derived::of::<UploadWire>()
 }
 
-/// A direct upload just made: where to put the file.
+/// A direct upload just made: the fields of [`DirectWire`], its method the only one it takes.
 fn direct_upload() -> Value {
-    let fields = vec![
-        ("upload_id", uuid()),
-        (
-            "upload_url",
-            describe(
-                json!({"type": "string", "format": "uri"}),
-                "A presigned URL: `PUT` the file's bytes there (no API key).",
-            ),
-        ),
-        ("method", only("PUT")),
-        (
-            "size",
-            describe(byte_count(), "The size the file must have."),
-        ),
-        (
-            "expires_at",
-            describe(
-                schema("Timestamp"),
-                "When the URL stops working and the upload is removed.",
-            ),
-        ),
-        (
-            "complete_url",
-            describe(
-                string(),
-                "Where to `POST` once the file is there: `/api/v1/uploads/direct/{id}/complete`.",
-            ),
-        ),
-    ];
-    let required = names(&fields);
-    object(fields.clone(), &required)
+    let mut schema = derived::of::<DirectWire>();
+    let method = &mut schema["properties"]["method"];
+    *method = describe(
+        only("PUT"),
+        method["description"].as_str().unwrap_or_default(),
+    );
+    schema
 }

@@ -4,8 +4,6 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-use serde::Serialize;
 use uuid::Uuid;
 
 use super::assets::created;
@@ -19,6 +17,7 @@ use crate::render::data;
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::tus::storage;
+use crate::tus::wire::DirectWire;
 use crate::tus::{Stored, Upload};
 use crate::upload;
 use crate::validate;
@@ -28,17 +27,6 @@ const MOST_DIRECT: u64 = 5 * 1024 * 1024 * 1024;
 
 /// The longest a presigned URL lasts (S3's limit for SigV4).
 const MOST_PRESIGNED: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// What `POST /api/v1/uploads/direct` answers.
-#[derive(Serialize)]
-struct DirectWire<'a> {
-    upload_id: Uuid,
-    upload_url: &'a str,
-    method: &'static str,
-    size: u64,
-    expires_at: DateTime<Utc>,
-    complete_url: String,
-}
 
 impl Service {
     /// `POST /api/v1/uploads/direct` (files in S3 only): a presigned `PUT` URL for the file
@@ -84,14 +72,8 @@ impl Service {
         self.upload_store()?
             .insert_upload(&upload, holder, at)
             .await?;
-        let wire = DirectWire {
-            upload_id: id,
-            upload_url: &url,
-            method: "PUT",
-            size: upload.length,
-            expires_at: upload.expires_at,
-            complete_url: format!("{}/complete", location(mount, "uploads/direct", id)),
-        };
+        let complete = format!("{}/complete", location(mount, "uploads/direct", id));
+        let wire = DirectWire::of(&upload, &url, complete);
         Ok(data(201, wire).with_header("location", location(mount, "uploads", id)))
     }
 

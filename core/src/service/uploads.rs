@@ -11,7 +11,6 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use uuid::Uuid;
 
 use super::lease::Lease;
@@ -27,6 +26,7 @@ use crate::reply::Reply;
 use crate::request::{BodyStream, RawRequest};
 use crate::store::UploadLease;
 use crate::tus::storage::{self, Patch};
+use crate::tus::wire::UploadWire;
 use crate::tus::{self, Checksum, Metadata, Upload};
 use crate::upload::{self, Form};
 use crate::validate::{self, OnDuplicate};
@@ -39,33 +39,6 @@ const REAP_EVERY: Duration = Duration::from_secs(60);
 
 /// Expired uploads removed per store read.
 const REAP_BATCH: u32 = 100;
-
-/// What `GET /api/v1/uploads/{id}` answers (`HEAD` sends it as headers).
-#[derive(Serialize)]
-struct UploadWire<'a> {
-    id: Uuid,
-    length: u64,
-    offset: u64,
-    filename: Option<&'a str>,
-    created_at: DateTime<Utc>,
-    expires_at: DateTime<Utc>,
-    /// The asset made of it, once finished.
-    asset_id: Option<Uuid>,
-}
-
-impl<'a> UploadWire<'a> {
-    fn of(upload: &'a Upload) -> Self {
-        UploadWire {
-            id: upload.id,
-            length: upload.length,
-            offset: upload.offset,
-            filename: upload.metadata.filename.as_deref(),
-            created_at: upload.created_at,
-            expires_at: upload.expires_at,
-            asset_id: upload.finished.then_some(upload.asset_id),
-        }
-    }
-}
 
 /// An HTTP date (RFC 9110), as `Upload-Expires` is written.
 fn http_date(at: DateTime<Utc>) -> String {

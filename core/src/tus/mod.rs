@@ -21,6 +21,7 @@
 
 mod sha;
 pub mod storage;
+pub(crate) mod wire;
 
 pub use sha::RunningSha256;
 
