@@ -66,7 +66,7 @@
 //! | `previews` | no | thumbnails and previews of every asset type, audio and video facts, `POST /api/v1/assets/{id}/thumbnail` |
 //! | `variants` | no | image variants (`GET /api/v1/assets/{id}/image`, `/image-url`) |
 //! | `jpeg-turbo`, `webp-lossy` | no | native codecs for variants (build C) |
-//! | `webhooks` | no | `/api/v1/webhooks` (rustls with ring: builds C) |
+//! | `webhooks` | no | `/api/v1/webhooks` (rustls over graviola, in Rust: no C) |
 //! | `postgres` | no | `assetlib::postgres::PgStore`, a store in PostgreSQL for several replicas over one database (crate `assetlib-postgres`) |
 //! | `s3` | no | `Files::s3("s3://bucket/prefix")`, asset files in a bucket of any S3-compatible service (rustls with ring: builds C) |
 //! | `full` | no | every feature: the ready servers (`cargo run --release --features full --example server -- serve --demo`, or `--example warp_server`) |

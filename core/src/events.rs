@@ -1,6 +1,6 @@
-//! The event log: every write of the API appends one [`Event`] in the same atomic change as
-//! the write itself (a store's transaction), so an acknowledged write always has its event
-//! and no event exists without its write. Readers follow it as a change feed
+//! The event log: every write of the API appends its [`Event`] (a bulk change one per asset)
+//! in the same atomic change as the write itself (a store's transaction), so an acknowledged
+//! write always has its event and no event exists without its write. Readers follow it as a change feed
 //! (`GET /api/v1/events`, [`EventStore::list_events`](crate::store::EventStore)) and as an
 //! audit trail (`resource=asset:{id}`).
 //!
@@ -57,8 +57,8 @@ pub struct Log {
 
 impl Log {
     /// Writes whose events name no key: made by Rust code outside any request, or by the
-    /// service's own work (thumbnails made in the background, a webhook disabled after
-    /// failing too long).
+    /// service's own work that no key asked for (a webhook disabled after failing too long,
+    /// expired uploads removed).
     pub const ANONYMOUS: &'static Log = &Log { actor: None };
 
     /// Writes made with the key `actor`.

@@ -34,8 +34,8 @@
 //! to a durable store; [`Service::in_memory`] keeps everything in memory, for tests.
 //!
 //! ## Public API
-//! Every public item has one path, but the store traits, which [`store`] and its `prelude`
-//! hold too. The crate root holds the service and what it is built
+//! Every public item has one path, but the store traits and `events::{Log, Written}`, which
+//! [`store`] and its `prelude` hold too. The crate root holds the service and what it is built
 //! from and answers with: [`Service`], [`Config`], [`Store`], [`MemoryStore`], [`Files`], the
 //! records ([`Asset`], [`Library`], [`ApiKey`], ...), the validated queries a store answers
 //! ([`AssetQuery`], [`LibraryQuery`]), the operations table ([`OPERATIONS`], [`Operation`],
@@ -53,7 +53,7 @@
 //! | [`extract`] | file metadata from content: MIME by magic bytes, pages, words, image size, thumbnails |
 //! | [`download`] | `Range` selection and `Content-Disposition` of downloads |
 //! | [`variant`] | image variants: their parameters, sizes, and making them (decode, resize, encode) |
-//! | [`events`] | the event log: events, their actor (the key of the request a write runs in), the feed's cursor and query |
+//! | [`events`] | the event log: events, `Log` (who a write is made by, from `Service::acting_as`) and `Written` (what a store did), of which every store's event is made; the feed's cursor and query |
 //! | [`webhooks`] | webhooks and their deliveries: the records, the retry schedule, Standard Webhooks signatures (to verify deliveries in a Rust receiver too), the address rules of targets |
 //! | [`render`] | assets, library list items and timestamps on the wire |
 //! | [`store`] | the store traits: [`Store`]'s four, each capability's own, and the rules stores share |
@@ -70,7 +70,7 @@
 //! |---|---|
 //! | `passes` | library passes: `/api/v1/libraries/{id}/passes` |
 //! | `events` | the change feed: `GET /api/v1/events` |
-//! | `webhooks` | `/api/v1/webhooks`: deliveries of the events over HTTP(S) (reqwest with rustls and ring); turns on `events` |
+//! | `webhooks` | `/api/v1/webhooks`: deliveries of the events over HTTP(S) (reqwest with rustls over graviola: no C compiler); turns on `events` |
 //! | `uploads` | resumable (tus 1.0) and direct uploads: `/api/v1/uploads` |
 //! | `organize` | tags and bulk changes: `GET /api/v1/tags`, `POST /api/v1/assets/bulk` |
 //! | `rate-limits` | `Config::rate_limit` (governor) |

@@ -11,14 +11,16 @@
 //! such as the largest page size or title length are those defaults.
 //!
 //! The schemas of answers come from the types that write them: assets, library list items,
-//! library pages, sections, library assets, paginations, signed links, asset types, tag
-//! counts and timestamps derive `utoipa::ToSchema` (`derived` turns those into JSON), so a field added to
-//! such a type is in the document too. What a derive cannot say is JSON written here, by
-//! concern: `schemas` (the asset schema per group of types and its discriminator, the
-//! envelope, a page's sections, the error bodies), `bodies` (what requests send), `parts`
-//! (shared parameters, headers and error answers) and `operations` (each operation of the
-//! route table). Tests render real values of every answer type and of every error and compare
-//! their keys with the schemas (`wire_tests`). It is written for client generators too
+//! library pages, sections, library assets, library uses, passes, paginations, signed links,
+//! events, webhooks, deliveries, uploads, asset types, tag counts and timestamps derive
+//! `utoipa::ToSchema` (`derived` turns those into JSON), so a field added to such a type is in
+//! the document too. What a derive cannot say is JSON written here, by concern: `schemas` (the
+//! asset schema per group of types and its discriminator, the envelope, a page's sections,
+//! uploads, the error bodies), `feed` (events, webhooks, deliveries), `organize` (tags and bulk
+//! changes), `bodies` (what requests send), `parts` (shared parameters, headers and error
+//! answers) and `operations` (each operation of the route table). Tests render real values of
+//! the hand-written answer schemas and of every error and compare their keys with the schemas
+//! (`wire_tests`, `organize_wire_tests`). It is written for client generators too
 //! (`client_tests`): one-value enums rather than `const`, named error bodies and `ErrorKind`,
 //! `AssetType` referred to wherever it appears, byte counts of `format: int64`, raw bytes as
 //! media types without a string schema. The document's keys are sorted, so the same

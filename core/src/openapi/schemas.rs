@@ -1,6 +1,6 @@
 //! The schemas of what answers carry: assets ([`crate::render`]), libraries
-//! ([`crate::tree`]), pagination ([`crate::page`]), signed links and errors
-//! ([`crate::ApiError`]), and of what requests send ([`super::bodies`]).
+//! ([`crate::tree`]), pagination ([`crate::page`]), signed links, uploads ([`crate::tus`]) and
+//! errors ([`crate::ApiError`]), and of what requests send ([`super::bodies`]).
 //!
 //! Each wire type's fields are derived from the type ([`super::derived`]). What a derive
 //! cannot say is written here: an asset's schema per group of types (which fields follow the

@@ -10,13 +10,13 @@ use crate::events::{EventPage, EventQuery};
 /// something takes the service's [`Log`](crate::events::Log), says what it did as a
 /// [`Written`](crate::events::Written), and appends the event
 /// [`Log::event`](crate::events::Log::event) makes of it (if any) in the same atomic change:
-/// `insert_asset`, `update_asset` and `update_assets` (none when no field the log names
-/// differs), `delete_asset` and `delete_assets` when they delete, `put_library`,
-/// `delete_library` when it deletes, `insert_key`, `revoke_key` and `revoke_pass` when they
-/// revoke a live one (a second revoke changes nothing and records nothing), `insert_pass`, and
-/// the webhook writes. A write that fails or is refused appends none. Counters (downloads,
-/// views, pass spends) are not events. A store that keeps no event log takes the `Log` and
-/// appends nothing.
+/// `insert_asset`; `update_asset` (none when no field the log names differs);
+/// `update_assets` and `delete_assets`, one per asset; `delete_asset` when it deletes;
+/// `put_library`; `delete_library` when it deletes; `insert_key` and `insert_pass`;
+/// `revoke_key` and `revoke_pass` when they revoke one not revoked yet, an expired one
+/// included (a second revoke changes nothing and records nothing); and the webhook writes. A
+/// write that fails or is refused appends none. Counters (downloads, views, pass spends) are
+/// not events. A store that keeps no event log takes the `Log` and appends nothing.
 #[async_trait]
 pub trait EventStore: Send + Sync + 'static {
     /// Up to `query.limit` events after `query.after` that match its filters, in log order,

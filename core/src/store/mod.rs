@@ -64,7 +64,8 @@ pub mod prelude {
 /// # Implementing a Store
 /// Implement the four traits as their methods' docs say, then run the conformance suite
 /// (feature `testing`) from a test, with a fresh store per case: [`crate::testing::run_all`]
-/// runs the groups of [`Store`] and of each capability's trait the store hands out. A store
+/// runs the groups of [`Store`] and of each capability's trait the store hands out
+/// ([`WebhookStore`]'s only with an [`EventStore`]: webhooks deliver the log). A store
 /// that implements only [`Store`] serves the spec's endpoints, the asset lifecycle,
 /// downloads and the website features. This one keeps API keys and the signing secret in
 /// places of its own and the rest in a [`crate::MemoryStore`]; it keeps nothing for passes,

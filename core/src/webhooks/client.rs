@@ -1,8 +1,9 @@
-//! Sending one delivery: an HTTP `POST` through `reqwest` (rustls), signed as Standard
-//! Webhooks says, that follows no redirect, ends at the timeout (15 s by default, the answer's
-//! body included), reads at most [`MAX_ANSWER`] bytes of the answer, and connects only to
-//! public addresses (checked on the addresses the connection uses, by a resolver of its own)
-//! unless private targets are allowed.
+//! Sending one delivery: an HTTP `POST` through `reqwest` (rustls over graviola, trusting the
+//! system's root certificates), signed as Standard Webhooks says, that follows no redirect,
+//! ends at the timeout (15 s by default, the answer's body included), reads at most
+//! [`MAX_ANSWER`] bytes of the answer, and connects only to public addresses (checked on the
+//! addresses the connection uses, by a resolver of its own) unless private targets are
+//! allowed.
 
 use std::error::Error as _;
 use std::net::SocketAddr;
@@ -56,10 +57,50 @@ impl Resolve for PublicOnly {
     }
 }
 
+/// Why no sender could be made.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SenderError {
+    /// The TLS configuration could not be made (graviola offers no protocol version rustls
+    /// takes).
+    #[error("webhook TLS: {0}")]
+    Tls(#[from] rustls::Error),
+    /// The HTTP client could not be made.
+    #[error("webhook HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+}
+
+/// The root certificates of the system (those it cannot read are left out, and logged).
+fn system_roots() -> rustls::RootCertStore {
+    let found = rustls_native_certs::load_native_certs();
+    for e in &found.errors {
+        tracing::warn!(error = %e, "a system root certificate store could not be read");
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    let (added, ignored) = roots.add_parsable_certificates(found.certs);
+    tracing::debug!(added, ignored, "webhook TLS roots");
+    roots
+}
+
 impl Sender {
     /// A sender whose attempts end after `timeout`; `allow_private` lets it reach any address.
-    pub(crate) fn new(timeout: Duration, allow_private: bool) -> Result<Self, reqwest::Error> {
+    /// It trusts the system's root certificates.
+    pub(crate) fn new(timeout: Duration, allow_private: bool) -> Result<Self, SenderError> {
+        Self::trusting(system_roots(), timeout, allow_private)
+    }
+
+    /// [`Sender::new`], trusting the certificates of `roots`.
+    pub(crate) fn trusting(
+        roots: rustls::RootCertStore,
+        timeout: Duration,
+        allow_private: bool,
+    ) -> Result<Self, SenderError> {
+        let provider = Arc::new(rustls_graviola::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
         let mut builder = reqwest::Client::builder()
+            .use_preconfigured_tls(tls)
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
             .connect_timeout(timeout)

@@ -14,7 +14,8 @@
 //!    LOCKED`), sent, and their outcome recorded: a 2xx within the timeout is success; anything
 //!    else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h
 //!    ([`crate::Config::webhook_retry_schedule`]), then the delivery has failed. An endpoint
-//!    that has failed for 5 days ([`crate::Config::webhook_disable_after`]) is disabled.
+//!    that has been failing for 5 days ([`crate::Config::webhook_disable_after`]) is disabled
+//!    at its next failed attempt (the rule is core's: [`WebhookChange::disable_if_failing_since`]).
 //!
 //! A process that dies after sending but before recording sends again once its lease ends,
 //! with the same `webhook-id`: receivers deduplicate on it.
@@ -41,6 +42,8 @@
 pub(crate) mod client;
 pub mod sign;
 pub mod target;
+#[cfg(all(test, feature = "webhooks"))]
+mod tls_tests;
 #[cfg(any(feature = "webhooks", feature = "openapi"))]
 #[cfg_attr(not(feature = "webhooks"), allow(dead_code))]
 pub(crate) mod wire;

@@ -1,6 +1,6 @@
 //! # assetlib-postgres
 //!
-//! [`PgStore`]: a [`Store`](assetlib_core::Store) for assetlib in PostgreSQL, for apps that already run one and for
+//! [`PgStore`]: a [`Store`] for assetlib in PostgreSQL, for apps that already run one and for
 //! several API replicas over one database. Its tables live in a schema of their own (default
 //! `assetlib`, see [`PgConfig::schema`]), so it can share an app's database; every name in its
 //! SQL is qualified with that schema, whatever the connection's `search_path`.

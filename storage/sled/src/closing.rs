@@ -3,8 +3,12 @@
 //!
 //! Two kinds of thread can hold the database past the last handle: the counts' writer
 //! ([`Writer`]), which this stops and waits for, and sled's own background jobs, which keep
-//! the directory's lock for a moment after the database is dropped. [`Closing`] waits, for a
-//! bounded time, until the lock can be taken.
+//! the directories' locks for a moment after the databases are dropped (the store's, and the
+//! delivery bookkeeping's in `deliveries/`). [`Closing`] waits, for a bounded time, until both
+//! locks can be taken.
+//!
+//! One case returns at once: a blocking task whose caller went away (a request cancelled while
+//! its write ran) still holds the store; the database closes when that task ends.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -39,20 +43,25 @@ impl Drop for Closing {
         let Some(inner) = self.inner.take() else {
             return;
         };
-        let lock = inner.path.join("db");
+        let locks = [
+            inner.path.join("db"),
+            inner.path.join(crate::DELIVERIES_DIR).join("db"),
+        ];
         // Someone else (a blocking task whose caller went away) still holds the database; it
         // closes when they are done.
         if let Some(inner) = Arc::into_inner(inner) {
             drop(inner);
-            wait_until_free(&lock);
+            let started = Instant::now();
+            for lock in &locks {
+                wait_until_free(lock, started);
+            }
         }
     }
 }
 
 /// Waits until the lock on `file` can be taken (and lets it go again), or [`LET_GO_WITHIN`]
-/// has passed.
-fn wait_until_free(file: &Path) {
-    let started = Instant::now();
+/// has passed since `started`.
+fn wait_until_free(file: &Path, started: Instant) {
     let mut wait = Duration::from_millis(1);
     while !is_free(file) && started.elapsed() < LET_GO_WITHIN {
         std::thread::sleep(wait);

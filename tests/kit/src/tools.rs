@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every tool the tests need, in the order `setup` reports them.
-pub const TOOLS: [&Tool; 11] = [
+pub const TOOLS: [&Tool; 12] = [
     &POSTGRES,
     &WEED,
     &CHROMIUM,
@@ -20,6 +20,7 @@ pub const TOOLS: [&Tool; 11] = [
     &NODE,
     &NPM,
     &TUS_JS_CLIENT,
+    &OPENSSL,
 ];
 
 /// PostgreSQL's server binaries: the PostgreSQL tests start a throwaway cluster of their own
@@ -46,6 +47,17 @@ pub const WEED: Tool = Tool {
         in_package: None,
     },
     alternative: Some("set ASSETLIB_WEED to a `weed` binary"),
+};
+
+/// The `openssl` command: the webhook TLS test makes a throwaway CA and an endpoint's
+/// certificate with it.
+pub const OPENSSL: Tool = Tool {
+    name: "openssl",
+    programs: &["openssl"],
+    env: None,
+    find: Find::OnPath,
+    install: Install::Apt("openssl"),
+    alternative: None,
 };
 
 /// Chromium: the example website page is tested in a real headless browser.
