@@ -150,8 +150,8 @@ pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, S
 pub use reply::{ByteStream, JSON, Reply};
 pub use request::{BodyStream, PeerAddr, RawRequest, RequestBody, TusHeaders};
 pub use routes::{
-    API_PREFIX, Capability, OPERATIONS, Operation, OperationSpec, ROUTES, Route, RouteMatch,
-    Routes, THUMBNAIL_ROUTE, match_route, method_not_allowed, route_not_found,
+    API_PREFIX, Capability, OPERATIONS, Operation, OperationRow, OperationSpec, ROUTES, Route,
+    RouteMatch, Routes, THUMBNAIL_ROUTE, match_route, method_not_allowed, route_not_found,
 };
 pub use service::{Backfill, BulkItem, BulkResult, Service};
 pub use store::{

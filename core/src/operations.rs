@@ -9,7 +9,7 @@ use crate::model::Scope;
 
 /// Declares the operations once: each row names an [`Operation`], the function that describes
 /// it in the OpenAPI document (`module::function` under `openapi/operations`), and everything
-/// else about it ([`OperationSpec`]). The enum, [`OPERATIONS`], the routes and their `Allow`
+/// else about it ([`OperationRow`]). The enum, [`OPERATIONS`], the routes and their `Allow`
 /// values ([`ROUTES`]), the scope table and the OpenAPI document's paths and operations all
 /// come from here. (The leading `$` is handed in so the macro can define `with_describers!`.)
 macro_rules! operations {
@@ -267,12 +267,20 @@ operations! { $
         .of_capability(Capability::OpenApi),
 }
 
-/// A row of the operations table ([`OPERATIONS`]): everything said of one operation.
+/// An operation with its row of the operations table ([`OPERATIONS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OperationSpec {
     /// The operation.
     pub operation: Operation,
+    /// Everything the table says of it.
+    pub row: OperationRow,
+}
+
+/// A row of the operations table: everything said of one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OperationRow {
     /// Its method (`HEAD` runs a `GET` operation).
     pub method: &'static str,
     /// Its path as the OpenAPI document names it (`/api/v1/assets/{asset_id}`); the route's
@@ -302,25 +310,8 @@ pub struct OperationSpec {
     pub tus: bool,
 }
 
-/// A row of the table before the macro names its operation.
-#[derive(Clone, Copy)]
-struct Row {
-    method: &'static str,
-    path: &'static str,
-    scopes: &'static [Scope],
-    capability: Option<Capability>,
-    pass: bool,
-    public: bool,
-    link: bool,
-    read: bool,
-    not_modified: bool,
-    events: bool,
-    json_body: bool,
-    tus: bool,
-}
-
-const fn row(method: &'static str, path: &'static str) -> Row {
-    Row {
+const fn row(method: &'static str, path: &'static str) -> OperationRow {
+    OperationRow {
         method,
         path,
         scopes: &[],
@@ -336,27 +327,27 @@ const fn row(method: &'static str, path: &'static str) -> Row {
     }
 }
 
-const fn get(path: &'static str) -> Row {
+const fn get(path: &'static str) -> OperationRow {
     row("GET", path)
 }
 
-const fn post(path: &'static str) -> Row {
+const fn post(path: &'static str) -> OperationRow {
     row("POST", path)
 }
 
-const fn put(path: &'static str) -> Row {
+const fn put(path: &'static str) -> OperationRow {
     row("PUT", path)
 }
 
-const fn patch(path: &'static str) -> Row {
+const fn patch(path: &'static str) -> OperationRow {
     row("PATCH", path)
 }
 
-const fn delete(path: &'static str) -> Row {
+const fn delete(path: &'static str) -> OperationRow {
     row("DELETE", path)
 }
 
-impl Row {
+impl OperationRow {
     const fn scopes(mut self, scopes: &'static [Scope]) -> Self {
         self.scopes = scopes;
         self
@@ -411,18 +402,7 @@ impl Row {
     const fn of(self, operation: Operation) -> OperationSpec {
         OperationSpec {
             operation,
-            method: self.method,
-            path: self.path,
-            scopes: self.scopes,
-            capability: self.capability,
-            pass: self.pass,
-            public: self.public,
-            link: self.link,
-            read: self.read,
-            not_modified: self.not_modified,
-            events: self.events,
-            json_body: self.json_body,
-            tus: self.tus,
+            row: self,
         }
     }
 }
@@ -490,7 +470,7 @@ impl Operation {
     /// The capability the operation belongs to; `None` for the contract's own operations,
     /// which every build has.
     pub const fn capability(self) -> Option<Capability> {
-        self.spec().capability
+        self.spec().row.capability
     }
 
     /// Whether this build has the operation: it is the contract's, or its capability is built
@@ -504,41 +484,41 @@ impl Operation {
 
     /// The scope table: what each operation requires of the key.
     pub const fn scopes(self) -> &'static [Scope] {
-        self.spec().scopes
+        self.spec().row.scopes
     }
 
     /// Whether a library pass (`Authorization: Pass`) may run the operation: reading its
     /// library (by id or slug), the library's zip and its link, and its assets' downloads,
     /// image variants and their links. Any other operation is 403 for a pass.
     pub const fn opens_with_pass(self) -> bool {
-        self.spec().pass
+        self.spec().row.pass
     }
 
     /// Whether the operation only reads (a JSON `GET` answers with an `ETag` then).
     pub const fn is_read(self) -> bool {
-        self.spec().read
+        self.spec().row.read
     }
 
     /// Whether the operation may append to the event log (so the webhook worker of this
     /// process looks at it at once).
     pub const fn writes_events(self) -> bool {
-        self.spec().events
+        self.spec().row.events
     }
 
     /// Whether the operation speaks the tus protocol: its answers carry `Tus-Resumable` and
     /// are never kept by a cache (`Cache-Control: no-store`).
     pub const fn is_tus(self) -> bool {
-        self.spec().tus
+        self.spec().row.tus
     }
 
     /// Whether the operation answers 304 to an `If-None-Match` naming its `ETag`: the JSON
     /// reads, and image variants.
     pub const fn answers_not_modified(self) -> bool {
-        self.spec().not_modified
+        self.spec().row.not_modified
     }
 
     /// Whether the operation reads a JSON body.
     pub const fn takes_json_body(self) -> bool {
-        self.spec().json_body
+        self.spec().row.json_body
     }
 }

@@ -2,7 +2,7 @@
 //! path, its methods and the operation each runs. Adapters register exactly these routes (or
 //! call [`match_route`]); nothing else decides where a request goes.
 
-pub use crate::operations::{Capability, OPERATIONS, Operation, OperationSpec};
+pub use crate::operations::{Capability, OPERATIONS, Operation, OperationRow, OperationSpec};
 
 use crate::error::ApiError;
 use crate::reply::Reply;
@@ -64,10 +64,10 @@ fn all_routes() -> &'static [Route] {
 fn derive_routes() -> &'static [Route] {
     let mut grouped: Vec<(String, Vec<(&'static str, Operation)>)> = Vec::new();
     for spec in OPERATIONS {
-        let path = route_path(spec.path);
+        let path = route_path(spec.row.path);
         match grouped.iter_mut().find(|(p, _)| *p == path) {
-            Some((_, methods)) => methods.push((spec.method, spec.operation)),
-            None => grouped.push((path, vec![(spec.method, spec.operation)])),
+            Some((_, methods)) => methods.push((spec.row.method, spec.operation)),
+            None => grouped.push((path, vec![(spec.row.method, spec.operation)])),
         }
     }
     let routes: Vec<Route> = grouped

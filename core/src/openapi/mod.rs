@@ -62,8 +62,8 @@ mod wire_tests;
 pub fn document() -> Value {
     let mut paths = serde_json::Map::new();
     for described in OPERATIONS.iter().filter(|d| d.operation.is_built()) {
-        let item = paths.entry(described.path).or_insert_with(|| json!({}));
-        item[described.method.to_ascii_lowercase()] = operations::describe(described);
+        let item = paths.entry(described.row.path).or_insert_with(|| json!({}));
+        item[described.row.method.to_ascii_lowercase()] = operations::describe(described);
     }
     let mut doc = json!({
         "openapi": "3.1.0",

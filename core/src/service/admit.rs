@@ -69,10 +69,10 @@ impl Service {
                 return Err(passes::PASS_IN_QUERY);
             }
             let spec = op.spec();
-            if spec.link && signed::is_signed(query) {
+            if spec.row.link && signed::is_signed(query) {
                 return Box::pin(self.admit_link(op, id, query)).await;
             }
-            if spec.public {
+            if spec.row.public {
                 return Ok(Access::Public);
             }
         }
