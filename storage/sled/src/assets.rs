@@ -18,6 +18,9 @@ use crate::events::EventSlot;
 use crate::record::{AssetRec, decode, decode_id, encode};
 use crate::{Inner, SledStore, tree_keys, tx};
 
+/// A kept list's page ending at most this far in is read on the calling task.
+const INLINE_PAGE_END: u64 = 200;
+
 impl Inner {
     fn asset_index_tree(&self, sort: AssetSort) -> &sled::Tree {
         match sort {
@@ -324,7 +327,18 @@ fn claim_asset_slug(slugs: &TransactionalTree, wanted: &str, id: Uuid) -> Result
 
 #[async_trait]
 impl AssetStore for SledStore {
+    // A page one of the kept lists answers (no search, at most one tag, no checksum) near
+    // the front is a few dozen point reads: it runs on the calling task, as a library of a
+    // few hundred items does. A filter that walks and tests records, or a deep page, goes to
+    // a blocking thread.
     async fn list_assets(&self, query: &AssetQuery) -> Result<Page<Asset>, StoreError> {
+        let indexed = query.search.is_none()
+            && query.checksum.is_none()
+            && query.any_tags.is_empty()
+            && query.tags.len() <= 1;
+        if indexed && query.offset().saturating_add(u64::from(query.per_page)) <= INLINE_PAGE_END {
+            return self.point_read(|inner| inner.list_assets(query));
+        }
         let query = query.clone();
         self.blocking(move |inner| inner.list_assets(&query)).await
     }
