@@ -33,7 +33,8 @@
 # may name the directory of initdb/pg_ctl/psql; else they are found on PATH or in the newest
 # /usr/lib/postgresql/*/bin. NO_PG=1 leaves the PostgreSQL rows out.
 #
-# Environment: READS=0 leaves the read rows out (creates only), DURATION (seconds per wrk run, default 10), ROUNDS (rounds per server, run
+# Environment: READS=0 leaves the read rows out (creates only), CREATES=0 the create and
+# feed rows (reads only), DURATION (seconds per wrk run, default 10), ROUNDS (rounds per server, run
 # interleaved; the median is reported; default 3), CONNECTIONS (default 32),
 # THREADS (wrk threads, default 2), PORT (first port, default 18080), KEEP=1 keeps the
 # work directory. PROFILE=1 also samples the server under each wrk run with `perf record -g`
@@ -50,6 +51,7 @@ NO_PG=${NO_PG:-0}
 PROFILE=${PROFILE:-0}
 ROUNDS=${ROUNDS:-3}
 READS=${READS:-1}
+CREATES_ROWS=${CREATES:-1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
@@ -426,9 +428,10 @@ HOOK_PORT=$(free_port)
 
 SERVERS=(axum axum-nocache)
 CREATORS=(axum)
+[[ $CREATES_ROWS == 1 ]] || CREATORS=()
 if [[ $NO_PG != 1 ]]; then
     SERVERS+=(axum-pg axum-pg-nocache)
-    CREATORS+=(axum-pg)
+    [[ $CREATES_ROWS == 1 ]] && CREATORS+=(axum-pg)
 fi
 [[ $WARP == 1 ]] && SERVERS+=(warp)
 [[ $READS == 1 ]] || SERVERS=()

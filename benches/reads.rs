@@ -11,6 +11,7 @@
 //! - `detail`: `GET /api/v1/libraries/{id}?include_assets=true` (one view counted each time);
 //! - `list`: `GET /api/v1/assets` (page 1 of 20);
 //! - `asset`: `GET /api/v1/assets/{id}`;
+//! - `{read}-cold`: the same read with every cache off (`detail_cache` and `page_cache`);
 //! - `floor`: a [`Reply`] made from the same bytes kept in memory (what
 //!   `examples/bench_baseline.rs` answers with), the cost no cache can go below.
 //!
@@ -43,6 +44,8 @@ struct Read {
 
 struct World {
     service: Service,
+    /// The same store and files with every cache off: the cold path.
+    cold: Service,
     auth: Vec<u8>,
     reads: Vec<Read>,
     _dir: tempfile::TempDir,
@@ -71,6 +74,10 @@ async fn world() -> World {
     let store = assetlib::sled::SledStore::open(dir.path().join("db")).expect("sled");
     let store: Arc<dyn Store> = Arc::new(store);
     let files = Files::local(dir.path().join("files")).expect("files");
+    let mut cold_config = Config::default();
+    cold_config.detail_cache = false;
+    cold_config.page_cache = false;
+    let cold = Service::from_arc(store.clone(), files.clone(), cold_config);
     let service = Service::from_arc(store, files, Config::default());
     let (_, key) = service
         .create_key("bench", Scope::ALL.to_vec(), None)
@@ -123,6 +130,7 @@ async fn world() -> World {
     ];
     World {
         service,
+        cold,
         auth,
         reads,
         _dir: dir,
@@ -131,12 +139,16 @@ async fn world() -> World {
 
 impl World {
     async fn read(&self, read: &Read) -> Reply {
+        self.read_on(&self.service, read).await
+    }
+
+    async fn read_on(&self, service: &Service, read: &Read) -> Reply {
         let req = RawRequest {
             authorization: Some(&self.auth),
             query: read.query,
             ..Default::default()
         };
-        self.service.handle(read.op, &[&read.id], req).await
+        service.handle(read.op, &[&read.id], req).await
     }
 }
 
@@ -179,6 +191,9 @@ fn main() {
         bodies.push(body);
         group.bench_function(read.name, |b| {
             b.iter(|| black_box(rt.block_on(world.read(read))))
+        });
+        group.bench_function(format!("{}-cold", read.name), |b| {
+            b.iter(|| black_box(rt.block_on(world.read_on(&world.cold, read))))
         });
         let body = bodies.last().cloned().unwrap_or_default();
         group.bench_function(format!("{}-floor", read.name), |b| {

@@ -12,6 +12,11 @@
 //! - `cargo xtask setup` finds every tool the tests need, or installs it: pinned PyPI packages
 //!   into venvs under `target/tools/`, Debian packages with `apt-get` when it runs as root. It
 //!   prints one line per tool saying where it is.
+//! - `cargo xtask instructions [--update]` is the benches' regression gate: the instruction
+//!   counts of `benches/instructions.rs` under callgrind against `benches/instructions.json`,
+//!   failing at +5% (see [`bench`]).
+//! - `cargo xtask bench save|compare [NAME]` keeps criterion's results of the in-process
+//!   benches as a baseline and compares a later run with it.
 //! - `cargo xtask test [--schemathesis] [ARGS...]` runs `setup`, then `cargo test --workspace
 //!   --all-features ARGS...` with `ASSETLIB_PG_BIN` and `ASSETLIB_WEED` naming what `setup`
 //!   found, then the lean build's tests (`cargo test -p assetlib --no-default-features
@@ -42,6 +47,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod bench;
+
 use assetlib_testkit::tools::{Install, TOOLS, Tool};
 use assetlib_testkit::{NotProvided, setup};
 
@@ -61,6 +68,8 @@ fn main() -> ExitCode {
             Some(arg) => usage_error(&format!("`setup` takes no arguments, not `{arg}`")),
         },
         Some("test") => test(&root, args.collect()),
+        Some("instructions") => bench::instructions(&root, &args.collect::<Vec<_>>()),
+        Some("bench") => bench::criterion(&root, &args.collect::<Vec<_>>()),
         Some(other) => usage_error(&format!("no such task: `{other}`")),
     }
 }
@@ -79,6 +88,14 @@ Usage:
       ASSETLIB_WEED set, then the lean build's tests (no capability feature), then
       schemathesis against both ready servers. With ARGS (say `-p assetlib-core`), the lean
       build and schemathesis run only with --schemathesis.
+  cargo xtask instructions [--update]
+      The regression gate: the instruction counts of benches/instructions.rs (tree assembly,
+      the cached read path) under callgrind, compared with benches/instructions.json; fails
+      when one rises more than 5%. Installs valgrind (apt, when root) and gungraun-runner
+      (cargo install, pinned to Cargo.lock's gungraun) first. --update records the counts.
+  cargo xtask bench save|compare [NAME]
+      The criterion benches `tree` and `reads`, saved as baseline NAME (default `main`), or
+      run against it with a table of each bench's mean time then and now.
   cargo xtask help
       This text.
 
