@@ -2,16 +2,20 @@
 //! read of an asset shares. Lists are in [`crate::lists`], changes and deletes in
 //! [`crate::lifecycle`] and [`crate::bulk`].
 
+use std::sync::Arc;
+
 use assetlib_core::events::{Log, Written};
 use assetlib_core::store::rules::{fold_case, tag_keys};
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetQuery, AssetStore, AssetType, AssetUpdate, BulkOutcome,
     LibraryUse, Media, Page, StoreError, TagCount, async_trait,
 };
+use deadpool_postgres::ClientWrapper;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
+use crate::batch;
 use crate::error::{Failure, duplicate_id, unique_violation};
 use crate::events::{EventParams, one_event};
 use crate::notices::Notice;
@@ -219,6 +223,81 @@ fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
+/// What an insert of one asset writes, owned so that a shared transaction can run it (and
+/// run it again alone after a rollback).
+struct InsertAttempt {
+    schema: String,
+    asset: Asset,
+    p: AssetParams,
+    downloads: i64,
+    /// The slug followed by `-`: where its numbered forms start.
+    suffixed: String,
+    event: EventParams,
+}
+
+impl InsertAttempt {
+    /// The insert with the slug `slug` picked as `pick`, on `client`: the asset as stored, or
+    /// `None` when the slug is taken.
+    async fn run(
+        &self,
+        client: &ClientWrapper,
+        pick: SlugPick,
+        slug: String,
+    ) -> Result<Option<Asset>, StoreError> {
+        let stmt = client
+            .prepare_cached(&insert_sql(&self.schema, pick, &self.event))
+            .await
+            .map_err(Failure::from)?;
+        let (asset, p) = (&self.asset, &self.p);
+        let logged = self.event.per_row();
+        let params: [&(dyn ToSql + Sync); 37] = [
+            &asset.id,
+            &asset.title,
+            &p.title_lower,
+            &slug,
+            &asset.description,
+            &p.description_lower,
+            &p.asset_type,
+            &asset.file_path,
+            &p.file_size,
+            &asset.mime_type,
+            &asset.thumbnail_path,
+            &p.page_count,
+            &p.word_count,
+            &p.width,
+            &p.height,
+            &asset.external_url,
+            &asset.video_embed,
+            &asset.is_public,
+            &asset.published,
+            &self.suffixed,
+            &asset.created_at,
+            &asset.updated_at,
+            &self.downloads,
+            &asset.thumbnail_placeholder,
+            &p.duration_ms,
+            &p.sample_rate,
+            &p.channels,
+            &p.bitrate,
+            &asset.media.video_codec,
+            logged[0],
+            logged[1],
+            logged[2],
+            logged[3],
+            logged[4],
+            &asset.tags,
+            &p.tag_keys,
+            &p.checksum,
+        ];
+        match client.query_opt(&stmt, &params).await {
+            Ok(Some(row)) => Ok(Some(asset_from_row(&row, 0)?)),
+            Ok(None) => Ok(None),
+            Err(e) if unique_violation(&e) == Some("assets_pkey") => Err(duplicate_id(asset.id)),
+            Err(e) => Err(StoreError::from(Failure::from(e))),
+        }
+    }
+}
+
 impl PgStore {
     pub(crate) async fn get_asset_impl(&self, id: Uuid) -> Result<Option<Asset>, Failure> {
         let s = &self.schema.q;
@@ -261,101 +340,68 @@ impl PgStore {
         asset: Asset,
         log: &Log,
     ) -> Result<Asset, StoreError> {
-        let s = &self.schema.q;
-        let p = AssetParams::new(&asset)?;
-        let downloads = to_i64("download count", asset.download_count)?;
         let event = one_event(log, Written::AssetCreated(&asset))?;
-        let client = self.client().await?;
-        let exact = client
-            .prepare_cached(&insert_sql(s, SlugPick::Given, &event))
-            .await
-            .map_err(Failure::from)?;
-        let scan = client
-            .prepare_cached(&insert_sql(s, SlugPick::FirstFree, &event))
-            .await
-            .map_err(Failure::from)?;
-        // Every slug starting with `wanted-` lies in [`wanted-`, `wanted.`) in byte order (the
-        // slug column is `COLLATE "C"`): a range the unique index answers in any plan.
-        let suffixed = format!("{}-", asset.slug);
-        let insert = |stmt, slug: String| {
-            let client = &client;
-            let (asset, p, downloads, suffixed) = (&asset, &p, &downloads, &suffixed);
-            let logged = event.per_row();
-            async move {
-                let params: [&(dyn ToSql + Sync); 37] = [
-                    &asset.id,
-                    &asset.title,
-                    &p.title_lower,
-                    &slug,
-                    &asset.description,
-                    &p.description_lower,
-                    &p.asset_type,
-                    &asset.file_path,
-                    &p.file_size,
-                    &asset.mime_type,
-                    &asset.thumbnail_path,
-                    &p.page_count,
-                    &p.word_count,
-                    &p.width,
-                    &p.height,
-                    &asset.external_url,
-                    &asset.video_embed,
-                    &asset.is_public,
-                    &asset.published,
-                    suffixed,
-                    &asset.created_at,
-                    &asset.updated_at,
-                    downloads,
-                    &asset.thumbnail_placeholder,
-                    &p.duration_ms,
-                    &p.sample_rate,
-                    &p.channels,
-                    &p.bitrate,
-                    &asset.media.video_codec,
-                    logged[0],
-                    logged[1],
-                    logged[2],
-                    logged[3],
-                    logged[4],
-                    &asset.tags,
-                    &p.tag_keys,
-                    &p.checksum,
-                ];
-                match client.query_opt(stmt, &params).await {
-                    Ok(Some(row)) => Ok(Some(asset_from_row(&row, 0)?)),
-                    Ok(None) => Ok(None),
-                    Err(e) if unique_violation(&e) == Some("assets_pkey") => {
-                        Err(duplicate_id(asset.id))
-                    }
-                    Err(e) => Err(StoreError::from(Failure::from(e))),
-                }
-            }
-        };
+        let attempt = Arc::new(InsertAttempt {
+            p: AssetParams::new(&asset)?,
+            downloads: to_i64("download count", asset.download_count)?,
+            // Every slug starting with `wanted-` lies in [`wanted-`, `wanted.`) in byte order
+            // (the slug column is `COLLATE "C"`): a range the unique index answers in any plan.
+            suffixed: format!("{}-", asset.slug),
+            schema: self.schema.q.clone(),
+            asset,
+            event,
+        });
+        let base = attempt.asset.slug.clone();
         // The slug as wanted, when no asset has it.
-        if let Some(stored) = insert(&exact, asset.slug.clone()).await? {
+        if let Some(stored) = self
+            .try_insert(&attempt, SlugPick::Given, base.clone())
+            .await?
+        {
             return Ok(stored);
         }
         for _ in 0..SLUG_TRIES {
             // The base's next number, taken in a statement of its own that waits for no other
             // insert's commit.
-            let n = self.next_slug_number(&client, &asset.slug).await?;
-            if let Some(stored) = insert(&exact, format!("{}-{n}", asset.slug)).await? {
+            let n = self.next_slug_number(&*self.client().await?, &base).await?;
+            let numbered = format!("{base}-{n}");
+            if let Some(stored) = self.try_insert(&attempt, SlugPick::Given, numbered).await? {
                 return Ok(stored);
             }
             // Taken by an asset older than the counter, or after a crash lost the counter's
             // last numbers: the first free number, and the counter moved past it.
-            if let Some(stored) = insert(&scan, asset.slug.clone()).await? {
+            if let Some(stored) = self
+                .try_insert(&attempt, SlugPick::FirstFree, base.clone())
+                .await?
+            {
                 let taken = stored
                     .slug
-                    .strip_prefix(&suffixed)
+                    .strip_prefix(&attempt.suffixed)
                     .and_then(|n| n.parse::<i64>().ok());
                 if let Some(n) = taken {
-                    self.raise_slug_number(&client, &asset.slug, n).await?;
+                    self.raise_slug_number(&*self.client().await?, &base, n)
+                        .await?;
                 }
                 return Ok(stored);
             }
         }
-        Err(Failure::SlugContention(asset.slug).into())
+        Err(Failure::SlugContention(base).into())
+    }
+
+    /// One insert of `attempt` with the slug `slug` picked as `pick`, in the next shared
+    /// transaction of inserts ([`crate::batch`]): the asset as stored, or `None` when the slug
+    /// is taken.
+    async fn try_insert(
+        &self,
+        attempt: &Arc<InsertAttempt>,
+        pick: SlugPick,
+        slug: String,
+    ) -> Result<Option<Asset>, StoreError> {
+        let attempt = Arc::clone(attempt);
+        let work = batch::work(move |client| {
+            let (attempt, slug) = (Arc::clone(&attempt), slug.clone());
+            Box::pin(async move { attempt.run(client, pick, slug).await })
+        });
+        self.inserts.run(&self.pool, work).await
     }
 
     /// The next number of slug `base` (2 the first time), from its counter in

@@ -77,6 +77,10 @@ pub(crate) enum Failure {
     /// The log made no event of a write whose statement appends one.
     #[error("no event for a write that appends one: {0}")]
     NoEvent(&'static str),
+    /// The transaction a write shared with others ([`crate::batch`]) could not be run or
+    /// committed; `unavailable` when its connection broke or none could be had.
+    #[error("a shared transaction failed: {detail}")]
+    Group { detail: String, unavailable: bool },
 }
 
 impl Failure {
@@ -92,9 +96,10 @@ impl Failure {
     /// Whether the database cannot be reached now and may be soon: no connection could be
     /// had, the connection broke, or the server is shutting down, starting or out of
     /// connections.
-    fn is_unavailable(&self) -> bool {
+    pub(crate) fn is_unavailable(&self) -> bool {
         match self {
             Failure::Pool(_) => true,
+            Failure::Group { unavailable, .. } => *unavailable,
             Failure::Db(e) => match e.as_db_error() {
                 Some(db) => {
                     let code = db.code().code();

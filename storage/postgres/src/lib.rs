@@ -190,6 +190,7 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 mod assets;
+mod batch;
 mod bulk;
 mod counters;
 mod deliveries;

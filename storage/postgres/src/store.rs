@@ -71,6 +71,8 @@ pub struct PgStore {
     pub(crate) replica: Arc<Replica>,
     /// Views and downloads not yet written.
     pub(crate) counters: Arc<Counters>,
+    /// Asset inserts waiting to share a transaction and its commit.
+    pub(crate) inserts: Arc<crate::batch::Batches<Option<assetlib_core::Asset>>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -140,6 +142,7 @@ impl PgStore {
             schema: Arc::new(schema),
             replica: Arc::default(),
             counters: Arc::default(),
+            inserts: Arc::default(),
         };
         if let Some((config, origin)) = listen {
             let to = crate::notices::Listen {
@@ -163,6 +166,13 @@ impl PgStore {
     /// `notify` and the listening connection is up (for tests of the fallback).
     pub fn listening(&self) -> bool {
         self.replica.trusts_notices()
+    }
+
+    /// How many asset inserts this store has run, and in how many commits: inserts that
+    /// arrive together share a transaction (feature `stats`, for tests and benches).
+    #[cfg(feature = "stats")]
+    pub fn insert_commits(&self) -> (u64, u64) {
+        self.inserts.counts()
     }
 
     /// The schema the store's tables live in.

@@ -4,7 +4,9 @@ use assetlib_core::store::prelude::*;
 use std::collections::HashSet;
 
 use assetlib_core::testing::{sample_asset, sample_library};
-use assetlib_core::{AssetChange, AssetDeletion, AssetQuery, AssetStatus, AssetType, LibraryWrite};
+use assetlib_core::{
+    AssetChange, AssetDeletion, AssetQuery, AssetStatus, AssetType, LibraryWrite, StoreError,
+};
 use assetlib_postgres::PgConfig;
 
 use crate::common::store;
@@ -98,6 +100,85 @@ async fn concurrent_inserts_take_distinct_slugs() {
         .collect();
     want.insert("same-title".into());
     assert_eq!(slugs, want);
+}
+
+/// Inserts that arrive together share a transaction and its commit, and each still lands
+/// whole with its own answer: 32 tasks insert 8 assets each, half of them all titled alike
+/// (each takes a numbered slug), and two tasks insert one id at once (one of them is told
+/// the id exists, the other's insert stands, and the rest of their batches land).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inserts_that_arrive_together_share_commits_and_each_lands() {
+    let (store, _db) = store().await;
+    let twice = sample_asset("Twice", AssetType::Pdf, 0);
+    let tasks: Vec<_> = (0..32)
+        .map(|t| {
+            let (store, twice) = (store.clone(), twice.clone());
+            tokio::spawn(async move {
+                let mut answers = Vec::new();
+                if t < 2 {
+                    answers.push(store.insert_asset(twice, Log::ANONYMOUS).await);
+                }
+                for i in 0..8 {
+                    let title = if i % 2 == 0 {
+                        "Logo".to_owned()
+                    } else {
+                        format!("Own {t} {i}")
+                    };
+                    let asset = sample_asset(&title, AssetType::Pdf, (t * 8 + i) as i64);
+                    answers.push(store.insert_asset(asset, Log::ANONYMOUS).await);
+                }
+                answers
+            })
+        })
+        .collect();
+    let (mut stored, mut duplicates) = (Vec::new(), 0);
+    for task in tasks {
+        for answer in task.await.expect("task") {
+            match answer {
+                Ok(asset) => stored.push(asset),
+                Err(StoreError::DuplicateId { id }) if id == twice.id => duplicates += 1,
+                Err(e) => panic!("insert: {e}"),
+            }
+        }
+    }
+    assert_eq!((stored.len(), duplicates), (32 * 8 + 1, 1));
+    let slugs: HashSet<&str> = stored.iter().map(|a| a.slug.as_str()).collect();
+    assert_eq!(
+        slugs.len(),
+        stored.len(),
+        "every asset has a slug of its own"
+    );
+    let mut logos: Vec<&str> = slugs
+        .iter()
+        .copied()
+        .filter(|s| s.starts_with("logo"))
+        .collect();
+    logos.sort_unstable();
+    let mut want: Vec<String> = (2..=128).map(|n| format!("logo-{n}")).collect();
+    want.push("logo".into());
+    want.sort_unstable();
+    assert_eq!(logos, want);
+    for asset in &stored {
+        let read = store
+            .get_asset(asset.id)
+            .await
+            .expect("get")
+            .expect("stored");
+        assert_eq!(&read, asset, "what was answered is what is stored");
+    }
+    let page = store
+        .list_assets(&AssetQuery {
+            status: AssetStatus::Any,
+            ..AssetQuery::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(page.total, stored.len() as u64);
+    let (writes, commits) = store.insert_commits();
+    assert!(
+        writes >= stored.len() as u64 && commits < writes / 2,
+        "{writes} inserts in {commits} commits: inserts that arrive together share them"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,210 @@
+//! Group commit: writes that arrive together share one transaction and its commit.
+//!
+//! Every durable commit waits for PostgreSQL to flush its WAL, and under load each commit is
+//! also a round trip and a transaction's worth of work of its own. [`Batches`] takes the
+//! writes waiting at a moment and runs them in one transaction on one connection, their
+//! statements pipelined (sent together, answered in order), with one `COMMIT`: every write
+//! in it is answered only after that commit, as a write of its own would be.
+//!
+//! - A write that arrives alone runs alone, as a statement of its own: no wait, no extra
+//!   round trip.
+//! - At most [`MAX_DRAINERS`] transactions run at once, each with at most [`MAX_BATCH`]
+//!   writes; writes that arrive meanwhile wait for the next one, so the busier it is, the
+//!   more writes share a commit.
+//! - When any statement of a transaction fails (a duplicate id, a lock wait broken by the
+//!   deadlock detector), the transaction is rolled back and each of its writes runs again
+//!   alone, so one write's failure is its own.
+//! - The transaction runs on a task of its own: a caller that stops waiting (a client gone)
+//!   neither loses nor half-runs the others' writes.
+//!
+//! A write is a function that runs its statements on the connection it is given, and may
+//! run twice (the second time alone, after a rollback): it must not depend on having run.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use assetlib_core::StoreError;
+use deadpool_postgres::{ClientWrapper, Pool};
+use futures_util::future::{BoxFuture, join_all};
+use tokio::sync::oneshot;
+
+use crate::error::Failure;
+
+/// Most writes one transaction carries.
+pub(crate) const MAX_BATCH: usize = 64;
+
+/// Transactions in flight at once: one commits while the next gathers and runs.
+pub(crate) const MAX_DRAINERS: usize = 2;
+
+/// A write: its statements, on the connection given.
+pub(crate) type Work<T> =
+    Arc<dyn for<'c> Fn(&'c ClientWrapper) -> BoxFuture<'c, Result<T, StoreError>> + Send + Sync>;
+
+/// `f` as a [`Work`] (a closure's signature is inferred from this bound).
+pub(crate) fn work<T, F>(f: F) -> Work<T>
+where
+    F: for<'c> Fn(&'c ClientWrapper) -> BoxFuture<'c, Result<T, StoreError>>
+        + Send
+        + Sync
+        + 'static,
+{
+    Arc::new(f)
+}
+
+struct Job<T> {
+    work: Work<T>,
+    done: oneshot::Sender<Result<T, StoreError>>,
+}
+
+struct Queue<T> {
+    jobs: VecDeque<Job<T>>,
+    /// Tasks taking batches off `jobs` now.
+    drainers: usize,
+}
+
+/// Writes waiting to share a transaction.
+pub(crate) struct Batches<T> {
+    queue: Mutex<Queue<T>>,
+    /// Writes run, and the transactions (or lone statements) they ran in.
+    writes: AtomicU64,
+    commits: AtomicU64,
+}
+
+impl<T> Default for Batches<T> {
+    fn default() -> Self {
+        Batches {
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                drainers: 0,
+            }),
+            writes: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Batches<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let q = self.lock();
+        f.debug_struct("Batches")
+            .field("waiting", &q.jobs.len())
+            .field("drainers", &q.drainers)
+            .finish()
+    }
+}
+
+impl<T> Batches<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue<T>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes run so far, and the commits they shared (a write run again alone after a
+    /// rollback counts once more).
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (
+            self.writes.load(Ordering::Relaxed),
+            self.commits.load(Ordering::Relaxed),
+        )
+    }
+}
+
+impl<T: Send + 'static> Batches<T> {
+    /// Runs `work` in the next transaction of writes on connections of `pool`, and answers
+    /// once it has committed (or failed).
+    pub(crate) async fn run(self: &Arc<Self>, pool: &Pool, work: Work<T>) -> Result<T, StoreError> {
+        let (done, answer) = oneshot::channel();
+        let start = {
+            let mut q = self.lock();
+            q.jobs.push_back(Job { work, done });
+            let start = q.drainers < MAX_DRAINERS;
+            if start {
+                q.drainers += 1;
+            }
+            start
+        };
+        if start {
+            tokio::spawn(Arc::clone(self).drain(pool.clone()));
+        }
+        answer.await.map_err(|_| {
+            StoreError::from(Failure::Group {
+                detail: "the task running the transaction stopped (its runtime shut down)"
+                    .to_owned(),
+                unavailable: true,
+            })
+        })?
+    }
+
+    /// Takes batches off the queue and runs them until it is empty.
+    async fn drain(self: Arc<Self>, pool: Pool) {
+        loop {
+            let jobs: Vec<Job<T>> = {
+                let mut q = self.lock();
+                if q.jobs.is_empty() {
+                    q.drainers -= 1;
+                    return;
+                }
+                let n = q.jobs.len().min(MAX_BATCH);
+                q.jobs.drain(..n).collect()
+            };
+            self.writes.fetch_add(jobs.len() as u64, Ordering::Relaxed);
+            self.commits.fetch_add(1, Ordering::Relaxed);
+            run_batch(&pool, jobs).await;
+        }
+    }
+}
+
+/// Runs `jobs` in one transaction (one alone as a statement of its own) and answers each.
+async fn run_batch<T>(pool: &Pool, mut jobs: Vec<Job<T>>) {
+    let client = match pool.get().await {
+        Ok(client) => client,
+        Err(e) => return fail_all(jobs, &Failure::from(e)),
+    };
+    if jobs.len() == 1 {
+        if let Some(job) = jobs.pop() {
+            let result = (job.work)(&client).await;
+            let _ = job.done.send(result);
+        }
+        return;
+    }
+    let together = async {
+        client.batch_execute("BEGIN").await?;
+        let results = join_all(jobs.iter().map(|job| (job.work)(&client))).await;
+        if results.iter().all(Result::is_ok) {
+            client.batch_execute("COMMIT").await?;
+            Ok(Some(results))
+        } else {
+            client.batch_execute("ROLLBACK").await?;
+            Ok(None)
+        }
+    }
+    .await;
+    match together {
+        Ok(Some(results)) => {
+            for (job, result) in jobs.into_iter().zip(results) {
+                let _ = job.done.send(result);
+            }
+        }
+        // A statement failed: each write again, alone, so that its failure is its own.
+        Ok(None) => {
+            for job in jobs {
+                let result = (job.work)(&client).await;
+                let _ = job.done.send(result);
+            }
+        }
+        // BEGIN, COMMIT or ROLLBACK failed: the connection broke, and whether a commit
+        // happened is not known, as for a single statement whose connection breaks.
+        Err(e) => fail_all(jobs, &Failure::Db(e)),
+    }
+}
+
+/// Answers every job with `failure`.
+fn fail_all<T>(jobs: Vec<Job<T>>, failure: &Failure) {
+    let unavailable = failure.is_unavailable();
+    for job in jobs {
+        let _ = job.done.send(Err(StoreError::from(Failure::Group {
+            detail: failure.to_string(),
+            unavailable,
+        })));
+    }
+}
