@@ -88,6 +88,11 @@ impl DetailCache {
         self.pages.put(key, version, std::sync::Arc::new(page));
     }
 
+    /// How often a page was found.
+    pub(crate) fn lookups(&self) -> crate::page_cache::Lookups {
+        self.pages.lookups()
+    }
+
     /// Drops the pages of one library.
     pub(crate) fn forget(&self, id: Uuid) {
         self.pages.forget(&(id, false));

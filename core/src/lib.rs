@@ -146,6 +146,7 @@ pub use model::{
     LibraryRows, LibrarySettings, LibrarySummary, LibraryWrite, Media, Page, PassSpend, PutOutcome,
     Scope, Section, TagCount, ViewCount,
 };
+pub use page_cache::{CacheStats, Lookups};
 pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, SortOrder};
 pub use reply::{ByteStream, JSON, Reply};
 pub use request::{BodyStream, PeerAddr, RawRequest, RequestBody, TusHeaders};

@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -25,6 +26,8 @@ use crate::reply::Reply;
 pub(crate) struct VersionedCache<K, V> {
     entries: Mutex<HashMap<K, (u64, Arc<V>)>>,
     max: usize,
+    hits: AtomicU64,
+    misses: AtomicU64,
 }
 
 impl<K: Hash + Eq, V> VersionedCache<K, V> {
@@ -33,6 +36,8 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
         VersionedCache {
             entries: Mutex::new(HashMap::new()),
             max,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
         }
     }
 
@@ -42,10 +47,26 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
 
     /// The value kept for `key` at exactly `version`.
     pub(crate) fn get(&self, key: &K, version: u64) -> Option<Arc<V>> {
-        self.lock()
+        let found = self
+            .lock()
             .get(key)
             .filter(|(v, _)| *v == version)
-            .map(|(_, value)| Arc::clone(value))
+            .map(|(_, value)| Arc::clone(value));
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// How many lookups found their value and how many did not, since the cache was made.
+    pub(crate) fn lookups(&self) -> Lookups {
+        Lookups {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+        }
     }
 
     /// Keeps `value` for `key`, made at `version`.
@@ -61,6 +82,41 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
     pub(crate) fn forget(&self, key: &K) {
         self.lock().remove(key);
     }
+}
+
+/// How often one of a [`crate::Service`]'s caches answered: lookups that found a value kept
+/// at the version asked for (`hits`) and lookups that did not (`misses`: never kept, dropped,
+/// or kept at an older version). A cache that is off counts neither.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lookups {
+    /// Lookups answered from the cache.
+    pub hits: u64,
+    /// Lookups that had to render.
+    pub misses: u64,
+}
+
+impl Lookups {
+    /// `hits` as a share of all lookups (0 when there were none).
+    pub fn hit_rate(&self) -> f64 {
+        let all = self.hits + self.misses;
+        if all == 0 {
+            0.0
+        } else {
+            self.hits as f64 / all as f64
+        }
+    }
+}
+
+/// How often each of a [`crate::Service`]'s read caches answered
+/// ([`crate::Service::cache_stats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Library detail pages ([`crate::Config::detail_cache`]).
+    pub details: Lookups,
+    /// Asset list pages ([`crate::Config::page_cache`]).
+    pub lists: Lookups,
+    /// Single assets ([`crate::Config::page_cache`]).
+    pub assets: Lookups,
 }
 
 /// A rendered JSON answer (status 200) and its `ETag`.

@@ -234,6 +234,17 @@ impl Service {
         &self.inner.config
     }
 
+    /// How often this process's read caches answered since it started: library detail
+    /// pages, asset list pages and single assets (the ready server logs them when it stops,
+    /// and the load runs report them).
+    pub fn cache_stats(&self) -> crate::CacheStats {
+        crate::CacheStats {
+            details: self.inner.details.lookups(),
+            lists: self.inner.pages.lists.lookups(),
+            assets: self.inner.pages.assets.lookups(),
+        }
+    }
+
     /// Runs `op` (`ids` are the path's ids in order: none, the asset or library id, or a
     /// library id and a pass id) and always answers: errors become
     /// their contract replies here. The key and scope are checked from the head first; the

@@ -150,6 +150,16 @@ where
     purging.abort();
     service.stop_deliveries().await;
     service.store().flush().await?;
+    let stats = service.cache_stats();
+    tracing::info!(
+        "cache hits: details {}/{}, lists {}/{}, assets {}/{}",
+        stats.details.hits,
+        stats.details.hits + stats.details.misses,
+        stats.lists.hits,
+        stats.lists.hits + stats.lists.misses,
+        stats.assets.hits,
+        stats.assets.hits + stats.assets.misses,
+    );
     tracing::info!("stopped; the store is flushed");
     Ok(())
 }
