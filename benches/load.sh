@@ -34,7 +34,8 @@
 # /usr/lib/postgresql/*/bin. NO_PG=1 leaves the PostgreSQL rows out.
 #
 # Environment: READS=0 leaves the read rows out (creates only), CREATES=0 the create and
-# feed rows (reads only), DURATION (seconds per wrk run, default 10), ROUNDS (rounds per server, run
+# feed rows (reads only), RESULTS=FILE also appends the report's rows to FILE as JSON lines
+# (for `cargo xtask benchmarks`), DURATION (seconds per wrk run, default 10), ROUNDS (rounds per server, run
 # interleaved; the median is reported; default 3), CONNECTIONS (default 32),
 # THREADS (wrk threads, default 2), PORT (first port, default 18080), KEEP=1 keeps the
 # work directory. PROFILE=1 also samples the server under each wrk run with `perf record -g`
@@ -55,33 +56,9 @@ CREATES_ROWS=${CREATES:-1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
-PIDS=()
-PG_PID=
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/assetlib-load.XXXXXX")
-cleanup() {
-    local pid i
-    for pid in "${PIDS[@]}"; do
-        if kill -0 "$pid" 2>/dev/null; then
-            kill -TERM "$pid" 2>/dev/null || true
-            wait "$pid" 2>/dev/null || true
-        fi
-    done
-    # The postmaster is not our child (pg_ctl detaches it): a fast shutdown by its PID, and
-    # wait until it is gone before the directory goes.
-    if [[ -n "$PG_PID" ]] && kill -0 "$PG_PID" 2>/dev/null; then
-        kill -INT "$PG_PID" 2>/dev/null || true
-        for i in $(seq 1 300); do
-            kill -0 "$PG_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -0 "$PG_PID" 2>/dev/null && kill -KILL "$PG_PID" 2>/dev/null || true
-    fi
-    if [[ "${KEEP:-0}" != 1 ]]; then rm -rf "$WORK"; else echo "work directory kept: $WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-say() { printf '%s\n' "$*" >&2; }
+# The work directory, cleanup on exit, PostgreSQL binaries, start/stop/wait_port/free_port,
+# cpu_ticks and start_postgres.
+source "$ROOT/benches/common/bench.sh"
 
 # --- tools -------------------------------------------------------------------------------
 if ! command -v wrk >/dev/null; then
@@ -104,28 +81,6 @@ if [[ $PROFILE == 1 ]] && ! command -v perf >/dev/null; then
     command -v perf >/dev/null || { say "PROFILE=1 needs perf (Debian: apt-get install linux-perf)"; exit 1; }
 fi
 
-# The directory holding initdb, pg_ctl and psql.
-find_pg_bin() {
-    local dir
-    for dir in "${PG_BIN:-}" "${ASSETLIB_PG_BIN:-}"; do
-        [[ -n "$dir" && -x "$dir/initdb" ]] && { echo "$dir"; return 0; }
-    done
-    if command -v initdb >/dev/null; then
-        dir=$(dirname "$(readlink -f "$(command -v initdb)")")
-        [[ -x "$dir/pg_ctl" && -x "$dir/psql" ]] && { echo "$dir"; return 0; }
-    fi
-    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-    [[ -n "$dir" && -x "$dir/initdb" ]] && { echo "$dir"; return 0; }
-    return 1
-}
-if [[ $NO_PG != 1 ]]; then
-    if ! PGBIN=$(find_pg_bin); then
-        say "PostgreSQL server binaries (initdb, pg_ctl) were not found: install them"
-        say "(Debian/Ubuntu: apt-get install postgresql), set PG_BIN, or run with NO_PG=1."
-        exit 1
-    fi
-fi
-
 # --- build -------------------------------------------------------------------------------
 say "building release binaries ..."
 FEATURES=axum,sled
@@ -143,37 +98,6 @@ else
         --example webhook_receiver --features "$FEATURES"
 fi
 BIN=${CARGO_TARGET_DIR:-target}/release/examples
-
-# --- helpers -----------------------------------------------------------------------------
-# start NAME CMD...: runs CMD in the background with logs in $WORK/NAME.log, records its PID.
-start() {
-    local name=$1; shift
-    "$@" >"$WORK/$name.log" 2>&1 &
-    PIDS+=($!)
-    LAST_PID=$!
-}
-stop() {
-    local pid=$1
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-wait_port() { # PORT: waits for a server on it, at most 60 s (sled's recovery of a database
-    # the create runs made large takes seconds)
-    local port=$1 i
-    for i in $(seq 1 600); do
-        if curl -s -o /dev/null "http://127.0.0.1:$port/"; then return 0; fi
-        sleep 0.1
-    done
-    say "server on port $port did not come up; its log:"; cat "$WORK"/*.log >&2; exit 1
-}
-# A port nobody listens on at 127.0.0.1, from 15432 up.
-free_port() {
-    local p
-    for p in $(seq 15432 15532); do
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-    done
-    say "no free port for PostgreSQL in 15432-15532"; exit 1
-}
 
 # profile LABEL: with PROFILE=1, samples $SERVER_PID for the next $DURATION seconds in the
 # background (perf's PID in PERF_PID).
@@ -194,11 +118,6 @@ profile_report() {
         --percent-limit 2 -g none 2>/dev/null | grep -v '^#' | grep -v '^$' >"$WORK/perf-$1.txt" || true
     say "  perf, $1 (self time):"
     head -n 12 "$WORK/perf-$1.txt" | sed 's/^/    /' >&2
-}
-
-# cpu_ticks PID: the CPU time (user + system) process PID has used, in clock ticks.
-cpu_ticks() {
-    awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
 # run_wrk LABEL KEY URL [extra wrk args]: prints "req/s p50 p99 cpu" (latencies in ms; cpu:
@@ -229,38 +148,7 @@ run_wrk() {
 
 # --- PostgreSQL --------------------------------------------------------------------------
 PG_ARGS=()
-if [[ $NO_PG != 1 ]]; then
-    PGDIR="$WORK/pg"
-    mkdir -p "$PGDIR"
-    AS_PG=()
-    if [[ $(id -u) == 0 ]]; then
-        # PostgreSQL refuses to run as root: its directory belongs to the postgres user, who
-        # may pass through the work directory (not list it).
-        chmod 711 "$WORK"
-        chown postgres: "$PGDIR"
-        AS_PG=(runuser -u postgres --)
-    fi
-    say "PostgreSQL: initdb in $PGDIR ($PGBIN) ..."
-    "${AS_PG[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres -E UTF8 \
-        --locale=C.UTF-8 >"$WORK/initdb.log" 2>&1 ||
-        "${AS_PG[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres -E UTF8 \
-            --no-locale >"$WORK/initdb.log" 2>&1 ||
-        { say "initdb failed:"; cat "$WORK/initdb.log" >&2; exit 1; }
-    PGPORT=$(free_port)
-    PG_OPTS="-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDIR -c fsync=on"
-    PG_OPTS+=" -c synchronous_commit=on -c full_page_writes=on -c shared_buffers=256MB"
-    PG_OPTS+=" -c max_connections=100"
-    "${AS_PG[@]}" "$PGBIN/pg_ctl" start -w -t 60 -D "$PGDIR/data" -l "$PGDIR/server.log" \
-        -o "$PG_OPTS" >/dev/null ||
-        { say "PostgreSQL did not start; its log:"; cat "$PGDIR/server.log" >&2; exit 1; }
-    PG_PID=$(head -n 1 "$PGDIR/data/postmaster.pid")
-    "$PGBIN/psql" -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
-        -c "CREATE DATABASE assetlib_load" >/dev/null
-    PG_ARGS=(--database-url "postgres://postgres@127.0.0.1:$PGPORT/assetlib_load")
-    PG_SETTINGS=$("$PGBIN/psql" -At -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres -c \
-        "SELECT 'PostgreSQL ' || current_setting('server_version') || ', fsync=' || current_setting('fsync') || ', synchronous_commit=' || current_setting('synchronous_commit') || ', shared_buffers=' || current_setting('shared_buffers')")
-    say "PostgreSQL PID $PG_PID on 127.0.0.1:$PGPORT: $PG_SETTINGS"
-fi
+[[ $NO_PG != 1 ]] && start_postgres assetlib_load
 
 # --- dataset -----------------------------------------------------------------------------
 # seed STORE DATA_ARGS...: a key, 100 assets and a library in that store; sets KEY[STORE],
@@ -474,6 +362,15 @@ median() {
 }
 
 # --- report ------------------------------------------------------------------------------
+# result ROW ENDPOINT RPS P50 P99 SHARE CPU: with RESULTS=FILE, one JSON line of the report
+# appended to FILE (`cargo xtask benchmarks` makes BENCHMARKS.md's tables from them).
+MACHINE="$(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+result() {
+    [[ -n ${RESULTS:-} ]] || return 0
+    printf '{"bench":"load","row":"%s","endpoint":"%s","rps":%s,"p50_ms":%s,"p99_ms":%s,"share":%s,"cpu_us":%s,"duration_s":%s,"rounds":%s,"commit":"%s","machine":"%s"}\n' \
+        "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$DURATION" "$ROUNDS" "$COMMIT" "$MACHINE" >>"$RESULTS"
+}
 echo
 echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
 echo "wrk: $THREADS threads, $CONNECTIONS connections, ${DURATION}s per run, $ROUNDS rounds interleaved;"
@@ -488,6 +385,7 @@ for name in $([[ $READS == 1 ]] && echo baseline) "${SERVERS[@]}"; do
         read -r base _ <<<"$(median RESULT "baseline:$ep")"
         share=$(awk -v a="$rps" -v b="$base" 'BEGIN { printf "%.0f%%", (b > 0 ? 100 * a / b : 0) }')
         printf '%-16s %-7s %10s %9s %9s %9s %8s   %s-%s\n' "$name" "$ep" "$rps" "$p50" "$p99" "$share" "$cpu" "$low" "$high"
+        result "$name" "$ep" "$rps" "$p50" "$p99" "$(awk -v a="$rps" -v b="$base" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')" "$cpu"
     done
 done
 for name in "${CREATORS[@]}"; do
@@ -498,6 +396,7 @@ for name in "${CREATORS[@]}"; do
         esac
         printf '%-16s %-11s %6s %9s %9s %9s %8s   %s-%s   machine: %s\n' "$name" \
             "$what" "$rps" "$p50" "$p99" "" "$cpu" "$low" "$high" "${CPU[$row:$round]}"
+        result "$name" "$what" "$rps" "$p50" "$p99" null "$cpu"
     done
 done
 for name in "${CREATORS[@]}"; do

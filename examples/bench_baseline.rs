@@ -11,16 +11,25 @@
 //! `--list` file and `GET /api/v1/assets/{id}` the `--asset` file, each as
 //! `application/json` (the files are fetched from the real server first, see
 //! `benches/load.sh`). Runs until SIGTERM or Ctrl-C.
+//!
+//! With `--site bodies.bin` (written by `site_load crawl`, see `benches/site.sh`) it answers
+//! every URL of the realistic site run instead: a `GET` with the body kept for its path and
+//! query (an image with its image type), a `PATCH` of an asset with that asset's body, a
+//! `PUT` of a library with its detail, after reading the request's body; anything else 404.
 
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::http::header::CONTENT_TYPE;
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::IntoResponse;
 use axum::routing::get;
 use bytes::Bytes;
 use clap::Parser;
@@ -33,20 +42,81 @@ struct Args {
     #[arg(long, default_value = "127.0.0.1:8090")]
     addr: SocketAddr,
     /// Body of `GET /api/v1/libraries/{id}`.
-    #[arg(long)]
-    library: PathBuf,
+    #[arg(long, required_unless_present = "site")]
+    library: Option<PathBuf>,
     /// Body of `GET /api/v1/assets`.
-    #[arg(long)]
-    list: PathBuf,
+    #[arg(long, required_unless_present = "site")]
+    list: Option<PathBuf>,
     /// Body of `GET /api/v1/assets/{id}`.
+    #[arg(long, required_unless_present = "site")]
+    asset: Option<PathBuf>,
+    /// Every URL of the realistic site run and its body (`site_load crawl`).
     #[arg(long)]
-    asset: PathBuf,
+    site: Option<PathBuf>,
 }
 
-fn read(path: &PathBuf) -> Result<Bytes, String> {
+fn read(path: Option<&PathBuf>) -> Result<Bytes, String> {
+    let path = path.ok_or("no file given")?;
     std::fs::read(path)
         .map(Bytes::from)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// The bodies of `site_load crawl`'s file by path and query.
+fn site_bodies(path: &PathBuf) -> Result<HashMap<String, Bytes>, String> {
+    let file = Bytes::from(
+        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+    );
+    let mut bodies = HashMap::new();
+    let mut at = 0usize;
+    let take = |at: &mut usize| -> Result<Bytes, String> {
+        let len = file
+            .get(*at..*at + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes)
+            .ok_or("truncated site file")? as usize;
+        let part = file
+            .get(*at + 4..*at + 4 + len)
+            .ok_or("truncated site file")?;
+        *at += 4 + len;
+        Ok(file.slice_ref(part))
+    };
+    while at < file.len() {
+        let path = take(&mut at)?;
+        let body = take(&mut at)?;
+        bodies.insert(String::from_utf8_lossy(&path).into_owned(), body);
+    }
+    Ok(bodies)
+}
+
+/// Answers a request of the site run from `bodies`.
+async fn site_answer(
+    bodies: Arc<HashMap<String, Bytes>>,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+) -> axum::response::Response {
+    let key = match method {
+        Method::GET => uri
+            .path_and_query()
+            .map(|p| p.as_str().to_owned())
+            .unwrap_or_default(),
+        Method::PATCH => uri.path().to_owned(),
+        Method::PUT => format!("{}?include_assets=true", uri.path()),
+        _ => String::new(),
+    };
+    drop(body);
+    match bodies.get(&key) {
+        Some(found) => {
+            let kind = if uri.path().ends_with("/image") {
+                "image/jpeg"
+            } else {
+                "application/json"
+            };
+            ([(CONTENT_TYPE, kind)], found.clone()).into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 fn fixed(body: Bytes) -> axum::routing::MethodRouter {
@@ -57,10 +127,21 @@ fn fixed(body: Bytes) -> axum::routing::MethodRouter {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let app = Router::new()
-        .route("/api/v1/libraries/{id}", fixed(read(&args.library)?))
-        .route("/api/v1/assets", fixed(read(&args.list)?))
-        .route("/api/v1/assets/{id}", fixed(read(&args.asset)?));
+    let app = match &args.site {
+        Some(site) => {
+            let bodies = Arc::new(site_bodies(site)?);
+            Router::new().fallback(move |method: Method, uri: Uri, body: Bytes| {
+                site_answer(Arc::clone(&bodies), method, uri, body)
+            })
+        }
+        None => Router::new()
+            .route(
+                "/api/v1/libraries/{id}",
+                fixed(read(args.library.as_ref())?),
+            )
+            .route("/api/v1/assets", fixed(read(args.list.as_ref())?))
+            .route("/api/v1/assets/{id}", fixed(read(args.asset.as_ref())?)),
+    };
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
