@@ -15,7 +15,7 @@ use crate::{cargo, run, stage};
 pub(crate) const COUNTS: &str = "benches/instructions.json";
 
 /// How far a count may rise over the committed one before the gate fails, in percent.
-pub(crate) const LIMIT_PCT: f64 = 5.0;
+pub(crate) const LIMIT_PCT: u64 = 5;
 
 /// Where `gungraun-runner` is installed, relative to the workspace root.
 const RUNNER_ROOT: &str = "target/tools/gungraun";
@@ -108,7 +108,7 @@ pub(crate) struct Verdict {
 pub(crate) fn compare(
     committed: &BTreeMap<String, u64>,
     now: &BTreeMap<String, u64>,
-    limit_pct: f64,
+    limit_pct: u64,
 ) -> Verdict {
     let mut table = format!(
         "{:<52} {:>14} {:>14} {:>9}\n",
@@ -132,7 +132,8 @@ pub(crate) fn compare(
         table.push_str(&format!(
             "{name:<52} {was:>14} {count:>14} {change:>+8.2}%\n"
         ));
-        if change > limit_pct {
+        // In whole numbers: a count exactly at the limit passes.
+        if u128::from(count) * 100 > u128::from(was) * u128::from(100 + limit_pct) {
             failures.push(format!(
                 "{name}: {count} instructions, {change:+.2}% over the committed {was} (limit +{limit_pct}%)"
             ));
@@ -403,16 +404,16 @@ mod tests {
     #[test]
     fn a_rise_past_the_limit_fails_and_one_within_passes() {
         let committed = counts(&[("a", 1000), ("b", 1000)]);
-        let verdict = compare(&committed, &counts(&[("a", 1050), ("b", 990)]), 5.0);
+        let verdict = compare(&committed, &counts(&[("a", 1050), ("b", 990)]), 5);
         assert!(verdict.failures.is_empty(), "{:?}", verdict.failures);
-        let verdict = compare(&committed, &counts(&[("a", 1051), ("b", 900)]), 5.0);
+        let verdict = compare(&committed, &counts(&[("a", 1051), ("b", 900)]), 5);
         assert_eq!(verdict.failures.len(), 1, "{:?}", verdict.failures);
         assert!(verdict.failures[0].starts_with("a: 1051"));
     }
 
     #[test]
     fn a_bench_on_one_side_only_fails() {
-        let verdict = compare(&counts(&[("a", 10)]), &counts(&[("b", 10)]), 5.0);
+        let verdict = compare(&counts(&[("a", 10)]), &counts(&[("b", 10)]), 5);
         assert_eq!(verdict.failures.len(), 2, "{:?}", verdict.failures);
     }
 

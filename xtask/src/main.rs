@@ -17,6 +17,8 @@
 //!   failing at +5% (see [`bench`]).
 //! - `cargo xtask bench save|compare [NAME]` keeps criterion's results of the in-process
 //!   benches as a baseline and compares a later run with it.
+//! - `cargo xtask benchmarks [--check]` writes BENCHMARKS.md's result tables from the saved
+//!   results (see [`tables`]); `--check` fails when one differs.
 //! - `cargo xtask test [--schemathesis] [ARGS...]` runs `setup`, then `cargo test --workspace
 //!   --all-features ARGS...` with `ASSETLIB_PG_BIN` and `ASSETLIB_WEED` naming what `setup`
 //!   found, then the lean build's tests (`cargo test -p assetlib --no-default-features
@@ -48,6 +50,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod bench;
+mod tables;
 
 use assetlib_testkit::tools::{Install, TOOLS, Tool};
 use assetlib_testkit::{NotProvided, setup};
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         Some("test") => test(&root, args.collect()),
         Some("instructions") => bench::instructions(&root, &args.collect::<Vec<_>>()),
         Some("bench") => bench::criterion(&root, &args.collect::<Vec<_>>()),
+        Some("benchmarks") => tables::benchmarks(&root, &args.collect::<Vec<_>>()),
         Some(other) => usage_error(&format!("no such task: `{other}`")),
     }
 }
@@ -96,6 +100,9 @@ Usage:
   cargo xtask bench save|compare [NAME]
       The criterion benches `tree` and `reads`, saved as baseline NAME (default `main`), or
       run against it with a table of each bench's mean time then and now.
+  cargo xtask benchmarks [--check]
+      Writes BENCHMARKS.md's result tables from the saved results (benches/results/*.jsonl,
+      benches/instructions.json); --check fails when a table differs from them.
   cargo xtask help
       This text.
 

@@ -1,0 +1,239 @@
+//! `benchmarks [--check]`: BENCHMARKS.md's result tables, made from the saved results.
+//!
+//! The load runs append their rows as JSON lines (`RESULTS=FILE bash benches/load.sh`, and
+//! `benches/site.sh` the same); the lines kept in `benches/results/*.jsonl` and the committed
+//! instruction counts (`benches/instructions.json`) are the saved results. Each table in
+//! BENCHMARKS.md sits between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`, and
+//! this task writes it from them: nobody types a figure. `--check` fails when a table differs
+//! from what the results make (CI runs it).
+
+use std::fs;
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::bench::{COUNTS, LIMIT_PCT};
+
+/// The document the tables live in.
+const DOC: &str = "BENCHMARKS.md";
+
+/// Every generated table: its marker name and how it is made from the workspace root.
+const TABLES: &[(&str, fn(&Path) -> Result<String, String>)] = &[
+    ("site", site_table),
+    ("load-reads", load_reads_table),
+    ("load-creates", load_creates_table),
+    ("instructions", instructions_table),
+];
+
+/// Runs the task.
+pub(crate) fn benchmarks(root: &Path, args: &[String]) -> ExitCode {
+    let check = match args {
+        [] => false,
+        [flag] if flag == "--check" => true,
+        _ => {
+            eprintln!("xtask: `benchmarks` takes only `--check`");
+            return ExitCode::from(2);
+        }
+    };
+    let path = root.join(DOC);
+    let Ok(doc) = fs::read_to_string(&path) else {
+        eprintln!("xtask: cannot read {DOC}");
+        return ExitCode::FAILURE;
+    };
+    let mut made = doc.clone();
+    for (name, table) in TABLES {
+        let text = match table(root) {
+            Ok(text) => text,
+            Err(problem) => {
+                eprintln!("xtask: table `{name}`: {problem}");
+                return ExitCode::FAILURE;
+            }
+        };
+        made = match splice(&made, name, &text) {
+            Ok(next) => next,
+            Err(problem) => {
+                eprintln!("xtask: {DOC}: {problem}");
+                return ExitCode::FAILURE;
+            }
+        };
+    }
+    if check {
+        if made == doc {
+            println!("{DOC}: every generated table matches the saved results");
+            return ExitCode::SUCCESS;
+        }
+        eprintln!(
+            "xtask: {DOC}: a generated table differs from the saved results; run `cargo xtask benchmarks`"
+        );
+        return ExitCode::FAILURE;
+    }
+    if let Err(e) = fs::write(&path, made) {
+        eprintln!("xtask: writing {DOC}: {e}");
+        return ExitCode::FAILURE;
+    }
+    println!("{DOC}: {} tables written", TABLES.len());
+    ExitCode::SUCCESS
+}
+
+/// `doc` with the text between `name`'s markers replaced by `table`.
+pub(crate) fn splice(doc: &str, name: &str, table: &str) -> Result<String, String> {
+    let open = format!("<!-- generated:{name} -->\n");
+    let close = format!("<!-- /generated:{name} -->");
+    let start = doc
+        .find(&open)
+        .ok_or_else(|| format!("no `{}` marker", open.trim_end()))?
+        + open.len();
+    let end = doc[start..]
+        .find(&close)
+        .ok_or_else(|| format!("no `{close}` after `{}`", open.trim_end()))?
+        + start;
+    Ok(format!("{}{table}{}", &doc[..start], &doc[end..]))
+}
+
+/// The JSON lines of a results file.
+fn lines(root: &Path, file: &str) -> Result<Vec<Value>, String> {
+    let text = fs::read_to_string(root.join(file)).map_err(|e| format!("{file}: {e}"))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).map_err(|e| format!("{file}: {e}: {l}")))
+        .collect()
+}
+
+/// A number as the tables show it: whole above 100, else two decimals.
+fn num(value: &Value) -> String {
+    match value.as_f64() {
+        Some(n) if n.abs() >= 100.0 => format!("{n:.0}"),
+        Some(n) => format!("{n:.2}"),
+        None => value.as_str().unwrap_or("-").to_owned(),
+    }
+}
+
+/// Where and when the rows of a results file were measured (the first row's).
+fn provenance(rows: &[Value]) -> String {
+    let first = rows.first().cloned().unwrap_or(Value::Null);
+    format!(
+        "Measured on {} at commit `{}`, {} s per run, {} round(s) (the median round).\n\n",
+        first["machine"].as_str().unwrap_or("?"),
+        first["commit"].as_str().unwrap_or("?"),
+        num(&first["duration_s"]),
+        num(&first["rounds"])
+    )
+}
+
+fn site_table(root: &Path) -> Result<String, String> {
+    let rows = lines(root, "benches/results/site.jsonl")?;
+    let mut out = provenance(&rows);
+    out.push_str(
+        "| server | req/s | p50 ms | p99 ms | vs baseline | CPU µs/answer | detail hits | list hits | asset hits | writes |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            r["row"].as_str().unwrap_or("?"),
+            num(&r["rps"]),
+            num(&r["p50_ms"]),
+            num(&r["p99_ms"]),
+            num(&r["share"]),
+            num(&r["cpu_us"]),
+            r["hits"]["details"].as_str().unwrap_or("-"),
+            r["hits"]["lists"].as_str().unwrap_or("-"),
+            r["hits"]["assets"].as_str().unwrap_or("-"),
+            num(&r["writes"]),
+        ));
+    }
+    Ok(out)
+}
+
+fn load_rows(root: &Path, reads: bool) -> Result<Vec<Value>, String> {
+    let creates = ["create", "create+hook", "create1t"];
+    Ok(lines(root, "benches/results/load.jsonl")?
+        .into_iter()
+        .filter(|r| creates.contains(&r["endpoint"].as_str().unwrap_or("")) != reads)
+        .collect())
+}
+
+fn load_reads_table(root: &Path) -> Result<String, String> {
+    let rows = load_rows(root, true)?;
+    let mut out = provenance(&rows);
+    out.push_str(
+        "| server | endpoint | req/s | p50 ms | p99 ms | vs baseline | CPU µs/answer |\n\
+         |---|---|---:|---:|---:|---:|---:|\n",
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            r["row"].as_str().unwrap_or("?"),
+            r["endpoint"].as_str().unwrap_or("?"),
+            num(&r["rps"]),
+            num(&r["p50_ms"]),
+            num(&r["p99_ms"]),
+            num(&r["share"]),
+            num(&r["cpu_us"]),
+        ));
+    }
+    Ok(out)
+}
+
+fn load_creates_table(root: &Path) -> Result<String, String> {
+    let rows = load_rows(root, false)?;
+    let mut out = provenance(&rows);
+    out.push_str(
+        "| server | run | creates/s | p50 ms | p99 ms | CPU µs/create |\n\
+         |---|---|---:|---:|---:|---:|\n",
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            r["row"].as_str().unwrap_or("?"),
+            r["endpoint"].as_str().unwrap_or("?"),
+            num(&r["rps"]),
+            num(&r["p50_ms"]),
+            num(&r["p99_ms"]),
+            num(&r["cpu_us"]),
+        ));
+    }
+    Ok(out)
+}
+
+fn instructions_table(root: &Path) -> Result<String, String> {
+    let text = fs::read_to_string(root.join(COUNTS)).map_err(|e| format!("{COUNTS}: {e}"))?;
+    let file: Value = serde_json::from_str(&text).map_err(|e| format!("{COUNTS}: {e}"))?;
+    let counts = file["counts"]
+        .as_object()
+        .ok_or_else(|| format!("{COUNTS}: no counts"))?;
+    let mut out = format!(
+        "Committed in `{COUNTS}` ({}, {}); `cargo xtask instructions` fails past +{LIMIT_PCT}%.\n\n\
+         | bench | instructions |\n|---|---:|\n",
+        file["rustc"].as_str().unwrap_or("?"),
+        file["valgrind"].as_str().unwrap_or("?"),
+    );
+    for (name, count) in counts {
+        out.push_str(&format!("| `{name}` | {} |\n", count.as_u64().unwrap_or(0)));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_replaces_only_what_its_markers_hold() {
+        let doc = "a\n<!-- generated:t -->\nold\n<!-- /generated:t -->\nb\n";
+        let made = splice(doc, "t", "new\n").expect("spliced");
+        assert_eq!(
+            made,
+            "a\n<!-- generated:t -->\nnew\n<!-- /generated:t -->\nb\n"
+        );
+        assert!(splice(doc, "u", "x").is_err());
+    }
+
+    #[test]
+    fn numbers_are_whole_above_a_hundred() {
+        assert_eq!(num(&serde_json::json!(12345.6)), "12346");
+        assert_eq!(num(&serde_json::json!(0.456)), "0.46");
+        assert_eq!(num(&serde_json::json!("95%")), "95%");
+    }
+}
