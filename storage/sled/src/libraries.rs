@@ -87,12 +87,10 @@ impl Inner {
     /// disappear in one transaction each, and every change of the copies rewrites them in
     /// place in one transaction, so a scan that finds as many items as the record names saw
     /// the whole document; one that finds fewer raced a replace or delete, and reads again.
-    pub(crate) fn load_library(&self, id: Uuid) -> Result<Option<LibraryRows>, Error> {
-        self.load_library_from(id, self.library_rec(id)?)
-    }
-
-    /// [`Inner::load_library`] with the library's record already read (`first`); a replace
-    /// racing the read of its items makes it read the record again.
+    ///
+    /// The library's record comes read (`first`, so that the caller can choose where to run
+    /// the rest by its size); a replace racing the read of its items makes it read the record
+    /// again.
     pub(crate) fn load_library_from(
         &self,
         id: Uuid,
