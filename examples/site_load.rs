@@ -28,7 +28,7 @@
 #![allow(unused_crate_dependencies)]
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -276,7 +276,7 @@ async fn main() -> ExitCode {
     }
 }
 
-fn read_state(path: &PathBuf) -> Result<State, String> {
+fn read_state(path: &Path) -> Result<State, String> {
     let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -326,8 +326,8 @@ where
 async fn seed(
     url: &str,
     key: &str,
-    state: &PathBuf,
-    images: &PathBuf,
+    state: &Path,
+    images: &Path,
     libraries: usize,
     assets: usize,
 ) -> Result<(), String> {
@@ -479,7 +479,7 @@ fn read_urls(state: &State) -> Vec<String> {
     urls
 }
 
-async fn crawl(url: &str, key: &str, state: &PathBuf, out: &PathBuf) -> Result<(), String> {
+async fn crawl(url: &str, key: &str, state: &Path, out: &Path) -> Result<(), String> {
     let state = read_state(state)?;
     let urls = read_urls(&state);
     let bodies = parallel(url, key, 16, urls.clone(), |mut conn, path| async move {
@@ -534,7 +534,7 @@ struct Tally {
 async fn run(
     urls: &[String],
     key: &str,
-    state: &PathBuf,
+    state: &Path,
     connections: usize,
     duration: u64,
     seed: u64,
@@ -554,7 +554,7 @@ async fn run(
             Arc::clone(&image_zipf),
         );
         tasks.push(tokio::spawn(async move {
-            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9) ^ (c as u64 + 1) * 0x1234_5678);
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9) ^ ((c as u64 + 1) * 0x1234_5678));
             let mut tally = Tally::default();
             let mut flip = false;
             while Instant::now() < deadline {

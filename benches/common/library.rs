@@ -9,13 +9,13 @@ use chrono::{TimeZone, Utc};
 use uuid::Uuid;
 
 /// Unsectioned assets in every generated library.
-pub const UNSECTIONED: usize = 5;
+const UNSECTIONED: usize = 5;
 
 /// A small deterministic generator, so every run benches the same input.
-pub struct Rng(pub u64);
+struct Rng(u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -23,7 +23,7 @@ impl Rng {
     }
 }
 
-pub const WORDS: [&str; 12] = [
+const WORDS: [&str; 12] = [
     "brand",
     "Guidelines",
     "logo",
@@ -38,7 +38,7 @@ pub const WORDS: [&str; 12] = [
     "tab\tstop",
 ];
 
-pub fn text(rng: &mut Rng, words: usize) -> String {
+fn text(rng: &mut Rng, words: usize) -> String {
     (0..words)
         .map(|_| WORDS[(rng.next() % WORDS.len() as u64) as usize])
         .collect::<Vec<_>>()
@@ -47,7 +47,7 @@ pub fn text(rng: &mut Rng, words: usize) -> String {
 
 /// The rows of a library; `shuffled` hands them over in random order (as any store may),
 /// else in page order (as `SledStore` and `PgStore` return them).
-pub fn rows(sections: usize, per_section: usize, shuffled: bool) -> LibraryRows {
+pub(crate) fn rows(sections: usize, per_section: usize, shuffled: bool) -> LibraryRows {
     let mut rng = Rng(0x5eed ^ (sections * 1000 + per_section) as u64);
     let at = Utc
         .with_ymd_and_hms(2026, 11, 22, 10, 15, 30)

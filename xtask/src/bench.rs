@@ -272,14 +272,13 @@ fn locked_version(root: &Path, package: &str) -> Result<String, String> {
     let wanted = format!("name = \"{package}\"");
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
-        if line == wanted {
-            if let Some(version) = lines
+        if line == wanted
+            && let Some(version) = lines
                 .next()
                 .and_then(|l| l.strip_prefix("version = \""))
                 .and_then(|l| l.strip_suffix('"'))
-            {
-                return Ok(version.to_owned());
-            }
+        {
+            return Ok(version.to_owned());
         }
     }
     Err(format!("Cargo.lock has no `{package}`"))

@@ -18,12 +18,16 @@ use crate::bench::{COUNTS, LIMIT_PCT};
 /// The document the tables live in.
 const DOC: &str = "BENCHMARKS.md";
 
-/// Every generated table: its marker name and how it is made from the workspace root.
-const TABLES: &[(&str, fn(&Path) -> Result<String, String>)] = &[
+/// How a table is made from the workspace root.
+type Make = fn(&Path) -> Result<String, String>;
+
+/// Every generated table: its marker name and how it is made.
+const TABLES: &[(&str, Make)] = &[
     ("site", site_table),
     ("load-reads", load_reads_table),
     ("load-creates", load_creates_table),
     ("instructions", instructions_table),
+    ("targets", targets_table),
 ];
 
 /// Runs the task.
@@ -100,10 +104,12 @@ fn lines(root: &Path, file: &str) -> Result<Vec<Value>, String> {
         .collect()
 }
 
-/// A number as the tables show it: whole above 100, else two decimals.
+/// A number as the tables show it: whole when it is whole or above 100, one decimal above
+/// 10, else two.
 fn num(value: &Value) -> String {
     match value.as_f64() {
-        Some(n) if n.abs() >= 100.0 => format!("{n:.0}"),
+        Some(n) if n.fract() == 0.0 || n.abs() >= 100.0 => format!("{n:.0}"),
+        Some(n) if n.abs() >= 10.0 => format!("{n:.1}"),
         Some(n) => format!("{n:.2}"),
         None => value.as_str().unwrap_or("-").to_owned(),
     }
@@ -215,6 +221,195 @@ fn instructions_table(root: &Path) -> Result<String, String> {
     Ok(out)
 }
 
+/// One target of the speed issue: the row it reads, the least share (or rate), the most p99.
+struct Target {
+    what: &'static str,
+    bench: &'static str,
+    row: &'static str,
+    endpoint: &'static str,
+    /// The field held to `least`: `share` or `rps`.
+    field: &'static str,
+    least: f64,
+    /// The most p99 in ms, when the target bounds it.
+    p99: Option<f64>,
+}
+
+const TARGETS: &[Target] = &[
+    Target {
+        what: "realistic site, sled",
+        bench: "site",
+        row: "sled",
+        endpoint: "",
+        field: "share",
+        least: 0.50,
+        p99: Some(20.0),
+    },
+    Target {
+        what: "realistic site, PostgreSQL",
+        bench: "site",
+        row: "pg",
+        endpoint: "",
+        field: "share",
+        least: 0.40,
+        p99: Some(20.0),
+    },
+    Target {
+        what: "realistic site, two PostgreSQL replicas",
+        bench: "site",
+        row: "pg-x2",
+        endpoint: "",
+        field: "share",
+        least: 0.40,
+        p99: Some(20.0),
+    },
+    Target {
+        what: "cold library detail, sled",
+        bench: "load",
+        row: "axum-nocache",
+        endpoint: "detail",
+        field: "share",
+        least: 0.25,
+        p99: None,
+    },
+    Target {
+        what: "cold library detail, PostgreSQL",
+        bench: "load",
+        row: "axum-pg-nocache",
+        endpoint: "detail",
+        field: "share",
+        least: 0.15,
+        p99: None,
+    },
+    Target {
+        what: "cold list, sled",
+        bench: "load",
+        row: "axum-nocache",
+        endpoint: "list",
+        field: "share",
+        least: 0.30,
+        p99: None,
+    },
+    Target {
+        what: "cold list, PostgreSQL",
+        bench: "load",
+        row: "axum-pg-nocache",
+        endpoint: "list",
+        field: "share",
+        least: 0.20,
+        p99: None,
+    },
+    Target {
+        what: "hot library detail, sled",
+        bench: "load",
+        row: "axum",
+        endpoint: "detail",
+        field: "share",
+        least: 0.85,
+        p99: None,
+    },
+    Target {
+        what: "hot library detail, PostgreSQL",
+        bench: "load",
+        row: "axum-pg",
+        endpoint: "detail",
+        field: "share",
+        least: 0.85,
+        p99: None,
+    },
+    Target {
+        what: "hot list, sled",
+        bench: "load",
+        row: "axum",
+        endpoint: "list",
+        field: "share",
+        least: 0.85,
+        p99: None,
+    },
+    Target {
+        what: "hot list, PostgreSQL",
+        bench: "load",
+        row: "axum-pg",
+        endpoint: "list",
+        field: "share",
+        least: 0.85,
+        p99: None,
+    },
+    Target {
+        what: "hot asset, sled",
+        bench: "load",
+        row: "axum",
+        endpoint: "asset",
+        field: "share",
+        least: 0.85,
+        p99: None,
+    },
+    Target {
+        what: "hot asset, PostgreSQL",
+        bench: "load",
+        row: "axum-pg",
+        endpoint: "asset",
+        field: "share",
+        least: 0.85,
+        p99: None,
+    },
+    Target {
+        what: "durable creates, one title, sled",
+        bench: "load",
+        row: "axum",
+        endpoint: "create1t",
+        field: "rps",
+        least: 4000.0,
+        p99: Some(15.0),
+    },
+    Target {
+        what: "durable creates, one title, PostgreSQL",
+        bench: "load",
+        row: "axum-pg",
+        endpoint: "create1t",
+        field: "rps",
+        least: 4000.0,
+        p99: Some(15.0),
+    },
+];
+
+fn targets_table(root: &Path) -> Result<String, String> {
+    let mut rows = lines(root, "benches/results/load.jsonl")?;
+    rows.extend(lines(root, "benches/results/site.jsonl")?);
+    let mut out = String::from("| target | wanted | measured | met |\n|---|---|---|---|\n");
+    for t in TARGETS {
+        let found = rows.iter().find(|r| {
+            r["bench"] == t.bench
+                && r["row"] == t.row
+                && (t.endpoint.is_empty() || r["endpoint"] == t.endpoint)
+        });
+        let Some(r) = found else {
+            return Err(format!("no result for `{}`", t.what));
+        };
+        let value = r[t.field].as_f64().unwrap_or(0.0);
+        let p99 = r["p99_ms"].as_f64().unwrap_or(f64::INFINITY);
+        let met = value >= t.least && t.p99.is_none_or(|most| p99 <= most);
+        let unit = if t.field == "rps" {
+            "/s"
+        } else {
+            " of the baseline"
+        };
+        let wanted = match t.p99 {
+            Some(most) => format!("≥ {}{unit}, p99 ≤ {most} ms", num(&t.least.into())),
+            None => format!("≥ {}{unit}", num(&t.least.into())),
+        };
+        let measured = match t.p99 {
+            Some(_) => format!("{}{unit}, p99 {} ms", num(&r[t.field]), num(&r["p99_ms"])),
+            None => format!("{}{unit}", num(&r[t.field])),
+        };
+        out.push_str(&format!(
+            "| {} | {wanted} | {measured} | {} |\n",
+            t.what,
+            if met { "yes" } else { "no" }
+        ));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +429,8 @@ mod tests {
     fn numbers_are_whole_above_a_hundred() {
         assert_eq!(num(&serde_json::json!(12345.6)), "12346");
         assert_eq!(num(&serde_json::json!(0.456)), "0.46");
+        assert_eq!(num(&serde_json::json!(30.0)), "30");
+        assert_eq!(num(&serde_json::json!(11.84)), "11.8");
         assert_eq!(num(&serde_json::json!("95%")), "95%");
     }
 }

@@ -102,6 +102,7 @@ impl<T> Batches<T> {
 
     /// Writes run so far, and the commits they shared (a write run again alone after a
     /// rollback counts once more).
+    #[cfg(feature = "stats")]
     pub(crate) fn counts(&self) -> (u64, u64) {
         (
             self.writes.load(Ordering::Relaxed),

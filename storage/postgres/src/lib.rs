@@ -36,6 +36,19 @@
 //! commits; keys that have it already are left as they are. Version 14 (tags and checksums)
 //! gives every existing asset no tags and no checksum.
 //!
+//! ## Group commit of inserts
+//!
+//! Every durable commit waits for the WAL to reach the disk. Asset inserts that arrive while
+//! others are running wait for the next transaction of inserts and share it: at most 4 such
+//! transactions run at once, each with at most 32 inserts whose statements are pipelined on
+//! one connection, and every insert is answered only after its transaction's `COMMIT`. An
+//! insert that arrives alone runs alone, as a statement of its own. A statement that fails
+//! rolls its transaction back, and each insert of it runs again alone, so an insert's failure
+//! (its id taken) is its own and the others land. The transaction runs on a task of its own:
+//! an insert whose caller stops waiting is still written and the others still answered. With
+//! the feature `stats`, `PgStore::insert_commits` says how many inserts shared how many
+//! commits.
+//!
 //! ## Why tokio-postgres
 //!
 //! A library crate should need no database and no offline query files when it is built, and
@@ -49,7 +62,7 @@
 //! |---|---|
 //! | `list_assets` | one statement: a CTE counts the matches and the page is left-joined to the count, so the total is right even for a page past the end; a list of tags reads the rows of its first tag in `asset_tags` (see "Tags") |
 //! | `get_asset`, `get_assets` | one `SELECT` (`= ANY($1)` for many) |
-//! | `insert_asset` | one statement inserting the asset with its wanted slug and its counter row (a slug found taken inserts no row, and so writes nothing: no commit to the disk, no notice, since migration 9 moves the assets version per row written); when the slug is taken, the base's next number from `slug_counters` (one short statement committed with `synchronous_commit = off`, so inserts of one title never wait for each other's commit) and the insert with `slug-N`; a number found taken (an asset older than the counter) falls back to the first free one, and the counter moves past it |
+//! | `insert_asset` | one statement inserting the asset with its wanted slug and its counter row (a slug found taken inserts no row, and so writes nothing: no commit to the disk, no notice, since migration 9 moves the assets version per row written); when the slug is taken, the base's next number from `slug_counters` (one short statement committed with `synchronous_commit = off`, so inserts of one title never wait for each other's commit) and the insert with `slug-N`; a number found taken (an asset older than the counter) falls back to the first free one, and the counter moves past it; each insert statement runs in the next shared transaction of inserts (group commit, below) |
 //! | `update_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset, core's `AssetChange::apply` in Rust (a change that changes nothing writes nothing and rolls back), then, pipelined, a new content version for every library holding it and the `UPDATE` of the asset (whose trigger rewrites the copies of its page fields in its entries when one of them changes) |
 //! | `delete_asset` | one transaction: `SELECT ... FOR UPDATE` of the asset pipelined with the libraries holding it (unless forced); refused or missing, it rolls back; else, pipelined, a new content version for every library holding it, and one statement deleting its entries, its counter row and the asset |
 //! | `update_assets` | one transaction: `SELECT ... ORDER BY id FOR UPDATE` of every asset, `AssetChange::apply` of each in Rust (one missing or refused rolls back and answers which), then, pipelined, one statement giving every library holding a changed asset a new content version, and each changed asset's `UPDATE` and event, in the order of the ids |
