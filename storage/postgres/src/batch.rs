@@ -19,6 +19,13 @@
 //!
 //! A write is a function that runs its statements on the connection it is given, and may
 //! run twice (the second time alone, after a rollback): it must not depend on having run.
+//!
+//! The transactions run on tasks of the runtime of the write that started them. When that
+//! runtime shuts down in the middle of one, its writes get an error or no answer (their
+//! callers are gone with it), and a drainer dropped with it gives its place back. A drainer
+//! the runtime leaves neither running nor dropped would keep its place for ever; so a write
+//! that sees no batch end for 5 s starts a drainer in that place, and a store shared by
+//! runtimes that outlive each other keeps answering.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,6 +44,9 @@ pub(crate) const MAX_BATCH: usize = 32;
 /// Transactions in flight at once: some commit while others run. (Tried on the load run's
 /// 32 connections: 2 x 64, 4 x 32 and 6 x 8 gave the same creates/s and p99 within noise.)
 pub(crate) const MAX_DRAINERS: usize = 4;
+
+/// How long a write waits with no batch ending before it starts one more drainer.
+const RESCUE_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A write: its statements, on the connection given.
 pub(crate) type Work<T> =
@@ -70,6 +80,8 @@ pub(crate) struct Batches<T> {
     /// Writes run, and the transactions (or lone statements) they ran in.
     writes: AtomicU64,
     commits: AtomicU64,
+    /// Batches that ended: what a waiting write watches for progress.
+    batches: AtomicU64,
 }
 
 impl<T> Default for Batches<T> {
@@ -81,6 +93,7 @@ impl<T> Default for Batches<T> {
             }),
             writes: AtomicU64::new(0),
             commits: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
         }
     }
 }
@@ -115,7 +128,7 @@ impl<T: Send + 'static> Batches<T> {
     /// Runs `work` in the next transaction of writes on connections of `pool`, and answers
     /// once it has committed (or failed).
     pub(crate) async fn run(self: &Arc<Self>, pool: &Pool, work: Work<T>) -> Result<T, StoreError> {
-        let (done, answer) = oneshot::channel();
+        let (done, mut answer) = oneshot::channel();
         let start = {
             let mut q = self.lock();
             q.jobs.push_back(Job { work, done });
@@ -128,22 +141,48 @@ impl<T: Send + 'static> Batches<T> {
         if start {
             tokio::spawn(Arc::clone(self).drain(pool.clone()));
         }
-        answer.await.map_err(|_| {
-            StoreError::from(Failure::Group {
-                detail: "the task running the transaction stopped (its runtime shut down)"
-                    .to_owned(),
-                unavailable: true,
-            })
-        })?
+        let mut seen = self.batches.load(Ordering::Relaxed);
+        loop {
+            match tokio::time::timeout(RESCUE_AFTER, &mut answer).await {
+                Ok(answered) => {
+                    return answered.map_err(|_| {
+                        StoreError::from(Failure::Group {
+                            detail: "the task running the transaction stopped (its runtime \
+                                     shut down)"
+                                .to_owned(),
+                            unavailable: true,
+                        })
+                    })?;
+                }
+                // No batch ended while this write waited: a drainer may be a task of a
+                // runtime that shut down without dropping it. A new one takes its place (and
+                // gives it back when the queue is empty), so such places come free one by
+                // one; one that was only slow ends as well, and the count never goes below 0.
+                Err(_) => {
+                    let now = self.batches.load(Ordering::Relaxed);
+                    if now == seen {
+                        tokio::spawn(Arc::clone(self).drain(pool.clone()));
+                    }
+                    seen = now;
+                }
+            }
+        }
     }
 
     /// Takes batches off the queue and runs them until it is empty.
     async fn drain(self: Arc<Self>, pool: Pool) {
+        // A drainer that ends any other way (its runtime shut down while it waited) still
+        // leaves its place, so that the next write starts a drainer of its own.
+        let mut leaving = Leaving {
+            batches: &self,
+            armed: true,
+        };
         loop {
             let jobs: Vec<Job<T>> = {
                 let mut q = self.lock();
                 if q.jobs.is_empty() {
-                    q.drainers -= 1;
+                    q.drainers = q.drainers.saturating_sub(1);
+                    leaving.armed = false;
                     return;
                 }
                 let n = q.jobs.len().min(MAX_BATCH);
@@ -152,6 +191,22 @@ impl<T: Send + 'static> Batches<T> {
             self.writes.fetch_add(jobs.len() as u64, Ordering::Relaxed);
             self.commits.fetch_add(1, Ordering::Relaxed);
             run_batch(&pool, jobs).await;
+            self.batches.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Gives a drainer's place back when it is dropped before it found the queue empty.
+struct Leaving<'a, T> {
+    batches: &'a Batches<T>,
+    armed: bool,
+}
+
+impl<T> Drop for Leaving<'_, T> {
+    fn drop(&mut self) {
+        if self.armed {
+            let mut q = self.batches.lock();
+            q.drainers = q.drainers.saturating_sub(1);
         }
     }
 }
