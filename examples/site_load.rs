@@ -18,7 +18,7 @@
 //! - `run`: `--connections` (64) connections, spread round-robin over the `--url`s, for
 //!   `--duration` seconds. Each request is, by chance: a library detail with its assets
 //!   (45% by id, 15% by slug; the library drawn by Zipf, s = 1.1, over the 2,000), one
-//!   asset (20%, Zipf over the 100k), a list page (12%: one of 120 combinations of type
+//!   asset (20%, Zipf over the 100k), a list page (12%: one of 130 combinations of type
 //!   filter, tag, sort, order and page), an image preset (6%, Zipf over the images), or a
 //!   write (2%: three in four a PATCH of a library's asset's title, one in four a PUT of a
 //!   library with its description changed). Prints one JSON line: requests, req/s, p50 and
