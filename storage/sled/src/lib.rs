@@ -178,6 +178,7 @@ mod libraries;
 mod lifecycle;
 mod migrate;
 mod migrate_v5;
+mod pages;
 mod passes;
 mod record;
 mod tree_keys;
