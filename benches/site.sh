@@ -56,10 +56,12 @@ DATA_ARGS[sled]="--data $WORK/sled"
 [[ $NO_PG != 1 ]] && DATA_ARGS[pg]="--data $WORK/pg-files ${PG_ARGS[*]}"
 
 # serve NAME PORT STORE: starts the ready server on STORE's data at PORT (pid in LAST_PID).
+# Its request log is off, as in load.sh and as the baseline has none; the app's own lines
+# (the cache hits logged on stop) stay.
 serve() {
     local name=$1 port=$2 store=$3
     # shellcheck disable=SC2086 # DATA_ARGS holds words
-    start "$name" env RUST_LOG=info "$BIN/server" serve ${DATA_ARGS[$store]} \
+    start "$name" env RUST_LOG=warn,server::app=info "$BIN/server" serve ${DATA_ARGS[$store]} \
         --addr "127.0.0.1:$port"
 }
 

@@ -393,6 +393,38 @@ pub(super) async fn assets_version_follows_asset_writes(store: Arc<dyn Store>) {
     assert_eq!(store.get_asset(a.id).await.unwrap(), None);
 }
 
+pub(super) async fn downloads_start_over_for_an_asset_made_again(store: Arc<dyn Store>) {
+    let asset = sample_asset("Counted", AssetType::Pdf, 1);
+    let a = insert(&store, asset.clone()).await;
+    for _ in 0..3 {
+        store.record_download(a.id).await.unwrap();
+    }
+    assert_eq!(
+        store.get_asset(a.id).await.unwrap().unwrap().download_count,
+        3
+    );
+    let deleted = store
+        .delete_asset(a.id, true, Log::ANONYMOUS)
+        .await
+        .unwrap();
+    let crate::change::AssetDeletion::Deleted(gone) = deleted else {
+        panic!("the asset was there to delete");
+    };
+    assert_eq!(
+        gone.download_count, 3,
+        "the deleted record reports its whole count"
+    );
+    // Made again under the same id: its count is its own, not the deleted one's.
+    insert(&store, asset).await;
+    assert_eq!(
+        store.get_asset(a.id).await.unwrap().unwrap().download_count,
+        0
+    );
+    store.record_download(a.id).await.unwrap();
+    let (items, _) = list(&store, AssetQuery::default()).await;
+    assert_eq!(items[0].download_count, 1);
+}
+
 pub(super) async fn concurrent_downloads_are_all_counted(store: Arc<dyn Store>) {
     let a = insert(&store, sample_asset("Hot", AssetType::Pdf, 1)).await;
     let tasks: Vec<_> = (0..200)

@@ -371,6 +371,23 @@ pub(super) async fn concurrent_views_are_all_counted(store: Arc<dyn Store>) {
     assert_eq!(rows.library.view_count, 500);
 }
 
+pub(super) async fn views_start_over_for_a_library_made_again(store: Arc<dyn Store>) {
+    let lib = sample_library("Viewed", 1);
+    let put = || write(lib.clone(), vec![], vec![]);
+    store.put_library(put(), Log::ANONYMOUS).await.unwrap();
+    for _ in 0..3 {
+        store.record_library_view(lib.id).await.unwrap();
+    }
+    assert!(store.delete_library(lib.id, Log::ANONYMOUS).await.unwrap());
+    assert_eq!(store.record_library_view(lib.id).await.unwrap(), None);
+    // Made again under the same id: its views are its own.
+    store.put_library(put(), Log::ANONYMOUS).await.unwrap();
+    let rows = store.load_library(lib.id).await.unwrap().unwrap();
+    assert_eq!(rows.library.view_count, 0);
+    let view = store.record_library_view(lib.id).await.unwrap().unwrap();
+    assert_eq!(view.views, 1);
+}
+
 pub(super) async fn library_version_follows_writes(store: Arc<dyn Store>) {
     let a = insert(&store, sample_asset("Held", AssetType::Pdf, 1)).await;
     let lib = sample_library("Versioned", 1);

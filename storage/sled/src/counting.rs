@@ -10,7 +10,8 @@
 //!
 //! Counts stay exact: a sled database is open in one process at a time, and every read of a
 //! counter (the stored value plus its delta) and every write of the deltas happen under one
-//! lock. A delete that removes a counter holds that lock through its transaction and drops
+//! lock. The stored values read or written are kept under that lock as well ([`Counts`]), so
+//! a read of a known counter reads no sled tree. A delete that removes a counter holds that lock through its transaction and drops
 //! the counter's delta with it, so a delta never reaches a later counter under the same key
 //! (a library deleted and made again). A delta whose counter is gone when it is written is
 //! dropped.
@@ -30,47 +31,90 @@ pub(crate) const WRITE_EVERY: Duration = Duration::from_millis(100);
 /// A counter's key in the `counters` tree.
 pub(crate) type CounterKey = [u8; 17];
 
-/// Counts not yet written, by counter key.
+/// Counts not yet written, by counter key, and the stored values last read or written.
 #[derive(Debug, Default)]
 pub(crate) struct Counting {
-    deltas: Mutex<HashMap<CounterKey, u64>>,
+    counts: Mutex<Counts>,
 }
 
-/// The deltas, locked: whoever holds this reads or changes counters consistently.
-pub(crate) type Deltas<'a> = MutexGuard<'a, HashMap<CounterKey, u64>>;
+/// How many stored values [`Counts`] keeps before it starts over (a few MB).
+const MAX_STORED: usize = 1 << 18;
+
+/// The counts under [`Counting`]'s lock.
+///
+/// `stored` keeps the values of the `counters` tree that this process read or wrote, so a
+/// read of a counter is two map lookups and not a sled read per asset of a list page. It stays
+/// exact because every change of a stored counter happens under the lock: the writer's
+/// additions update it, and a delete that removes a counter drops it ([`Counts::forget`]).
+/// A counter made by a create is not in it until it is read (absence is never kept).
+#[derive(Debug, Default)]
+pub(crate) struct Counts {
+    deltas: HashMap<CounterKey, u64>,
+    stored: HashMap<CounterKey, u64>,
+}
+
+impl Counts {
+    /// Drops a counter that a delete removes, with what was counted since it was last written
+    /// (returned, so the deleted record can report its whole count).
+    pub(crate) fn forget(&mut self, key: &CounterKey) -> u64 {
+        self.stored.remove(key);
+        self.deltas.remove(key).unwrap_or(0)
+    }
+
+    fn keep(&mut self, key: &CounterKey, value: u64) {
+        if self.stored.len() >= MAX_STORED && !self.stored.contains_key(key) {
+            self.stored.clear();
+        }
+        self.stored.insert(*key, value);
+    }
+}
+
+/// The counts, locked: whoever holds this reads or changes counters consistently.
+pub(crate) type Deltas<'a> = MutexGuard<'a, Counts>;
 
 impl Counting {
-    /// Locks the deltas. Each change under the lock is a whole addition or removal, so a
+    /// Locks the counts. Each change under the lock is a whole addition or removal, so a
     /// panic elsewhere cannot leave them half changed.
     pub(crate) fn lock(&self) -> Deltas<'_> {
-        self.deltas.lock().unwrap_or_else(PoisonError::into_inner)
+        self.counts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 impl Inner {
-    /// The stored value of a counter, if it exists, without its delta.
-    fn stored_counter(&self, key: &[u8]) -> Result<Option<u64>, Error> {
-        self.get(&self.counters, key)?
+    /// The stored value of a counter, if it exists, without its delta: kept in `counts`, or
+    /// read from sled and kept.
+    fn stored_counter(&self, counts: &mut Counts, key: &CounterKey) -> Result<Option<u64>, Error> {
+        if let Some(&value) = counts.stored.get(key) {
+            // Looked at all the same: `records_read` measures what a call reads, not where.
+            self.touched(1);
+            return Ok(Some(value));
+        }
+        let stored = self
+            .get(&self.counters, key)?
             .map(|v| tree_keys::decode_u64("counter", &v))
-            .transpose()
+            .transpose()?;
+        if let Some(value) = stored {
+            counts.keep(key, value);
+        }
+        Ok(stored)
     }
 
     /// A counter (downloads or views) with what was counted since it was last written, if it
     /// exists.
     pub(crate) fn counter(&self, key: &CounterKey) -> Result<Option<u64>, Error> {
-        let deltas = self.counting.lock();
-        let stored = self.stored_counter(key)?;
-        Ok(stored.map(|n| n.saturating_add(deltas.get(key).copied().unwrap_or(0))))
+        let mut counts = self.counting.lock();
+        let stored = self.stored_counter(&mut counts, key)?;
+        Ok(stored.map(|n| n.saturating_add(counts.deltas.get(key).copied().unwrap_or(0))))
     }
 
     /// Adds one to an existing counter and returns the new value; `None` (and no change) if
     /// the counter does not exist. No increment is lost and no two return the same value.
     pub(crate) fn increment(&self, key: &CounterKey) -> Result<Option<u64>, Error> {
-        let mut deltas = self.counting.lock();
-        let Some(stored) = self.stored_counter(key)? else {
+        let mut counts = self.counting.lock();
+        let Some(stored) = self.stored_counter(&mut counts, key)? else {
             return Ok(None);
         };
-        let delta = deltas.entry(*key).or_insert(0);
+        let delta = counts.deltas.entry(*key).or_insert(0);
         *delta = delta.saturating_add(1);
         Ok(Some(stored.saturating_add(*delta)))
     }
@@ -78,11 +122,11 @@ impl Inner {
     /// Adds every delta to its stored counter (dropping those whose counter is gone). A delta
     /// that cannot be written stays, to be tried again.
     pub(crate) fn write_counts(&self) -> Result<(), Error> {
-        let mut deltas = self.counting.lock();
-        let pending: Vec<(CounterKey, u64)> = deltas.iter().map(|(k, d)| (*k, *d)).collect();
+        let mut counts = self.counting.lock();
+        let pending: Vec<(CounterKey, u64)> = counts.deltas.iter().map(|(k, d)| (*k, *d)).collect();
         for (key, delta) in pending {
             let mut bad = None;
-            self.counters.update_and_fetch(key, |old| {
+            let written = self.counters.update_and_fetch(key, |old| {
                 let old = old?;
                 match tree_keys::decode_u64("counter", old) {
                     Ok(n) => Some(n.saturating_add(delta).to_be_bytes().to_vec()),
@@ -95,7 +139,10 @@ impl Inner {
             if let Some(e) = bad {
                 return Err(e);
             }
-            deltas.remove(&key);
+            counts.forget(&key);
+            if let Some(value) = written {
+                counts.keep(&key, tree_keys::decode_u64("counter", &value)?);
+            }
         }
         Ok(())
     }

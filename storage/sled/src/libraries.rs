@@ -381,7 +381,7 @@ impl Inner {
                 },
             )?;
         if deleted {
-            deltas.remove(&tree_keys::views(id));
+            deltas.forget(&tree_keys::views(id));
         }
         Ok(deleted)
     }

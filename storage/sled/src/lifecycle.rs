@@ -222,7 +222,7 @@ impl Inner {
         })?;
         Ok(match deletion {
             AssetDeletion::Deleted(mut asset) => {
-                let unwritten = deltas.remove(&tree_keys::downloads(id)).unwrap_or(0);
+                let unwritten = deltas.forget(&tree_keys::downloads(id));
                 asset.download_count = asset.download_count.saturating_add(unwritten);
                 AssetDeletion::Deleted(asset)
             }
@@ -254,7 +254,7 @@ impl Inner {
         Ok(match outcome {
             BulkOutcome::Done(mut gone) => {
                 for asset in &mut gone {
-                    let unwritten = deltas.remove(&tree_keys::downloads(asset.id)).unwrap_or(0);
+                    let unwritten = deltas.forget(&tree_keys::downloads(asset.id));
                     asset.download_count = asset.download_count.saturating_add(unwritten);
                 }
                 BulkOutcome::Done(gone)
