@@ -154,6 +154,7 @@ suite!(
     library_slugs,
     library_list_order_filter_and_counts,
     library_replace_is_atomic,
+    replacing_the_settings_alone_keeps_entries_and_uses,
     library_delete,
     concurrent_views_are_all_counted,
     views_start_over_for_a_library_made_again,

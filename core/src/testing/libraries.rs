@@ -248,6 +248,121 @@ pub(super) async fn library_list_order_filter_and_counts(store: Arc<dyn Store>) 
     assert_eq!(page.total, 7);
 }
 
+pub(super) async fn replacing_the_settings_alone_keeps_entries_and_uses(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("First", AssetType::Pdf, 1)).await;
+    let b = insert(&store, sample_asset("Second", AssetType::Video, 2)).await;
+    let c = insert(&store, sample_asset("Third", AssetType::Audio, 3)).await;
+    let lib = sample_library("Settings", 1);
+    let s = section("Part", 0);
+    let entries = vec![
+        entry(&a, Some(&s), 0),
+        entry(&b, None, 0),
+        entry(&c, None, 1),
+    ];
+    let doc = |title: &str, slug: &str, entries: &[LibraryEntry]| {
+        let mut l = lib.clone();
+        l.settings.title = title.to_owned();
+        l.settings.description = Some(format!("{title}, described"));
+        l.slug = slug.to_owned();
+        write(l, vec![s.clone()], entries.to_vec())
+    };
+    store
+        .put_library(doc("Settings", "settings", &entries), Log::ANONYMOUS)
+        .await
+        .unwrap();
+    let before = store.load_library(lib.id).await.unwrap().unwrap();
+    // The same sections and entries under a new title, description and slug.
+    assert_eq!(
+        store
+            .put_library(doc("Renamed", "renamed", &entries), Log::ANONYMOUS)
+            .await
+            .unwrap(),
+        PutOutcome::Replaced
+    );
+    let after = store.load_library(lib.id).await.unwrap().unwrap();
+    assert_eq!(after.library.settings.title, "Renamed");
+    assert_eq!(
+        after.library.settings.description.as_deref(),
+        Some("Renamed, described")
+    );
+    let placed = |rows: &crate::LibraryRows| {
+        let mut placed: Vec<_> = rows
+            .entries
+            .iter()
+            .map(|r| {
+                (
+                    r.entry.asset_id,
+                    r.entry.section_id,
+                    r.entry.display_order,
+                    r.asset.title.clone(),
+                )
+            })
+            .collect();
+        placed.sort();
+        placed
+    };
+    assert_eq!(placed(&after), placed(&before));
+    assert_eq!(after.sections, before.sections);
+    // The slug moved, and the uses name the library as it is now.
+    assert_eq!(store.library_id_by_slug("settings").await.unwrap(), None);
+    assert_eq!(
+        store.library_id_by_slug("renamed").await.unwrap(),
+        Some(lib.id)
+    );
+    for asset in [&a, &b, &c] {
+        let uses = store.asset_usage(asset.id).await.unwrap();
+        assert_eq!(uses.len(), 1, "{} is held once", asset.title);
+        assert_eq!((uses[0].id, uses[0].title.as_str()), (lib.id, "Renamed"));
+    }
+    let listed = store
+        .list_libraries(&LibraryQuery::default())
+        .await
+        .unwrap();
+    let summary = listed
+        .items
+        .iter()
+        .find(|l| l.library.id == lib.id)
+        .unwrap();
+    assert_eq!(
+        (summary.library.settings.title.as_str(), summary.asset_count),
+        ("Renamed", 3)
+    );
+    // An asset change after the kept replace still shows, and dropping entries drops their
+    // uses.
+    let mut change = crate::change::AssetChange::at(b.updated_at + chrono::Duration::seconds(5));
+    change.title = Some("Second, renamed".into());
+    store
+        .update_asset(b.id, &change, Log::ANONYMOUS)
+        .await
+        .unwrap();
+    let rows = store.load_library(lib.id).await.unwrap().unwrap();
+    let titles: Vec<_> = rows
+        .entries
+        .iter()
+        .map(|r| r.asset.title.as_str())
+        .collect();
+    assert!(titles.contains(&"Second, renamed"), "{titles:?}");
+    store
+        .put_library(doc("Renamed", "renamed", &entries[..2]), Log::ANONYMOUS)
+        .await
+        .unwrap();
+    let rows = store.load_library(lib.id).await.unwrap().unwrap();
+    assert_eq!(rows.entries.len(), 2);
+    assert_eq!(store.asset_usage(a.id).await.unwrap().len(), 1);
+    assert!(
+        store.asset_usage(c.id).await.unwrap().is_empty(),
+        "no entry holds the third asset"
+    );
+    store
+        .put_library(doc("Renamed", "renamed", &entries[1..2]), Log::ANONYMOUS)
+        .await
+        .unwrap();
+    assert!(
+        store.asset_usage(a.id).await.unwrap().is_empty(),
+        "no entry holds the first asset"
+    );
+}
+
 pub(super) async fn library_replace_is_atomic(store: Arc<dyn Store>) {
     let mut assets = Vec::new();
     for i in 0..40 {

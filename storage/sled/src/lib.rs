@@ -173,6 +173,7 @@ mod commit;
 mod config;
 mod counting;
 mod deliveries;
+mod documents;
 mod error;
 mod events;
 mod libraries;

@@ -7,7 +7,7 @@
 //! read and one prefix scan, whatever the number of assets.
 
 use assetlib_core::events::{Log, Written};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use assetlib_core::store::rules;
 use assetlib_core::{
@@ -18,6 +18,7 @@ use sled::Transactional;
 use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
+use crate::documents::{self, Placed, entry_positions, ordered_items};
 use crate::error::{Error, TxError, abort};
 use crate::events::EventSlot;
 use crate::record::{AssetRec, EntryCopy, ItemRec, LibraryRec, decode, decode_id, encode};
@@ -253,14 +254,40 @@ impl Inner {
                         }
                         copies.insert(*asset_id, EntryCopy::of(&asset));
                     }
+                    // The items as they are stored: each entry with its asset's copy.
+                    let encoded = ordered
+                        .iter()
+                        .map(|item| {
+                            let item = match item {
+                                Placed::Section(s) => ItemRec::section(s),
+                                Placed::Entry(e) => {
+                                    let copy = copies
+                                        .get(&e.asset_id)
+                                        .cloned()
+                                        .ok_or_else(|| abort(Error::UnknownAsset(e.asset_id)))?;
+                                    ItemRec::entry(e, copy)
+                                }
+                            };
+                            encode(ItemRec::WHAT, &item).map_err(abort)
+                        })
+                        .collect::<Result<Vec<_>, TxError>>()?;
                     let old = match libs.get(id.as_bytes())? {
                         Some(v) => Some(decode::<LibraryRec>(LibraryRec::WHAT, &v).map_err(abort)?),
                         None => None,
                     };
                     let mut lib = library.clone();
+                    // The generation whose items are this document's: the stored one when the
+                    // items stay as they are.
+                    let mut kept = None;
                     if let Some(old) = &old {
+                        let stored = documents::stored_items(items, id, old)?;
+                        if documents::same_items(&stored, &encoded) {
+                            kept = Some(old.generation);
+                        } else {
+                            documents::remove_items(items, asset_uses, id, old, &stored)?;
+                        }
                         let index = (published, workspaces, counts);
-                        remove_document(items, slugs, asset_uses, index, id, old)?;
+                        documents::remove_listing(slugs, index, id, old)?;
                         lib.created_at = old.created_at.time().map_err(abort)?;
                         lib.published_at = old
                             .published_at
@@ -273,25 +300,21 @@ impl Inner {
                     }
                     lib.slug = claim_library_slug(slugs, &lib.slug, id, slug_given)?;
 
-                    for (asset, positions) in &uses {
-                        let mut rec = tx::read_uses(asset_uses, *asset)?;
-                        rec.set(id, positions.clone());
-                        tx::write_uses(asset_uses, *asset, &rec)?;
-                    }
-                    for (position, item) in (0u32..).zip(&ordered) {
-                        let item = match item {
-                            Placed::Section(s) => ItemRec::section(s),
-                            Placed::Entry(e) => {
-                                let copy = copies
-                                    .get(&e.asset_id)
-                                    .cloned()
-                                    .ok_or_else(|| abort(Error::UnknownAsset(e.asset_id)))?;
-                                ItemRec::entry(e, copy)
+                    let generation = match kept {
+                        Some(generation) => generation,
+                        None => {
+                            for (asset, positions) in &uses {
+                                let mut rec = tx::read_uses(asset_uses, *asset)?;
+                                rec.set(id, positions.clone());
+                                tx::write_uses(asset_uses, *asset, &rec)?;
                             }
-                        };
-                        let value = encode(ItemRec::WHAT, &item).map_err(abort)?;
-                        items.insert(&tree_keys::item(id, generation, position)[..], value)?;
-                    }
+                            for (position, value) in (0u32..).zip(&encoded) {
+                                let key = tree_keys::item(id, generation, position);
+                                items.insert(&key[..], &value[..])?;
+                            }
+                            generation
+                        }
+                    };
                     let rec = LibraryRec::new(&lib, generation, item_count, asset_count);
                     if let Some(at) = rec.listed_at().map_err(abort)? {
                         published.insert(&tree_keys::library_published(&at, id)[..], &[][..])?;
@@ -370,8 +393,9 @@ impl Inner {
                         return Ok(false);
                     };
                     let old: LibraryRec = decode(LibraryRec::WHAT, &v).map_err(abort)?;
-                    let index = (published, workspaces, counts);
-                    remove_document(items, slugs, uses, index, id, &old)?;
+                    let stored = documents::stored_items(items, id, &old)?;
+                    documents::remove_items(items, uses, id, &old, &stored)?;
+                    documents::remove_listing(slugs, (published, workspaces, counts), id, &old)?;
                     libs.remove(&id.as_bytes()[..])?;
                     counters.remove(&tree_keys::views(id)[..])?;
                     versions::remove_library(versions, id)?;
@@ -385,49 +409,6 @@ impl Inner {
         }
         Ok(deleted)
     }
-}
-
-/// Removes what a stored library document owns besides its record and view counter: its
-/// items, the asset uses of its entries, its slug claim, its list index keys and its share of
-/// the counts.
-fn remove_document(
-    items: &TransactionalTree,
-    slugs: &TransactionalTree,
-    uses: &TransactionalTree,
-    (published, workspaces, counts): (&TransactionalTree, &TransactionalTree, &TransactionalTree),
-    id: Uuid,
-    old: &LibraryRec,
-) -> Result<(), TxError> {
-    for position in 0..old.item_count {
-        let key = tree_keys::item(id, old.generation, position);
-        let Some(value) = items.get(key)? else {
-            return Err(abort(Error::invalid(
-                "library items",
-                format!("library {id} lacks its item {position}"),
-            )));
-        };
-        let item: ItemRec = decode(ItemRec::WHAT, &value).map_err(abort)?;
-        if let Some(asset) = item.asset_id() {
-            let mut rec = tx::read_uses(uses, asset)?;
-            rec.remove(id);
-            tx::write_uses(uses, asset, &rec)?;
-        }
-        items.remove(&key[..])?;
-    }
-    if let Some(holder) = slugs.get(old.slug.as_bytes())?
-        && decode_id("library slug", &holder).map_err(abort)? == id
-    {
-        slugs.remove(old.slug.as_bytes())?;
-    }
-    if let Some(at) = old.listed_at().map_err(abort)? {
-        published.remove(&tree_keys::library_published(&at, id)[..])?;
-        add_count(counts, tree_keys::COUNT_LIBRARIES, -1)?;
-        if let Some(ws) = &old.workspace_id {
-            workspaces.remove(tree_keys::library_workspace(ws, &at, id))?;
-            add_count(counts, &tree_keys::count_workspace(ws), -1)?;
-        }
-    }
-    Ok(())
 }
 
 /// Claims a slug for library `id`: `wanted` if free (or already its own); else, for a slug made
@@ -462,57 +443,6 @@ fn claim_library_slug(
     };
     slugs.insert(slug.as_bytes(), &id.as_bytes()[..])?;
     Ok(slug)
-}
-
-/// One item of a document being written, before its entries get their assets' copies.
-#[derive(Debug, Clone, Copy)]
-enum Placed<'a> {
-    Section(&'a Section),
-    Entry(&'a LibraryEntry),
-}
-
-/// The positions of each asset's entries among `items`, ascending.
-fn entry_positions(items: &[Placed<'_>]) -> BTreeMap<Uuid, Vec<u32>> {
-    let mut uses: BTreeMap<Uuid, Vec<u32>> = BTreeMap::new();
-    for (position, item) in (0u32..).zip(items) {
-        if let Placed::Entry(e) = item {
-            uses.entry(e.asset_id).or_default().push(position);
-        }
-    }
-    uses
-}
-
-/// The items of a document in display order: each section (by `display_order`, then document
-/// position) followed by its entries (likewise), then the unsectioned entries, then entries
-/// naming a section the document does not have (kept as given; core decides what they mean).
-fn ordered_items<'a>(sections: &'a [Section], entries: &'a [LibraryEntry]) -> Vec<Placed<'a>> {
-    let mut sections: Vec<&Section> = sections.iter().collect();
-    sections.sort_by_key(|s| s.display_order);
-    let mut slot: HashMap<Uuid, usize> = HashMap::with_capacity(sections.len());
-    for (i, s) in sections.iter().enumerate() {
-        slot.entry(s.id).or_insert(i);
-    }
-    let mut sectioned: Vec<Vec<&LibraryEntry>> = vec![Vec::new(); sections.len()];
-    let mut unsectioned = Vec::new();
-    let mut orphans = Vec::new();
-    for e in entries {
-        match e.section_id.map(|s| slot.get(&s)) {
-            None => unsectioned.push(e),
-            Some(Some(&i)) => sectioned[i].push(e),
-            Some(None) => orphans.push(e),
-        }
-    }
-    let mut items = Vec::with_capacity(sections.len() + entries.len());
-    for (section, mut list) in sections.into_iter().zip(sectioned) {
-        items.push(Placed::Section(section));
-        list.sort_by_key(|e| e.display_order);
-        items.extend(list.into_iter().map(Placed::Entry));
-    }
-    for mut list in [unsectioned, orphans] {
-        list.sort_by_key(|e| e.display_order);
-        items.extend(list.into_iter().map(Placed::Entry));
-    }
-    items
 }
 
 #[async_trait]
