@@ -122,14 +122,24 @@ fn bad_header() -> ApiError {
 
 /// Checks a looked-up key record: it must exist, not be revoked, and not be expired at `now`.
 pub fn check_record(record: Option<ApiKey>, now: DateTime<Utc>) -> Result<ApiKey, ApiError> {
-    let key = record.ok_or(ApiError::Unauthorized("Invalid API key"))?;
+    let key = record.ok_or(KEY_UNKNOWN)?;
+    check_live(&key, now)?;
+    Ok(key)
+}
+
+/// The 401 of a key the store does not know.
+pub(crate) const KEY_UNKNOWN: ApiError = ApiError::Unauthorized("Invalid API key");
+
+/// Checks that a known key is neither revoked nor expired at `now` (401 otherwise), as
+/// [`check_record`] does.
+pub(crate) fn check_live(key: &ApiKey, now: DateTime<Utc>) -> Result<(), ApiError> {
     if key.revoked_at.is_some() {
         return Err(ApiError::Unauthorized("API key has been revoked"));
     }
     if key.expires_at.is_some_and(|at| at <= now) {
         return Err(ApiError::Unauthorized("API key has expired"));
     }
-    Ok(key)
+    Ok(())
 }
 
 /// Checks that `key` carries every scope in `required`; the first missing one is 403.

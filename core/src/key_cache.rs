@@ -9,7 +9,7 @@
 //! the kept record.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use uuid::Uuid;
@@ -47,7 +47,7 @@ impl<T: Copy> Kept<T> {
 /// A kept key record: when it was read, and the store's keys version then.
 #[derive(Debug)]
 struct KeptKey {
-    key: ApiKey,
+    key: Arc<ApiKey>,
     read: Instant,
     version: Option<u64>,
 }
@@ -60,15 +60,15 @@ pub(crate) struct KeyCache {
 impl KeyCache {
     /// The kept record of the key with this hash, if it was read less than the TTL ago and
     /// at the store's keys version `version` (which the caller read just now).
-    pub(crate) fn get(&self, hash: &[u8; 32], version: Option<u64>) -> Option<ApiKey> {
+    pub(crate) fn get(&self, hash: &[u8; 32], version: Option<u64>) -> Option<Arc<ApiKey>> {
         let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         keys.get(hash)
             .filter(|k| k.read.elapsed() < KEY_CACHE_TTL && k.version == version)
-            .map(|k| k.key.clone())
+            .map(|k| Arc::clone(&k.key))
     }
 
     /// Keeps a record just read from the store, at the keys version read before it.
-    pub(crate) fn put(&self, key: ApiKey, version: Option<u64>) {
+    pub(crate) fn put(&self, key: Arc<ApiKey>, version: Option<u64>) {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         if keys.len() >= MAX_KEYS {
             keys.retain(|_, k| k.read.elapsed() < KEY_CACHE_TTL);

@@ -228,9 +228,16 @@ pub struct TusHeaders<'a> {
 
 impl<'a> TusHeaders<'a> {
     /// The tus headers, each looked up by its lower-case name with `header`.
+    ///
+    /// Without `Tus-Resumable` only that one is looked up and the others are left out: every
+    /// tus request must send it, and core refuses one that does not before reading any other
+    /// (`412`), so the requests of the rest of the API pay one lookup, not six.
     pub fn from_lookup(header: impl Fn(&'static str) -> Option<&'a [u8]>) -> Self {
+        let Some(resumable) = header("tus-resumable") else {
+            return TusHeaders::default();
+        };
         TusHeaders {
-            resumable: header("tus-resumable"),
+            resumable: Some(resumable),
             upload_length: header("upload-length"),
             upload_offset: header("upload-offset"),
             upload_metadata: header("upload-metadata"),

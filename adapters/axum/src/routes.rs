@@ -51,7 +51,7 @@ where
 fn not_found() -> MethodRouter<Service> {
     any(
         |State(service): State<Service>, request: Request| async move {
-            handle(service, None, Vec::new(), request).await
+            handle(service, None, &[], request).await
         },
     )
 }
@@ -89,21 +89,37 @@ fn methods(route: &'static Route) -> MethodRouter<Service> {
         move |State(service): State<Service>,
               params: Result<RawPathParams, RawPathParamsRejection>,
               request: Request| async move {
-            handle(service, Some(route), path_ids(params), request).await
+            let mut ids = [""; MAX_IDS];
+            let n = path_ids(&params, &mut ids);
+            handle(service, Some(route), &ids[..n], request).await
         },
     )
 }
 
-/// The route's path ids in path order, percent-decoded. Ids that are not UTF-8 once decoded
-/// are handed on as U+FFFD, which core refuses like any other id that is not a UUID (after
-/// checking the key).
-fn path_ids(params: Result<RawPathParams, RawPathParamsRejection>) -> Vec<String> {
+/// The most ids a route's path has.
+const MAX_IDS: usize = 2;
+
+/// The route's path ids in path order, percent-decoded, borrowed from `params` into `ids`;
+/// returns how many. Ids that are not UTF-8 once decoded are handed on as U+FFFD, which core
+/// refuses like any other id that is not a UUID (after checking the key).
+fn path_ids<'a>(
+    params: &'a Result<RawPathParams, RawPathParamsRejection>,
+    ids: &mut [&'a str; MAX_IDS],
+) -> usize {
     match params {
-        Ok(params) => params.iter().map(|(_, value)| value.to_owned()).collect(),
-        Err(RawPathParamsRejection::InvalidUtf8InPathParam(_)) => {
-            vec![char::REPLACEMENT_CHARACTER.to_string(); 2]
+        Ok(params) => {
+            let mut n = 0;
+            for (slot, (_, value)) in ids.iter_mut().zip(params.iter()) {
+                *slot = value;
+                n += 1;
+            }
+            n
         }
-        Err(_) => Vec::new(),
+        Err(RawPathParamsRejection::InvalidUtf8InPathParam(_)) => {
+            *ids = ["\u{FFFD}"; MAX_IDS];
+            MAX_IDS
+        }
+        Err(_) => 0,
     }
 }
 
@@ -112,7 +128,7 @@ fn path_ids(params: Result<RawPathParams, RawPathParamsRejection>) -> Vec<String
 async fn handle(
     service: Service,
     route: Option<&'static Route>,
-    ids: Vec<String>,
+    ids: &[&str],
     request: Request,
 ) -> ApiResponse {
     let (parts, body) = request.into_parts();
@@ -136,12 +152,7 @@ async fn handle(
     };
     ApiResponse(
         service
-            .answer(
-                parts.method.as_str(),
-                route,
-                &ids.iter().map(String::as_str).collect::<Vec<_>>(),
-                request,
-            )
+            .answer(parts.method.as_str(), route, ids, request)
             .await,
     )
 }

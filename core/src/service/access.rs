@@ -3,6 +3,7 @@
 //! id for every kind of caller ([`Service::asset_for`]).
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use uuid::Uuid;
 
@@ -16,7 +17,7 @@ use crate::validate;
 /// Who a request acts as, once admitted.
 pub(super) enum Access {
     /// A valid key with the operation's scopes.
-    Key(ApiKey),
+    Key(Arc<ApiKey>),
     /// A live library pass (sent as `Authorization: Pass`, or the pass a signed link was
     /// minted with), for an operation a pass opens.
     Pass(LibraryPass),
@@ -52,7 +53,7 @@ impl Access {
     /// admission lets no other caller through to such an operation).
     pub(super) fn key(&self) -> Result<&ApiKey, ApiError> {
         match self {
-            Access::Key(key) => Ok(key),
+            Access::Key(key) => Ok(key.as_ref()),
             Access::Pass(_) => Err(NOT_FOR_PASSES),
             Access::Public | Access::Signed { .. } | Access::Open => Err(no_key()),
         }

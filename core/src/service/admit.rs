@@ -3,6 +3,7 @@
 //! (401); and the records stores keep for the capabilities (`Service::keeps_records_of`).
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use chrono::Utc;
 
@@ -85,17 +86,18 @@ impl Service {
         };
         let hash = auth::hash_key(secret);
         let version = self.inner.store.keys_version();
-        let record = match self.inner.keys.get(&hash, version) {
-            Some(kept) => Some(kept),
+        let key = match self.inner.keys.get(&hash, version) {
+            Some(kept) => kept,
             None => {
-                let record = self.inner.store.find_key(&hash).await?;
-                if let Some(found) = record.as_ref().filter(|k| k.revoked_at.is_none()) {
-                    self.inner.keys.put(found.clone(), version);
+                let found = self.inner.store.find_key(&hash).await?;
+                let found = Arc::new(found.ok_or(auth::KEY_UNKNOWN)?);
+                if found.revoked_at.is_none() {
+                    self.inner.keys.put(Arc::clone(&found), version);
                 }
-                record
+                found
             }
         };
-        let key = auth::check_record(record, Utc::now())?;
+        auth::check_live(&key, Utc::now())?;
         auth::require_scopes(&key, op.scopes())?;
         #[cfg(feature = "rate-limits")]
         if let Some(limits) = &self.inner.limiter {

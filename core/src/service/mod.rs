@@ -349,16 +349,20 @@ impl Service {
             Err(e) => return e.into_reply(),
         };
         let sub = ids.get(1).copied().unwrap_or("");
-        // The events of what the operation writes name its key.
-        let actor = match &access {
-            Access::Key(key) => Some(Actor::of(key)),
-            _ => None,
-        };
-        let reply = self
-            .acting_as(actor)
-            .dispatch(op, (id, sub), req, &access)
-            .await
-            .unwrap_or_else(ApiError::into_reply);
+        let reply = if op.is_read() {
+            // A read writes nothing: it needs no actor.
+            self.dispatch(op, (id, sub), req, &access).await
+        } else {
+            // The events of what the operation writes name its key.
+            let actor = match &access {
+                Access::Key(key) => Some(Actor::of(key)),
+                _ => None,
+            };
+            self.acting_as(actor)
+                .dispatch(op, (id, sub), req, &access)
+                .await
+        }
+        .unwrap_or_else(ApiError::into_reply);
         #[cfg(feature = "webhooks")]
         if op.writes_events() {
             self.inner.deliveries.wake();
