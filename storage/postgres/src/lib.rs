@@ -71,7 +71,7 @@
 //! | `asset_usage` | one `SELECT` of the asset's entries (index `library_entries_asset_idx`) joined to their libraries |
 //! | `list_libraries` | one statement, like `list_assets`, with each library's count of published assets (from its entries' copies of `published`) |
 //! | `load_library` | one statement: the library with its sections and its entries, as arrays; each entry holds a copy of its asset's title, description, type, thumbnail and `published`, so no asset is read |
-//! | `put_library` | one transaction (write lock; slug check pipelined with the placed assets' lock; then the writes pipelined, the entries with copies of their assets' page fields) |
+//! | `put_library` | one transaction (write lock; slug check pipelined with the placed assets' lock; then the writes pipelined, the entries with copies of their assets' page fields; only the section and entry rows that differ from the stored ones are written, and those the document no longer has removed) |
 //! | `delete_library` | one `DELETE` (sections, entries, counters and passes cascade) |
 //! | `record_library_view` | none for a library this process knows while it listens for notices (the view is counted in memory); else one `SELECT` of its stored count and content version |
 //! | `record_download` | none: counted in memory |

@@ -384,29 +384,56 @@ impl PgStore {
                 20,
             ),
         );
+        // The document's sections and entries replace the stored ones row by row: rows the
+        // document no longer has go, and the others are written only where they differ, so a
+        // replace of the settings alone (a changed title or description, the common edit)
+        // writes no section or entry (`IS DISTINCT FROM` leaves an equal row untouched).
         let clear_sql = format!(
-            "WITH x AS (DELETE FROM {s}.library_sections WHERE library_id = $1) \
-             DELETE FROM {s}.library_entries WHERE library_id = $1"
+            "WITH x AS (DELETE FROM {s}.library_sections \
+                 WHERE library_id = $1 AND NOT (id = ANY($2::uuid[]))) \
+             DELETE FROM {s}.library_entries \
+             WHERE library_id = $1 AND NOT (asset_id = ANY($3::uuid[]))"
         );
         let sections_sql = format!(
-            "INSERT INTO {s}.library_sections (library_id, id, title, description, \
+            "INSERT INTO {s}.library_sections AS x (library_id, id, title, description, \
                  display_order, collapsed_by_default) \
              SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::bigint[], \
-                 $6::boolean[])"
+                 $6::boolean[]) \
+             ON CONFLICT (library_id, id) DO UPDATE SET title = EXCLUDED.title, \
+                 description = EXCLUDED.description, display_order = EXCLUDED.display_order, \
+                 collapsed_by_default = EXCLUDED.collapsed_by_default \
+             WHERE (x.title, x.description, x.display_order, x.collapsed_by_default) \
+                 IS DISTINCT FROM (EXCLUDED.title, EXCLUDED.description, \
+                 EXCLUDED.display_order, EXCLUDED.collapsed_by_default)"
         );
         // Each entry with a copy of its asset's page fields, read after the assets were
         // locked `FOR KEY SHARE` (so no change of them commits before this does; see
         // `crate::lifecycle`). Every asset exists: the lock found them all.
         let entries_sql = format!(
-            "INSERT INTO {s}.library_entries (library_id, asset_id, section_id, display_order, \
-                 title, description, a_title, a_description, a_type, a_thumbnail, a_published, \
-                 a_placeholder, a_duration_ms, a_tags) \
+            "INSERT INTO {s}.library_entries AS x (library_id, asset_id, section_id, \
+                 display_order, title, description, a_title, a_description, a_type, \
+                 a_thumbnail, a_published, a_placeholder, a_duration_ms, a_tags) \
              SELECT $1, e.asset_id, e.section_id, e.display_order, e.title, e.description, \
                  a.title, a.description, a.asset_type, a.thumbnail_path, a.published, \
                  a.thumbnail_placeholder, a.duration_ms, a.tags \
              FROM unnest($2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[]) \
                  AS e (asset_id, section_id, display_order, title, description) \
-             JOIN {s}.assets a ON a.id = e.asset_id"
+             JOIN {s}.assets a ON a.id = e.asset_id \
+             ON CONFLICT (library_id, asset_id) DO UPDATE SET \
+                 section_id = EXCLUDED.section_id, display_order = EXCLUDED.display_order, \
+                 title = EXCLUDED.title, description = EXCLUDED.description, \
+                 a_title = EXCLUDED.a_title, a_description = EXCLUDED.a_description, \
+                 a_type = EXCLUDED.a_type, a_thumbnail = EXCLUDED.a_thumbnail, \
+                 a_published = EXCLUDED.a_published, a_placeholder = EXCLUDED.a_placeholder, \
+                 a_duration_ms = EXCLUDED.a_duration_ms, a_tags = EXCLUDED.a_tags \
+             WHERE (x.section_id, x.display_order, x.title, x.description, x.a_title, \
+                 x.a_description, x.a_type, x.a_thumbnail, x.a_published, x.a_placeholder, \
+                 x.a_duration_ms, x.a_tags) \
+                 IS DISTINCT FROM (EXCLUDED.section_id, EXCLUDED.display_order, \
+                 EXCLUDED.title, EXCLUDED.description, EXCLUDED.a_title, \
+                 EXCLUDED.a_description, EXCLUDED.a_type, EXCLUDED.a_thumbnail, \
+                 EXCLUDED.a_published, EXCLUDED.a_placeholder, EXCLUDED.a_duration_ms, \
+                 EXCLUDED.a_tags)"
         );
         let (upsert, clear, sections, entries) = tokio::try_join!(
             tx.prepare_cached(&upsert_sql),
@@ -441,7 +468,7 @@ impl PgStore {
             logged[3],
             logged[4],
         ];
-        let clear_params: [&(dyn ToSql + Sync); 1] = [&lib.id];
+        let clear_params: [&(dyn ToSql + Sync); 3] = [&lib.id, &sec_ids, &e_assets];
         // Pipelined: sent back to back, run in this order.
         let (row, _, _, _) = tokio::try_join!(
             tx.query_one(&upsert, &upsert_params),

@@ -11,6 +11,7 @@ mod common;
 mod concurrency;
 mod conformance;
 mod events;
+mod libraries;
 mod lifecycle;
 mod migrations;
 mod notices;
