@@ -207,6 +207,7 @@ mod batch;
 mod bulk;
 mod counters;
 mod deliveries;
+mod document_sql;
 mod error;
 mod events;
 mod keys;
