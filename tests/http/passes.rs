@@ -488,6 +488,9 @@ pub(crate) async fn passes_are_made_listed_read_and_revoked<H: Harness>() {
     assert!(one.json["data"].get("token").is_none(), "{}", one.json);
     assert_eq!(one.json["data"]["label"], "Order 1");
     for n in 2..=3 {
+        // Times are kept to the millisecond, and passes made within the same one are listed
+        // by id: a new millisecond for each, so the order is the order they were made in.
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
         make_pass(
             &ctx,
             &lib,
