@@ -21,8 +21,9 @@
 //!   asset (20%, Zipf over the 100k), a list page (12%: one of 130 combinations of type
 //!   filter, tag, sort, order and page), an image preset (6%, Zipf over the images), or a
 //!   write (2%: three in four a PATCH of a library's asset's title, one in four a PUT of a
-//!   library with its description changed, its sections sent back with their ids). Prints one JSON line: requests, req/s, p50 and
-//!   p99 in ms, writes, and every status that is not 2xx or 304.
+//!   library with its description changed, its sections sent back with their ids). Prints
+//!   one JSON line: requests, req/s, p50 and p99 in ms, writes, and every status that is not
+//!   2xx or 304.
 
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]

@@ -11,10 +11,10 @@
 //! Counts stay exact: a sled database is open in one process at a time, and every read of a
 //! counter (the stored value plus its delta) and every write of the deltas happen under one
 //! lock. The stored values read or written are kept under that lock as well ([`Counts`]), so
-//! a read of a known counter reads no sled tree. A delete that removes a counter holds that lock through its transaction and drops
-//! the counter's delta with it, so a delta never reaches a later counter under the same key
-//! (a library deleted and made again). A delta whose counter is gone when it is written is
-//! dropped.
+//! a read of a known counter reads no sled tree. A delete that removes a counter holds that
+//! lock through its transaction and drops the counter's delta and kept value with it, so
+//! neither reaches a later counter under the same key (a library deleted and made again). A
+//! delta whose counter is gone when it is written is dropped.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
@@ -70,12 +70,12 @@ impl Counts {
 }
 
 /// The counts, locked: whoever holds this reads or changes counters consistently.
-pub(crate) type Deltas<'a> = MutexGuard<'a, Counts>;
+pub(crate) type Locked<'a> = MutexGuard<'a, Counts>;
 
 impl Counting {
     /// Locks the counts. Each change under the lock is a whole addition or removal, so a
     /// panic elsewhere cannot leave them half changed.
-    pub(crate) fn lock(&self) -> Deltas<'_> {
+    pub(crate) fn lock(&self) -> Locked<'_> {
         self.counts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

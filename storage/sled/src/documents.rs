@@ -14,7 +14,7 @@ use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
-use crate::record::{ItemRec, LibraryRec, decode, decode_id};
+use crate::record::{EntryCopy, ItemRec, LibraryRec, decode, decode_id, encode};
 use crate::tree_keys;
 use crate::tx::{self, add_count};
 
@@ -34,6 +34,29 @@ pub(crate) fn stored_items(
                         format!("library {id} lacks its item {position}"),
                     ))
                 })
+        })
+        .collect()
+}
+
+/// The items as they are stored: each entry with the copy of its asset's fields.
+pub(crate) fn encode_items(
+    ordered: &[Placed<'_>],
+    copies: &HashMap<Uuid, EntryCopy>,
+) -> Result<Vec<Vec<u8>>, TxError> {
+    ordered
+        .iter()
+        .map(|item| {
+            let item = match item {
+                Placed::Section(s) => ItemRec::section(s),
+                Placed::Entry(e) => {
+                    let copy = copies
+                        .get(&e.asset_id)
+                        .cloned()
+                        .ok_or_else(|| abort(Error::UnknownAsset(e.asset_id)))?;
+                    ItemRec::entry(e, copy)
+                }
+            };
+            encode(ItemRec::WHAT, &item).map_err(abort)
         })
         .collect()
 }

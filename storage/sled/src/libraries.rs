@@ -18,7 +18,7 @@ use sled::Transactional;
 use sled::transaction::TransactionalTree;
 use uuid::Uuid;
 
-use crate::documents::{self, Placed, entry_positions, ordered_items};
+use crate::documents::{self, entry_positions, ordered_items};
 use crate::error::{Error, TxError, abort};
 use crate::events::EventSlot;
 use crate::record::{AssetRec, EntryCopy, ItemRec, LibraryRec, decode, decode_id, encode};
@@ -254,23 +254,7 @@ impl Inner {
                         }
                         copies.insert(*asset_id, EntryCopy::of(&asset));
                     }
-                    // The items as they are stored: each entry with its asset's copy.
-                    let encoded = ordered
-                        .iter()
-                        .map(|item| {
-                            let item = match item {
-                                Placed::Section(s) => ItemRec::section(s),
-                                Placed::Entry(e) => {
-                                    let copy = copies
-                                        .get(&e.asset_id)
-                                        .cloned()
-                                        .ok_or_else(|| abort(Error::UnknownAsset(e.asset_id)))?;
-                                    ItemRec::entry(e, copy)
-                                }
-                            };
-                            encode(ItemRec::WHAT, &item).map_err(abort)
-                        })
-                        .collect::<Result<Vec<_>, TxError>>()?;
+                    let encoded = documents::encode_items(&ordered, &copies)?;
                     let old = match libs.get(id.as_bytes())? {
                         Some(v) => Some(decode::<LibraryRec>(LibraryRec::WHAT, &v).map_err(abort)?),
                         None => None,
@@ -357,7 +341,7 @@ impl Inner {
     /// with the views counted but not yet written (under the counting lock, so none lands in
     /// between; see [`crate::counting`]).
     pub(crate) fn delete_library(&self, id: Uuid, event: &EventSlot) -> Result<bool, Error> {
-        let mut deltas = self.counting.lock();
+        let mut counts = self.counting.lock();
         let deleted = (
             &self.libraries,
             &self.library_slugs,
@@ -405,7 +389,7 @@ impl Inner {
                 },
             )?;
         if deleted {
-            deltas.forget(&tree_keys::views(id));
+            counts.forget(&tree_keys::views(id));
         }
         Ok(deleted)
     }

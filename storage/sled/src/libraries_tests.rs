@@ -1,6 +1,7 @@
 //! Unit tests of the library records and slugs.
 
 use super::*;
+use crate::documents::Placed;
 
 fn section(n: u8, order: u32) -> Section {
     Section {

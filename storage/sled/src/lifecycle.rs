@@ -211,7 +211,7 @@ impl Inner {
         force: bool,
         event: &EventSlot,
     ) -> Result<AssetDeletion, Error> {
-        let mut deltas = self.counting.lock();
+        let mut counts = self.counting.lock();
         let deletion = self.asset_tx(|t| match plan_delete(t, id, force)? {
             Step::Go((asset, holders)) => {
                 write_delete(t, &asset, holders, event)?;
@@ -222,7 +222,7 @@ impl Inner {
         })?;
         Ok(match deletion {
             AssetDeletion::Deleted(mut asset) => {
-                let unwritten = deltas.forget(&tree_keys::downloads(id));
+                let unwritten = counts.forget(&tree_keys::downloads(id));
                 asset.download_count = asset.download_count.saturating_add(unwritten);
                 AssetDeletion::Deleted(asset)
             }
@@ -238,7 +238,7 @@ impl Inner {
         force: bool,
         slots: &[EventSlot],
     ) -> Result<BulkOutcome<Asset>, Error> {
-        let mut deltas = self.counting.lock();
+        let mut counts = self.counting.lock();
         let outcome = self.asset_tx(|t| {
             let planned = match plan_all(ids, |id| plan_delete(t, id, force))? {
                 BulkOutcome::Done(planned) => planned,
@@ -254,7 +254,7 @@ impl Inner {
         Ok(match outcome {
             BulkOutcome::Done(mut gone) => {
                 for asset in &mut gone {
-                    let unwritten = deltas.forget(&tree_keys::downloads(asset.id));
+                    let unwritten = counts.forget(&tree_keys::downloads(asset.id));
                     asset.download_count = asset.download_count.saturating_add(unwritten);
                 }
                 BulkOutcome::Done(gone)
