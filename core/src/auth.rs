@@ -184,6 +184,7 @@ mod tests {
             created_at: Utc::now(),
             expires_at: None,
             revoked_at: None,
+            workspace_id: None,
         }
     }
 

@@ -369,6 +369,7 @@ mod tests {
             checksum_sha256: None,
             created_at: at,
             updated_at: at,
+            workspace_id: None,
         }
     }
 

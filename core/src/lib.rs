@@ -144,7 +144,7 @@ pub use memory::MemoryStore;
 pub use model::{
     ApiKey, Asset, AssetType, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass,
     LibraryRows, LibrarySettings, LibrarySummary, LibraryWrite, Media, Page, PassSpend, PutOutcome,
-    Scope, Section, TagCount, ViewCount,
+    Scope, Section, SlugHolder, TagCount, ViewCount,
 };
 pub use page_cache::{CacheStats, Lookups};
 pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, SortOrder};

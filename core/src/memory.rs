@@ -23,7 +23,7 @@ use crate::error::StoreError;
 use crate::events::{Event, EventCursor, Log, Written};
 use crate::model::{
     ApiKey, Asset, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass, LibraryRows,
-    LibrarySummary, LibraryWrite, Page, PutOutcome, Section, TagCount, ViewCount,
+    LibrarySummary, LibraryWrite, Page, PutOutcome, Section, SlugHolder, TagCount, ViewCount,
 };
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::rules::{
@@ -221,6 +221,11 @@ impl AssetStore for MemoryStore {
             .filter(|a| q.status.admits(a.published))
             .filter(|a| q.asset_type.is_none_or(|t| a.asset_type == t))
             .filter(|a| q.checksum.is_none_or(|c| a.checksum_sha256 == Some(c)))
+            .filter(|a| {
+                q.workspace_id
+                    .as_deref()
+                    .is_none_or(|w| a.workspace_id.as_deref() == Some(w))
+            })
             .filter(|a| matches_tags(&a.tags, q))
             .filter(|a| {
                 needle
@@ -265,7 +270,12 @@ impl AssetStore for MemoryStore {
         if state.assets.contains_key(&asset.id) {
             return Err(StoreError::DuplicateId { id: asset.id });
         }
-        asset.slug = first_free_slug(&asset.slug, |s| state.assets.values().any(|a| a.slug == s));
+        asset.slug = first_free_slug(&asset.slug, |s| {
+            state
+                .assets
+                .values()
+                .any(|a| a.slug == s && a.workspace_id == asset.workspace_id)
+        });
         state.assets.insert(asset.id, asset.clone());
         state.assets_version += 1;
         state.log(log, Written::AssetCreated(&asset));
@@ -452,11 +462,13 @@ impl LibraryStore for MemoryStore {
         }
         let mut library = write.library;
         let id = library.id;
+        let workspace = library.settings.workspace_id.clone();
         let taken = |s: &str| {
-            state
-                .libraries
-                .values()
-                .any(|l| l.library.id != id && l.library.slug == s)
+            state.libraries.values().any(|l| {
+                l.library.id != id
+                    && l.library.slug == s
+                    && l.library.settings.workspace_id == workspace
+            })
         };
         if write.slug_given {
             if taken(&library.slug) {
@@ -499,13 +511,19 @@ impl LibraryStore for MemoryStore {
         Ok(outcome)
     }
 
-    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
-        Ok(self
+    async fn libraries_by_slug(&self, slug: &str) -> Result<Vec<SlugHolder>, StoreError> {
+        let mut found: Vec<SlugHolder> = self
             .read()
             .libraries
             .values()
-            .find(|l| l.library.slug == slug)
-            .map(|l| l.library.id))
+            .filter(|l| l.library.slug == slug)
+            .map(|l| SlugHolder {
+                workspace_id: l.library.settings.workspace_id.clone(),
+                id: l.library.id,
+            })
+            .collect();
+        found.sort_unstable_by(|a, b| a.workspace_id.cmp(&b.workspace_id));
+        Ok(found)
     }
 
     async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {

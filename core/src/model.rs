@@ -167,6 +167,8 @@ pub struct Asset {
     pub created_at: DateTime<Utc>,
     /// When the asset was last changed.
     pub updated_at: DateTime<Utc>,
+    /// The workspace it belongs to (`None`: no workspace; see DESIGN "Workspaces").
+    pub workspace_id: Option<String>,
 }
 
 /// The most tags an asset holds.
@@ -468,6 +470,9 @@ pub struct ApiKey {
     pub expires_at: Option<DateTime<Utc>>,
     /// When the key was revoked, if it was.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The workspace whose records alone the key reads and writes; `None` for a global key,
+    /// which sees every workspace.
+    pub workspace_id: Option<String>,
 }
 
 /// A library pass as stored: what a buyer of a paid library gets. The pass itself
@@ -539,6 +544,16 @@ pub struct Page<T> {
     pub items: Vec<T>,
     /// All matching records.
     pub total: u64,
+}
+
+/// A library that holds a slug ([`crate::LibraryStore::libraries_by_slug`]): slugs are
+/// unique within a workspace, so one slug may name a library in each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlugHolder {
+    /// The library's workspace.
+    pub workspace_id: Option<String>,
+    /// The library.
+    pub id: Uuid,
 }
 
 /// What [`crate::LibraryStore::record_library_view`] answers: the library's new view count and its

@@ -78,6 +78,8 @@ pub struct AssetQuery {
     pub any_tags: Vec<String>,
     /// Only assets whose file has this SHA-256.
     pub checksum: Option<[u8; 32]>,
+    /// Only assets of this workspace ([`crate::validate::is_workspace_id`]).
+    pub workspace_id: Option<String>,
 }
 
 impl Default for AssetQuery {
@@ -93,6 +95,7 @@ impl Default for AssetQuery {
             tags: Vec::new(),
             any_tags: Vec::new(),
             checksum: None,
+            workspace_id: None,
         }
     }
 }
@@ -217,6 +220,7 @@ pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<Asset
         "status",
         "any_tag",
         "checksum",
+        "workspace_id",
     ];
     let mut p = Params::parse(raw, KNOWN)?;
     let given: Vec<String> = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
@@ -295,7 +299,16 @@ pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<Asset
         tags,
         any_tags,
         checksum,
+        workspace_id: workspace_filter(p.take("workspace_id"))?,
     })
+}
+
+/// A list's `workspace_id` filter: absent or empty is none; anything else must be a
+/// workspace id (400 otherwise).
+fn workspace_filter(raw: Option<String>) -> Result<Option<String>, ApiError> {
+    raw.filter(|s| !s.is_empty())
+        .map(|w| crate::validate::workspace_id("workspace_id", &w))
+        .transpose()
 }
 
 /// The keys of the tags a filter names, sorted and each once: every one a valid tag
@@ -364,7 +377,7 @@ pub(crate) fn library_query(
     Ok(LibraryQuery {
         page: page_number(p.take("page"))?,
         limit: page_size("limit", p.take("limit"), max_page_size)?,
-        workspace_id: p.take("workspace_id").filter(|s| !s.is_empty()),
+        workspace_id: workspace_filter(p.take("workspace_id"))?,
     })
 }
 
@@ -449,6 +462,14 @@ pub(crate) fn detail_query(raw: Option<&str>) -> Result<DetailQuery, ApiError> {
     let mut p = Params::parse(raw, KNOWN)?;
     let include_assets = flag("include_assets", p.take("include_assets"))?;
     Ok(DetailQuery { include_assets })
+}
+
+/// The workspace a library slug route names (`workspace_id`), if any; the detail's own
+/// parameters are read by [`detail_query`].
+pub(crate) fn slug_workspace(raw: Option<&str>) -> Result<Option<String>, ApiError> {
+    const KNOWN: &[&str] = &["workspace_id"];
+    let mut p = Params::parse(raw, KNOWN)?;
+    workspace_filter(p.take("workspace_id"))
 }
 
 /// Parses the query of `DELETE /api/v1/assets/{id}`: whether `force` is set.

@@ -190,8 +190,19 @@ fn first_bad_parameter_in_fixed_order_is_named() {
 
 #[test]
 fn library_query_workspace() {
-    let q = library_query(Some("workspace_id=ws%201&page=2&limit=5"), 100).unwrap();
-    assert_eq!(q.workspace_id.as_deref(), Some("ws 1"));
+    let q = library_query(Some("workspace_id=ws_1&page=2&limit=5"), 100).unwrap();
+    assert_eq!(q.workspace_id.as_deref(), Some("ws_1"));
+    for bad in ["ws%201", "a/b", "caf%C3%A9"] {
+        let e = library_query(Some(&format!("workspace_id={bad}")), 100).unwrap_err();
+        assert_eq!(field_of(e), "workspace_id", "{bad}");
+        let e = assets(&format!("workspace_id={bad}")).unwrap_err();
+        assert_eq!(field_of(e), "workspace_id", "{bad}");
+    }
+    assert_eq!(
+        assets("workspace_id=acme").unwrap().workspace_id.as_deref(),
+        Some("acme")
+    );
+    assert_eq!(assets("workspace_id=").unwrap().workspace_id, None);
     assert_eq!((q.page, q.limit, q.offset()), (2, 5, 5));
     assert_eq!(
         library_query(Some("workspace_id="), 100)

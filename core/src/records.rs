@@ -43,6 +43,7 @@ pub(crate) fn new_asset(id: Uuid, new: NewAsset, file: Option<Ingested>) -> Asse
         checksum_sha256: None,
         created_at: now,
         updated_at: now,
+        workspace_id: new.workspace_id,
     };
     if let Some(file) = file {
         file.into_fields().set_on(&mut asset);

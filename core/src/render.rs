@@ -142,6 +142,8 @@ pub(crate) struct AssetFields<'a> {
     checksum_sha256: Option<Hex<'a>>,
     created_at: Timestamp,
     updated_at: Timestamp,
+    /// The workspace it belongs to; `null`: none.
+    workspace_id: Option<&'a str>,
 }
 
 impl<'a> AssetFields<'a> {
@@ -165,6 +167,7 @@ impl<'a> AssetFields<'a> {
             checksum_sha256: a.checksum_sha256.as_ref().map(|c| Hex(c)),
             created_at: Timestamp(a.created_at),
             updated_at: Timestamp(a.updated_at),
+            workspace_id: a.workspace_id.as_deref(),
         }
     }
 }

@@ -43,6 +43,7 @@ fn asset(t: AssetType) -> Asset {
         checksum_sha256: Some([0xab; 32]),
         created_at: at,
         updated_at: at,
+        workspace_id: None,
     }
 }
 
@@ -50,7 +51,7 @@ fn keys(v: &Value) -> Vec<&str> {
     v.as_object().unwrap().keys().map(String::as_str).collect()
 }
 
-const BASE: [&str; 18] = [
+const BASE: [&str; 19] = [
     "id",
     "title",
     "slug",
@@ -69,6 +70,7 @@ const BASE: [&str; 18] = [
     "checksum_sha256",
     "created_at",
     "updated_at",
+    "workspace_id",
 ];
 
 #[test]

@@ -31,6 +31,7 @@ mod shared;
 mod uploads;
 mod webhooks;
 mod websites;
+mod workspaces;
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -83,6 +84,10 @@ use webhooks::{
 use websites::{
     a_rotated_signing_secret_replaces_the_old_one, concurrent_first_secrets_agree,
     libraries_are_found_by_slug, the_signing_secret_is_made_once,
+};
+use workspaces::{
+    asset_slugs_are_unique_per_workspace, assets_keep_their_workspace_and_lists_filter_by_it,
+    keys_keep_their_workspace, library_slugs_are_unique_per_workspace,
 };
 
 type CaseFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -226,6 +231,16 @@ suite!(
 );
 
 suite!(
+    /// The cases of workspaces across [`Store`]'s traits: the workspace of assets and keys,
+    /// lists filtered by it, slugs unique per workspace.
+    WORKSPACE_CASES:
+    assets_keep_their_workspace_and_lists_filter_by_it,
+    asset_slugs_are_unique_per_workspace,
+    library_slugs_are_unique_per_workspace,
+    keys_keep_their_workspace,
+);
+
+suite!(
     /// Cases that span the traits: missing records of every kind, and ids and key hashes
     /// that are taken.
     SHARED_CASES:
@@ -243,6 +258,7 @@ pub const SUITES: &[(&str, &[Case])] = &[
     ("EventStore", EVENT_CASES),
     ("WebhookStore", WEBHOOK_CASES),
     ("UploadStore", UPLOAD_CASES),
+    ("Workspaces", WORKSPACE_CASES),
     ("Store", SHARED_CASES),
 ];
 
@@ -335,6 +351,18 @@ fn t0() -> DateTime<Utc> {
         .expect("valid date")
 }
 
+/// The ids of the libraries `store` finds by `slug` ([`Store::libraries_by_slug`]), one per
+/// workspace. Panics when the lookup fails.
+pub async fn slug_ids(store: &dyn Store, slug: &str) -> Vec<Uuid> {
+    store
+        .libraries_by_slug(slug)
+        .await
+        .expect("libraries_by_slug")
+        .into_iter()
+        .map(|h| h.id)
+        .collect()
+}
+
 /// An asset record for tests, published, created at `t0 + secs`.
 pub fn sample_asset(title: &str, asset_type: AssetType, secs: i64) -> Asset {
     sample_asset_at(title, asset_type, t0() + Duration::seconds(secs))
@@ -368,6 +396,7 @@ pub fn sample_asset_at(title: &str, asset_type: AssetType, at: DateTime<Utc>) ->
         checksum_sha256: None,
         created_at: at,
         updated_at: at,
+        workspace_id: None,
     }
 }
 

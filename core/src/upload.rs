@@ -29,6 +29,7 @@ pub(crate) struct Form {
     pub(crate) published: Option<String>,
     /// Tags separated by commas ([`validate::listed_tags`]).
     pub(crate) tags: Option<String>,
+    pub(crate) workspace_id: Option<String>,
     /// Where the file was stored, and the name the client gave it.
     pub(crate) file: Option<(String, String)>,
     /// The SHA-256 of the stored file, computed as it was written.
@@ -107,6 +108,7 @@ fn fields<'a>(
         is_public: Some(is_public),
         published: Some(published),
         file_path: None,
+        workspace_id: form.workspace_id.as_deref(),
     })
 }
 
@@ -120,6 +122,7 @@ impl Form {
             is_public: meta.is_public.clone(),
             published: meta.published.clone(),
             tags: meta.tags.clone(),
+            workspace_id: None,
             file: Some((path.to_owned(), meta.filename.clone().unwrap_or_default())),
             checksum: None,
         }
@@ -284,6 +287,7 @@ pub(crate) async fn read_form(
             "is_public" => &mut form.is_public,
             "published" => &mut form.published,
             "tags" => &mut form.tags,
+            "workspace_id" => &mut form.workspace_id,
             _ => continue,
         };
         let mut text = Vec::new();

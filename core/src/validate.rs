@@ -68,6 +68,8 @@ pub struct NewAsset {
     pub file_path: Option<String>,
     /// Its tags ([`tags`]).
     pub tags: Vec<String>,
+    /// The workspace it is made in ([`workspace_id`]); `None`: none named.
+    pub workspace_id: Option<String>,
 }
 
 /// The one spelling of an id: the hyphenated UUID users see in responses (either case).
@@ -114,6 +116,31 @@ pub fn is_slug(s: &str) -> bool {
                 && w.bytes()
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         })
+}
+
+/// The longest workspace id, in characters.
+pub const MAX_WORKSPACE_ID: usize = 64;
+
+/// Whether `s` is a well-formed workspace id: 1 to [`MAX_WORKSPACE_ID`] ASCII letters,
+/// digits, `_` and `-`.
+pub fn is_workspace_id(s: &str) -> bool {
+    (1..=MAX_WORKSPACE_ID).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Checks a workspace id given as `field` ([`is_workspace_id`]), else 400 naming `field`.
+pub fn workspace_id(field: &str, raw: &str) -> Result<String, ApiError> {
+    if is_workspace_id(raw) {
+        Ok(raw.to_owned())
+    } else {
+        Err(ApiError::validation(
+            field,
+            format!(
+                "{field} must be 1 to {MAX_WORKSPACE_ID} characters, each a letter, digit, _ or -"
+            ),
+        ))
+    }
 }
 
 /// Checks a `file_path` without touching a file system: a non-empty relative path inside the
@@ -384,6 +411,7 @@ pub(crate) struct AssetFields<'a> {
     pub(crate) is_public: Option<bool>,
     pub(crate) published: Option<bool>,
     pub(crate) file_path: Option<&'a str>,
+    pub(crate) workspace_id: Option<&'a str>,
 }
 
 impl<'a> AssetFields<'a> {
@@ -399,6 +427,7 @@ impl<'a> AssetFields<'a> {
             is_public: f.opt_bool("is_public")?,
             published: f.opt_bool("published")?,
             file_path: f.opt_str("file_path")?,
+            workspace_id: f.opt_str("workspace_id")?,
         })
     }
 
@@ -427,6 +456,10 @@ impl<'a> AssetFields<'a> {
                 Some(p.to_owned())
             }
         };
+        let workspace_id = self
+            .workspace_id
+            .map(|w| workspace_id("workspace_id", w))
+            .transpose()?;
         Ok(NewAsset {
             title: self.title.to_owned(),
             description: self.description.map(str::to_owned),
@@ -437,6 +470,7 @@ impl<'a> AssetFields<'a> {
             published: self.published.unwrap_or(true),
             file_path,
             tags: Vec::new(),
+            workspace_id,
         })
     }
 }

@@ -31,6 +31,7 @@ fn minimal_create() {
             published: true,
             file_path: None,
             tags: vec![],
+            workspace_id: None,
         }
     );
     let draft = create(json!({"title": "Report", "asset_type": "pdf", "published": false}));
@@ -271,8 +272,30 @@ fn several_faults_name_the_first_wrong_type_then_the_first_broken_rule() {
         is_public: None,
         published: None,
         file_path: None,
+        workspace_id: None,
     };
     fails(given.validate(&Config::default()), "external_url");
+}
+
+#[test]
+fn workspace_ids_are_short_plain_names() {
+    let made = create(json!({"title": "T", "asset_type": "pdf", "workspace_id": "acme_2-b"}));
+    assert_eq!(made.unwrap().workspace_id.as_deref(), Some("acme_2-b"));
+    let longest = "w".repeat(64);
+    let made = create(json!({"title": "T", "asset_type": "pdf", "workspace_id": longest}));
+    assert_eq!(made.unwrap().workspace_id, Some("w".repeat(64)));
+    for bad in ["", "a b", "acme/x", "café", &"w".repeat(65)] {
+        fails(
+            create(json!({"title": "T", "asset_type": "pdf", "workspace_id": bad})),
+            "workspace_id",
+        );
+    }
+    fails(
+        create(json!({"title": "T", "asset_type": "pdf", "workspace_id": 7})),
+        "workspace_id",
+    );
+    let global = create(json!({"title": "T", "asset_type": "pdf", "workspace_id": null}));
+    assert_eq!(global.unwrap().workspace_id, None);
 }
 
 #[test]

@@ -232,6 +232,16 @@ fn short_text(description: &str) -> Value {
     )
 }
 
+/// The pattern of a workspace id ([`crate::validate::is_workspace_id`]).
+pub(super) const WORKSPACE_PATTERN: &str = "^[A-Za-z0-9_-]{1,64}$";
+
+fn workspace_id(description: &str) -> Value {
+    describe(
+        or_null(json!({"type": "string", "pattern": WORKSPACE_PATTERN})),
+        description,
+    )
+}
+
 fn external_url() -> Value {
     short_text(
         "An absolute http(s) URL with a host, without control characters. Required for link \
@@ -271,6 +281,13 @@ fn new_asset() -> Value {
             ),
         ),
         ("tags", tags("The asset's tags, in order.")),
+        (
+            "workspace_id",
+            workspace_id(
+                "The workspace the asset belongs to: 1 to 64 letters, digits, `_` and `-` \
+                 (else 400 on `workspace_id`). Default: none. Fixed once made.",
+            ),
+        ),
     ];
     describe(
         object(fields, &["title", "asset_type"]),
@@ -339,7 +356,10 @@ fn library_document() -> Value {
         ("description", or_null(string())),
         (
             "workspace_id",
-            short_text("The workspace the library belongs to; not blank."),
+            workspace_id(
+                "The workspace the library belongs to: 1 to 64 letters, digits, `_` and `-` \
+                 (else 400 on `workspace_id`). Default: none. Its slug is unique there.",
+            ),
         ),
         (
             "cover_image_path",
@@ -504,6 +524,14 @@ fn upload_form() -> Value {
                  pieces kept); one \
                  that differs from an earlier one only in case is left out; at most 32 remain \
                  (else 400 on `tags`).",
+            ),
+        ),
+        (
+            "workspace_id",
+            describe(
+                json!({"type": "string", "pattern": WORKSPACE_PATTERN}),
+                "Text: the workspace the asset belongs to: 1 to 64 letters, digits, `_` \
+                 and `-` (else 400 on `workspace_id`). Default: none.",
             ),
         ),
     ];

@@ -76,8 +76,17 @@ pub(super) fn parameters() -> Value {
             "enum": ["published", "draft", "any"], "default": "published"}),
             "Published assets, drafts, or both; `draft` and `any` need `write:assets` \
              (else 403)."),
-        "WorkspaceId": query("workspace_id", string(),
-            "Only libraries of this workspace; empty means no filter."),
+        "WorkspaceId": query("workspace_id", workspace_filter(),
+            "Only libraries of this workspace; empty means no filter. A workspace id is 1 to \
+             64 letters, digits, `_` and `-` (else 400 on `workspace_id`)."),
+        "AssetWorkspaceFilter": query("workspace_id", workspace_filter(),
+            "Only assets of this workspace; empty means no filter. A workspace id is 1 to 64 \
+             letters, digits, `_` and `-` (else 400 on `workspace_id`)."),
+        "SlugWorkspace": query("workspace_id", workspace_filter(),
+            "The workspace whose library has the slug (slugs are unique per workspace). \
+             Without it (or empty): the library of no workspace with the slug, else the only \
+             library with it. A workspace id is 1 to 64 letters, digits, `_` and `-` (else \
+             400 on `workspace_id`)."),
         "IncludeAssets": flag("include_assets",
             "Whether sections list their assets (else their asset count)."),
         "Force": flag("force",
@@ -214,6 +223,11 @@ fn tags_query(name: &str, description: &str) -> Value {
     json!({"name": name, "in": "query", "required": false, "style": "form", "explode": true,
         "schema": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "description": description})
+}
+
+/// A `workspace_id` filter: a workspace id, or empty for none.
+fn workspace_filter() -> Value {
+    json!({"type": "string", "pattern": "^([A-Za-z0-9_-]{1,64})?$"})
 }
 
 fn query(name: &str, schema: Value, description: &str) -> Value {

@@ -123,8 +123,8 @@ pub(super) fn replaced(
     properties
 }
 
-/// `properties` with the rules of `tags` (each tag as [`crate::validate::tags`] keeps it) and
-/// `checksum_sha256` (lower-case hex) stated, their descriptions kept.
+/// `properties` with the rules of `tags` (each tag as [`crate::validate::tags`] keeps it),
+/// `checksum_sha256` (lower-case hex) and `workspace_id` stated, their descriptions kept.
 fn organized(mut properties: Vec<(String, Value)>) -> Vec<(String, Value)> {
     for (name, schema) in &mut properties {
         let description = schema.get("description").cloned();
@@ -136,6 +136,9 @@ fn organized(mut properties: Vec<(String, Value)>) -> Vec<(String, Value)> {
                     "maxLength": crate::validate::MAX_TAG_CHARS},
             }),
             "checksum_sha256" => json!({"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"}),
+            "workspace_id" => {
+                json!({"type": ["string", "null"], "pattern": bodies::WORKSPACE_PATTERN})
+            }
             _ => continue,
         };
         if let (Some(description), Value::Object(map)) = (description, &mut stated) {

@@ -89,6 +89,7 @@ fn asset(asset_type: AssetType) -> Asset {
         checksum_sha256: Some([0xab; 32]),
         created_at: at(),
         updated_at: at(),
+        workspace_id: None,
     }
 }
 

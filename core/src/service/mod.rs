@@ -384,7 +384,7 @@ impl Service {
     ) -> Result<Reply, ApiError> {
         let reader = access.reader();
         if let Access::Pass(pass) = access {
-            Box::pin(self.pass_may_open(op, id, pass)).await?;
+            Box::pin(self.pass_may_open(op, (id, req.query), pass)).await?;
         }
         // The cached reads run inline; every other operation's future is boxed, so the future
         // of every request is as small as a read's (a few hundred bytes, not the kilobytes of
@@ -480,14 +480,35 @@ impl Service {
         Ok(body)
     }
 
-    /// Makes a new API key with `scopes`, returning its record and the key itself (shown
-    /// once; only its hash is stored).
+    /// Makes a new global API key with `scopes`, returning its record and the key itself
+    /// (shown once; only its hash is stored).
     pub async fn create_key(
         &self,
         name: &str,
         scopes: Vec<Scope>,
         expires_at: Option<DateTime<Utc>>,
     ) -> Result<(ApiKey, String), ApiError> {
+        self.create_workspace_key(name, scopes, expires_at, None)
+            .await
+    }
+
+    /// Makes a new API key with `scopes` that reads and writes only the records of
+    /// `workspace_id` (a global key, as [`Service::create_key`] makes, when `None`), returning
+    /// its record and the key itself (shown once; only its hash is stored).
+    ///
+    /// # Errors
+    /// 400 on `workspace_id` when it is not a workspace id
+    /// ([`crate::validate::is_workspace_id`]).
+    pub async fn create_workspace_key(
+        &self,
+        name: &str,
+        scopes: Vec<Scope>,
+        expires_at: Option<DateTime<Utc>>,
+        workspace_id: Option<&str>,
+    ) -> Result<(ApiKey, String), ApiError> {
+        let workspace_id = workspace_id
+            .map(|w| crate::validate::workspace_id("workspace_id", w))
+            .transpose()?;
         let new = auth::generate_key().map_err(ApiError::internal)?;
         let record = ApiKey {
             id: Uuid::new_v4(),
@@ -497,6 +518,7 @@ impl Service {
             created_at: now(),
             expires_at,
             revoked_at: None,
+            workspace_id,
         };
         self.inner
             .store

@@ -32,25 +32,21 @@ pub(super) fn in_query(query: Option<&str>) -> bool {
 }
 
 impl Service {
-    /// For an operation on a library (`id` its path id or slug), that it is the pass's
+    /// For an operation on a library (`id` its path id or slug, with the request's query),
+    /// that it is the pass's
     /// library: else 403. Operations on one asset are judged with the asset
     /// ([`Service::may_download`]).
     pub(super) async fn pass_may_open(
         &self,
         op: Operation,
-        id: &str,
+        (id, query): (&str, Option<&str>),
         pass: &LibraryPass,
     ) -> Result<(), ApiError> {
         let library = match op {
             Operation::GetLibrary | Operation::DownloadLibrary | Operation::LibraryDownloadUrl => {
                 validate::parse_id("library_id", id)?
             }
-            Operation::GetLibraryBySlug => self
-                .inner
-                .store
-                .library_id_by_slug(id)
-                .await?
-                .ok_or(ApiError::LibraryNotFound)?,
+            Operation::GetLibraryBySlug => self.library_of_slug(id, query).await?,
             Operation::DownloadAsset
             | Operation::AssetDownloadUrl
             | Operation::AssetImage

@@ -1,13 +1,17 @@
 //! What websites use: libraries by slug, signed download links, and keyless reads of public
 //! assets.
 
+use uuid::Uuid;
+
 use super::access::{Access, FileRight};
 use super::{Service, unix_now};
 use crate::error::ApiError;
+use crate::query;
 use crate::render::{SignedLink, Timestamp, data};
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::signed::{self, Grant, Target};
+
 use crate::validate;
 
 /// 32 random bytes for a signing secret.
@@ -52,13 +56,35 @@ impl Service {
         slug: &str,
         req: RawRequest<'_>,
     ) -> Result<Reply, ApiError> {
-        let id = self
-            .inner
-            .store
-            .library_id_by_slug(slug)
-            .await?
-            .ok_or(ApiError::LibraryNotFound)?;
+        let id = self.library_of_slug(slug, req.query).await?;
         self.library_page(id, req).await
+    }
+
+    /// The library a slug route names (404 when none): the one with `slug` in the workspace
+    /// its query names (`workspace_id`), else the one with it in no workspace, else the only
+    /// library with it (so a slug that names one library finds it without the workspace).
+    pub(super) async fn library_of_slug(
+        &self,
+        slug: &str,
+        query: Option<&str>,
+    ) -> Result<Uuid, ApiError> {
+        let wanted = query::slug_workspace(query)?;
+        let holders = self.inner.store.libraries_by_slug(slug).await?;
+        let found = match wanted.as_deref() {
+            Some(w) => holders
+                .iter()
+                .find(|h| h.workspace_id.as_deref() == Some(w)),
+            None => {
+                holders
+                    .iter()
+                    .find(|h| h.workspace_id.is_none())
+                    .or(match holders.as_slice() {
+                        [only] => Some(only),
+                        _ => None,
+                    })
+            }
+        };
+        found.map(|h| h.id).ok_or(ApiError::LibraryNotFound)
     }
 
     /// `GET /api/v1/assets/{asset_id}/download-url?expires_in=S`: a link that downloads the

@@ -38,8 +38,8 @@ use crate::change::{AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, Librar
 use crate::error::StoreError;
 use crate::events::Log;
 use crate::model::{
-    Asset, Holders, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, TagCount,
-    ViewCount,
+    Asset, Holders, LibraryRows, LibrarySummary, LibraryWrite, Page, PutOutcome, SlugHolder,
+    TagCount, ViewCount,
 };
 use crate::operations::Capability;
 use crate::query::{AssetQuery, LibraryQuery};
@@ -218,8 +218,8 @@ pub mod prelude {
 ///     ) -> Result<PutOutcome, StoreError> {
 ///         self.rest.put_library(write, log).await
 ///     }
-///     async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
-///         self.rest.library_id_by_slug(slug).await
+///     async fn libraries_by_slug(&self, slug: &str) -> Result<Vec<SlugHolder>, StoreError> {
+///         self.rest.libraries_by_slug(slug).await
 ///     }
 ///     async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
 ///         self.rest.delete_library(id, log).await
@@ -425,9 +425,10 @@ pub trait LibraryStore: Send + Sync + 'static {
     ///
     /// On replace the store keeps the existing `created_at`, `view_count` and `published_at`;
     /// `published_at` is set to `library.updated_at` when the library is published and had
-    /// none. Slugs are unique among libraries: a given slug (`slug_given`) that another
-    /// library holds is [`StoreError::SlugTaken`]; a slug made from the title
-    /// gets the first free `-2`, `-3`, ... suffix. A library never clashes with itself.
+    /// none. Slugs are unique among the libraries of a workspace (and among those of no
+    /// workspace): a given slug (`slug_given`) that another library of the same workspace
+    /// holds is [`StoreError::SlugTaken`]; a slug made from the title gets the first free
+    /// `-2`, `-3`, ... suffix there. A library never clashes with itself.
     ///
     /// Every entry's asset must exist when the change lands (drafts may be placed): an entry
     /// of a missing asset is [`StoreError::UnknownAsset`], and nothing changes. So a library
@@ -435,8 +436,9 @@ pub trait LibraryStore: Send + Sync + 'static {
     /// delete see the library.
     async fn put_library(&self, write: LibraryWrite, log: &Log) -> Result<PutOutcome, StoreError>;
 
-    /// The id of the library (published or not) whose slug is `slug`, if any.
-    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError>;
+    /// The libraries (published or not) whose slug is `slug`: at most one per workspace,
+    /// ordered by workspace, the one of no workspace first.
+    async fn libraries_by_slug(&self, slug: &str) -> Result<Vec<SlugHolder>, StoreError>;
 
     /// Deletes a library with its sections, entries and passes (not its assets), in one
     /// change. `false` if there was none.

@@ -56,6 +56,7 @@ pub(super) async fn every_change_appends_one_event(store: Arc<dyn Store>) {
         created_at: t0(),
         expires_at: None,
         revoked_at: None,
+        workspace_id: None,
     };
     let pass = super::passes::sample_pass(library.id, 7, 0);
     let writes = {

@@ -12,6 +12,7 @@ pub(super) async fn keys_lookup_list_expiry_revocation(store: Arc<dyn Store>) {
         created_at: t0() + Duration::seconds(secs),
         expires_at: expires.map(|e| t0() + Duration::seconds(e)),
         revoked_at: None,
+        workspace_id: None,
     };
     let k2 = key(2, 20, Some(3600));
     let k1 = key(1, 10, None);

@@ -53,6 +53,7 @@ pub(super) async fn duplicate_ids_and_key_hashes_are_refused(store: Arc<dyn Stor
         created_at: t0(),
         expires_at: None,
         revoked_at: None,
+        workspace_id: None,
     };
     store.insert_key(key.clone(), Log::ANONYMOUS).await.unwrap();
     let same_id = ApiKey {

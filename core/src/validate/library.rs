@@ -81,13 +81,10 @@ pub fn library_doc(body: &[u8], config: &Config) -> Result<LibraryDoc, ApiError>
         other => other.map(str::to_owned),
     };
     let description = f.opt_str("description")?.map(str::to_owned);
-    let workspace_id = f.opt_text("workspace_id", MAX_SHORT_TEXT)?;
-    if workspace_id.as_deref().is_some_and(|w| w.trim().is_empty()) {
-        return Err(ApiError::validation(
-            "workspace_id",
-            "workspace_id must not be blank",
-        ));
-    }
+    let workspace_id = f
+        .opt_str("workspace_id")?
+        .map(|w| super::workspace_id("workspace_id", w))
+        .transpose()?;
     let cover_image_path = f.opt_text("cover_image_path", MAX_SHORT_TEXT)?;
     let cover_overlay_color = f.opt_str("cover_overlay_color")?.map(str::to_owned);
     if let Some(c) = &cover_overlay_color {

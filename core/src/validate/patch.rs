@@ -10,7 +10,7 @@ use crate::error::ApiError;
 use crate::model::AssetType;
 
 /// Fields of an asset that exist but that a PATCH may not set: its identity, type, file
-/// fields (a new file goes through `PUT .../file`), counts and times.
+/// fields (a new file goes through `PUT .../file`), counts, times and workspace.
 pub(crate) const FIXED: &[&str] = &[
     "id",
     "slug",
@@ -29,6 +29,7 @@ pub(crate) const FIXED: &[&str] = &[
     "checksum_sha256",
     "created_at",
     "updated_at",
+    "workspace_id",
 ];
 
 /// A validated PATCH body, before it meets the asset: `None` leaves a field as it is.

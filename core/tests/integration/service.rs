@@ -582,7 +582,8 @@ async fn libraries_put_get_list_delete() {
     assert_eq!(json_of(&r)["field"], "library_id");
 
     // A given slug that another library holds.
-    let mut other = json!({"title": "Other", "slug": "brand-kit"});
+    // Slugs are unique per workspace: taken in ws1, free in another.
+    let mut other = json!({"title": "Other", "slug": "brand-kit", "workspace_id": "ws1"});
     let other_id = uuid::Uuid::new_v4().to_string();
     let r = e
         .call(
@@ -598,7 +599,7 @@ async fn libraries_put_get_list_delete() {
         400,
         json!({"error": "Validation error", "field": "slug", "message": "slug \"brand-kit\" is taken by another library"}),
     );
-    other["slug"] = json!("other-kit");
+    other["workspace_id"] = json!("ws2");
     other["published"] = json!(false);
     assert_eq!(
         e.call(

@@ -19,7 +19,8 @@ pub(super) fn list_assets() -> Spec {
         description: "A page of assets, newest first by default. Only published assets, \
             unless `status` asks for drafts (which needs `write:assets`). Filters combine: \
             `tag` (repeatable: every one), `any_tag` (at least one), tags compared ignoring \
-            case; `checksum` finds the assets whose file has those bytes.",
+            case; `checksum` finds the assets whose file has those bytes; `workspace_id` \
+            keeps one workspace's.",
         keys: Keys::Required,
         parameters: vec![
             p("Page"),
@@ -29,6 +30,7 @@ pub(super) fn list_assets() -> Spec {
             p("TagFilter"),
             p("AnyTagFilter"),
             p("ChecksumFilter"),
+            p("AssetWorkspaceFilter"),
             p("Sort"),
             p("Order"),
             p("Status"),

@@ -52,9 +52,15 @@ pub(super) fn get_library_by_slug() -> Spec {
         tag: "libraries",
         summary: "Read a library by its slug",
         description: "Exactly what reading the library by its id answers, for websites \
-            that route by slug.",
+            that route by slug. Slugs are unique per workspace: `workspace_id` names the \
+            workspace.",
         keys: Keys::Required,
-        parameters: vec![p("Slug"), p("IncludeAssets"), p("IfNoneMatch")],
+        parameters: vec![
+            p("Slug"),
+            p("SlugWorkspace"),
+            p("IncludeAssets"),
+            p("IfNoneMatch"),
+        ],
         body: None,
         answers: vec![(
             "200",
