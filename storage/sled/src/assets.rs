@@ -16,6 +16,7 @@ use uuid::Uuid;
 use crate::error::{Error, TxError, abort};
 use crate::events::EventSlot;
 use crate::record::{AssetRec, decode, decode_id, encode};
+use crate::tree_keys::List;
 use crate::{Inner, SledStore, tree_keys, tx};
 
 /// A kept list's page ending at most this far in is read on the calling task.
@@ -75,16 +76,18 @@ impl Inner {
         let per_page = u64::from(q.per_page);
         let offset = q.offset();
 
-        // One tag and nothing else: that tag's list, paged like the plain lists, with its
-        // kept count.
-        if let ([tag], true, None, None) = (
-            q.tags.as_slice(),
-            q.any_tags.is_empty(),
-            &q.checksum,
-            &q.search,
-        ) {
-            let prefix = tree_keys::tag_prefix(tag, q.sort, scope);
-            let total = self.count(&tree_keys::count_tag(scope, tag))?;
+        // One tag or one workspace and nothing else: that list, paged like the plain lists,
+        // with its kept count.
+        let one_list = match (q.tags.as_slice(), q.workspace_id.as_deref()) {
+            ([tag], None) => Some(List::Tag(tag)),
+            ([], Some(workspace)) => Some(List::Workspace(workspace)),
+            _ => None,
+        };
+        if let (Some(list), true, None, None) =
+            (one_list, q.any_tags.is_empty(), &q.checksum, &q.search)
+        {
+            let prefix = tree_keys::list_prefix(list, q.sort, scope);
+            let total = self.count(&tree_keys::count_list(scope, list))?;
             let ids = self.page_ids(
                 &self.asset_idx_tags,
                 &prefix,
@@ -104,6 +107,7 @@ impl Inner {
             || !q.tags.is_empty()
             || !q.any_tags.is_empty()
             || q.checksum.is_some()
+            || q.workspace_id.is_some()
         {
             // Walk the smallest list that holds every match, in order, and keep the matches.
             let needle = q.search.as_deref().map(rules::fold_case);
@@ -118,6 +122,9 @@ impl Inner {
                     rules::matches_search(&rec.title, rec.description.as_deref(), n)
                 }) && rules::matches_tags(&rec.tags, q)
                     && q.checksum.is_none_or(|c| rec.checksum == Some(c))
+                    && q.workspace_id
+                        .as_ref()
+                        .is_none_or(|w| rec.workspace_id.as_ref() == Some(w))
                     && q.status.admits(rec.published)
                     && q.asset_type
                         .is_none_or(|t| tree_keys::type_code(t) == rec.asset_type);
@@ -143,9 +150,9 @@ impl Inner {
     }
 
     /// The ids of a list that holds every asset a filtered query matches, in the query's
-    /// order: the assets with the checksum (sorted here: there are few), else the list of the
-    /// rarest tag every match has, else the lists of the `any_tag` tags merged, else the list
-    /// of the status and type.
+    /// order: the assets with the checksum (sorted here: there are few), else the shortest
+    /// list every match is in (of a tag it must have, or of its workspace), else the lists of
+    /// the `any_tag` tags merged, else the list of the status and type.
     fn candidates(
         &self,
         q: &AssetQuery,
@@ -175,15 +182,21 @@ impl Inner {
             }
             return Ok(Box::new(found.into_iter().map(|(_, id)| Ok(id))));
         }
-        if !q.tags.is_empty() {
-            let mut rarest = (u64::MAX, &q.tags[0]);
-            for tag in &q.tags {
-                let n = self.count(&tree_keys::count_tag(scope, tag))?;
+        let required: Vec<List<'_>> = q
+            .tags
+            .iter()
+            .map(|tag| List::Tag(tag))
+            .chain(q.workspace_id.as_deref().map(List::Workspace))
+            .collect();
+        if let Some(&first) = required.first() {
+            let mut rarest = (u64::MAX, first);
+            for &list in &required {
+                let n = self.count(&tree_keys::count_list(scope, list))?;
                 if n < rarest.0 {
-                    rarest = (n, tag);
+                    rarest = (n, list);
                 }
             }
-            let prefix = tree_keys::tag_prefix(rarest.1, q.sort, scope);
+            let prefix = tree_keys::list_prefix(rarest.1, q.sort, scope);
             return Ok(Box::new(
                 self.scan(&self.asset_idx_tags, &prefix, desc)
                     .map(|kv| kv.and_then(|(k, _)| tree_keys::trailing_id(&k))),
@@ -194,7 +207,7 @@ impl Inner {
             // tag: merged in one ordered set, an asset with two of them is there once.
             let mut merged = std::collections::BTreeSet::new();
             for tag in &q.any_tags {
-                let prefix = tree_keys::tag_prefix(tag, q.sort, scope);
+                let prefix = tree_keys::list_prefix(List::Tag(tag), q.sort, scope);
                 for kv in self.scan(&self.asset_idx_tags, &prefix, false) {
                     let (key, _) = kv?;
                     merged.insert(key[prefix.len()..].to_vec());
@@ -267,7 +280,8 @@ impl Inner {
                     if assets.get(id.as_bytes())?.is_some() {
                         return Err(abort(Error::DuplicateId(id)));
                     }
-                    let slug = claim_asset_slug(slugs, &rec.slug, id)?;
+                    let slug =
+                        claim_asset_slug(slugs, (rec.workspace_id.as_deref(), &rec.slug), id)?;
                     let mut rec = rec.clone();
                     rec.slug.clone_from(&slug);
                     let value = encode(AssetRec::WHAT, &rec).map_err(abort)?;
@@ -287,14 +301,19 @@ impl Inner {
     }
 }
 
-/// Claims `wanted`, or the first free one of `wanted-2`, `wanted-3`, ... for asset `id`.
+/// Claims `wanted`, or the first free one of `wanted-2`, `wanted-3`, ... for asset `id`, in
+/// `workspace`.
 ///
 /// Asset slugs are never released (a deleted asset's slug stays claimed by its id), so every
 /// suffix below the stored hint is taken and the search can start there: the result is still
 /// the first free one, found in O(1) reads however many assets share a title.
-fn claim_asset_slug(slugs: &TransactionalTree, wanted: &str, id: Uuid) -> Result<String, TxError> {
+fn claim_asset_slug(
+    slugs: &TransactionalTree,
+    (workspace, wanted): (Option<&str>, &str),
+    id: Uuid,
+) -> Result<String, TxError> {
     let take = |slug: &str| -> Result<bool, TxError> {
-        let key = tree_keys::asset_slug(slug);
+        let key = tree_keys::asset_slug(workspace, slug);
         if let Some(holder) = slugs.get(&key)? {
             // Decode to notice corruption; any holder means taken.
             decode_id("asset slug", &holder).map_err(abort)?;
@@ -306,7 +325,7 @@ fn claim_asset_slug(slugs: &TransactionalTree, wanted: &str, id: Uuid) -> Result
     if take(wanted)? {
         return Ok(wanted.to_owned());
     }
-    let hint_key = tree_keys::asset_slug_hint(wanted);
+    let hint_key = tree_keys::asset_slug_hint(workspace, wanted);
     let mut n = match slugs.get(&hint_key)? {
         Some(v) => tree_keys::decode_u64("slug hint", &v)
             .map_err(abort)?
@@ -327,7 +346,8 @@ fn claim_asset_slug(slugs: &TransactionalTree, wanted: &str, id: Uuid) -> Result
 
 #[async_trait]
 impl AssetStore for SledStore {
-    // A page one of the kept lists answers (no search, at most one tag, no checksum) near
+    // A page one of the kept lists answers (no search, one tag or workspace at most, no
+    // checksum) near
     // the front is a few dozen point reads: it runs on the calling task, as a library of a
     // few hundred items does. A filter that walks and tests records, or a deep page, goes to
     // a blocking thread.
@@ -335,7 +355,7 @@ impl AssetStore for SledStore {
         let indexed = query.search.is_none()
             && query.checksum.is_none()
             && query.any_tags.is_empty()
-            && query.tags.len() <= 1;
+            && query.tags.len() + usize::from(query.workspace_id.is_some()) <= 1;
         if indexed && query.offset().saturating_add(u64::from(query.per_page)) <= INLINE_PAGE_END {
             return self.point_read(|inner| inner.list_assets(query));
         }

@@ -95,10 +95,11 @@ pub(crate) fn remove_listing(
     id: Uuid,
     old: &LibraryRec,
 ) -> Result<(), TxError> {
-    if let Some(holder) = slugs.get(old.slug.as_bytes())?
+    let slug = tree_keys::library_slug(old.workspace_id.as_deref(), &old.slug);
+    if let Some(holder) = slugs.get(&slug)?
         && decode_id("library slug", &holder).map_err(abort)? == id
     {
-        slugs.remove(old.slug.as_bytes())?;
+        slugs.remove(slug)?;
     }
     if let Some(at) = old.listed_at().map_err(abort)? {
         published.remove(&tree_keys::library_published(&at, id)[..])?;

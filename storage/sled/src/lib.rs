@@ -54,18 +54,18 @@
 //! | `meta` | `format_version` | big-endian `u32`, [`FORMAT_VERSION`] |
 //! | `meta` | `signing_secret` | the 32 bytes that sign download links, made on first use |
 //! | `assets` | `id` | asset record |
-//! | `asset_slugs` | `s` + slug | claiming asset `id` (kept after the asset is deleted: slugs are never given twice) |
-//! | `asset_slugs` | `n` + wanted slug | next `-N` suffix to try for it (`u64`) |
+//! | `asset_slugs` | `s` + slug, or `w` + `text(workspace)` + slug | claiming asset `id` (kept after the asset is deleted: slugs are never given twice in a workspace) |
+//! | `asset_slugs` | `n` + wanted slug, or `m` + `text(workspace)` + wanted slug | next `-N` suffix to try for it (`u64`) |
 //! | `asset_idx_created` | `scope` + `ts(created_at)` + `id` | empty |
 //! | `asset_idx_updated` | `scope` + `ts(updated_at)` + `id` | empty |
 //! | `asset_idx_title` | `scope` + `text(lowercase(title))` + `id` | empty |
-//! | `asset_idx_tags` | `text(tag key)` + sort code (`0` created, `1` updated, `2` title) + `scope` + the sort's key + `id` | empty: each tag's lists, as the three sort indexes have them |
+//! | `asset_idx_tags` | `text(tag key)`, or `0x01` + `text(workspace)`, + sort code (`0` created, `1` updated, `2` title) + `scope` + the sort's key + `id` | empty: each tag's and each workspace's lists, as the three sort indexes have them |
 //! | `asset_idx_checksum` | the file's SHA-256 + `id` | empty |
 //! | `asset_uses` | asset `id` | the libraries holding the asset, by library `id`, each with the positions of the asset's entries among its items (absent when none does) |
-//! | `counts` | `0` / `1` + type code / `4` / `5` + type code / `2` / `3` + workspace / `9` + `scope` + tag key | published assets / of a type / drafts / of a type / published libraries / of a workspace / assets with a tag in the list of `scope` |
+//! | `counts` | `0` / `1` + type code / `4` / `5` + type code / `2` / `3` + workspace / `9` + `scope` + tag key / `9` + `scope` + `0x01` + workspace | published assets / of a type / drafts / of a type / published libraries / of a workspace / assets with a tag in the list of `scope` / assets of a workspace in it |
 //! | `counters` | `d` + asset `id` / `v` + library `id` | downloads / views (`u64`) |
 //! | `libraries` | `id` | library record (with its item generation, item count and published asset count) |
-//! | `library_slugs` | slug | owning library `id` |
+//! | `library_slugs` | slug, or slug + `0x00` + workspace | owning library `id` (slugs are unique per workspace) |
 //! | `library_items` | library `id` + generation (`u64`) + position (`u32`) | section, entry (with a copy of its asset's title, description, type, thumbnail and `published`), or the emptied place of a deleted asset's entry, in display order |
 //! | `library_idx_published` | `ts(published_at)` + `id` | empty |
 //! | `library_idx_workspace` | `text(workspace_id)` + `ts(published_at)` + `id` | empty |
@@ -209,7 +209,7 @@ use error::Error;
 
 /// The on-disk format this crate writes. It reads this one and upgrades older ones when it
 /// opens them.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use assetlib_core::store::rules;
 use assetlib_core::{
     EntryRow, Holders, LibraryEntry, LibraryQuery, LibraryRows, LibraryStore, LibrarySummary,
-    LibraryWrite, Page, PutOutcome, Section, StoreError, ViewCount, async_trait,
+    LibraryWrite, Page, PutOutcome, Section, SlugHolder, StoreError, ViewCount, async_trait,
 };
 use sled::Transactional;
 use sled::transaction::TransactionalTree;
@@ -282,7 +282,8 @@ impl Inner {
                     if lib.settings.published && lib.published_at.is_none() {
                         lib.published_at = Some(lib.updated_at);
                     }
-                    lib.slug = claim_library_slug(slugs, &lib.slug, id, slug_given)?;
+                    let workspace = lib.settings.workspace_id.as_deref();
+                    lib.slug = claim_library_slug(slugs, (workspace, &lib.slug), id, slug_given)?;
 
                     let generation = match kept {
                         Some(generation) => generation,
@@ -395,16 +396,17 @@ impl Inner {
     }
 }
 
-/// Claims a slug for library `id`: `wanted` if free (or already its own); else, for a slug made
-/// from the title, the first free `wanted-2`, `wanted-3`, ...; for a given slug, a conflict.
+/// Claims a slug for library `id` in `workspace`: `wanted` if free there (or already its
+/// own); else, for a slug made from the title, the first free `wanted-2`, `wanted-3`, ...;
+/// for a given slug, a conflict.
 fn claim_library_slug(
     slugs: &TransactionalTree,
-    wanted: &str,
+    (workspace, wanted): (Option<&str>, &str),
     id: Uuid,
     given: bool,
 ) -> Result<String, TxError> {
     let free = |slug: &str| -> Result<bool, TxError> {
-        match slugs.get(slug.as_bytes())? {
+        match slugs.get(tree_keys::library_slug(workspace, slug))? {
             None => Ok(true),
             Some(holder) => Ok(decode_id("library slug", &holder).map_err(abort)? == id),
         }
@@ -425,7 +427,10 @@ fn claim_library_slug(
                 .ok_or_else(|| abort(Error::TooLarge("no free slug suffix")))?;
         }
     };
-    slugs.insert(slug.as_bytes(), &id.as_bytes()[..])?;
+    slugs.insert(
+        tree_keys::library_slug(workspace, &slug),
+        &id.as_bytes()[..],
+    )?;
     Ok(slug)
 }
 
@@ -458,8 +463,8 @@ impl LibraryStore for SledStore {
             .await
     }
 
-    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
-        self.point_read(|inner| inner.library_id_by_slug(slug))
+    async fn libraries_by_slug(&self, slug: &str) -> Result<Vec<SlugHolder>, StoreError> {
+        self.point_read(|inner| inner.libraries_by_slug(slug))
     }
 
     async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {

@@ -265,12 +265,15 @@ impl Inner {
 
     /// The tags of published assets with their counts, from the kept counts.
     pub(crate) fn list_tags(&self, limit: u32) -> Result<Vec<TagCount>, Error> {
-        let prefix = tree_keys::tag_counts_prefix(tree_keys::PUBLISHED);
+        let prefix = tree_keys::list_counts_prefix(tree_keys::PUBLISHED);
         let mut all = Vec::new();
         for kv in self.counts.scan_prefix(prefix) {
             let (key, value) = kv?;
             self.touched(1);
-            let tag = std::str::from_utf8(&key[prefix.len()..])
+            let Some(tag) = tree_keys::tag_of_count(&key) else {
+                continue;
+            };
+            let tag = std::str::from_utf8(tag)
                 .map_err(|_| Error::invalid("tag count", "a tag key that is not UTF-8"))?;
             all.push((tag.to_owned(), tree_keys::decode_u64("count", &value)?));
         }

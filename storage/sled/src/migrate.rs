@@ -30,6 +30,12 @@
 //! directory: no asset had tags or a checksum); the same rewrite as format 5's brings the
 //! records to the new layout (`migrate_v5`).
 //!
+//! Format 7 adds workspaces: a workspace last on asset and key records (`None` for every
+//! record an older format wrote), the lists and counts of each workspace's assets among the
+//! tag lists (none in an upgraded directory: no asset had a workspace), and slugs unique per
+//! workspace: a library of a workspace claims its slug under the workspace's key, so the
+//! upgrade moves the claims of the libraries that had a workspace.
+//!
 //! The upgrades derive everything they write from the records, and the one to 2 begins by
 //! clearing what format 2 adds, so a run cut short (a crash, or an older version of this crate
 //! writing to the directory in between) is simply run again on the next open: the format
@@ -64,7 +70,8 @@ impl Inner {
     /// Brings a database of format `from` to [`crate::FORMAT_VERSION`] (all but writing the
     /// version).
     pub(crate) fn upgrade(&self, from: u32) -> Result<(), Error> {
-        if from < 6 {
+        if from < 7 {
+            self.keys_to_7()?;
             self.assets_to_current()?;
         }
         if from < 2 {
@@ -79,6 +86,61 @@ impl Inner {
         if from < 6 {
             self.entries_to_current()?;
         }
+        if from < 7 {
+            self.library_slugs_to_7()?;
+        }
+        Ok(())
+    }
+
+    /// Gives every key record the workspace format 7 ends it with: `None` (postcard's one
+    /// zero byte) appended to a record of an older format, in one batch (a store has a few
+    /// keys). A record that reads as the current layout is left alone, so this may run any
+    /// number of times.
+    fn keys_to_7(&self) -> Result<(), Error> {
+        let mut batch = Batch::default();
+        for kv in self.keys.iter() {
+            let (key, value) = kv?;
+            if decode::<KeyRec>(KeyRec::WHAT, &value).is_ok() {
+                continue;
+            }
+            let with_none = [&value[..], &[0]].concat();
+            decode::<KeyRec>(KeyRec::WHAT, &with_none)?;
+            batch.insert(key, with_none);
+        }
+        self.keys.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// Moves the slug claim of every library of a workspace under its workspace's key
+    /// ([`tree_keys::library_slug`]): format 6 kept every library's under the bare slug. One
+    /// batch per chunk of libraries; a claim already moved is not found under the bare slug,
+    /// so this too may run any number of times.
+    fn library_slugs_to_7(&self) -> Result<(), Error> {
+        let mut batch = Batch::default();
+        let mut queued = 0;
+        for kv in self.libraries.iter() {
+            let (key, value) = kv?;
+            let rec: LibraryRec = decode(LibraryRec::WHAT, &value)?;
+            let Some(workspace) = rec.workspace_id.as_deref() else {
+                continue;
+            };
+            let id = decode_id("library id", &key)?;
+            let bare = tree_keys::library_slug(None, &rec.slug);
+            match self.library_slugs.get(&bare)? {
+                Some(holder) if decode_id("library slug", &holder)? == id => {
+                    batch.remove(bare);
+                    let moved = tree_keys::library_slug(Some(workspace), &rec.slug);
+                    batch.insert(moved, id.as_bytes().to_vec());
+                    queued += 1;
+                }
+                _ => continue,
+            }
+            if queued == CHUNK {
+                self.library_slugs.apply_batch(std::mem::take(&mut batch))?;
+                queued = 0;
+            }
+        }
+        self.library_slugs.apply_batch(batch)?;
         Ok(())
     }
 

@@ -98,6 +98,7 @@ impl From<AssetRec5> for AssetRec {
             media: a.media,
             tags: Vec::new(),
             checksum: None,
+            workspace_id: None,
         }
     }
 }
@@ -127,6 +128,7 @@ impl From<AssetRec4> for AssetRec {
             media: MediaRec::default(),
             tags: Vec::new(),
             checksum: None,
+            workspace_id: None,
         }
     }
 }
@@ -211,7 +213,9 @@ pub(crate) enum ItemRec5 {
 }
 
 impl Inner {
-    /// Rewrites every asset record of format 4 or 5 in the current layout.
+    /// Rewrites every asset record of format 4, 5 or 6 in the current layout. A format-6
+    /// record is the current one but for the workspace, last: the record with `None`
+    /// (postcard's one zero byte) appended.
     pub(crate) fn assets_to_current(&self) -> Result<(), Error> {
         let mut batch = Batch::default();
         let mut queued = 0;
@@ -220,9 +224,13 @@ impl Inner {
             if decode::<AssetRec>(AssetRec::WHAT, &value).is_ok() {
                 continue;
             }
-            let rec = match decode::<AssetRec5>(AssetRec::WHAT, &value) {
-                Ok(rec) => AssetRec::from(rec),
-                Err(_) => AssetRec::from(decode::<AssetRec4>(AssetRec::WHAT, &value)?),
+            let with_none = [&value[..], &[0]].concat();
+            let rec = match decode::<AssetRec>(AssetRec::WHAT, &with_none) {
+                Ok(rec) => rec,
+                Err(_) => match decode::<AssetRec5>(AssetRec::WHAT, &value) {
+                    Ok(rec) => AssetRec::from(rec),
+                    Err(_) => AssetRec::from(decode::<AssetRec4>(AssetRec::WHAT, &value)?),
+                },
             };
             batch.insert(key, encode(AssetRec::WHAT, &rec)?);
             queued += 1;

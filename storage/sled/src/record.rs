@@ -85,6 +85,8 @@ pub(crate) struct AssetRec {
     /// Format 6 on: the tags and the file's SHA-256, kept last for the same reason.
     pub(crate) tags: Vec<String>,
     pub(crate) checksum: Option<[u8; 32]>,
+    /// Format 7 on: the asset's workspace, kept last for the same reason.
+    pub(crate) workspace_id: Option<String>,
 }
 
 /// What an audio or video file plays ([`Media`]).
@@ -148,6 +150,7 @@ impl AssetRec {
             media: (&a.media).into(),
             tags: a.tags.clone(),
             checksum: a.checksum_sha256,
+            workspace_id: a.workspace_id.clone(),
         }
     }
 
@@ -177,6 +180,7 @@ impl AssetRec {
             checksum_sha256: self.checksum,
             created_at: self.created_at.time()?,
             updated_at: self.updated_at.time()?,
+            workspace_id: self.workspace_id,
         })
     }
 }
@@ -484,6 +488,9 @@ pub(crate) struct KeyRec {
     pub(crate) created_at: Ts,
     pub(crate) expires_at: Option<Ts>,
     pub(crate) revoked_at: Option<Ts>,
+    /// Format 7 on: the key's workspace (`None`: a global key), kept last, so an older
+    /// record (which ends before it) never decodes as this one.
+    pub(crate) workspace_id: Option<String>,
 }
 
 impl KeyRec {
@@ -497,6 +504,7 @@ impl KeyRec {
             created_at: (&k.created_at).into(),
             expires_at: k.expires_at.as_ref().map(Ts::from),
             revoked_at: k.revoked_at.as_ref().map(Ts::from),
+            workspace_id: k.workspace_id.clone(),
         }
     }
 
@@ -513,6 +521,7 @@ impl KeyRec {
             created_at: self.created_at.time()?,
             expires_at: opt_time(self.expires_at)?,
             revoked_at: opt_time(self.revoked_at)?,
+            workspace_id: self.workspace_id,
         })
     }
 }

@@ -74,23 +74,50 @@ fn sort_code(sort: AssetSort) -> u8 {
     }
 }
 
-/// The prefix of the keys of one tag's list of `scope` sorted by `sort` in the
-/// `asset_idx_tags` tree: `text(tag key)` + sort code + scope.
-pub(crate) fn tag_prefix(tag_key: &str, sort: AssetSort, scope: u8) -> Vec<u8> {
-    let mut k = Vec::with_capacity(tag_key.len() + 4);
-    push_text(&mut k, tag_key);
+/// A list of the `asset_idx_tags` tree: the assets with a tag, or the assets of a workspace.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum List<'a> {
+    /// The assets with this tag (its key, [`rules::tag_keys`]).
+    Tag(&'a str),
+    /// The assets of this workspace.
+    Workspace(&'a str),
+}
+
+/// The first byte of a workspace's name in the `asset_idx_tags` tree and in its counts: no
+/// tag key starts with it (tags hold no control character).
+const WORKSPACE_LIST: u8 = 0x01;
+
+impl List<'_> {
+    /// Its name in keys: `text(tag key)`, or `0x01` + `text(workspace)`.
+    fn push_name(self, k: &mut Vec<u8>) {
+        match self {
+            List::Tag(tag) => push_text(k, tag),
+            List::Workspace(w) => {
+                k.push(WORKSPACE_LIST);
+                push_text(k, w);
+            }
+        }
+    }
+}
+
+/// The prefix of the keys of one list of `scope` sorted by `sort` in the `asset_idx_tags`
+/// tree: the list's name ([`List`]) + sort code + scope.
+pub(crate) fn list_prefix(list: List<'_>, sort: AssetSort, scope: u8) -> Vec<u8> {
+    let mut k = Vec::with_capacity(8);
+    list.push_name(&mut k);
     k.push(sort_code(sort));
     k.push(scope);
     k
 }
 
-/// Every key of an asset in the `asset_idx_tags` tree: for each of its tags (by key, each
-/// once), each sort and each scope of [`scopes_of`], the tag's prefix, then the sort key and
-/// the id as in [`asset_index`].
-pub(crate) fn asset_tag_keys(asset: &Asset) -> Vec<Vec<u8>> {
-    let keys = rules::tag_keys(&asset.tags);
-    let mut out = Vec::with_capacity(keys.len() * 12);
-    for tag in &keys {
+/// Every key of an asset in the `asset_idx_tags` tree: for each of its lists (its tags and
+/// its workspace), each sort and each scope of [`scopes_of`], the list's prefix, then the
+/// sort key and the id as in [`asset_index`].
+pub(crate) fn asset_list_keys(asset: &Asset) -> Vec<Vec<u8>> {
+    let tags = rules::tag_keys(&asset.tags);
+    let lists = lists_of(asset, &tags);
+    let mut out = Vec::with_capacity(lists.len() * 12);
+    for &list in &lists {
         for sort in SORTS {
             for scope in scopes_of(asset.published, asset.asset_type) {
                 let index = asset_index(
@@ -101,7 +128,7 @@ pub(crate) fn asset_tag_keys(asset: &Asset) -> Vec<Vec<u8>> {
                     &asset.updated_at,
                     &asset.title,
                 );
-                let mut k = tag_prefix(tag, sort, scope);
+                let mut k = list_prefix(list, sort, scope);
                 k.extend_from_slice(&index[1..]);
                 out.push(k);
             }
@@ -110,30 +137,52 @@ pub(crate) fn asset_tag_keys(asset: &Asset) -> Vec<Vec<u8>> {
     out
 }
 
-/// The first byte of the tag counts in the `counts` tree.
-const TAG_COUNT: u8 = 9;
+/// The lists an asset is in: each of its tags (`tags`: their keys, each once) and its
+/// workspace.
+fn lists_of<'a>(asset: &'a Asset, tags: &'a [String]) -> Vec<List<'a>> {
+    let mut lists: Vec<List<'a>> = tags.iter().map(|t| List::Tag(t)).collect();
+    if let Some(w) = &asset.workspace_id {
+        lists.push(List::Workspace(w));
+    }
+    lists
+}
 
-/// Key of the number of assets with a tag in the list of `scope`, in the `counts` tree:
-/// `9`, the scope, then the tag's key.
-pub(crate) fn count_tag(scope: u8, tag_key: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(2 + tag_key.len());
-    k.push(TAG_COUNT);
-    k.push(scope);
-    k.extend_from_slice(tag_key.as_bytes());
+/// The first byte of the list counts in the `counts` tree.
+const LIST_COUNT: u8 = 9;
+
+/// Key of the number of assets in a list of `scope`, in the `counts` tree: `9`, the scope,
+/// then the tag's key, or `0x01` and the workspace.
+pub(crate) fn count_list(scope: u8, list: List<'_>) -> Vec<u8> {
+    let mut k = vec![LIST_COUNT, scope];
+    match list {
+        List::Tag(tag) => k.extend_from_slice(tag.as_bytes()),
+        List::Workspace(w) => {
+            k.push(WORKSPACE_LIST);
+            k.extend_from_slice(w.as_bytes());
+        }
+    }
     k
 }
 
-/// The prefix of the tag counts of a scope (the tags of published assets: `PUBLISHED`).
-pub(crate) fn tag_counts_prefix(scope: u8) -> [u8; 2] {
-    [TAG_COUNT, scope]
+/// The prefix of the list counts of a scope (the lists of published assets: `PUBLISHED`);
+/// [`tag_of_count`] tells the tags' among them.
+pub(crate) fn list_counts_prefix(scope: u8) -> [u8; 2] {
+    [LIST_COUNT, scope]
 }
 
-/// The tag counts an asset is counted in: each of its tags (by key) in each of its scopes.
-pub(crate) fn tag_counts_of(asset: &Asset) -> Vec<Vec<u8>> {
+/// The tag key of a count key under [`list_counts_prefix`]; `None` for a workspace's count.
+pub(crate) fn tag_of_count(key: &[u8]) -> Option<&[u8]> {
+    key.get(2..)
+        .filter(|name| name.first() != Some(&WORKSPACE_LIST))
+}
+
+/// The list counts an asset is counted in: each of its lists in each of its scopes.
+pub(crate) fn list_counts_of(asset: &Asset) -> Vec<Vec<u8>> {
+    let tags = rules::tag_keys(&asset.tags);
     let mut out = Vec::new();
-    for tag in rules::tag_keys(&asset.tags) {
+    for list in lists_of(asset, &tags) {
         for scope in scopes_of(asset.published, asset.asset_type) {
-            out.push(count_tag(scope, &tag));
+            out.push(count_list(scope, list));
         }
     }
     out
@@ -295,20 +344,52 @@ pub(crate) fn count_workspace(workspace: &str) -> Vec<u8> {
     k
 }
 
-/// Key of a claimed slug in the `asset_slugs` tree.
-pub(crate) fn asset_slug(slug: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(1 + slug.len());
-    k.push(b's');
+/// `first` + the slug for assets of no workspace; `other` + `text(workspace)` + the slug for
+/// those of a workspace (slugs are unique per workspace).
+fn slug_key(first: u8, other: u8, workspace: Option<&str>, slug: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(4 + slug.len() + workspace.map_or(0, str::len));
+    match workspace {
+        None => k.push(first),
+        Some(w) => {
+            k.push(other);
+            push_text(&mut k, w);
+        }
+    }
     k.extend_from_slice(slug.as_bytes());
     k
 }
 
-/// Key of the next suffix to try for a wanted slug in the `asset_slugs` tree.
-pub(crate) fn asset_slug_hint(slug: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(1 + slug.len());
-    k.push(b'n');
+/// Key of a claimed slug in the `asset_slugs` tree: `s` + slug in no workspace, `w` +
+/// `text(workspace)` + slug in one.
+pub(crate) fn asset_slug(workspace: Option<&str>, slug: &str) -> Vec<u8> {
+    slug_key(b's', b'w', workspace, slug)
+}
+
+/// Key of the next suffix to try for a wanted slug in the `asset_slugs` tree: `n` + slug in
+/// no workspace, `m` + `text(workspace)` + slug in one.
+pub(crate) fn asset_slug_hint(workspace: Option<&str>, slug: &str) -> Vec<u8> {
+    slug_key(b'n', b'm', workspace, slug)
+}
+
+/// Key of a library's slug claim in the `library_slugs` tree: the slug in no workspace, the
+/// slug + `0x00` + the workspace in one (slugs hold no `0x00`, so a slug's claims are the
+/// slug itself and the keys under slug + `0x00`, in workspace order).
+pub(crate) fn library_slug(workspace: Option<&str>, slug: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + slug.len() + workspace.map_or(0, str::len));
     k.extend_from_slice(slug.as_bytes());
+    if let Some(w) = workspace {
+        k.push(0);
+        k.extend_from_slice(w.as_bytes());
+    }
     k
+}
+
+/// The workspace of a `library_slugs` key under `slug` + `0x00` ([`library_slug`]).
+pub(crate) fn library_slug_workspace(slug: &str, key: &[u8]) -> Result<String, Error> {
+    key.get(slug.len() + 1..)
+        .and_then(|w| std::str::from_utf8(w).ok())
+        .map(str::to_owned)
+        .ok_or_else(|| Error::invalid("library slug key", "no workspace after the slug"))
 }
 
 /// The position that ends a `library_items` key.

@@ -46,7 +46,7 @@ fn index_keys(asset: &Asset) -> [Vec<Vec<u8>>; 5] {
         created,
         updated,
         title,
-        tree_keys::asset_tag_keys(asset),
+        tree_keys::asset_list_keys(asset),
         checksum,
     ]
 }
@@ -54,7 +54,7 @@ fn index_keys(asset: &Asset) -> [Vec<Vec<u8>>; 5] {
 /// Every count `asset` is counted in.
 fn counted_in(asset: &Asset) -> Vec<Vec<u8>> {
     let mut keys = Vec::from(tree_keys::counts_of(asset.published, asset.asset_type));
-    keys.extend(tree_keys::tag_counts_of(asset));
+    keys.extend(tree_keys::list_counts_of(asset));
     keys
 }
 

@@ -143,11 +143,12 @@ impl Inner {
                 }
             };
             assets.insert(id, Some(EntryCopy::of(&rec)));
-            match self.asset_slugs.get(tree_keys::asset_slug(&rec.slug))? {
+            let slug = tree_keys::asset_slug(rec.workspace_id.as_deref(), &rec.slug);
+            match self.asset_slugs.get(&slug)? {
                 Some(holder) if holder.as_ref() == id.as_bytes() => {}
                 _ => p.push(format!("asset {id}: slug {:?} not claimed by it", rec.slug)),
             }
-            asset_slugs.insert(id, tree_keys::asset_slug(&rec.slug));
+            asset_slugs.insert(id, slug);
             counters.insert(tree_keys::downloads(id).to_vec(), ());
             if asset.published {
                 out.published_assets += 1;
@@ -157,10 +158,10 @@ impl Inner {
             for key in tree_keys::counts_of(asset.published, asset.asset_type) {
                 *counts.entry(key).or_default() += 1;
             }
-            for key in tree_keys::tag_counts_of(&asset) {
+            for key in tree_keys::list_counts_of(&asset) {
                 *counts.entry(key).or_default() += 1;
             }
-            for key in tree_keys::asset_tag_keys(&asset) {
+            for key in tree_keys::asset_list_keys(&asset) {
                 tagged.key(key);
             }
             if let Some(sum) = &asset.checksum_sha256 {
@@ -183,7 +184,7 @@ impl Inner {
         // deleted assets, kept so they are never given again.
         for kv in self.asset_slugs.iter() {
             let (k, v) = kv?;
-            if k.first() != Some(&b's') {
+            if !matches!(k.first(), Some(b's' | b'w')) {
                 continue;
             }
             match decode_id("asset slug", &v) {
@@ -225,14 +226,15 @@ impl Inner {
                     continue;
                 }
             };
-            match self.library_slugs.get(rec.slug.as_bytes())? {
+            let slug = tree_keys::library_slug(rec.workspace_id.as_deref(), &rec.slug);
+            match self.library_slugs.get(&slug)? {
                 Some(holder) if holder.as_ref() == id.as_bytes() => {}
                 _ => p.push(format!(
                     "library {id}: slug {:?} not claimed by it",
                     rec.slug
                 )),
             }
-            slugs.key(rec.slug.as_bytes());
+            slugs.key(slug);
             counters.insert(tree_keys::views(id).to_vec(), ());
             for position in 0..rec.item_count {
                 items.key(tree_keys::item(id, rec.generation, position));

@@ -1,23 +1,40 @@
 //! What websites need of the store: libraries by slug and the signing secret.
 
 use assetlib_core::{
-    EventStore, MetaStore, PassStore, StoreError, UploadStore, WebhookStore, async_trait,
+    EventStore, MetaStore, PassStore, SlugHolder, StoreError, UploadStore, WebhookStore,
+    async_trait,
 };
-use uuid::Uuid;
 
 use crate::error::Error;
 use crate::record::decode_id;
-use crate::{Inner, SledStore};
+use crate::{Inner, SledStore, tree_keys};
 
 /// The key of the signing secret in the `meta` tree.
 const SECRET_KEY: &[u8] = b"signing_secret";
 
 impl Inner {
-    /// The library holding `slug`, by the `library_slugs` tree.
-    pub(crate) fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, Error> {
-        self.get(&self.library_slugs, slug.as_bytes())?
-            .map(|holder| decode_id("library slug", &holder))
-            .transpose()
+    /// The libraries holding `slug`, one per workspace (the one of no workspace first), by
+    /// the `library_slugs` tree.
+    pub(crate) fn libraries_by_slug(&self, slug: &str) -> Result<Vec<SlugHolder>, Error> {
+        let mut found = Vec::new();
+        if let Some(holder) = self.get(&self.library_slugs, slug.as_bytes())? {
+            let id = decode_id("library slug", &holder)?;
+            found.push(SlugHolder {
+                workspace_id: None,
+                id,
+            });
+        }
+        let mut prefix = slug.as_bytes().to_vec();
+        prefix.push(0);
+        for kv in self.library_slugs.scan_prefix(&prefix) {
+            let (key, holder) = kv?;
+            self.touched(1);
+            found.push(SlugHolder {
+                workspace_id: Some(tree_keys::library_slug_workspace(slug, &key)?),
+                id: decode_id("library slug", &holder)?,
+            });
+        }
+        Ok(found)
     }
 
     /// Keeps `secret` in place of the signing secret; made durable by the caller's commit.

@@ -552,6 +552,7 @@ fn key(name: &str, created: i64, hash: u8) -> ApiKey {
         created_at: at(created),
         expires_at: hash.is_multiple_of(2).then(|| at(1000)),
         revoked_at: None,
+        workspace_id: None,
     }
 }
 

@@ -2,7 +2,8 @@
 //! from format 2 (in `v2`), a directory whose entries are stored as format 2 stored them,
 //! opened; from format 3 (in `v3`), a directory whose keys know format 3's scopes only,
 //! opened; from format 4 (in `v4`), a directory whose asset records and entry copies have no
-//! preview fields, opened. The helpers here serve them all.
+//! preview fields, opened; from format 6 (in `v6`), one whose records have no workspace.
+//! The helpers here serve them all.
 
 use assetlib_core::store::prelude::*;
 use std::path::Path;
@@ -179,7 +180,7 @@ fn write_v1(path: &Path) {
             )
             .expect("asset");
         slugs
-            .insert(tree_keys::asset_slug(&a.slug), a.id.as_bytes())
+            .insert(tree_keys::asset_slug(None, &a.slug), a.id.as_bytes())
             .expect("slug");
         let downloads: u64 = if a.id == id(P1) { 3 } else { 0 };
         counters
@@ -489,3 +490,4 @@ mod v2;
 mod v3;
 mod v4;
 mod v5;
+mod v6;

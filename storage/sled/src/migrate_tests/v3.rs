@@ -15,6 +15,7 @@ fn key(n: u8, scopes: &[Scope], revoked: bool) -> ApiKey {
         created_at: at(i64::from(n)),
         expires_at: n.is_multiple_of(2).then(|| at(1000 + i64::from(n))),
         revoked_at: revoked.then(|| at(500)),
+        workspace_id: None,
     }
 }
 
