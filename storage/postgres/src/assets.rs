@@ -22,7 +22,7 @@ use crate::notices::Notice;
 use crate::store::{PgStore, counter_update, to_i64, to_u32, to_u64};
 
 /// The columns [`asset_cols`] names, in order.
-const ASSET_COLUMNS: [&str; 27] = [
+const ASSET_COLUMNS: [&str; 28] = [
     "id",
     "title",
     "slug",
@@ -50,6 +50,7 @@ const ASSET_COLUMNS: [&str; 27] = [
     "video_codec",
     "tags",
     "checksum_sha256",
+    "workspace_id",
 ];
 
 /// The asset columns every read returns, in the order [`asset_from_row`] decodes them, each
@@ -117,6 +118,7 @@ pub(crate) fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
                 })
             })
             .transpose()?,
+        workspace_id: row.try_get(at + 27)?,
         download_count: to_u64("download count", downloads.unwrap_or(0))?,
     })
 }
@@ -135,9 +137,35 @@ pub(crate) struct AssetParams {
     pub(crate) sample_rate: Option<i64>,
     pub(crate) channels: Option<i64>,
     pub(crate) bitrate: Option<i64>,
-    /// The keys of the tags, each once ([`tag_keys`]).
+    /// The keys of the lists the asset is in ([`list_keys`]).
     pub(crate) tag_keys: Vec<String>,
     pub(crate) checksum: Option<Vec<u8>>,
+}
+
+/// The first character of a workspace's key among the keys of an asset's tags: no tag key
+/// starts with it (tags hold no control character).
+const WORKSPACE_KEY: char = '\u{1}';
+
+/// The key of `workspace`'s list among the tag lists (migration 15).
+pub(crate) fn workspace_key(workspace: &str) -> String {
+    format!("{WORKSPACE_KEY}{workspace}")
+}
+
+/// What an asset keeps in `tag_keys`: the keys of its tags, each once ([`tag_keys`]), then
+/// its workspace's key ([`workspace_key`]), so that `asset_tags` lists it under each.
+fn list_keys(a: &Asset) -> Vec<String> {
+    let mut keys = tag_keys(&a.tags);
+    keys.extend(a.workspace_id.as_deref().map(workspace_key));
+    keys
+}
+
+/// The `slug_counters` base of `slug` in `workspace`: the slug, or the workspace, `/` and the
+/// slug (neither holds a `/`).
+fn counter_base(workspace: Option<&str>, slug: &str) -> String {
+    match workspace {
+        None => slug.to_owned(),
+        Some(w) => format!("{w}/{slug}"),
+    }
 }
 
 impl AssetParams {
@@ -156,7 +184,7 @@ impl AssetParams {
             sample_rate: a.media.sample_rate.map(i64::from),
             channels: a.media.channels.map(i64::from),
             bitrate: a.media.bitrate.map(i64::from),
-            tag_keys: tag_keys(&a.tags),
+            tag_keys: list_keys(a),
             checksum: a.checksum_sha256.map(|c| c.to_vec()),
         })
     }
@@ -178,14 +206,15 @@ enum SlugPick {
 }
 
 /// The statement inserting an asset with its counter row and returning it as stored; no row
-/// when the slug it picked is taken (`ON CONFLICT (slug) DO NOTHING`).
+/// when the slug it picked is taken in the asset's workspace (`ON CONFLICT ... DO NOTHING`).
 fn insert_sql(s: &str, pick: SlugPick, event: &EventParams) -> String {
     let pick = match pick {
         SlugPick::Given => "SELECT $4::text AS slug".to_owned(),
         SlugPick::FirstFree => format!(
             "WITH taken AS ( \
                  SELECT slug FROM {s}.assets \
-                 WHERE slug = $4 OR (slug >= $20 AND slug < $4 || '.') \
+                 WHERE coalesce(workspace_id, '') = coalesce($38, '') \
+                     AND (slug = $4 OR (slug >= $20 AND slug < $4 || '.')) \
              ) \
              SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM taken WHERE slug = $4) THEN $4 \
              ELSE (SELECT $4 || '-' || n FROM generate_series(2::bigint, \
@@ -201,11 +230,11 @@ fn insert_sql(s: &str, pick: SlugPick, event: &EventParams) -> String {
                  thumbnail_path, page_count, word_count, width, height, external_url, \
                  video_embed, is_public, published, created_at, updated_at, \
                  thumbnail_placeholder, duration_ms, sample_rate, channels, bitrate, \
-                 video_codec, tags, tag_keys, checksum_sha256) \
+                 video_codec, tags, tag_keys, checksum_sha256, workspace_id) \
              VALUES ($1, $2, $3, (SELECT slug FROM pick), $5, $6, $7, $8, $9, $10, $11, \
                  $12, $13, $14, $15, $16, $17, $18, $19, $21, $22, $24, $25, $26, $27, $28, \
-                 $29, $35, $36, $37) \
-             ON CONFLICT (slug) DO NOTHING \
+                 $29, $35, $36, $37, $38) \
+             ON CONFLICT ((coalesce(workspace_id, '')), slug) DO NOTHING \
              RETURNING {cols} \
          ), counter AS ( \
              INSERT INTO {s}.asset_counters (asset_id, download_count) \
@@ -250,7 +279,7 @@ impl InsertAttempt {
             .map_err(Failure::from)?;
         let (asset, p) = (&self.asset, &self.p);
         let logged = self.event.per_row();
-        let params: [&(dyn ToSql + Sync); 37] = [
+        let params: [&(dyn ToSql + Sync); 38] = [
             &asset.id,
             &asset.title,
             &p.title_lower,
@@ -288,6 +317,7 @@ impl InsertAttempt {
             &asset.tags,
             &p.tag_keys,
             &p.checksum,
+            &asset.workspace_id,
         ];
         match client.query_opt(&stmt, &params).await {
             Ok(Some(row)) => Ok(Some(asset_from_row(&row, 0)?)),
@@ -352,6 +382,7 @@ impl PgStore {
             event,
         });
         let base = attempt.asset.slug.clone();
+        let counter = counter_base(attempt.asset.workspace_id.as_deref(), &base);
         // The slug as wanted, when no asset has it.
         if let Some(stored) = self
             .try_insert(&attempt, SlugPick::Given, base.clone())
@@ -362,7 +393,9 @@ impl PgStore {
         for _ in 0..SLUG_TRIES {
             // The base's next number, taken in a statement of its own that waits for no other
             // insert's commit.
-            let n = self.next_slug_number(&*self.client().await?, &base).await?;
+            let n = self
+                .next_slug_number(&*self.client().await?, &counter)
+                .await?;
             let numbered = format!("{base}-{n}");
             if let Some(stored) = self.try_insert(&attempt, SlugPick::Given, numbered).await? {
                 return Ok(stored);
@@ -378,7 +411,7 @@ impl PgStore {
                     .strip_prefix(&attempt.suffixed)
                     .and_then(|n| n.parse::<i64>().ok());
                 if let Some(n) = taken {
-                    self.raise_slug_number(&*self.client().await?, &base, n)
+                    self.raise_slug_number(&*self.client().await?, &counter, n)
                         .await?;
                 }
                 return Ok(stored);

@@ -12,7 +12,8 @@ use tokio_postgres::types::ToSql;
 use crate::error::{Failure, duplicate_id, duplicate_key_hash, unique_violation};
 use crate::store::PgStore;
 
-const KEY_COLS: &str = "id, name, key_hash, scopes, created_at, expires_at, revoked_at";
+const KEY_COLS: &str =
+    "id, name, key_hash, scopes, created_at, expires_at, revoked_at, workspace_id";
 
 fn key_from_row(row: &Row) -> Result<ApiKey, Failure> {
     let hash: Vec<u8> = row.try_get(2)?;
@@ -33,6 +34,7 @@ fn key_from_row(row: &Row) -> Result<ApiKey, Failure> {
         created_at: row.try_get(4)?,
         expires_at: row.try_get(5)?,
         revoked_at: row.try_get(6)?,
+        workspace_id: row.try_get(7)?,
     })
 }
 
@@ -42,7 +44,7 @@ impl PgStore {
         let event = one_event(log, Written::KeyCreated(&key))?;
         let sql = format!(
             "WITH k AS (INSERT INTO {s}.api_keys ({KEY_COLS}) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id) {}",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $13) RETURNING id) {}",
             log_rows_sql(s, &event, "k", 8)
         );
         let scopes: Vec<&str> = key.scopes.iter().map(|x| x.as_str()).collect();
@@ -50,7 +52,7 @@ impl PgStore {
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
         let hash = &key.key_hash[..];
-        let params: [&(dyn ToSql + Sync); 12] = [
+        let params: [&(dyn ToSql + Sync); 13] = [
             &key.id,
             &key.name,
             &hash,
@@ -63,6 +65,7 @@ impl PgStore {
             logged[2],
             logged[3],
             logged[4],
+            &key.workspace_id,
         ];
         let result = client.execute(&stmt, &params).await;
         match result {

@@ -148,6 +148,18 @@
 //! checksum filter looks the checksum up in a partial index; their totals are counts of the
 //! matches, as a search's are. `list_tags` sums the published rows of `tag_counts`.
 //!
+//! ## Workspaces
+//!
+//! Assets, libraries and keys have a `workspace_id` (NULL: none). Slugs are unique per
+//! workspace: unique indexes on `(coalesce(workspace_id, ''), slug)` (a workspace id is never
+//! empty). The assets of a workspace are listed as a tag's are: an asset of a workspace keeps
+//! the key of its workspace (`\x01` and the id; no tag key starts with a control character)
+//! after its tags' keys in `tag_keys`, so it has rows in `asset_tags` and counts in
+//! `tag_counts` under that key, and a workspace's page 1 reads its range of the tag index in
+//! order with its total from the count rows, whatever the number of workspaces. `list_tags`
+//! leaves those keys out. Slug numbers are counted per workspace (`slug_counters` base
+//! `workspace/slug`).
+//!
 //! ## Replicas: change notices and counters
 //!
 //! Core keeps rendered answers under the versions a store hands out

@@ -5,7 +5,7 @@ use assetlib_core::store::rules::first_free_slug;
 use assetlib_core::{
     AssetType, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryQuery, LibraryRows,
     LibrarySettings, LibraryStore, LibrarySummary, LibraryWrite, Page, PutOutcome, Section,
-    StoreError, ViewCount, async_trait,
+    SlugHolder, StoreError, ViewCount, async_trait,
 };
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -313,16 +313,23 @@ impl PgStore {
             &[&LIBRARY_WRITE_LOCK, &self.schema.name],
         )
         .await?;
-        // Under the lock, the slugs other libraries hold among `wanted` and `wanted-N`.
+        // Under the lock, the slugs other libraries of the workspace hold among `wanted` and
+        // `wanted-N`.
         let taken_sql = format!(
             "SELECT slug FROM {s}.libraries \
-             WHERE (slug = $1 OR (slug >= $1 || '-' AND slug < $1 || '.')) AND id <> $2"
+             WHERE coalesce(workspace_id, '') = coalesce($3, '') \
+                 AND (slug = $1 OR (slug >= $1 || '-' AND slug < $1 || '.')) AND id <> $2"
         );
         let taken_stmt = tx.prepare_cached(&taken_sql).await?;
         // Pipelined with it: the placed assets, locked so that none is deleted before this
         // commits (see `crate::lifecycle` for the lock order).
         let (taken, missing) = tokio::try_join!(
-            async { Ok(tx.query(&taken_stmt, &[&lib.slug, &lib.id]).await?) },
+            async {
+                let workspace = &lib.settings.workspace_id;
+                Ok(tx
+                    .query(&taken_stmt, &[&lib.slug, &lib.id, workspace])
+                    .await?)
+            },
             lock_placed_assets(&tx, s, &e_assets),
         )?;
         if let Some(id) = missing {
@@ -548,8 +555,8 @@ impl LibraryStore for PgStore {
         outcome
     }
 
-    async fn library_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>, StoreError> {
-        self.library_id_by_slug_impl(slug).await
+    async fn libraries_by_slug(&self, slug: &str) -> Result<Vec<SlugHolder>, StoreError> {
+        self.libraries_by_slug_impl(slug).await
     }
 
     async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {

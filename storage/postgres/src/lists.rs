@@ -6,7 +6,7 @@ use assetlib_core::store::rules::fold_case;
 use assetlib_core::{Asset, AssetQuery, AssetSort, AssetStatus, Page, SortOrder, TagCount};
 use tokio_postgres::types::ToSql;
 
-use crate::assets::{asset_cols, asset_from_row};
+use crate::assets::{asset_cols, asset_from_row, workspace_key};
 use crate::error::Failure;
 use crate::store::{PgStore, like_escape, to_u64};
 
@@ -34,8 +34,9 @@ impl Params {
 impl PgStore {
     /// `list_assets`: one statement.
     ///
-    /// A list of tags reads the rows of its first tag key in `asset_tags` (`t`, with copies of
-    /// what lists filter and sort by), joined to their assets: a page comes from the tag's
+    /// A list of a workspace or of tags reads the rows of its first list key (the
+    /// workspace's, else the first tag's) in `asset_tags` (`t`, with copies of what lists
+    /// filter and sort by), joined to their assets: a page comes from the key's
     /// `(tag_key, published, <sort key>, asset_id)` index in order. Other lists read the
     /// assets (`a`) through their indexes. The other tags, `any_tags`, the checksum and the
     /// search are checked on the assets read.
@@ -47,7 +48,16 @@ impl PgStore {
         ]);
         // The filters besides the status, each ANDed on.
         let mut filter = String::new();
-        let (from, src, tag) = match q.tags.first() {
+        // The lists every match is in: its workspace's (the first read when given), then its
+        // tags'.
+        let required: Vec<String> = q
+            .workspace_id
+            .as_deref()
+            .map(workspace_key)
+            .into_iter()
+            .chain(q.tags.iter().cloned())
+            .collect();
+        let (from, src, tag) = match required.first() {
             Some(first) => {
                 let tag = params.add(first.clone());
                 filter.push_str(&format!(" AND t.tag_key = {tag}"));
@@ -59,8 +69,8 @@ impl PgStore {
             }
             None => (format!("{s}.assets a"), "a", None),
         };
-        if q.tags.len() > 1 {
-            let all = params.add(q.tags.clone());
+        if required.len() > 1 {
+            let all = params.add(required.clone());
             filter.push_str(&format!(" AND a.tag_keys @> {all}::text[]"));
         }
         if !q.any_tags.is_empty() {
@@ -131,7 +141,7 @@ impl PgStore {
         // total is a count of the matches. Else it is the sum of the (at most 16 per kind)
         // count rows the triggers keep: of the one tag, or of the type or all.
         let counted = q.search.is_some()
-            || q.tags.len() > 1
+            || required.len() > 1
             || !q.any_tags.is_empty()
             || q.checksum.is_some();
         let count = if counted {
@@ -176,12 +186,12 @@ impl PgStore {
     }
 
     /// `list_tags`: the sums of the tags' published count rows over every type, most first,
-    /// then by key in byte order.
+    /// then by key in byte order (workspaces' keys left out).
     pub(crate) async fn list_tags_impl(&self, limit: u32) -> Result<Vec<TagCount>, Failure> {
         let s = &self.schema.q;
         let sql = format!(
             "SELECT tag_key, sum(n)::bigint AS n FROM {s}.tag_counts \
-             WHERE published AND asset_type = '' \
+             WHERE published AND asset_type = '' AND tag_key NOT LIKE E'\\x01%' \
              GROUP BY tag_key HAVING sum(n) > 0 \
              ORDER BY n DESC, tag_key COLLATE \"C\" LIMIT $1"
         );

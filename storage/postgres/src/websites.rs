@@ -1,30 +1,38 @@
 //! What websites need of the store: libraries by slug and the signing secret.
 
 use assetlib_core::{
-    EventStore, MetaStore, PassStore, StoreError, UploadStore, WebhookStore, async_trait,
+    EventStore, MetaStore, PassStore, SlugHolder, StoreError, UploadStore, WebhookStore,
+    async_trait,
 };
-use uuid::Uuid;
 
 use crate::error::Failure;
 use crate::store::PgStore;
 
 impl PgStore {
-    pub(crate) async fn library_id_by_slug_impl(
+    /// The libraries holding `slug`, one per workspace, the one of no workspace first.
+    pub(crate) async fn libraries_by_slug_impl(
         &self,
         slug: &str,
-    ) -> Result<Option<Uuid>, StoreError> {
+    ) -> Result<Vec<SlugHolder>, StoreError> {
         let s = &self.schema.q;
-        let sql = format!("SELECT id FROM {s}.libraries WHERE slug = $1");
+        let sql = format!(
+            "SELECT workspace_id, id FROM {s}.libraries WHERE slug = $1 \
+             ORDER BY workspace_id COLLATE \"C\" NULLS FIRST"
+        );
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
-        let row = client
-            .query_opt(&stmt, &[&slug])
-            .await
+        let rows = client.query(&stmt, &[&slug]).await.map_err(Failure::from)?;
+        let holders = rows
+            .iter()
+            .map(|r| {
+                Ok(SlugHolder {
+                    workspace_id: r.try_get(0)?,
+                    id: r.try_get(1)?,
+                })
+            })
+            .collect::<Result<_, tokio_postgres::Error>>()
             .map_err(Failure::from)?;
-        Ok(row
-            .map(|r| r.try_get::<_, Uuid>(0))
-            .transpose()
-            .map_err(Failure::from)?)
+        Ok(holders)
     }
 
     /// Keeps `secret` in place of the signing secret (an upsert).

@@ -18,3 +18,4 @@ mod notices;
 mod passes;
 mod schema;
 mod tags;
+mod workspaces;

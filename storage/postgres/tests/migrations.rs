@@ -135,7 +135,7 @@ async fn schema_names_must_be_plain_identifiers() {
 }
 
 /// A migration's SQL as the store runs it: the store's schema `assetlib`, pg_trgm in `public`.
-fn fill(sql: &str) -> String {
+pub(crate) fn fill(sql: &str) -> String {
     sql.replace("__SCHEMA__", "\"assetlib\"")
         .replace("__TRGM__", "\"public\"")
 }

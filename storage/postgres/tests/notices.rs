@@ -112,6 +112,7 @@ async fn the_other_replicas_versions_follow_within_100_ms() {
         created_at: chrono::Utc::now(),
         expires_at: None,
         revoked_at: None,
+        workspace_id: None,
     };
     a.insert_key(key.clone(), Log::ANONYMOUS)
         .await

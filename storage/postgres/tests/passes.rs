@@ -116,6 +116,7 @@ async fn keys_keep_every_scope() {
         created_at: Utc::now(),
         expires_at: None,
         revoked_at: None,
+        workspace_id: None,
     };
     store
         .insert_key(key, Log::ANONYMOUS)
