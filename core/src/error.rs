@@ -20,6 +20,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `Unauthorized` | 401 | `Unauthorized` (+ `WWW-Authenticate: Bearer`) | no |
 /// | `Forbidden` | 403 | `Insufficient permissions` | no |
 /// | `NotPermitted` | 403 | `Insufficient permissions` | no |
+/// | `OtherWorkspace` | 403 | `Insufficient permissions` | no |
 /// | `BulkDownloadDisabled` | 403 | `Bulk download disabled` | no |
 /// | `PassLimitReached` | 403 | `Pass download limit reached` | no |
 /// | `NotFound` | 404 | `Not found` | no |
@@ -63,6 +64,13 @@ pub enum ApiError {
     /// operation a pass does not open. The text says which.
     #[error("{0}")]
     NotPermitted(&'static str),
+    /// A workspace key naming a workspace other than its own: in a body (`workspace_id` of
+    /// a create or a library) or a list's filter.
+    #[error("This key reads and writes its own workspace only, not workspace {workspace}")]
+    OtherWorkspace {
+        /// The workspace named.
+        workspace: String,
+    },
     /// A bulk download of a library that does not allow it.
     #[error("This library does not allow bulk download")]
     BulkDownloadDisabled,
@@ -208,6 +216,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => 401,
             ApiError::Forbidden(_)
             | ApiError::NotPermitted(_)
+            | ApiError::OtherWorkspace { .. }
             | ApiError::BulkDownloadDisabled
             | ApiError::PassLimitReached => 403,
             ApiError::NotFound(_)
@@ -238,7 +247,9 @@ impl ApiError {
         match self {
             ApiError::Validation { .. } => "Validation error",
             ApiError::Unauthorized(_) => "Unauthorized",
-            ApiError::Forbidden(_) | ApiError::NotPermitted(_) => "Insufficient permissions",
+            ApiError::Forbidden(_)
+            | ApiError::NotPermitted(_)
+            | ApiError::OtherWorkspace { .. } => "Insufficient permissions",
             ApiError::BulkDownloadDisabled => "Bulk download disabled",
             ApiError::PassLimitReached => "Pass download limit reached",
             ApiError::NotFound(_)

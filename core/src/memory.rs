@@ -526,6 +526,14 @@ impl LibraryStore for MemoryStore {
         Ok(found)
     }
 
+    async fn library_workspace(&self, id: Uuid) -> Result<Option<Option<String>>, StoreError> {
+        Ok(self
+            .read()
+            .libraries
+            .get(&id)
+            .map(|l| l.library.settings.workspace_id.clone()))
+    }
+
     async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
         let mut state = self.write();
         let found = state.libraries.remove(&id).is_some();

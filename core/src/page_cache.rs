@@ -150,6 +150,15 @@ pub(crate) struct RenderedAsset {
     pub(crate) published: bool,
     /// Whether the asset is public.
     pub(crate) is_public: bool,
+    /// Its workspace.
+    pub(crate) workspace_id: Option<Box<str>>,
+}
+
+impl RenderedAsset {
+    /// Its workspace.
+    pub(crate) fn workspace(&self) -> Option<&str> {
+        self.workspace_id.as_deref()
+    }
 }
 
 /// Most list pages kept: each is up to a few tens of KB.

@@ -401,6 +401,9 @@ fn every_error() -> Vec<ApiError> {
             of: crate::UploadLimit::MaxResumableUpload,
         },
         ApiError::TooManyRequests { retry_after: 1 },
+        ApiError::OtherWorkspace {
+            workspace: "acme".into(),
+        },
         ApiError::UnsupportedMediaType {
             expected: "application/json",
         },
@@ -416,6 +419,7 @@ fn every_error() -> Vec<ApiError> {
             | ApiError::Unauthorized(_)
             | ApiError::Forbidden(_)
             | ApiError::NotPermitted(_)
+            | ApiError::OtherWorkspace { .. }
             | ApiError::BulkDownloadDisabled
             | ApiError::PassLimitReached
             | ApiError::NotFound(_)

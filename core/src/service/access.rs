@@ -60,11 +60,21 @@ impl Access {
     }
 
     /// Which assets this caller sees.
-    pub(super) fn reader(&self) -> Reader {
+    pub(super) fn reader(&self) -> Reader<'_> {
         match self {
             Access::Key(key) => Reader::of_key(key),
-            Access::Pass(_) | Access::Signed { .. } => Reader::Published,
-            Access::Public | Access::Open => Reader::Public,
+            Access::Pass(_) | Access::Signed { .. } => Reader::everywhere(Sees::Published),
+            Access::Public | Access::Open => Reader::everywhere(Sees::Public),
+        }
+    }
+
+    /// The workspace whose records alone this caller sees: a workspace key's. `None` for a
+    /// global key, and for the callers that open one record they were handed (a pass, a
+    /// signed link, a keyless read of a public asset).
+    pub(super) fn workspace(&self) -> Option<&str> {
+        match self {
+            Access::Key(key) => key.workspace_id.as_deref(),
+            Access::Pass(_) | Access::Public | Access::Signed { .. } | Access::Open => None,
         }
     }
 
@@ -150,7 +160,15 @@ pub(super) fn no_key() -> ApiError {
 /// Which assets a caller sees; an asset read again (while a download starts, say) is judged
 /// the same way as the first time.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Reader {
+pub(super) struct Reader<'a> {
+    sees: Sees,
+    /// The workspace a workspace key sees alone; `None`: every workspace.
+    workspace: Option<&'a str>,
+}
+
+/// Which assets of the workspaces a [`Reader`] sees it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sees {
     /// A key that sees drafts (`write:assets`).
     Drafts,
     /// A key without `write:assets`, or a signed link: published assets.
@@ -159,40 +177,83 @@ pub(super) enum Reader {
     Public,
 }
 
-impl Reader {
-    /// What a key sees: drafts too with `write:assets`, else published assets.
-    pub(super) fn of_key(key: &ApiKey) -> Reader {
-        if sees_drafts(key) {
-            Reader::Drafts
-        } else {
-            Reader::Published
+/// The workspace a caller bound to `own` ([`Access::workspace`]) writes into or lists when a
+/// body or filter names `named`: what it names, or its own when it names none; 403 when a
+/// workspace key names another.
+pub(super) fn named_workspace(
+    own: Option<&str>,
+    named: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    match (own, named) {
+        (None, named) => Ok(named),
+        (Some(own), None) => Ok(Some(own.to_owned())),
+        (Some(own), Some(named)) if named == own => Ok(Some(named)),
+        (Some(_), Some(other)) => Err(ApiError::OtherWorkspace { workspace: other }),
+    }
+}
+
+/// Whether a record of `workspace` is seen by a caller of `seen` ([`Access::workspace`]):
+/// every record when the caller is not bound to a workspace, else its workspace's alone.
+pub(super) fn in_workspace(seen: Option<&str>, workspace: Option<&str>) -> bool {
+    seen.is_none_or(|w| workspace == Some(w))
+}
+
+impl<'a> Reader<'a> {
+    /// What a key sees: drafts too with `write:assets`, else published assets; of its
+    /// workspace alone for a workspace key.
+    pub(super) fn of_key(key: &'a ApiKey) -> Reader<'a> {
+        Reader {
+            sees: if sees_drafts(key) {
+                Sees::Drafts
+            } else {
+                Sees::Published
+            },
+            workspace: key.workspace_id.as_deref(),
         }
     }
 
-    /// Whether an asset with these flags is seen.
-    pub(super) fn sees(self, published: bool, is_public: bool) -> bool {
-        match self {
-            Reader::Drafts => true,
-            Reader::Published => published,
-            Reader::Public => published && is_public,
+    /// A reader bound to no workspace.
+    pub(super) fn everywhere(sees: Sees) -> Reader<'a> {
+        Reader {
+            sees,
+            workspace: None,
         }
+    }
+
+    /// Whether an asset with these flags, of `workspace`, is seen.
+    pub(super) fn sees(self, published: bool, is_public: bool, workspace: Option<&str>) -> bool {
+        in_workspace(self.workspace, workspace)
+            && match self.sees {
+                Sees::Drafts => true,
+                Sees::Published => published,
+                Sees::Public => published && is_public,
+            }
+    }
+
+    /// Whether `asset` is seen.
+    pub(super) fn sees_asset(self, asset: &Asset) -> bool {
+        self.sees(
+            asset.published,
+            asset.is_public,
+            asset.workspace_id.as_deref(),
+        )
     }
 
     /// The answer for an asset this reader does not see: 404 with a key or a signed link;
     /// without a key the 401 any asset that is not public gets, so nothing is told.
     pub(super) fn missing(self) -> ApiError {
-        match self {
-            Reader::Public => no_key(),
-            Reader::Drafts | Reader::Published => ApiError::AssetNotFound,
+        match self.sees {
+            Sees::Public => no_key(),
+            Sees::Drafts | Sees::Published => ApiError::AssetNotFound,
         }
     }
 
     /// A path's asset id: 400 on `asset_id` when it is not one, or without a key the 401
     /// that tells nothing.
     pub(super) fn asset_id(self, raw: &str) -> Result<uuid::Uuid, ApiError> {
-        match self {
-            Reader::Public => validate::strict_id(raw).ok_or_else(no_key),
-            Reader::Drafts | Reader::Published => validate::parse_id("asset_id", raw),
+        match self.sees {
+            Sees::Public => validate::strict_id(raw).ok_or_else(no_key),
+            Sees::Drafts | Sees::Published => validate::parse_id("asset_id", raw),
         }
     }
 }
@@ -234,6 +295,32 @@ impl Service {
         }
     }
 
+    /// For a caller bound to workspace `seen`, that the library `id` is of it: else the 404
+    /// of a missing library, before anything else is read or counted. Nothing to ask for a
+    /// caller bound to none.
+    pub(super) async fn library_in(&self, id: Uuid, seen: Option<&str>) -> Result<(), ApiError> {
+        let Some(own) = seen else {
+            return Ok(());
+        };
+        match self.inner.store.library_workspace(id).await? {
+            Some(Some(found)) if found == own => Ok(()),
+            _ => Err(ApiError::LibraryNotFound),
+        }
+    }
+
+    /// For a caller bound to workspace `seen`, that the asset `id` is of it: else the 404 of
+    /// a missing asset (an asset's workspace never changes). Nothing to ask for a caller
+    /// bound to none.
+    pub(super) async fn asset_in(&self, id: Uuid, seen: Option<&str>) -> Result<(), ApiError> {
+        let Some(own) = seen else {
+            return Ok(());
+        };
+        match self.inner.store.get_asset(id).await? {
+            Some(asset) if asset.workspace_id.as_deref() == Some(own) => Ok(()),
+            _ => Err(ApiError::AssetNotFound),
+        }
+    }
+
     /// Whether `pass` opens the asset `id`: a published asset of its library, in its subset
     /// (else 403 [`NOT_IN_PASS`]).
     pub(super) async fn pass_opens_asset(
@@ -249,15 +336,15 @@ impl Service {
         }
     }
 
-    /// The asset with the path id `id` as `reader` may see it, or the answer for one it does
-    /// not see ([`Reader::missing`]).
-    pub(super) async fn asset_for(&self, id: &str, reader: Reader) -> Result<Asset, ApiError> {
+    /// The asset with the path id `id` as `reader` may see it (of its workspace, for a
+    /// workspace key), or the answer for one it does not see ([`Reader::missing`]).
+    pub(super) async fn asset_for(&self, id: &str, reader: Reader<'_>) -> Result<Asset, ApiError> {
         let id = reader.asset_id(id)?;
         self.inner
             .store
             .get_asset(id)
             .await?
-            .filter(|a| reader.sees(a.published, a.is_public))
+            .filter(|a| reader.sees_asset(a))
             .ok_or_else(|| reader.missing())
     }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::access::{Reader, sees_drafts};
+use super::access::{Reader, named_workspace, sees_drafts};
 use super::{Service, location};
 use crate::error::ApiError;
 use crate::files::Written;
@@ -28,10 +28,11 @@ impl Service {
         req: RawRequest<'_>,
         key: &ApiKey,
     ) -> Result<Reply, ApiError> {
-        let q = query::asset_query(req.query, self.inner.config.max_page_size)?;
+        let mut q = query::asset_query(req.query, self.inner.config.max_page_size)?;
         if q.status != AssetStatus::Published && !sees_drafts(key) {
             return Err(ApiError::Forbidden(Scope::WriteAssets));
         }
+        q.workspace_id = named_workspace(key.workspace_id.as_deref(), q.workspace_id)?;
         let cache = self.page_cache().await?;
         if let Some(kept) = cache.and_then(|(c, v)| c.lists.get(&q, v)) {
             return Ok(kept.reply());
@@ -56,19 +57,27 @@ impl Service {
     /// key with `write:assets`; without a key, a published public asset). With
     /// [`crate::Config::page_cache`] the rendered asset is kept under the store's assets
     /// version, as list pages are, for every kind of reader.
-    pub(super) async fn get_asset(&self, id: &str, reader: Reader) -> Result<Reply, ApiError> {
+    pub(super) async fn get_asset(&self, id: &str, reader: Reader<'_>) -> Result<Reply, ApiError> {
         let id = reader.asset_id(id)?;
         match self.rendered_asset(id).await? {
-            Some(kept) if reader.sees(kept.published, kept.is_public) => Ok(kept.page.reply()),
+            Some(kept) if reader.sees(kept.published, kept.is_public, kept.workspace()) => {
+                Ok(kept.page.reply())
+            }
             _ => Err(reader.missing()),
         }
     }
 
-    /// `POST /api/v1/assets`: creates an asset (201, `Location`).
-    pub(super) async fn post_asset(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    /// `POST /api/v1/assets`: creates an asset (201, `Location`), in the workspace of a
+    /// workspace key (`ws`).
+    pub(super) async fn post_asset(
+        &self,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let mount = req.mount;
         let body = self.json_body(req).await?;
-        let new = validate::new_asset(&body, &self.inner.config)?;
+        let mut new = validate::new_asset(&body, &self.inner.config)?;
+        new.workspace_id = named_workspace(ws, new.workspace_id)?;
         let asset = self.create_asset(new).await?;
         Ok(created(&asset, mount))
     }
@@ -143,8 +152,12 @@ impl Service {
     /// Parts: `file` (required), and text parts `title` (default: the file's name),
     /// `description`, `asset_type` (default: inferred from the content), `is_public`
     /// (`true` or `false`, default false) and `published` (`true` or `false`, default true).
-    /// Other parts are ignored.
-    pub(super) async fn upload_asset(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    /// Other parts are ignored. A workspace key's (`ws`) asset is made in its workspace.
+    pub(super) async fn upload_asset(
+        &self,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let boundary = upload::boundary(req.content_type)?;
         upload::check_declared(req.declared_length(), self.inner.config.max_upload)?;
         let on_duplicate = query::on_duplicate_query(req.query)?;
@@ -153,7 +166,7 @@ impl Service {
             .create_uploaded(
                 boundary,
                 req.body.into_stream(self.inner.config.body_timeout),
-                on_duplicate,
+                (on_duplicate, ws),
                 &mut written,
             )
             .await;
@@ -173,7 +186,7 @@ impl Service {
         &self,
         boundary: String,
         body: BodyStream,
-        on_duplicate: OnDuplicate,
+        (on_duplicate, ws): (OnDuplicate, Option<&str>),
         written: &mut Written,
     ) -> Result<Uploaded, ApiError> {
         let files = &self.inner.files;
@@ -182,7 +195,16 @@ impl Service {
         let (path, client_name) = form.stored_file()?;
         let declared = upload::declared_type(&form)?;
         upload::check_fields(&form, config)?;
-        if let Some(same) = self.on_duplicate(on_duplicate, form.checksum).await? {
+        let named = form
+            .workspace_id
+            .as_deref()
+            .map(|w| validate::workspace_id("workspace_id", w))
+            .transpose()?;
+        let workspace = named_workspace(ws, named)?;
+        let same = self
+            .on_duplicate(on_duplicate, form.checksum, workspace.as_deref())
+            .await?;
+        if let Some(same) = same {
             return Ok(Uploaded::Reused(same));
         }
         let id = Uuid::new_v4();
@@ -197,7 +219,8 @@ impl Service {
         )
         .await?;
         written.extend(file.thumbnail_path.clone());
-        let new = upload::new_asset(&form, client_name, &file.info, config)?;
+        let mut new = upload::new_asset(&form, client_name, &file.info, config)?;
+        new.workspace_id = workspace;
         let asset = records::new_asset(id, new, Some(file));
         Ok(Uploaded::Created(
             self.inner.store.insert_asset(asset, &self.log).await?,

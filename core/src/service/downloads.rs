@@ -55,7 +55,7 @@ impl Service {
         &self,
         mut asset: Asset,
         req: RawRequest<'_>,
-        reader: Reader,
+        reader: Reader<'_>,
         pass: Option<&LibraryPass>,
     ) -> Result<Reply, ApiError> {
         let wanted = Wanted {
@@ -73,7 +73,7 @@ impl Service {
                 .store
                 .get_asset(asset.id)
                 .await?
-                .filter(|a| reader.sees(a.published, a.is_public))
+                .filter(|a| reader.sees_asset(a))
                 .ok_or_else(|| reader.missing())?;
             // The same path with no file there is a file gone from the store, not a race.
             if let Some(path) = current.file_path.as_deref()
@@ -209,9 +209,10 @@ impl Service {
         id: &str,
         req: RawRequest<'_>,
         right: FileRight<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
-        let rows = self.published_library(id).await?;
+        let rows = self.published_library_in(id, ws).await?;
         let items = self.zip_plan(&rows, right).await?;
         let reply = protected(
             Reply::empty(200)

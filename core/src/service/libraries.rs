@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use uuid::Uuid;
 
+use super::access::{in_workspace, named_workspace};
 use super::{Service, location};
 use crate::detail_cache::page_etag;
 use crate::error::{ApiError, StoreError};
@@ -19,9 +20,15 @@ use crate::tree;
 use crate::validate::{self, LibraryDoc};
 
 impl Service {
-    /// `GET /api/v1/libraries`: a page of published libraries.
-    pub(super) async fn list_libraries(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
-        let q = query::library_query(req.query, self.inner.config.max_page_size)?;
+    /// `GET /api/v1/libraries`: a page of published libraries (of its workspace, for a
+    /// workspace key: `ws`).
+    pub(super) async fn list_libraries(
+        &self,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
+        let mut q = query::library_query(req.query, self.inner.config.max_page_size)?;
+        q.workspace_id = named_workspace(ws, q.workspace_id)?;
         let page = self.inner.store.list_libraries(&q).await?;
 
         Ok(Reply::json_value(
@@ -43,6 +50,21 @@ impl Service {
             .ok_or(ApiError::LibraryNotFound)
     }
 
+    /// [`Service::published_library`] for a caller bound to workspace `seen`: one of another
+    /// workspace is missing too.
+    pub(super) async fn published_library_in(
+        &self,
+        id: Uuid,
+        seen: Option<&str>,
+    ) -> Result<LibraryRows, ApiError> {
+        let rows = self.published_library(id).await?;
+        if in_workspace(seen, rows.library.settings.workspace_id.as_deref()) {
+            Ok(rows)
+        } else {
+            Err(ApiError::LibraryNotFound)
+        }
+    }
+
     /// `GET /api/v1/libraries/{library_id}`: the detail of a published library; counts one
     /// view, and shows the count including it. A `HEAD` counts no view.
     ///
@@ -52,8 +74,10 @@ impl Service {
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
+        self.library_in(id, ws).await?;
         self.library_page(id, req).await
     }
 
@@ -106,17 +130,27 @@ impl Service {
     }
 
     /// `PUT /api/v1/libraries/{library_id}`: creates (201) or replaces (200) a whole library,
-    /// answering its detail with assets (a write counts no view).
+    /// answering its detail with assets (a write counts no view). A workspace key (`ws`)
+    /// writes in its workspace: a library of another is answered as missing (404), and only
+    /// assets of its workspace are there to be placed.
     pub(super) async fn put_library(
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let mount = req.mount;
         let body = self.json_body(req).await?;
         let id = validate::parse_id("library_id", id)?;
-        let doc = validate::library_doc(&body, &self.inner.config)?;
-        let outcome = self.save_library(id, doc).await?;
+        let mut doc = validate::library_doc(&body, &self.inner.config)?;
+        doc.settings.workspace_id = named_workspace(ws, doc.settings.workspace_id.take())?;
+        if let Some(own) = ws
+            && let Some(found) = self.inner.store.library_workspace(id).await?
+            && found.as_deref() != Some(own)
+        {
+            return Err(ApiError::LibraryNotFound);
+        }
+        let outcome = self.save_library_seen(id, doc, ws).await?;
         let rows = self
             .inner
             .store
@@ -154,7 +188,18 @@ impl Service {
     /// 400 naming the entry or `slug` (a given slug another library holds); 500 when the
     /// store fails.
     pub async fn save_library(&self, id: Uuid, doc: LibraryDoc) -> Result<PutOutcome, ApiError> {
-        self.check_entries(&doc).await?;
+        self.save_library_seen(id, doc, None).await
+    }
+
+    /// [`Service::save_library`] for a caller bound to workspace `seen`: an asset of another
+    /// workspace is to it as a missing one.
+    async fn save_library_seen(
+        &self,
+        id: Uuid,
+        doc: LibraryDoc,
+        seen: Option<&str>,
+    ) -> Result<PutOutcome, ApiError> {
+        self.check_entries(&doc, seen).await?;
         let paths: HashMap<Uuid, String> = doc
             .entries()
             .map(|e| (e.asset_id, e.path.clone()))
@@ -189,15 +234,34 @@ impl Service {
         Ok(assets.into_iter().map(|a| (a.id, a)).collect())
     }
 
-    /// Checks that every entry's asset exists and may be placed in a library.
-    async fn check_entries(&self, doc: &LibraryDoc) -> Result<(), ApiError> {
+    /// Checks that every entry's asset exists (as a caller bound to workspace `seen` sees
+    /// assets) and may be placed in the library: one of the library's workspace, or (in a
+    /// library of a workspace) of none.
+    async fn check_entries(&self, doc: &LibraryDoc, seen: Option<&str>) -> Result<(), ApiError> {
         let ids: Vec<Uuid> = doc.entries().map(|e| e.asset_id).collect();
         if ids.is_empty() {
             return Ok(());
         }
-        let found = self.assets_by_id(&ids).await?;
+        let mut found = self.assets_by_id(&ids).await?;
+        found.retain(|_, a| in_workspace(seen, a.workspace_id.as_deref()));
+        let workspace = doc.settings.workspace_id.as_deref();
         for entry in doc.entries() {
             match found.get(&entry.asset_id) {
+                Some(a) if a.workspace_id.is_some() && a.workspace_id.as_deref() != workspace => {
+                    return Err(ApiError::validation(
+                        &entry.path,
+                        format!(
+                            "asset {} is of another workspace; a library holds assets of its \
+                             own workspace{}",
+                            a.id,
+                            if workspace.is_some() {
+                                " and of none"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ));
+                }
                 None => {
                     return Err(ApiError::validation(
                         &entry.path,
@@ -220,9 +284,15 @@ impl Service {
         Ok(())
     }
 
-    /// `DELETE /api/v1/libraries/{library_id}`: 204, or 404 if there is none.
-    pub(super) async fn delete_library(&self, id: &str) -> Result<Reply, ApiError> {
+    /// `DELETE /api/v1/libraries/{library_id}`: 204, or 404 if there is none (of its
+    /// workspace, for a workspace key: `ws`).
+    pub(super) async fn delete_library(
+        &self,
+        id: &str,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
+        self.library_in(id, ws).await?;
         let deleted = self.inner.store.delete_library(id, &self.log).await?;
         self.inner.details.forget(id);
         if deleted {

@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use super::Service;
-use super::access::Reader;
+use super::access::{Reader, in_workspace};
 use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
 use crate::error::ApiError;
 use crate::files::Written;
@@ -20,15 +20,18 @@ use crate::upload;
 use crate::validate::{self, AssetPatch};
 
 impl Service {
-    /// `PATCH /api/v1/assets/{asset_id}`: merges the body into the asset (200, the asset).
+    /// `PATCH /api/v1/assets/{asset_id}`: merges the body into the asset (200, the asset);
+    /// for a workspace key (`ws`), an asset of its workspace.
     pub(super) async fn patch_asset(
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let body = self.json_body(req).await?;
         let id = validate::parse_id("asset_id", id)?;
         let patch = validate::asset_patch(&body, &self.inner.config)?;
+        self.asset_in(id, ws).await?;
         let asset = self.update_asset(id, patch).await?;
         Ok(data(200, AssetJson(&asset)))
     }
@@ -81,6 +84,7 @@ impl Service {
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let boundary = upload::boundary(req.content_type)?;
         upload::check_declared(req.declared_length(), self.inner.config.max_upload)?;
@@ -90,6 +94,7 @@ impl Service {
             .store
             .get_asset(id)
             .await?
+            .filter(|a| in_workspace(ws, a.workspace_id.as_deref()))
             .ok_or(ApiError::AssetNotFound)?;
         if !current.asset_type.is_file_based() {
             return Err(ApiError::validation(
@@ -175,9 +180,11 @@ impl Service {
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("asset_id", id)?;
         let force = query::force_query(req.query)?;
+        self.asset_in(id, ws).await?;
         self.delete_asset(id, force).await?;
         Ok(Reply::empty(204))
     }

@@ -315,6 +315,7 @@ impl Service {
             page: Rendered::of(&crate::render::data(200, crate::render::AssetJson(&asset))),
             published: asset.published,
             is_public: asset.is_public,
+            workspace_id: asset.workspace_id.as_deref().map(Box::from),
         });
         if let Some((cache, version)) = cache {
             cache.assets.put(id, version, Arc::clone(&rendered));
@@ -383,6 +384,7 @@ impl Service {
         access: &Access,
     ) -> Result<Reply, ApiError> {
         let reader = access.reader();
+        let ws = access.workspace();
         if let Access::Pass(pass) = access {
             Box::pin(self.pass_may_open(op, (id, req.query), pass)).await?;
         }
@@ -393,8 +395,8 @@ impl Service {
             Operation::OpenApi => Ok(openapi_document()),
             Operation::GetAsset => self.get_asset(id, reader).await,
             Operation::ListAssets => self.list_assets(req, access.key()?).await,
-            Operation::GetLibrary => self.get_library(id, req).await,
-            Operation::GetLibraryBySlug => self.get_library_by_slug(id, req).await,
+            Operation::GetLibrary => self.get_library(id, req, ws).await,
+            Operation::GetLibraryBySlug => self.get_library_by_slug(id, req, ws).await,
             Operation::DownloadAsset => {
                 Box::pin(async {
                     let asset = self.asset_for(id, reader).await?;
@@ -405,30 +407,30 @@ impl Service {
                 .await
             }
             Operation::DownloadLibrary => {
-                Box::pin(self.download_library(id, req, access.files())).await
+                Box::pin(self.download_library(id, req, access.files(), ws)).await
             }
-            Operation::CreateAsset => Box::pin(self.post_asset(req)).await,
-            Operation::UploadAsset => Box::pin(self.upload_asset(req)).await,
-            Operation::UpdateAsset => Box::pin(self.patch_asset(id, req)).await,
-            Operation::ReplaceAssetFile => Box::pin(self.replace_file(id, req)).await,
-            Operation::DeleteAsset => Box::pin(self.delete_asset_request(id, req)).await,
+            Operation::CreateAsset => Box::pin(self.post_asset(req, ws)).await,
+            Operation::UploadAsset => Box::pin(self.upload_asset(req, ws)).await,
+            Operation::UpdateAsset => Box::pin(self.patch_asset(id, req, ws)).await,
+            Operation::ReplaceAssetFile => Box::pin(self.replace_file(id, req, ws)).await,
+            Operation::DeleteAsset => Box::pin(self.delete_asset_request(id, req, ws)).await,
             Operation::AssetUsage => Box::pin(self.usage(id, access.key()?)).await,
-            Operation::RemakeThumbnail => Box::pin(self.remake_thumbnail_request(id)).await,
+            Operation::RemakeThumbnail => Box::pin(self.remake_thumbnail_request(id, ws)).await,
             Operation::AssetDownloadUrl => Box::pin(self.asset_download_url(id, req, access)).await,
             #[cfg(feature = "variants")]
             Operation::AssetImage => Box::pin(self.asset_image(id, req, access)).await,
             #[cfg(feature = "variants")]
             Operation::AssetImageUrl => Box::pin(self.asset_image_url(id, req, access)).await,
-            Operation::ListLibraries => Box::pin(self.list_libraries(req)).await,
-            Operation::PutLibrary => Box::pin(self.put_library(id, req)).await,
-            Operation::DeleteLibrary => Box::pin(self.delete_library(id)).await,
+            Operation::ListLibraries => Box::pin(self.list_libraries(req, ws)).await,
+            Operation::PutLibrary => Box::pin(self.put_library(id, req, ws)).await,
+            Operation::DeleteLibrary => Box::pin(self.delete_library(id, ws)).await,
             Operation::LibraryDownloadUrl => {
                 Box::pin(self.library_download_url(id, req, access)).await
             }
-            Operation::CreatePass => Box::pin(self.post_pass(id, req)).await,
-            Operation::ListPasses => Box::pin(self.pass_list(id, req)).await,
-            Operation::GetPass => Box::pin(self.pass_detail(id, sub)).await,
-            Operation::RevokePass => Box::pin(self.delete_pass(id, sub)).await,
+            Operation::CreatePass => Box::pin(self.post_pass(id, req, ws)).await,
+            Operation::ListPasses => Box::pin(self.pass_list(id, req, ws)).await,
+            Operation::GetPass => Box::pin(self.pass_detail(id, sub, ws)).await,
+            Operation::RevokePass => Box::pin(self.delete_pass(id, sub, ws)).await,
             Operation::ListEvents => Box::pin(self.list_events(req)).await,
             #[cfg(feature = "webhooks")]
             Operation::CreateWebhook => Box::pin(self.post_webhook(req)).await,
@@ -452,8 +454,8 @@ impl Service {
             Operation::DeleteUpload => Box::pin(self.delete_upload(id, req)).await,
             Operation::CreateDirectUpload => Box::pin(self.create_direct_upload(req)).await,
             Operation::CompleteDirectUpload => Box::pin(self.complete_direct_upload(id, req)).await,
-            Operation::BulkAssets => Box::pin(self.bulk_request(req)).await,
-            Operation::ListTags => Box::pin(self.tags_request(req)).await,
+            Operation::BulkAssets => Box::pin(self.bulk_request(req, ws)).await,
+            Operation::ListTags => Box::pin(self.tags_request(req, ws)).await,
             // The operations of a capability this build leaves out have no arm (nor route).
             // With every feature on, the match stays exhaustive: an operation added to the
             // table without its handler does not build.

@@ -2,10 +2,13 @@
 //! (`GET /api/v1/tags`), bulk changes (`POST /api/v1/assets/bulk`) and what an upload does
 //! with bytes an asset has already (`on_duplicate`).
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use uuid::Uuid;
 
 use super::Service;
+use super::access::in_workspace;
 use crate::change::{BulkOutcome, BulkRefusal};
 use crate::error::ApiError;
 use crate::model::{Asset, TagCount};
@@ -76,9 +79,17 @@ impl BulkResult {
 impl Service {
     /// `GET /api/v1/tags`: the tags of published assets with their counts, most used first;
     /// `limit` (1 to 1000, default 100) of them.
-    pub(super) async fn tags_request(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    pub(super) async fn tags_request(
+        &self,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let limit = query::limit_query(req.query, TAGS_DEFAULT, TAGS_MAX)?;
-        Ok(data(200, self.list_tags(limit).await?))
+        let tags = match ws {
+            None => self.list_tags(limit).await?,
+            Some(ws) => self.inner.store.list_workspace_tags(ws, limit).await?,
+        };
+        Ok(data(200, tags))
     }
 
     /// The tags of published assets, each with how many published assets have it (tags
@@ -93,10 +104,22 @@ impl Service {
 
     /// `POST /api/v1/assets/bulk`: 200 with a result per id, in order; an atomic change that
     /// one asset stopped is 409 with the same results, and changed nothing.
-    pub(super) async fn bulk_request(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    pub(super) async fn bulk_request(
+        &self,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let body = self.json_body(req).await?;
-        let doc = validate::bulk_doc(&body, &self.inner.config)?;
-        let result = self.bulk_assets(doc).await?;
+        let mut doc = validate::bulk_doc(&body, &self.inner.config)?;
+        // A workspace key's ids of other workspaces go to the store as ids of no asset, so
+        // each is answered exactly as a missing one, and named again in the results.
+        let hidden = self.hide_foreign(&mut doc.ids, ws).await?;
+        let mut result = self.bulk_assets(doc).await?;
+        for item in &mut result.items {
+            if let Some(&id) = hidden.get(&item.id) {
+                item.id = id;
+            }
+        }
         let wire = BulkWire::of(&result);
         if result.atomic && result.succeeded() < result.items.len() {
             let stopped = result
@@ -209,10 +232,37 @@ impl Service {
             .collect())
     }
 
+    /// Replaces each of `ids` that is an asset of a workspace other than `seen` (when the
+    /// caller is bound to one) with a new id of no asset; returns the original of each
+    /// replacement.
+    async fn hide_foreign(
+        &self,
+        ids: &mut [Uuid],
+        seen: Option<&str>,
+    ) -> Result<HashMap<Uuid, Uuid>, ApiError> {
+        let mut hidden = HashMap::new();
+        if seen.is_none() {
+            return Ok(hidden);
+        }
+        let found = self.assets_by_id(ids).await?;
+        for id in ids.iter_mut() {
+            if found
+                .get(id)
+                .is_some_and(|a| !in_workspace(seen, a.workspace_id.as_deref()))
+            {
+                let stand_in = Uuid::new_v4();
+                hidden.insert(stand_in, *id);
+                *id = stand_in;
+            }
+        }
+        Ok(hidden)
+    }
+
     /// The asset whose file has `checksum` (the oldest, published or not), if any.
     pub(super) async fn asset_with_checksum(
         &self,
         checksum: [u8; 32],
+        workspace: Option<&str>,
     ) -> Result<Option<Asset>, ApiError> {
         let query = AssetQuery {
             per_page: 1,
@@ -220,23 +270,29 @@ impl Service {
             sort: AssetSort::CreatedAt,
             order: SortOrder::Asc,
             checksum: Some(checksum),
+            workspace_id: workspace.map(str::to_owned),
             ..AssetQuery::default()
         };
         Ok(self.inner.store.list_assets(&query).await?.items.pop())
     }
 
-    /// What an upload of a file with `checksum` does under `on_duplicate`: `Ok(None)` to
-    /// store it as a new asset, `Ok(Some(asset))` to answer with the asset that has the same
-    /// bytes (`reuse`), 409 naming it (`reject`).
+    /// What an upload of a file with `checksum` into `workspace` does under `on_duplicate`:
+    /// `Ok(None)` to store it as a new asset, `Ok(Some(asset))` to answer with the asset of
+    /// the workspace (of any, for none) that has the same bytes (`reuse`), 409 naming it
+    /// (`reject`).
     pub(super) async fn on_duplicate(
         &self,
         on_duplicate: OnDuplicate,
         checksum: Option<[u8; 32]>,
+        workspace: Option<&str>,
     ) -> Result<Option<Asset>, ApiError> {
         let Some(checksum) = checksum.filter(|_| on_duplicate != OnDuplicate::Allow) else {
             return Ok(None);
         };
-        match (on_duplicate, self.asset_with_checksum(checksum).await?) {
+        match (
+            on_duplicate,
+            self.asset_with_checksum(checksum, workspace).await?,
+        ) {
             (_, None) | (OnDuplicate::Allow, _) => Ok(None),
             (OnDuplicate::Reject, Some(asset)) => Err(ApiError::Duplicate { asset_id: asset.id }),
             (OnDuplicate::Reuse, Some(asset)) => Ok(Some(asset)),

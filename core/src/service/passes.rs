@@ -46,7 +46,7 @@ impl Service {
             Operation::GetLibrary | Operation::DownloadLibrary | Operation::LibraryDownloadUrl => {
                 validate::parse_id("library_id", id)?
             }
-            Operation::GetLibraryBySlug => self.library_of_slug(id, query).await?,
+            Operation::GetLibraryBySlug => self.library_of_slug(id, query, None).await?,
             Operation::DownloadAsset
             | Operation::AssetDownloadUrl
             | Operation::AssetImage
@@ -62,11 +62,17 @@ impl Service {
 
     /// `POST /api/v1/libraries/{library_id}/passes`: 201 with the new pass, its token shown
     /// this once, and its `Location`.
-    pub(super) async fn post_pass(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    pub(super) async fn post_pass(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let mount = req.mount;
         let body = self.json_body(req).await?;
         let library_id = validate::parse_id("library_id", id)?;
         let doc = validate::pass_doc(&body, now())?;
+        self.library_in(library_id, ws).await?;
         let (pass, token) = self.create_pass(library_id, doc).await?;
         let path = format!("libraries/{library_id}/passes");
         Ok(data(
@@ -146,9 +152,15 @@ impl Service {
 
     /// `GET /api/v1/libraries/{library_id}/passes?page&per_page`: a page of the library's
     /// passes, newest first, without tokens; 404 when there is no such library.
-    pub(super) async fn pass_list(&self, id: &str, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    pub(super) async fn pass_list(
+        &self,
+        id: &str,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let library_id = validate::parse_id("library_id", id)?;
         let q = query::page_query(req.query, self.inner.config.max_page_size)?;
+        self.library_in(library_id, ws).await?;
         let offset = crate::page::offset(q.page, q.per_page);
         let page = self
             .pass_store()?
@@ -176,8 +188,13 @@ impl Service {
     }
 
     /// `GET /api/v1/libraries/{library_id}/passes/{pass_id}`: one pass, without its token.
-    pub(super) async fn pass_detail(&self, id: &str, pass_id: &str) -> Result<Reply, ApiError> {
-        let pass = self.library_pass(id, pass_id).await?;
+    pub(super) async fn pass_detail(
+        &self,
+        id: &str,
+        pass_id: &str,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
+        let pass = self.library_pass(id, pass_id, ws).await?;
         Ok(data(
             200,
             PassWire {
@@ -190,8 +207,13 @@ impl Service {
     /// `DELETE /api/v1/libraries/{library_id}/passes/{pass_id}`: revokes the pass (204, also
     /// when it was revoked already: the first time is kept). It stops working at once, on
     /// every replica: a pass is read from the store on every use.
-    pub(super) async fn delete_pass(&self, id: &str, pass_id: &str) -> Result<Reply, ApiError> {
-        let pass = self.library_pass(id, pass_id).await?;
+    pub(super) async fn delete_pass(
+        &self,
+        id: &str,
+        pass_id: &str,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
+        let pass = self.library_pass(id, pass_id, ws).await?;
         if !self
             .pass_store()?
             .revoke_pass(pass.id, now(), &self.log)
@@ -203,10 +225,20 @@ impl Service {
     }
 
     /// The pass `pass_id` of the library `id` (path ids): 400 when either is not an id, 404
-    /// when there is no such pass in that library.
-    async fn library_pass(&self, id: &str, pass_id: &str) -> Result<LibraryPass, ApiError> {
+    /// when there is no such pass in that library (or the library is not of the workspace of
+    /// a workspace key, `ws`).
+    async fn library_pass(
+        &self,
+        id: &str,
+        pass_id: &str,
+        ws: Option<&str>,
+    ) -> Result<LibraryPass, ApiError> {
         let library_id = validate::parse_id("library_id", id)?;
         let pass_id = validate::parse_id("pass_id", pass_id)?;
+        self.library_in(library_id, ws).await.map_err(|e| match e {
+            ApiError::LibraryNotFound => ApiError::PassNotFound,
+            other => other,
+        })?;
         self.pass_store()?
             .get_pass(pass_id)
             .await?

@@ -44,8 +44,13 @@ pub struct Backfill {
 impl Service {
     /// `POST /api/v1/assets/{asset_id}/thumbnail`: 200 with the asset, its thumbnail and
     /// placeholder made anew (see [`Service::remake_thumbnail`]).
-    pub(super) async fn remake_thumbnail_request(&self, id: &str) -> Result<Reply, ApiError> {
+    pub(super) async fn remake_thumbnail_request(
+        &self,
+        id: &str,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("asset_id", id)?;
+        self.asset_in(id, ws).await?;
         let asset = self.remake_thumbnail(id).await?;
         Ok(data(200, AssetJson(&asset)))
     }

@@ -452,7 +452,10 @@ impl Service {
         };
         let on_duplicate =
             OnDuplicate::parse("on_duplicate", upload.metadata.on_duplicate.as_deref())?;
-        if let Some(same) = self.on_duplicate(on_duplicate, Some(checksum)).await? {
+        if let Some(same) = self
+            .on_duplicate(on_duplicate, Some(checksum), None)
+            .await?
+        {
             return Ok(same);
         }
         let form = Form::of_metadata(&upload.metadata, &upload.path);

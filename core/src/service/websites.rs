@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 
-use super::access::{Access, FileRight};
+use super::access::{Access, FileRight, named_workspace};
 use super::{Service, unix_now};
 use crate::error::ApiError;
 use crate::query;
@@ -55,20 +55,23 @@ impl Service {
         &self,
         slug: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
-        let id = self.library_of_slug(slug, req.query).await?;
+        let id = self.library_of_slug(slug, req.query, ws).await?;
         self.library_page(id, req).await
     }
 
     /// The library a slug route names (404 when none): the one with `slug` in the workspace
-    /// its query names (`workspace_id`), else the one with it in no workspace, else the only
-    /// library with it (so a slug that names one library finds it without the workspace).
+    /// its query names (`workspace_id`; a workspace key's own, `seen`, and 403 for another),
+    /// else the one with it in no workspace, else the only library with it (so a slug that
+    /// names one library finds it without the workspace).
     pub(super) async fn library_of_slug(
         &self,
         slug: &str,
         query: Option<&str>,
+        seen: Option<&str>,
     ) -> Result<Uuid, ApiError> {
-        let wanted = query::slug_workspace(query)?;
+        let wanted = named_workspace(seen, query::slug_workspace(query)?)?;
         let holders = self.inner.store.libraries_by_slug(slug).await?;
         let found = match wanted.as_deref() {
             Some(w) => holders
@@ -119,7 +122,7 @@ impl Service {
         access: &Access,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
-        let rows = self.published_library(id).await?;
+        let rows = self.published_library_in(id, access.workspace()).await?;
         self.zip_plan(&rows, access.files()).await?;
         let expires_in = expires_in(req.query)?;
         self.signed_link(

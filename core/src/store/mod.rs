@@ -402,6 +402,35 @@ pub trait AssetStore: Send + Sync + 'static {
     /// [`ReplicaSync::Notify`](crate::ReplicaSync::Notify) (see
     /// [`MetaStore::use_replica_sync`]).
     async fn assets_version(&self) -> Result<u64, StoreError>;
+
+    /// [`AssetStore::list_tags`] of the published assets of `workspace` alone. The default
+    /// walks the workspace's published assets a page at a time
+    /// ([`AssetStore::list_assets`]); a store may count from what it keeps.
+    async fn list_workspace_tags(
+        &self,
+        workspace: &str,
+        limit: u32,
+    ) -> Result<Vec<TagCount>, StoreError> {
+        let mut counts: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        let mut query = AssetQuery {
+            per_page: 100,
+            workspace_id: Some(workspace.to_owned()),
+            ..AssetQuery::default()
+        };
+        loop {
+            let page = self.list_assets(&query).await?;
+            for asset in &page.items {
+                for key in rules::tag_keys(&asset.tags) {
+                    *counts.entry(key).or_default() += 1;
+                }
+            }
+            if page.items.len() < query.per_page as usize {
+                break;
+            }
+            query.page += 1;
+        }
+        Ok(rules::top_tags(counts, limit))
+    }
 }
 
 /// Libraries: lists, whole loads for the detail page, atomic writes, slugs, deletes, and
@@ -439,6 +468,17 @@ pub trait LibraryStore: Send + Sync + 'static {
     /// The libraries (published or not) whose slug is `slug`: at most one per workspace,
     /// ordered by workspace, the one of no workspace first.
     async fn libraries_by_slug(&self, slug: &str) -> Result<Vec<SlugHolder>, StoreError>;
+
+    /// The workspace of the library `id` (published or not): `None` when there is no such
+    /// library, `Some(None)` for one of no workspace. What a workspace key's request asks
+    /// before it touches a library. The default loads the whole library
+    /// ([`LibraryStore::load_library`]); a store answers from the library's record alone.
+    async fn library_workspace(&self, id: Uuid) -> Result<Option<Option<String>>, StoreError> {
+        Ok(self
+            .load_library(id)
+            .await?
+            .map(|rows| rows.library.settings.workspace_id))
+    }
 
     /// Deletes a library with its sections, entries and passes (not its assets), in one
     /// change. `false` if there was none.

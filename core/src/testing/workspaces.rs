@@ -195,6 +195,22 @@ pub(super) async fn library_slugs_are_unique_per_workspace(store: Arc<dyn Store>
         ],
         "one per workspace, the one of no workspace first"
     );
+    // Each library's workspace is told from its id.
+    let workspace_of = |id: Uuid| {
+        let store = store.clone();
+        async move {
+            store
+                .library_workspace(id)
+                .await
+                .expect("library_workspace")
+        }
+    };
+    assert_eq!(
+        workspace_of(globex.id).await,
+        Some(Some("globex".to_owned()))
+    );
+    assert_eq!(workspace_of(none.id).await, Some(None));
+    assert_eq!(workspace_of(Uuid::new_v4()).await, None);
     // A given slug taken in the same workspace is refused; a made one gets a number there.
     match put(library_in(Some("acme"), "Kit", 4), true).await {
         Err(StoreError::SlugTaken { slug }) => assert_eq!(slug, "kit"),

@@ -18,3 +18,4 @@ mod page_cache;
 mod s3;
 mod service;
 mod workers;
+mod workspaces;

@@ -559,6 +559,10 @@ impl LibraryStore for PgStore {
         self.libraries_by_slug_impl(slug).await
     }
 
+    async fn library_workspace(&self, id: Uuid) -> Result<Option<Option<String>>, StoreError> {
+        self.library_workspace_impl(id).await
+    }
+
     async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
         let deleted = self.delete_library_impl(id, log).await;
         // A failed delete may still have committed (a connection lost at the commit).

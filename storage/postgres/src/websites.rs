@@ -9,6 +9,25 @@ use crate::error::Failure;
 use crate::store::PgStore;
 
 impl PgStore {
+    /// The workspace of the library `id`, if there is one.
+    pub(crate) async fn library_workspace_impl(
+        &self,
+        id: uuid::Uuid,
+    ) -> Result<Option<Option<String>>, StoreError> {
+        let s = &self.schema.q;
+        let sql = format!("SELECT workspace_id FROM {s}.libraries WHERE id = $1");
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
+        let row = client
+            .query_opt(&stmt, &[&id])
+            .await
+            .map_err(Failure::from)?;
+        Ok(row
+            .map(|r| r.try_get(0))
+            .transpose()
+            .map_err(Failure::from)?)
+    }
+
     /// The libraries holding `slug`, one per workspace, the one of no workspace first.
     pub(crate) async fn libraries_by_slug_impl(
         &self,

@@ -467,6 +467,10 @@ impl LibraryStore for SledStore {
         self.point_read(|inner| inner.libraries_by_slug(slug))
     }
 
+    async fn library_workspace(&self, id: Uuid) -> Result<Option<Option<String>>, StoreError> {
+        self.point_read(|inner| Ok(inner.library_rec(id)?.map(|rec| rec.workspace_id)))
+    }
+
     async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
         self.logged_write(log, move |inner, event| inner.delete_library(id, event))
             .await
