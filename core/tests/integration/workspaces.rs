@@ -453,3 +453,26 @@ async fn another_workspaces_records_answer_as_missing_ones() {
             .contains("another workspace")
     );
 }
+
+#[tokio::test]
+async fn the_feed_webhooks_and_resumable_uploads_need_a_global_key() {
+    let e = env().await;
+    for op in [
+        Operation::ListEvents,
+        Operation::ListWebhooks,
+        Operation::CreateUpload,
+        Operation::CreateDirectUpload,
+    ] {
+        let r = e.call(op, &[], &e.acme, None, None).await;
+        assert_eq!(r.status, 403, "{op:?}");
+        assert!(
+            json_of(&r)["message"]
+                .as_str()
+                .unwrap()
+                .contains("need a global key"),
+            "{op:?}"
+        );
+        let r = e.call(op, &[], &e.global, None, None).await;
+        assert_ne!(r.status, 403, "{op:?}");
+    }
+}
