@@ -10,7 +10,7 @@ use sha2::Digest as _;
 use crate::harness::Harness;
 use crate::support::{Ctx, Resp, asset, id_of, ids, keys};
 
-const BASE_FIELDS: [&str; 18] = [
+const BASE_FIELDS: [&str; 19] = [
     "asset_type",
     "checksum_sha256",
     "created_at",
@@ -29,6 +29,7 @@ const BASE_FIELDS: [&str; 18] = [
     "thumbnail_placeholder",
     "title",
     "updated_at",
+    "workspace_id",
 ];
 
 fn is_rfc3339_millis_utc(s: &str) -> bool {
@@ -85,7 +86,7 @@ pub(crate) async fn create_answers_201_with_location_and_the_asset<H: Harness>()
             "thumbnail_placeholder": placeholder, "page_count": 3,
             "download_count": 0, "is_public": true, "published": true,
             "created_at": created_at, "updated_at": created_at, "word_count": 150,
-            "tags": [], "checksum_sha256": sum
+            "tags": [], "checksum_sha256": sum, "workspace_id": null
         })
     );
 

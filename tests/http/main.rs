@@ -44,6 +44,7 @@ mod upload_head;
 mod uploads;
 mod webhooks;
 mod websites;
+mod workspaces;
 
 /// Every case of the suite, handed to `$then!` after its own arguments.
 macro_rules! cases {
@@ -137,6 +138,7 @@ macro_rules! cases {
             websites::public_assets_need_no_key,
             websites::json_reads_answer_304_to_a_matching_etag,
             websites::rate_limits_are_per_key,
+            workspaces::a_workspace_key_answers_anothers_records_as_missing_ones,
             probe::a_download_racing_replacements_and_a_delete_never_fails,
             probe::a_zip_racing_replacements_and_deletes_stays_whole,
             probe::keyless_reads_take_only_the_one_spelling_of_an_id,

@@ -34,3 +34,4 @@ mod tus_kit;
 mod upload_page;
 #[cfg(all(feature = "postgres", feature = "s3"))]
 mod uploads;
+mod workspaces;

@@ -189,6 +189,10 @@ pub(crate) enum KeysCommand {
         /// Days until the key stops working, 1 to 36500 (default: never).
         #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=36_500))]
         expires_in_days: Option<u32>,
+        /// The workspace whose records alone the key reads and writes: 1 to 64 letters,
+        /// digits, `_` and `-` (default: a global key, which sees every workspace).
+        #[arg(long, value_name = "W", value_parser = parse_workspace)]
+        workspace: Option<String>,
         #[command(flatten)]
         data: DataArg,
     },
@@ -218,4 +222,8 @@ pub(crate) struct Scopes(pub(crate) Vec<Scope>);
 
 fn parse_scopes(list: &str) -> Result<Scopes, String> {
     assetlib::auth::parse_scopes(list).map(Scopes)
+}
+
+fn parse_workspace(id: &str) -> Result<String, String> {
+    assetlib::validate::workspace_id("--workspace", id).map_err(|e| e.message())
 }

@@ -50,11 +50,14 @@ pub(crate) async fn run_keys(command: KeysCommand) -> Result<(), BoxError> {
             scopes,
             name,
             expires_in_days,
+            workspace,
             data,
         } => {
             let service = open_service(&data, command_config()).await?;
             let expires_at = expires_in_days.map(|d| Utc::now() + Duration::days(i64::from(d)));
-            let (record, key) = service.create_key(&name, scopes.0, expires_at).await?;
+            let (record, key) = service
+                .create_workspace_key(&name, scopes.0, expires_at, workspace.as_deref())
+                .await?;
             service.store().flush().await?;
             println!(
                 "Created key {} ({}): {}",
@@ -104,6 +107,9 @@ fn describe(key: &ApiKey) -> String {
     );
     if let Some(at) = key.expires_at {
         line.push_str(&format!(", expires {}", ts(at)));
+    }
+    if let Some(workspace) = &key.workspace_id {
+        line.push_str(&format!(", workspace {workspace}"));
     }
     let state = match (key.revoked_at, key.expires_at) {
         (Some(at), _) => format!("revoked {}", ts(at)),

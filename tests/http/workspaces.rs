@@ -1,0 +1,326 @@
+//! Workspaces over HTTP: a key of workspace A walks every operation of the served
+//! `openapi.json` with workspace B's ids and with ids of nothing. It never gets a 2xx on B's
+//! records, and each of B's ids is answered byte for byte as a missing one (status, headers
+//! but `date`, body with the id). An operation with a path parameter this file does not know
+//! fails the walk, so a new route cannot escape it.
+
+use assetlib::Scope;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::files::{BOUNDARY, form};
+use crate::harness::Harness;
+use crate::support::{Ctx, Resp, id_of};
+
+/// B's record of each kind of path parameter, and a missing one of the same kind.
+struct Ids {
+    theirs: Vec<(&'static str, String)>,
+    missing: Vec<(&'static str, String)>,
+}
+
+impl Ids {
+    fn fill(pairs: &[(&'static str, String)], path: &str) -> String {
+        let mut path = path.to_owned();
+        for (name, value) in pairs {
+            path = path.replace(&format!("{{{name}}}"), value);
+        }
+        assert!(
+            !path.contains('{'),
+            "{path}: a path parameter the workspace matrix does not know; add B's record \
+             and a missing one for it"
+        );
+        path
+    }
+}
+
+/// What one operation sends besides its path: query, content type and body.
+fn request_of(operation: &str) -> (Option<&'static str>, Option<String>, Vec<u8>) {
+    let json = |v: Value| {
+        (
+            Some("application/json".to_owned()),
+            v.to_string().into_bytes(),
+        )
+    };
+    let (content_type, body) = match operation {
+        "updateAsset" => json(json!({"title": "Taken over"})),
+        "putLibrary" => json(json!({"title": "Taken over"})),
+        "createPass" => json(json!({"label": "order 9", "expires_in": 3600})),
+        "updateWebhook" => json(json!({"enabled": false})),
+        "replaceAssetFile" => (
+            Some(format!("multipart/form-data; boundary={BOUNDARY}")),
+            form(&[], Some(("notes.txt", b"other words entirely"))),
+        ),
+        "patchUpload" => (
+            Some("application/offset+octet-stream".to_owned()),
+            b"more".to_vec(),
+        ),
+        _ => (None, Vec::new()),
+    };
+    let query = match operation {
+        "assetImage" | "assetImageUrl" => Some("w=64"),
+        _ => None,
+    };
+    (query, content_type, body)
+}
+
+async fn send(
+    ctx: &Ctx,
+    method: &Method,
+    path: &str,
+    key: &str,
+    (query, content_type, body): &(Option<&str>, Option<String>, Vec<u8>),
+) -> Resp {
+    let path = match query {
+        Some(q) => format!("{path}?{q}"),
+        None => path.to_owned(),
+    };
+    let mut r = ctx.request(method.clone(), &path, Some(key));
+    if path.starts_with("/api/v1/uploads/") {
+        r = r
+            .header("tus-resumable", "1.0.0")
+            .header("upload-offset", "0");
+    }
+    if let Some(t) = content_type {
+        r = r.header("content-type", t).body(body.clone());
+    }
+    Resp::from(r).await
+}
+
+/// An answer as compared: status, headers but `date`, and the body.
+fn seen(r: &Resp) -> (u16, Vec<(String, String)>, String) {
+    let mut headers: Vec<(String, String)> = r
+        .headers
+        .iter()
+        .filter(|(name, _)| name.as_str() != "date")
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                value.to_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    headers.sort();
+    (
+        r.status,
+        headers,
+        String::from_utf8_lossy(&r.raw).into_owned(),
+    )
+}
+
+pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let key = |workspace: &'static str| {
+        let service = ctx.service.clone();
+        async move {
+            service
+                .create_workspace_key("k", Scope::ALL.to_vec(), None, Some(workspace))
+                .await
+                .expect("a workspace key")
+                .1
+        }
+    };
+    let (acme, globex) = (key("acme").await, key("globex").await);
+
+    // B's records: a document, a library holding it (slug `kit`), a pass of the library;
+    // and, through the global key, a webhook and an upload.
+    let upload = ctx
+        .request(Method::POST, "/api/v1/assets/upload", Some(&globex))
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={BOUNDARY}"),
+        )
+        .body(form(
+            &[("title", "Readme")],
+            Some(("readme.txt", b"hello there world")),
+        ));
+    let made = Resp::from(upload).await;
+    assert_eq!(made.status, 201, "{}", made.json);
+    assert_eq!(made.json["data"]["workspace_id"], "globex");
+    let asset = id_of(&made.json["data"]);
+    let library = uuid::Uuid::new_v4().to_string();
+    let doc = json!({"title": "Kit", "slug": "kit", "allow_bulk_download": true,
+        "sections": [{"title": "All", "assets": [{"asset_id": asset}]}]});
+    let put = ctx
+        .send_json(
+            Method::PUT,
+            &format!("/api/v1/libraries/{library}"),
+            Some(&globex),
+            &doc,
+        )
+        .await;
+    assert_eq!(put.status, 201, "{}", put.json);
+    let pass = ctx
+        .send_json(
+            Method::POST,
+            &format!("/api/v1/libraries/{library}/passes"),
+            Some(&globex),
+            &json!({"label": "order 1", "expires_in": 3600}),
+        )
+        .await;
+    assert_eq!(pass.status, 201, "{}", pass.json);
+    let pass = id_of(&pass.json["data"]);
+    let hook = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/webhooks",
+            Some(&ctx.admin),
+            &json!({"url": "http://127.0.0.1:9/hooks"}),
+        )
+        .await;
+    assert_eq!(hook.status, 201, "{}", hook.json);
+    let webhook = id_of(&hook.json["data"]);
+    let tus = ctx
+        .request(Method::POST, "/api/v1/uploads", Some(&ctx.admin))
+        .header("tus-resumable", "1.0.0")
+        .header("upload-length", "10");
+    let tus = Resp::from(tus).await;
+    assert_eq!(tus.status, 201);
+    let upload_id = tus
+        .header("location")
+        .and_then(|l| l.rsplit('/').next())
+        .expect("an upload's location")
+        .to_owned();
+
+    let delivery = uuid::Uuid::new_v4().to_string();
+    let ids = Ids {
+        theirs: vec![
+            ("asset_id", asset.clone()),
+            ("library_id", library.clone()),
+            ("pass_id", pass.clone()),
+            ("slug", "kit".to_owned()),
+            ("webhook_id", webhook.clone()),
+            ("delivery_id", delivery.clone()),
+            ("upload_id", upload_id.clone()),
+        ],
+        missing: vec![
+            ("asset_id", uuid::Uuid::new_v4().to_string()),
+            ("library_id", uuid::Uuid::new_v4().to_string()),
+            ("pass_id", pass.clone()),
+            ("slug", "no-such-kit".to_owned()),
+            ("webhook_id", uuid::Uuid::new_v4().to_string()),
+            ("delivery_id", delivery.clone()),
+            ("upload_id", uuid::Uuid::new_v4().to_string()),
+        ],
+    };
+    let to_theirs = |text: &str| {
+        ids.missing
+            .iter()
+            .zip(&ids.theirs)
+            .fold(text.to_owned(), |t, ((_, m), (_, b))| {
+                t.replace(m.as_str(), b)
+            })
+    };
+
+    let document = ctx.get("/api/v1/openapi.json").await.json;
+    let paths = document["paths"].as_object().expect("paths");
+    let mut walked = 0;
+    for (path, operations) in paths {
+        for (method, operation) in operations.as_object().expect("operations") {
+            let Ok(method) = method.to_uppercase().parse::<Method>() else {
+                continue;
+            };
+            let name = operation["operationId"].as_str().expect("an operationId");
+            let request = request_of(name);
+            if !path.contains('{') {
+                // A list or a create: B's records are not in what it answers.
+                if method == Method::GET {
+                    let r = send(&ctx, &method, path, &acme, &request).await;
+                    let body = String::from_utf8_lossy(&r.raw);
+                    for id in [&asset, &library, &pass] {
+                        assert!(!body.contains(id.as_str()), "{name} shows {id}: {body}");
+                    }
+                }
+                continue;
+            }
+            let of_theirs = send(
+                &ctx,
+                &method,
+                &Ids::fill(&ids.theirs, path),
+                &acme,
+                &request,
+            )
+            .await;
+            assert!(
+                !(200..300).contains(&of_theirs.status),
+                "{name}: {} on B's record: {}",
+                of_theirs.status,
+                String::from_utf8_lossy(&of_theirs.raw)
+            );
+            walked += 1;
+            if name == "putLibrary" {
+                // A missing id is created (201); B's is answered as not found.
+                assert_eq!(of_theirs.status, 404, "{name}: {}", of_theirs.json);
+                continue;
+            }
+            let of_none = send(
+                &ctx,
+                &method,
+                &Ids::fill(&ids.missing, path),
+                &acme,
+                &request,
+            )
+            .await;
+            let (status, headers, body) = seen(&of_none);
+            let headers = headers
+                .into_iter()
+                .map(|(n, v)| (n, to_theirs(&v)))
+                .collect();
+            assert_eq!(
+                seen(&of_theirs),
+                (status, headers, to_theirs(&body)),
+                "{} {path} ({name})",
+                method
+            );
+        }
+    }
+    assert!(
+        walked >= 25,
+        "only {walked} operations with a path id walked"
+    );
+
+    // Bulk items name their ids in the body.
+    let bulk = |id: &str| json!({"action": "add_tags", "ids": [id], "changes": {"tags": ["x"]}});
+    let missing = uuid::Uuid::new_v4().to_string();
+    let of_theirs = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/assets/bulk",
+            Some(&acme),
+            &bulk(&asset),
+        )
+        .await;
+    let of_none = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/assets/bulk",
+            Some(&acme),
+            &bulk(&missing),
+        )
+        .await;
+    let (status, headers, body) = seen(&of_none);
+    assert_eq!(
+        seen(&of_theirs),
+        (status, headers, body.replace(&missing, &asset))
+    );
+
+    // B's records are as they were.
+    let r = ctx
+        .get_as(&format!("/api/v1/assets/{asset}"), Some(&globex))
+        .await;
+    assert_eq!(r.json["data"]["title"], "Readme");
+    assert!(r.json["data"]["tags"].as_array().expect("tags").is_empty());
+    let r = ctx
+        .get_as(&format!("/api/v1/libraries/{library}"), Some(&globex))
+        .await;
+    assert_eq!(
+        (r.json["title"].clone(), r.json["view_count"].clone()),
+        (json!("Kit"), json!(1))
+    );
+    let r = ctx
+        .get_as(
+            &format!("/api/v1/libraries/{library}/passes/{pass}"),
+            Some(&globex),
+        )
+        .await;
+    assert_eq!(r.json["data"]["revoked_at"], Value::Null);
+}
