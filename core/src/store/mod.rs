@@ -80,8 +80,8 @@ pub mod prelude {
 /// use assetlib_core::{
 ///     ApiKey, Asset, AssetChange, AssetDeletion, AssetQuery, AssetUpdate, BulkOutcome, Config,
 ///     Files, Holders, LibraryQuery, LibraryRows, LibrarySummary, LibraryUse, LibraryWrite,
-///     MemoryStore, Operation, Page, PutOutcome, RawRequest, Scope, Service, StoreError,
-///     TagCount, ViewCount, async_trait,
+///     MemoryStore, Operation, Page, PutOutcome, RawRequest, Scope, Service, SlugHolder,
+///     StoreError, TagCount, ViewCount, async_trait,
 /// };
 /// use chrono::{DateTime, Utc};
 /// use uuid::Uuid;

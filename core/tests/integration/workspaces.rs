@@ -31,6 +31,9 @@ async fn env() -> Env {
     }
 }
 
+/// An operation, another workspace's path ids, a missing record's, and the body.
+type Case<'a> = (Operation, Vec<&'a str>, Vec<&'a str>, Option<Value>);
+
 /// What a caller can compare of an answer: status, headers and body.
 fn seen(r: &Reply) -> (u16, Vec<(&'static str, String)>, String) {
     (
@@ -269,8 +272,7 @@ async fn another_workspaces_records_answer_as_missing_ones() {
     let patch = json!({"title": "Mine now"});
     let bulk = |id: &str| json!({"action": "add_tags", "ids": [id], "changes": {"tags": ["x"]}});
     let pass_doc = json!({"label": "order 2", "expires_in": 3600});
-    // (operation, globex's path ids, a missing record's, body)
-    let cases: Vec<(Operation, Vec<&str>, Vec<&str>, Option<Value>)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         (Operation::GetAsset, vec![&asset], vec![&missing], None),
         (
             Operation::UpdateAsset,

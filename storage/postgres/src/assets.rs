@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use assetlib_core::events::{Log, Written};
-use assetlib_core::store::rules::{fold_case, tag_keys};
 use assetlib_core::{
     Asset, AssetChange, AssetDeletion, AssetQuery, AssetStore, AssetType, AssetUpdate, BulkOutcome,
     LibraryUse, Media, Page, StoreError, TagCount, async_trait,
@@ -15,6 +14,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
+use crate::asset_params::AssetParams;
 use crate::batch;
 use crate::error::{Failure, duplicate_id, unique_violation};
 use crate::events::{EventParams, one_event};
@@ -123,70 +123,12 @@ pub(crate) fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
     })
 }
 
-/// The values an insert or update writes, as SQL parameters.
-pub(crate) struct AssetParams {
-    pub(crate) title_lower: String,
-    pub(crate) description_lower: Option<String>,
-    pub(crate) asset_type: &'static str,
-    pub(crate) file_size: Option<i64>,
-    pub(crate) page_count: Option<i64>,
-    pub(crate) word_count: Option<i64>,
-    pub(crate) width: Option<i64>,
-    pub(crate) height: Option<i64>,
-    pub(crate) duration_ms: Option<i64>,
-    pub(crate) sample_rate: Option<i64>,
-    pub(crate) channels: Option<i64>,
-    pub(crate) bitrate: Option<i64>,
-    /// The keys of the lists the asset is in ([`list_keys`]).
-    pub(crate) tag_keys: Vec<String>,
-    pub(crate) checksum: Option<Vec<u8>>,
-}
-
-/// The first character of a workspace's key among the keys of an asset's tags: no tag key
-/// starts with it (tags hold no control character).
-const WORKSPACE_KEY: char = '\u{1}';
-
-/// The key of `workspace`'s list among the tag lists (migration 15).
-pub(crate) fn workspace_key(workspace: &str) -> String {
-    format!("{WORKSPACE_KEY}{workspace}")
-}
-
-/// What an asset keeps in `tag_keys`: the keys of its tags, each once ([`tag_keys`]), then
-/// its workspace's key ([`workspace_key`]), so that `asset_tags` lists it under each.
-fn list_keys(a: &Asset) -> Vec<String> {
-    let mut keys = tag_keys(&a.tags);
-    keys.extend(a.workspace_id.as_deref().map(workspace_key));
-    keys
-}
-
 /// The `slug_counters` base of `slug` in `workspace`: the slug, or the workspace, `/` and the
 /// slug (neither holds a `/`).
 fn counter_base(workspace: Option<&str>, slug: &str) -> String {
     match workspace {
         None => slug.to_owned(),
         Some(w) => format!("{w}/{slug}"),
-    }
-}
-
-impl AssetParams {
-    pub(crate) fn new(a: &Asset) -> Result<Self, Failure> {
-        let opt = |what, v: Option<u64>| v.map(|v| to_i64(what, v)).transpose();
-        Ok(AssetParams {
-            title_lower: fold_case(&a.title),
-            description_lower: a.description.as_deref().map(fold_case),
-            asset_type: a.asset_type.as_str(),
-            file_size: opt("file size", a.file_size)?,
-            page_count: opt("page count", a.page_count)?,
-            word_count: opt("word count", a.word_count)?,
-            width: a.width.map(i64::from),
-            height: a.height.map(i64::from),
-            duration_ms: opt("duration", a.media.duration_ms)?,
-            sample_rate: a.media.sample_rate.map(i64::from),
-            channels: a.media.channels.map(i64::from),
-            bitrate: a.media.bitrate.map(i64::from),
-            tag_keys: list_keys(a),
-            checksum: a.checksum_sha256.map(|c| c.to_vec()),
-        })
     }
 }
 

@@ -14,7 +14,8 @@ use deadpool_postgres::Transaction;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::assets::{AssetParams, asset_from_row};
+use crate::asset_params::AssetParams;
+use crate::assets::asset_from_row;
 use crate::error::Failure;
 use crate::events::{EventParams, one_event};
 use crate::lifecycle::{

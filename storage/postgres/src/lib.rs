@@ -214,6 +214,7 @@
 // Unit tests share the dev-dependencies of the crate's other test targets.
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
+mod asset_params;
 mod assets;
 mod batch;
 mod bulk;

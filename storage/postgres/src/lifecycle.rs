@@ -57,7 +57,8 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Row, Statement};
 use uuid::Uuid;
 
-use crate::assets::{AssetParams, asset_cols, asset_from_row};
+use crate::asset_params::AssetParams;
+use crate::assets::{asset_cols, asset_from_row};
 use crate::error::Failure;
 use crate::events::{EventParams, one_event};
 use crate::store::{PgStore, to_u64};

@@ -6,7 +6,8 @@ use assetlib_core::store::rules::fold_case;
 use assetlib_core::{Asset, AssetQuery, AssetSort, AssetStatus, Page, SortOrder, TagCount};
 use tokio_postgres::types::ToSql;
 
-use crate::assets::{asset_cols, asset_from_row, workspace_key};
+use crate::asset_params::workspace_key;
+use crate::assets::{asset_cols, asset_from_row};
 use crate::error::Failure;
 use crate::store::{PgStore, like_escape, to_u64};
 
