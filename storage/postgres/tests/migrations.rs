@@ -140,6 +140,51 @@ pub(crate) fn fill(sql: &str) -> String {
         .replace("__TRGM__", "\"public\"")
 }
 
+/// Every migration's SQL, in order: version `n` is `MIGRATIONS[n - 1]`.
+const MIGRATIONS: [&str; 15] = [
+    include_str!("../migrations/0001_initial.sql"),
+    include_str!("../migrations/0002_sharded_asset_counts.sql"),
+    include_str!("../migrations/0003_drafts.sql"),
+    include_str!("../migrations/0004_secrets.sql"),
+    include_str!("../migrations/0005_asset_versions.sql"),
+    include_str!("../migrations/0006_entry_copies.sql"),
+    include_str!("../migrations/0007_passes.sql"),
+    include_str!("../migrations/0008_notices.sql"),
+    include_str!("../migrations/0009_row_versions.sql"),
+    include_str!("../migrations/0010_previews.sql"),
+    include_str!("../migrations/0011_events.sql"),
+    include_str!("../migrations/0012_webhooks.sql"),
+    include_str!("../migrations/0013_uploads.sql"),
+    include_str!("../migrations/0014_tags.sql"),
+    include_str!("../migrations/0015_workspaces.sql"),
+];
+
+/// Lays out an empty database as the store at schema `version` left it: migrations 1 to
+/// `version`, each recorded.
+pub(crate) async fn at_version(client: &tokio_postgres::Client, version: usize) {
+    assert_eq!(
+        MIGRATIONS.len(),
+        SCHEMA_VERSION as usize,
+        "a migration is missing here"
+    );
+    let mut setup = String::from(
+        "CREATE EXTENSION pg_trgm; CREATE SCHEMA assetlib; \
+         CREATE TABLE assetlib.schema_migrations ( \
+             version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());",
+    );
+    for (i, sql) in MIGRATIONS[..version].iter().enumerate() {
+        setup.push_str(&fill(sql));
+        setup.push_str(&format!(
+            "; INSERT INTO assetlib.schema_migrations (version) VALUES ({});",
+            i + 1
+        ));
+    }
+    client
+        .batch_execute(&setup)
+        .await
+        .unwrap_or_else(|e| panic!("a version {version} database: {e}"));
+}
+
 /// A published library `library` ("Kit"), paid or not, with its counter row, as the
 /// migrations before 7 lay libraries out.
 async fn insert_library(client: &tokio_postgres::Client, library: uuid::Uuid, paid: bool) {
@@ -436,37 +481,7 @@ async fn an_upgrade_from_version_13_gives_every_asset_empty_tags() {
 
     let db = TestCluster::shared().empty_database().await;
     let (client, conn) = raw_client(db.url()).await;
-    let migrations = [
-        include_str!("../migrations/0001_initial.sql"),
-        include_str!("../migrations/0002_sharded_asset_counts.sql"),
-        include_str!("../migrations/0003_drafts.sql"),
-        include_str!("../migrations/0004_secrets.sql"),
-        include_str!("../migrations/0005_asset_versions.sql"),
-        include_str!("../migrations/0006_entry_copies.sql"),
-        include_str!("../migrations/0007_passes.sql"),
-        include_str!("../migrations/0008_notices.sql"),
-        include_str!("../migrations/0009_row_versions.sql"),
-        include_str!("../migrations/0010_previews.sql"),
-        include_str!("../migrations/0011_events.sql"),
-        include_str!("../migrations/0012_webhooks.sql"),
-        include_str!("../migrations/0013_uploads.sql"),
-    ];
-    let mut setup = String::from(
-        "CREATE EXTENSION pg_trgm; CREATE SCHEMA assetlib; \
-         CREATE TABLE assetlib.schema_migrations ( \
-             version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());",
-    );
-    for (i, sql) in migrations.iter().enumerate() {
-        setup.push_str(&fill(sql));
-        setup.push_str(&format!(
-            "; INSERT INTO assetlib.schema_migrations (version) VALUES ({});",
-            i + 1
-        ));
-    }
-    client
-        .batch_execute(&setup)
-        .await
-        .expect("a version 13 database");
+    at_version(&client, 13).await;
     // Assets written as version 13 wrote them: through the triggers of that version.
     let library = uuid::Uuid::new_v4();
     let (pdf, image) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());

@@ -4,11 +4,11 @@
 use assetlib_core::store::prelude::*;
 use assetlib_core::testing::{sample_asset, sample_library};
 use assetlib_core::{AssetQuery, AssetType, LibraryWrite, SlugHolder, StoreError};
-use assetlib_postgres::{PgStore, SCHEMA_VERSION};
+use assetlib_postgres::PgStore;
 use assetlib_testkit::postgres::TestCluster;
 
 use crate::common::raw_client;
-use crate::migrations::fill;
+use crate::migrations::at_version;
 
 /// A database at version 14 with an asset, a key and two libraries named `kit` and `plain`
 /// (the first of workspace `acme`) is upgraded at connect: every record is kept, of no
@@ -18,39 +18,7 @@ use crate::migrations::fill;
 async fn an_upgrade_from_version_14_keeps_every_record_of_no_workspace() {
     let db = TestCluster::shared().empty_database().await;
     let (client, conn) = raw_client(db.url()).await;
-    let migrations = [
-        include_str!("../migrations/0001_initial.sql"),
-        include_str!("../migrations/0002_sharded_asset_counts.sql"),
-        include_str!("../migrations/0003_drafts.sql"),
-        include_str!("../migrations/0004_secrets.sql"),
-        include_str!("../migrations/0005_asset_versions.sql"),
-        include_str!("../migrations/0006_entry_copies.sql"),
-        include_str!("../migrations/0007_passes.sql"),
-        include_str!("../migrations/0008_notices.sql"),
-        include_str!("../migrations/0009_row_versions.sql"),
-        include_str!("../migrations/0010_previews.sql"),
-        include_str!("../migrations/0011_events.sql"),
-        include_str!("../migrations/0012_webhooks.sql"),
-        include_str!("../migrations/0013_uploads.sql"),
-        include_str!("../migrations/0014_tags.sql"),
-    ];
-    assert_eq!(migrations.len() + 1, SCHEMA_VERSION as usize);
-    let mut setup = String::from(
-        "CREATE EXTENSION pg_trgm; CREATE SCHEMA assetlib; \
-         CREATE TABLE assetlib.schema_migrations ( \
-             version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());",
-    );
-    for (i, sql) in migrations.iter().enumerate() {
-        setup.push_str(&fill(sql));
-        setup.push_str(&format!(
-            "; INSERT INTO assetlib.schema_migrations (version) VALUES ({});",
-            i + 1
-        ));
-    }
-    client
-        .batch_execute(&setup)
-        .await
-        .expect("a version 14 database");
+    at_version(&client, 14).await;
     let logo = uuid::Uuid::new_v4();
     let (kit, plain) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
     client
