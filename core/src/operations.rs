@@ -482,13 +482,13 @@ impl Operation {
         }
     }
 
-    /// Whether a workspace key may run the operation: every one but those of the event feed,
-    /// webhooks and resumable and direct uploads, whose records do not keep a workspace (a
-    /// workspace key gets 403 there; a global key runs them).
+    /// Whether a workspace key may run the operation: every one but those of the event feed
+    /// and webhooks, whose records do not keep a workspace (a workspace key gets 403 there; a
+    /// global key runs them).
     pub const fn opens_with_workspace_key(self) -> bool {
         !matches!(
             self.capability(),
-            Some(Capability::Events | Capability::Webhooks | Capability::Uploads)
+            Some(Capability::Events | Capability::Webhooks)
         )
     }
 

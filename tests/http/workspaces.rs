@@ -124,8 +124,8 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
     };
     let (acme, globex) = (key("acme").await, key("globex").await);
 
-    // B's records: a document, a library holding it (slug `kit`), a pass of the library;
-    // and, through the global key, a webhook and an upload.
+    // B's records: a document, a library holding it (slug `kit`), a pass of the library, an
+    // upload; and, through the global key, a webhook.
     let upload = ctx
         .request(Method::POST, "/api/v1/assets/upload", Some(&globex))
         .header(
@@ -172,14 +172,20 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
         .await;
     assert_eq!(hook.status, 201, "{}", hook.json);
     let webhook = id_of(&hook.json["data"]);
+    // A resumable upload of B's, whole with its creation: its asset is made in B.
     let tus = ctx
-        .request(Method::POST, "/api/v1/uploads", Some(&ctx.admin))
+        .request(Method::POST, "/api/v1/uploads", Some(&globex))
         .header("tus-resumable", "1.0.0")
-        .header("upload-length", "10")
-        // `filename readme.txt`
-        .header("upload-metadata", "filename cmVhZG1lLnR4dA==");
+        .header("upload-length", "17")
+        // `filename notes.txt`
+        .header("upload-metadata", "filename bm90ZXMudHh0")
+        .header("content-type", "application/offset+octet-stream")
+        .body("some words in it.");
     let tus = Resp::from(tus).await;
     assert_eq!(tus.status, 201, "{}", tus.json);
+    let made_at = tus.header("asset-location").expect("an asset").to_owned();
+    let made = ctx.get_as(&made_at, Some(&globex)).await;
+    assert_eq!(made.json["data"]["workspace_id"], "globex", "{}", made.json);
     let upload_id = tus
         .header("location")
         .and_then(|l| l.rsplit('/').next())

@@ -119,6 +119,13 @@ fn direct_upload_document() -> Value {
             ("published", optional(boolean(), "Default true.")),
             ("tags", tags("The asset's tags, in order.")),
             ("on_duplicate", on_duplicate()),
+            (
+                "workspace_id",
+                workspace_id(
+                    "The asset's workspace: a workspace key's own (naming another is 403), or \
+                     the one a global key names. Default: the key's, or none.",
+                ),
+            ),
         ],
         &["filename", "size"],
     )

@@ -152,8 +152,9 @@ pub(super) fn parameters() -> Value {
         "UploadMetadata": tus_header("Upload-Metadata", false, string(),
             "Comma-separated pairs of a key and its value in base64: `filename`, `title`, \
              `description`, `asset_type`, `is_public`, `published`, `tags` (tags separated \
-             by commas) and `on_duplicate` (`allow`, `reject` or `reuse`); other keys are \
-             ignored."),
+             by commas), `on_duplicate` (`allow`, `reject` or `reuse`) and `workspace_id` \
+             (the asset's workspace: a workspace key's own, or another named by a global key; \
+             a workspace key naming another is 403); other keys are ignored."),
         "UploadChecksum": tus_header("Upload-Checksum", false, string(),
             "`sha256 ` and the base64 of the body's SHA-256: the body is kept only when it \
              matches (else 460)."),

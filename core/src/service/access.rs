@@ -192,6 +192,20 @@ pub(super) fn named_workspace(
     }
 }
 
+/// The workspace an upload's asset is made in: the one `metadata` names (checked), or the
+/// workspace key's (`own`; 403 when the metadata names another).
+pub(super) fn upload_workspace(
+    metadata: &crate::tus::Metadata,
+    own: Option<&str>,
+) -> Result<Option<String>, ApiError> {
+    let named = metadata
+        .workspace_id
+        .as_deref()
+        .map(|w| validate::workspace_id("workspace_id", w))
+        .transpose()?;
+    named_workspace(own, named)
+}
+
 /// Whether a record of `workspace` is seen by a caller of `seen` ([`Access::workspace`]):
 /// every record when the caller is not bound to a workspace, else its workspace's alone.
 pub(super) fn in_workspace(seen: Option<&str>, workspace: Option<&str>) -> bool {

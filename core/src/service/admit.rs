@@ -18,8 +18,7 @@ use crate::store::{EventStore, PassStore, UploadStore, WebhookStore};
 /// The 403 of a workspace key on an operation it does not open
 /// ([`Operation::opens_with_workspace_key`]).
 const NOT_FOR_WORKSPACE_KEYS: ApiError = ApiError::NotPermitted(
-    "A workspace key does not open the event feed, webhooks or resumable and direct uploads; \
-     they need a global key",
+    "A workspace key does not open the event feed or webhooks; they need a global key",
 );
 use crate::variant;
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
+use super::access::upload_workspace;
 use super::assets::created;
 use super::lease::Lease;
 use super::uploads::NO_UPLOAD;
@@ -34,6 +35,7 @@ impl Service {
     pub(super) async fn create_direct_upload(
         &self,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let mount = req.mount;
         let presigner = self.inner.files.presigner().ok_or(ApiError::NotFound(
@@ -48,6 +50,7 @@ impl Service {
         }
         let metadata = doc.metadata;
         self.check_metadata(&metadata)?;
+        let workspace = upload_workspace(&metadata, ws)?;
         let id = Uuid::new_v4();
         let name = metadata.filename.as_deref().unwrap_or("file");
         let path = format!("uploads/{id}/{}", upload::safe_name(name));
@@ -67,6 +70,7 @@ impl Service {
             expires_at: at + chrono::Duration::from_std(expiry).unwrap_or(chrono::Duration::MAX),
             sha256: None,
             metadata_header: None,
+            workspace_id: workspace,
         };
         let holder = Uuid::new_v4();
         self.upload_store()?
@@ -85,8 +89,10 @@ impl Service {
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("upload_id", id)?;
+        self.upload_in(id, ws).await?;
         let (upload, mut lease) = self.take_upload(id).await?;
         if !upload.is_direct() {
             lease.release(&upload).await?;

@@ -448,12 +448,14 @@ impl Service {
             Operation::RetryDelivery => Box::pin(self.retry_delivery(id, sub)).await,
             #[cfg(feature = "webhooks")]
             Operation::TestWebhook => Box::pin(self.test_webhook(id)).await,
-            Operation::CreateUpload => Box::pin(self.create_upload(req)).await,
-            Operation::GetUpload => Box::pin(self.upload_status(id, req)).await,
-            Operation::PatchUpload => Box::pin(self.patch_upload(id, req)).await,
-            Operation::DeleteUpload => Box::pin(self.delete_upload(id, req)).await,
-            Operation::CreateDirectUpload => Box::pin(self.create_direct_upload(req)).await,
-            Operation::CompleteDirectUpload => Box::pin(self.complete_direct_upload(id, req)).await,
+            Operation::CreateUpload => Box::pin(self.create_upload(req, ws)).await,
+            Operation::GetUpload => Box::pin(self.upload_status(id, req, ws)).await,
+            Operation::PatchUpload => Box::pin(self.patch_upload(id, req, ws)).await,
+            Operation::DeleteUpload => Box::pin(self.delete_upload(id, req, ws)).await,
+            Operation::CreateDirectUpload => Box::pin(self.create_direct_upload(req, ws)).await,
+            Operation::CompleteDirectUpload => {
+                Box::pin(self.complete_direct_upload(id, req, ws)).await
+            }
             Operation::BulkAssets => Box::pin(self.bulk_request(req, ws)).await,
             Operation::ListTags => Box::pin(self.tags_request(req, ws)).await,
             // The operations of a capability this build leaves out have no arm (nor route).

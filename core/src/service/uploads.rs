@@ -13,6 +13,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::access::{in_workspace, upload_workspace};
 use super::lease::Lease;
 use super::{Service, location};
 use crate::error::{ApiError, StoreError, UploadLimit};
@@ -113,7 +114,11 @@ impl Service {
     /// `POST /api/v1/uploads`: a new upload of `Upload-Length` bytes for the asset
     /// `Upload-Metadata` describes (checked now, as an upload form's fields are), 201 with its
     /// `Location`; a body (`creation-with-upload`) is its first bytes.
-    pub(super) async fn create_upload(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    pub(super) async fn create_upload(
+        &self,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         tus::check_version(req.tus.resumable)?;
         if req.tus.upload_length.is_none() && req.tus.upload_defer_length.is_some() {
             return Err(ApiError::validation(
@@ -131,6 +136,7 @@ impl Service {
         )?;
         let metadata = Metadata::parse(req.tus.upload_metadata)?;
         self.check_metadata(&metadata)?;
+        let workspace = upload_workspace(&metadata, ws)?;
         let with_body = req.content_type.is_some() || req.declared_length().unwrap_or(0) > 0;
         if with_body {
             check_octets(req.content_type)?;
@@ -156,6 +162,7 @@ impl Service {
                     .unwrap_or(chrono::Duration::MAX),
             sha256: Some(tus::RunningSha256::default()),
             metadata_header: Metadata::header_of(req.tus.upload_metadata),
+            workspace_id: workspace,
         };
         let holder = Uuid::new_v4();
         let term = self.lease_term();
@@ -204,6 +211,7 @@ impl Service {
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         if req.head {
             tus::check_version(req.tus.resumable)?;
@@ -213,6 +221,7 @@ impl Service {
             .upload_store()?
             .get_upload(id)
             .await?
+            .filter(|u| in_workspace(ws, u.workspace_id.as_deref()))
             .ok_or(NO_UPLOAD)?;
         if upload.is_complete() && !upload.finished && !upload.is_direct() {
             upload = self.finish_left(upload).await?;
@@ -263,12 +272,14 @@ impl Service {
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         tus::check_version(req.tus.resumable)?;
         check_octets(req.content_type)?;
         let offset = tus::parse_offset(req.tus.upload_offset)?;
         let checksum = Checksum::parse(req.tus.upload_checksum)?;
         let id = validate::parse_id("upload_id", id)?;
+        self.upload_in(id, ws).await?;
         let (upload, lease) = self.take_upload(id).await?;
         let refusal = if upload.is_direct() {
             Some(NO_UPLOAD)
@@ -299,6 +310,19 @@ impl Service {
         let (upload, outcome) = self.receive(upload, lease, Patch { body, checksum }).await;
         outcome?;
         Ok(with_state(Reply::empty(204), &upload, req.mount))
+    }
+
+    /// For a caller bound to workspace `seen`, that upload `id` is of it: else the 404 of a
+    /// missing upload, asked before the upload is leased. Nothing to ask for a caller bound
+    /// to none.
+    pub(super) async fn upload_in(&self, id: Uuid, seen: Option<&str>) -> Result<(), ApiError> {
+        let Some(own) = seen else {
+            return Ok(());
+        };
+        match self.upload_store()?.get_upload(id).await? {
+            Some(upload) if upload.workspace_id.as_deref() == Some(own) => Ok(()),
+            _ => Err(NO_UPLOAD),
+        }
     }
 
     /// Takes upload `id` for this request: the upload, and the lease that keeps every other
@@ -341,9 +365,11 @@ impl Service {
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         tus::check_version(req.tus.resumable)?;
         let id = validate::parse_id("upload_id", id)?;
+        self.upload_in(id, ws).await?;
         let (upload, _lease) = self.take_upload(id).await?;
         self.remove_upload(&upload).await?;
         Ok(Reply::empty(204))
@@ -453,7 +479,7 @@ impl Service {
         let on_duplicate =
             OnDuplicate::parse("on_duplicate", upload.metadata.on_duplicate.as_deref())?;
         if let Some(same) = self
-            .on_duplicate(on_duplicate, Some(checksum), None)
+            .on_duplicate(on_duplicate, Some(checksum), upload.workspace_id.as_deref())
             .await?
         {
             return Ok(same);
@@ -473,7 +499,8 @@ impl Service {
         let thumbnail = file.thumbnail_path.clone();
         written.extend(thumbnail.clone());
         let client_name = upload.metadata.filename.as_deref().unwrap_or("");
-        let new = upload::new_asset(&form, client_name, &file.info, config)?;
+        let mut new = upload::new_asset(&form, client_name, &file.info, config)?;
+        new.workspace_id.clone_from(&upload.workspace_id);
         let asset = records::new_asset(upload.asset_id, new, Some(file));
         match store.insert_asset(asset, &self.log).await {
             Ok(asset) => Ok(asset),

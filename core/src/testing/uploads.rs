@@ -34,6 +34,7 @@ fn sample_upload(length: u64, expires: i64) -> Upload {
             hash
         }),
         metadata_header: Some("filename dGFsay5tcDQ=,filetype dmlkZW8vbXA0,title S2V5bm90ZSwgZGF5IDI=,is_public dHJ1ZQ==".to_owned()),
+        workspace_id: Some("acme".to_owned()),
     }
 }
 

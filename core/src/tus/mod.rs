@@ -134,6 +134,10 @@ pub struct Metadata {
     /// What to do when an asset has the same bytes already: `allow`, `reject` or `reuse`
     /// ([`crate::validate::OnDuplicate`]).
     pub on_duplicate: Option<String>,
+    /// The workspace of the asset, as sent; the upload keeps it, checked
+    /// ([`Upload::workspace_id`]), so it is not stored here.
+    #[serde(skip)]
+    pub workspace_id: Option<String>,
 }
 
 /// The longest `Upload-Metadata` header, in bytes.
@@ -189,6 +193,7 @@ impl Metadata {
                 "published" => &mut meta.published,
                 "tags" => &mut meta.tags,
                 "on_duplicate" => &mut meta.on_duplicate,
+                "workspace_id" => &mut meta.workspace_id,
                 _ => continue,
             };
             if slot.is_none() {
@@ -294,6 +299,10 @@ pub struct Upload {
     /// asks, unknown keys and the client's spelling of the base64 included.
     #[serde(default)]
     pub metadata_header: Option<String>,
+    /// The workspace its asset is made in (the one of the workspace key that made it, or the
+    /// one its metadata names); `None`: no workspace.
+    #[serde(default)]
+    pub workspace_id: Option<String>,
 }
 
 impl Upload {

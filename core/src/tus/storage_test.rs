@@ -92,6 +92,7 @@ async fn a_tail_no_record_names_never_replaces_the_one_recorded() {
         expires_at: Utc::now(),
         sha256: Some(RunningSha256::default()),
         metadata_header: None,
+        workspace_id: None,
     };
     let mut ok = Record {
         saved: None,
@@ -166,6 +167,7 @@ async fn an_upload_begun_with_the_old_tail_goes_on() {
         expires_at: Utc::now(),
         sha256: None,
         metadata_header: None,
+        workspace_id: None,
     };
     let mut ok = Record {
         saved: None,

@@ -99,6 +99,7 @@ mod tests {
             expires_at: at,
             sha256: None,
             metadata_header: None,
+            workspace_id: None,
         }
     }
 

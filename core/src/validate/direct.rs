@@ -74,6 +74,7 @@ pub fn direct_upload_doc(body: &[u8]) -> Result<DirectUploadDoc, ApiError> {
         published: flag("published")?,
         tags: super::json_tags(&map, "tags")?.map(|tags| tags.join(",")),
         on_duplicate: f.opt_str("on_duplicate")?.map(str::to_owned),
+        workspace_id: f.opt_str("workspace_id")?.map(str::to_owned),
     };
     super::OnDuplicate::parse("on_duplicate", metadata.on_duplicate.as_deref())?;
     Ok(DirectUploadDoc {

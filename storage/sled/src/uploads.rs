@@ -7,9 +7,9 @@
 //! Each write is one compare-and-swap of one record (the lease checked and the record
 //! changed at once), made durable before it returns, as every API write is. An upload lives
 //! for [`assetlib_core::Config::upload_expiry`]. Records written before uploads kept their
-//! `Upload-Metadata` header ([`Upload::metadata_header`], the last field) still decode: they
-//! read as uploads without one ([`decode_rec`]), so an upload a server started before an
-//! upgrade goes on after it.
+//! `Upload-Metadata` header ([`Upload::metadata_header`]) or their workspace
+//! ([`Upload::workspace_id`], the last field) still decode: they read as uploads without them
+//! ([`decode_rec`]), so an upload a server started before an upgrade goes on after it.
 
 use assetlib_core::store::{UploadLease, UploadStore};
 use assetlib_core::tus::{Metadata, RunningSha256, Stored, Upload};
@@ -72,18 +72,42 @@ struct FieldsBeforeHeader(
     Option<RunningSha256>,
 );
 
-/// An upload's record; one written before uploads kept their `Upload-Metadata` header (the
-/// upload's fields but that last one, then the lease) reads as one whose header is `None`.
+/// The fields of an [`Upload`] before `workspace_id` (the header last): where they end in a
+/// record written before uploads kept their workspace.
+#[derive(Deserialize)]
+#[allow(dead_code)] // read only to find their end
+struct FieldsBeforeWorkspace(FieldsBeforeHeader, Option<String>);
+
+/// An upload's record. One written before uploads kept their workspace (the upload's fields
+/// but that last one, then the lease) reads as one of no workspace; one written before they
+/// kept their `Upload-Metadata` header, as one without header and workspace.
 fn decode_rec(bytes: &[u8]) -> Result<UploadRec, Error> {
-    decode(UploadRec::WHAT, bytes).or_else(|error| {
-        let Ok((_, lease)) = postcard::take_from_bytes::<FieldsBeforeHeader>(bytes) else {
-            return Err(error);
-        };
-        let fields = &bytes[..bytes.len() - lease.len()];
-        // postcard writes `None` as one zero byte.
-        let upgraded = [fields, &[0], lease].concat();
-        decode(UploadRec::WHAT, &upgraded).map_err(|_| error)
-    })
+    let current = decode::<UploadRec>(UploadRec::WHAT, bytes);
+    // An older record that happens to read as this layout names no real workspace.
+    if let Ok(rec) = &current
+        && rec
+            .upload
+            .workspace_id
+            .as_deref()
+            .is_none_or(assetlib_core::validate::is_workspace_id)
+    {
+        return current;
+    }
+    with_nones::<FieldsBeforeWorkspace>(bytes, 1)
+        .or_else(|| with_nones::<FieldsBeforeHeader>(bytes, 2))
+        .map_or_else(
+            || current.and_then(|_| Err(Error::invalid(UploadRec::WHAT, "no workspace id"))),
+            Ok,
+        )
+}
+
+/// `bytes` (an upload's fields of the layout `T`, then the lease) with `nones` fields of
+/// `None` (postcard writes each as one zero byte) put before the lease, read as a record.
+fn with_nones<T: serde::de::DeserializeOwned>(bytes: &[u8], nones: usize) -> Option<UploadRec> {
+    let (_, lease) = postcard::take_from_bytes::<T>(bytes).ok()?;
+    let fields = &bytes[..bytes.len() - lease.len()];
+    let upgraded = [fields, &vec![0; nones], lease].concat();
+    decode(UploadRec::WHAT, &upgraded).ok()
 }
 
 impl Inner {
@@ -253,6 +277,7 @@ mod tests {
             assert_eq!((u.created_at, u.expires_at), (at, at));
             assert_eq!(u.sha256, before.10);
             assert_eq!(u.metadata_header, None);
+            assert_eq!(u.workspace_id, None);
             assert_eq!(read.lease, lease);
             assert!(decode_rec(&old[..old.len() - 1]).is_err(), "cut short");
 
@@ -263,6 +288,24 @@ mod tests {
             let again = decode_rec(&encode("upload", &rec).unwrap()).unwrap();
             assert_eq!(again.upload, rec.upload);
             assert_eq!(again.lease, lease);
+
+            // A record of the version before this one: the header, then no workspace.
+            let full = encode("upload", &rec).unwrap();
+            let lease_bytes = encode("lease", &lease).unwrap();
+            let fields = &full[..full.len() - lease_bytes.len() - 1];
+            let previous = [fields, &lease_bytes[..]].concat();
+            let read = decode_rec(&previous).expect("a record without a workspace");
+            assert_eq!(
+                (read.upload.clone(), read.lease),
+                (rec.upload.clone(), lease)
+            );
+
+            // And this version's, with a workspace.
+            let mut upload = rec.upload.clone();
+            upload.workspace_id = Some("acme".to_owned());
+            let rec = UploadRec { upload, lease };
+            let again = decode_rec(&encode("upload", &rec).unwrap()).unwrap();
+            assert_eq!(again.upload.workspace_id.as_deref(), Some("acme"));
         }
     }
 }
