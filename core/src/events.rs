@@ -53,22 +53,39 @@ impl Actor {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Log {
     actor: Option<Actor>,
+    workspace: Option<String>,
 }
 
 impl Log {
     /// Writes whose events name no key: made by Rust code outside any request, or by the
     /// service's own work that no key asked for (a webhook disabled after failing too long,
     /// expired uploads removed).
-    pub const ANONYMOUS: &'static Log = &Log { actor: None };
+    pub const ANONYMOUS: &'static Log = &Log {
+        actor: None,
+        workspace: None,
+    };
 
     /// Writes made with the key `actor`.
     pub fn by(actor: Actor) -> Self {
-        Log { actor: Some(actor) }
+        Self::of(Some(actor))
     }
 
     /// Writes made by `actor`, or by no key.
     pub fn of(actor: Option<Actor>) -> Self {
-        Log { actor }
+        Log {
+            actor,
+            workspace: None,
+        }
+    }
+
+    /// The same writer, writing records of the workspace `workspace`: the workspace the
+    /// events name of a write whose [`Written`] carries no record (a library, a pass, a key
+    /// revoked, a webhook). An asset's event and a key's creation name their record's own.
+    pub fn in_workspace(&self, workspace: Option<&str>) -> Self {
+        Log {
+            actor: self.actor.clone(),
+            workspace: workspace.map(str::to_owned),
+        }
     }
 
     /// Who the writes' events name.
@@ -84,8 +101,8 @@ impl Log {
                 Event::new(EventType::AssetCreated, ResourceType::Asset, asset.id)
             }
             Written::AssetChanged { before, after } => Event::asset_changed(before, after)?,
-            Written::AssetDeleted(id) => {
-                Event::new(EventType::AssetDeleted, ResourceType::Asset, id)
+            Written::AssetDeleted(asset) => {
+                Event::new(EventType::AssetDeleted, ResourceType::Asset, asset.id)
             }
             Written::LibraryPut { id, created } => {
                 let kind = if created {
@@ -117,8 +134,16 @@ impl Log {
                 Event::new(EventType::WebhookDeleted, ResourceType::Webhook, id)
             }
         };
+        let workspace = match written {
+            Written::AssetCreated(asset)
+            | Written::AssetChanged { after: asset, .. }
+            | Written::AssetDeleted(asset) => asset.workspace_id.as_deref(),
+            Written::KeyCreated(key) => key.workspace_id.as_deref(),
+            _ => self.workspace.as_deref(),
+        };
         Some(Event {
             actor: self.actor.clone(),
+            workspace_id: workspace.map(str::to_owned),
             ..event
         })
     }
@@ -141,8 +166,8 @@ pub enum Written<'a> {
         /// The asset as it is stored now.
         after: &'a Asset,
     },
-    /// `delete_asset` (or `delete_assets`, once per asset) deleted this asset.
-    AssetDeleted(Uuid),
+    /// `delete_asset` (or `delete_assets`, once per asset) deleted this asset (as it was).
+    AssetDeleted(&'a Asset),
     /// `put_library` stored this library, over none (`created`) or over one.
     LibraryPut {
         /// The library.
@@ -275,6 +300,9 @@ pub struct Event {
     pub occurred_at: DateTime<Utc>,
     /// The key the write was made with, if any.
     pub actor: Option<Actor>,
+    /// The workspace of the record changed (of its library, for a pass); `None` for a
+    /// record of no workspace. A workspace key's feed and webhooks see only its own.
+    pub workspace_id: Option<String>,
     /// The kind of resource changed.
     pub resource_type: ResourceType,
     /// The resource's id.
@@ -295,6 +323,7 @@ impl Event {
             kind,
             occurred_at: Utc::now(),
             actor: None,
+            workspace_id: None,
             resource_type,
             resource_id,
             changed: Vec::new(),
@@ -401,6 +430,9 @@ pub struct EventQuery {
     pub kind: Option<EventType>,
     /// Only events about this resource.
     pub resource: Option<(ResourceType, Uuid)>,
+    /// Only events of this workspace (the feed of a workspace key, the stream of a webhook of
+    /// a workspace); `None` for every event.
+    pub workspace: Option<String>,
     /// At most this many.
     pub limit: usize,
 }
@@ -409,6 +441,10 @@ impl EventQuery {
     /// Whether `event` passes the filters.
     pub fn matches(&self, event: &Event) -> bool {
         self.kind.is_none_or(|k| k == event.kind)
+            && self
+                .workspace
+                .as_ref()
+                .is_none_or(|w| event.workspace_id.as_ref() == Some(w))
             && self
                 .resource
                 .is_none_or(|(t, id)| (t, id) == (event.resource_type, event.resource_id))

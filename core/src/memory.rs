@@ -178,7 +178,7 @@ impl State {
             library.entries.retain(|e| e.asset_id != id);
         }
         self.assets_version += 1;
-        self.log(log, Written::AssetDeleted(id));
+        self.log(log, Written::AssetDeleted(&asset));
         Some(asset)
     }
 

@@ -482,16 +482,6 @@ impl Operation {
         }
     }
 
-    /// Whether a workspace key may run the operation: every one but those of the event feed
-    /// and webhooks, whose records do not keep a workspace (a workspace key gets 403 there; a
-    /// global key runs them).
-    pub const fn opens_with_workspace_key(self) -> bool {
-        !matches!(
-            self.capability(),
-            Some(Capability::Events | Capability::Webhooks)
-        )
-    }
-
     /// The scope table: what each operation requires of the key.
     pub const fn scopes(self) -> &'static [Scope] {
         self.spec().row.scopes

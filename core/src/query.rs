@@ -452,6 +452,7 @@ pub(crate) fn events_query(raw: Option<&str>) -> Result<crate::events::EventQuer
         after,
         kind,
         resource,
+        workspace: None,
         limit,
     })
 }

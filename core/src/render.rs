@@ -431,6 +431,10 @@ pub(crate) struct EventWire<'a> {
     actor: Option<ActorWire<'a>>,
     #[cfg_attr(feature = "openapi", schema(inline))]
     resource: ResourceWire,
+    /// The workspace of the resource (of its library, for a pass); null for one of no
+    /// workspace.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z0-9_-]{1,64}$"))]
+    workspace_id: Option<&'a str>,
     #[cfg_attr(feature = "openapi", schema(inline))]
     data: DataWire<'a>,
 }
@@ -488,6 +492,7 @@ impl<'a> EventWire<'a> {
                 kind: event.resource_type.as_str(),
                 id: event.resource_id,
             },
+            workspace_id: event.workspace_id.as_deref(),
             data: DataWire {
                 changed: &event.changed,
             },

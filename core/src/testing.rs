@@ -57,7 +57,8 @@ use deletes::{
 };
 use events::{
     a_reader_following_the_feed_sees_each_concurrent_write_once,
-    cursors_the_log_never_handed_out_are_refused, every_change_appends_one_event,
+    cursors_the_log_never_handed_out_are_refused,
+    events_keep_their_workspace_and_the_feed_filters_by_it, every_change_appends_one_event,
     old_events_are_purged,
 };
 use keys::*;
@@ -207,6 +208,7 @@ suite!(
     a_reader_following_the_feed_sees_each_concurrent_write_once,
     old_events_are_purged,
     cursors_the_log_never_handed_out_are_refused,
+    events_keep_their_workspace_and_the_feed_filters_by_it,
 );
 
 suite!(

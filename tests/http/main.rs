@@ -181,6 +181,7 @@ macro_rules! cases {
             webhooks::deliveries_are_signed_as_the_reference_library_verifies,
             webhooks::failing_endpoints_are_retried_and_never_hold_up_writes,
             webhooks::a_failing_endpoint_is_disabled_and_a_delivery_retried_by_hand,
+            workspaces::a_workspace_keys_feed_and_webhooks_see_its_events_alone,
             uploads::a_resumable_upload_makes_the_asset_an_upload_would,
             uploads::uploads_wait_in_multipart_uploads_and_in_pieces,
             uploads::creation_with_upload_and_termination,

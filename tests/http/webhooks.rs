@@ -122,10 +122,16 @@ pub(crate) async fn webhooks_are_registered_read_changed_and_deleted<H: Harness>
             "id",
             "secret",
             "updated_at",
-            "url"
+            "url",
+            "workspace_id"
         ]
     );
     assert_eq!(made["url"], json!(receiver.url("/hooks")));
+    assert_eq!(
+        made["workspace_id"],
+        Value::Null,
+        "a global key's webhook of none"
+    );
     assert_eq!(
         made["event_types"],
         json!(["asset.created", "asset.deleted"])

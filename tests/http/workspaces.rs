@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::files::{BOUNDARY, form};
 use crate::harness::Harness;
 use crate::support::{Ctx, Resp, id_of};
+use assetlib_testkit::receiver::{Answer, Receiver};
 
 /// B's record of each kind of path parameter, and a missing one of the same kind.
 struct Ids {
@@ -125,7 +126,7 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
     let (acme, globex) = (key("acme").await, key("globex").await);
 
     // B's records: a document, a library holding it (slug `kit`), a pass of the library, an
-    // upload; and, through the global key, a webhook.
+    // upload and a webhook (delivery off); and their events.
     let upload = ctx
         .request(Method::POST, "/api/v1/assets/upload", Some(&globex))
         .header(
@@ -166,11 +167,12 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
         .send_json(
             Method::POST,
             "/api/v1/webhooks",
-            Some(&ctx.admin),
+            Some(&globex),
             &json!({"url": "http://127.0.0.1:9/hooks", "enabled": false}),
         )
         .await;
     assert_eq!(hook.status, 201, "{}", hook.json);
+    assert_eq!(hook.json["data"]["workspace_id"], "globex");
     let webhook = id_of(&hook.json["data"]);
     // A resumable upload of B's, whole with its creation: its asset is made in B.
     let tus = ctx
@@ -237,7 +239,7 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
                 if method == Method::GET {
                     let r = send(&ctx, &method, path, &acme, &request).await;
                     let body = String::from_utf8_lossy(&r.raw);
-                    for id in [&asset, &library, &pass] {
+                    for id in [&asset, &library, &pass, &webhook] {
                         assert!(!body.contains(id.as_str()), "{name} shows {id}: {body}");
                     }
                 }
@@ -333,4 +335,136 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
         )
         .await;
     assert_eq!(r.json["data"]["revoked_at"], Value::Null);
+}
+
+/// Registers a webhook for every event with `key` (delivery to `url`); answers its id.
+async fn hook(ctx: &Ctx, key: &str, url: &str) -> String {
+    let r = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/webhooks",
+            Some(key),
+            &json!({"url": url, "event_types": ["asset.created"]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    id_of(&r.json["data"])
+}
+
+pub(crate) async fn a_workspace_keys_feed_and_webhooks_see_its_events_alone<H: Harness>() {
+    let mut config = Config::default();
+    config.webhook_allow_private = true;
+    config.webhook_poll_interval = std::time::Duration::from_millis(50);
+    let ctx = Ctx::with_config::<H>(config).await;
+    let key = |workspace: &'static str| {
+        let service = ctx.service.clone();
+        async move {
+            service
+                .create_workspace_key("k", Scope::ALL.to_vec(), None, Some(workspace))
+                .await
+                .expect("a workspace key")
+                .1
+        }
+    };
+    let (acme, globex) = (key("acme").await, key("globex").await);
+    let (to_acme, to_all) = (
+        Receiver::start(Answer::Status(204)).await,
+        Receiver::start(Answer::Status(204)).await,
+    );
+    hook(&ctx, &acme, &to_acme.url("/acme")).await;
+    hook(&ctx, &ctx.admin, &to_all.url("/all")).await;
+    // A workspace key names no other workspace for its webhook.
+    let r = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/webhooks",
+            Some(&acme),
+            &json!({"url": to_acme.url("/x"), "workspace_id": "globex"}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.json);
+    assert_eq!(
+        ctx.get_as("/api/v1/webhooks", Some(&acme)).await.json["pagination"]["total"],
+        1
+    );
+
+    let made = |key: &str, title: &str| {
+        let body = json!({"title": title, "asset_type": "link",
+            "external_url": "https://example.com/x", "published": true});
+        let key = key.to_owned();
+        let ctx = &ctx;
+        async move {
+            let r = ctx
+                .send_json(Method::POST, "/api/v1/assets", Some(&key), &body)
+                .await;
+            assert_eq!(r.status, 201, "{}", r.json);
+            id_of(&r.json["data"])
+        }
+    };
+    let ours = made(&acme, "Ours").await;
+    let theirs = made(&globex, "Theirs").await;
+
+    let all = to_all.wait_for(2, std::time::Duration::from_secs(10)).await;
+    let mut seen: Vec<(String, String)> = all
+        .iter()
+        .map(|d| {
+            let event = &d.json()["data"];
+            (
+                event["resource"]["id"].as_str().unwrap_or("").to_owned(),
+                event["workspace_id"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    seen.sort();
+    let mut expected = vec![
+        (ours.clone(), "acme".to_owned()),
+        (theirs.clone(), "globex".to_owned()),
+    ];
+    expected.sort();
+    assert_eq!(
+        seen, expected,
+        "a global webhook gets every workspace's events"
+    );
+    to_acme
+        .wait_for(1, std::time::Duration::from_secs(10))
+        .await;
+    // The global webhook got both: one of the other workspace's sent here would be by now.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let mine: Vec<String> = to_acme
+        .received()
+        .iter()
+        .map(|d| {
+            d.json()["data"]["resource"]["id"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        mine,
+        std::slice::from_ref(&ours),
+        "a workspace's webhook gets its events alone"
+    );
+
+    // The feed of a workspace key: its events alone, each naming it.
+    let feed = ctx.get_as("/api/v1/events?limit=100", Some(&acme)).await;
+    assert_eq!(feed.status, 200, "{}", feed.json);
+    let events = feed.json["data"].as_array().expect("events");
+    assert!(
+        events.iter().all(|e| e["workspace_id"] == "acme"),
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|e| e["resource"]["id"] == ours.as_str()));
+    assert!(!String::from_utf8_lossy(&feed.raw).contains(&theirs));
+    let audit = ctx
+        .get_as(
+            &format!("/api/v1/events?resource=asset:{theirs}"),
+            Some(&acme),
+        )
+        .await;
+    assert_eq!(
+        audit.json["data"],
+        json!([]),
+        "another workspace's audit trail is empty"
+    );
 }

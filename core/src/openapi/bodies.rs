@@ -137,7 +137,7 @@ fn webhook_document(new: bool) -> Value {
     types.extend(crate::events::EventType::ALL.iter().map(|t| t.as_str()));
     // On a new webhook null means "not given" (the default); a change takes no null.
     let optional = |schema: Value| if new { or_null(schema) } else { schema };
-    let fields = vec![
+    let mut fields = vec![
         (
             "url",
             describe(
@@ -163,6 +163,16 @@ fn webhook_document(new: bool) -> Value {
             ),
         ),
     ];
+    if new {
+        fields.push((
+            "workspace_id",
+            workspace_id(
+                "The workspace whose events it receives: a workspace key's own (naming another \
+                 is 403), or any for a global key; none (a global key's default) receives \
+                 every event. Fixed once made (a change naming it is 400).",
+            ),
+        ));
+    }
     let (required, description): (&[&str], &str) = match new {
         true => (&["url"], "A webhook to register."),
         false => (

@@ -158,8 +158,9 @@ downloads without a key until it expires; a tampered, expired or malformed link 
 (it sees every workspace, sets `workspace_id` on writes and filters lists by it) or of one \
 workspace: that key's lists show its workspace's records, what it creates lands there, a \
 record of another workspace answers exactly as a missing one, and naming another workspace \
-in a body or a filter is 403. Slugs are unique per workspace. The event feed and webhooks \
-need a global key (403 for a workspace key).
+in a body or a filter is 403. Slugs are unique per workspace. Events and webhooks carry \
+the workspace of what they are about: a workspace key's feed and webhooks see its own \
+workspace's events alone.
 
 **Paid libraries.** An asset's file is paid when the asset is not public, a published paid \
 library (`is_paid`) holds it, and no published free library does. Downloading a paid file \

@@ -327,6 +327,7 @@ fn events_have_the_fields_of_their_schemas() {
             key_id: Uuid::new_v4(),
             key_name: "editor".into(),
         }),
+        workspace_id: Some("acme".into()),
         resource_type: ResourceType::Asset,
         resource_id: Uuid::new_v4(),
         changed: vec!["title".into()],

@@ -322,6 +322,23 @@ impl Service {
         }
     }
 
+    /// The [`Log`](crate::events::Log) of a write of the library `id` (or of one of its
+    /// passes), its events naming the library's workspace: `seen`'s for a caller bound to one
+    /// ([`Service::library_in`] has checked it), else read from the store. (A global key's
+    /// `PUT` that moves the library to another workspace at the same moment may leave the
+    /// event naming the one it had when this write began.)
+    pub(super) async fn log_of_library(
+        &self,
+        id: Uuid,
+        seen: Option<&str>,
+    ) -> Result<crate::events::Log, ApiError> {
+        let workspace = match seen {
+            Some(own) => Some(own.to_owned()),
+            None => self.inner.store.library_workspace(id).await?.flatten(),
+        };
+        Ok(self.log.in_workspace(workspace.as_deref()))
+    }
+
     /// For a caller bound to workspace `seen`, that the asset `id` is of it: else the 404 of
     /// a missing asset (an asset's workspace never changes). Nothing to ask for a caller
     /// bound to none.

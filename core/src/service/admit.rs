@@ -15,11 +15,6 @@ use crate::routes::{NO_ROUTE, Operation};
 use crate::signed;
 use crate::store::{EventStore, PassStore, UploadStore, WebhookStore};
 
-/// The 403 of a workspace key on an operation it does not open
-/// ([`Operation::opens_with_workspace_key`]).
-const NOT_FOR_WORKSPACE_KEYS: ApiError = ApiError::NotPermitted(
-    "A workspace key does not open the event feed or webhooks; they need a global key",
-);
 use crate::variant;
 
 impl Service {
@@ -105,9 +100,6 @@ impl Service {
         };
         auth::check_live(&key, Utc::now())?;
         auth::require_scopes(&key, op.scopes())?;
-        if key.workspace_id.is_some() && !op.opens_with_workspace_key() {
-            return Err(NOT_FOR_WORKSPACE_KEYS);
-        }
         #[cfg(feature = "rate-limits")]
         if let Some(limits) = &self.inner.limiter {
             limits.check_key(key.id)?;

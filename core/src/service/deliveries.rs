@@ -343,6 +343,7 @@ async fn stream_page(inner: &Inner, hook: &Webhook, shared: &Shared) -> Result<b
             after: from,
             kind: None,
             resource: None,
+            workspace: hook.workspace_id.clone(),
             limit: STREAM_PAGE,
         })
         .await?;
@@ -526,7 +527,12 @@ async fn record(
     let at = now();
     let rule = WebhookChange::disable_if_failing_since(before(at, config.webhook_disable_after));
     for id in failed {
-        store.update_webhook(id, &rule, at, Log::ANONYMOUS).await?;
+        // Its `webhook.updated` names its workspace, which never changes.
+        let Some(hook) = store.get_webhook(id).await? else {
+            continue;
+        };
+        let log = Log::ANONYMOUS.in_workspace(hook.workspace_id.as_deref());
+        store.update_webhook(id, &rule, at, &log).await?;
     }
     Ok(())
 }

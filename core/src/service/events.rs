@@ -40,9 +40,17 @@ impl Service {
     }
 
     /// `GET /api/v1/events?after&type&resource&limit`: the events after `after` in log order,
-    /// and the `next` to ask with for the ones after them.
-    pub(super) async fn list_events(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
-        let query = crate::query::events_query(req.query)?;
+    /// and the `next` to ask with for the ones after them; those of its workspace alone for
+    /// a workspace key (`ws`).
+    pub(super) async fn list_events(
+        &self,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
+        let query = crate::events::EventQuery {
+            workspace: ws.map(str::to_owned),
+            ..crate::query::events_query(req.query)?
+        };
         let page = self.event_store()?.list_events(&query).await?;
         Ok(Reply::json_value(
             200,

@@ -204,10 +204,11 @@ impl Service {
             .entries()
             .map(|e| (e.asset_id, e.path.clone()))
             .collect();
+        let log = self.log.in_workspace(doc.settings.workspace_id.as_deref());
         let outcome = match self
             .inner
             .store
-            .put_library(records::library_write(id, doc), &self.log)
+            .put_library(records::library_write(id, doc), &log)
             .await
         {
             Ok(outcome) => outcome,
@@ -293,7 +294,8 @@ impl Service {
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
         self.library_in(id, ws).await?;
-        let deleted = self.inner.store.delete_library(id, &self.log).await?;
+        let log = self.log_of_library(id, ws).await?;
+        let deleted = self.inner.store.delete_library(id, &log).await?;
         self.inner.details.forget(id);
         if deleted {
             Ok(Reply::empty(204))

@@ -431,23 +431,23 @@ impl Service {
             Operation::ListPasses => Box::pin(self.pass_list(id, req, ws)).await,
             Operation::GetPass => Box::pin(self.pass_detail(id, sub, ws)).await,
             Operation::RevokePass => Box::pin(self.delete_pass(id, sub, ws)).await,
-            Operation::ListEvents => Box::pin(self.list_events(req)).await,
+            Operation::ListEvents => Box::pin(self.list_events(req, ws)).await,
             #[cfg(feature = "webhooks")]
-            Operation::CreateWebhook => Box::pin(self.post_webhook(req)).await,
+            Operation::CreateWebhook => Box::pin(self.post_webhook(req, ws)).await,
             #[cfg(feature = "webhooks")]
-            Operation::ListWebhooks => Box::pin(self.webhook_list(req)).await,
+            Operation::ListWebhooks => Box::pin(self.webhook_list(req, ws)).await,
             #[cfg(feature = "webhooks")]
-            Operation::GetWebhook => Box::pin(self.webhook_detail(id)).await,
+            Operation::GetWebhook => Box::pin(self.webhook_detail(id, ws)).await,
             #[cfg(feature = "webhooks")]
-            Operation::UpdateWebhook => Box::pin(self.patch_webhook(id, req)).await,
+            Operation::UpdateWebhook => Box::pin(self.patch_webhook(id, req, ws)).await,
             #[cfg(feature = "webhooks")]
-            Operation::DeleteWebhook => Box::pin(self.delete_webhook(id)).await,
+            Operation::DeleteWebhook => Box::pin(self.delete_webhook(id, ws)).await,
             #[cfg(feature = "webhooks")]
-            Operation::ListDeliveries => Box::pin(self.delivery_list(id, req)).await,
+            Operation::ListDeliveries => Box::pin(self.delivery_list(id, req, ws)).await,
             #[cfg(feature = "webhooks")]
-            Operation::RetryDelivery => Box::pin(self.retry_delivery(id, sub)).await,
+            Operation::RetryDelivery => Box::pin(self.retry_delivery(id, sub, ws)).await,
             #[cfg(feature = "webhooks")]
-            Operation::TestWebhook => Box::pin(self.test_webhook(id)).await,
+            Operation::TestWebhook => Box::pin(self.test_webhook(id, ws)).await,
             Operation::CreateUpload => Box::pin(self.create_upload(req, ws)).await,
             Operation::GetUpload => Box::pin(self.upload_status(id, req, ws)).await,
             Operation::PatchUpload => Box::pin(self.patch_upload(id, req, ws)).await,
@@ -541,7 +541,12 @@ impl Service {
     /// ([`crate::KeyStore::keys_version`]: within 100 ms on PostgreSQL with change notices),
     /// else within [`crate::KEY_CACHE_TTL`].
     pub async fn revoke_key(&self, id: Uuid) -> Result<bool, ApiError> {
-        let revoked = self.inner.store.revoke_key(id, now(), &self.log).await?;
+        // A key's workspace never changes: its event names the one read here.
+        let Some(key) = self.inner.store.get_key(id).await? else {
+            return Ok(false);
+        };
+        let log = self.log.in_workspace(key.workspace_id.as_deref());
+        let revoked = self.inner.store.revoke_key(id, now(), &log).await?;
         self.inner.keys.forget(id);
         Ok(revoked)
     }

@@ -144,9 +144,11 @@ impl Service {
             created_at: now(),
             revoked_at: None,
         };
-        self.pass_store()?
-            .insert_pass(pass.clone(), &self.log)
-            .await?;
+        // The pass's event names its library's workspace.
+        let log = self
+            .log
+            .in_workspace(rows.library.settings.workspace_id.as_deref());
+        self.pass_store()?.insert_pass(pass.clone(), &log).await?;
         Ok((pass, new.secret))
     }
 
@@ -214,11 +216,8 @@ impl Service {
         ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let pass = self.library_pass(id, pass_id, ws).await?;
-        if !self
-            .pass_store()?
-            .revoke_pass(pass.id, now(), &self.log)
-            .await?
-        {
+        let log = self.log_of_library(pass.library_id, ws).await?;
+        if !self.pass_store()?.revoke_pass(pass.id, now(), &log).await? {
             return Err(ApiError::PassNotFound);
         }
         Ok(Reply::empty(204))

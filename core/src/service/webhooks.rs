@@ -3,6 +3,7 @@
 
 use uuid::Uuid;
 
+use super::access::{in_workspace, named_workspace};
 use super::{Service, location};
 use crate::error::ApiError;
 use crate::events::EventCursor;
@@ -22,10 +23,16 @@ const NO_WEBHOOK: ApiError = ApiError::NotFound("Webhook not found");
 impl Service {
     /// `POST /api/v1/webhooks`: 201 with the webhook, its secret shown this once, and its
     /// `Location`.
-    pub(super) async fn post_webhook(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    pub(super) async fn post_webhook(
+        &self,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let mount = req.mount;
         let body = self.json_body(req).await?;
-        let webhook = self.create_webhook(validate::webhook_doc(&body)?).await?;
+        let mut doc = validate::webhook_doc(&body)?;
+        doc.workspace_id = named_workspace(ws, doc.workspace_id)?;
+        let webhook = self.create_webhook(doc).await?;
         Ok(data(
             201,
             NewWebhookWire {
@@ -70,9 +77,11 @@ impl Service {
             created_at: at,
             updated_at: at,
             failing_since: None,
+            workspace_id: doc.workspace_id,
         };
+        let log = self.log.in_workspace(webhook.workspace_id.as_deref());
         self.webhook_store()?
-            .insert_webhook(webhook.clone(), &self.log)
+            .insert_webhook(webhook.clone(), &log)
             .await?;
         Ok(webhook)
     }
@@ -85,14 +94,36 @@ impl Service {
             .map_err(|e| ApiError::validation("url", e.to_string()))
     }
 
-    /// `GET /api/v1/webhooks?page&per_page`: newest first, without secrets.
-    pub(super) async fn webhook_list(&self, req: RawRequest<'_>) -> Result<Reply, ApiError> {
+    /// `GET /api/v1/webhooks?page&per_page`: newest first, without secrets; a workspace
+    /// key's (`ws`) alone for a workspace key (paged here, from every webhook: a deployment
+    /// has few).
+    pub(super) async fn webhook_list(
+        &self,
+        req: RawRequest<'_>,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
         let q = query::page_query(req.query, self.inner.config.max_page_size)?;
         let offset = crate::page::offset(q.page, q.per_page);
-        let page = self
-            .webhook_store()?
-            .list_webhooks(offset, q.per_page)
-            .await?;
+        let store = self.webhook_store()?;
+        let page = match ws {
+            None => store.list_webhooks(offset, q.per_page).await?,
+            Some(_) => {
+                let all = store.list_webhooks(0, u32::MAX).await?;
+                let own: Vec<Webhook> = all
+                    .items
+                    .into_iter()
+                    .filter(|w| in_workspace(ws, w.workspace_id.as_deref()))
+                    .collect();
+                crate::model::Page {
+                    total: own.len() as u64,
+                    items: own
+                        .into_iter()
+                        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+                        .take(q.per_page as usize)
+                        .collect(),
+                }
+            }
+        };
         let items: Vec<WebhookWire<'_>> = page.items.iter().map(WebhookWire::of).collect();
         Ok(Reply::json_value(
             200,
@@ -104,8 +135,12 @@ impl Service {
     }
 
     /// `GET /api/v1/webhooks/{id}`.
-    pub(super) async fn webhook_detail(&self, id: &str) -> Result<Reply, ApiError> {
-        let webhook = self.webhook(id).await?;
+    pub(super) async fn webhook_detail(
+        &self,
+        id: &str,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
+        let webhook = self.webhook(id, ws).await?;
         Ok(data(200, WebhookWire::of(&webhook)))
     }
 
@@ -114,25 +149,36 @@ impl Service {
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let body = self.json_body(req).await?;
-        let id = validate::parse_id("webhook_id", id)?;
+        let current = self.webhook(id, ws).await?;
         let change = validate::webhook_change(&body)?;
         if let Some(url) = &change.url {
             self.check_target(url).await?;
         }
+        let log = self.log.in_workspace(current.workspace_id.as_deref());
         let webhook = self
             .webhook_store()?
-            .update_webhook(id, &change, now(), &self.log)
+            .update_webhook(current.id, &change, now(), &log)
             .await?
             .ok_or(NO_WEBHOOK)?;
         Ok(data(200, WebhookWire::of(&webhook)))
     }
 
     /// `DELETE /api/v1/webhooks/{id}`: 204; its deliveries go with it.
-    pub(super) async fn delete_webhook(&self, id: &str) -> Result<Reply, ApiError> {
-        let id = validate::parse_id("webhook_id", id)?;
-        match self.webhook_store()?.delete_webhook(id, &self.log).await? {
+    pub(super) async fn delete_webhook(
+        &self,
+        id: &str,
+        ws: Option<&str>,
+    ) -> Result<Reply, ApiError> {
+        let current = self.webhook(id, ws).await?;
+        let log = self.log.in_workspace(current.workspace_id.as_deref());
+        match self
+            .webhook_store()?
+            .delete_webhook(current.id, &log)
+            .await?
+        {
             true => Ok(Reply::empty(204)),
             false => Err(NO_WEBHOOK),
         }
@@ -143,8 +189,9 @@ impl Service {
         &self,
         id: &str,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
-        let webhook = self.webhook(id).await?;
+        let webhook = self.webhook(id, ws).await?;
         let q = query::page_query(req.query, self.inner.config.max_page_size)?;
         let offset = crate::page::offset(q.page, q.per_page);
         let page = self
@@ -167,12 +214,13 @@ impl Service {
         &self,
         id: &str,
         delivery_id: &str,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
-        let webhook_id = validate::parse_id("webhook_id", id)?;
         let delivery_id = validate::parse_id("delivery_id", delivery_id)?;
+        let webhook = self.webhook(id, ws).await?;
         let delivery = self
             .webhook_store()?
-            .retry_delivery(webhook_id, delivery_id, now())
+            .retry_delivery(webhook.id, delivery_id, now())
             .await?
             .ok_or(ApiError::NotFound("Delivery not found"))?;
         self.inner.deliveries.due_now();
@@ -182,8 +230,8 @@ impl Service {
     /// `POST /api/v1/webhooks/{id}/test`: sends a `webhook.test` delivery now (enabled or
     /// not, whatever its event types), once, waits for its answer, records it among the
     /// webhook's deliveries and answers 200 with it.
-    pub(super) async fn test_webhook(&self, id: &str) -> Result<Reply, ApiError> {
-        let webhook = self.webhook(id).await?;
+    pub(super) async fn test_webhook(&self, id: &str, ws: Option<&str>) -> Result<Reply, ApiError> {
+        let webhook = self.webhook(id, ws).await?;
         let at = now();
         let ping = (Uuid::new_v4(), TEST_EVENT_TYPE, EventCursor::START);
         let mut delivery = Delivery::new(webhook.id, ping, at);
@@ -204,12 +252,14 @@ impl Service {
         Ok(data(200, DeliveryWire::of(&delivery)))
     }
 
-    /// The webhook of a path id: 400 when it is not an id, 404 when there is none.
-    async fn webhook(&self, id: &str) -> Result<Webhook, ApiError> {
+    /// The webhook of a path id: 400 when it is not an id, 404 when there is none (of the
+    /// workspace `ws` of a workspace key).
+    async fn webhook(&self, id: &str, ws: Option<&str>) -> Result<Webhook, ApiError> {
         let id = validate::parse_id("webhook_id", id)?;
         self.webhook_store()?
             .get_webhook(id)
             .await?
+            .filter(|w| in_workspace(ws, w.workspace_id.as_deref()))
             .ok_or(NO_WEBHOOK)
     }
 }

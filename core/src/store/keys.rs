@@ -21,6 +21,12 @@ pub trait KeyStore: Send + Sync + 'static {
     /// Every key record, oldest first.
     async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError>;
 
+    /// The key record `id`, revoked or expired too. Provided: found among
+    /// [`KeyStore::list_keys`]; a store with an index by id answers with a point read.
+    async fn get_key(&self, id: Uuid) -> Result<Option<ApiKey>, StoreError> {
+        Ok(self.list_keys().await?.into_iter().find(|k| k.id == id))
+    }
+
     /// Marks a key revoked at `at` (a key already revoked keeps its first time). `false` if
     /// there is no such key.
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>, log: &Log) -> Result<bool, StoreError>;

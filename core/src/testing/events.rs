@@ -15,6 +15,7 @@ async fn follow(
         after,
         kind: None,
         resource: None,
+        workspace: None,
         limit,
     };
     let mut all = Vec::new();
@@ -180,6 +181,7 @@ pub(super) async fn every_change_appends_one_event(store: Arc<dyn Store>) {
                     after: start,
                     kind,
                     resource,
+                    workspace: None,
                     limit: 100,
                 })
                 .await
@@ -299,6 +301,7 @@ pub(super) async fn cursors_the_log_never_handed_out_are_refused(store: Arc<dyn 
                     after,
                     kind: None,
                     resource: None,
+                    workspace: None,
                     limit: 10,
                 })
                 .await
@@ -353,4 +356,101 @@ pub(super) async fn cursors_the_log_never_handed_out_are_refused(store: Arc<dyn 
     for good in &handed_out {
         assert!(page(*good).await.is_ok(), "{good:?} after a purge");
     }
+}
+
+/// Every event of `workspace` (every event for `None`), following the feed in pages of 2.
+async fn follow_workspace(
+    store: &Arc<dyn Store>,
+    workspace: Option<&str>,
+) -> Vec<(EventType, Option<String>)> {
+    let mut query = EventQuery {
+        after: EventCursor::START,
+        kind: None,
+        resource: None,
+        workspace: workspace.map(str::to_owned),
+        limit: 2,
+    };
+    let mut all = Vec::new();
+    loop {
+        let page = event_store(store).list_events(&query).await.unwrap();
+        if page.events.is_empty() {
+            return all;
+        }
+        all.extend(page.events.into_iter().map(|e| (e.kind, e.workspace_id)));
+        query.after = page.next;
+    }
+}
+
+pub(super) async fn events_keep_their_workspace_and_the_feed_filters_by_it(store: Arc<dyn Store>) {
+    let acme = Some("acme".to_owned());
+    let mut mine = sample_asset("Mine", AssetType::Pdf, 1);
+    mine.workspace_id = acme.clone();
+    let mut bulk = sample_asset("Bulk", AssetType::Pdf, 2);
+    bulk.workspace_id = acme.clone();
+    let plain = sample_asset("Plain", AssetType::Pdf, 3);
+    // An asset's events name its own workspace, whatever the log's.
+    let log = Log::ANONYMOUS.in_workspace(Some("elsewhere"));
+    for asset in [&mine, &bulk, &plain] {
+        store.insert_asset(asset.clone(), &log).await.unwrap();
+    }
+    let mut retitle = AssetChange::at(t0() + Duration::seconds(10));
+    retitle.title = Some("Mine, retitled".to_owned());
+    store.update_asset(mine.id, &retitle, &log).await.unwrap();
+    assert!(matches!(
+        store.delete_asset(mine.id, false, &log).await.unwrap(),
+        AssetDeletion::Deleted(_)
+    ));
+    store.delete_assets(&[bulk.id], false, &log).await.unwrap();
+    // A library's, a pass's and a key revoked name the log's.
+    let in_acme = Log::ANONYMOUS.in_workspace(Some("acme"));
+    let mut library = sample_library("Kit", 4);
+    library.settings.workspace_id = acme.clone();
+    store
+        .put_library(write(library.clone(), vec![], vec![]), &in_acme)
+        .await
+        .unwrap();
+    let pass = super::passes::sample_pass(library.id, 5, 0);
+    let passes = pass_store(&store);
+    passes.insert_pass(pass.clone(), &in_acme).await.unwrap();
+    assert!(passes.revoke_pass(pass.id, t0(), &in_acme).await.unwrap());
+    assert!(store.delete_library(library.id, &in_acme).await.unwrap());
+    let key = ApiKey {
+        id: Uuid::new_v4(),
+        name: "globex".into(),
+        key_hash: [42; 32],
+        scopes: vec![Scope::ReadAssets],
+        created_at: t0(),
+        expires_at: None,
+        revoked_at: None,
+        workspace_id: Some("globex".into()),
+    };
+    store.insert_key(key.clone(), Log::ANONYMOUS).await.unwrap();
+    let in_globex = Log::ANONYMOUS.in_workspace(Some("globex"));
+    assert!(store.revoke_key(key.id, t0(), &in_globex).await.unwrap());
+
+    let of = |ws: &str| Some(ws.to_owned());
+    let acme_events = vec![
+        (EventType::AssetCreated, of("acme")),
+        (EventType::AssetCreated, of("acme")),
+        (EventType::AssetUpdated, of("acme")),
+        (EventType::AssetDeleted, of("acme")),
+        (EventType::AssetDeleted, of("acme")),
+        (EventType::LibraryCreated, of("acme")),
+        (EventType::PassCreated, of("acme")),
+        (EventType::PassRevoked, of("acme")),
+        (EventType::LibraryDeleted, of("acme")),
+    ];
+    assert_eq!(follow_workspace(&store, Some("acme")).await, acme_events);
+    let globex_events = vec![
+        (EventType::KeyCreated, of("globex")),
+        (EventType::KeyRevoked, of("globex")),
+    ];
+    assert_eq!(
+        follow_workspace(&store, Some("globex")).await,
+        globex_events
+    );
+    assert_eq!(follow_workspace(&store, Some("nowhere")).await, []);
+    let all = follow_workspace(&store, None).await;
+    assert_eq!(all.len(), acme_events.len() + globex_events.len() + 1);
+    assert!(all.contains(&(EventType::AssetCreated, None)), "{all:?}");
 }

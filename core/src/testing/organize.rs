@@ -278,6 +278,7 @@ pub(super) async fn bulk_updates_land_whole_or_not_at_all(store: Arc<dyn Store>)
         after: EventCursor::START,
         kind: Some(EventType::AssetUpdated),
         resource: None,
+        workspace: None,
         limit: 10_000,
     };
     // The events are checked on a store that keeps a log.

@@ -5,7 +5,8 @@ use super::*;
 use crate::events::{EventCursor, EventQuery, EventType, Log, ResourceType};
 use crate::webhooks::{Delivery, EventFilter, Webhook, WebhookChange};
 
-/// A webhook made at `t0 + secs`, enabled, for every event.
+/// A webhook made at `t0 + secs`, enabled, for every event; of the workspace `ws{n}` for an
+/// odd `n`, of none for an even one.
 pub(super) fn sample_webhook(n: u8, secs: i64) -> Webhook {
     let at = t0() + Duration::seconds(secs);
     Webhook {
@@ -17,6 +18,7 @@ pub(super) fn sample_webhook(n: u8, secs: i64) -> Webhook {
         created_at: at,
         updated_at: at,
         failing_since: None,
+        workspace_id: (n % 2 == 1).then(|| format!("ws{n}")),
     }
 }
 
@@ -52,6 +54,7 @@ pub(super) async fn webhook_events_of(
                 after: EventCursor::START,
                 kind: None,
                 resource: Some((kind, id)),
+                workspace: None,
                 limit: 1,
             })
             .await
@@ -78,6 +81,7 @@ pub(super) async fn webhook_events(
                 after: EventCursor::START,
                 kind: None,
                 resource: Some((ResourceType::Webhook, id)),
+                workspace: None,
                 limit: 100,
             })
             .await
@@ -221,6 +225,7 @@ pub(super) async fn streams_are_leased_to_one_holder_and_advance_with_their_deli
                 after: start,
                 kind: None,
                 resource: None,
+                workspace: None,
                 limit: 100,
             })
             .await

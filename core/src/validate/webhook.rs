@@ -22,6 +22,9 @@ pub struct WebhookDoc {
     pub event_types: EventFilter,
     /// Whether it is enabled (default `true`).
     pub enabled: bool,
+    /// The workspace whose events it receives ([`super::workspace_id`]); `None`: none named
+    /// (a global key's webhook then receives every event, a workspace key's its own).
+    pub workspace_id: Option<String>,
 }
 
 /// Validates a new webhook: `url` (required; an absolute `http`/`https` URL of at most 2048
@@ -46,6 +49,10 @@ pub fn webhook_doc(body: &[u8]) -> Result<WebhookDoc, ApiError> {
         url,
         event_types: event_types(&map)?.unwrap_or(EventFilter::All),
         enabled: f.opt_bool("enabled")?.unwrap_or(true),
+        workspace_id: f
+            .opt_str("workspace_id")?
+            .map(|w| super::workspace_id("workspace_id", w))
+            .transpose()?,
     })
 }
 
@@ -54,6 +61,13 @@ pub fn webhook_doc(body: &[u8]) -> Result<WebhookDoc, ApiError> {
 pub fn webhook_change(body: &[u8]) -> Result<WebhookChange, ApiError> {
     let map = json_object(body)?;
     fixed(&map)?;
+    // A webhook stays in the workspace it was made in.
+    if map.contains_key("workspace_id") {
+        return Err(ApiError::validation(
+            "workspace_id",
+            "workspace_id cannot be changed",
+        ));
+    }
     for name in ["url", "event_types", "enabled"] {
         if map.get(name).is_some_and(Value::is_null) {
             return Err(ApiError::validation(name, format!("{name} cannot be null")));

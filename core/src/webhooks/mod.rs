@@ -135,6 +135,9 @@ pub struct Webhook {
     /// Since when every attempt has failed (the first failure after a success); `None` while
     /// it works.
     pub failing_since: Option<DateTime<Utc>>,
+    /// The workspace whose events it receives; `None`: every event (a webhook made with a
+    /// global key). A workspace key sees only its workspace's webhooks.
+    pub workspace_id: Option<String>,
 }
 
 /// A change of a webhook (`PATCH`): the fields to set; `None` keeps one.
@@ -496,6 +499,7 @@ mod tests {
             created_at: t0,
             updated_at: t0,
             failing_since: Some(t0),
+            workspace_id: None,
         };
         let same = WebhookChange {
             url: Some(hook.url.clone()),
@@ -531,6 +535,7 @@ mod tests {
             created_at: t0,
             updated_at: t0,
             failing_since,
+            workspace_id: None,
         };
         let rule = WebhookChange::disable_if_failing_since(at(10));
         assert_eq!(rule.apply(&hook(None), at(20)), None, "working");

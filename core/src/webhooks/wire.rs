@@ -20,6 +20,10 @@ pub(crate) struct WebhookWire<'a> {
     enabled: bool,
     /// Since when every attempt has failed; null while it works.
     failing_since: Option<Timestamp>,
+    /// The workspace whose events it receives; null: every event (made with a global key
+    /// that named none).
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z0-9_-]{1,64}$"))]
+    workspace_id: Option<&'a str>,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -32,6 +36,7 @@ impl<'a> WebhookWire<'a> {
             event_types: webhook.event_types.names(),
             enabled: webhook.enabled,
             failing_since: opt_ts(webhook.failing_since),
+            workspace_id: webhook.workspace_id.as_deref(),
             created_at: Timestamp(webhook.created_at),
             updated_at: Timestamp(webhook.updated_at),
         }

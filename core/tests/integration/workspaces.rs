@@ -457,19 +457,100 @@ async fn another_workspaces_records_answer_as_missing_ones() {
 }
 
 #[tokio::test]
-async fn the_feed_and_webhooks_need_a_global_key() {
+async fn events_name_their_records_workspace_and_a_workspace_feed_shows_its_own() {
     let e = env().await;
-    for op in [Operation::ListEvents, Operation::ListWebhooks] {
-        let r = e.call(op, &[], &e.acme, None, None).await;
-        assert_eq!(r.status, 403, "{op:?}");
-        assert!(
-            json_of(&r)["message"]
-                .as_str()
+    let lib = uuid::Uuid::new_v4().to_string();
+    let doc = json!({"title": "Kit", "sections": []});
+    let r = e
+        .call(Operation::PutLibrary, &[&lib], &e.acme, None, Some(&doc))
+        .await;
+    assert_eq!(r.status, 201);
+    let r = e
+        .call(
+            Operation::CreatePass,
+            &[&lib],
+            &e.acme,
+            None,
+            Some(&json!({"label": "order", "expires_in": 3600})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let pass = json_of(&r)["data"]["id"].as_str().unwrap().to_owned();
+    // Writes of a global key name the workspace of what they change.
+    let r = e
+        .call(Operation::RevokePass, &[&lib, &pass], &e.global, None, None)
+        .await;
+    assert_eq!(r.status, 204);
+    let r = e
+        .call(Operation::DeleteLibrary, &[&lib], &e.global, None, None)
+        .await;
+    assert_eq!(r.status, 204);
+    let (globex_key, _) = e
+        .service
+        .create_workspace_key("spare", Scope::ALL.to_vec(), None, Some("globex"))
+        .await
+        .unwrap();
+    assert!(e.service.revoke_key(globex_key.id).await.unwrap());
+    e.asset(
+        &e.globex,
+        json!({"title": "Theirs", "asset_type": "link", "external_url": "https://example.com/"}),
+    )
+    .await;
+
+    let feed = |key: &str| {
+        let key = key.to_owned();
+        let e = &e;
+        async move {
+            let r = e
+                .call(Operation::ListEvents, &[], &key, Some("limit=100"), None)
+                .await;
+            assert_eq!(r.status, 200);
+            json_of(&r)["data"]
+                .as_array()
                 .unwrap()
-                .contains("need a global key"),
-            "{op:?}"
-        );
-        let r = e.call(op, &[], &e.global, None, None).await;
-        assert_ne!(r.status, 403, "{op:?}");
-    }
+                .iter()
+                .map(|ev| {
+                    (
+                        ev["type"].as_str().unwrap().to_owned(),
+                        ev["workspace_id"].as_str().unwrap_or("-").to_owned(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    let pairs = |list: &[(&str, &str)]| {
+        list.iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect::<Vec<_>>()
+    };
+    let acme = pairs(&[
+        ("library.created", "acme"),
+        ("pass.created", "acme"),
+        ("pass.revoked", "acme"),
+        ("library.deleted", "acme"),
+    ]);
+    // The workspace's own key's creation is among its events.
+    assert_eq!(
+        feed(&e.acme).await,
+        [pairs(&[("key.created", "acme")]), acme.clone()].concat()
+    );
+    let everything = feed(&e.global).await;
+    // The three keys of `env` first (made by no key, but in their workspaces).
+    assert_eq!(
+        everything,
+        [
+            pairs(&[
+                ("key.created", "-"),
+                ("key.created", "acme"),
+                ("key.created", "globex"),
+            ]),
+            acme,
+            pairs(&[
+                ("key.created", "globex"),
+                ("key.revoked", "globex"),
+                ("asset.created", "globex"),
+            ]),
+        ]
+        .concat()
+    );
 }

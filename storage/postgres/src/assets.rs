@@ -184,7 +184,15 @@ fn insert_sql(s: &str, pick: SlugPick, event: &EventParams) -> String {
          ), logged AS ({log}) \
          SELECT {cols}, $23::bigint, $20::text FROM ins",
         cols = asset_cols(""),
-        log = crate::events::log_rows_sql(s, event, "ins", 30),
+        log = crate::events::log_rows_sql(
+            s,
+            event,
+            "ins",
+            crate::events::At {
+                first: 30,
+                workspace: 39
+            }
+        ),
     )
 }
 
@@ -221,7 +229,7 @@ impl InsertAttempt {
             .map_err(Failure::from)?;
         let (asset, p) = (&self.asset, &self.p);
         let logged = self.event.per_row();
-        let params: [&(dyn ToSql + Sync); 38] = [
+        let params: [&(dyn ToSql + Sync); 39] = [
             &asset.id,
             &asset.title,
             &p.title_lower,
@@ -260,6 +268,7 @@ impl InsertAttempt {
             &p.tag_keys,
             &p.checksum,
             &asset.workspace_id,
+            self.event.workspace(),
         ];
         match client.query_opt(&stmt, &params).await {
             Ok(Some(row)) => Ok(Some(asset_from_row(&row, 0)?)),

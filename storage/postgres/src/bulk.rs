@@ -251,7 +251,10 @@ impl PgStore {
         let gone: Vec<Uuid> = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
         let events: Vec<EventParams> = gone
             .iter()
-            .map(|&id| one_event(log, Written::AssetDeleted(id)))
+            .map(|id| match found.get(id) {
+                Some(asset) => one_event(log, Written::AssetDeleted(asset)),
+                None => Err(Failure::NoEvent("an asset deleted")),
+            })
             .collect::<Result<_, _>>()?;
         let mut statements: Vec<Pending<'_, Option<Row>>> = Vec::with_capacity(2 + 2 * gone.len());
         let (t, bump, counters, delete, append, wanted) =

@@ -28,8 +28,8 @@ pub(crate) fn one_event(log: &Log, written: Written<'_>) -> Result<EventParams, 
 }
 
 /// The columns an event is written with, in this order.
-const COLS: &str =
-    "id, type, occurred_at, actor_key_id, actor_key_name, resource_type, resource_id, changed";
+const COLS: &str = "id, type, occurred_at, actor_key_id, actor_key_name, resource_type, \
+     resource_id, changed, workspace_id";
 
 /// An event's values as statement parameters.
 pub(crate) struct EventParams {
@@ -41,6 +41,7 @@ pub(crate) struct EventParams {
     resource_type: &'static str,
     resource_id: Uuid,
     changed: Vec<String>,
+    workspace_id: Option<String>,
 }
 
 impl EventParams {
@@ -69,11 +70,17 @@ impl EventParams {
             resource_type: event.resource_type.as_str(),
             resource_id: event.resource_id,
             changed: event.changed,
+            workspace_id: event.workspace_id,
         }
     }
 
-    /// The eight values, for [`insert_sql`].
-    pub(crate) fn all(&self) -> [&(dyn ToSql + Sync); 8] {
+    /// The workspace, for [`log_rows_sql`]'s last parameter.
+    pub(crate) fn workspace(&self) -> &(dyn ToSql + Sync) {
+        &self.workspace_id
+    }
+
+    /// The nine values, for [`insert_sql`].
+    pub(crate) fn all(&self) -> [&(dyn ToSql + Sync); 9] {
         [
             &self.id,
             &self.kind,
@@ -83,11 +90,12 @@ impl EventParams {
             &self.resource_type,
             &self.resource_id,
             &self.changed,
+            &self.workspace_id,
         ]
     }
 
-    /// The values but the type, resource type and resource id, for [`log_rows_sql`]: id,
-    /// occurred_at, actor key id and name, changed.
+    /// The values but the type, resource type, resource id and workspace, for
+    /// [`log_rows_sql`]: id, occurred_at, actor key id and name, changed.
     pub(crate) fn per_row(&self) -> [&(dyn ToSql + Sync); 5] {
         [
             &self.id,
@@ -99,60 +107,74 @@ impl EventParams {
     }
 }
 
-/// `INSERT` of one event, from the eight values of [`EventParams::all`] (`$1` to `$8`).
+/// `INSERT` of one event, from the nine values of [`EventParams::all`] (`$1` to `$9`).
 pub(crate) fn insert_sql(s: &str) -> String {
-    format!("INSERT INTO {s}.events ({COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
+    format!("INSERT INTO {s}.events ({COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+}
+
+/// Where [`log_rows_sql`] finds its parameters: the five values of [`EventParams::per_row`]
+/// from `$first` on, and [`EventParams::workspace`] at `$workspace`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct At {
+    pub(crate) first: usize,
+    pub(crate) workspace: usize,
+}
+
+impl At {
+    /// The five values at `$first` on, the workspace right after them.
+    pub(crate) const fn from(first: usize) -> Self {
+        At {
+            first,
+            workspace: first + 5,
+        }
+    }
 }
 
 /// `INSERT` of `event` (its type and resource type; the rest are parameters) about each row of
-/// `source` (a CTE with an `id` column: none when it has no row), from the five values of
-/// [`EventParams::per_row`] at `$first` on.
-pub(crate) fn log_rows_sql(s: &str, event: &EventParams, source: &str, first: usize) -> String {
+/// `source` (a CTE with an `id` column: none when it has no row), with its parameters `at`.
+pub(crate) fn log_rows_sql(s: &str, event: &EventParams, source: &str, at: At) -> String {
     log_rows_sql_as(
         s,
         &format!("'{}'", event.kind),
         event.resource_type,
         source,
-        first,
+        at,
     )
 }
 
 /// [`log_rows_sql`] with the event's type an SQL expression over `source`'s row.
-pub(crate) fn log_rows_sql_as(
-    s: &str,
-    kind: &str,
-    resource: &str,
-    source: &str,
-    first: usize,
-) -> String {
-    let n = |k: usize| first + k;
+pub(crate) fn log_rows_sql_as(s: &str, kind: &str, resource: &str, source: &str, at: At) -> String {
+    let n = |k: usize| at.first + k;
     format!(
         "INSERT INTO {s}.events ({COLS}) SELECT ${}::uuid, {kind}, ${}::timestamptz, \
-         ${}::uuid, ${}::text, '{}', id, ${}::text[] FROM {source}",
+         ${}::uuid, ${}::text, '{}', id, ${}::text[], ${}::text FROM {source}",
         n(0),
         n(1),
         n(2),
         n(3),
         resource,
-        n(4)
+        n(4),
+        at.workspace
     )
 }
 
 /// The feed's statement: the horizon (`xmin`, always one row), the first transaction id not
 /// given out yet (`xmax`), and up to `$6` events after `($1, $2)` below the horizon, filtered
-/// by type (`$3`) and resource (`$4`, `$5`) when given.
+/// by type (`$3`), resource (`$4`, `$5`) and workspace (`$7`) when given.
 fn feed_sql(s: &str) -> String {
     format!(
         "WITH h AS (SELECT pg_snapshot_xmin(c.s) AS xmin, pg_snapshot_xmax(c.s) AS xmax \
              FROM (SELECT pg_current_snapshot() AS s) c) \
          SELECT h.xmin::text::bigint, h.xmax::text::bigint, e.xid, e.seq, e.id, e.type, \
              e.occurred_at, \
-             e.actor_key_id, e.actor_key_name, e.resource_type, e.resource_id, e.changed \
+             e.actor_key_id, e.actor_key_name, e.resource_type, e.resource_id, e.changed, \
+             e.workspace_id \
          FROM h LEFT JOIN LATERAL ( \
              SELECT xid::text::bigint AS xid, seq, {COLS} FROM {s}.events \
              WHERE (xid, seq) > ($1::bigint::text::xid8, $2::bigint) AND xid < h.xmin \
                  AND ($3::text IS NULL OR type = $3) \
                  AND ($4::text IS NULL OR (resource_type = $4 AND resource_id = $5)) \
+                 AND ($7::text IS NULL OR workspace_id = $7) \
              ORDER BY xid, seq LIMIT $6 \
          ) e ON true"
     )
@@ -182,6 +204,7 @@ pub(crate) fn event_from_row(
             .map_err(|()| Failure::invalid("event resource", resource.clone()))?,
         resource_id: row.try_get(first + 6)?,
         changed: row.try_get(first + 7)?,
+        workspace_id: row.try_get(first + 8)?,
         at,
     })
 }
@@ -219,13 +242,20 @@ impl PgStore {
                  WHERE id = $1 AND revoked_at IS NULL RETURNING id), \
              logged AS ({}) \
              SELECT EXISTS (SELECT 1 FROM r) OR EXISTS (SELECT 1 FROM {s}.{table} WHERE id = $1)",
-            log_rows_sql(s, &event, "r", 3)
+            log_rows_sql(s, &event, "r", At::from(3))
         );
         let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
-        let params: [&(dyn ToSql + Sync); 7] = [
-            &id, &at, logged[0], logged[1], logged[2], logged[3], logged[4],
+        let params: [&(dyn ToSql + Sync); 8] = [
+            &id,
+            &at,
+            logged[0],
+            logged[1],
+            logged[2],
+            logged[3],
+            logged[4],
+            event.workspace(),
         ];
         Ok(client.query_one(&stmt, &params).await?.try_get(0)?)
     }
@@ -253,6 +283,7 @@ impl PgStore {
                     &resource_type,
                     &resource_id,
                     &limit,
+                    &q.workspace,
                 ],
             )
             .await?;

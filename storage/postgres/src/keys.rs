@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::events::{log_rows_sql, one_event};
+use crate::events::{At, log_rows_sql, one_event};
 use tokio_postgres::types::ToSql;
 
 use crate::error::{Failure, duplicate_id, duplicate_key_hash, unique_violation};
@@ -45,14 +45,22 @@ impl PgStore {
         let sql = format!(
             "WITH k AS (INSERT INTO {s}.api_keys ({KEY_COLS}) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $13) RETURNING id) {}",
-            log_rows_sql(s, &event, "k", 8)
+            log_rows_sql(
+                s,
+                &event,
+                "k",
+                At {
+                    first: 8,
+                    workspace: 14
+                }
+            )
         );
         let scopes: Vec<&str> = key.scopes.iter().map(|x| x.as_str()).collect();
         let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
         let hash = &key.key_hash[..];
-        let params: [&(dyn ToSql + Sync); 13] = [
+        let params: [&(dyn ToSql + Sync); 14] = [
             &key.id,
             &key.name,
             &hash,
@@ -66,6 +74,7 @@ impl PgStore {
             logged[3],
             logged[4],
             &key.workspace_id,
+            event.workspace(),
         ];
         let result = client.execute(&stmt, &params).await;
         match result {

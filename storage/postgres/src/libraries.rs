@@ -389,7 +389,7 @@ impl PgStore {
                 ),
                 event.resource_type(),
                 "l",
-                20,
+                crate::events::At::from(20),
             ),
         );
         let sql = DocumentSql::new(s);
@@ -400,7 +400,7 @@ impl PgStore {
             tx.prepare_cached(&sql.entries),
         )?;
         let logged = event.per_row();
-        let upsert_params: [&(dyn ToSql + Sync); 24] = [
+        let upsert_params: [&(dyn ToSql + Sync); 25] = [
             &lib.id,
             &lib.settings.title,
             &slug,
@@ -425,6 +425,7 @@ impl PgStore {
             logged[2],
             logged[3],
             logged[4],
+            event.workspace(),
         ];
         let clear_params: [&(dyn ToSql + Sync); 3] = [&lib.id, &sec_ids, &e_assets];
         // Pipelined: sent back to back, run in this order.
@@ -482,13 +483,20 @@ impl PgStore {
         let event = one_event(log, Written::LibraryDeleted(id))?;
         let sql = format!(
             "WITH d AS (DELETE FROM {s}.libraries WHERE id = $1 RETURNING id) {}",
-            crate::events::log_rows_sql(s, &event, "d", 2)
+            crate::events::log_rows_sql(s, &event, "d", crate::events::At::from(2))
         );
         let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
-        let params: [&(dyn ToSql + Sync); 6] =
-            [&id, logged[0], logged[1], logged[2], logged[3], logged[4]];
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &id,
+            logged[0],
+            logged[1],
+            logged[2],
+            logged[3],
+            logged[4],
+            event.workspace(),
+        ];
         Ok(client.execute(&stmt, &params).await? > 0)
     }
 

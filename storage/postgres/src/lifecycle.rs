@@ -400,7 +400,7 @@ impl PgStore {
             tx.rollback().await?;
             return Ok(AssetDeletion::InUse(holders));
         }
-        let event = one_event(log, Written::AssetDeleted(id))?;
+        let event = one_event(log, Written::AssetDeleted(&asset))?;
         let logged = event.all();
         let (_, row, _) = tokio::try_join!(
             tx.execute(&bump, &by_id),

@@ -8,7 +8,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::events::{log_rows_sql, one_event};
+use crate::events::{At, log_rows_sql, one_event};
 
 use crate::error::{
     Failure, duplicate_id, duplicate_key_hash, foreign_key_violation, unique_violation,
@@ -77,7 +77,7 @@ impl PgStore {
             "WITH p AS (INSERT INTO {s}.passes ({}) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id) {}",
             pass_cols(""),
-            log_rows_sql(s, &event, "p", 11)
+            log_rows_sql(s, &event, "p", At::from(11))
         );
         let logged = event.per_row();
         let max_downloads = pass
@@ -106,6 +106,7 @@ impl PgStore {
                     logged[2],
                     logged[3],
                     logged[4],
+                    event.workspace(),
                 ],
             )
             .await;

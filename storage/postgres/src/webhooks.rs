@@ -14,10 +14,10 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, duplicate_id, unique_violation};
-use crate::events::{EventParams, insert_sql, log_rows_sql, one_event};
+use crate::events::{At, EventParams, insert_sql, log_rows_sql, one_event};
 use crate::store::{PgStore, columns};
 
-const HOOK_COLUMNS: [&str; 8] = [
+const HOOK_COLUMNS: [&str; 9] = [
     "id",
     "url",
     "event_types",
@@ -26,6 +26,7 @@ const HOOK_COLUMNS: [&str; 8] = [
     "created_at",
     "updated_at",
     "failing_since",
+    "workspace_id",
 ];
 
 fn hook_cols(p: &str) -> String {
@@ -45,6 +46,7 @@ fn hook_from_row(row: &Row, at: usize) -> Result<Webhook, Failure> {
         created_at: row.try_get(at + 5)?,
         updated_at: row.try_get(at + 6)?,
         failing_since: row.try_get(at + 7)?,
+        workspace_id: row.try_get(at + 8)?,
     })
 }
 
@@ -61,17 +63,17 @@ impl PgStore {
         let event = one_event(log, Written::WebhookCreated(w.id))?;
         let sql = format!(
             "WITH w AS (INSERT INTO {s}.webhooks ({}, stream_xid, stream_seq) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
                      pg_current_xact_id()::text::bigint, 9223372036854775807) \
                  RETURNING id) {}",
             hook_cols(""),
-            log_rows_sql(s, &event, "w", 9)
+            log_rows_sql(s, &event, "w", At::from(10))
         );
         let logged = event.per_row();
         let types = type_names(&w.event_types);
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
-        let params: [&(dyn ToSql + Sync); 13] = [
+        let params: [&(dyn ToSql + Sync); 15] = [
             &w.id,
             &w.url,
             &types,
@@ -80,11 +82,13 @@ impl PgStore {
             &w.created_at,
             &w.updated_at,
             &w.failing_since,
+            &w.workspace_id,
             logged[0],
             logged[1],
             logged[2],
             logged[3],
             logged[4],
+            event.workspace(),
         ];
         match client.execute(&stmt, &params).await {
             Ok(_) => Ok(()),
@@ -203,13 +207,20 @@ impl PgStore {
         let sql = format!(
             "WITH d AS (DELETE FROM {s}.webhooks WHERE id = $1 RETURNING id), \
              logged AS ({}) SELECT EXISTS (SELECT 1 FROM d)",
-            log_rows_sql(s, &event, "d", 2)
+            log_rows_sql(s, &event, "d", At::from(2))
         );
         let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
-        let params: [&(dyn ToSql + Sync); 6] =
-            [&id, logged[0], logged[1], logged[2], logged[3], logged[4]];
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &id,
+            logged[0],
+            logged[1],
+            logged[2],
+            logged[3],
+            logged[4],
+            event.workspace(),
+        ];
         Ok(client.query_one(&stmt, &params).await?.try_get(0)?)
     }
 }

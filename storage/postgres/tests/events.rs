@@ -18,6 +18,7 @@ async fn read_from(
         after,
         kind: None,
         resource: None,
+        workspace: None,
         limit: 100,
     };
     let mut seen = Vec::new();

@@ -141,7 +141,7 @@ pub(crate) fn fill(sql: &str) -> String {
 }
 
 /// Every migration's SQL, in order: version `n` is `MIGRATIONS[n - 1]`.
-const MIGRATIONS: [&str; 15] = [
+const MIGRATIONS: [&str; 16] = [
     include_str!("../migrations/0001_initial.sql"),
     include_str!("../migrations/0002_sharded_asset_counts.sql"),
     include_str!("../migrations/0003_drafts.sql"),
@@ -157,6 +157,7 @@ const MIGRATIONS: [&str; 15] = [
     include_str!("../migrations/0013_uploads.sql"),
     include_str!("../migrations/0014_tags.sql"),
     include_str!("../migrations/0015_workspaces.sql"),
+    include_str!("../migrations/0016_event_workspaces.sql"),
 ];
 
 /// Lays out an empty database as the store at schema `version` left it: migrations 1 to

@@ -127,3 +127,82 @@ async fn an_upgrade_from_version_14_keeps_every_record_of_no_workspace() {
     assert_eq!(tags.len(), 1);
     assert_eq!((tags[0].tag.as_str(), tags[0].count), ("brand", 2));
 }
+
+/// A database at version 15 with a webhook and an event is upgraded at connect: both are
+/// kept, of no workspace; new events carry theirs, and the feed filters by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_from_version_15_keeps_webhooks_and_events_of_no_workspace() {
+    use assetlib_core::events::{EventCursor, EventQuery, EventType};
+    use assetlib_core::store::{EventStore, WebhookStore};
+    let db = TestCluster::shared().empty_database().await;
+    let (client, conn) = raw_client(db.url()).await;
+    at_version(&client, 15).await;
+    let (hook, event, asset) = (
+        uuid::Uuid::new_v4(),
+        uuid::Uuid::new_v4(),
+        uuid::Uuid::new_v4(),
+    );
+    client
+        .batch_execute(&format!(
+            "INSERT INTO assetlib.webhooks (id, url, event_types, enabled, secret, created_at, \
+                 updated_at, stream_xid, stream_seq) \
+             VALUES ('{hook}', 'https://hooks.example.com/a', '{{*}}', false, 'whsec_a', \
+                     now(), now(), 0, 0); \
+             INSERT INTO assetlib.events (id, type, occurred_at, resource_type, resource_id, \
+                 changed) \
+             VALUES ('{event}', 'asset.created', now(), 'asset', '{asset}', '{{}}');"
+        ))
+        .await
+        .expect("records of version 15");
+    drop(client);
+    let _ = conn.await;
+
+    let store = PgStore::connect(db.url()).await.expect("upgrade");
+    let kept = store.get_webhook(hook).await.expect("get").expect("kept");
+    assert_eq!(kept.workspace_id, None);
+    let feed = |workspace: Option<&str>| EventQuery {
+        after: EventCursor::START,
+        kind: None,
+        resource: None,
+        workspace: workspace.map(str::to_owned),
+        limit: 100,
+    };
+    let old = store.list_events(&feed(None)).await.expect("feed").events;
+    assert_eq!(old.len(), 1);
+    assert_eq!((old[0].id, old[0].workspace_id.as_deref()), (event, None));
+
+    let mut mine = sample_asset("Mine", AssetType::Image, 5);
+    mine.workspace_id = Some("acme".into());
+    store
+        .insert_asset(mine.clone(), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    // The feed holds an event back while an older transaction of the cluster runs (other
+    // tests share it).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let acme = loop {
+        let page = store.list_events(&feed(Some("acme"))).await.expect("feed");
+        if !page.events.is_empty() || std::time::Instant::now() > deadline {
+            break page.events;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    };
+    assert_eq!(acme.len(), 1);
+    assert_eq!(
+        (
+            acme[0].kind,
+            acme[0].resource_id,
+            acme[0].workspace_id.as_deref()
+        ),
+        (EventType::AssetCreated, mine.id, Some("acme"))
+    );
+    assert_eq!(
+        store
+            .list_events(&feed(None))
+            .await
+            .expect("feed")
+            .events
+            .len(),
+        2
+    );
+}

@@ -34,6 +34,9 @@ pub(crate) struct EventRec {
     resource_type: String,
     resource_id: Uuid,
     changed: Vec<String>,
+    /// Last: an event written before format 8 ends before it and reads as one of no
+    /// workspace ([`EventRec::decode`]).
+    workspace_id: Option<String>,
 }
 
 impl EventRec {
@@ -48,7 +51,16 @@ impl EventRec {
             resource_type: e.resource_type.as_str().to_owned(),
             resource_id: e.resource_id,
             changed: e.changed.clone(),
+            workspace_id: e.workspace_id.clone(),
         }
+    }
+
+    /// An event record: of format 8, or one written before (which has no workspace yet:
+    /// postcard's `None`, one zero byte, is what it lacks). The log is not rewritten by the
+    /// upgrade; its records read either way until retention removes the old ones.
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Self, Error> {
+        decode::<EventRec>(Self::WHAT, bytes)
+            .or_else(|e| decode(Self::WHAT, &[bytes, &[0]].concat()).map_err(|_| e))
     }
 
     fn into_event(self, place: u64) -> Result<Event, Error> {
@@ -67,6 +79,7 @@ impl EventRec {
             })?,
             resource_id: self.resource_id,
             changed: self.changed,
+            workspace_id: self.workspace_id,
             at: EventCursor(0, place),
         })
     }
@@ -213,7 +226,7 @@ impl Inner {
             self.touched(1);
             let place = crate::tree_keys::decode_u64("event place", &key)?;
             next = EventCursor(0, place);
-            let event = decode::<EventRec>(EventRec::WHAT, &value)?.into_event(place)?;
+            let event = EventRec::decode(&value)?.into_event(place)?;
             if query.matches(&event) {
                 events.push(event);
                 if events.len() >= query.limit {
@@ -227,7 +240,7 @@ impl Inner {
     /// The event at `place`, if the log still has it.
     pub(crate) fn event_at(&self, place: u64) -> Result<Option<Event>, Error> {
         self.get(&self.events, &place.to_be_bytes())?
-            .map(|v| decode::<EventRec>(EventRec::WHAT, &v)?.into_event(place))
+            .map(|v| EventRec::decode(&v)?.into_event(place))
             .transpose()
     }
 
@@ -246,7 +259,7 @@ impl Inner {
         let mut removed = 0;
         for item in self.events.iter() {
             let (key, value) = item?;
-            let rec = decode::<EventRec>(EventRec::WHAT, &value)?;
+            let rec = EventRec::decode(&value)?;
             if rec.occurred_at.time()? >= before {
                 break;
             }

@@ -209,7 +209,7 @@ use error::Error;
 
 /// The on-disk format this crate writes. It reads this one and upgrades older ones when it
 /// opens them.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 

@@ -507,6 +507,6 @@ fn write_delete(
         put_library_rec(t.libs, library, &rec)?;
         versions::bump_library(t.versions, library)?;
     }
-    event.put(t.events, Written::AssetDeleted(id))?;
+    event.put(t.events, Written::AssetDeleted(asset))?;
     Ok(())
 }

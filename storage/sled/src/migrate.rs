@@ -36,6 +36,10 @@
 //! workspace: a library of a workspace claims its slug under the workspace's key, so the
 //! upgrade moves the claims of the libraries that had a workspace.
 //!
+//! Format 8 gives events and webhooks a workspace, last on their records: the upgrade appends
+//! `None` to every webhook record (a store has a few); events are read either way, so the log
+//! is not rewritten.
+//!
 //! The upgrades derive everything they write from the records, and the one to 2 begins by
 //! clearing what format 2 adds, so a run cut short (a crash, or an older version of this crate
 //! writing to the directory in between) is simply run again on the next open: the format
@@ -59,6 +63,7 @@ use crate::record::{
 };
 use crate::tree_keys;
 use crate::versions;
+use crate::webhooks::WebhookRec;
 
 /// Format 1's asset epoch in the `versions` tree: a version every library had at least.
 const LEGACY_ASSET_EPOCH: &[u8] = b"a";
@@ -89,6 +94,27 @@ impl Inner {
         if from < 7 {
             self.library_slugs_to_7()?;
         }
+        if from < 8 {
+            self.webhooks_to_8()?;
+        }
+        Ok(())
+    }
+
+    /// Gives every webhook record the workspace format 8 ends it with (`None`), as
+    /// [`Inner::keys_to_7`] does keys. Events are not rewritten: an older one reads as one of
+    /// no workspace ([`crate::events::EventRec::decode`]).
+    fn webhooks_to_8(&self) -> Result<(), Error> {
+        let mut batch = Batch::default();
+        for kv in self.webhooks.iter() {
+            let (key, value) = kv?;
+            if decode::<WebhookRec>(WebhookRec::WHAT, &value).is_ok() {
+                continue;
+            }
+            let with_none = [&value[..], &[0]].concat();
+            decode::<WebhookRec>(WebhookRec::WHAT, &with_none)?;
+            batch.insert(key, with_none);
+        }
+        self.webhooks.apply_batch(batch)?;
         Ok(())
     }
 

@@ -42,6 +42,9 @@ pub(crate) struct WebhookRec {
     pub(crate) failing_since: Option<Ts>,
     /// The place in the event log of its `webhook.created` event, where its stream starts.
     pub(crate) stream_start: u64,
+    /// The workspace whose events it receives (format 8 on; the upgrade gives older records
+    /// `None`).
+    workspace_id: Option<String>,
 }
 
 impl WebhookRec {
@@ -62,6 +65,7 @@ impl WebhookRec {
             updated_at: (&w.updated_at).into(),
             failing_since: w.failing_since.as_ref().map(Ts::from),
             stream_start: 0,
+            workspace_id: w.workspace_id.clone(),
         }
     }
 
@@ -87,6 +91,7 @@ impl WebhookRec {
             created_at: self.created_at.time()?,
             updated_at: self.updated_at.time()?,
             failing_since: self.failing_since.map(Ts::time).transpose()?,
+            workspace_id: self.workspace_id,
         })
     }
 }

@@ -13,6 +13,7 @@ async fn all_after(store: &SledStore, after: EventCursor) -> (Vec<uuid::Uuid>, E
             after,
             kind: None,
             resource: None,
+            workspace: None,
             limit: 1000,
         })
         .await

@@ -2,7 +2,8 @@
 //! from format 2 (in `v2`), a directory whose entries are stored as format 2 stored them,
 //! opened; from format 3 (in `v3`), a directory whose keys know format 3's scopes only,
 //! opened; from format 4 (in `v4`), a directory whose asset records and entry copies have no
-//! preview fields, opened; from format 6 (in `v6`), one whose records have no workspace.
+//! preview fields, opened; from format 6 (in `v6`), one whose records have no workspace;
+//! from format 7 (in `v7`), one whose webhooks and events have none.
 //! The helpers here serve them all.
 
 use assetlib_core::store::prelude::*;
@@ -491,3 +492,4 @@ mod v3;
 mod v4;
 mod v5;
 mod v6;
+mod v7;
