@@ -32,7 +32,12 @@ pub enum Credential<'h> {
     Key(&'h str),
     /// `Pass alp_...`: a library pass of the right shape.
     Pass(&'h str),
+    /// `Bearer alt_...`: a browser token (its signature is checked by the service).
+    Token(&'h str),
 }
+
+/// The prefix of every browser token.
+pub const TOKEN_PREFIX: &str = "alt_";
 
 /// A freshly made key: the secret (shown once) and its hash (stored).
 #[derive(Debug, Clone)]
@@ -90,12 +95,13 @@ pub fn bearer_key(header: Option<&[u8]>) -> Result<&str, ApiError> {
     match credential(header)? {
         Credential::Key(key) => Ok(key),
         Credential::Pass(_) => Err(bad_header()),
+        Credential::Token(_) => Err(ApiError::Unauthorized("Invalid API key")),
     }
 }
 
-/// What an `Authorization` header value carries: `Bearer <key>` or `Pass <library pass>` (the
-/// scheme in any case, as RFC 9110 allows). A missing header, another scheme, or a malformed
-/// key is 401; a malformed pass is [`PASS_INVALID`].
+/// What an `Authorization` header value carries: `Bearer <key>`, `Bearer <browser token>` or
+/// `Pass <library pass>` (the scheme in any case, as RFC 9110 allows). A missing header,
+/// another scheme, or a malformed key is 401; a malformed pass is [`PASS_INVALID`].
 pub fn credential(header: Option<&[u8]>) -> Result<Credential<'_>, ApiError> {
     let header = header.ok_or(ApiError::Unauthorized("Missing Authorization header"))?;
     let header = std::str::from_utf8(header).map_err(|_| bad_header())?;
@@ -109,6 +115,9 @@ pub fn credential(header: Option<&[u8]>) -> Result<Credential<'_>, ApiError> {
     }
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(bad_header());
+    }
+    if secret.starts_with(TOKEN_PREFIX) {
+        return Ok(Credential::Token(secret));
     }
     if !is_well_formed(secret) {
         return Err(ApiError::Unauthorized("Invalid API key"));

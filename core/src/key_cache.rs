@@ -52,23 +52,33 @@ struct KeptKey {
     version: Option<u64>,
 }
 
-#[derive(Debug, Default)]
-pub(crate) struct KeyCache {
-    keys: Mutex<HashMap<[u8; 32], KeptKey>>,
+/// Keys kept by what they are looked up by: their hash (`[u8; 32]`, the default), or their id
+/// (the minting keys of browser tokens).
+#[derive(Debug)]
+pub(crate) struct KeyCache<K = [u8; 32]> {
+    keys: Mutex<HashMap<K, KeptKey>>,
 }
 
-impl KeyCache {
-    /// The kept record of the key with this hash, if it was read less than the TTL ago and
+impl<K> Default for KeyCache<K> {
+    fn default() -> Self {
+        KeyCache {
+            keys: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<K: Eq + std::hash::Hash> KeyCache<K> {
+    /// The kept record of the key looked up by `by`, if it was read less than the TTL ago and
     /// at the store's keys version `version` (which the caller read just now).
-    pub(crate) fn get(&self, hash: &[u8; 32], version: Option<u64>) -> Option<Arc<ApiKey>> {
+    pub(crate) fn get(&self, by: &K, version: Option<u64>) -> Option<Arc<ApiKey>> {
         let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        keys.get(hash)
+        keys.get(by)
             .filter(|k| k.read.elapsed() < KEY_CACHE_TTL && k.version == version)
             .map(|k| Arc::clone(&k.key))
     }
 
-    /// Keeps a record just read from the store, at the keys version read before it.
-    pub(crate) fn put(&self, key: Arc<ApiKey>, version: Option<u64>) {
+    /// Keeps a record just read from the store by `by`, at the keys version read before it.
+    pub(crate) fn put(&self, by: K, key: Arc<ApiKey>, version: Option<u64>) {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         if keys.len() >= MAX_KEYS {
             keys.retain(|_, k| k.read.elapsed() < KEY_CACHE_TTL);
@@ -81,7 +91,7 @@ impl KeyCache {
             read: Instant::now(),
             version,
         };
-        keys.insert(kept.key.key_hash, kept);
+        keys.insert(by, kept);
     }
 
     /// Drops the key with this id (it was revoked).

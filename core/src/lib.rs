@@ -57,6 +57,7 @@
 //! | [`webhooks`] | webhooks and their deliveries: the records, the retry schedule, Standard Webhooks signatures (to verify deliveries in a Rust receiver too), the address rules of targets |
 //! | [`render`] | assets, library list items and timestamps on the wire |
 //! | [`store`] | the store traits: [`Store`]'s four, each capability's own, and the rules stores share |
+//! | `tokens` | browser tokens (`alt_...`): their claims, minted and checked under the signing secret (feature `keys`) |
 //! | [`tus`] | resumable uploads: their records, metadata and the tus protocol's headers |
 //! | `openapi` | the OpenAPI 3.1 document of the API, served at `GET /api/v1/openapi.json` (feature `openapi`) |
 //! | `testing` | the store conformance suite (feature `testing`) |
@@ -73,6 +74,7 @@
 //! | `webhooks` | `/api/v1/webhooks`: deliveries of the events over HTTP(S) (reqwest with rustls over graviola: no C compiler); turns on `events` |
 //! | `uploads` | resumable (tus 1.0) and direct uploads: `/api/v1/uploads` |
 //! | `organize` | tags and bulk changes: `GET /api/v1/tags`, `POST /api/v1/assets/bulk` |
+//! | `keys` | keys minted over HTTP (`/api/v1/keys`) and browser tokens (`POST /api/v1/tokens`) |
 //! | `rate-limits` | `Config::rate_limit` (governor) |
 //! | `previews` | thumbnails of images, PDFs (drawn in a bounded child process: `extract::PdfRenderer`), documents and audio covers, video poster frames, placeholders; audio and video facts; `POST /api/v1/assets/{id}/thumbnail` |
 //! | `variants` | image variants: `GET /api/v1/assets/{id}/image` and `/image-url`; turns on `previews` |
@@ -99,6 +101,8 @@ pub mod extract;
 mod files;
 mod ingest;
 mod key_cache;
+#[cfg(any(feature = "keys", feature = "openapi"))]
+mod key_wire;
 #[cfg(feature = "rate-limits")]
 mod limit;
 mod memory;
@@ -121,6 +125,8 @@ mod signed;
 pub mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "keys")]
+pub mod tokens;
 pub mod tree;
 pub mod tus;
 mod upload;

@@ -412,11 +412,15 @@ pub enum Scope {
     /// Register, change and delete webhooks, and read and retry their deliveries.
     #[serde(rename = "admin:webhooks")]
     AdminWebhooks,
+    /// Mint, list, read and revoke API keys over HTTP (a key mints only scopes it has, in its
+    /// own workspace).
+    #[serde(rename = "admin:keys")]
+    AdminKeys,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Scope; 8] = [
+    pub const ALL: [Scope; 9] = [
         Scope::ReadAssets,
         Scope::WriteAssets,
         Scope::ReadLibraries,
@@ -425,6 +429,7 @@ impl Scope {
         Scope::WritePasses,
         Scope::ReadEvents,
         Scope::AdminWebhooks,
+        Scope::AdminKeys,
     ];
 
     /// The wire name, e.g. `"write:assets"`.
@@ -438,6 +443,7 @@ impl Scope {
             Scope::WritePasses => "write:passes",
             Scope::ReadEvents => "read:events",
             Scope::AdminWebhooks => "admin:webhooks",
+            Scope::AdminKeys => "admin:keys",
         }
     }
 

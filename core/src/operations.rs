@@ -40,8 +40,8 @@ macro_rules! operations {
 }
 
 use Scope::{
-    AdminWebhooks as ADMIN_WEBHOOKS, ReadAssets as READ_ASSETS, ReadEvents as READ_EVENTS,
-    ReadLibraries as READ_LIBRARIES, WriteAssets as WRITE_ASSETS,
+    AdminKeys as ADMIN_KEYS, AdminWebhooks as ADMIN_WEBHOOKS, ReadAssets as READ_ASSETS,
+    ReadEvents as READ_EVENTS, ReadLibraries as READ_LIBRARIES, WriteAssets as WRITE_ASSETS,
     WriteLibraries as WRITE_LIBRARIES, WritePasses as WRITE_PASSES,
 };
 
@@ -260,6 +260,32 @@ operations! { $
         .scopes(&[WRITE_ASSETS])
         .tus()
         .of_capability(Capability::Uploads),
+    /// `GET /api/v1/keys`
+    ListKeys(keys::list_keys) => get("/api/v1/keys")
+        .scopes(&[ADMIN_KEYS])
+        .reads()
+        .of_capability(Capability::Keys),
+    /// `POST /api/v1/keys`
+    CreateKey(keys::create_key) => post("/api/v1/keys")
+        .scopes(&[ADMIN_KEYS])
+        .json()
+        .events()
+        .of_capability(Capability::Keys),
+    /// `GET /api/v1/keys/{key_id}`
+    GetKey(keys::get_key) => get("/api/v1/keys/{key_id}")
+        .scopes(&[ADMIN_KEYS])
+        .reads()
+        .of_capability(Capability::Keys),
+    /// `DELETE /api/v1/keys/{key_id}`
+    RevokeKey(keys::revoke_key) => delete("/api/v1/keys/{key_id}")
+        .scopes(&[ADMIN_KEYS])
+        .events()
+        .of_capability(Capability::Keys),
+    /// `POST /api/v1/tokens`: a browser token, for any key (no scope of its own).
+    CreateToken(keys::create_token) => post("/api/v1/tokens")
+        .any_key()
+        .json()
+        .of_capability(Capability::Keys),
     /// `GET /api/v1/openapi.json`: the OpenAPI document of the API; needs no key (a 404
     /// when core is built without its `openapi` feature).
     OpenApi(libraries::open_api) => get("/api/v1/openapi.json")
@@ -286,8 +312,10 @@ pub struct OperationRow {
     /// Its path as the OpenAPI document names it (`/api/v1/assets/{asset_id}`); the route's
     /// path calls its first parameter `{id}` ([`crate::Route::path`]).
     pub path: &'static str,
-    /// What it requires of a key; none: it needs no key at all.
+    /// What it requires of a key; none: it needs no key at all, unless [`Self::key`].
     pub scopes: &'static [Scope],
+    /// Whether it needs a key (any key) though it requires no scope.
+    pub key: bool,
     /// The capability it belongs to; `None` for the contract's own operations.
     pub capability: Option<Capability>,
     /// Whether a library pass (`Authorization: Pass`) may run it.
@@ -315,6 +343,7 @@ const fn row(method: &'static str, path: &'static str) -> OperationRow {
         method,
         path,
         scopes: &[],
+        key: false,
         capability: None,
         pass: false,
         public: false,
@@ -350,6 +379,11 @@ const fn delete(path: &'static str) -> OperationRow {
 impl OperationRow {
     const fn scopes(mut self, scopes: &'static [Scope]) -> Self {
         self.scopes = scopes;
+        self
+    }
+
+    const fn any_key(mut self) -> Self {
+        self.key = true;
         self
     }
 
@@ -423,6 +457,8 @@ pub enum Capability {
     Uploads,
     /// Tags and bulk changes (feature `organize`).
     Organize,
+    /// Keys minted over HTTP and browser tokens (feature `keys`).
+    Keys,
     /// Thumbnails and previews (feature `previews`).
     Previews,
     /// Image variants (feature `variants`).
@@ -440,6 +476,7 @@ impl Capability {
             Capability::Webhooks => cfg!(feature = "webhooks"),
             Capability::Uploads => cfg!(feature = "uploads"),
             Capability::Organize => cfg!(feature = "organize"),
+            Capability::Keys => cfg!(feature = "keys"),
             Capability::Previews => cfg!(feature = "previews"),
             Capability::Variants => cfg!(feature = "variants"),
             Capability::OpenApi => cfg!(feature = "openapi"),
@@ -454,6 +491,7 @@ impl Capability {
             Capability::Webhooks => "webhooks",
             Capability::Uploads => "uploads",
             Capability::Organize => "organize",
+            Capability::Keys => "keys",
             Capability::Previews => "previews",
             Capability::Variants => "variants",
             Capability::OpenApi => "openapi",
@@ -485,6 +523,12 @@ impl Operation {
     /// The scope table: what each operation requires of the key.
     pub const fn scopes(self) -> &'static [Scope] {
         self.spec().row.scopes
+    }
+
+    /// Whether the operation needs a key: one that requires scopes does, and so does one
+    /// that takes any key ([`OperationRow::key`]).
+    pub const fn needs_key(self) -> bool {
+        !self.spec().row.scopes.is_empty() || self.spec().row.key
     }
 
     /// Whether a library pass (`Authorization: Pass`) may run the operation: reading its

@@ -15,6 +15,18 @@ pub const fn offset(page: u64, size: u32) -> u64 {
     page.saturating_sub(1).saturating_mul(size as u64)
 }
 
+/// Page `page` of `size` of `all` (a list kept whole in memory: a store's keys, its
+/// webhooks of one workspace), with their count.
+#[cfg(any(feature = "webhooks", feature = "keys"))]
+pub(crate) fn of_all<T>(all: Vec<T>, page: u64, size: u32) -> crate::model::Page<T> {
+    let total = all.len() as u64;
+    let skip = usize::try_from(offset(page, size)).unwrap_or(usize::MAX);
+    crate::model::Page {
+        items: all.into_iter().skip(skip).take(size as usize).collect(),
+        total,
+    }
+}
+
 /// The asset list's `pagination` object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

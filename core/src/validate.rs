@@ -17,6 +17,7 @@ use crate::model::AssetType;
 mod bulk;
 mod direct;
 mod duplicate;
+mod keys;
 mod library;
 mod pass;
 mod patch;
@@ -26,6 +27,10 @@ mod webhook;
 pub use bulk::{BulkAction, BulkDoc, MAX_BULK, bulk_doc};
 pub use direct::{DirectUploadDoc, direct_upload_doc};
 pub use duplicate::OnDuplicate;
+pub use keys::{
+    DEFAULT_TOKEN_SECONDS, KeyDoc, MAX_KEY_NAME, MAX_KEY_SECONDS, MAX_TOKEN_LIBRARIES,
+    MAX_TOKEN_SECONDS, READ_SCOPES, TokenDoc, key_doc, token_doc,
+};
 pub use library::{EntryDoc, LibraryDoc, SectionDoc, library_doc};
 pub use pass::{
     MAX_PASS_ASSETS, MAX_PASS_DOWNLOADS, MAX_PASS_LABEL, MAX_PASS_SECONDS, PassDoc, pass_doc,

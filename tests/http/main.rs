@@ -139,6 +139,7 @@ macro_rules! cases {
             websites::json_reads_answer_304_to_a_matching_etag,
             websites::rate_limits_are_per_key,
             workspaces::a_workspace_key_answers_anothers_records_as_missing_ones,
+            workspaces::the_walkthrough_mints_a_customer_key_and_a_page_token,
             probe::a_download_racing_replacements_and_a_delete_never_fails,
             probe::a_zip_racing_replacements_and_deletes_stays_whole,
             probe::keyless_reads_take_only_the_one_spelling_of_an_id,

@@ -369,6 +369,10 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
             "/api/v1/webhooks/{id}/test",
             Scope::AdminWebhooks,
         ),
+        (Method::GET, "/api/v1/keys", Scope::AdminKeys),
+        (Method::POST, "/api/v1/keys", Scope::AdminKeys),
+        (Method::GET, "/api/v1/keys/{id}", Scope::AdminKeys),
+        (Method::DELETE, "/api/v1/keys/{id}", Scope::AdminKeys),
     ]
 }
 

@@ -120,13 +120,14 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
                 .create_workspace_key("k", Scope::ALL.to_vec(), None, Some(workspace))
                 .await
                 .expect("a workspace key")
-                .1
         }
     };
-    let (acme, globex) = (key("acme").await, key("globex").await);
+    let acme = key("acme").await.1;
+    let (globex_key, globex) = key("globex").await;
+    let globex_key = globex_key.id.to_string();
 
     // B's records: a document, a library holding it (slug `kit`), a pass of the library, an
-    // upload and a webhook (delivery off); and their events.
+    // upload, a webhook (delivery off) and B's key; and their events.
     let upload = ctx
         .request(Method::POST, "/api/v1/assets/upload", Some(&globex))
         .header(
@@ -204,6 +205,7 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
             ("webhook_id", webhook.clone()),
             ("delivery_id", delivery.clone()),
             ("upload_id", upload_id.clone()),
+            ("key_id", globex_key.clone()),
         ],
         missing: vec![
             ("asset_id", uuid::Uuid::new_v4().to_string()),
@@ -213,6 +215,7 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
             ("webhook_id", uuid::Uuid::new_v4().to_string()),
             ("delivery_id", delivery.clone()),
             ("upload_id", uuid::Uuid::new_v4().to_string()),
+            ("key_id", uuid::Uuid::new_v4().to_string()),
         ],
     };
     let to_theirs = |text: &str| {
@@ -239,7 +242,7 @@ pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: 
                 if method == Method::GET {
                     let r = send(&ctx, &method, path, &acme, &request).await;
                     let body = String::from_utf8_lossy(&r.raw);
-                    for id in [&asset, &library, &pass, &webhook] {
+                    for id in [&asset, &library, &pass, &webhook, &globex_key] {
                         assert!(!body.contains(id.as_str()), "{name} shows {id}: {body}");
                     }
                 }
@@ -467,4 +470,98 @@ pub(crate) async fn a_workspace_keys_feed_and_webhooks_see_its_events_alone<H: H
         json!([]),
         "another workspace's audit trail is empty"
     );
+}
+
+pub(crate) async fn the_walkthrough_mints_a_customer_key_and_a_page_token<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    // 1. The platform's key mints a key for its customer, in the customer's workspace.
+    let r = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/keys",
+            Some(&ctx.admin),
+            &json!({"name": "acme", "workspace_id": "acme", "scopes": ["read:assets",
+                "write:assets", "read:libraries", "write:libraries"]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    let customer = r.json["data"].clone();
+    assert_eq!(customer["workspace_id"], "acme");
+    let id = id_of(&customer);
+    assert!(
+        r.header("location")
+            .is_some_and(|l| l.ends_with(&format!("/api/v1/keys/{id}")))
+    );
+    let acme = customer["secret"]
+        .as_str()
+        .expect("the key, once")
+        .to_owned();
+    let listed = ctx.get("/api/v1/keys?per_page=100").await;
+    assert_eq!(listed.status, 200);
+    assert!(
+        !String::from_utf8_lossy(&listed.raw).contains(&acme),
+        "a list shows no secret"
+    );
+
+    // The customer's library, made with its key.
+    let kit = uuid::Uuid::new_v4();
+    let r = ctx
+        .send_json(
+            Method::PUT,
+            &format!("/api/v1/libraries/{kit}"),
+            Some(&acme),
+            &json!({"title": "Kit", "slug": "kit", "sections": []}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.json);
+
+    // 2. The customer's server mints a token for one page view.
+    let r = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/tokens",
+            Some(&acme),
+            &json!({"scopes": ["read:libraries", "read:assets"], "expires_in": 3600}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    assert_eq!(r.json["data"]["workspace_id"], "acme");
+    let token = r.json["data"]["token"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    assert!(token.starts_with("alt_"));
+
+    // 3. The page reads with it, and writes nothing.
+    let page = ctx.get_as("/api/v1/libraries/slug/kit", Some(&token)).await;
+    assert_eq!((page.status, page.json["id"].clone()), (200, json!(kit)));
+    let r = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/assets",
+            Some(&token),
+            &json!({"title": "x", "asset_type": "link", "external_url": "https://example.com/"}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.json);
+    let r = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/tokens",
+            None,
+            &json!({"scopes": ["read:assets"]}),
+        )
+        .await;
+    assert_eq!(r.status, 401, "minting a token needs a key");
+
+    // The platform revokes the customer's key: its tokens stop with it.
+    let r = Resp::from(ctx.request(
+        Method::DELETE,
+        &format!("/api/v1/keys/{id}"),
+        Some(&ctx.admin),
+    ))
+    .await;
+    assert_eq!(r.status, 204);
+    let page = ctx.get_as("/api/v1/libraries/slug/kit", Some(&token)).await;
+    assert_eq!(page.status, 401, "{}", page.json);
 }

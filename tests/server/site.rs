@@ -222,6 +222,29 @@ async fn the_example_page_renders_a_library_on(example: &str) {
         "{example}: the status line\n{dom}"
     );
 
+    // A browser token in the address fragment, as a site's server mints it for its page.
+    let (status, minted) = server
+        .send(
+            Method::POST,
+            "/api/v1/tokens",
+            &key,
+            Some(json!({"scopes": ["read:libraries", "read:assets"], "expires_in": 600})),
+        )
+        .await;
+    assert_eq!(status, 201, "{example}: {minted}");
+    let token = minted["data"]["token"].as_str().unwrap().to_owned();
+    let with_token = format!("{}/site/?library={SLUG}#token={token}", server.base);
+    let dom = browser(&dir.path().join("browser"), &["--dump-dom"], &with_token).await;
+    assert!(
+        opening_tag(&dom, "<body").contains(r#"data-state="ready""#)
+            && dom.contains(&format!(
+                r#"id="library-title">{}</h1>"#,
+                escape(&expected.title)
+            )),
+        "{example}: the page with a browser token\n{dom}"
+    );
+    assert!(!dom.contains(&token), "{example}: the token is in the page");
+
     // The error states: a bad key, an unknown slug, no key at all.
     let bad = format!(
         "{}/site/?library={SLUG}&key=alk_{}",

@@ -252,7 +252,7 @@ fn short_text(description: &str) -> Value {
 /// The pattern of a workspace id ([`crate::validate::is_workspace_id`]).
 pub(super) const WORKSPACE_PATTERN: &str = "^[A-Za-z0-9_-]{1,64}$";
 
-fn workspace_id(description: &str) -> Value {
+pub(super) fn workspace_id(description: &str) -> Value {
     describe(
         or_null(json!({"type": "string", "pattern": WORKSPACE_PATTERN})),
         description,

@@ -47,6 +47,7 @@ mod build;
 mod client_tests;
 mod derived;
 mod feed;
+mod keys;
 mod operations;
 mod organize;
 #[cfg(test)]
@@ -81,11 +82,15 @@ pub fn document() -> Value {
             {"name": "events", "description": "The event log: the change feed and audit trail."},
             {"name": "webhooks", "description": "Endpoints that receive the events, signed (Standard Webhooks)."},
             {"name": "uploads", "description": "Large uploads: resumable (tus 1.0) and direct to the bucket."},
+            {"name": "keys", "description": "API keys minted over HTTP, and short-lived browser tokens."},
             {"name": "meta", "description": "This document."},
         ],
         "paths": Value::Object(paths),
         "components": {
-            "schemas": schemas::all(feed::add_schemas, organize::add_schemas, organize::add_bodies),
+            "schemas": schemas::all(
+                [feed::add_schemas, organize::add_schemas, keys::add_schemas],
+                organize::add_bodies,
+            ),
             "parameters": parts::parameters(),
             "headers": parts::headers(),
             "responses": parts::responses(),

@@ -41,6 +41,8 @@ pub(super) fn parameters() -> Value {
             is 400 on `pass_id`)."),
         "WebhookId": path("webhook_id", uuid(), "The webhook's id (a hyphenated UUID; \
             anything else is 400 on `webhook_id`)."),
+        "KeyId": path("key_id", uuid(), "The key's id (a hyphenated UUID; anything else is \
+            400 on `key_id`)."),
         "DeliveryId": path("delivery_id", uuid(), "The delivery's id (a hyphenated UUID; \
             anything else is 400 on `delivery_id`)."),
         "Page": query("page", json!({"type": "integer", "minimum": 1, "default": 1}),

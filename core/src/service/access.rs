@@ -18,6 +18,15 @@ use crate::validate;
 pub(super) enum Access {
     /// A valid key with the operation's scopes.
     Key(Arc<ApiKey>),
+    /// A valid browser token with the operation's scopes: its minting key with the token's
+    /// scopes and expiry, and the libraries it is limited to (`None`: not limited).
+    #[cfg_attr(not(feature = "keys"), allow(dead_code))]
+    Token {
+        /// The minting key as the token carries it.
+        key: Arc<ApiKey>,
+        /// The libraries it opens alone, if it is limited to some.
+        libraries: Option<Arc<[Uuid]>>,
+    },
     /// A live library pass (sent as `Authorization: Pass`, or the pass a signed link was
     /// minted with), for an operation a pass opens.
     Pass(LibraryPass),
@@ -53,7 +62,7 @@ impl Access {
     /// admission lets no other caller through to such an operation).
     pub(super) fn key(&self) -> Result<&ApiKey, ApiError> {
         match self {
-            Access::Key(key) => Ok(key.as_ref()),
+            Access::Key(key) | Access::Token { key, .. } => Ok(key.as_ref()),
             Access::Pass(_) => Err(NOT_FOR_PASSES),
             Access::Public | Access::Signed { .. } | Access::Open => Err(no_key()),
         }
@@ -62,7 +71,7 @@ impl Access {
     /// Which assets this caller sees.
     pub(super) fn reader(&self) -> Reader<'_> {
         match self {
-            Access::Key(key) => Reader::of_key(key),
+            Access::Key(key) | Access::Token { key, .. } => Reader::of_key(key),
             Access::Pass(_) | Access::Signed { .. } => Reader::everywhere(Sees::Published),
             Access::Public | Access::Open => Reader::everywhere(Sees::Public),
         }
@@ -73,7 +82,7 @@ impl Access {
     /// signed link, a keyless read of a public asset).
     pub(super) fn workspace(&self) -> Option<&str> {
         match self {
-            Access::Key(key) => key.workspace_id.as_deref(),
+            Access::Key(key) | Access::Token { key, .. } => key.workspace_id.as_deref(),
             Access::Pass(_) | Access::Public | Access::Signed { .. } | Access::Open => None,
         }
     }
@@ -81,12 +90,18 @@ impl Access {
     /// Which files this caller may download.
     pub(super) fn files(&self) -> FileRight<'_> {
         match self {
-            Access::Key(key) if key.scopes.contains(&Scope::ReadPaid) => FileRight::All,
+            Access::Key(key) | Access::Token { key, .. }
+                if key.scopes.contains(&Scope::ReadPaid) =>
+            {
+                FileRight::All
+            }
             Access::Signed { paid: true } => FileRight::All,
             Access::Pass(pass) => FileRight::Pass(pass),
-            Access::Key(_) | Access::Signed { paid: false } | Access::Public | Access::Open => {
-                FileRight::Free
-            }
+            Access::Key(_)
+            | Access::Token { .. }
+            | Access::Signed { paid: false }
+            | Access::Public
+            | Access::Open => FileRight::Free,
         }
     }
 }

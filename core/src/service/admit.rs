@@ -11,6 +11,8 @@ use super::access::{self, Access};
 use super::{Service, passes, unix_now};
 use crate::auth;
 use crate::error::ApiError;
+#[cfg(feature = "keys")]
+use crate::model::ApiKey;
 use crate::routes::{NO_ROUTE, Operation};
 use crate::signed;
 use crate::store::{EventStore, PassStore, UploadStore, WebhookStore};
@@ -62,7 +64,7 @@ impl Service {
         query: Option<&str>,
         client: Option<IpAddr>,
     ) -> Result<Access, ApiError> {
-        if op.scopes().is_empty() {
+        if !op.needs_key() {
             return Ok(Access::Open);
         }
         if authorization.is_none() {
@@ -84,6 +86,7 @@ impl Service {
                 self.spend_address_budget(client)?;
                 return Box::pin(self.admit_pass(op, secret)).await;
             }
+            auth::Credential::Token(token) => return Box::pin(self.admit_token(op, token)).await,
         };
         let hash = auth::hash_key(secret);
         let version = self.inner.store.keys_version();
@@ -93,7 +96,7 @@ impl Service {
                 let found = self.inner.store.find_key(&hash).await?;
                 let found = Arc::new(found.ok_or(auth::KEY_UNKNOWN)?);
                 if found.revoked_at.is_none() {
-                    self.inner.keys.put(Arc::clone(&found), version);
+                    self.inner.keys.put(hash, Arc::clone(&found), version);
                 }
                 found
             }
@@ -160,6 +163,46 @@ impl Service {
                 }
             }
         }
+    }
+
+    /// A request with `Authorization: Bearer alt_...`: a browser token that checks out
+    /// ([`Service::token_caller`]), with the operation's scopes (403 otherwise), spending its
+    /// minting key's budget. Without the `keys` feature there are no tokens: the 401 of an
+    /// unknown key.
+    async fn admit_token(&self, op: Operation, token: &str) -> Result<Access, ApiError> {
+        #[cfg(feature = "keys")]
+        {
+            let (key, libraries) = self.token_caller(token).await?;
+            auth::require_scopes(&key, op.scopes())?;
+            #[cfg(feature = "rate-limits")]
+            if let Some(limits) = &self.inner.limiter {
+                limits.check_key(key.id)?;
+            }
+            Ok(Access::Token { key, libraries })
+        }
+        #[cfg(not(feature = "keys"))]
+        {
+            let _ = (op, token);
+            Err(auth::KEY_UNKNOWN)
+        }
+    }
+
+    /// The key record `id`, kept as keys found by hash are ([`crate::key_cache`]): the
+    /// minting key of a browser token, looked up on each of its requests.
+    #[cfg(feature = "keys")]
+    pub(super) async fn key_by_id(&self, id: uuid::Uuid) -> Result<Option<Arc<ApiKey>>, ApiError> {
+        let version = self.inner.store.keys_version();
+        if let Some(kept) = self.inner.minters.get(&id, version) {
+            return Ok(Some(kept));
+        }
+        let Some(found) = self.inner.store.get_key(id).await? else {
+            return Ok(None);
+        };
+        let found = Arc::new(found);
+        if found.revoked_at.is_none() {
+            self.inner.minters.put(id, Arc::clone(&found), version);
+        }
+        Ok(Some(found))
     }
 
     /// A request with `Authorization: Pass`: the pass must be known, not revoked and not

@@ -32,6 +32,9 @@ mod downloads;
 mod events;
 #[cfg(feature = "variants")]
 mod images;
+mod key_records;
+#[cfg(feature = "keys")]
+pub(crate) mod keys;
 mod libraries;
 mod lifecycle;
 mod maintenance;
@@ -52,11 +55,10 @@ mod websites;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use uuid::Uuid;
 
 use self::access::Access;
-use crate::auth;
 use crate::config::Config;
 use crate::detail_cache::DetailCache;
 use crate::error::ApiError;
@@ -66,9 +68,7 @@ use crate::key_cache::KeyCache;
 #[cfg(feature = "rate-limits")]
 use crate::limit::Budgets;
 use crate::memory::MemoryStore;
-use crate::model::{ApiKey, Scope};
 use crate::page_cache::{AssetPages, Rendered, RenderedAsset};
-use crate::records::now;
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::routes::{Operation, Route};
@@ -107,6 +107,9 @@ struct Inner {
     limiter: Option<Budgets>,
     /// Keys read lately (see [`crate::KEY_CACHE_TTL`]).
     keys: KeyCache,
+    /// The minting keys of browser tokens, by id.
+    #[cfg(feature = "keys")]
+    minters: KeyCache<Uuid>,
     /// Where files are read for their metadata and previews ([`Config::preview_workers`]).
     previews: crate::ingest::Pool,
     /// Image variants being made ([`Config::image_workers`]).
@@ -159,6 +162,8 @@ impl Service {
             #[cfg(feature = "rate-limits")]
             limiter,
             keys: KeyCache::default(),
+            #[cfg(feature = "keys")]
+            minters: KeyCache::default(),
             previews,
             #[cfg(feature = "variants")]
             variants,
@@ -356,7 +361,7 @@ impl Service {
         } else {
             // The events of what the operation writes name its key.
             let actor = match &access {
-                Access::Key(key) => Some(Actor::of(key)),
+                Access::Key(key) | Access::Token { key, .. } => Some(Actor::of(key)),
                 _ => None,
             };
             self.acting_as(actor)
@@ -385,8 +390,17 @@ impl Service {
     ) -> Result<Reply, ApiError> {
         let reader = access.reader();
         let ws = access.workspace();
-        if let Access::Pass(pass) = access {
-            Box::pin(self.pass_may_open(op, (id, req.query), pass)).await?;
+        match access {
+            Access::Pass(pass) => Box::pin(self.pass_may_open(op, (id, req.query), pass)).await?,
+            #[cfg(feature = "keys")]
+            Access::Token {
+                libraries: Some(libraries),
+                key,
+            } => {
+                let seen = (id, req.query, key.workspace_id.as_deref());
+                Box::pin(self.token_may_open(op, seen, libraries)).await?;
+            }
+            _ => {}
         }
         // The cached reads run inline; every other operation's future is boxed, so the future
         // of every request is as small as a read's (a few hundred bytes, not the kilobytes of
@@ -457,11 +471,24 @@ impl Service {
                 Box::pin(self.complete_direct_upload(id, req, ws)).await
             }
             Operation::BulkAssets => Box::pin(self.bulk_request(req, ws)).await,
+            #[cfg(feature = "keys")]
+            Operation::ListKeys => Box::pin(self.key_list(req, ws)).await,
+            #[cfg(feature = "keys")]
+            Operation::CreateKey => Box::pin(self.post_key(req, access.key()?)).await,
+            #[cfg(feature = "keys")]
+            Operation::GetKey => Box::pin(self.key_detail(id, ws)).await,
+            #[cfg(feature = "keys")]
+            Operation::RevokeKey => Box::pin(self.delete_key(id, ws)).await,
+            #[cfg(feature = "keys")]
+            Operation::CreateToken => match access {
+                Access::Key(key) => Box::pin(self.post_token(req, key)).await,
+                _ => Err(keys::TOKEN_MINTS_NONE),
+            },
             Operation::ListTags => Box::pin(self.tags_request(req, ws)).await,
             // The operations of a capability this build leaves out have no arm (nor route).
             // With every feature on, the match stays exhaustive: an operation added to the
             // table without its handler does not build.
-            #[cfg(not(all(feature = "variants", feature = "webhooks")))]
+            #[cfg(not(all(feature = "variants", feature = "webhooks", feature = "keys")))]
             _ => Ok(crate::routes::route_not_found()),
         }
     }
@@ -482,73 +509,6 @@ impl Service {
             });
         }
         Ok(body)
-    }
-
-    /// Makes a new global API key with `scopes`, returning its record and the key itself
-    /// (shown once; only its hash is stored).
-    pub async fn create_key(
-        &self,
-        name: &str,
-        scopes: Vec<Scope>,
-        expires_at: Option<DateTime<Utc>>,
-    ) -> Result<(ApiKey, String), ApiError> {
-        self.create_workspace_key(name, scopes, expires_at, None)
-            .await
-    }
-
-    /// Makes a new API key with `scopes` that reads and writes only the records of
-    /// `workspace_id` (a global key, as [`Service::create_key`] makes, when `None`), returning
-    /// its record and the key itself (shown once; only its hash is stored).
-    ///
-    /// # Errors
-    /// 400 on `workspace_id` when it is not a workspace id
-    /// ([`crate::validate::is_workspace_id`]).
-    pub async fn create_workspace_key(
-        &self,
-        name: &str,
-        scopes: Vec<Scope>,
-        expires_at: Option<DateTime<Utc>>,
-        workspace_id: Option<&str>,
-    ) -> Result<(ApiKey, String), ApiError> {
-        let workspace_id = workspace_id
-            .map(|w| crate::validate::workspace_id("workspace_id", w))
-            .transpose()?;
-        let new = auth::generate_key().map_err(ApiError::internal)?;
-        let record = ApiKey {
-            id: Uuid::new_v4(),
-            name: name.to_owned(),
-            key_hash: new.hash,
-            scopes,
-            created_at: now(),
-            expires_at,
-            revoked_at: None,
-            workspace_id,
-        };
-        self.inner
-            .store
-            .insert_key(record.clone(), &self.log)
-            .await?;
-        Ok((record, new.secret))
-    }
-
-    /// Every key record, oldest first.
-    pub async fn list_keys(&self) -> Result<Vec<ApiKey>, ApiError> {
-        Ok(self.inner.store.list_keys().await?)
-    }
-
-    /// Revokes a key; `false` if there is no such key. This service refuses it at once; other
-    /// processes sharing the store do once their store's keys version moves
-    /// ([`crate::KeyStore::keys_version`]: within 100 ms on PostgreSQL with change notices),
-    /// else within [`crate::KEY_CACHE_TTL`].
-    pub async fn revoke_key(&self, id: Uuid) -> Result<bool, ApiError> {
-        // A key's workspace never changes: its event names the one read here.
-        let Some(key) = self.inner.store.get_key(id).await? else {
-            return Ok(false);
-        };
-        let log = self.log.in_workspace(key.workspace_id.as_deref());
-        let revoked = self.inner.store.revoke_key(id, now(), &log).await?;
-        self.inner.keys.forget(id);
-        Ok(revoked)
     }
 }
 

@@ -108,20 +108,12 @@ impl Service {
         let page = match ws {
             None => store.list_webhooks(offset, q.per_page).await?,
             Some(_) => {
-                let all = store.list_webhooks(0, u32::MAX).await?;
-                let own: Vec<Webhook> = all
-                    .items
+                let all = store.list_webhooks(0, u32::MAX).await?.items;
+                let own = all
                     .into_iter()
                     .filter(|w| in_workspace(ws, w.workspace_id.as_deref()))
                     .collect();
-                crate::model::Page {
-                    total: own.len() as u64,
-                    items: own
-                        .into_iter()
-                        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
-                        .take(q.per_page as usize)
-                        .collect(),
-                }
+                crate::page::of_all(own, q.page, q.per_page)
             }
         };
         let items: Vec<WebhookWire<'_>> = page.items.iter().map(WebhookWire::of).collect();

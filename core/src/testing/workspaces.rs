@@ -269,8 +269,11 @@ pub(super) async fn keys_keep_their_workspace(store: Arc<dyn Store>) {
         Some(global.clone())
     );
     assert_eq!(store.list_keys().await.unwrap(), vec![acme.clone(), global]);
+    assert_eq!(store.get_key(acme.id).await.unwrap(), Some(acme.clone()));
+    assert_eq!(store.get_key(Uuid::new_v4()).await.unwrap(), None);
     let at = t0() + Duration::days(1);
     assert!(store.revoke_key(acme.id, at, Log::ANONYMOUS).await.unwrap());
     let revoked = store.find_key(&[1; 32]).await.unwrap().unwrap();
     assert_eq!(revoked.workspace_id.as_deref(), Some("acme"));
+    assert_eq!(store.get_key(acme.id).await.unwrap(), Some(revoked));
 }

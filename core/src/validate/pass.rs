@@ -93,7 +93,11 @@ fn expiry(
 }
 
 /// A whole number from 1 to `max` in field `name`; `None` when absent or `null`.
-fn whole(map: &Map<String, Value>, name: &str, max: u64) -> Result<Option<u64>, ApiError> {
+pub(super) fn whole(
+    map: &Map<String, Value>,
+    name: &str,
+    max: u64,
+) -> Result<Option<u64>, ApiError> {
     let bad = || {
         ApiError::validation(
             name,
@@ -118,29 +122,41 @@ fn whole(map: &Map<String, Value>, name: &str, max: u64) -> Result<Option<u64>, 
 
 /// `asset_ids`: a non-empty array of asset ids, each kept once.
 fn asset_ids(map: &Map<String, Value>) -> Result<Option<Vec<Uuid>>, ApiError> {
-    let list = match map.get("asset_ids") {
+    ids(map, "asset_ids", ("an asset id", "assets"), MAX_PASS_ASSETS)
+}
+
+/// The field `name`: `null` or absent, or a non-empty array of at most `max` ids, each kept
+/// once in the order given; `(one, many)` say what they are (`("an asset id", "assets")`).
+/// A 400 names the field or the item.
+pub(super) fn ids(
+    map: &Map<String, Value>,
+    name: &str,
+    (one, many): (&str, &str),
+    max: usize,
+) -> Result<Option<Vec<Uuid>>, ApiError> {
+    let list = match map.get(name) {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Array(list)) => list,
         Some(_) => {
             return Err(ApiError::validation(
-                "asset_ids",
-                "asset_ids must be an array of asset ids",
+                name,
+                format!("{name} must be an array of ids of {many}"),
             ));
         }
     };
-    if list.is_empty() || list.len() > MAX_PASS_ASSETS {
+    if list.is_empty() || list.len() > max {
         return Err(ApiError::validation(
-            "asset_ids",
-            format!("asset_ids must name 1 to {MAX_PASS_ASSETS} assets (leave it out for all)"),
+            name,
+            format!("{name} must name 1 to {max} {many} (leave it out for all)"),
         ));
     }
     let mut ids: Vec<Uuid> = Vec::with_capacity(list.len());
     for (n, value) in list.iter().enumerate() {
-        let path = format!("asset_ids[{n}]");
+        let path = format!("{name}[{n}]");
         let id = value
             .as_str()
             .and_then(strict_id)
-            .ok_or_else(|| ApiError::validation(&path, format!("{path} must be an asset id")))?;
+            .ok_or_else(|| ApiError::validation(&path, format!("{path} must be {one}")))?;
         if !ids.contains(&id) {
             ids.push(id);
         }

@@ -8,6 +8,8 @@ mod backfill;
 mod conformance;
 mod detail_cache;
 mod docs;
+#[cfg(feature = "keys")]
+mod keys;
 mod modules;
 #[cfg(feature = "openapi")]
 mod openapi;

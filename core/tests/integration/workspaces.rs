@@ -4,14 +4,14 @@
 use assetlib_core::{Config, Operation, RawRequest, Reply, Scope, Service};
 use serde_json::{Value, json};
 
-struct Env {
-    service: Service,
-    global: String,
-    acme: String,
-    globex: String,
+pub(crate) struct Env {
+    pub(crate) service: Service,
+    pub(crate) global: String,
+    pub(crate) acme: String,
+    pub(crate) globex: String,
 }
 
-async fn env() -> Env {
+pub(crate) async fn env() -> Env {
     let service = Service::in_memory(Config::default());
     let key = |workspace: Option<&'static str>| {
         let service = service.clone();
@@ -43,12 +43,12 @@ fn seen(r: &Reply) -> (u16, Vec<(&'static str, String)>, String) {
     )
 }
 
-fn json_of(r: &Reply) -> Value {
+pub(crate) fn json_of(r: &Reply) -> Value {
     serde_json::from_slice(&r.body).unwrap_or_else(|e| panic!("{e}: {:?}", r.body))
 }
 
 impl Env {
-    async fn call(
+    pub(crate) async fn call(
         &self,
         op: Operation,
         ids: &[&str],
@@ -73,7 +73,7 @@ impl Env {
     }
 
     /// Creates an asset with `auth`, expecting 201.
-    async fn asset(&self, auth: &str, body: Value) -> Value {
+    pub(crate) async fn asset(&self, auth: &str, body: Value) -> Value {
         let r = self
             .call(Operation::CreateAsset, &[], auth, None, Some(&body))
             .await;

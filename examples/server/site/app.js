@@ -4,6 +4,10 @@
 // - The key comes from the address (`&key=...` or `#key=...`) or from the form this page shows
 //   when it is missing. It is kept in sessionStorage for this tab and removed from the address
 //   at once, so it ends up in no bookmark, link or shared URL; the page sends no referrer.
+// - Instead of a key, the page takes a browser token (`#token=alt_...`): a short-lived,
+//   read-only credential that the site's server mints for it (`POST /api/v1/tokens`) so that
+//   no long-lived key reaches the browser. It goes in the fragment, which a browser never
+//   sends to a server, and is handled as a key is (sent as `Bearer`, kept for this tab).
 // - Everything the API returns is inserted as text (`textContent`, `createElement`), never
 //   as markup.
 // - Downloads go through signed links: each asset's link is signed when the page renders and
@@ -109,19 +113,23 @@ function storeKey(key) {
 }
 
 /**
- * Reads the slug, the key and a buyer's pass from the address, and takes the key out of the
- * address. A pass is read from the fragment only (`#pass=alp_...`), which a browser never
- * sends to a server; it stays there, so the buyer's link keeps working.
+ * Reads the slug, the key (or a browser token) and a buyer's pass from the address, and takes
+ * the key or token out of the address. A pass is read from the fragment only
+ * (`#pass=alp_...`), which a browser never sends to a server; it stays there, so the buyer's
+ * link keeps working. So is a token (`#token=alt_...`).
  */
 function readAddress() {
   const url = new URL(window.location.href);
   const hash = new URLSearchParams(url.hash.replace(/^#/, ''));
   const slug = (url.searchParams.get('library') || hash.get('library') || '').trim();
   const pass = (hash.get('pass') || '').trim();
-  const key = (url.searchParams.get('key') || hash.get('key') || '').trim();
-  if (url.searchParams.has('key') || hash.has('key')) {
+  const token = (hash.get('token') || '').trim();
+  const key = (url.searchParams.get('key') || hash.get('key') || '').trim()
+    || (token.startsWith('alt_') ? token : '');
+  if (url.searchParams.has('key') || hash.has('key') || hash.has('token')) {
     url.searchParams.delete('key');
     hash.delete('key');
+    hash.delete('token');
     const rest = hash.toString();
     url.hash = rest ? `#${rest}` : '';
     window.history.replaceState(null, '', url.pathname + url.search + url.hash);

@@ -99,6 +99,18 @@ impl PgStore {
             .transpose()
     }
 
+    pub(crate) async fn get_key_impl(&self, id: Uuid) -> Result<Option<ApiKey>, Failure> {
+        let s = &self.schema.q;
+        let sql = format!("SELECT {KEY_COLS} FROM {s}.api_keys WHERE id = $1");
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(&sql).await?;
+        client
+            .query_opt(&stmt, &[&id])
+            .await?
+            .map(|row| key_from_row(&row))
+            .transpose()
+    }
+
     pub(crate) async fn list_keys_impl(&self) -> Result<Vec<ApiKey>, Failure> {
         let s = &self.schema.q;
         let sql = format!("SELECT {KEY_COLS} FROM {s}.api_keys ORDER BY created_at, id");
@@ -135,6 +147,10 @@ impl KeyStore for PgStore {
 
     async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
         Ok(self.list_keys_impl().await?)
+    }
+
+    async fn get_key(&self, id: Uuid) -> Result<Option<ApiKey>, StoreError> {
+        Ok(self.get_key_impl(id).await?)
     }
 
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>, log: &Log) -> Result<bool, StoreError> {

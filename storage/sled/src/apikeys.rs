@@ -110,6 +110,10 @@ impl KeyStore for SledStore {
         self.blocking(|inner| inner.list_keys()).await
     }
 
+    async fn get_key(&self, id: Uuid) -> Result<Option<ApiKey>, StoreError> {
+        self.point_read(|inner| inner.key_rec(id)?.map(|rec| rec.into_key(id)).transpose())
+    }
+
     async fn revoke_key(&self, id: Uuid, at: DateTime<Utc>, log: &Log) -> Result<bool, StoreError> {
         self.logged_write(log, move |inner, event| inner.revoke_key(id, at, event))
             .await

@@ -230,6 +230,7 @@ pub(crate) fn scope_code(s: Scope) -> u8 {
         Scope::WritePasses => 6,
         Scope::ReadEvents => 7,
         Scope::AdminWebhooks => 8,
+        Scope::AdminKeys => 9,
     }
 }
 
@@ -544,6 +545,7 @@ mod tests {
                 ("write:passes", 6),
                 ("read:events", 7),
                 ("admin:webhooks", 8),
+                ("admin:keys", 9),
             ]
         );
     }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 mod assets;
 mod events;
+mod keys;
 mod libraries;
 mod organize;
 mod passes;
@@ -58,6 +59,7 @@ pub(super) fn describe(described: &OperationSpec) -> Value {
     }
     description.push_str(&match spec.keys {
         Keys::None => "No key needed.".to_owned(),
+        _ if scopes.is_empty() => "Any key: no scope of its own.".to_owned(),
         _ => format!(
             "Scopes: {}.",
             scopes
