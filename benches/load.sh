@@ -33,6 +33,10 @@
 # may name the directory of initdb/pg_ctl/psql; else they are found on PATH or in the newest
 # /usr/lib/postgresql/*/bin. NO_PG=1 leaves the PostgreSQL rows out.
 #
+# The dataset is made in workspace `acme` by a key of that workspace; every row reads it with
+# a global key but `axum-ws` and `axum-pg-ws`, the same servers as `axum` and `axum-pg` read
+# with the workspace key (each read then checks the records' workspace): the report gives
+# axum-ws / axum per endpoint and store.
 # Environment: READS=0 leaves the read rows out (creates only), CREATES=0 the create and
 # feed rows (reads only), RESULTS=FILE also appends the report's rows to FILE as JSON lines
 # (for `cargo xtask benchmarks`), DURATION (seconds per wrk run, default 10), ROUNDS (rounds per server, run
@@ -153,13 +157,13 @@ PG_ARGS=()
 # --- dataset -----------------------------------------------------------------------------
 # seed STORE DATA_ARGS...: a key, 100 assets and a library in that store; sets KEY[STORE],
 # DETAIL[STORE] and ASSET[STORE], and saves the three responses as $WORK/STORE-*.json.
-declare -A KEY DETAIL ASSET
+declare -A KEY WS_KEY DETAIL ASSET
 seed() {
     local store=$1; shift
-    local key
-    key=$("$BIN/server" keys create --scopes read:assets,write:assets,read:libraries,write:libraries,admin:webhooks,read:events \
-        --name load "$@" | tail -n 1)
-    KEY[$store]=$key
+    local key scopes=read:assets,write:assets,read:libraries,write:libraries,admin:webhooks,read:events
+    KEY[$store]=$("$BIN/server" keys create --scopes "$scopes" --name load "$@" | tail -n 1)
+    key=$("$BIN/server" keys create --scopes "$scopes" --name load-acme --workspace acme "$@" | tail -n 1)
+    WS_KEY[$store]=$key
     start "seed-$store" env RUST_LOG=warn "$BIN/server" serve "$@" --addr "127.0.0.1:$PORT"
     local seed_pid=$LAST_PID
     wait_port "$PORT"
@@ -210,10 +214,11 @@ fi
 LIST_PATH="/api/v1/assets"
 declare -A RESULT CREATES CPU
 measure() { # NAME STORE ROUND: the three reads of STORE's dataset against 127.0.0.1:$PORT
-    local name=$1 store=$2 round=$3 ep path
+    local name=$1 store=$2 round=$3 ep path key=${KEY[$store]}
+    [[ $name == *-ws ]] && key=${WS_KEY[$store]}
     for ep in detail list asset; do
         case $ep in detail) path=${DETAIL[$store]} ;; list) path=$LIST_PATH ;; asset) path=${ASSET[$store]} ;; esac
-        RESULT[$name:$ep:$round]=$(run_wrk "$name-$ep-$round" "${KEY[$store]}" "http://127.0.0.1:$PORT$path")
+        RESULT[$name:$ep:$round]=$(run_wrk "$name-$ep-$round" "$key" "http://127.0.0.1:$PORT$path")
         say "  $name $ep: ${RESULT[$name:$ep:$round]}"
     done
 }
@@ -224,9 +229,9 @@ server_command() {
     case $1 in
         baseline) STORE=sled; CMD=("$BIN/bench_baseline" --addr "127.0.0.1:$PORT" \
             --library "$WORK/sled-library.json" --list "$WORK/sled-list.json" --asset "$WORK/sled-asset.json") ;;
-        axum) STORE=sled; CMD=("${serve[@]}" --data "$DATA") ;;
+        axum | axum-ws) STORE=sled; CMD=("${serve[@]}" --data "$DATA") ;;
         axum-nocache) STORE=sled; CMD=(env "${nocache[@]}" "${serve[@]}" --data "$DATA") ;;
-        axum-pg) STORE=pg; CMD=("${serve[@]}" "${PGDATA_ARGS[@]}") ;;
+        axum-pg | axum-pg-ws) STORE=pg; CMD=("${serve[@]}" "${PGDATA_ARGS[@]}") ;;
         axum-pg-nocache) STORE=pg; CMD=(env "${nocache[@]}" "${serve[@]}" "${PGDATA_ARGS[@]}") ;;
         axum-hook) STORE=sled; CMD=("${serve[@]}" --data "$DATA" --webhook-allow-private) ;;
         axum-pg-hook) STORE=pg; CMD=("${serve[@]}" "${PGDATA_ARGS[@]}" --webhook-allow-private) ;;
@@ -314,11 +319,11 @@ feed_run() { # NAME ROUND: one reader follows the whole event log from its start
 }
 HOOK_PORT=$(free_port)
 
-SERVERS=(axum axum-nocache)
+SERVERS=(axum axum-ws axum-nocache)
 CREATORS=(axum)
 [[ $CREATES_ROWS == 1 ]] || CREATORS=()
 if [[ $NO_PG != 1 ]]; then
-    SERVERS+=(axum-pg axum-pg-nocache)
+    SERVERS+=(axum-pg axum-pg-ws axum-pg-nocache)
     [[ $CREATES_ROWS == 1 ]] && CREATORS+=(axum-pg)
 fi
 [[ $WARP == 1 ]] && SERVERS+=(warp)
@@ -410,6 +415,15 @@ for name in "${CREATORS[@]}"; do
     awk -v w="$with" -v o="$without" -v n="$name" \
         'BEGIN { printf "%s: creates with one webhook / without: %.2f\n", n, (o > 0 ? w / o : 0) }'
 done
+if [[ $READS == 1 ]]; then
+    for pair in axum:axum-ws axum-pg:axum-pg-ws; do
+        [[ -n ${MEDIAN[${pair#*:}:asset]:-} ]] || continue
+        for ep in detail list asset; do
+            awk -v g="${MEDIAN[${pair%%:*}:$ep]}" -v w="${MEDIAN[${pair#*:}:$ep]}" -v n="${pair#*:}" -v ep="$ep" \
+                'BEGIN { printf "%s / %s %s (a workspace key against a global key): %.2f\n", n, substr(n, 1, length(n) - 3), ep, (g > 0 ? w / g : 0) }'
+        done
+    done
+fi
 if [[ $WARP == 1 && $READS == 1 ]]; then
     for ep in detail list asset; do
         awk -v a="${MEDIAN[axum:$ep]}" -v w="${MEDIAN[warp:$ep]}" -v ep="$ep" \

@@ -35,7 +35,8 @@
 //!
 //! Measured per store and size: `list_assets` page 1 (20 per page, newest first) sorted by
 //! created_at, title and updated_at, filtered by one tag (`featured`, 10% of the assets,
-//! `q1`, 25%: see [`bench_tags`]), by both (5%) and by either (`any_tag`, 30%);
+//! `q1`, 25%: see [`bench_tags`]), by both (5%) and by either (`any_tag`, 30%), and by one
+//! workspace (`ws7`: the assets are spread over 100 workspaces, see [`bench_workspace`]);
 //! `load_library` of a 100-entry and a 1,000-entry library;
 //! `record_library_view` (what every read of a cached library page costs the store).
 //! After the criterion groups it prints, from a timing loop in the same process, each call's
@@ -258,9 +259,17 @@ fn bench_tags(i: usize) -> Vec<String> {
     tags
 }
 
+/// The workspace of asset `i` of a bench database: one of 100 (`ws0` to `ws99`), by turns.
+fn bench_workspace(i: usize) -> String {
+    format!("ws{}", i % 100)
+}
+
+/// The workspace the workspace-filtered page lists (1% of the assets).
+const WORKSPACE: &str = "ws7";
+
 /// What the marker of a complete sled database says besides its libraries: the fill's
-/// version (a database of an older fill, without tags, is rebuilt).
-const FILL: &str = "fill=tags";
+/// version (a database of an older fill, without tags or workspaces, is rebuilt).
+const FILL: &str = "fill=workspaces";
 
 async fn sled_fill(store: &SledStore, size: usize) -> Vec<Uuid> {
     const TASKS: usize = 8;
@@ -275,6 +284,7 @@ async fn sled_fill(store: &SledStore, size: usize) -> Vec<Uuid> {
                 a.description = Some(format!("Description of asset number {i}"));
                 a.thumbnail_path = Some(format!("thumbs/{i}.png"));
                 a.tags = bench_tags(i);
+                a.workspace_id = Some(bench_workspace(i));
                 ids.push((
                     i,
                     store
@@ -415,7 +425,8 @@ fn pg_open_or_build(rt: &tokio::runtime::Runtime, server: &TestCluster, size: us
 /// quarterly report` (slug `asset-{i}-quarterly-report`), description `Description of asset
 /// number {i}`, type pdf, image, video by turns, thumbnail `thumbs/{i}.png`, published, not
 /// public, created and updated at 2026-01-01 + i seconds, no file, 0 downloads, tagged as
-/// [`bench_tags`] says.
+/// [`bench_tags`] says, in the workspace [`bench_workspace`] names (whose key follows the tag
+/// keys in `tag_keys`, as the store writes it).
 ///
 /// What it writes: the `assets` rows (one `INSERT ... SELECT ... FROM generate_series`, the
 /// rows in random order on the heap, as a database that grew over years has them, not in
@@ -436,14 +447,15 @@ async fn pg_fill(store: &PgStore, size: usize) {
          SET LOCAL maintenance_work_mem = '256MB';
          INSERT INTO {s}.assets (id, title, title_lower, slug, description, description_lower,
              asset_type, thumbnail_path, is_public, published, created_at, updated_at,
-             tags, tag_keys)
+             tags, tag_keys, workspace_id)
          SELECT gen_random_uuid(),
              'Asset ' || i || ' quarterly report', 'asset ' || i || ' quarterly report',
              'asset-' || i || '-quarterly-report',
              'Description of asset number ' || i, 'description of asset number ' || i,
              (ARRAY['pdf', 'image', 'video'])[i % 3 + 1], 'thumbs/' || i || '.png',
-             false, true, t, t, spelled, k
+             false, true, t, t, spelled, k || (E'\\x01' || ws), ws
          FROM (SELECT i, timestamptz '2026-01-01 00:00:00+00' + i * interval '1 second' AS t,
+                   'ws' || (i % 100) AS ws,
                    CASE WHEN i % 10 = 0 THEN ARRAY['q' || (i % 4 + 1), 'featured']
                         ELSE ARRAY['q' || (i % 4 + 1)] END AS k,
                    CASE WHEN i % 10 = 0 THEN ARRAY['Q' || (i % 4 + 1), 'Featured']
@@ -530,6 +542,15 @@ async fn pg_check(store: &PgStore, size: usize) -> Result<(), String> {
             return Err(format!("{name} total {got} instead of {want}"));
         }
     }
+    let got = store
+        .list_assets(&in_workspace())
+        .await
+        .map_err(|e| e.to_string())?
+        .total;
+    let want = (0..size).filter(|&i| bench_workspace(i) == WORKSPACE).count() as u64;
+    if got != want {
+        return Err(format!("{WORKSPACE} total {got} instead of {want}"));
+    }
     let want: Vec<String> = (0..size.min(20))
         .map(|k| format!("Asset {} quarterly report", size - 1 - k))
         .collect();
@@ -567,12 +588,21 @@ fn either_tag() -> AssetQuery {
     }
 }
 
-/// The tag-filtered calls, each compared with the unfiltered page 1 by `created_at`.
-const TAGGED: [&str; 4] = [
+/// Page 1 of the assets of workspace [`WORKSPACE`] (1% of them).
+fn in_workspace() -> AssetQuery {
+    AssetQuery {
+        workspace_id: Some(WORKSPACE.into()),
+        ..page1(AssetSort::CreatedAt)
+    }
+}
+
+/// The filtered calls, each compared with the unfiltered page 1 by `created_at`.
+const TAGGED: [&str; 5] = [
     "list page 1 tag=featured (10%)",
     "list page 1 tag=q1 (25%)",
     "list page 1 tag=featured&tag=q1 (5%)",
     "list page 1 any_tag=featured,q1 (30%)",
+    "list page 1 workspace_id=ws7 (1%)",
 ];
 
 const SORTS: [(AssetSort, &str); 3] = [
@@ -596,6 +626,7 @@ fn calls(db: &Db) -> Vec<(String, Call)> {
     }
     out.push((TAGGED[2].into(), Call::List(both_tags())));
     out.push((TAGGED[3].into(), Call::List(either_tag())));
+    out.push((TAGGED[4].into(), Call::List(in_workspace())));
     out.push(("load 100-entry library".into(), Call::Load(db.lib100)));
     out.push(("load 1,000-entry library".into(), Call::Load(db.lib1000)));
     out.push(("count a library view".into(), Call::View(db.lib100)));
@@ -688,7 +719,7 @@ fn print_ratios(rt: &tokio::runtime::Runtime, dbs: &[Db]) {
             );
         }
     }
-    println!("\nstore: a tag-filtered page 1 against the unfiltered one (by created_at)");
+    println!("\nstore: a filtered page 1 (tags, workspace) against the unfiltered one (by created_at)");
     for (kind, size, rows) in &all {
         let time = |name: &str| {
             rows.iter()
