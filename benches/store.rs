@@ -547,7 +547,9 @@ async fn pg_check(store: &PgStore, size: usize) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?
         .total;
-    let want = (0..size).filter(|&i| bench_workspace(i) == WORKSPACE).count() as u64;
+    let want = (0..size)
+        .filter(|&i| bench_workspace(i) == WORKSPACE)
+        .count() as u64;
     if got != want {
         return Err(format!("{WORKSPACE} total {got} instead of {want}"));
     }
@@ -719,7 +721,9 @@ fn print_ratios(rt: &tokio::runtime::Runtime, dbs: &[Db]) {
             );
         }
     }
-    println!("\nstore: a filtered page 1 (tags, workspace) against the unfiltered one (by created_at)");
+    println!(
+        "\nstore: a filtered page 1 (tags, workspace) against the unfiltered one (by created_at)"
+    );
     for (kind, size, rows) in &all {
         let time = |name: &str| {
             rows.iter()

@@ -75,6 +75,15 @@ pub struct Claims {
     pub expires: u64,
 }
 
+impl Claims {
+    /// When the token stops working, as a time.
+    pub fn expires_at(&self) -> chrono::DateTime<chrono::Utc> {
+        let secs = i64::try_from(self.expires).unwrap_or(i64::MAX);
+        chrono::DateTime::from_timestamp(secs, 0)
+            .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC)
+    }
+}
+
 fn mac(secret: &[u8; 32], payload: &[u8]) -> Hmac<Sha256> {
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
         .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{Duration, Utc};
 use uuid::Uuid;
 
 use super::access::{in_workspace, named_workspace};
@@ -145,13 +145,7 @@ impl Service {
             201,
             TokenWire {
                 token: &token,
-                expires_at: Timestamp(
-                    DateTime::<Utc>::from_timestamp(
-                        i64::try_from(claims.expires).unwrap_or(i64::MAX),
-                        0,
-                    )
-                    .unwrap_or_default(),
-                ),
+                expires_at: Timestamp(claims.expires_at()),
                 scopes: claims.scopes.iter().map(|s| s.as_str()).collect(),
                 library_ids: (!claims.library_ids.is_empty()).then_some(&claims.library_ids[..]),
                 workspace_id: claims.workspace_id.as_deref(),
@@ -201,11 +195,11 @@ impl Service {
         Ok((tokens::mint(&secret, &claims)?, claims))
     }
 
-    /// The caller a browser token acts as, checked at `now` (Unix seconds): its claims under
-    /// the store's signing secret (401 when tampered, signed under a rotated secret, or
-    /// expired), and its minting key, which must still work and be of the same workspace (401
-    /// otherwise). The caller is that key with the token's scopes and expiry and no key hash
-    /// of its own ([`TOKEN_HASH`]); with the libraries the token is limited to.
+    /// The caller a browser token acts as, checked now: its claims under the store's signing
+    /// secret (401 when tampered, signed under a rotated secret, or expired), and its minting
+    /// key, which must still work and be of the same workspace (401 otherwise). The caller is
+    /// that key with the token's scopes and expiry and no key hash of its own
+    /// ([`TOKEN_HASH`]); with the libraries the token is limited to.
     pub(super) async fn token_caller(
         &self,
         token: &str,
@@ -218,8 +212,7 @@ impl Service {
         {
             return Err(MINTER_GONE);
         }
-        let expires_at =
-            DateTime::<Utc>::from_timestamp(i64::try_from(claims.expires).unwrap_or(i64::MAX), 0);
+        let expires_at = Some(claims.expires_at());
         let caller = ApiKey {
             id: minter.id,
             name: minter.name.clone(),
@@ -297,7 +290,7 @@ impl Service {
 }
 
 /// The key hash of the caller a browser token acts as: no key's (a SHA-256 of all zeros is
-/// never met), which tells it from a key.
+/// never met); the caller is never looked up by it.
 pub(super) const TOKEN_HASH: [u8; 32] = [0; 32];
 
 /// The 401 of a token whose minting key is revoked, expired or gone.

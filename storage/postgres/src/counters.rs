@@ -111,16 +111,17 @@ impl Counters {
 
     /// Counts one view of library `id`, just read from the database under
     /// [`Counters::read`] (content version `db_version`, stored views `stored`, by a read
-    /// that took `mark` from the replica before it): its count, this view included, and
-    /// version.
+    /// that took `mark` from the replica before it; of `workspace`): its count, this view
+    /// included, and version.
     pub(crate) fn view_read(
         &self,
         id: Uuid,
         replica: &Replica,
         (db_version, stored, mark): (u64, u64, u64),
+        workspace: Option<&str>,
     ) -> ViewCount {
         let mut p = self.lock();
-        let version = replica.learn_library(id, db_version, stored, mark);
+        let version = replica.learn_library(id, (db_version, stored, mark), workspace);
         ViewCount {
             views: p.view(id, stored, db_version),
             version,

@@ -508,8 +508,9 @@ impl PgStore {
     ) -> Result<Option<ViewCount>, Failure> {
         let s = &self.schema.q;
         let sql = format!(
-            "SELECT view_count, content_version FROM {s}.library_counters \
-             WHERE library_id = $1 AND published"
+            "SELECT c.view_count, c.content_version, l.workspace_id \
+             FROM {s}.library_counters c JOIN {s}.libraries l ON l.id = c.library_id \
+             WHERE c.library_id = $1 AND c.published"
         );
         let _gate = self.counters.read().await;
         let mark = self.replica.mark();
@@ -521,10 +522,12 @@ impl PgStore {
         };
         let stored = to_u64("view count", row.try_get(0)?)?;
         let db_version = to_u64("content version", row.try_get(1)?)?;
+        let workspace: Option<&str> = row.try_get(2)?;
         Ok(Some(self.counters.view_read(
             id,
             &self.replica,
             (db_version, stored, mark),
+            workspace,
         )))
     }
 }

@@ -87,8 +87,11 @@ pub(crate) fn with_origin(
 }
 
 /// What this process knows of a published library without asking the database.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct KnownLibrary {
+    /// The library's workspace when it was read (a workspace changes only with the content
+    /// version, by a `PUT`).
+    pub(crate) workspace: Option<std::sync::Arc<str>>,
     /// The library's content version in the database when it was read.
     pub(crate) db_version: u64,
     /// The version handed to readers for it (from this process's counter).
@@ -183,7 +186,7 @@ impl Replica {
         let mut v = self.lock();
         let known = v.libraries.get_mut(&id).filter(|k| k.fresh)?;
         known.used_at = Instant::now();
-        Some(*known)
+        Some(known.clone())
     }
 
     /// A mark to pass to [`Replica::learn_library`] once a read that started after it ends.
@@ -192,9 +195,14 @@ impl Replica {
     }
 
     /// The version of library `id`, read from the database just now (content version
-    /// `db_version`, stored views `views`) by a read that took `mark` before it: kept when
-    /// nothing changed meanwhile.
-    pub(crate) fn learn_library(&self, id: Uuid, db_version: u64, views: u64, mark: u64) -> u64 {
+    /// `db_version`, stored views `views`, of `workspace`) by a read that took `mark` before
+    /// it: kept when nothing changed meanwhile.
+    pub(crate) fn learn_library(
+        &self,
+        id: Uuid,
+        (db_version, views, mark): (u64, u64, u64),
+        workspace: Option<&str>,
+    ) -> u64 {
         let mut v = self.lock();
         let now = Instant::now();
         let version = match v.libraries.get(&id) {
@@ -202,6 +210,7 @@ impl Replica {
             _ => self.next(),
         };
         let known = KnownLibrary {
+            workspace: workspace.map(std::sync::Arc::from),
             db_version,
             version,
             views,
@@ -454,8 +463,9 @@ mod tests {
         let k = r.keys_version().expect("live");
         let id = Uuid::new_v4();
         let mark = r.mark();
-        let lv = r.learn_library(id, 7, 3, mark);
-        assert!(r.known_library(id).is_some());
+        let lv = r.learn_library(id, (7, 3, mark), Some("acme"));
+        let known = r.known_library(id).expect("known");
+        assert_eq!(known.workspace.as_deref(), Some("acme"));
         r.changed(Notice::Key);
         assert_eq!(
             r.assets_version(),
@@ -467,9 +477,13 @@ mod tests {
         r.changed(Notice::Library(id));
         assert!(r.known_library(id).is_none());
         let mark = r.mark();
-        assert_ne!(r.learn_library(id, 8, 3, mark), lv, "a new content version");
+        assert_ne!(
+            r.learn_library(id, (8, 3, mark), None),
+            lv,
+            "a new content version"
+        );
         assert_eq!(
-            r.learn_library(id, 8, 4, r.mark()),
+            r.learn_library(id, (8, 4, r.mark()), None),
             r.known_library(id).expect("known").version
         );
         r.changed(Notice::Assets);
@@ -477,16 +491,16 @@ mod tests {
         // A read that overlapped a change is answered but not trusted.
         let mark = r.mark();
         r.changed(Notice::Library(Uuid::new_v4()));
-        let v9 = r.learn_library(id, 9, 5, mark);
+        let v9 = r.learn_library(id, (9, 5, mark), None);
         assert!(r.known_library(id).is_none());
         // A notice makes it stale; a read finding the same content keeps its version.
-        assert_eq!(r.learn_library(id, 9, 5, r.mark()), v9);
+        assert_eq!(r.learn_library(id, (9, 5, r.mark()), None), v9);
         r.changed(Notice::Library(id));
         assert!(r.known_library(id).is_none());
-        assert_eq!(r.learn_library(id, 9, 6, r.mark()), v9);
+        assert_eq!(r.learn_library(id, (9, 6, r.mark()), None), v9);
         r.unknown_library(id);
         assert_ne!(
-            r.learn_library(id, 9, 6, r.mark()),
+            r.learn_library(id, (9, 6, r.mark()), None),
             v9,
             "forgotten when gone"
         );

@@ -9,11 +9,16 @@ use crate::error::Failure;
 use crate::store::PgStore;
 
 impl PgStore {
-    /// The workspace of the library `id`, if there is one.
+    /// The workspace of the library `id`, if there is one: from memory for a published
+    /// library this process knows and no notice has been about since it read it (a workspace
+    /// changes only by a `PUT`, which sends one), else read.
     pub(crate) async fn library_workspace_impl(
         &self,
         id: uuid::Uuid,
     ) -> Result<Option<Option<String>>, StoreError> {
+        if let Some(known) = self.replica.known_library(id) {
+            return Ok(Some(known.workspace.as_deref().map(str::to_owned)));
+        }
         let s = &self.schema.q;
         let sql = format!("SELECT workspace_id FROM {s}.libraries WHERE id = $1");
         let client = self.client().await?;

@@ -399,3 +399,35 @@ async fn a_kill_loses_at_most_the_last_second_of_counts() {
         1
     );
 }
+
+/// A library's workspace, once viewed, is answered from memory; a `PUT` moving it to another
+/// workspace through the other replica is seen within 100 ms (its notice), as the database
+/// has it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_moved_to_another_workspace_is_seen_by_the_other_replica() {
+    let (a, db) = store().await;
+    let b = replica(&db).await;
+    listening(&b).await;
+    let mut write = library("Kit");
+    write.library.settings.workspace_id = Some("acme".into());
+    let id = write.library.id;
+    a.put_library(write.clone(), Log::ANONYMOUS)
+        .await
+        .expect("put");
+    view(&b, id).await;
+    assert_eq!(
+        b.library_workspace(id).await.expect("workspace"),
+        Some(Some("acme".into()))
+    );
+    write.library.settings.workspace_id = Some("globex".into());
+    a.put_library(write, Log::ANONYMOUS).await.expect("move");
+    seen_within(Duration::from_millis(100), async || {
+        b.library_workspace(id).await.expect("workspace") == Some(Some("globex".into()))
+    })
+    .await;
+    view(&b, id).await;
+    assert_eq!(
+        b.library_workspace(id).await.expect("workspace"),
+        Some(Some("globex".into()))
+    );
+}
