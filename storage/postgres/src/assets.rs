@@ -268,7 +268,7 @@ impl InsertAttempt {
             &p.tag_keys,
             &p.checksum,
             &asset.workspace_id,
-            self.event.workspace(),
+            logged[5],
         ];
         match client.query_opt(&stmt, &params).await {
             Ok(Some(row)) => Ok(Some(asset_from_row(&row, 0)?)),

@@ -74,11 +74,6 @@ impl EventParams {
         }
     }
 
-    /// The workspace, for [`log_rows_sql`]'s last parameter.
-    pub(crate) fn workspace(&self) -> &(dyn ToSql + Sync) {
-        &self.workspace_id
-    }
-
     /// The nine values, for [`insert_sql`].
     pub(crate) fn all(&self) -> [&(dyn ToSql + Sync); 9] {
         [
@@ -94,17 +89,27 @@ impl EventParams {
         ]
     }
 
-    /// The values but the type, resource type, resource id and workspace, for
-    /// [`log_rows_sql`]: id, occurred_at, actor key id and name, changed.
-    pub(crate) fn per_row(&self) -> [&(dyn ToSql + Sync); 5] {
+    /// The values but the type, resource type and resource id, for [`log_rows_sql`] (at
+    /// [`At::from`] its first): id, occurred_at, actor key id and name, changed, workspace.
+    pub(crate) fn per_row(&self) -> [&(dyn ToSql + Sync); 6] {
         [
             &self.id,
             &self.occurred_at,
             &self.actor_key_id,
             &self.actor_key_name,
             &self.changed,
+            &self.workspace_id,
         ]
     }
+}
+
+/// A statement's parameters: `values` (`$1` on), then `event`'s [`EventParams::per_row`], for
+/// a statement whose [`log_rows_sql`] is at `At::from(values.len() + 1)`.
+pub(crate) fn then_logged<'a, const N: usize>(
+    values: [&'a (dyn ToSql + Sync); N],
+    event: &'a EventParams,
+) -> Vec<&'a (dyn ToSql + Sync)> {
+    values.into_iter().chain(event.per_row()).collect()
 }
 
 /// `INSERT` of one event, from the nine values of [`EventParams::all`] (`$1` to `$9`).
@@ -112,8 +117,8 @@ pub(crate) fn insert_sql(s: &str) -> String {
     format!("INSERT INTO {s}.events ({COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
 }
 
-/// Where [`log_rows_sql`] finds its parameters: the five values of [`EventParams::per_row`]
-/// from `$first` on, and [`EventParams::workspace`] at `$workspace`.
+/// Where [`log_rows_sql`] finds its parameters: the first five values of
+/// [`EventParams::per_row`] from `$first` on, and its workspace (the sixth) at `$workspace`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct At {
     pub(crate) first: usize,
@@ -244,19 +249,9 @@ impl PgStore {
              SELECT EXISTS (SELECT 1 FROM r) OR EXISTS (SELECT 1 FROM {s}.{table} WHERE id = $1)",
             log_rows_sql(s, &event, "r", At::from(3))
         );
-        let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
-        let params: [&(dyn ToSql + Sync); 8] = [
-            &id,
-            &at,
-            logged[0],
-            logged[1],
-            logged[2],
-            logged[3],
-            logged[4],
-            event.workspace(),
-        ];
+        let params = then_logged([&id, &at], &event);
         Ok(client.query_one(&stmt, &params).await?.try_get(0)?)
     }
 

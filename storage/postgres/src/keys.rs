@@ -6,8 +6,7 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::events::{At, log_rows_sql, one_event};
-use tokio_postgres::types::ToSql;
+use crate::events::{At, log_rows_sql, one_event, then_logged};
 
 use crate::error::{Failure, duplicate_id, duplicate_key_hash, unique_violation};
 use crate::store::PgStore;
@@ -44,38 +43,26 @@ impl PgStore {
         let event = one_event(log, Written::KeyCreated(&key))?;
         let sql = format!(
             "WITH k AS (INSERT INTO {s}.api_keys ({KEY_COLS}) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $13) RETURNING id) {}",
-            log_rows_sql(
-                s,
-                &event,
-                "k",
-                At {
-                    first: 8,
-                    workspace: 14
-                }
-            )
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id) {}",
+            log_rows_sql(s, &event, "k", At::from(9))
         );
         let scopes: Vec<&str> = key.scopes.iter().map(|x| x.as_str()).collect();
-        let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
         let hash = &key.key_hash[..];
-        let params: [&(dyn ToSql + Sync); 14] = [
-            &key.id,
-            &key.name,
-            &hash,
-            &scopes,
-            &key.created_at,
-            &key.expires_at,
-            &key.revoked_at,
-            logged[0],
-            logged[1],
-            logged[2],
-            logged[3],
-            logged[4],
-            &key.workspace_id,
-            event.workspace(),
-        ];
+        let params = then_logged(
+            [
+                &key.id,
+                &key.name,
+                &hash,
+                &scopes,
+                &key.created_at,
+                &key.expires_at,
+                &key.revoked_at,
+                &key.workspace_id,
+            ],
+            &event,
+        );
         let result = client.execute(&stmt, &params).await;
         match result {
             Ok(_) => Ok(()),

@@ -399,34 +399,30 @@ impl PgStore {
             tx.prepare_cached(&sql.sections),
             tx.prepare_cached(&sql.entries),
         )?;
-        let logged = event.per_row();
-        let upsert_params: [&(dyn ToSql + Sync); 25] = [
-            &lib.id,
-            &lib.settings.title,
-            &slug,
-            &lib.settings.description,
-            &lib.settings.workspace_id,
-            &lib.settings.cover_image_path,
-            &lib.settings.cover_overlay_color,
-            &lib.settings.cover_overlay_opacity,
-            &lib.settings.show_asset_count,
-            &lib.settings.allow_individual_downloads,
-            &lib.settings.allow_bulk_download,
-            &lib.settings.is_paid,
-            &lib.settings.price,
-            &lib.settings.currency,
-            &lib.settings.published,
-            &first_published,
-            &lib.created_at,
-            &lib.updated_at,
-            &views,
-            logged[0],
-            logged[1],
-            logged[2],
-            logged[3],
-            logged[4],
-            event.workspace(),
-        ];
+        let upsert_params = crate::events::then_logged(
+            [
+                &lib.id,
+                &lib.settings.title,
+                &slug,
+                &lib.settings.description,
+                &lib.settings.workspace_id,
+                &lib.settings.cover_image_path,
+                &lib.settings.cover_overlay_color,
+                &lib.settings.cover_overlay_opacity,
+                &lib.settings.show_asset_count,
+                &lib.settings.allow_individual_downloads,
+                &lib.settings.allow_bulk_download,
+                &lib.settings.is_paid,
+                &lib.settings.price,
+                &lib.settings.currency,
+                &lib.settings.published,
+                &first_published,
+                &lib.created_at,
+                &lib.updated_at,
+                &views,
+            ],
+            &event,
+        );
         let clear_params: [&(dyn ToSql + Sync); 3] = [&lib.id, &sec_ids, &e_assets];
         // Pipelined: sent back to back, run in this order.
         let (row, _, _, _) = tokio::try_join!(
@@ -485,18 +481,9 @@ impl PgStore {
             "WITH d AS (DELETE FROM {s}.libraries WHERE id = $1 RETURNING id) {}",
             crate::events::log_rows_sql(s, &event, "d", crate::events::At::from(2))
         );
-        let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
-        let params: [&(dyn ToSql + Sync); 7] = [
-            &id,
-            logged[0],
-            logged[1],
-            logged[2],
-            logged[3],
-            logged[4],
-            event.workspace(),
-        ];
+        let params = crate::events::then_logged([&id], &event);
         Ok(client.execute(&stmt, &params).await? > 0)
     }
 

@@ -8,7 +8,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::events::{At, log_rows_sql, one_event};
+use crate::events::{At, log_rows_sql, one_event, then_logged};
 
 use crate::error::{
     Failure, duplicate_id, duplicate_key_hash, foreign_key_violation, unique_violation,
@@ -79,7 +79,6 @@ impl PgStore {
             pass_cols(""),
             log_rows_sql(s, &event, "p", At::from(11))
         );
-        let logged = event.per_row();
         let max_downloads = pass
             .max_downloads
             .map(|n| to_i64("pass download limit", n))
@@ -90,24 +89,21 @@ impl PgStore {
         let result = client
             .execute(
                 &stmt,
-                &[
-                    &pass.id,
-                    &pass.library_id,
-                    &&pass.token_hash[..],
-                    &pass.label,
-                    &pass.expires_at,
-                    &max_downloads,
-                    &used,
-                    &pass.asset_ids,
-                    &pass.created_at,
-                    &pass.revoked_at,
-                    logged[0],
-                    logged[1],
-                    logged[2],
-                    logged[3],
-                    logged[4],
-                    event.workspace(),
-                ],
+                &then_logged(
+                    [
+                        &pass.id,
+                        &pass.library_id,
+                        &&pass.token_hash[..],
+                        &pass.label,
+                        &pass.expires_at,
+                        &max_downloads,
+                        &used,
+                        &pass.asset_ids,
+                        &pass.created_at,
+                        &pass.revoked_at,
+                    ],
+                    &event,
+                ),
             )
             .await;
         match result {

@@ -14,7 +14,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::error::{Failure, duplicate_id, unique_violation};
-use crate::events::{At, EventParams, insert_sql, log_rows_sql, one_event};
+use crate::events::{At, EventParams, insert_sql, log_rows_sql, one_event, then_logged};
 use crate::store::{PgStore, columns};
 
 const HOOK_COLUMNS: [&str; 9] = [
@@ -69,11 +69,10 @@ impl PgStore {
             hook_cols(""),
             log_rows_sql(s, &event, "w", At::from(10))
         );
-        let logged = event.per_row();
         let types = type_names(&w.event_types);
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await.map_err(Failure::from)?;
-        let params: [&(dyn ToSql + Sync); 15] = [
+        let values: [&(dyn ToSql + Sync); 9] = [
             &w.id,
             &w.url,
             &types,
@@ -83,13 +82,8 @@ impl PgStore {
             &w.updated_at,
             &w.failing_since,
             &w.workspace_id,
-            logged[0],
-            logged[1],
-            logged[2],
-            logged[3],
-            logged[4],
-            event.workspace(),
         ];
+        let params = then_logged(values, &event);
         match client.execute(&stmt, &params).await {
             Ok(_) => Ok(()),
             Err(e) if unique_violation(&e) == Some("webhooks_pkey") => Err(duplicate_id(w.id)),
@@ -209,18 +203,9 @@ impl PgStore {
              logged AS ({}) SELECT EXISTS (SELECT 1 FROM d)",
             log_rows_sql(s, &event, "d", At::from(2))
         );
-        let logged = event.per_row();
         let client = self.client().await?;
         let stmt = client.prepare_cached(&sql).await?;
-        let params: [&(dyn ToSql + Sync); 7] = [
-            &id,
-            logged[0],
-            logged[1],
-            logged[2],
-            logged[3],
-            logged[4],
-            event.workspace(),
-        ];
+        let params = then_logged([&id], &event);
         Ok(client.query_one(&stmt, &params).await?.try_get(0)?)
     }
 }
