@@ -108,22 +108,21 @@ fn seen(r: &Resp) -> (u16, Vec<(String, String)>, String) {
     )
 }
 
+/// A key of `workspace` with every scope: its record and the key.
+async fn workspace_key(ctx: &Ctx, workspace: &str) -> (assetlib::ApiKey, String) {
+    ctx.service
+        .create_workspace_key("k", Scope::ALL.to_vec(), None, Some(workspace))
+        .await
+        .expect("a workspace key")
+}
+
 pub(crate) async fn a_workspace_key_answers_anothers_records_as_missing_ones<H: Harness>() {
     // Webhooks to 127.0.0.1 are allowed here; the one registered has delivery off.
     let mut config = Config::default();
     config.webhook_allow_private = true;
     let ctx = Ctx::with_config::<H>(config).await;
-    let key = |workspace: &'static str| {
-        let service = ctx.service.clone();
-        async move {
-            service
-                .create_workspace_key("k", Scope::ALL.to_vec(), None, Some(workspace))
-                .await
-                .expect("a workspace key")
-        }
-    };
-    let acme = key("acme").await.1;
-    let (globex_key, globex) = key("globex").await;
+    let acme = workspace_key(&ctx, "acme").await.1;
+    let (globex_key, globex) = workspace_key(&ctx, "globex").await;
     let globex_key = globex_key.id.to_string();
 
     // B's records: a document, a library holding it (slug `kit`), a pass of the library, an
@@ -359,17 +358,8 @@ pub(crate) async fn a_workspace_keys_feed_and_webhooks_see_its_events_alone<H: H
     config.webhook_allow_private = true;
     config.webhook_poll_interval = std::time::Duration::from_millis(50);
     let ctx = Ctx::with_config::<H>(config).await;
-    let key = |workspace: &'static str| {
-        let service = ctx.service.clone();
-        async move {
-            service
-                .create_workspace_key("k", Scope::ALL.to_vec(), None, Some(workspace))
-                .await
-                .expect("a workspace key")
-                .1
-        }
-    };
-    let (acme, globex) = (key("acme").await, key("globex").await);
+    let acme = workspace_key(&ctx, "acme").await.1;
+    let globex = workspace_key(&ctx, "globex").await.1;
     let (to_acme, to_all) = (
         Receiver::start(Answer::Status(204)).await,
         Receiver::start(Answer::Status(204)).await,

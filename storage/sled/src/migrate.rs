@@ -65,6 +65,28 @@ use crate::tree_keys;
 use crate::versions;
 use crate::webhooks::WebhookRec;
 
+/// Gives every record of `tree` (records `T`, a few of them) the last field a newer format ends
+/// `T` with, an `Option` that is `None`: postcard's one zero byte, appended to each record of
+/// an older format, in one batch. A record that reads as `T` already is left alone, so this
+/// may run any number of times.
+fn append_none<T: serde::de::DeserializeOwned>(
+    tree: &Tree,
+    what: &'static str,
+) -> Result<(), Error> {
+    let mut batch = Batch::default();
+    for kv in tree.iter() {
+        let (key, value) = kv?;
+        if decode::<T>(what, &value).is_ok() {
+            continue;
+        }
+        let with_none = [&value[..], &[0]].concat();
+        decode::<T>(what, &with_none)?;
+        batch.insert(key, with_none);
+    }
+    tree.apply_batch(batch)?;
+    Ok(())
+}
+
 /// Format 1's asset epoch in the `versions` tree: a version every library had at least.
 const LEGACY_ASSET_EPOCH: &[u8] = b"a";
 
@@ -104,37 +126,12 @@ impl Inner {
     /// [`Inner::keys_to_7`] does keys. Events are not rewritten: an older one reads as one of
     /// no workspace ([`crate::events::EventRec::decode`]).
     fn webhooks_to_8(&self) -> Result<(), Error> {
-        let mut batch = Batch::default();
-        for kv in self.webhooks.iter() {
-            let (key, value) = kv?;
-            if decode::<WebhookRec>(WebhookRec::WHAT, &value).is_ok() {
-                continue;
-            }
-            let with_none = [&value[..], &[0]].concat();
-            decode::<WebhookRec>(WebhookRec::WHAT, &with_none)?;
-            batch.insert(key, with_none);
-        }
-        self.webhooks.apply_batch(batch)?;
-        Ok(())
+        append_none::<WebhookRec>(&self.webhooks, WebhookRec::WHAT)
     }
 
-    /// Gives every key record the workspace format 7 ends it with: `None` (postcard's one
-    /// zero byte) appended to a record of an older format, in one batch (a store has a few
-    /// keys). A record that reads as the current layout is left alone, so this may run any
-    /// number of times.
+    /// Gives every key record the workspace format 7 ends it with (`None`).
     fn keys_to_7(&self) -> Result<(), Error> {
-        let mut batch = Batch::default();
-        for kv in self.keys.iter() {
-            let (key, value) = kv?;
-            if decode::<KeyRec>(KeyRec::WHAT, &value).is_ok() {
-                continue;
-            }
-            let with_none = [&value[..], &[0]].concat();
-            decode::<KeyRec>(KeyRec::WHAT, &with_none)?;
-            batch.insert(key, with_none);
-        }
-        self.keys.apply_batch(batch)?;
-        Ok(())
+        append_none::<KeyRec>(&self.keys, KeyRec::WHAT)
     }
 
     /// Moves the slug claim of every library of a workspace under its workspace's key

@@ -42,6 +42,26 @@ const LIB_A: u8 = 10;
 const LIB_B: u8 = 11;
 const SECTION: u8 = 20;
 
+/// Cuts the last field (`None`, one zero byte) from every record of the trees `trees` of
+/// `db`, as an older format wrote them; how many records were cut.
+pub(crate) fn cut_trailing_none(db: &sled::Db, trees: &[&str]) -> usize {
+    let mut cut = 0;
+    for tree in trees {
+        let tree = db.open_tree(tree).expect("tree");
+        for kv in tree.iter() {
+            let (key, value) = kv.expect("record");
+            assert_eq!(
+                value.last(),
+                Some(&0),
+                "a record of no workspace ends with None"
+            );
+            tree.insert(key, &value[..value.len() - 1]).expect("write");
+            cut += 1;
+        }
+    }
+    cut
+}
+
 /// Opens the raw sled database at `path`, waiting while a dropped handle's threads still
 /// hold its lock.
 pub(crate) fn raw(path: &Path) -> sled::Db {

@@ -11,20 +11,7 @@ use assetlib_core::{ApiKey, Scope};
 /// moved back under the bare slug; says format 6. Returns how many records were rewritten.
 fn back_to_v6(path: &Path) -> usize {
     let db = raw(path);
-    let mut rewritten = 0;
-    for tree in ["assets", "keys"] {
-        let tree = db.open_tree(tree).expect("tree");
-        for kv in tree.iter() {
-            let (key, value) = kv.expect("record");
-            assert_eq!(
-                value.last(),
-                Some(&0),
-                "a record of no workspace ends with None"
-            );
-            tree.insert(key, &value[..value.len() - 1]).expect("write");
-            rewritten += 1;
-        }
-    }
+    let mut rewritten = cut_trailing_none(&db, &["assets", "keys"]);
     let libraries = db.open_tree("libraries").expect("libraries");
     let slugs = db.open_tree("library_slugs").expect("slugs");
     for kv in libraries.iter() {

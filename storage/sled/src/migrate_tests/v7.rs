@@ -9,20 +9,7 @@ use assetlib_core::webhooks::{EventFilter, Webhook};
 /// one zero byte, cut from the end) and says format 7. Returns how many records were cut.
 fn back_to_v7(path: &Path) -> usize {
     let db = raw(path);
-    let mut cut = 0;
-    for tree in ["webhooks", "events"] {
-        let tree = db.open_tree(tree).expect("tree");
-        for kv in tree.iter() {
-            let (key, value) = kv.expect("record");
-            assert_eq!(
-                value.last(),
-                Some(&0),
-                "a record of no workspace ends with None"
-            );
-            tree.insert(key, &value[..value.len() - 1]).expect("write");
-            cut += 1;
-        }
-    }
+    let cut = cut_trailing_none(&db, &["webhooks", "events"]);
     db.flush().expect("flush");
     drop(db);
     set_format(path, 7);
