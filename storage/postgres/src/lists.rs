@@ -35,12 +35,13 @@ impl Params {
 impl PgStore {
     /// `list_assets`: one statement.
     ///
-    /// A list of a workspace or of tags reads the rows of its first list key (the
-    /// workspace's, else the first tag's) in `asset_tags` (`t`, with copies of what lists
-    /// filter and sort by), joined to their assets: a page comes from the key's
-    /// `(tag_key, published, <sort key>, asset_id)` index in order. Other lists read the
-    /// assets (`a`) through their indexes. The other tags, `any_tags`, the checksum and the
-    /// search are checked on the assets read.
+    /// A list of tags reads the rows of its first list key (its workspace's, else the first
+    /// tag's) in `asset_tags` (`t`, with copies of what lists filter and sort by), joined to
+    /// their assets: a page comes from the key's `(tag_key, published, <sort key>, asset_id)`
+    /// index in order. Other lists read the assets (`a`) through their indexes, a
+    /// workspace's through its own (`assets_workspace_*_idx`), with its total from its
+    /// key's count rows. The other tags, `any_tags`, the checksum and the search are checked
+    /// on the assets read.
     pub(crate) async fn list_assets_impl(&self, q: &AssetQuery) -> Result<Page<Asset>, Failure> {
         let s = &self.schema.q;
         let mut params = Params(vec![
@@ -58,8 +59,16 @@ impl PgStore {
             .into_iter()
             .chain(q.tags.iter().cloned())
             .collect();
-        let (from, src, tag) = match required.first() {
-            Some(first) => {
+        // A workspace's list without tags reads its assets through their own indexes; a list
+        // of tags (in a workspace or not) the rows of its first key. Either counts by the
+        // first key's count rows.
+        let (from, src, tag) = match (q.workspace_id.as_deref(), required.first()) {
+            (Some(workspace), Some(_)) if q.tags.is_empty() => {
+                let ws = params.add(workspace.to_owned());
+                filter.push_str(&format!(" AND a.workspace_id = {ws}"));
+                (format!("{s}.assets a"), "a", None)
+            }
+            (_, Some(first)) => {
                 let tag = params.add(first.clone());
                 filter.push_str(&format!(" AND t.tag_key = {tag}"));
                 (
@@ -68,7 +77,7 @@ impl PgStore {
                     Some(tag),
                 )
             }
-            None => (format!("{s}.assets a"), "a", None),
+            (_, None) => (format!("{s}.assets a"), "a", None),
         };
         if required.len() > 1 {
             let all = params.add(required.clone());
@@ -147,7 +156,8 @@ impl PgStore {
             || q.checksum.is_some();
         let count = if counted {
             format!("SELECT count(*) AS n FROM ({}) x", matching("a.id"))
-        } else if let Some(tag) = &tag {
+        } else if let Some(first) = required.first() {
+            let tag = tag.clone().unwrap_or_else(|| params.add(first.clone()));
             let scope = params.add(q.asset_type.map_or("", |t| t.as_str()));
             let kind = match q.status {
                 AssetStatus::Published => " AND published",
