@@ -35,8 +35,9 @@
 #
 # The dataset is made in workspace `acme` by a key of that workspace; every row reads it with
 # a global key but `axum-ws` and `axum-pg-ws`, the same servers as `axum` and `axum-pg` read
-# with the workspace key (each read then checks the records' workspace): the report gives
-# axum-ws / axum per endpoint and store.
+# with the workspace key (each read then checks the records' workspace), and `axum-tok` and
+# `axum-pg-tok`, read with a browser token that key minted (each read checks its signature
+# and its key): the report gives each against the global key per endpoint and store.
 # Environment: READS=0 leaves the read rows out (creates only), CREATES=0 the create and
 # feed rows (reads only), RESULTS=FILE also appends the report's rows to FILE as JSON lines
 # (for `cargo xtask benchmarks`), DURATION (seconds per wrk run, default 10), ROUNDS (rounds per server, run
@@ -157,7 +158,7 @@ PG_ARGS=()
 # --- dataset -----------------------------------------------------------------------------
 # seed STORE DATA_ARGS...: a key, 100 assets and a library in that store; sets KEY[STORE],
 # DETAIL[STORE] and ASSET[STORE], and saves the three responses as $WORK/STORE-*.json.
-declare -A KEY WS_KEY DETAIL ASSET
+declare -A KEY WS_KEY TOKEN DETAIL ASSET
 seed() {
     local store=$1; shift
     local key scopes=read:assets,write:assets,read:libraries,write:libraries,admin:webhooks,read:events
@@ -168,6 +169,10 @@ seed() {
     local seed_pid=$LAST_PID
     wait_port "$PORT"
     local api="http://127.0.0.1:$PORT/api/v1"
+    TOKEN[$store]=$(curl -sf -X POST "$api/tokens" -H "Authorization: Bearer $key" \
+        -H "Content-Type: application/json" \
+        -d '{"scopes":["read:assets","read:libraries"],"expires_in":86400}' |
+        sed -E 's/.*"token":"(alt_[A-Za-z0-9_-]+)".*/\1/')
     say "$store: making 100 assets and a library ..."
     local ids=() i id body s j entries sections=""
     for i in $(seq 1 100); do
@@ -214,8 +219,10 @@ fi
 LIST_PATH="/api/v1/assets"
 declare -A RESULT CREATES CPU
 measure() { # NAME STORE ROUND: the three reads of STORE's dataset against 127.0.0.1:$PORT
-    local name=$1 store=$2 round=$3 ep path key=${KEY[$store]}
+    local name=$1 store=$2 round=$3 ep path key
+    key=${KEY[$store]}
     [[ $name == *-ws ]] && key=${WS_KEY[$store]}
+    [[ $name == *-tok ]] && key=${TOKEN[$store]}
     for ep in detail list asset; do
         case $ep in detail) path=${DETAIL[$store]} ;; list) path=$LIST_PATH ;; asset) path=${ASSET[$store]} ;; esac
         RESULT[$name:$ep:$round]=$(run_wrk "$name-$ep-$round" "$key" "http://127.0.0.1:$PORT$path")
@@ -229,9 +236,9 @@ server_command() {
     case $1 in
         baseline) STORE=sled; CMD=("$BIN/bench_baseline" --addr "127.0.0.1:$PORT" \
             --library "$WORK/sled-library.json" --list "$WORK/sled-list.json" --asset "$WORK/sled-asset.json") ;;
-        axum | axum-ws) STORE=sled; CMD=("${serve[@]}" --data "$DATA") ;;
+        axum | axum-ws | axum-tok) STORE=sled; CMD=("${serve[@]}" --data "$DATA") ;;
         axum-nocache) STORE=sled; CMD=(env "${nocache[@]}" "${serve[@]}" --data "$DATA") ;;
-        axum-pg | axum-pg-ws) STORE=pg; CMD=("${serve[@]}" "${PGDATA_ARGS[@]}") ;;
+        axum-pg | axum-pg-ws | axum-pg-tok) STORE=pg; CMD=("${serve[@]}" "${PGDATA_ARGS[@]}") ;;
         axum-pg-nocache) STORE=pg; CMD=(env "${nocache[@]}" "${serve[@]}" "${PGDATA_ARGS[@]}") ;;
         axum-hook) STORE=sled; CMD=("${serve[@]}" --data "$DATA" --webhook-allow-private) ;;
         axum-pg-hook) STORE=pg; CMD=("${serve[@]}" "${PGDATA_ARGS[@]}" --webhook-allow-private) ;;
@@ -319,11 +326,11 @@ feed_run() { # NAME ROUND: one reader follows the whole event log from its start
 }
 HOOK_PORT=$(free_port)
 
-SERVERS=(axum axum-ws axum-nocache)
+SERVERS=(axum axum-ws axum-tok axum-nocache)
 CREATORS=(axum)
 [[ $CREATES_ROWS == 1 ]] || CREATORS=()
 if [[ $NO_PG != 1 ]]; then
-    SERVERS+=(axum-pg axum-pg-ws axum-pg-nocache)
+    SERVERS+=(axum-pg axum-pg-ws axum-pg-tok axum-pg-nocache)
     [[ $CREATES_ROWS == 1 ]] && CREATORS+=(axum-pg)
 fi
 [[ $WARP == 1 ]] && SERVERS+=(warp)
@@ -416,11 +423,12 @@ for name in "${CREATORS[@]}"; do
         'BEGIN { printf "%s: creates with one webhook / without: %.2f\n", n, (o > 0 ? w / o : 0) }'
 done
 if [[ $READS == 1 ]]; then
-    for pair in axum:axum-ws axum-pg:axum-pg-ws; do
+    for pair in axum:axum-ws axum-pg:axum-pg-ws axum:axum-tok axum-pg:axum-pg-tok; do
         [[ -n ${MEDIAN[${pair#*:}:asset]:-} ]] || continue
         for ep in detail list asset; do
-            awk -v g="${MEDIAN[${pair%%:*}:$ep]}" -v w="${MEDIAN[${pair#*:}:$ep]}" -v n="${pair#*:}" -v ep="$ep" \
-                'BEGIN { printf "%s / %s %s (a workspace key against a global key): %.2f\n", n, substr(n, 1, length(n) - 3), ep, (g > 0 ? w / g : 0) }'
+            awk -v g="${MEDIAN[${pair%%:*}:$ep]}" -v w="${MEDIAN[${pair#*:}:$ep]}" -v n="${pair#*:}" \
+                -v base="${pair%%:*}" -v ep="$ep" \
+                'BEGIN { printf "%s / %s %s (req/s against a global key): %.2f\n", n, base, ep, (g > 0 ? w / g : 0) }'
         done
     done
 fi
