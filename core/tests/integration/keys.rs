@@ -181,11 +181,7 @@ async fn a_key_mints_only_its_scopes_in_its_own_workspace() {
 #[tokio::test]
 async fn a_token_opens_what_its_scopes_and_libraries_allow() {
     let e = env().await;
-    e.service
-        .files()
-        .put("notes/readme.txt", "Hello there, world".into())
-        .await
-        .unwrap();
+    e.put_readme().await;
     let document = |title: &str| {
         json!({"title": title, "asset_type": "document", "file_path": "notes/readme.txt",
             "published": true})

@@ -72,6 +72,15 @@ impl Env {
             .await
     }
 
+    /// Puts the file `notes/readme.txt` (a document) in the service's files.
+    pub(crate) async fn put_readme(&self) {
+        self.service
+            .files()
+            .put("notes/readme.txt", "Hello there, world".into())
+            .await
+            .unwrap();
+    }
+
     /// Creates an asset with `auth`, expecting 201.
     pub(crate) async fn asset(&self, auth: &str, body: Value) -> Value {
         let r = self
@@ -229,11 +238,7 @@ async fn lists_and_tags_show_the_keys_workspace_alone() {
 #[tokio::test]
 async fn another_workspaces_records_answer_as_missing_ones() {
     let e = env().await;
-    e.service
-        .files()
-        .put("notes/readme.txt", "Hello there, world".into())
-        .await
-        .unwrap();
+    e.put_readme().await;
     // globex's records: a document, a library holding it, a pass of the library.
     let doc = e
         .asset(
