@@ -8,7 +8,9 @@
 //! and within the TTL when the store cannot tell. Expiry is checked on every request against
 //! the kept record.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -44,22 +46,36 @@ impl<T: Copy> Kept<T> {
     }
 }
 
-/// A kept key record: when it was read, and the store's keys version then.
+/// What a key cache keeps: a key record, or what stands on one (a checked browser token),
+/// dropped when that key is revoked ([`KeyCache::forget`]).
+pub(crate) trait OfKey: Clone {
+    /// The id of the key this stands on.
+    fn key_id(&self) -> Uuid;
+}
+
+impl OfKey for Arc<ApiKey> {
+    fn key_id(&self) -> Uuid {
+        self.id
+    }
+}
+
+/// A kept record: when it was read, and the store's keys version then.
 #[derive(Debug)]
-struct KeptKey {
-    key: Arc<ApiKey>,
+struct KeptKey<V> {
+    key: V,
     read: Instant,
     version: Option<u64>,
 }
 
 /// Keys kept by what they are looked up by: their hash (`[u8; 32]`, the default), or their id
-/// (the minting keys of browser tokens).
+/// (the minting keys of browser tokens); or what stands on a key, by what it is looked up by
+/// (checked browser tokens, by the token).
 #[derive(Debug)]
-pub(crate) struct KeyCache<K = [u8; 32]> {
-    keys: Mutex<HashMap<K, KeptKey>>,
+pub(crate) struct KeyCache<K = [u8; 32], V = Arc<ApiKey>> {
+    keys: Mutex<HashMap<K, KeptKey<V>>>,
 }
 
-impl<K> Default for KeyCache<K> {
+impl<K, V> Default for KeyCache<K, V> {
     fn default() -> Self {
         KeyCache {
             keys: Mutex::new(HashMap::new()),
@@ -67,18 +83,22 @@ impl<K> Default for KeyCache<K> {
     }
 }
 
-impl<K: Eq + std::hash::Hash> KeyCache<K> {
-    /// The kept record of the key looked up by `by`, if it was read less than the TTL ago and
-    /// at the store's keys version `version` (which the caller read just now).
-    pub(crate) fn get(&self, by: &K, version: Option<u64>) -> Option<Arc<ApiKey>> {
+impl<K: Eq + Hash, V: OfKey> KeyCache<K, V> {
+    /// The kept record looked up by `by`, if it was read less than the TTL ago and at the
+    /// store's keys version `version` (which the caller read just now).
+    pub(crate) fn get<Q>(&self, by: &Q, version: Option<u64>) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + ?Sized,
+    {
         let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         keys.get(by)
             .filter(|k| k.read.elapsed() < KEY_CACHE_TTL && k.version == version)
-            .map(|k| Arc::clone(&k.key))
+            .map(|k| k.key.clone())
     }
 
     /// Keeps a record just read from the store by `by`, at the keys version read before it.
-    pub(crate) fn put(&self, by: K, key: Arc<ApiKey>, version: Option<u64>) {
+    pub(crate) fn put(&self, by: K, key: V, version: Option<u64>) {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         if keys.len() >= MAX_KEYS {
             keys.retain(|_, k| k.read.elapsed() < KEY_CACHE_TTL);
@@ -94,9 +114,9 @@ impl<K: Eq + std::hash::Hash> KeyCache<K> {
         keys.insert(by, kept);
     }
 
-    /// Drops the key with this id (it was revoked).
+    /// Drops what stands on the key with this id (it was revoked).
     pub(crate) fn forget(&self, id: Uuid) {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        keys.retain(|_, k| k.key.id != id);
+        keys.retain(|_, k| k.key.key_id() != id);
     }
 }

@@ -76,7 +76,10 @@ impl Service {
         let revoked = self.inner.store.revoke_key(id, now(), &log).await?;
         self.inner.keys.forget(id);
         #[cfg(feature = "keys")]
-        self.inner.minters.forget(id);
+        {
+            self.inner.minters.forget(id);
+            self.inner.tokens.forget(id);
+        }
         Ok(revoked)
     }
 }

@@ -195,17 +195,46 @@ impl Service {
         Ok((tokens::mint(&secret, &claims)?, claims))
     }
 
-    /// The caller a browser token acts as, checked now: its claims under the store's signing
-    /// secret (401 when tampered, signed under a rotated secret, or expired), and its minting
-    /// key, which must still work and be of the same workspace (401 otherwise). The caller is
-    /// that key with the token's scopes and expiry and no key hash of its own
-    /// ([`TOKEN_HASH`]); with the libraries the token is limited to.
+    /// The caller a browser token acts as: its claims under the store's signing secret (401
+    /// when tampered, signed under a rotated secret, or expired), and its minting key, which
+    /// must still work and be of the same workspace (401 otherwise). The caller is that key
+    /// with the token's scopes and expiry and no key hash of its own ([`TOKEN_HASH`]); with
+    /// the libraries the token is limited to.
+    ///
+    /// A token checked lately is kept as keys are ([`crate::KEY_CACHE_TTL`], the store's keys
+    /// version, dropped when its minting key is revoked here), with the secret it was checked
+    /// under: a rotation of the secret refuses it as soon as this service reads the new one,
+    /// and both expiries are checked on every use.
     pub(super) async fn token_caller(
         &self,
         token: &str,
     ) -> Result<(Arc<ApiKey>, Option<Arc<[Uuid]>>), ApiError> {
         let secret = self.signing_secret().await?;
-        let claims = tokens::verify(&secret, token, unix_now())?;
+        let version = self.inner.store.keys_version();
+        let kept = self.inner.tokens.get(token, version);
+        let checked = match kept.filter(|t| t.secret == secret) {
+            Some(kept) => kept,
+            None => {
+                let checked = self.check_token(&secret, token).await?;
+                self.inner
+                    .tokens
+                    .put(token.into(), checked.clone(), version);
+                checked
+            }
+        };
+        let now = Utc::now();
+        if checked.caller.expires_at.is_some_and(|at| at <= now) {
+            return Err(tokens::EXPIRED);
+        }
+        if checked.minter_expires.is_some_and(|at| at <= now) {
+            return Err(MINTER_GONE);
+        }
+        Ok((checked.caller, checked.libraries))
+    }
+
+    /// Checks a browser token not kept: its signature and claims, and its minting key.
+    async fn check_token(&self, secret: &[u8; 32], token: &str) -> Result<CheckedToken, ApiError> {
+        let claims = tokens::verify(secret, token, unix_now())?;
         let minter = self.key_by_id(claims.key_id).await?.ok_or(MINTER_GONE)?;
         if auth::check_live(&minter, Utc::now()).is_err()
             || minter.workspace_id != claims.workspace_id
@@ -227,8 +256,32 @@ impl Service {
             revoked_at: None,
             workspace_id: claims.workspace_id,
         };
-        let libraries = (!claims.library_ids.is_empty()).then(|| claims.library_ids.into());
-        Ok((Arc::new(caller), libraries))
+        Ok(CheckedToken {
+            caller: Arc::new(caller),
+            libraries: (!claims.library_ids.is_empty()).then(|| claims.library_ids.into()),
+            secret: *secret,
+            minter_expires: minter.expires_at,
+        })
+    }
+}
+
+/// A browser token checked lately ([`Service::token_caller`]): the caller it acts as, the
+/// libraries it is limited to, and what it was checked against.
+#[derive(Clone)]
+pub(super) struct CheckedToken {
+    /// The minting key with the token's scopes and expiry.
+    caller: Arc<ApiKey>,
+    /// The libraries it opens alone, if it is limited to some.
+    libraries: Option<Arc<[Uuid]>>,
+    /// The signing secret its signature checked out under.
+    secret: [u8; 32],
+    /// When its minting key expires, if it does.
+    minter_expires: Option<chrono::DateTime<Utc>>,
+}
+
+impl crate::key_cache::OfKey for CheckedToken {
+    fn key_id(&self) -> Uuid {
+        self.caller.id
     }
 }
 

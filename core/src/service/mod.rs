@@ -110,6 +110,9 @@ struct Inner {
     /// The minting keys of browser tokens, by id.
     #[cfg(feature = "keys")]
     minters: KeyCache<Uuid>,
+    /// Browser tokens checked lately, by the token.
+    #[cfg(feature = "keys")]
+    tokens: KeyCache<Box<str>, keys::CheckedToken>,
     /// Where files are read for their metadata and previews ([`Config::preview_workers`]).
     previews: crate::ingest::Pool,
     /// Image variants being made ([`Config::image_workers`]).
@@ -164,6 +167,8 @@ impl Service {
             keys: KeyCache::default(),
             #[cfg(feature = "keys")]
             minters: KeyCache::default(),
+            #[cfg(feature = "keys")]
+            tokens: KeyCache::default(),
             previews,
             #[cfg(feature = "variants")]
             variants,
