@@ -77,16 +77,17 @@ impl Service {
         ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let id = validate::parse_id("library_id", id)?;
-        self.library_in(id, ws).await?;
-        self.library_page(id, req).await
+        self.library_page(id, req, ws).await
     }
 
     /// The detail of the published library `id`, counting one view (none for a `HEAD`), with
-    /// an `ETag` that covers everything on the page but the view count.
+    /// an `ETag` that covers everything on the page but the view count. For a caller bound to
+    /// workspace `ws`, one of another workspace is missing, and counts no view.
     pub(super) async fn library_page(
         &self,
         id: Uuid,
         req: RawRequest<'_>,
+        ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let q = query::detail_query(req.query)?;
         let render = |rows: &LibraryRows| {
@@ -96,15 +97,15 @@ impl Service {
             (reply, etag)
         };
         if req.head {
-            let (reply, etag) = render(&self.published_library(id).await?);
+            let (reply, etag) = render(&self.published_library_in(id, ws).await?);
             return Ok(reply.with_header("etag", etag));
         }
-        let seen = self
-            .inner
-            .store
-            .record_library_view(id)
-            .await?
-            .ok_or(ApiError::LibraryNotFound)?;
+        let store = &self.inner.store;
+        let seen = match ws {
+            None => store.record_library_view(id).await?,
+            Some(ws) => store.record_library_view_in(id, ws).await?,
+        };
+        let seen = seen.ok_or(ApiError::LibraryNotFound)?;
         let key = (id, q.include_assets);
         let cache = self
             .inner

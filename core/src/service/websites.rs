@@ -58,7 +58,7 @@ impl Service {
         ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let id = self.library_of_slug(slug, req.query, ws).await?;
-        self.library_page(id, req).await
+        self.library_page(id, req, ws).await
     }
 
     /// The library a slug route names (404 when none): the one with `slug` in the workspace

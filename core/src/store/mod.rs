@@ -503,6 +503,21 @@ pub trait LibraryStore: Send + Sync + 'static {
     /// so the count includes the other processes' views of more than one second ago.
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError>;
 
+    /// [`LibraryStore::record_library_view`] for a caller bound to `workspace`: `None`,
+    /// counting nothing, for a library of another workspace or of none, as for a missing
+    /// one. The default asks [`LibraryStore::library_workspace`] first; a store may answer
+    /// from the record it reads to count the view.
+    async fn record_library_view_in(
+        &self,
+        id: Uuid,
+        workspace: &str,
+    ) -> Result<Option<ViewCount>, StoreError> {
+        match self.library_workspace(id).await? {
+            Some(Some(found)) if found == workspace => self.record_library_view(id).await,
+            _ => Ok(None),
+        }
+    }
+
     /// For each of these assets that a published library holds: whether a published paid
     /// library holds it, and whether a published free one does (each asset once, in any
     /// order; none for an asset no published library holds). The paid-file rule of downloads

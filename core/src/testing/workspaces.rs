@@ -1,8 +1,10 @@
 //! Conformance cases of workspaces in the stores: the workspace of assets and keys, lists
-//! filtered by it, and slugs unique per workspace (DESIGN "Workspaces").
+//! filtered by it, slugs unique per workspace, and views counted only for a caller of the
+//! library's workspace (DESIGN "Workspaces").
 
 use super::*;
 use crate::change::AssetChange;
+use crate::model::ViewCount;
 use crate::query::AssetStatus;
 
 /// `title` in `workspace`, published, created at `t0 + secs`.
@@ -211,6 +213,24 @@ pub(super) async fn library_slugs_are_unique_per_workspace(store: Arc<dyn Store>
     );
     assert_eq!(workspace_of(none.id).await, Some(None));
     assert_eq!(workspace_of(Uuid::new_v4()).await, None);
+    // A view for a caller bound to a workspace counts only on a library of it.
+    let views = |seen: Option<ViewCount>| seen.map(|s| s.views);
+    let first = store.record_library_view(globex.id).await.unwrap();
+    let first = views(first).expect("a published library counts a view");
+    for (id, other) in [
+        (globex.id, "acme"),
+        (none.id, "globex"),
+        (Uuid::new_v4(), "acme"),
+    ] {
+        let refused = store.record_library_view_in(id, other).await.unwrap();
+        assert_eq!(refused, None, "{id} seen from {other}");
+    }
+    let seen = store.record_library_view_in(globex.id, "globex").await;
+    assert_eq!(
+        views(seen.unwrap()),
+        Some(first + 1),
+        "a view refused for another workspace counts nothing"
+    );
     // A given slug taken in the same workspace is refused; a made one gets a number there.
     match put(library_in(Some("acme"), "Kit", 4), true).await {
         Err(StoreError::SlugTaken { slug }) => assert_eq!(slug, "kit"),

@@ -116,7 +116,7 @@
 //! | `update_asset` | one transaction: the record, the index keys that change (counts when `published` flips), one read of the asset's uses, and per library holding it a new version; when a field a page shows changes (title, description, thumbnail, `published`), also its record read and each of the asset's entries in it read and rewritten with the new copy (and the record rewritten when `published` flips), then a flush |
 //! | `delete_asset` | one transaction: one read of the asset's uses (and one record read per library holding it); unless refused, the record, twelve index keys, two counts, the download counter and the uses removed, and per library holding it its entries emptied, its record rewritten and a new version, then a flush |
 //! | `asset_usage` | one read of the asset's uses and one record read per library holding it |
-//! | `record_library_view` | one library record read, one version read, one counter read and an addition in memory, on the calling task; no write of its own (see below) |
+//! | `record_library_view`, `record_library_view_in` | one library record read (its workspace checked in it for `_in`), one version read, one counter read and an addition in memory, on the calling task; no write of its own (see below) |
 //! | `record_download` | one counter read and an addition in memory, on the calling task; no write of its own |
 //! | `insert_pass` | one transaction: one library record read, the id and hash checked, the record and hash entry written, and the library's pass list read and rewritten whole (its size grows with the library's passes), then a flush |
 //! | `list_passes` | one read of the library's pass list (the total), then one record read per pass of the page |

@@ -69,11 +69,18 @@ impl Inner {
         Ok(Page { items, total })
     }
 
-    /// Counts a view of a published library and reports its content version. The version
-    /// is read before the caller loads the library, so a load after this is at least as new.
-    pub(crate) fn record_view(&self, id: Uuid) -> Result<Option<ViewCount>, Error> {
+    /// Counts a view of a published library (of the workspace `seen`, when a caller bound to
+    /// one asks) and reports its content version. The version is read before the caller
+    /// loads the library, so a load after this is at least as new.
+    pub(crate) fn record_view(
+        &self,
+        id: Uuid,
+        seen: Option<&str>,
+    ) -> Result<Option<ViewCount>, Error> {
         match self.library_rec(id)? {
-            Some(rec) if rec.published => {}
+            Some(rec)
+                if rec.published
+                    && seen.is_none_or(|ws| rec.workspace_id.as_deref() == Some(ws)) => {}
             _ => return Ok(None),
         }
         let version = self.library_version(id)?;
@@ -482,7 +489,15 @@ impl LibraryStore for SledStore {
     // point read.
 
     async fn record_library_view(&self, id: Uuid) -> Result<Option<ViewCount>, StoreError> {
-        self.point_read(|inner| inner.record_view(id))
+        self.point_read(|inner| inner.record_view(id, None))
+    }
+
+    async fn record_library_view_in(
+        &self,
+        id: Uuid,
+        workspace: &str,
+    ) -> Result<Option<ViewCount>, StoreError> {
+        self.point_read(|inner| inner.record_view(id, Some(workspace)))
     }
 
     async fn published_holders(&self, asset_ids: &[Uuid]) -> Result<Vec<Holders>, StoreError> {
