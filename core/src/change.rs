@@ -82,7 +82,8 @@ pub struct LinkFields {
 }
 
 /// A change of an asset's editable fields: each `Some` sets a field, each `None` leaves it.
-/// Its id, type, slug, creation time and download count never change.
+/// Its id, type, creation time and download count never change; its slug only with a move
+/// to another workspace ([`AssetChange::workspace`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssetChange {
     /// A new title.
@@ -108,6 +109,12 @@ pub struct AssetChange {
     /// The checksum of the asset's file, read by a backfill: applied only while the asset
     /// still has that file.
     pub checksum_found: Option<ChecksumFound>,
+    /// A move to another workspace (`Some(None)`: to none). The store keeps the asset's slug
+    /// when it is free there and else gives it the first free numbered one (`slug-2`, ...,
+    /// as an insert does), and refuses the move ([`ChangeRefused::HeldInAnotherWorkspace`])
+    /// while a library that may not hold it there ([`crate::may_hold`]) holds it; all in
+    /// the change's one write.
+    pub workspace: Option<Option<String>>,
     /// The time of the change: the asset's `updated_at` when the change changes anything.
     pub at: DateTime<Utc>,
 }
@@ -126,6 +133,7 @@ impl AssetChange {
             file_reread: None,
             tags: None,
             checksum_found: None,
+            workspace: None,
             at,
         }
     }
@@ -175,6 +183,9 @@ impl AssetChange {
             && next.file_path.as_deref() == Some(found.file_path.as_str())
         {
             next.checksum_sha256 = Some(found.checksum);
+        }
+        if let Some(workspace) = &self.workspace {
+            next.workspace_id.clone_from(workspace);
         }
         if next == *asset {
             return Ok(None);
@@ -239,6 +250,10 @@ pub enum ChangeRefused {
     /// Tags added would make more than [`crate::validate::MAX_TAGS`].
     #[error("an asset has at most 32 tags")]
     TooManyTags,
+    /// A move to another workspace while a library that may not hold the asset there holds
+    /// it ([`AssetChange::workspace`]).
+    #[error("a library that holds the asset may not hold it in that workspace")]
+    HeldInAnotherWorkspace,
 }
 
 /// Why one asset stops an atomic bulk change ([`crate::AssetStore::update_assets`],

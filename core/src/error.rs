@@ -428,6 +428,12 @@ impl From<crate::change::ChangeRefused> for ApiError {
                 "tags",
                 format!("an asset has at most {} tags", crate::model::MAX_TAGS),
             ),
+            crate::change::ChangeRefused::HeldInAnotherWorkspace => ApiError::Conflict {
+                message: "The asset is in libraries of another workspace; remove it from them \
+                          first"
+                    .to_owned(),
+                libraries: Vec::new(),
+            },
         }
     }
 }
@@ -444,6 +450,10 @@ impl From<StoreError> for ApiError {
             StoreError::UnknownAsset { id } => {
                 ApiError::validation("asset_id", format!("asset {id} does not exist"))
             }
+            StoreError::AssetOfAnotherWorkspace { id } => ApiError::validation(
+                "asset_id",
+                format!("asset {id} is of a workspace the library may not hold"),
+            ),
             StoreError::UnknownLibrary { .. } => ApiError::LibraryNotFound,
             StoreError::UnknownCursor => ApiError::validation(
                 "after",
@@ -487,6 +497,13 @@ pub enum StoreError {
     #[error("library {id} does not exist")]
     UnknownLibrary {
         /// The library's id.
+        id: uuid::Uuid,
+    },
+    /// A library write places an asset of a workspace the library may not hold
+    /// ([`crate::may_hold`]): one moved there after the write was checked.
+    #[error("asset {id} is of a workspace the library may not hold")]
+    AssetOfAnotherWorkspace {
+        /// The asset's id.
         id: uuid::Uuid,
     },
     /// A library write places an asset that does not exist (any more).

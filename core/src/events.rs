@@ -385,6 +385,7 @@ fn changed_fields(old: &Asset, new: &Asset) -> Vec<String> {
         "checksum_sha256",
         old.checksum_sha256 != new.checksum_sha256,
     );
+    check("workspace_id", old.workspace_id != new.workspace_id);
     changed
 }
 

@@ -150,7 +150,7 @@ pub use memory::MemoryStore;
 pub use model::{
     ApiKey, Asset, AssetType, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryPass,
     LibraryRows, LibrarySettings, LibrarySummary, LibraryWrite, Media, Page, PassSpend, PutOutcome,
-    Scope, Section, SlugHolder, TagCount, ViewCount,
+    Scope, Section, SlugHolder, TagCount, ViewCount, may_hold,
 };
 pub use page_cache::{CacheStats, Lookups};
 pub use query::{AssetQuery, AssetSort, AssetStatus, DetailQuery, LibraryQuery, SortOrder};

@@ -8,6 +8,7 @@ mod keys;
 mod passes;
 mod uploads;
 mod webhooks;
+mod workspaces;
 
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -17,7 +18,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::change::{
-    AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, LibraryUse,
+    AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, ChangeRefused, LibraryUse,
 };
 use crate::error::StoreError;
 use crate::events::{Event, EventCursor, Log, Written};
@@ -157,6 +158,10 @@ impl State {
             };
         };
         let id = before.id;
+        let mut after = after;
+        if after.workspace_id != before.workspace_id {
+            after.slug = self.slug_in(&after, &before.slug);
+        }
         self.touch_holders(id);
         self.assets.insert(id, after.clone());
         self.assets_version += 1;
@@ -292,9 +297,11 @@ impl AssetStore for MemoryStore {
         let Some(before) = state.assets.get(&id).cloned() else {
             return Ok(None);
         };
-        let after = change
-            .apply(&before)
-            .map_err(|reason| StoreError::Refused { id, reason })?;
+        let refused = |reason| StoreError::Refused { id, reason };
+        let after = change.apply(&before).map_err(refused)?;
+        if state.held_elsewhere(&before, after.as_ref()) {
+            return Err(refused(ChangeRefused::HeldInAnotherWorkspace));
+        }
         Ok(Some(state.land(before, after, log)))
     }
 
@@ -311,6 +318,10 @@ impl AssetStore for MemoryStore {
             match state.assets.get(&id) {
                 None => refused.push((id, BulkRefusal::NotFound)),
                 Some(before) => match change.apply(before) {
+                    Ok(after) if state.held_elsewhere(before, after.as_ref()) => {
+                        let reason = ChangeRefused::HeldInAnotherWorkspace;
+                        refused.push((id, BulkRefusal::Refused(reason)));
+                    }
                     Ok(after) => planned.push((before.clone(), after)),
                     Err(reason) => refused.push((id, BulkRefusal::Refused(reason))),
                 },
@@ -459,6 +470,9 @@ impl LibraryStore for MemoryStore {
             return Err(StoreError::UnknownAsset {
                 id: missing.asset_id,
             });
+        }
+        if let Some(id) = state.foreign_entry(&write) {
+            return Err(StoreError::AssetOfAnotherWorkspace { id });
         }
         let mut library = write.library;
         let id = library.id;

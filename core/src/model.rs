@@ -174,6 +174,23 @@ pub struct Asset {
 /// The most tags an asset holds.
 pub const MAX_TAGS: usize = 32;
 
+/// Whether a library of workspace `library` may hold an asset of workspace `asset`: one of
+/// its own workspace, or (for any library) one of no workspace, which is what an upgraded
+/// store has (DESIGN "Workspaces"). Every store keeps it in the same change as the write that
+/// could break it: a library `PUT`, and an asset's move to another workspace.
+///
+/// ```
+/// use assetlib_core::may_hold;
+///
+/// assert!(may_hold(Some("acme"), Some("acme")));
+/// assert!(may_hold(Some("acme"), None));
+/// assert!(!may_hold(None, Some("acme")));
+/// assert!(!may_hold(Some("acme"), Some("globex")));
+/// ```
+pub fn may_hold(library: Option<&str>, asset: Option<&str>) -> bool {
+    asset.is_none() || asset == library
+}
+
 /// The longest tag, in characters.
 pub const MAX_TAG_CHARS: usize = 64;
 

@@ -25,6 +25,7 @@ mod events;
 mod keys;
 mod libraries;
 mod lifecycle;
+mod moves;
 mod organize;
 mod passes;
 mod shared;
@@ -77,6 +78,11 @@ use uploads::*;
 use deliveries::{
     attempts_are_recorded_and_failing_webhooks_disabled,
     claims_lease_due_deliveries_of_enabled_webhooks, old_deliveries_are_purged,
+};
+use moves::{
+    a_library_write_racing_a_move_is_consistent,
+    a_move_waits_for_the_libraries_that_hold_the_asset,
+    an_asset_moves_with_its_slug_or_the_first_free_one,
 };
 use webhooks::{
     streams_are_leased_to_one_holder_and_advance_with_their_deliveries,
@@ -234,12 +240,15 @@ suite!(
 
 suite!(
     /// The cases of workspaces across [`Store`]'s traits: the workspace of assets and keys,
-    /// lists filtered by it, slugs unique per workspace.
+    /// lists filtered by it, slugs unique per workspace, moves of assets between workspaces.
     WORKSPACE_CASES:
     assets_keep_their_workspace_and_lists_filter_by_it,
     asset_slugs_are_unique_per_workspace,
     library_slugs_are_unique_per_workspace,
     keys_keep_their_workspace,
+    an_asset_moves_with_its_slug_or_the_first_free_one,
+    a_move_waits_for_the_libraries_that_hold_the_asset,
+    a_library_write_racing_a_move_is_consistent,
 );
 
 suite!(

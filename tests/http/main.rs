@@ -140,6 +140,7 @@ macro_rules! cases {
             websites::rate_limits_are_per_key,
             workspaces::a_workspace_key_answers_anothers_records_as_missing_ones,
             workspaces::the_walkthrough_mints_a_customer_key_and_a_page_token,
+            workspaces::a_global_key_moves_an_asset_to_another_workspace,
             probe::a_download_racing_replacements_and_a_delete_never_fails,
             probe::a_zip_racing_replacements_and_deletes_stays_whole,
             probe::keyless_reads_take_only_the_one_spelling_of_an_id,

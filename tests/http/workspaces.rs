@@ -555,3 +555,138 @@ pub(crate) async fn the_walkthrough_mints_a_customer_key_and_a_page_token<H: Har
     let page = ctx.get_as("/api/v1/libraries/slug/kit", Some(&token)).await;
     assert_eq!(page.status, 401, "{}", page.json);
 }
+
+/// `PATCH` of `id` by `key` with `body`: the answer.
+async fn patch(ctx: &Ctx, key: &str, id: &str, body: serde_json::Value) -> Resp {
+    ctx.send_json(
+        Method::PATCH,
+        &format!("/api/v1/assets/{id}"),
+        Some(key),
+        &body,
+    )
+    .await
+}
+
+pub(crate) async fn a_global_key_moves_an_asset_to_another_workspace<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let acme = workspace_key(&ctx, "acme").await.1;
+    let globex = workspace_key(&ctx, "globex").await.1;
+    let create = |key: String, text: &'static [u8]| {
+        let ctx = &ctx;
+        async move {
+            let upload = ctx
+                .request(Method::POST, "/api/v1/assets/upload", Some(&key))
+                .header(
+                    "content-type",
+                    format!("multipart/form-data; boundary={BOUNDARY}"),
+                )
+                .body(form(&[("title", "Logo")], Some(("logo.txt", text))));
+            let r = Resp::from(upload).await;
+            assert_eq!(r.status, 201, "{}", r.json);
+            r.json["data"].clone()
+        }
+    };
+    let logo = create(acme.clone(), b"acme's logo").await;
+    let theirs = create(globex.clone(), b"globex's logo").await;
+    let id = id_of(&logo);
+
+    // A workspace key names only its own workspace: its own is no move, another or none 403.
+    let r = patch(&ctx, &acme, &id, json!({"workspace_id": "acme"})).await;
+    assert_eq!((r.status, r.json["data"].clone()), (200, logo.clone()));
+    for other in [json!("globex"), json!(null)] {
+        let r = patch(&ctx, &acme, &id, json!({"workspace_id": other})).await;
+        assert_eq!(r.status, 403, "{}", r.json);
+        assert_eq!(r.json["error"], "Insufficient permissions");
+    }
+    let r = patch(&ctx, &ctx.admin, &id, json!({"workspace_id": "a b"})).await;
+    assert_eq!(
+        (r.status, r.json["field"].clone()),
+        (400, json!("workspace_id"))
+    );
+
+    // A library of acme holds it: the move is 409 naming the library.
+    let kit = uuid::Uuid::new_v4();
+    let put_kit = |assets: Vec<serde_json::Value>| {
+        let ctx = &ctx;
+        let acme = acme.clone();
+        async move {
+            let sections = json!([{"title": "All", "assets": assets}]);
+            ctx.send_json(
+                Method::PUT,
+                &format!("/api/v1/libraries/{kit}"),
+                Some(&acme),
+                &json!({"title": "Kit", "sections": sections}),
+            )
+            .await
+        }
+    };
+    let r = put_kit(vec![json!({"asset_id": id})]).await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    let r = patch(&ctx, &ctx.admin, &id, json!({"workspace_id": "globex"})).await;
+    assert_eq!(r.status, 409, "{}", r.json);
+    assert_eq!(r.json["libraries"][0]["id"], json!(kit));
+    assert_eq!(
+        ctx.get_as(&format!("/api/v1/assets/{id}"), Some(&acme))
+            .await
+            .status,
+        200
+    );
+
+    // Out of it, the global key moves it: the slug taken there becomes `logo-2`.
+    assert_eq!(put_kit(vec![]).await.status, 200);
+    let r = patch(&ctx, &ctx.admin, &id, json!({"workspace_id": "globex"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let moved = &r.json["data"];
+    assert_eq!(
+        (moved["workspace_id"].clone(), moved["slug"].clone()),
+        (json!("globex"), json!("logo-2"))
+    );
+    assert_eq!(theirs["slug"], "logo");
+
+    // Now it is globex's: acme's key finds it missing, as a missing id, and cannot place it.
+    let path = format!("/api/v1/assets/{id}");
+    let missing = format!("/api/v1/assets/{}", uuid::Uuid::new_v4());
+    let seen = ctx.get_as(&path, Some(&acme)).await;
+    let absent = ctx.get_as(&missing, Some(&acme)).await;
+    assert_eq!(
+        (seen.status, seen.json.clone()),
+        (absent.status, absent.json.clone())
+    );
+    assert_eq!(
+        ctx.get_as(&path, Some(&globex)).await.json["data"]["slug"],
+        "logo-2"
+    );
+    let r = put_kit(vec![json!({"asset_id": id})]).await;
+    assert_eq!(r.status, 400, "{}", r.json);
+    let listed = ctx
+        .get_as("/api/v1/assets?per_page=100", Some(&globex))
+        .await;
+    assert_eq!(listed.json["pagination"]["total"], 2);
+
+    // Its event is in globex's feed, naming the fields that moved.
+    let feed = ctx
+        .get_as("/api/v1/events?per_page=100", Some(&globex))
+        .await;
+    assert_eq!(feed.status, 200, "{}", feed.json);
+    let events = feed.json["data"].as_array().expect("events").clone();
+    let event = events
+        .iter()
+        .find(|e| e["type"] == "asset.updated" && e["resource"]["id"] == json!(id))
+        .expect("the move's event");
+    assert_eq!(event["workspace_id"], "globex");
+    assert_eq!(event["data"]["changed"], json!(["slug", "workspace_id"]));
+
+    // A bulk change moves nothing.
+    let r = ctx
+        .send_json(
+            Method::POST,
+            "/api/v1/assets/bulk",
+            Some(&ctx.admin),
+            &json!({"action": "patch", "ids": [id], "changes": {"workspace_id": "acme"}}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.json["field"].clone()),
+        (400, json!("changes.workspace_id"))
+    );
+}

@@ -302,7 +302,8 @@ fn new_asset() -> Value {
             "workspace_id",
             workspace_id(
                 "The workspace the asset belongs to: 1 to 64 letters, digits, `_` and `-` \
-                 (else 400 on `workspace_id`). Default: none. Fixed once made.",
+                 (else 400 on `workspace_id`). Default: none. A global key's `PATCH` \
+                 moves it.",
             ),
         ),
     ];
@@ -323,8 +324,8 @@ fn asset_patch() -> Value {
     patch
 }
 
-/// The fields of a change of one asset; `external_url` only when `link` (a bulk patch takes
-/// all but it).
+/// The fields of a change of one asset; `external_url` and `workspace_id` only when `link`
+/// (a bulk patch takes all but them).
 pub(super) fn patch_fields(link: bool) -> Vec<(&'static str, Value)> {
     let mut fields = vec![
         ("title", title()),
@@ -347,7 +348,17 @@ pub(super) fn patch_fields(link: bool) -> Vec<(&'static str, Value)> {
             tags("The asset's new tags, in order: they replace all it had."),
         ),
     ];
-    if !link {
+    if link {
+        fields.push((
+            "workspace_id",
+            workspace_id(
+                "Moves the asset to this workspace (`null`: to none); a workspace key may \
+                 name only its own. Its slug stays if free there, else takes the first free \
+                 `-2`, `-3`, ... form. 409 while a library that may not hold it there holds \
+                 it.",
+            ),
+        ));
+    } else {
         fields.retain(|(name, _)| *name != "external_url");
     }
     fields

@@ -205,7 +205,8 @@ impl Service {
             .entries()
             .map(|e| (e.asset_id, e.path.clone()))
             .collect();
-        let log = self.log.in_workspace(doc.settings.workspace_id.as_deref());
+        let workspace = doc.settings.workspace_id.clone();
+        let log = self.log.in_workspace(workspace.as_deref());
         let outcome = match self
             .inner
             .store
@@ -220,6 +221,16 @@ impl Service {
                     path,
                     format!("asset {id} does not exist"),
                 ));
+            }
+            // The asset moved to another workspace after the check above: to a caller bound
+            // to a workspace, it is missing now.
+            Err(StoreError::AssetOfAnotherWorkspace { id }) => {
+                let path = paths.get(&id).map_or("asset_id", String::as_str);
+                let message = match seen {
+                    Some(_) => format!("asset {id} does not exist"),
+                    None => of_another_workspace(id, workspace.as_deref()),
+                };
+                return Err(ApiError::validation(path, message));
             }
             Err(other) => return Err(other.into()),
         };
@@ -249,19 +260,10 @@ impl Service {
         let workspace = doc.settings.workspace_id.as_deref();
         for entry in doc.entries() {
             match found.get(&entry.asset_id) {
-                Some(a) if a.workspace_id.is_some() && a.workspace_id.as_deref() != workspace => {
+                Some(a) if !crate::model::may_hold(workspace, a.workspace_id.as_deref()) => {
                     return Err(ApiError::validation(
                         &entry.path,
-                        format!(
-                            "asset {} is of another workspace; a library holds assets of its \
-                             own workspace{}",
-                            a.id,
-                            if workspace.is_some() {
-                                " and of none"
-                            } else {
-                                ""
-                            }
-                        ),
+                        of_another_workspace(a.id, workspace),
                     ));
                 }
                 None => {
@@ -304,4 +306,16 @@ impl Service {
             Err(ApiError::LibraryNotFound)
         }
     }
+}
+
+/// Why a library of `workspace` cannot place the asset `id`.
+fn of_another_workspace(id: Uuid, workspace: Option<&str>) -> String {
+    format!(
+        "asset {id} is of another workspace; a library holds assets of its own workspace{}",
+        if workspace.is_some() {
+            " and of none"
+        } else {
+            ""
+        }
+    )
 }

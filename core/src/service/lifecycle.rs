@@ -6,8 +6,8 @@ use uuid::Uuid;
 
 use super::Service;
 use super::access::{Reader, in_workspace};
-use crate::change::{AssetChange, AssetDeletion, AssetUpdate, LibraryUse};
-use crate::error::ApiError;
+use crate::change::{AssetChange, AssetDeletion, AssetUpdate, ChangeRefused, LibraryUse};
+use crate::error::{ApiError, StoreError};
 use crate::files::Written;
 use crate::ingest;
 use crate::model::{ApiKey, Asset, Scope};
@@ -30,8 +30,11 @@ impl Service {
     ) -> Result<Reply, ApiError> {
         let body = self.json_body(req).await?;
         let id = validate::parse_id("asset_id", id)?;
-        let patch = validate::asset_patch(&body, &self.inner.config)?;
+        let mut patch = validate::asset_patch(&body, &self.inner.config)?;
         self.asset_in(id, ws).await?;
+        if let Some(own) = ws {
+            patch.workspace_id = stays_in(own, patch.workspace_id.take())?;
+        }
         let asset = self.update_asset(id, patch).await?;
         Ok(data(200, AssetJson(&asset)))
     }
@@ -60,18 +63,53 @@ impl Service {
     /// # }).unwrap();
     /// ```
     ///
+    /// A `workspace_id` moves the asset to that workspace (`null`: to none). It keeps its
+    /// slug when the slug is free there, else takes the first free numbered one, as a create
+    /// would; the move is refused while a library that may not hold it there
+    /// ([`crate::may_hold`]) holds it.
+    ///
     /// # Errors
     /// 404 when there is no such asset; 400 on `external_url` for a value the asset's type
-    /// does not take; 500 when the store fails.
+    /// does not take; 409 with the libraries in the way of a move; 500 when the store fails.
     pub async fn update_asset(&self, id: Uuid, patch: AssetPatch) -> Result<Asset, ApiError> {
         let store = &self.inner.store;
         let current = store.get_asset(id).await?.ok_or(ApiError::AssetNotFound)?;
         let change = patch.into_change(current.asset_type, &self.inner.config, now())?;
-        let done = store
-            .update_asset(id, &change, &self.log)
-            .await?
-            .ok_or(ApiError::AssetNotFound)?;
+        let done = match store.update_asset(id, &change, &self.log).await {
+            Err(StoreError::Refused {
+                reason: ChangeRefused::HeldInAnotherWorkspace,
+                ..
+            }) => {
+                let to = change.workspace.unwrap_or_default();
+                return Err(self.held_elsewhere(id, to.as_deref()).await?);
+            }
+            done => done?.ok_or(ApiError::AssetNotFound)?,
+        };
         Ok(done.after)
+    }
+
+    /// The 409 of a move of asset `id` to workspace `to` that libraries holding it are in
+    /// the way of: those that may not hold it there.
+    async fn held_elsewhere(&self, id: Uuid, to: Option<&str>) -> Result<ApiError, ApiError> {
+        let mut libraries = Vec::new();
+        for library in self.inner.store.asset_usage(id).await? {
+            let workspace = self.inner.store.library_workspace(library.id).await?;
+            if !crate::model::may_hold(workspace.flatten().as_deref(), to) {
+                libraries.push(library);
+            }
+        }
+        Ok(ApiError::Conflict {
+            message: format!(
+                "The asset is in {} {} of another workspace; remove it from them first",
+                libraries.len(),
+                if libraries.len() == 1 {
+                    "library"
+                } else {
+                    "libraries"
+                }
+            ),
+            libraries,
+        })
     }
 
     /// `PUT /api/v1/assets/{asset_id}/file`: replaces the file of a file-based asset from a
@@ -226,6 +264,22 @@ impl Service {
         Ok(self.inner.store.asset_usage(id).await?)
     }
 }
+
+/// The workspace a PATCH by a key of workspace `own` names (`named`): none to move to, when
+/// it names its own or none; 403 when it names another, or no workspace.
+fn stays_in(own: &str, named: Option<Option<String>>) -> Result<Option<Option<String>>, ApiError> {
+    match named {
+        None => Ok(None),
+        Some(Some(named)) if named == own => Ok(None),
+        Some(Some(other)) => Err(ApiError::OtherWorkspace { workspace: other }),
+        Some(None) => Err(STAYS_IN_WORKSPACE),
+    }
+}
+
+/// The 403 of a workspace key moving an asset to no workspace.
+const STAYS_IN_WORKSPACE: ApiError = ApiError::NotPermitted(
+    "A workspace key keeps assets in its workspace: workspace_id may name only it",
+);
 
 /// The 409 of a delete of an asset that `libraries` hold.
 pub(super) fn in_use(libraries: Vec<LibraryUse>) -> ApiError {

@@ -317,6 +317,12 @@ pub trait AssetStore: Send + Sync + 'static {
     /// lists, and out of or into the asset counts of the libraries holding it) and the content
     /// version of every library holding it (see [`LibraryStore::record_library_view`]) change in
     /// one durable change. The download count is the current one.
+    ///
+    /// A change that moves the asset to another workspace ([`AssetChange::workspace`]) is
+    /// [`StoreError::Refused`] with [`ChangeRefused::HeldInAnotherWorkspace`](crate::ChangeRefused::HeldInAnotherWorkspace)
+    /// while a library that may not hold it there ([`crate::may_hold`]) holds it, and
+    /// otherwise takes the asset's slug in the new workspace if it is free there, else the
+    /// first free one of `slug-2`, `slug-3`, ...; in the same change.
     async fn update_asset(
         &self,
         id: Uuid,
@@ -325,7 +331,8 @@ pub trait AssetStore: Send + Sync + 'static {
     ) -> Result<Option<AssetUpdate>, StoreError>;
 
     /// Applies `change` to every asset of `ids` (each id once) in one durable change, as
-    /// [`AssetStore::update_asset`] does to one: all of them, or none.
+    /// [`AssetStore::update_asset`] does to one: all of them, or none. A bulk change moves no
+    /// asset: its `change` has no [`AssetChange::workspace`] (a store may fail on one).
     ///
     /// When an id names no asset, or an asset cannot take the change
     /// ([`AssetChange::apply`] fails), nothing changes and the answer is
@@ -463,6 +470,10 @@ pub trait LibraryStore: Send + Sync + 'static {
     /// of a missing asset is [`StoreError::UnknownAsset`], and nothing changes. So a library
     /// write racing [`AssetStore::delete_asset`] of an asset it places either fails or makes the
     /// delete see the library.
+    /// Likewise every entry's asset must be one the library may hold ([`crate::may_hold`])
+    /// when the change lands: else [`StoreError::AssetOfAnotherWorkspace`], and nothing
+    /// changes. So a library write racing a move of an asset it places either fails or makes
+    /// the move see the library.
     async fn put_library(&self, write: LibraryWrite, log: &Log) -> Result<PutOutcome, StoreError>;
 
     /// The libraries (published or not) whose slug is `slug`: at most one per workspace,

@@ -119,11 +119,15 @@ pub fn bulk_doc(body: &[u8], config: &Config) -> Result<BulkDoc, ApiError> {
     let action = match action {
         "patch" => {
             let changes = changes()?;
-            if changes.contains_key("external_url") {
-                return Err(ApiError::validation(
-                    "changes.external_url",
-                    "external_url is changed one asset at a time (PATCH /api/v1/assets/{id})",
-                ));
+            for one_at_a_time in ["external_url", "workspace_id"] {
+                if changes.contains_key(one_at_a_time) {
+                    return Err(ApiError::validation(
+                        format!("changes.{one_at_a_time}"),
+                        format!(
+                            "{one_at_a_time} is changed one asset at a time (PATCH /api/v1/assets/{{id}})"
+                        ),
+                    ));
+                }
             }
             let patch =
                 super::patch::patch_fields(changes, config).map_err(|e| prefixed(e, "changes."))?;

@@ -10,7 +10,7 @@ use crate::error::ApiError;
 use crate::model::AssetType;
 
 /// Fields of an asset that exist but that a PATCH may not set: its identity, type, file
-/// fields (a new file goes through `PUT .../file`), counts, times and workspace.
+/// fields (a new file goes through `PUT .../file`), counts and times.
 pub(crate) const FIXED: &[&str] = &[
     "id",
     "slug",
@@ -29,7 +29,6 @@ pub(crate) const FIXED: &[&str] = &[
     "checksum_sha256",
     "created_at",
     "updated_at",
-    "workspace_id",
 ];
 
 /// A validated PATCH body, before it meets the asset: `None` leaves a field as it is.
@@ -49,13 +48,17 @@ pub struct AssetPatch {
     pub external_url: Option<Option<String>>,
     /// New tags, replacing the asset's (`Some(vec![])`: JSON `null` or `[]`, no tags).
     pub tags: Option<Vec<String>>,
+    /// A workspace to move the asset to (`Some(None)`: JSON `null`, to none); see
+    /// [`AssetChange::workspace`]. Which keys may move it is the service's rule.
+    pub workspace_id: Option<Option<String>>,
 }
 
 /// Validates a PATCH body: a JSON object whose `title`, `description`, `is_public`,
-/// `published` and `external_url` follow the rules of create; a field of the asset that a
-/// PATCH cannot set (`asset_type`, `slug`, file fields, counts, times) is 400 naming it;
-/// unknown fields are ignored. `null` clears `description` (and the `external_url` of a git
-/// asset); for the other fields it is 400.
+/// `published`, `external_url` and `workspace_id` follow the rules of create; a field of the
+/// asset that a PATCH cannot set (`asset_type`, `slug`, file fields, counts, times) is 400
+/// naming it; unknown fields are ignored. `null` clears `description` (and the
+/// `external_url` of a git asset) and moves the asset to no workspace (`workspace_id`); for
+/// the other fields it is 400.
 pub fn asset_patch(body: &[u8], config: &Config) -> Result<AssetPatch, ApiError> {
     patch_fields(&json_object(body)?, config)
 }
@@ -103,6 +106,16 @@ pub(super) fn patch_fields(
     } else {
         None
     };
+    let workspace_id = if present("workspace_id") {
+        let named = f.opt_str("workspace_id")?;
+        Some(
+            named
+                .map(|w| super::workspace_id("workspace_id", w))
+                .transpose()?,
+        )
+    } else {
+        None
+    };
     Ok(AssetPatch {
         title,
         description,
@@ -110,6 +123,7 @@ pub(super) fn patch_fields(
         published: f.opt_bool("published")?,
         external_url,
         tags: super::json_tags(map, "tags")?,
+        workspace_id,
     })
 }
 
@@ -141,7 +155,7 @@ impl AssetPatch {
 
     /// The change of every field but `external_url` (which this leaves out: its check needs
     /// the asset's type), at `at`: what a bulk change makes of its `changes`, which refuse
-    /// `external_url`.
+    /// `external_url` and `workspace_id`.
     pub fn change_of_fields(self, at: DateTime<Utc>) -> AssetChange {
         AssetChange {
             title: self.title,
@@ -149,6 +163,7 @@ impl AssetPatch {
             is_public: self.is_public,
             published: self.published,
             tags: self.tags.map(TagChange::Set),
+            workspace: self.workspace_id,
             ..AssetChange::at(at)
         }
     }

@@ -87,6 +87,12 @@ impl PgStore {
         if ids.is_empty() {
             return Ok(BulkOutcome::Done(Vec::new()));
         }
+        if change.workspace.is_some() {
+            return Err(Failure::Invalid {
+                what: "bulk change",
+                detail: "a bulk change moves no asset to another workspace".to_owned(),
+            });
+        }
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         let ChangeStatements {

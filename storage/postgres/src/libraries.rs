@@ -12,7 +12,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::document_sql::DocumentSql;
-use crate::error::{Failure, slug_taken, unknown_asset};
+use crate::error::{Failure, slug_taken};
 use crate::events::one_event;
 use crate::lifecycle::lock_placed_assets;
 use crate::notices::Notice;
@@ -323,18 +323,18 @@ impl PgStore {
         let taken_stmt = tx.prepare_cached(&taken_sql).await?;
         // Pipelined with it: the placed assets, locked so that none is deleted before this
         // commits (see `crate::lifecycle` for the lock order).
-        let (taken, missing) = tokio::try_join!(
+        let (taken, refused) = tokio::try_join!(
             async {
                 let workspace = &lib.settings.workspace_id;
                 Ok(tx
                     .query(&taken_stmt, &[&lib.slug, &lib.id, workspace])
                     .await?)
             },
-            lock_placed_assets(&tx, s, &e_assets),
+            lock_placed_assets(&tx, s, &e_assets, lib.settings.workspace_id.as_deref()),
         )?;
-        if let Some(id) = missing {
+        if let Some(refused) = refused {
             // Dropping the transaction rolls it back.
-            return Ok(Err(unknown_asset(id)));
+            return Ok(Err(refused));
         }
         let taken: Vec<String> = taken
             .iter()

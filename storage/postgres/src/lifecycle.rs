@@ -51,7 +51,10 @@
 //! [`StoreError::UnknownAsset`](assetlib_core::StoreError::UnknownAsset).
 
 use assetlib_core::events::{Log, Written};
-use assetlib_core::{Asset, AssetChange, AssetDeletion, AssetUpdate, ChangeRefused, LibraryUse};
+use assetlib_core::store::rules::first_free_slug;
+use assetlib_core::{
+    Asset, AssetChange, AssetDeletion, AssetUpdate, ChangeRefused, LibraryUse, StoreError, may_hold,
+};
 use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Row, Statement};
@@ -59,7 +62,7 @@ use uuid::Uuid;
 
 use crate::asset_params::AssetParams;
 use crate::assets::{asset_cols, asset_from_row};
-use crate::error::Failure;
+use crate::error::{Failure, unique_violation, unknown_asset};
 use crate::events::{EventParams, one_event};
 use crate::store::{PgStore, to_u64};
 
@@ -259,28 +262,114 @@ fn usage_from_rows(rows: &[Row]) -> Result<Vec<LibraryUse>, Failure> {
     rows.iter().map(|r| usage_from_row(r, 0)).collect()
 }
 
+/// Whether asset `id` (locked `FOR UPDATE` by `tx`) may move to workspace `to`: every library
+/// holding it may hold it there. Its holders are read by a statement that starts after the
+/// lock was granted, so with every library write that placed it before (see
+/// [`lock_placed_assets`]).
+async fn may_move(
+    tx: &Transaction<'_>,
+    s: &str,
+    id: Uuid,
+    to: Option<&str>,
+) -> Result<bool, Failure> {
+    let sql = format!(
+        "SELECT DISTINCT l.workspace_id FROM {s}.library_entries e \
+         JOIN {s}.libraries l ON l.id = e.library_id WHERE e.asset_id = $1"
+    );
+    let stmt = tx.prepare_cached(&sql).await?;
+    for row in tx.query(&stmt, &[&id]).await? {
+        let holder: Option<&str> = row.try_get(0)?;
+        if !may_hold(holder, to) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// How often a move tries another slug when concurrent inserts take the one it picked.
+const MOVE_ATTEMPTS: usize = 8;
+
+/// Moves `next` (locked by `tx`) to its workspace, with `slug` there if it is free, else the
+/// first free one of `slug-2`, `slug-3`, ...; returns the slug it took. The pick runs in a
+/// savepoint, so a concurrent insert that takes it first only makes it pick again.
+async fn move_asset(
+    tx: &mut Transaction<'_>,
+    s: &str,
+    next: &Asset,
+    slug: &str,
+) -> Result<String, Failure> {
+    // Every slug starting with `slug-` lies in [`slug-`, `slug.`) in byte order (the column
+    // is `COLLATE "C"`).
+    let taken_sql = format!(
+        "SELECT slug FROM {s}.assets WHERE coalesce(workspace_id, '') = coalesce($1, '') \
+             AND (slug = $2 OR (slug >= $2 || '-' AND slug < $2 || '.')) AND id <> $3"
+    );
+    let move_sql = format!("UPDATE {s}.assets SET workspace_id = $2, slug = $3 WHERE id = $1");
+    let (taken_stmt, move_stmt) =
+        tokio::try_join!(tx.prepare_cached(&taken_sql), tx.prepare_cached(&move_sql))?;
+    let to = &next.workspace_id;
+    for _ in 0..MOVE_ATTEMPTS {
+        let taken: Vec<String> = tx
+            .query(&taken_stmt, &[to, &slug, &next.id])
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()?;
+        let picked = first_free_slug(slug, |c| taken.iter().any(|t| t == c));
+        let attempt = tx.savepoint("asset_move").await?;
+        match attempt.execute(&move_stmt, &[&next.id, to, &picked]).await {
+            Ok(_) => {
+                attempt.commit().await?;
+                return Ok(picked);
+            }
+            Err(e) if unique_violation(&e).is_some() => attempt.rollback().await?,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(Failure::SlugContention(slug.to_owned()))
+}
+
 /// Locks the assets `ids` `FOR KEY SHARE` in id order until `tx` ends, so none of them can be
-/// deleted before it does; returns the first of `ids` that does not exist, if any.
+/// deleted or moved to another workspace before it does; returns why the first of `ids` in
+/// their order cannot be placed in a library of `workspace`, if one cannot: it does not exist
+/// ([`StoreError::UnknownAsset`](assetlib_core::StoreError::UnknownAsset)), or it is of a
+/// workspace such a library may not hold
+/// ([`StoreError::AssetOfAnotherWorkspace`](assetlib_core::StoreError::AssetOfAnotherWorkspace),
+/// as the lock found it: a move that commits first is seen).
 pub(crate) async fn lock_placed_assets(
     tx: &Transaction<'_>,
     s: &str,
     ids: &[Uuid],
-) -> Result<Option<Uuid>, Failure> {
+    workspace: Option<&str>,
+) -> Result<Option<StoreError>, Failure> {
     if ids.is_empty() {
         return Ok(None);
     }
     let mut wanted = ids.to_vec();
     wanted.sort_unstable();
     wanted.dedup();
-    let sql = format!("SELECT id FROM {s}.assets WHERE id = ANY($1) ORDER BY id FOR KEY SHARE");
+    let sql = format!(
+        "SELECT id, workspace_id FROM {s}.assets WHERE id = ANY($1) ORDER BY id FOR KEY SHARE"
+    );
     let stmt = tx.prepare_cached(&sql).await?;
-    let found: Vec<Uuid> = tx
-        .query(&stmt, &[&wanted])
-        .await?
+    let mut found: Vec<Uuid> = Vec::with_capacity(wanted.len());
+    let mut foreign: Vec<Uuid> = Vec::new();
+    for row in tx.query(&stmt, &[&wanted]).await? {
+        let id: Uuid = row.try_get(0)?;
+        let of: Option<&str> = row.try_get(1)?;
+        if !may_hold(workspace, of) {
+            foreign.push(id);
+        }
+        found.push(id);
+    }
+    let missing = first_missing(ids, &found);
+    Ok(ids
         .iter()
-        .map(|r| r.try_get(0))
-        .collect::<Result<_, _>>()?;
-    Ok(first_missing(ids, &found))
+        .find(|id| Some(**id) == missing || foreign.contains(id))
+        .map(|&id| match Some(id) == missing {
+            true => unknown_asset(id),
+            false => StoreError::AssetOfAnotherWorkspace { id },
+        }))
 }
 
 /// The first of `ids` not in `found` (which is sorted).
@@ -301,7 +390,7 @@ impl PgStore {
         log: &Log,
     ) -> Result<Result<Option<AssetUpdate>, ChangeRefused>, Failure> {
         let mut client = self.client().await?;
-        let tx = client.transaction().await?;
+        let mut tx = client.transaction().await?;
         let ChangeStatements {
             lock,
             bump,
@@ -317,7 +406,7 @@ impl PgStore {
             tx.rollback().await?;
             return Ok(Ok(None));
         };
-        let next = match change.apply(&before) {
+        let mut next = match change.apply(&before) {
             Ok(Some(next)) => next,
             Ok(None) => {
                 // Nothing changes: nothing is written.
@@ -332,6 +421,14 @@ impl PgStore {
                 return Ok(Err(reason));
             }
         };
+        if next.workspace_id != before.workspace_id {
+            let s = &self.schema.q;
+            if !may_move(&tx, s, id, next.workspace_id.as_deref()).await? {
+                tx.rollback().await?;
+                return Ok(Err(ChangeRefused::HeldInAnotherWorkspace));
+            }
+            next.slug = move_asset(&mut tx, s, &next, &before.slug).await?;
+        }
         let p = AssetParams::new(&next)?;
         // Pipelined, run in this order: the counters are locked before the asset's row
         // changes (and its triggers lock the list counts).

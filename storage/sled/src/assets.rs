@@ -302,12 +302,12 @@ impl Inner {
 }
 
 /// Claims `wanted`, or the first free one of `wanted-2`, `wanted-3`, ... for asset `id`, in
-/// `workspace`.
+/// `workspace` (a claim `id` holds already is free to it).
 ///
 /// Asset slugs are never released (a deleted asset's slug stays claimed by its id), so every
 /// suffix below the stored hint is taken and the search can start there: the result is still
 /// the first free one, found in O(1) reads however many assets share a title.
-fn claim_asset_slug(
+pub(crate) fn claim_asset_slug(
     slugs: &TransactionalTree,
     (workspace, wanted): (Option<&str>, &str),
     id: Uuid,
@@ -315,9 +315,10 @@ fn claim_asset_slug(
     let take = |slug: &str| -> Result<bool, TxError> {
         let key = tree_keys::asset_slug(workspace, slug);
         if let Some(holder) = slugs.get(&key)? {
-            // Decode to notice corruption; any holder means taken.
-            decode_id("asset slug", &holder).map_err(abort)?;
-            return Ok(false);
+            // Decode to notice corruption; any other holder means taken (an asset moved back
+            // to a workspace finds its own old claim).
+            let holder = decode_id("asset slug", &holder).map_err(abort)?;
+            return Ok(holder == id);
         }
         slugs.insert(key, &id.as_bytes()[..])?;
         Ok(true)

@@ -90,6 +90,9 @@ pub(crate) enum Error {
     /// A library write places an asset that does not exist.
     #[error("asset {0} does not exist")]
     UnknownAsset(uuid::Uuid),
+    /// A library write places an asset of a workspace the library may not hold.
+    #[error("asset {0} is of a workspace the library may not hold")]
+    AssetOfAnotherWorkspace(uuid::Uuid),
     /// A pass is made for a library that does not exist.
     #[error("library {0} does not exist")]
     UnknownLibrary(uuid::Uuid),
@@ -131,6 +134,7 @@ impl From<Error> for StoreError {
             Error::SlugTaken(slug) => StoreError::SlugTaken { slug },
             Error::DuplicateId(id) => StoreError::DuplicateId { id },
             Error::UnknownAsset(id) => StoreError::UnknownAsset { id },
+            Error::AssetOfAnotherWorkspace(id) => StoreError::AssetOfAnotherWorkspace { id },
             Error::UnknownLibrary(id) => StoreError::UnknownLibrary { id },
             Error::DuplicateKeyHash => StoreError::DuplicateKeyHash,
             Error::Refused { id, reason } => StoreError::Refused { id, reason },

@@ -13,6 +13,7 @@ use assetlib_core::store::rules;
 use assetlib_core::{
     EntryRow, Holders, LibraryEntry, LibraryQuery, LibraryRows, LibraryStore, LibrarySummary,
     LibraryWrite, Page, PutOutcome, Section, SlugHolder, StoreError, ViewCount, async_trait,
+    may_hold,
 };
 use sled::Transactional;
 use sled::transaction::TransactionalTree;
@@ -195,7 +196,9 @@ impl Inner {
     /// Replaces (or creates) a library in one transaction: the old items, slug claim, index
     /// keys, counts and asset uses go, the new ones come, with the record. Every entry's asset
     /// is read inside the transaction, so an entry of a missing asset aborts it
-    /// ([`Error::UnknownAsset`]), a delete of a placed asset either runs first (and the write
+    /// ([`Error::UnknownAsset`]), as does one of an asset the library may not hold
+    /// ([`Error::AssetOfAnotherWorkspace`]: a move of it either runs first or sees this
+    /// library among the uses); a delete of a placed asset either runs first (and the write
     /// fails) or sees this library among the asset's uses, and each entry's copy of its
     /// asset's fields is the asset as this transaction saw it (a change of the asset either
     /// runs first, or sees this library among the uses and rewrites the copies).
@@ -219,6 +222,7 @@ impl Inner {
         // Unique per write and never reused, even after a crash, so the items of two
         // documents of one library never share keys.
         let generation = self.db.generate_id()?;
+        let workspace = library.settings.workspace_id.as_deref();
 
         let outcome = (
             &self.libraries,
@@ -255,6 +259,9 @@ impl Inner {
                             return Err(abort(Error::UnknownAsset(*asset_id)));
                         };
                         let asset: AssetRec = decode(AssetRec::WHAT, &v).map_err(abort)?;
+                        if !may_hold(workspace, asset.workspace_id.as_deref()) {
+                            return Err(abort(Error::AssetOfAnotherWorkspace(*asset_id)));
+                        }
                         if asset.published {
                             let n = u64::try_from(positions.len()).unwrap_or(u64::MAX);
                             asset_count = asset_count.saturating_add(n);

@@ -18,7 +18,8 @@ use assetlib_core::StoreError;
 use assetlib_core::events::{Log, Written};
 use assetlib_core::store::rules;
 use assetlib_core::{
-    Asset, AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, LibraryUse, TagCount,
+    Asset, AssetChange, AssetDeletion, AssetUpdate, BulkOutcome, BulkRefusal, ChangeRefused,
+    LibraryUse, TagCount, may_hold,
 };
 use chrono::{DateTime, Utc};
 use sled::Transactional;
@@ -44,6 +45,8 @@ struct AssetTx<'a> {
     libs: &'a TransactionalTree,
     versions: &'a TransactionalTree,
     events: &'a TransactionalTree,
+    /// The slug claims, for a move to another workspace.
+    slugs: &'a TransactionalTree,
 }
 
 /// What a step of a transaction found for one asset before it writes anything.
@@ -98,6 +101,7 @@ impl Inner {
             &self.libraries,
             &self.versions,
             &self.events,
+            &self.asset_slugs,
         )
             .transaction(
                 |(
@@ -114,6 +118,7 @@ impl Inner {
                     libs,
                     versions,
                     events,
+                    slugs,
                 )| {
                     f(&AssetTx {
                         assets,
@@ -125,6 +130,7 @@ impl Inner {
                         libs,
                         versions,
                         events,
+                        slugs,
                     })
                 },
             )?)
@@ -393,10 +399,24 @@ fn plan_update(
     let before = decode::<AssetRec>(AssetRec::WHAT, &value)
         .and_then(|rec| rec.into_asset(id, 0))
         .map_err(abort)?;
-    Ok(match change.apply(&before) {
-        Ok(after) => Step::Go((before, after)),
-        Err(reason) => Step::Stop(BulkRefusal::Refused(reason)),
-    })
+    let after = match change.apply(&before) {
+        Ok(after) => after,
+        Err(reason) => return Ok(Step::Stop(BulkRefusal::Refused(reason))),
+    };
+    if let Some(to) = after
+        .as_ref()
+        .map(|a| a.workspace_id.as_deref())
+        .filter(|&to| to != before.workspace_id.as_deref())
+    {
+        for holder in tx::read_uses(t.uses, id)?.holders {
+            let library = held_library(t.libs, &holder)?;
+            if !may_hold(library.workspace_id.as_deref(), to) {
+                let reason = ChangeRefused::HeldInAnotherWorkspace;
+                return Ok(Step::Stop(BulkRefusal::Refused(reason)));
+            }
+        }
+    }
+    Ok(Step::Go((before, after)))
 }
 
 /// Writes a planned change of one asset (nothing when `after` is `None`): the record, its
@@ -407,10 +427,15 @@ fn write_update(
     after: Option<Asset>,
     event: &EventSlot,
 ) -> Result<(Asset, Asset), TxError> {
-    let Some(after) = after else {
+    let Some(mut after) = after else {
         return Ok((before.clone(), before));
     };
     let id = before.id;
+    if after.workspace_id != before.workspace_id {
+        // The claim in the old workspace stays, as a deleted asset's does.
+        let wanted = (after.workspace_id.as_deref(), before.slug.as_str());
+        after.slug = crate::assets::claim_asset_slug(t.slugs, wanted, id)?;
+    }
     tx::move_asset_keys(t.indexes, t.counts, &before, &after)?;
     let rec_after = AssetRec::new(&after);
     let value = encode(AssetRec::WHAT, &rec_after).map_err(abort)?;

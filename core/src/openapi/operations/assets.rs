@@ -141,7 +141,12 @@ pub(super) fn update_asset() -> Spec {
             `is_public`, `published`, `tags` (the new set, replacing the old; `null` or `[]` \
             clears it) and (for links, external videos and git references) `external_url`. \
             Naming a field that cannot be set (`slug`, `checksum_sha256`, ...) is 400 on it. \
-            Every library holding the asset shows the change on its next read.",
+            Every library holding the asset shows the change on its next read. \
+            `workspace_id` moves the asset to that workspace (`null`: to none; a global key \
+            only: a workspace key may name only its own, else 403). It keeps its slug when \
+            the slug is free there, else takes the first free `-2`, `-3`, ... form; while a \
+            library that may not hold it there holds it, the answer is 409 naming those \
+            libraries.",
         keys: Keys::Required,
         parameters: vec![p("AssetId")],
         body: Some(json_body("AssetPatch")),
@@ -149,7 +154,14 @@ pub(super) fn update_asset() -> Spec {
             "200",
             json_answer("The asset, changed.", schema("AssetEnvelope")),
         )],
-        errors: JSON_BODY_RECORD_ERRORS,
+        errors: &[
+            "BadRequest",
+            "NotFound",
+            "Conflict",
+            "RequestTimeout",
+            "PayloadTooLarge",
+            "UnsupportedMediaType",
+        ],
     }
 }
 
