@@ -14,7 +14,11 @@
 //!   100 x 100 (the rows of `tree.rs`, from `common/library.rs`);
 //! - `cached_reads::cached`: [`Service::handle`] on the three reads of `load.sh` (a library detail
 //!   with its 100 assets, the first list page, one asset) over the in-memory store with every
-//!   cache on and warm: the key lookup, the version check, the view count, the cache hit.
+//!   cache on and warm: the key lookup, the version check, the view count, the cache hit;
+//! - `cached_reads_in_a_workspace::by_caller`: the same reads of data made in workspace `acme`,
+//!   by a global key, by a key of `acme` (each read then checks the records' workspace) and by
+//!   a browser token that key minted (a kept checked token): what checking a workspace key or
+//!   a token adds to the read path (DESIGN "Workspaces"), without the load run's noise.
 //!
 //! Only the benchmark function is counted: the setup (generating rows; making the service,
 //! its key, 100 assets and a library, and the warming read) is not, and the service is handed
@@ -92,16 +96,38 @@ impl World {
 }
 
 fn world(read: &str) -> World {
+    world_of(read, None)
+}
+
+/// [`world`] with its data in workspace `acme`, read by `caller`: a global key, a key of
+/// `acme`, or a browser token that key minted.
+fn world_in_workspace((caller, read): (&str, &str)) -> World {
+    world_of(read, Some(caller))
+}
+
+/// The world of [`world`]; with `caller`, its data is made in workspace `acme` by a key of
+/// it, and read as `caller` says ([`world_in_workspace`]).
+fn world_of(read: &str, caller: Option<&str>) -> World {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     let (service, auth, ids, library) = runtime.block_on(async {
         let service = Service::in_memory(Config::default());
-        let (_, key) = service
+        let (_, global) = service
             .create_key("bench", Scope::ALL.to_vec(), None)
             .await
             .expect("key");
+        let key = match caller {
+            None => global.clone(),
+            Some(_) => {
+                let (_, acme) = service
+                    .create_workspace_key("acme", Scope::ALL.to_vec(), None, Some("acme"))
+                    .await
+                    .expect("workspace key");
+                acme
+            }
+        };
         let auth = format!("Bearer {key}").into_bytes();
         let call = |op: Operation, id: String, body: Value| {
             let (service, auth) = (&service, &auth);
@@ -135,7 +161,17 @@ fn world(read: &str) -> World {
         let body = json!({"title": "Brand kit", "description": "Everything for the brand",
                           "sections": sections, "unsectioned_assets": []});
         call(Operation::PutLibrary, library.clone(), body).await;
-        (service, auth, ids, library)
+        let read_as = match caller {
+            Some("global") => format!("Bearer {global}").into_bytes(),
+            Some("token") => {
+                let body = json!({"scopes": ["read:assets", "read:libraries"]});
+                let minted = call(Operation::CreateToken, String::new(), body).await;
+                let token = minted["data"]["token"].as_str().expect("token");
+                format!("Bearer {token}").into_bytes()
+            }
+            _ => auth.clone(),
+        };
+        (service, read_as, ids, library)
     });
     let (op, id, query) = match read {
         "detail" => (Operation::GetLibrary, library, Some("include_assets=true")),
@@ -166,8 +202,25 @@ fn cached(world: World) -> (World, Reply) {
 
 library_benchmark_group!(name = cached_reads; benchmarks = cached);
 
+#[library_benchmark]
+#[bench::global_detail(args = (("global", "detail")), setup = world_in_workspace)]
+#[bench::global_list(args = (("global", "list")), setup = world_in_workspace)]
+#[bench::global_asset(args = (("global", "asset")), setup = world_in_workspace)]
+#[bench::workspace_detail(args = (("workspace", "detail")), setup = world_in_workspace)]
+#[bench::workspace_list(args = (("workspace", "list")), setup = world_in_workspace)]
+#[bench::workspace_asset(args = (("workspace", "asset")), setup = world_in_workspace)]
+#[bench::token_detail(args = (("token", "detail")), setup = world_in_workspace)]
+#[bench::token_list(args = (("token", "list")), setup = world_in_workspace)]
+#[bench::token_asset(args = (("token", "asset")), setup = world_in_workspace)]
+fn by_caller(world: World) -> (World, Reply) {
+    let reply = world.read();
+    (world, black_box(reply))
+}
+
+library_benchmark_group!(name = cached_reads_in_a_workspace; benchmarks = by_caller);
+
 main!(
     // No cache simulation: the gate counts instructions, and it costs time.
     config = LibraryBenchmarkConfig::default().tool(Callgrind::with_args(["--cache-sim=no"]));
-    library_benchmark_groups = tree_assembly, cached_reads
+    library_benchmark_groups = tree_assembly, cached_reads, cached_reads_in_a_workspace
 );

@@ -110,7 +110,9 @@ struct Inner {
     /// The minting keys of browser tokens, by id.
     #[cfg(feature = "keys")]
     minters: KeyCache<Uuid>,
-    /// Browser tokens checked lately, by the token.
+    /// Browser tokens checked lately, by the token itself (not a hash of it, as keys are
+    /// kept: whoever reads this process's memory reads the signing secret too, which mints
+    /// any token, so keeping them adds no exposure, and a lookup costs no SHA-256).
     #[cfg(feature = "keys")]
     tokens: KeyCache<Box<str>, keys::CheckedToken>,
     /// Where files are read for their metadata and previews ([`Config::preview_workers`]).
