@@ -482,6 +482,21 @@ fn write(library: Library, sections: Vec<Section>, entries: Vec<LibraryEntry>) -
     }
 }
 
+/// A task writing `library` with `asset` as its one entry: what races another write.
+fn spawn_library_write(
+    store: &Arc<dyn Store>,
+    library: &Library,
+    asset: &Asset,
+) -> tokio::task::JoinHandle<Result<PutOutcome, StoreError>> {
+    let (store, library) = (store.clone(), library.clone());
+    let entries = vec![entry(asset, None, 0)];
+    tokio::spawn(async move {
+        store
+            .put_library(write(library, vec![], entries), Log::ANONYMOUS)
+            .await
+    })
+}
+
 async fn insert(store: &Arc<dyn Store>, asset: Asset) -> Asset {
     store
         .insert_asset(asset, Log::ANONYMOUS)

@@ -100,13 +100,8 @@ impl Service {
         }
         Ok(ApiError::Conflict {
             message: format!(
-                "The asset is in {} {} of another workspace; remove it from them first",
-                libraries.len(),
-                if libraries.len() == 1 {
-                    "library"
-                } else {
-                    "libraries"
-                }
+                "The asset is in {} of another workspace; remove it from them first",
+                libraries_count(libraries.len())
             ),
             libraries,
         })
@@ -285,15 +280,15 @@ const STAYS_IN_WORKSPACE: ApiError = ApiError::NotPermitted(
 pub(super) fn in_use(libraries: Vec<LibraryUse>) -> ApiError {
     ApiError::Conflict {
         message: format!(
-            "The asset is in {} {}; remove it from them first, or delete with force=true to \
+            "The asset is in {}; remove it from them first, or delete with force=true to \
              remove it from them too",
-            libraries.len(),
-            if libraries.len() == 1 {
-                "library"
-            } else {
-                "libraries"
-            }
+            libraries_count(libraries.len())
         ),
         libraries,
     }
+}
+
+/// "1 library", "2 libraries", ...
+fn libraries_count(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "library" } else { "libraries" })
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::lifecycle::{asset_count_of, ids_of, put, use_of, version, with_status};
-use super::{entry, insert, list, sample_asset, sample_library, write};
+use super::{entry, insert, list, sample_asset, sample_library, spawn_library_write, write};
 use crate::change::AssetDeletion;
 use crate::error::StoreError;
 use crate::events::Log;
@@ -172,14 +172,7 @@ pub(super) async fn delete_racing_library_write_is_consistent(store: Arc<dyn Sto
         )
         .await;
         let lib = sample_library(&format!("L{round}"), round);
-        let writer = {
-            let (store, lib, x) = (store.clone(), lib.clone(), x.clone());
-            tokio::spawn(async move {
-                store
-                    .put_library(write(lib, vec![], vec![entry(&x, None, 0)]), Log::ANONYMOUS)
-                    .await
-            })
-        };
+        let writer = spawn_library_write(&store, &lib, &x);
         let deleter = {
             let store = store.clone();
             tokio::spawn(async move {

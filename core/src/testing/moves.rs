@@ -2,22 +2,10 @@
 //! the slug it takes there, the libraries that stop it, and a library write racing it
 //! (DESIGN "Workspaces").
 
+use super::workspaces::{asset_in, library_in};
 use super::*;
 use crate::change::{AssetChange, ChangeRefused};
 use crate::model::may_hold;
-
-/// `title` in `workspace`, published, created at `t0 + secs`.
-fn asset_in(workspace: Option<&str>, title: &str, secs: i64) -> Asset {
-    let mut asset = sample_asset(title, AssetType::Pdf, secs);
-    asset.workspace_id = workspace.map(str::to_owned);
-    asset
-}
-
-fn library_in(workspace: Option<&str>, title: &str, secs: i64) -> Library {
-    let mut library = sample_library(title, secs);
-    library.settings.workspace_id = workspace.map(str::to_owned);
-    library
-}
 
 /// The change moving an asset to `to`, at `t0 + secs`.
 fn move_to(to: Option<&str>, secs: i64) -> AssetChange {
@@ -187,14 +175,7 @@ pub(super) async fn a_library_write_racing_a_move_is_consistent(store: Arc<dyn S
     for round in 0..20 {
         let x = insert(&store, asset_in(Some("acme"), &format!("x{round}"), round)).await;
         let lib = library_in(Some("acme"), &format!("L{round}"), round);
-        let writer = {
-            let (store, lib, x) = (store.clone(), lib.clone(), x.clone());
-            tokio::spawn(async move {
-                store
-                    .put_library(write(lib, vec![], vec![entry(&x, None, 0)]), Log::ANONYMOUS)
-                    .await
-            })
-        };
+        let writer = spawn_library_write(&store, &lib, &x);
         let mover = {
             let store = store.clone();
             tokio::spawn(async move { move_asset(&store, x.id, Some("globex"), 100).await })

@@ -8,13 +8,14 @@ use crate::model::ViewCount;
 use crate::query::AssetStatus;
 
 /// `title` in `workspace`, published, created at `t0 + secs`.
-fn asset_in(workspace: Option<&str>, title: &str, secs: i64) -> Asset {
+pub(super) fn asset_in(workspace: Option<&str>, title: &str, secs: i64) -> Asset {
     let mut asset = sample_asset(title, AssetType::Pdf, secs);
     asset.workspace_id = workspace.map(str::to_owned);
     asset
 }
 
-fn library_in(workspace: Option<&str>, title: &str, secs: i64) -> Library {
+/// A published library `title` in `workspace`, created at `t0 + secs`.
+pub(super) fn library_in(workspace: Option<&str>, title: &str, secs: i64) -> Library {
     let mut library = sample_library(title, secs);
     library.settings.workspace_id = workspace.map(str::to_owned);
     library
