@@ -428,12 +428,21 @@ impl From<crate::change::ChangeRefused> for ApiError {
                 "tags",
                 format!("an asset has at most {} tags", crate::model::MAX_TAGS),
             ),
-            crate::change::ChangeRefused::HeldInAnotherWorkspace => ApiError::Conflict {
-                message: "The asset is in libraries of another workspace; remove it from them \
-                          first"
-                    .to_owned(),
-                libraries: Vec::new(),
-            },
+            crate::change::ChangeRefused::HeldInAnotherWorkspace => {
+                ApiError::held_in_another_workspace(Vec::new())
+            }
+        }
+    }
+}
+
+impl ApiError {
+    /// The 409 of a move of an asset to a workspace where `libraries` that hold it may not
+    /// hold it ([`crate::may_hold`]).
+    pub(crate) fn held_in_another_workspace(libraries: Vec<LibraryUse>) -> Self {
+        ApiError::Conflict {
+            message: "The asset is in libraries of another workspace; remove it from them first"
+                .to_owned(),
+            libraries,
         }
     }
 }

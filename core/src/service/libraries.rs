@@ -214,21 +214,17 @@ impl Service {
             .await
         {
             Ok(outcome) => outcome,
-            // The asset was deleted after the check above: the entry is what is wrong.
-            Err(StoreError::UnknownAsset { id }) => {
+            // The asset was deleted, or moved to another workspace (to a caller bound to a
+            // workspace, missing now), after the check above: the entry is what is wrong.
+            Err(
+                e @ (StoreError::UnknownAsset { id } | StoreError::AssetOfAnotherWorkspace { id }),
+            ) => {
                 let path = paths.get(&id).map_or("asset_id", String::as_str);
-                return Err(ApiError::validation(
-                    path,
-                    format!("asset {id} does not exist"),
-                ));
-            }
-            // The asset moved to another workspace after the check above: to a caller bound
-            // to a workspace, it is missing now.
-            Err(StoreError::AssetOfAnotherWorkspace { id }) => {
-                let path = paths.get(&id).map_or("asset_id", String::as_str);
-                let message = match seen {
-                    Some(_) => format!("asset {id} does not exist"),
-                    None => of_another_workspace(id, workspace.as_deref()),
+                let message = match (e, seen) {
+                    (StoreError::AssetOfAnotherWorkspace { .. }, None) => {
+                        of_another_workspace(id, workspace.as_deref())
+                    }
+                    _ => format!("asset {id} does not exist"),
                 };
                 return Err(ApiError::validation(path, message));
             }

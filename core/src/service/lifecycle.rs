@@ -75,22 +75,32 @@ impl Service {
         let store = &self.inner.store;
         let current = store.get_asset(id).await?.ok_or(ApiError::AssetNotFound)?;
         let change = patch.into_change(current.asset_type, &self.inner.config, now())?;
-        let done = match store.update_asset(id, &change, &self.log).await {
-            Err(StoreError::Refused {
-                reason: ChangeRefused::HeldInAnotherWorkspace,
-                ..
-            }) => {
-                let to = change.workspace.unwrap_or_default();
-                return Err(self.held_elsewhere(id, to.as_deref()).await?);
+        let to = change.workspace.clone().unwrap_or_default();
+        // A refused move is tried once more if no library is in its way when they are read
+        // (the last one let the asset go meanwhile).
+        for _ in 0..2 {
+            match store.update_asset(id, &change, &self.log).await {
+                Err(StoreError::Refused {
+                    reason: ChangeRefused::HeldInAnotherWorkspace,
+                    ..
+                }) => {
+                    let in_the_way = self.held_elsewhere(id, to.as_deref()).await?;
+                    if !in_the_way.is_empty() {
+                        return Err(ApiError::held_in_another_workspace(in_the_way));
+                    }
+                }
+                done => return Ok(done?.ok_or(ApiError::AssetNotFound)?.after),
             }
-            done => done?.ok_or(ApiError::AssetNotFound)?,
-        };
-        Ok(done.after)
+        }
+        Err(ApiError::held_in_another_workspace(Vec::new()))
     }
 
-    /// The 409 of a move of asset `id` to workspace `to` that libraries holding it are in
-    /// the way of: those that may not hold it there.
-    async fn held_elsewhere(&self, id: Uuid, to: Option<&str>) -> Result<ApiError, ApiError> {
+    /// The libraries holding asset `id` that may not hold it in workspace `to`.
+    async fn held_elsewhere(
+        &self,
+        id: Uuid,
+        to: Option<&str>,
+    ) -> Result<Vec<LibraryUse>, ApiError> {
         let mut libraries = Vec::new();
         for library in self.inner.store.asset_usage(id).await? {
             let workspace = self.inner.store.library_workspace(library.id).await?;
@@ -98,13 +108,7 @@ impl Service {
                 libraries.push(library);
             }
         }
-        Ok(ApiError::Conflict {
-            message: format!(
-                "The asset is in {} of another workspace; remove it from them first",
-                libraries_count(libraries.len())
-            ),
-            libraries,
-        })
+        Ok(libraries)
     }
 
     /// `PUT /api/v1/assets/{asset_id}/file`: replaces the file of a file-based asset from a
