@@ -25,7 +25,12 @@ use crate::error::Error;
 #[derive(Debug, Default)]
 pub(crate) struct GroupCommit {
     state: Mutex<State>,
-    done: Condvar,
+    /// Notified when a flush finishes: the writers waiting for a running flush wait on it.
+    flushed: Condvar,
+    /// Notified when a ticket is committed or given up: a writer gathering the writers still
+    /// making their changes waits on it. Apart from `flushed`, so a writer arriving during a
+    /// flush does not wake every writer that waits for that flush to end.
+    left: Condvar,
 }
 
 /// Longest wait, before starting a flush, for writers still making their changes.
@@ -96,7 +101,7 @@ impl GroupCommit {
                 state.open.remove(&generation);
             }
         }
-        self.done.notify_all();
+        self.left.notify_all();
     }
 
     /// Returns once a flush that started after the change has finished; the flush's error if
@@ -121,7 +126,7 @@ impl GroupCommit {
             }
             if state.running {
                 state = self
-                    .done
+                    .flushed
                     .wait(state)
                     .unwrap_or_else(PoisonError::into_inner);
                 continue;
@@ -135,7 +140,7 @@ impl GroupCommit {
                 let left = until.saturating_duration_since(Instant::now());
                 if !left.is_zero() {
                     state = self
-                        .done
+                        .left
                         .wait_timeout(state, left)
                         .unwrap_or_else(PoisonError::into_inner)
                         .0;
@@ -163,7 +168,9 @@ impl GroupCommit {
                 }
                 Err(e) => state.error = Some(e),
             }
-            self.done.notify_all();
+            // A writer still gathering may be one this flush made durable.
+            self.flushed.notify_all();
+            self.left.notify_all();
         }
     }
 }
