@@ -73,6 +73,8 @@ pub struct PgStore {
     pub(crate) counters: Arc<Counters>,
     /// Asset inserts waiting to share a transaction and its commit.
     pub(crate) inserts: Arc<crate::batch::Batches<Option<assetlib_core::Asset>>>,
+    /// Slugs inserts found taken lately.
+    pub(crate) taken_slugs: Arc<crate::assets::TakenSlugs>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -143,6 +145,7 @@ impl PgStore {
             replica: Arc::default(),
             counters: Arc::default(),
             inserts: Arc::default(),
+            taken_slugs: Arc::default(),
         };
         if let Some((config, origin)) = listen {
             let to = crate::notices::Listen {

@@ -102,6 +102,42 @@ async fn concurrent_inserts_take_distinct_slugs() {
     assert_eq!(slugs, want);
 }
 
+/// A slug an insert found taken goes straight to its counter next time (one shared commit,
+/// not two), and is still taken itself once it is free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slug_found_taken_is_taken_again_once_free() {
+    let (store, _db) = store().await;
+    let insert = |i: i64| {
+        let store = store.clone();
+        async move {
+            store
+                .insert_asset(
+                    sample_asset("Reused title", AssetType::Pdf, i),
+                    Log::ANONYMOUS,
+                )
+                .await
+                .expect("insert")
+        }
+    };
+    let first = insert(1).await;
+    assert_eq!(first.slug, "reused-title");
+    assert_eq!(insert(2).await.slug, "reused-title-2");
+    assert_eq!(insert(3).await.slug, "reused-title-3");
+    let deleted = store
+        .delete_asset(first.id, true, Log::ANONYMOUS)
+        .await
+        .expect("delete");
+    assert!(matches!(deleted, AssetDeletion::Deleted(_)));
+    assert_eq!(insert(4).await.slug, "reused-title");
+    let next = insert(5).await.slug;
+    assert!(
+        next.strip_prefix("reused-title-")
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n >= 4),
+        "{next}"
+    );
+}
+
 /// Inserts that arrive together share a transaction and its commit, and each still lands
 /// whole with its own answer: 32 tasks insert 8 assets each, half of them all titled alike
 /// (each takes a numbered slug), and two tasks insert one id at once (one of them is told
