@@ -123,50 +123,11 @@ pub(crate) fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
     })
 }
 
-/// The `slug_counters` base of `slug` in `workspace`: the slug, or the workspace, `/` and the
-/// slug (neither holds a `/`).
-fn counter_base(workspace: Option<&str>, slug: &str) -> String {
-    match workspace {
-        None => slug.to_owned(),
-        Some(w) => format!("{w}/{slug}"),
-    }
-}
-
 /// How often an insert takes a new number after the one it took was found taken. A number is
 /// taken only by an asset older than the counter (the fallback then picks the first free one
 /// and moves the counter past it) or after a crash lost the counter's last numbers: the bound
 /// is there against a bug, not against contention.
 const SLUG_TRIES: usize = 1_000;
-
-/// Slug counter bases an insert found taken lately, so the next insert of one goes straight to
-/// its counter: one shared commit instead of two for a title many assets share. It only
-/// orders the attempts: an insert of a base kept here still takes the base when it is free
-/// ([`SlugPick::GivenOr`]).
-#[derive(Debug, Default)]
-pub(crate) struct TakenSlugs(std::sync::Mutex<std::collections::HashSet<String>>);
-
-impl TakenSlugs {
-    /// Bases kept at most; past it the set starts over.
-    const MAX: usize = 4_096;
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn holds(&self, base: &str) -> bool {
-        self.lock().contains(base)
-    }
-
-    fn add(&self, base: &str) {
-        let mut bases = self.lock();
-        if bases.len() >= Self::MAX {
-            bases.clear();
-        }
-        bases.insert(base.to_owned());
-    }
-}
 
 /// How [`insert_sql`] gets the new asset's slug.
 #[derive(Debug, Clone, Copy)]
@@ -380,7 +341,7 @@ impl PgStore {
             event,
         });
         let base = attempt.asset.slug.clone();
-        let counter = counter_base(attempt.asset.workspace_id.as_deref(), &base);
+        let counter = crate::slugs::counter_base(attempt.asset.workspace_id.as_deref(), &base);
         // The slug as wanted, when no asset has it; a slug found taken lately goes straight
         // to its next number (below), which still takes the slug itself if it is free.
         if !self.taken_slugs.holds(&counter) {

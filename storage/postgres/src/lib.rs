@@ -231,6 +231,7 @@ mod migrate;
 mod notices;
 mod passes;
 mod schema;
+mod slugs;
 mod store;
 mod uploads;
 mod webhooks;

@@ -74,7 +74,7 @@ pub struct PgStore {
     /// Asset inserts waiting to share a transaction and its commit.
     pub(crate) inserts: Arc<crate::batch::Batches<Option<assetlib_core::Asset>>>,
     /// Slugs inserts found taken lately.
-    pub(crate) taken_slugs: Arc<crate::assets::TakenSlugs>,
+    pub(crate) taken_slugs: Arc<crate::slugs::TakenSlugs>,
 }
 
 impl std::fmt::Debug for PgStore {
