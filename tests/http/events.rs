@@ -41,7 +41,7 @@ async fn follow(
 /// [`follow`] until it has given `want` events (or 10 s passed): on PostgreSQL the feed holds
 /// an event back while any transaction that started before it runs, and other tests share the
 /// server.
-async fn follow_until(
+pub(crate) async fn follow_until(
     ctx: &Ctx,
     key: &str,
     (after, query): (&str, &str),

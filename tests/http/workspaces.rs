@@ -663,25 +663,13 @@ pub(crate) async fn a_global_key_moves_an_asset_to_another_workspace<H: Harness>
         .await;
     assert_eq!(listed.json["pagination"]["total"], 2);
 
-    // Its event is in globex's feed, naming the fields that moved. (On PostgreSQL the feed
-    // holds an event back while a transaction that began before it runs: other tests share
-    // the server, so it is followed for up to 10 s.)
-    let path = format!("/api/v1/events?limit=100&resource=asset:{id}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let event = loop {
-        let feed = ctx.get_as(&path, Some(&globex)).await;
-        assert_eq!(feed.status, 200, "{}", feed.json);
-        let events = feed.json["data"].as_array().expect("events");
-        if let Some(moved) = events.iter().find(|e| e["type"] == "asset.updated") {
-            break moved.clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the move's event: {}",
-            feed.json
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
+    // Its event is in globex's feed, naming the fields that moved.
+    let query = format!("&resource=asset:{id}");
+    let (events, _) = crate::events::follow_until(&ctx, &globex, ("", &query), 100, 1).await;
+    let event = events
+        .iter()
+        .find(|e| e["type"] == "asset.updated")
+        .expect("the move's event");
     assert_eq!(event["workspace_id"], "globex");
     assert_eq!(event["data"]["changed"], json!(["slug", "workspace_id"]));
 

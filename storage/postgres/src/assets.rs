@@ -130,19 +130,19 @@ pub(crate) fn asset_from_row(row: &Row, at: usize) -> Result<Asset, Failure> {
 const SLUG_TRIES: usize = 1_000;
 
 /// How [`insert_sql`] gets the new asset's slug.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum SlugPick {
     /// `$4` as given.
     Given,
     /// `$4` when free, else the first free `$4-N` (N from 2), scanning the taken ones.
     FirstFree,
-    /// `$4` when free, else `$40` (a number just taken from the slug's counter).
-    GivenOr,
+    /// `$4` when free, else this slug (`$40`: a number just taken from the slug's counter).
+    GivenOr(String),
 }
 
 /// The statement inserting an asset with its counter row and returning it as stored; no row
 /// when the slug it picked is taken in the asset's workspace (`ON CONFLICT ... DO NOTHING`).
-fn insert_sql(s: &str, pick: SlugPick, event: &EventParams) -> String {
+fn insert_sql(s: &str, pick: &SlugPick, event: &EventParams) -> String {
     let pick = match pick {
         SlugPick::Given => "SELECT $4::text AS slug".to_owned(),
         SlugPick::FirstFree => format!(
@@ -157,7 +157,7 @@ fn insert_sql(s: &str, pick: SlugPick, event: &EventParams) -> String {
                    WHERE NOT EXISTS (SELECT 1 FROM taken WHERE slug = $4 || '-' || n) \
                    ORDER BY n LIMIT 1) END AS slug"
         ),
-        SlugPick::GivenOr => format!(
+        SlugPick::GivenOr(_) => format!(
             "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM {s}.assets \
                  WHERE coalesce(workspace_id, '') = coalesce($38, '') AND slug = $4) \
              THEN $4 ELSE $40::text END AS slug"
@@ -213,15 +213,13 @@ struct InsertAttempt {
 }
 
 impl InsertAttempt {
-    /// The insert with the slug `slug` picked as `pick` (with `or`, the slug
-    /// [`SlugPick::GivenOr`] falls back on), on `client`: the asset as stored, or `None` when
-    /// the slug is taken.
+    /// The insert with the slug `slug` picked as `pick`, on `client`: the asset as stored, or
+    /// `None` when the slug is taken.
     async fn run(
         &self,
         client: &ClientWrapper,
-        pick: SlugPick,
+        pick: &SlugPick,
         slug: &str,
-        or: &str,
     ) -> Result<Option<Asset>, StoreError> {
         let stmt = client
             .prepare_cached(&insert_sql(&self.schema, pick, &self.event))
@@ -272,8 +270,8 @@ impl InsertAttempt {
         ];
         let with_or;
         let params: &[&(dyn ToSql + Sync)] = match pick {
-            SlugPick::GivenOr => {
-                with_or = [&params[..], &[&or]].concat();
+            SlugPick::GivenOr(or) => {
+                with_or = [&params[..], &[or]].concat();
                 &with_or
             }
             SlugPick::Given | SlugPick::FirstFree => &params,
@@ -346,7 +344,7 @@ impl PgStore {
         // to its next number (below), which still takes the slug itself if it is free.
         if !self.taken_slugs.holds(&counter) {
             if let Some(stored) = self
-                .try_insert(&attempt, SlugPick::Given, base.clone(), String::new())
+                .try_insert(&attempt, SlugPick::Given, base.clone())
                 .await?
             {
                 return Ok(stored);
@@ -361,7 +359,7 @@ impl PgStore {
                 .await?;
             let numbered = format!("{base}-{n}");
             if let Some(stored) = self
-                .try_insert(&attempt, SlugPick::GivenOr, base.clone(), numbered)
+                .try_insert(&attempt, SlugPick::GivenOr(numbered), base.clone())
                 .await?
             {
                 return Ok(stored);
@@ -369,7 +367,7 @@ impl PgStore {
             // Taken by an asset older than the counter, or after a crash lost the counter's
             // last numbers: the first free number, and the counter moved past it.
             if let Some(stored) = self
-                .try_insert(&attempt, SlugPick::FirstFree, base.clone(), String::new())
+                .try_insert(&attempt, SlugPick::FirstFree, base.clone())
                 .await?
             {
                 let taken = stored
@@ -394,12 +392,11 @@ impl PgStore {
         attempt: &Arc<InsertAttempt>,
         pick: SlugPick,
         slug: String,
-        or: String,
     ) -> Result<Option<Asset>, StoreError> {
         let attempt = Arc::clone(attempt);
         let work = batch::work(move |client| {
-            let (attempt, slug, or) = (Arc::clone(&attempt), slug.clone(), or.clone());
-            Box::pin(async move { attempt.run(client, pick, &slug, &or).await })
+            let (attempt, pick, slug) = (Arc::clone(&attempt), pick.clone(), slug.clone());
+            Box::pin(async move { attempt.run(client, &pick, &slug).await })
         });
         self.inserts.run(&self.pool, work).await
     }
