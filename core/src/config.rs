@@ -44,7 +44,9 @@ pub struct Config {
     /// the very next read either way; off renders every view anew.
     pub detail_cache: bool,
     /// Keep rendered asset list pages and single assets and reuse them while the store
-    /// reports the same assets version ([`crate::AssetStore::assets_version`]; default on). Writes
+    /// reports the same version: the assets version for a list page
+    /// ([`crate::AssetStore::assets_version`]), the asset's own for one asset
+    /// ([`crate::AssetStore::asset_version`]); default on. Writes
     /// through any process sharing the store show on the very next read either way; off
     /// renders every read anew.
     pub page_cache: bool,

@@ -1,6 +1,7 @@
 //! Rendered answers kept under a store content version ([`VersionedCache`]), and the asset
-//! answers kept under [`crate::AssetStore::assets_version`]: list pages by their query, single
-//! assets by id ([`AssetPages`]).
+//! answers ([`AssetPages`]): list pages by their query under
+//! [`crate::AssetStore::assets_version`], single assets by id under their own
+//! [`crate::AssetStore::asset_version`].
 //!
 //! A reader takes the version first, then looks the answer up under it; on a miss it reads
 //! the store, renders, and keeps the answer under the version it took. Stores promise that

@@ -142,6 +142,7 @@ suite!(
     unpublished_assets_are_not_listed,
     totals_follow_creates,
     assets_version_follows_asset_writes,
+    asset_version_follows_that_assets_writes,
     update_asset_merges_and_keeps_identity,
     update_asset_replaces_file_fields,
     drafts_are_listed_by_status,

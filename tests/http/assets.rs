@@ -447,3 +447,49 @@ pub(crate) async fn concurrent_creates_all_land_with_unique_slugs<H: Harness>() 
     let list = ctx.get("/api/v1/assets?per_page=100").await;
     assert_eq!(list.json["pagination"]["total"], 50);
 }
+
+/// A write of one asset shows on that asset's very next read, and leaves the other assets'
+/// kept answers in place where the store keeps a version per asset (sled, and PostgreSQL
+/// while it listens for notices; with `ReplicaSync::Strict` every write moves every asset's).
+pub(crate) async fn a_write_of_one_asset_leaves_the_others_kept<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let a = ctx.asset_id("Kept A", "link").await;
+    // The stores keep a version per group of assets (4,096 groups by the id's low bits): b
+    // must not share a's.
+    let group = |id: &str| id.parse::<uuid::Uuid>().map_or(0, |u| u.as_u128() % 4096);
+    let mut b = ctx.asset_id("Kept B", "link").await;
+    while group(&b) == group(&a) {
+        b = ctx.asset_id("Kept B", "link").await;
+    }
+    let read = |id: String| {
+        let ctx = &ctx;
+        async move {
+            let r = ctx.get(&format!("/api/v1/assets/{id}")).await;
+            assert_eq!(r.status, 200, "{}", r.json);
+            r.json["data"]["title"].as_str().unwrap_or("").to_owned()
+        }
+    };
+    assert_eq!(read(b.clone()).await, "Kept B");
+    assert_eq!(read(b.clone()).await, "Kept B");
+    let hits = ctx.service.cache_stats().assets.hits;
+    assert!(hits >= 1, "the second read is kept");
+
+    let patched = ctx
+        .send_json(
+            Method::PATCH,
+            &format!("/api/v1/assets/{a}"),
+            Some(&ctx.admin),
+            &json!({"title": "Kept A, renamed"}),
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", patched.json);
+    assert_eq!(read(a.clone()).await, "Kept A, renamed", "the next read");
+    assert_eq!(read(b.clone()).await, "Kept B");
+    let strict = ctx.service.config().replica_sync == assetlib::ReplicaSync::Strict;
+    let after = ctx.service.cache_stats().assets.hits;
+    if strict {
+        assert_eq!(after, hits, "a strict store moves every asset's version");
+    } else {
+        assert_eq!(after, hits + 1, "b's kept answer outlived a's write");
+    }
+}

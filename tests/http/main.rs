@@ -177,6 +177,7 @@ macro_rules! cases {
             events::writes_are_events_with_their_key_in_order,
             events::bad_feed_parameters_are_400_naming_them,
             events::cursors_the_feed_never_handed_out_are_400,
+            assets::a_write_of_one_asset_leaves_the_others_kept,
             webhooks::webhooks_are_registered_read_changed_and_deleted,
             webhooks::private_and_non_http_targets_are_400_on_url,
             disguises::ipv4_in_ipv6_spellings_and_port_0_are_400_on_url,

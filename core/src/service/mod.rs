@@ -314,9 +314,13 @@ impl Service {
     }
 
     /// The rendered asset `id` (`None` if there is none), from the page cache when it holds
-    /// it at the store's current assets version; rendered and kept otherwise.
+    /// it at the store's current version of the asset ([`crate::AssetStore::asset_version`]);
+    /// rendered and kept otherwise.
     async fn rendered_asset(&self, id: Uuid) -> Result<Option<Arc<RenderedAsset>>, ApiError> {
-        let cache = self.page_cache().await?;
+        let cache = match self.inner.config.page_cache {
+            true => Some((&self.inner.pages, self.inner.store.asset_version(id).await?)),
+            false => None,
+        };
         if let Some(kept) = cache.and_then(|(c, v)| c.assets.get(&id, v)) {
             return Ok(Some(kept));
         }

@@ -411,6 +411,80 @@ pub(super) async fn assets_version_follows_asset_writes(store: Arc<dyn Store>) {
     assert_eq!(store.get_asset(a.id).await.unwrap(), None);
 }
 
+pub(super) async fn asset_version_follows_that_assets_writes(store: Arc<dyn Store>) {
+    let a = insert(&store, sample_asset("Own version", AssetType::Pdf, 1)).await;
+    let b = insert(&store, sample_asset("Its neighbour", AssetType::Pdf, 2)).await;
+    let version = |id: Uuid| {
+        let store = Arc::clone(&store);
+        async move { store.asset_version(id).await.unwrap() }
+    };
+    let first = version(a.id).await;
+    assert_eq!(version(a.id).await, first, "no write, same version");
+    let mut seen = vec![first];
+    let mut moved = |v: u64, what: &str| {
+        assert!(!seen.contains(&v), "{what} keeps or reuses a's version");
+        seen.push(v);
+    };
+
+    store.record_download(a.id).await.unwrap();
+    moved(version(a.id).await, "a download");
+    assert_eq!(
+        store.get_asset(a.id).await.unwrap().unwrap().download_count,
+        1,
+        "a read after the version sees the download"
+    );
+
+    let mut change = crate::change::AssetChange::at(t0() + Duration::seconds(5));
+    change.title = Some("Own version, renamed".into());
+    store
+        .update_asset(a.id, &change, Log::ANONYMOUS)
+        .await
+        .unwrap()
+        .unwrap();
+    moved(version(a.id).await, "a change");
+    assert_eq!(
+        store.get_asset(a.id).await.unwrap().unwrap().title,
+        "Own version, renamed"
+    );
+
+    // A bulk change moves each asset it changes.
+    let b_before = version(b.id).await;
+    let mut tags = crate::change::AssetChange::at(t0() + Duration::seconds(6));
+    tags.tags = Some(crate::change::TagChange::Add(vec!["bulk".into()]));
+    let done = store
+        .update_assets(&[a.id, b.id], &tags, Log::ANONYMOUS)
+        .await
+        .unwrap();
+    assert!(
+        matches!(done, crate::change::BulkOutcome::Done(_)),
+        "{done:?}"
+    );
+    moved(version(a.id).await, "a bulk change");
+    assert_ne!(version(b.id).await, b_before, "a bulk change of b");
+
+    assert!(matches!(
+        store
+            .delete_asset(a.id, true, Log::ANONYMOUS)
+            .await
+            .unwrap(),
+        crate::change::AssetDeletion::Deleted(_)
+    ));
+    moved(version(a.id).await, "a delete");
+    assert_eq!(store.get_asset(a.id).await.unwrap(), None);
+
+    let b_before = version(b.id).await;
+    let gone = store
+        .delete_assets(&[b.id], true, Log::ANONYMOUS)
+        .await
+        .unwrap();
+    assert!(
+        matches!(gone, crate::change::BulkOutcome::Done(_)),
+        "{gone:?}"
+    );
+    assert_ne!(version(b.id).await, b_before, "a bulk delete");
+    assert_eq!(store.get_asset(b.id).await.unwrap(), None);
+}
+
 pub(super) async fn downloads_start_over_for_an_asset_made_again(store: Arc<dyn Store>) {
     let asset = sample_asset("Counted", AssetType::Pdf, 1);
     let a = insert(&store, asset.clone()).await;

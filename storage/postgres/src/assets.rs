@@ -18,7 +18,6 @@ use crate::asset_params::AssetParams;
 use crate::batch;
 use crate::error::{Failure, duplicate_id, unique_violation};
 use crate::events::{EventParams, one_event};
-use crate::notices::Notice;
 use crate::store::{PgStore, counter_update, to_i64, to_u32, to_u64};
 
 /// The columns [`asset_cols`] names, in order.
@@ -480,7 +479,7 @@ impl AssetStore for PgStore {
 
     async fn insert_asset(&self, asset: Asset, log: &Log) -> Result<Asset, StoreError> {
         let stored = self.insert_asset_impl(asset, log).await?;
-        self.replica.changed(Notice::Assets);
+        self.replica.assets_changed([stored.id]);
         Ok(stored)
     }
 
@@ -497,7 +496,7 @@ impl AssetStore for PgStore {
             .map_err(|reason| StoreError::Refused { id, reason })?;
         if let Some(u) = &mut update {
             if u.before != u.after {
-                self.replica.libraries_changed();
+                self.replica.libraries_changed([id]);
             }
             self.counters.add_downloads([&mut u.before, &mut u.after]);
         }
@@ -513,7 +512,7 @@ impl AssetStore for PgStore {
         let _gate = self.counters.read().await;
         let mut deletion = self.delete_asset_impl(id, force, log).await?;
         if let AssetDeletion::Deleted(asset) = &mut deletion {
-            self.replica.libraries_changed();
+            self.replica.libraries_changed([id]);
             self.counters.add_downloads([&mut *asset]);
             self.counters.forget_asset(id);
         }
@@ -530,7 +529,8 @@ impl AssetStore for PgStore {
         let mut outcome = self.update_assets_impl(ids, change, log).await?;
         if let BulkOutcome::Done(updates) = &mut outcome {
             if updates.iter().any(|u| u.before != u.after) {
-                self.replica.libraries_changed();
+                let changed = updates.iter().filter(|u| u.before != u.after);
+                self.replica.libraries_changed(changed.map(|u| u.after.id));
             }
             self.counters.add_downloads(
                 updates
@@ -552,7 +552,7 @@ impl AssetStore for PgStore {
         if let BulkOutcome::Done(gone) = &mut outcome
             && !gone.is_empty()
         {
-            self.replica.libraries_changed();
+            self.replica.libraries_changed(gone.iter().map(|a| a.id));
             self.counters.add_downloads(gone.iter_mut());
             for asset in gone.iter() {
                 self.counters.forget_asset(asset.id);
@@ -572,7 +572,7 @@ impl AssetStore for PgStore {
     async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
         self.counting();
         self.counters.download(id);
-        self.replica.changed(Notice::Assets);
+        self.replica.assets_changed([id]);
         Ok(())
     }
 
@@ -582,5 +582,13 @@ impl AssetStore for PgStore {
         }
         let db = self.assets_version_impl().await?;
         Ok(self.replica.assets_version_at(db))
+    }
+
+    async fn asset_version(&self, id: Uuid) -> Result<u64, StoreError> {
+        if let Some(version) = self.replica.asset_version(id) {
+            return Ok(version);
+        }
+        let db = self.assets_version_impl().await?;
+        Ok(self.replica.asset_version_at(db, id))
     }
 }

@@ -77,6 +77,7 @@
 //! | `record_download` | none: counted in memory |
 //! | counters (every 100 ms, in the background) | one transaction with `synchronous_commit = off`: the views and downloads counted since, each table's rows locked in id order, and the stored counts of the libraries shown here that were not read for 500 ms |
 //! | `assets_version` | none while listening for notices; else one `SELECT` of the sum of the 16 `asset_versions` rows, which a row trigger on `assets` (a statement trigger until migration 9) and a statement trigger on the download counters move in the writing transaction (migration 5) |
+//! | `asset_version` | as `assets_version`: none while listening (this store's writes move the versions of the assets they name, another store's notice every asset's), else the same `SELECT`, whose move moves every asset's version |
 //! | keys | one statement each; `find_key` by a unique index on the hash |
 //! | `insert_pass`, `find_pass`, `get_pass`, `revoke_pass` | one statement each; `find_pass` by a unique index on the hash; the pass's foreign key to its library (`ON DELETE CASCADE`) makes an insert racing the library's delete fail or go with it |
 //! | `list_passes` | one statement, like `list_assets`: the library's count and page through `passes_library_created_idx` |

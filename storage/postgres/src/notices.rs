@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use assetlib_core::ReplicaSync;
+use assetlib_core::store::AssetVersions;
 use tokio_postgres::{AsyncMessage, NoTls};
 use uuid::Uuid;
 
@@ -110,8 +111,6 @@ pub(crate) struct KnownLibrary {
 
 #[derive(Debug, Default)]
 struct Versions {
-    /// The assets version handed out now.
-    assets: u64,
     /// The database's assets version when last asked.
     assets_db: Option<u64>,
     /// The keys version handed out now.
@@ -130,8 +129,11 @@ pub(crate) struct Replica {
     mode: AtomicU8,
     /// Whether the listening connection is up and listening.
     live: AtomicBool,
-    /// The source of every version handed out.
+    /// The source of every library and keys version handed out.
     seq: AtomicU64,
+    /// The assets' versions, of all of them and of each one: this process's writes move
+    /// those of the assets they wrote, another process's notice moves every asset's.
+    assets: AssetVersions,
     versions: Mutex<Versions>,
 }
 
@@ -159,17 +161,34 @@ impl Replica {
 
     /// The assets version, when it may be answered from memory.
     pub(crate) fn assets_version(&self) -> Option<u64> {
-        self.trusts_notices().then(|| self.lock().assets)
+        self.trusts_notices().then(|| self.assets.all())
     }
 
-    /// The assets version, given the database's version `db` read just now.
+    /// The version of asset `id`, when it may be answered from memory.
+    pub(crate) fn asset_version(&self, id: Uuid) -> Option<u64> {
+        self.trusts_notices().then(|| self.assets.of(id))
+    }
+
+    /// The assets version, given the database's version `db` read just now: every asset's
+    /// version moves when the database's did.
     pub(crate) fn assets_version_at(&self, db: u64) -> u64 {
         let mut v = self.lock();
         if v.assets_db.is_none_or(|known| db > known) {
             v.assets_db = Some(db);
-            v.assets = self.next();
+            self.assets.moved_all();
         }
-        v.assets
+        self.assets.all()
+    }
+
+    /// The version of asset `id`, given the database's assets version `db` read just now.
+    pub(crate) fn asset_version_at(&self, db: u64, id: Uuid) -> u64 {
+        self.assets_version_at(db);
+        self.assets.of(id)
+    }
+
+    /// This process wrote the assets `ids` (or counted their downloads).
+    pub(crate) fn assets_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
+        self.assets.moved(ids);
     }
 
     /// The keys version, when it may be answered from memory.
@@ -259,7 +278,7 @@ impl Replica {
             // A change of assets reaches the libraries holding them as their own notices
             // (their content versions move), so it leaves what is known of libraries alone:
             // downloads, say, do not make library views ask the database.
-            Notice::Assets => v.assets = self.next(),
+            Notice::Assets => self.assets.moved_all(),
             Notice::Library(id) => {
                 v.changes += 1;
                 if let Some(known) = v.libraries.get_mut(&id) {
@@ -269,19 +288,19 @@ impl Replica {
             Notice::Key => v.keys = self.next(),
             Notice::Everything => {
                 v.changes += 1;
-                v.assets = self.next();
+                self.assets.moved_all();
                 v.keys = self.next();
                 v.libraries.values_mut().for_each(|k| k.fresh = false);
             }
         }
     }
 
-    /// Every library's content may have changed (a change or delete of an asset they may
-    /// hold, through this process).
-    pub(crate) fn libraries_changed(&self) {
+    /// This process changed or deleted the assets `ids`: their versions move, and every
+    /// library's content may have changed (they may hold them).
+    pub(crate) fn libraries_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
         let mut v = self.lock();
         v.changes += 1;
-        v.assets = self.next();
+        self.assets.moved(ids);
         v.libraries.values_mut().for_each(|k| k.fresh = false);
     }
 
@@ -453,6 +472,29 @@ mod tests {
             Some(Notice::Assets),
             "no origin is not its own"
         );
+    }
+
+    #[test]
+    fn own_writes_move_their_assets_and_a_notice_moves_every_asset() {
+        let r = Replica::default();
+        r.live.store(true, Ordering::Release);
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let va = r.asset_version(a).expect("live");
+        let vb = r.asset_version(b).expect("live");
+        r.assets_changed([a]);
+        let va2 = r.asset_version(a).expect("live");
+        assert_ne!(va2, va, "a write of this process moves its asset");
+        assert_eq!(r.asset_version(b), Some(vb), "and leaves another's");
+        r.changed(Notice::Assets);
+        assert_ne!(r.asset_version(a), Some(va2), "another's notice moves a");
+        assert_ne!(r.asset_version(b), Some(vb), "and b");
+
+        // Not listening: the database's version decides, and its move moves every asset.
+        r.live.store(false, Ordering::Release);
+        assert_eq!(r.asset_version(b), None);
+        let v = r.asset_version_at(5, b);
+        assert_eq!(r.asset_version_at(5, b), v);
+        assert_ne!(r.asset_version_at(6, b), v);
     }
 
     #[test]

@@ -2,7 +2,6 @@
 
 use assetlib_core::events::{Log, Written};
 use std::collections::HashSet;
-use std::sync::atomic::Ordering;
 
 use assetlib_core::store::rules;
 use assetlib_core::{
@@ -377,7 +376,7 @@ impl AssetStore for SledStore {
         let inserted = self
             .logged_write(log, move |inner, event| inner.insert_asset(asset, event))
             .await?;
-        self.assets_changed();
+        self.assets_changed([inserted.id]);
         Ok(inserted)
     }
 
@@ -394,7 +393,7 @@ impl AssetStore for SledStore {
             })
             .await?;
         if update.as_ref().is_some_and(|u| u.before != u.after) {
-            self.assets_changed();
+            self.assets_changed([id]);
         }
         Ok(update)
     }
@@ -411,7 +410,7 @@ impl AssetStore for SledStore {
             })
             .await?;
         if matches!(deletion, AssetDeletion::Deleted(_)) {
-            self.assets_changed();
+            self.assets_changed([id]);
         }
         Ok(deletion)
     }
@@ -428,8 +427,8 @@ impl AssetStore for SledStore {
                 inner.update_assets(&ids, &change, slots)
             })
             .await?;
-        if matches!(outcome, BulkOutcome::Done(_)) {
-            self.assets_changed();
+        if let BulkOutcome::Done(updates) = &outcome {
+            self.assets_changed(updates.iter().map(|u| u.after.id));
         }
         Ok(outcome)
     }
@@ -446,8 +445,8 @@ impl AssetStore for SledStore {
                 inner.delete_assets(&ids, force, slots)
             })
             .await?;
-        if matches!(outcome, BulkOutcome::Done(_)) {
-            self.assets_changed();
+        if let BulkOutcome::Done(deleted) = &outcome {
+            self.assets_changed(deleted.iter().map(|a| a.id));
         }
         Ok(outcome)
     }
@@ -463,12 +462,16 @@ impl AssetStore for SledStore {
     async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
         let count = self.point_read(|inner| inner.increment(&tree_keys::downloads(id)))?;
         if count.is_some() {
-            self.assets_changed();
+            self.assets_changed([id]);
         }
         Ok(())
     }
 
     async fn assets_version(&self) -> Result<u64, StoreError> {
-        Ok(self.inner.assets_version.load(Ordering::Acquire))
+        Ok(self.inner.asset_versions.all())
+    }
+
+    async fn asset_version(&self, id: Uuid) -> Result<u64, StoreError> {
+        Ok(self.inner.asset_versions.of(id))
     }
 }

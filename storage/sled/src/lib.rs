@@ -197,7 +197,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use assetlib_core::StoreError;
 use assetlib_core::events::Log;
+use assetlib_core::store::AssetVersions;
 use sled::{IVec, Tree};
+use uuid::Uuid;
 
 #[cfg(feature = "stats")]
 pub use commit::CommitStats;
@@ -281,10 +283,11 @@ pub(crate) struct Inner {
     pub(crate) event_seq: Arc<events::EventSeq>,
     /// Records and index keys read so far (see [`SledStore::records_read`]).
     reads: AtomicU64,
-    /// The content version of the assets ([`AssetStore::assets_version`]). It lives in memory: a
-    /// sled database is open in one process at a time, and the readers that keep pages under
-    /// it live as long as this store. Moved after every asset write is committed.
-    assets_version: AtomicU64,
+    /// The content versions of the assets ([`AssetStore::assets_version`],
+    /// [`AssetStore::asset_version`]). They live in memory: a sled database is open in one
+    /// process at a time, and the readers that keep pages under them live as long as this
+    /// store. Moved after every asset write is committed.
+    asset_versions: AssetVersions,
     /// View and download counts not yet written to `counters`.
     counting: counting::Counting,
     group: commit::GroupCommit,
@@ -408,7 +411,7 @@ impl SledStore {
             hooks_db,
             delivery_lock: deliveries::DeliveryLock::default(),
             reads: AtomicU64::new(0),
-            assets_version: AtomicU64::new(0),
+            asset_versions: AssetVersions::new(),
             counting: counting::Counting::default(),
             group: commit::GroupCommit::default(),
             durability: config.durability,
@@ -546,10 +549,10 @@ fn is_lock_error(e: &std::io::Error) -> bool {
 }
 
 impl SledStore {
-    /// Moves the assets' content version, after a write that changed them is committed (so
-    /// a reader that sees the new version reads the write).
-    fn assets_changed(&self) {
-        self.inner.assets_version.fetch_add(1, Ordering::AcqRel);
+    /// Moves the content versions of the assets `ids` (and of all the assets), after a write
+    /// that changed them is committed (so a reader that sees a new version reads the write).
+    fn assets_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
+        self.inner.asset_versions.moved(ids);
     }
 }
 
