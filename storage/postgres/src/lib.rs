@@ -77,7 +77,7 @@
 //! | `record_download` | none: counted in memory |
 //! | counters (every 100 ms, in the background) | one transaction with `synchronous_commit = off`: the views and downloads counted since, each table's rows locked in id order, and the stored counts of the libraries shown here that were not read for 500 ms |
 //! | `assets_version` | none while listening for notices; else one `SELECT` of the sum of the 16 `asset_versions` rows, which a row trigger on `assets` (a statement trigger until migration 9) and a statement trigger on the download counters move in the writing transaction (migration 5) |
-//! | `asset_version` | as `assets_version`: none while listening (this store's writes move the versions of the assets they name, another store's notice every asset's), else the same `SELECT`, whose move moves every asset's version |
+//! | `asset_version` | as `assets_version`: none while listening (this store's writes move the versions of the assets they name, another store's notice `a<id>` that asset's, `a` every asset's), else the same `SELECT`, whose move moves every asset's version |
 //! | keys | one statement each; `find_key` by a unique index on the hash |
 //! | `insert_pass`, `find_pass`, `get_pass`, `revoke_pass` | one statement each; `find_pass` by a unique index on the hash; the pass's foreign key to its library (`ON DELETE CASCADE`) makes an insert racing the library's delete fail or go with it |
 //! | `list_passes` | one statement, like `list_assets`: the library's count and page through `passes_library_created_idx` |
@@ -169,7 +169,8 @@
 //! With [`ReplicaSync::Notify`](assetlib_core::ReplicaSync::Notify) (the default) each store
 //! keeps one connection of its own that `LISTEN`s on the channel named like the schema
 //! (`application_name` `assetlib-notices`), and every write transaction sends a notice at
-//! commit (migration 8's triggers: `a` for the assets, `l<id>` for a library, `k<id>` for a
+//! commit (migration 8's triggers: `a<id>` for an asset (migration 17), `a` for download
+//! counts, `l<id>` for a library, `k<id>` for a
 //! key, each with the writing store's origin, which every connection of a store sets as
 //! `assetlib.origin`). A store answers versions from memory, moves them for each notice of
 //! another store's write, and for its own writes as they return: another replica's write is

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::schema::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 16;
+pub const SCHEMA_VERSION: i32 = 17;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
@@ -30,6 +30,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (14, include_str!("../migrations/0014_tags.sql")),
     (15, include_str!("../migrations/0015_workspaces.sql")),
     (16, include_str!("../migrations/0016_event_workspaces.sql")),
+    (17, include_str!("../migrations/0017_asset_notices.sql")),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas

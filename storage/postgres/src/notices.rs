@@ -1,8 +1,8 @@
 //! Change notices, and the versions core keeps its cached answers under.
 //!
 //! Every write transaction sends a notice at commit (triggers of migration 8, `pg_notify` on
-//! the channel named like the schema): `a` when the assets' content may have changed (the
-//! assets, or download counts), `l<id>` when the content or publication of library `<id>`
+//! the channel named like the schema): `a<id>` when asset `<id>` was written (migration 17),
+//! `a` when download counts were, `l<id>` when the content or publication of library `<id>`
 //! changed or it was deleted, `k<id>` when an API key was revoked or deleted; then a space and
 //! the origin of the store that wrote (the session setting `assetlib.origin` its connections
 //! set). A store skips its own notices: it moved the versions when its writes returned. Each
@@ -39,8 +39,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// What a notice says changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Notice {
-    /// The assets (or their download counts).
+    /// The assets (their download counts, from schema 17 on).
     Assets,
+    /// One asset (schema 17 on).
+    Asset(Uuid),
     /// One library's content, publication or existence.
     Library(Uuid),
     /// One API key.
@@ -59,6 +61,7 @@ impl Notice {
         }
         Some(match what.split_at_checked(1) {
             Some(("a", "")) => Notice::Assets,
+            Some(("a", id)) => id.parse().map_or(Notice::Everything, Notice::Asset),
             Some(("l", id)) => id.parse().map_or(Notice::Everything, Notice::Library),
             Some(("k", id)) if id.parse::<Uuid>().is_ok() => Notice::Key,
             _ => Notice::Everything,
@@ -279,6 +282,7 @@ impl Replica {
             // (their content versions move), so it leaves what is known of libraries alone:
             // downloads, say, do not make library views ask the database.
             Notice::Assets => self.assets.moved_all(),
+            Notice::Asset(id) => self.assets.moved([id]),
             Notice::Library(id) => {
                 v.changes += 1;
                 if let Some(known) = v.libraries.get_mut(&id) {
@@ -464,7 +468,21 @@ mod tests {
             Some(Notice::Library(id))
         );
         assert_eq!(Notice::parse(&format!("k{id}"), &me), Some(Notice::Key));
-        for bad in ["", "x", "ab", "lnot-an-id", "k", "é", "l", " "] {
+        assert_eq!(
+            Notice::parse(&format!("a{id} {other}"), &me),
+            Some(Notice::Asset(id))
+        );
+        for bad in [
+            "",
+            "x",
+            "ab",
+            "lnot-an-id",
+            "k",
+            "é",
+            "l",
+            " ",
+            "anot-an-id",
+        ] {
             assert_eq!(Notice::parse(bad, &me), Some(Notice::Everything), "{bad:?}");
         }
         assert_eq!(
@@ -485,8 +503,16 @@ mod tests {
         let va2 = r.asset_version(a).expect("live");
         assert_ne!(va2, va, "a write of this process moves its asset");
         assert_eq!(r.asset_version(b), Some(vb), "and leaves another's");
+        r.changed(Notice::Asset(a));
+        let va3 = r.asset_version(a).expect("live");
+        assert_ne!(va3, va2, "another's notice of a moves a");
+        assert_eq!(r.asset_version(b), Some(vb), "and leaves b");
         r.changed(Notice::Assets);
-        assert_ne!(r.asset_version(a), Some(va2), "another's notice moves a");
+        assert_ne!(
+            r.asset_version(a),
+            Some(va3),
+            "a notice of the assets moves a"
+        );
         assert_ne!(r.asset_version(b), Some(vb), "and b");
 
         // Not listening: the database's version decides, and its move moves every asset.

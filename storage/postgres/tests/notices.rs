@@ -126,6 +126,51 @@ async fn the_other_replicas_versions_follow_within_100_ms() {
     .await;
 }
 
+/// A write of one asset through A moves that asset's version on B (its notice names it) and
+/// leaves the versions of other assets, whose answers B keeps; a flush of download counts
+/// through A names no asset and moves every asset's version on B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_other_replica_moves_the_version_of_the_asset_written_alone() {
+    let (a, db) = store().await;
+    let b = replica(&db).await;
+    listening(&b).await;
+    let written = sample_asset("Written", AssetType::Pdf, 1);
+    let mut other = sample_asset("Left alone", AssetType::Pdf, 2);
+    // Apart in B's groups of assets (4,096, by the id's low bits).
+    other.id = uuid::Uuid::from_u128(written.id.as_u128() ^ 1);
+    for asset in [&written, &other] {
+        a.insert_asset(asset.clone(), Log::ANONYMOUS)
+            .await
+            .expect("insert");
+    }
+    // Both inserts have reached B once the second one's version moved.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let version = async |id| b.asset_version(id).await.expect("version");
+    let (w0, o0) = (version(written.id).await, version(other.id).await);
+
+    let mut change = assetlib_core::AssetChange::at(chrono::Utc::now());
+    change.title = Some("Written, renamed".into());
+    a.update_asset(written.id, &change, Log::ANONYMOUS)
+        .await
+        .expect("update")
+        .expect("found");
+    seen_within(Duration::from_millis(100), async || {
+        version(written.id).await != w0
+    })
+    .await;
+    let renamed = b.get_asset(written.id).await.expect("get").expect("found");
+    assert_eq!(renamed.title, "Written, renamed");
+    assert_eq!(version(other.id).await, o0, "the other asset's stays");
+
+    let w1 = version(written.id).await;
+    a.record_download(other.id).await.expect("download");
+    a.flush().await.expect("flush");
+    seen_within(Duration::from_millis(100), async || {
+        version(written.id).await != w1 && version(other.id).await != o0
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminated_listener_falls_back_to_checks_and_comes_back() {
     let (a, db) = store().await;
