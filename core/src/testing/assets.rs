@@ -342,6 +342,17 @@ pub(super) async fn totals_follow_creates(store: Arc<dyn Store>) {
     assert_eq!(list(&store, q).await.1, 10);
 }
 
+/// Renames asset `id` to `title` (five seconds after [`t0`]).
+async fn rename(store: &Arc<dyn Store>, id: Uuid, title: &str) {
+    let mut change = crate::change::AssetChange::at(t0() + Duration::seconds(5));
+    change.title = Some(title.into());
+    store
+        .update_asset(id, &change, Log::ANONYMOUS)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
 pub(super) async fn assets_version_follows_asset_writes(store: Arc<dyn Store>) {
     let mut seen = vec![store.assets_version().await.unwrap()];
     let mut moved = |v: u64, what: &str| {
@@ -389,13 +400,7 @@ pub(super) async fn assets_version_follows_asset_writes(store: Arc<dyn Store>) {
         "a missing asset counts nothing"
     );
 
-    let mut change = crate::change::AssetChange::at(t0() + Duration::seconds(5));
-    change.title = Some("Versioned, renamed".into());
-    store
-        .update_asset(a.id, &change, Log::ANONYMOUS)
-        .await
-        .unwrap()
-        .unwrap();
+    rename(&store, a.id, "Versioned, renamed").await;
     moved(version().await, "a change");
     let (items, _) = list(&store, AssetQuery::default()).await;
     assert_eq!(items[0].title, "Versioned, renamed");
@@ -434,13 +439,7 @@ pub(super) async fn asset_version_follows_that_assets_writes(store: Arc<dyn Stor
         "a read after the version sees the download"
     );
 
-    let mut change = crate::change::AssetChange::at(t0() + Duration::seconds(5));
-    change.title = Some("Own version, renamed".into());
-    store
-        .update_asset(a.id, &change, Log::ANONYMOUS)
-        .await
-        .unwrap()
-        .unwrap();
+    rename(&store, a.id, "Own version, renamed").await;
     moved(version(a.id).await, "a change");
     assert_eq!(
         store.get_asset(a.id).await.unwrap().unwrap().title,
