@@ -6,6 +6,8 @@
 mod events;
 mod keys;
 mod passes;
+#[cfg(feature = "search")]
+mod search;
 mod uploads;
 mod webhooks;
 mod workspaces;
@@ -68,6 +70,9 @@ struct State {
     streams: HashMap<Uuid, Stream>,
     /// Uploads in progress, with their leases.
     uploads: HashMap<Uuid, uploads::Held>,
+    /// The text inside the assets' files, kept for search.
+    #[cfg(feature = "search")]
+    texts: HashMap<Uuid, crate::store::AssetText>,
 }
 
 /// Where a webhook's stream stands, and who holds it until when.
@@ -178,6 +183,8 @@ impl State {
     /// Removes the asset `id` from the assets and every library, with its event.
     fn remove_asset(&mut self, id: Uuid, log: &Log) -> Option<Asset> {
         let asset = self.assets.remove(&id)?;
+        #[cfg(feature = "search")]
+        self.texts.remove(&id);
         self.touch_holders(id);
         for library in self.libraries.values_mut() {
             library.entries.retain(|e| e.asset_id != id);

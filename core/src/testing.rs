@@ -28,6 +28,8 @@ mod lifecycle;
 mod moves;
 mod organize;
 mod passes;
+#[cfg(feature = "search")]
+mod search;
 mod shared;
 mod uploads;
 mod webhooks;
@@ -72,6 +74,8 @@ use lifecycle::{
 use organize::*;
 pub use passes::sample_pass;
 use passes::*;
+#[cfg(feature = "search")]
+use search::*;
 use shared::*;
 use uploads::*;
 
@@ -252,6 +256,21 @@ suite!(
     a_library_write_racing_a_move_is_consistent,
 );
 
+#[cfg(feature = "search")]
+suite!(
+    /// The cases of [`SearchStore`](crate::store::SearchStore) (feature `search`; not in
+    /// [`SUITES`], [`run_all`] runs them when the store hands one out): kept text, ranked
+    /// hits by the rules of [`crate::search`], filters, who sees drafts and paid text,
+    /// paging, and hits that follow every write.
+    SEARCH_CASES:
+    text_is_kept_per_asset_and_replaced,
+    hits_rank_by_their_best_fields_then_newest,
+    matching_ignores_case_and_accents_and_the_last_word_is_a_prefix,
+    filters_drafts_and_paid_text,
+    pages_of_hits_never_repeat_or_skip,
+    hits_follow_every_write,
+);
+
 suite!(
     /// Cases that span the traits: missing records of every kind, and ids and key hashes
     /// that are taken.
@@ -292,11 +311,16 @@ where
         "UploadStore" => probe.keeps(Capability::Uploads),
         _ => true,
     };
-    let suites: Vec<&[Case]> = SUITES
+    #[allow(unused_mut)]
+    let mut suites: Vec<&[Case]> = SUITES
         .iter()
         .filter(|(name, _)| kept(name))
         .map(|(_, cases)| *cases)
         .collect();
+    #[cfg(feature = "search")]
+    if probe.search_store().is_some() {
+        suites.push(SEARCH_CASES);
+    }
     drop(store);
     drop(guard);
     for cases in suites {

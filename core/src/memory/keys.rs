@@ -80,4 +80,9 @@ impl MetaStore for MemoryStore {
     fn upload_store(&self) -> Option<&dyn UploadStore> {
         Some(self)
     }
+
+    #[cfg(feature = "search")]
+    fn search_store(&self) -> Option<&dyn crate::store::SearchStore> {
+        Some(self)
+    }
 }

@@ -23,6 +23,8 @@ mod events;
 mod keys;
 mod passes;
 pub mod rules;
+#[cfg(feature = "search")]
+mod search;
 mod uploads;
 mod versions;
 mod webhooks;
@@ -31,6 +33,8 @@ pub use assets::AssetStore;
 pub use events::EventStore;
 pub use keys::KeyStore;
 pub use passes::PassStore;
+#[cfg(feature = "search")]
+pub use search::{AssetText, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore};
 pub use uploads::{UploadLease, UploadStore};
 pub use versions::AssetVersions;
 pub use webhooks::WebhookStore;
@@ -421,6 +425,13 @@ pub trait MetaStore: Send + Sync + 'static {
     /// The store's resumable and direct uploads, when it keeps them (the `uploads`
     /// capability); `None` (the default) otherwise.
     fn upload_store(&self) -> Option<&dyn UploadStore> {
+        None
+    }
+
+    /// The store's search, when it keeps an index (the `search` capability); `None` (the
+    /// default) otherwise.
+    #[cfg(feature = "search")]
+    fn search_store(&self) -> Option<&dyn SearchStore> {
         None
     }
 }

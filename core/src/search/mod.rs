@@ -1,0 +1,31 @@
+//! Search inside the assets (feature `search`): the query language of `q`, how text is
+//! folded into words, and the snippets that show where a hit matched.
+//!
+//! These are the rules every store's search follows, so two stores give the same hits for
+//! the same query: a store indexes the words [`words`] makes of a text, a query is read by
+//! [`parse_query`], and a hit's snippets come from [`Words::snippet`].
+//!
+//! ```
+//! use assetlib_core::search::{Fields, MatchField, Words, parse_query};
+//!
+//! let q = parse_query("cafe menu").unwrap();
+//! let title = Words::of("Café menu for <b>spring</b>");
+//! let content = Words::of("Opening hours");
+//! assert_eq!(q.score(&Fields { texts: vec![(MatchField::Content, vec![content])] }), None);
+//! let fields = Fields { texts: vec![(MatchField::Title, vec![title])] };
+//! assert_eq!(q.score(&fields), Some(16));
+//! assert_eq!(
+//!     fields.texts[0].1[0].snippet(&q).unwrap(),
+//!     "<mark>Café</mark> <mark>menu</mark> for &lt;b&gt;spring&lt;/b&gt;"
+//! );
+//! ```
+
+mod fold;
+mod query;
+mod score;
+mod snippet;
+
+pub use fold::{fold, words};
+pub use query::{MAX_QUERY_CHARS, SearchQuery, Term, parse_query};
+pub use score::{Fields, MatchField};
+pub use snippet::{MAX_SNIPPET_CHARS, Words};

@@ -1,0 +1,83 @@
+//! [`SearchStore`]: search over the assets and the text inside their files.
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use crate::error::StoreError;
+use crate::model::{Asset, AssetType, Page};
+use crate::search::SearchQuery;
+
+/// The text inside an asset's file, kept for search.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AssetText {
+    /// The text: one item per page (PDF pages, slides) when `paged`, else one item.
+    pub pages: Vec<String>,
+    /// Whether the items are numbered pages, which a hit's matches name.
+    pub paged: bool,
+}
+
+/// What one search asks the store (`GET /api/v1/search`).
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// What to find.
+    pub query: SearchQuery,
+    /// Assets of this type only.
+    pub asset_type: Option<AssetType>,
+    /// Assets with this tag only (a tag key, [`crate::model::tag_key`]).
+    pub tag: Option<String>,
+    /// Assets of this workspace only.
+    pub workspace_id: Option<String>,
+    /// Assets placed in this library only.
+    pub library_id: Option<Uuid>,
+    /// Drafts too (a caller with `write:assets`); else published assets only.
+    pub drafts: bool,
+    /// Whether the text of paid files counts (a caller with `read:paid`). A paid file is an
+    /// asset that is not public, held by a published paid library and by no published free
+    /// one ([`crate::LibraryStore::published_holders`]). Without it such an asset is a hit
+    /// only by its title, tags or description.
+    pub paid_content: bool,
+    /// How many hits to skip.
+    pub offset: u64,
+    /// How many hits to return at most.
+    pub limit: u32,
+}
+
+/// One hit, as the store found it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchFound {
+    /// The asset.
+    pub asset: Asset,
+    /// [`SearchQuery::score`] of its title, tags, description and (when it counts) text.
+    pub score: u32,
+    /// The pages of its text where a term of the query occurs, at most
+    /// [`MAX_PAGES_SHOWN`], lowest first: each page's index (from 0) and its text. Empty when
+    /// no text matched or its text does not count.
+    pub pages: Vec<(u32, String)>,
+    /// Whether the asset's text is paged ([`AssetText::paged`]).
+    pub paged: bool,
+}
+
+/// How many pages of a hit's text [`SearchFound::pages`] carries at most.
+pub const MAX_PAGES_SHOWN: usize = 3;
+
+/// Search over the assets (the `search` capability; a store hands it out through
+/// [`crate::MetaStore::search_store`]): the text inside their files, kept per asset, and
+/// ranked hits over title, tags, description and that text, by the rules of
+/// [`crate::search`].
+#[async_trait]
+pub trait SearchStore: Send + Sync + 'static {
+    /// Keeps `text` as the text inside asset `id`'s file, replacing what was kept, durably;
+    /// `false` (and nothing kept) when there is no such asset. The next
+    /// [`SearchStore::search`] finds it. A deleted asset's text goes with it.
+    async fn set_asset_text(&self, id: Uuid, text: AssetText) -> Result<bool, StoreError>;
+
+    /// The text kept for asset `id` (`None` when none is).
+    async fn asset_text(&self, id: Uuid) -> Result<Option<AssetText>, StoreError>;
+
+    /// One page of the hits of `request`: the assets passing its filters whose
+    /// [`SearchQuery::score`] is a number, best first, then newest `created_at` first, then
+    /// by id descending; and how many hits there are in all. Every write through this store
+    /// that returned is seen, and within the change-notice bound a write through another
+    /// process sharing it.
+    async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError>;
+}
