@@ -529,6 +529,18 @@ async fn insert(store: &Arc<dyn Store>, asset: Asset) -> Asset {
         .expect("insert_asset")
 }
 
+/// Deletes asset `id` (with `force`) and returns it as it went; panics unless it was deleted.
+async fn force_delete(store: &Arc<dyn Store>, id: Uuid) -> Asset {
+    match store
+        .delete_asset(id, true, Log::ANONYMOUS)
+        .await
+        .expect("delete_asset")
+    {
+        crate::change::AssetDeletion::Deleted(asset) => asset,
+        other => panic!("asset {id} was not deleted: {other:?}"),
+    }
+}
+
 async fn list(store: &Arc<dyn Store>, q: AssetQuery) -> (Vec<Asset>, u64) {
     let page = store.list_assets(&q).await.expect("list_assets");
     (page.items, page.total)

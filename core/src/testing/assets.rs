@@ -65,11 +65,7 @@ pub(super) async fn asset_slugs_are_unique(store: Arc<dyn Store>) {
     assert_eq!(slugs, ["brand-guide", "brand-guide-2", "brand-guide-3"]);
     let other = insert(&store, sample_asset("Other", AssetType::Pdf, 9)).await;
     assert_eq!(other.slug, "other");
-    let deleted = store
-        .delete_asset(assets[0].id, true, Log::ANONYMOUS)
-        .await
-        .unwrap();
-    assert!(matches!(deleted, crate::change::AssetDeletion::Deleted(_)));
+    force_delete(&store, assets[0].id).await;
     let mut given = HashSet::new();
     for i in 4..6 {
         let slug = insert(&store, sample_asset("Brand Guide", AssetType::Pdf, i))
@@ -405,13 +401,7 @@ pub(super) async fn assets_version_follows_asset_writes(store: Arc<dyn Store>) {
     let (items, _) = list(&store, AssetQuery::default()).await;
     assert_eq!(items[0].title, "Versioned, renamed");
 
-    assert!(matches!(
-        store
-            .delete_asset(a.id, true, Log::ANONYMOUS)
-            .await
-            .unwrap(),
-        crate::change::AssetDeletion::Deleted(_)
-    ));
+    force_delete(&store, a.id).await;
     moved(version().await, "a delete");
     assert_eq!(store.get_asset(a.id).await.unwrap(), None);
 }
@@ -461,13 +451,7 @@ pub(super) async fn asset_version_follows_that_assets_writes(store: Arc<dyn Stor
     moved(version(a.id).await, "a bulk change");
     assert_ne!(version(b.id).await, b_before, "a bulk change of b");
 
-    assert!(matches!(
-        store
-            .delete_asset(a.id, true, Log::ANONYMOUS)
-            .await
-            .unwrap(),
-        crate::change::AssetDeletion::Deleted(_)
-    ));
+    force_delete(&store, a.id).await;
     moved(version(a.id).await, "a delete");
     assert_eq!(store.get_asset(a.id).await.unwrap(), None);
 
@@ -494,13 +478,7 @@ pub(super) async fn downloads_start_over_for_an_asset_made_again(store: Arc<dyn 
         store.get_asset(a.id).await.unwrap().unwrap().download_count,
         3
     );
-    let deleted = store
-        .delete_asset(a.id, true, Log::ANONYMOUS)
-        .await
-        .unwrap();
-    let crate::change::AssetDeletion::Deleted(gone) = deleted else {
-        panic!("the asset was there to delete");
-    };
+    let gone = force_delete(&store, a.id).await;
     assert_eq!(
         gone.download_count, 3,
         "the deleted record reports its whole count"
