@@ -43,7 +43,8 @@ impl SearchStore for MemoryStore {
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError> {
-        let candidates: Vec<Asset> = {
+        // The assets passing the filters with their texts, read under one lock.
+        let candidates: Vec<(Asset, Option<AssetText>)> = {
             let state = self.read();
             let placed: Option<HashSet<Uuid>> = request.library_id.map(|id| {
                 state
@@ -56,7 +57,7 @@ impl SearchStore for MemoryStore {
                 .assets
                 .values()
                 .filter(|a| passes(a, request, placed.as_ref()))
-                .cloned()
+                .map(|a| (a.clone(), state.texts.get(&a.id).cloned()))
                 .collect()
         };
         let paid: HashSet<Uuid> = if request.paid_content {
@@ -64,8 +65,8 @@ impl SearchStore for MemoryStore {
         } else {
             let private: Vec<Uuid> = candidates
                 .iter()
-                .filter(|a| !a.is_public)
-                .map(|a| a.id)
+                .filter(|(a, _)| !a.is_public)
+                .map(|(a, _)| a.id)
                 .collect();
             self.holders_of(&private)
                 .await?
@@ -75,11 +76,8 @@ impl SearchStore for MemoryStore {
                 .collect()
         };
         let mut hits = Vec::new();
-        for asset in candidates {
-            let text = match paid.contains(&asset.id) {
-                true => None,
-                false => self.read().texts.get(&asset.id).cloned(),
-            };
+        for (asset, text) in candidates {
+            let text = text.filter(|_| !paid.contains(&asset.id));
             let pages: Vec<Words<'_>> = text
                 .as_ref()
                 .map(|t| t.pages.iter().map(|p| Words::of(p)).collect())

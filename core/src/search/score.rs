@@ -37,7 +37,7 @@ impl MatchField {
 /// page), read into words.
 #[derive(Debug, Default)]
 pub struct Fields<'a> {
-    /// The texts of each field, in the order of [`MatchField`].
+    /// Each field with its texts (a field may be left out: it matches nothing).
     pub texts: Vec<(MatchField, Vec<Words<'a>>)>,
 }
 

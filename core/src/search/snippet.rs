@@ -30,10 +30,10 @@ impl<'a> Words<'a> {
 
     /// The byte ranges in the text of every match of `term`, in order.
     pub fn find(&self, term: &Term) -> Vec<Range<usize>> {
-        let want = term.words();
-        let Some(n) = (!want.is_empty()).then_some(want.len()) else {
+        let n = term.words().len();
+        if n == 0 {
             return Vec::new();
-        };
+        }
         let mut found = Vec::new();
         for (i, window) in self.words.windows(n).enumerate() {
             let hit = match term {

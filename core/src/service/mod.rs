@@ -317,9 +317,10 @@ impl Service {
     /// it at the store's current version of the asset ([`crate::AssetStore::asset_version`]);
     /// rendered and kept otherwise.
     async fn rendered_asset(&self, id: Uuid) -> Result<Option<Arc<RenderedAsset>>, ApiError> {
-        let cache = match self.inner.config.page_cache {
-            true => Some((&self.inner.pages, self.inner.store.asset_version(id).await?)),
-            false => None,
+        let cache = if self.inner.config.page_cache {
+            Some((&self.inner.pages, self.inner.store.asset_version(id).await?))
+        } else {
+            None
         };
         if let Some(kept) = cache.and_then(|(c, v)| c.assets.get(&id, v)) {
             return Ok(Some(kept));

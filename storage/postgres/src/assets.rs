@@ -528,9 +528,13 @@ impl AssetStore for PgStore {
         let _gate = self.counters.read().await;
         let mut outcome = self.update_assets_impl(ids, change, log).await?;
         if let BulkOutcome::Done(updates) = &mut outcome {
-            if updates.iter().any(|u| u.before != u.after) {
-                let changed = updates.iter().filter(|u| u.before != u.after);
-                self.replica.libraries_changed(changed.map(|u| u.after.id));
+            let changed: Vec<Uuid> = updates
+                .iter()
+                .filter(|u| u.before != u.after)
+                .map(|u| u.after.id)
+                .collect();
+            if !changed.is_empty() {
+                self.replica.libraries_changed(changed);
             }
             self.counters.add_downloads(
                 updates
