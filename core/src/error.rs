@@ -40,7 +40,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// | `UploadTooLarge` | 413 | `Payload too large` (the message names the limit) | no |
 /// | `TooManyRequests` | 429 | `Too many requests` (+ `Retry-After`) | no |
 /// | `UnsupportedMediaType` | 415 | `Unsupported media type` | no |
-/// | `Unavailable` | 503 | `Service unavailable` (+ `Retry-After`) | no |
+/// | `Unavailable` | 503 | `Service unavailable` (+ `Retry-After`): a store or file store that cannot be reached | no |
 /// | `Internal` | 500 | `Internal server error` | no |
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -381,7 +381,8 @@ impl std::fmt::Display for UploadLimit {
 
 /// Why a file operation failed. Core's error table ([`ApiError`]'s `From<FileError>`) turns
 /// each kind into its answer: a path a client named that is not there or not allowed is 400 on
-/// `file_path`, a failing store is 500.
+/// `file_path`, a store that cannot be reached or keeps failing is 503, any other failure of
+/// the store is 500.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FileError {
@@ -394,24 +395,67 @@ pub enum FileError {
     /// A local path whose links lead outside the store's root.
     #[error("file_path leads outside the file store")]
     Outside,
+    /// The store could not be reached, or kept answering with server errors until its client
+    /// gave up retrying: it may work again soon.
+    #[error("file store unavailable: {0}")]
+    Unavailable(#[source] BoxError),
     /// The store failed.
     #[error("file store: {0}")]
     Store(#[source] BoxError),
 }
 
 impl FileError {
-    /// A failure of the store itself.
+    /// A failure of the store itself: [`FileError::Unavailable`] when it is one of reaching
+    /// the store, else [`FileError::Store`].
     pub(crate) fn store(e: impl Into<BoxError>) -> Self {
-        FileError::Store(e.into())
+        let e = e.into();
+        if store_unreachable(&*e) {
+            FileError::Unavailable(e)
+        } else {
+            FileError::Store(e)
+        }
+    }
+
+    /// What a client reads when the store itself failed: [`FileError::store`]'s answer.
+    pub(crate) fn answer(e: impl Into<BoxError>) -> ApiError {
+        FileError::store(e).into()
     }
 }
 
+/// Whether an object store's error says the store could not be reached or answered with a
+/// server error (5xx) to the last of its client's retries. A failed connection or request
+/// carries the HTTP client's error among its causes; object_store does not export the type of
+/// its retries' last answer, so a 5xx is known by the message object_store gives it.
+fn store_unreachable(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(e);
+    while let Some(e) = cause {
+        #[cfg(feature = "s3")]
+        if e.is::<reqwest::Error>() {
+            return true;
+        }
+        if e.to_string()
+            .starts_with("Server returned non-2xx status code: 5")
+        {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
 /// What a client reads for each [`FileError`]: a path a client named that is not
-/// there, not valid or leads outside the store is 400 on `file_path`; a failing store is
-/// internal.
+/// there, not valid or leads outside the store is 400 on `file_path`; a store that cannot be
+/// reached is 503 with `Retry-After`; any other failure of the store is internal.
 impl From<FileError> for ApiError {
     fn from(e: FileError) -> Self {
         match e {
+            FileError::Unavailable(source) => {
+                tracing::warn!(error = %source, "file store unavailable");
+                ApiError::Unavailable {
+                    message: "the file store is unavailable",
+                    retry_after: 1,
+                }
+            }
             FileError::Store(source) => ApiError::Internal(source),
             missing @ (FileError::Missing | FileError::InvalidPath | FileError::Outside) => {
                 ApiError::validation("file_path", missing.to_string())

@@ -443,7 +443,7 @@ impl Files {
             .store
             .put_multipart(&location)
             .await
-            .map_err(ApiError::internal)?;
+            .map_err(FileError::answer)?;
         let mut written = 0u64;
         let mut pending = Vec::new();
         let mut pending_len = 0usize;
@@ -460,19 +460,19 @@ impl Files {
                 if pending_len >= PART_SIZE {
                     pending_len = 0;
                     let part = PutPayload::from_iter(std::mem::take(&mut pending));
-                    upload.put_part(part).await.map_err(ApiError::internal)?;
+                    upload.put_part(part).await.map_err(FileError::answer)?;
                 }
             }
             if !pending.is_empty() {
                 let part = PutPayload::from_iter(std::mem::take(&mut pending));
-                upload.put_part(part).await.map_err(ApiError::internal)?;
+                upload.put_part(part).await.map_err(FileError::answer)?;
             }
             Ok(())
         }
         .await;
         match result {
             Ok(()) => {
-                upload.complete().await.map_err(ApiError::internal)?;
+                upload.complete().await.map_err(FileError::answer)?;
                 if let Some(local) = self.local_path(path) {
                     durable(&local).await.map_err(ApiError::internal)?;
                 }

@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::Service;
 use super::access::Access;
-use crate::error::ApiError;
+use crate::error::{ApiError, FileError};
 use crate::model::{Asset, AssetType};
 use crate::reply::Reply;
 use crate::request::RawRequest;
@@ -439,7 +439,7 @@ impl Service {
         }
         let mut bytes = bytes::BytesMut::with_capacity(usize::try_from(size).unwrap_or(0));
         while let Some(chunk) = stream.next().await {
-            bytes.extend_from_slice(&chunk.map_err(ApiError::internal)?);
+            bytes.extend_from_slice(&chunk.map_err(FileError::answer)?);
         }
         Ok(bytes.freeze())
     }

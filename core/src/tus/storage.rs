@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncSeekExt as _, AsyncWriteExt as _};
 
 use super::{Checksum, Stored, Upload};
-use crate::error::ApiError;
+use crate::error::{ApiError, FileError};
 use crate::files::Files;
 use crate::request::{BodyStream, unreadable};
 
@@ -565,7 +565,7 @@ pub(crate) async fn measure(
     };
     let mut digest = Sha256::new();
     while let Some(chunk) = stream.next().await {
-        digest.update(chunk.map_err(ApiError::internal)?);
+        digest.update(chunk.map_err(FileError::answer)?);
     }
     Ok(Some((size, Some(digest.finalize().into()))))
 }

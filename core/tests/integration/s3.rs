@@ -563,6 +563,38 @@ async fn a_wrong_secret_is_refused_by_the_server() {
     assert_eq!(e.bucket.keys().await, Vec::<String>::new());
 }
 
+#[tokio::test]
+async fn a_store_that_cannot_be_reached_is_503_with_retry_after() {
+    let bucket = S3Server::shared().bucket().await;
+    // A port nothing listens on: every connection is refused, and retried once.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let retry = object_store::RetryConfig {
+        max_retries: 1,
+        retry_timeout: Duration::from_secs(10),
+        ..object_store::RetryConfig::default()
+    };
+    let gone = bucket
+        .builder()
+        .with_endpoint(format!("http://127.0.0.1:{closed}"))
+        .with_retry(retry);
+    let files = Files::s3_with(gone, &bucket.url()).expect("Files::s3_with");
+    let e = env_with(bucket, files).await;
+    let r = e.upload(form("a.txt", b"some words")).await;
+    assert_eq!(r.status, 503, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        r.headers
+            .iter()
+            .find(|(name, _)| *name == "retry-after")
+            .map(|(_, v)| v.as_str()),
+        Some("1")
+    );
+    assert_eq!(json_of(&r)["error"], "Service unavailable");
+    assert_eq!(e.asset_count().await, 0);
+}
+
 /// Set in the child process [`files_s3_reads_the_standard_environment`] starts: the URL of
 /// its bucket.
 const CHILD_URL: &str = "ASSETLIB_TEST_S3_CHILD_URL";

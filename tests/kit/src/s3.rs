@@ -176,10 +176,17 @@ impl S3Server {
             format!("-master.port={master}"),
             format!("-master.port.grpc={master_grpc}"),
             // No usage reports to the internet, and volumes small and as many as needed
-            // (each bucket is a collection of its own volumes).
+            // (each bucket is a collection of its own volumes, seven at a time). The count is
+            // fixed: `0` would derive it from the disk's free space when the server starts,
+            // which on a busy machine is too few for the gigabyte upload tests. Volumes only
+            // go read-only below 256 MiB free (the default is 1% of the disk, gigabytes on a
+            // large one), and deleted staging objects are reclaimed every half minute.
             "-master.telemetry=false".to_owned(),
             "-master.volumeSizeLimitMB=64".to_owned(),
-            "-volume.max=0".to_owned(),
+            "-volume.max=2000".to_owned(),
+            "-volume.minFreeSpace=256MiB".to_owned(),
+            "-master.garbageThreshold=0.1".to_owned(),
+            "-master.vacuumIntervalSeconds=30".to_owned(),
             format!("-volume.port={volume}"),
             format!("-volume.port.grpc={volume_grpc}"),
             "-filer".to_owned(),
@@ -257,6 +264,7 @@ impl S3Server {
         TestBucket {
             builder: self.builder(),
             identity: self.identity(),
+            log: self.root.join("weed.log"),
             name,
         }
     }
@@ -305,9 +313,7 @@ impl S3Server {
 
     /// The end of the server's log, for error messages.
     fn log_tail(&self) -> String {
-        let log = std::fs::read_to_string(self.root.join("weed.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(40)..].join("\n")
+        log_tail(&self.root.join("weed.log"))
     }
 
     /// Kills the server process by its PID and its watchdog, and waits for both.
@@ -381,13 +387,34 @@ impl Identity {
     }
 }
 
+/// The last 40 lines of the server's log at `path`, for error messages.
+fn log_tail(path: &Path) -> String {
+    let log = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
+}
+
 /// A bucket of an [`S3Server`], made for one test. It is left on the server, which is thrown
-/// away whole.
+/// away whole. Dropped by a failing test, it prints the end of the server's log.
 #[derive(Debug)]
 pub struct TestBucket {
     name: String,
     builder: AmazonS3Builder,
     identity: Identity,
+    /// The server's log.
+    log: PathBuf,
+}
+
+impl Drop for TestBucket {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "the S3 server's last log lines (bucket {}):\n{}",
+                self.name,
+                log_tail(&self.log)
+            );
+        }
+    }
 }
 
 impl TestBucket {
