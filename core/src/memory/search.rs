@@ -8,24 +8,9 @@ use uuid::Uuid;
 
 use super::MemoryStore;
 use crate::error::StoreError;
-use crate::model::{Asset, Page, tag_key};
-use crate::search::{Fields, MatchField, Words};
-use crate::store::{AssetText, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore};
-
-/// Whether `asset` passes the filters of `request` (the query aside).
-fn passes(asset: &Asset, request: &SearchRequest, placed: Option<&HashSet<Uuid>>) -> bool {
-    (request.drafts || asset.published)
-        && request.asset_type.is_none_or(|t| asset.asset_type == t)
-        && request
-            .tag
-            .as_ref()
-            .is_none_or(|want| asset.tags.iter().any(|t| tag_key(t) == *want))
-        && request
-            .workspace_id
-            .as_ref()
-            .is_none_or(|w| asset.workspace_id.as_ref() == Some(w))
-        && placed.is_none_or(|ids| ids.contains(&asset.id))
-}
+use crate::model::{Asset, Page};
+use crate::store::{AssetText, SearchFound, SearchRequest, SearchStore};
+use crate::store::{page_of_hits, search_hit};
 
 #[async_trait]
 impl SearchStore for MemoryStore {
@@ -56,7 +41,9 @@ impl SearchStore for MemoryStore {
             state
                 .assets
                 .values()
-                .filter(|a| passes(a, request, placed.as_ref()))
+                .filter(|a| {
+                    request.passes(a) && placed.as_ref().is_none_or(|ids| ids.contains(&a.id))
+                })
                 .map(|a| (a.clone(), state.texts.get(&a.id).cloned()))
                 .collect()
         };
@@ -75,67 +62,13 @@ impl SearchStore for MemoryStore {
                 .map(|h| h.asset_id)
                 .collect()
         };
-        let mut hits = Vec::new();
-        for (asset, text) in candidates {
-            let text = text.filter(|_| !paid.contains(&asset.id));
-            let pages: Vec<Words<'_>> = text
-                .as_ref()
-                .map(|t| t.pages.iter().map(|p| Words::of(p)).collect())
-                .unwrap_or_default();
-            let description = asset.description.as_deref().unwrap_or("");
-            let fields = Fields {
-                texts: vec![
-                    (MatchField::Title, vec![Words::of(&asset.title)]),
-                    (
-                        MatchField::Tags,
-                        asset.tags.iter().map(|t| Words::of(t)).collect(),
-                    ),
-                    (MatchField::Description, vec![Words::of(description)]),
-                    (MatchField::Content, pages),
-                ],
-            };
-            let Some(score) = request.query.score(&fields) else {
-                continue;
-            };
-            let shown: Vec<u32> = fields.texts[3]
-                .1
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| !w.matches(&request.query).is_empty())
-                .map(|(i, _)| u32::try_from(i).unwrap_or(u32::MAX))
-                .take(MAX_PAGES_SHOWN)
-                .collect();
-            drop(fields);
-            let (pages, paged) = match text {
-                Some(t) => (
-                    shown
-                        .iter()
-                        .filter_map(|&i| Some((i, t.pages.get(i as usize)?.clone())))
-                        .collect(),
-                    t.paged,
-                ),
-                None => (Vec::new(), false),
-            };
-            hits.push(SearchFound {
-                asset,
-                score,
-                pages,
-                paged,
-            });
-        }
-        hits.sort_by(|a, b| {
-            (b.score, b.asset.created_at, b.asset.id).cmp(&(
-                a.score,
-                a.asset.created_at,
-                a.asset.id,
-            ))
-        });
-        let total = hits.len() as u64;
-        let items = hits
+        let hits = candidates
             .into_iter()
-            .skip(usize::try_from(request.offset).unwrap_or(usize::MAX))
-            .take(request.limit as usize)
+            .filter_map(|(asset, text)| {
+                let text = text.filter(|_| !paid.contains(&asset.id));
+                search_hit(&request.query, asset, text)
+            })
             .collect();
-        Ok(Page { items, total })
+        Ok(page_of_hits(hits, request.offset, request.limit))
     }
 }

@@ -34,7 +34,9 @@ pub use events::EventStore;
 pub use keys::KeyStore;
 pub use passes::PassStore;
 #[cfg(feature = "search")]
-pub use search::{AssetText, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore};
+pub use search::{
+    AssetText, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore, page_of_hits, search_hit,
+};
 pub use uploads::{UploadLease, UploadStore};
 pub use versions::AssetVersions;
 pub use webhooks::WebhookStore;

@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::error::StoreError;
-use crate::model::{Asset, AssetType, Page};
-use crate::search::SearchQuery;
+use crate::model::{Asset, AssetType, Page, tag_key};
+use crate::search::{Fields, MatchField, SearchQuery, Words};
 
 /// The text inside an asset's file, kept for search.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -80,4 +80,94 @@ pub trait SearchStore: Send + Sync + 'static {
     /// that returned is seen, and within the change-notice bound a write through another
     /// process sharing it.
     async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError>;
+}
+
+impl SearchRequest {
+    /// Whether `asset` passes this request's filters, the query and the library aside.
+    pub fn passes(&self, asset: &Asset) -> bool {
+        (self.drafts || asset.published)
+            && self.asset_type.is_none_or(|t| asset.asset_type == t)
+            && self
+                .tag
+                .as_ref()
+                .is_none_or(|want| asset.tags.iter().any(|t| tag_key(t) == *want))
+            && self
+                .workspace_id
+                .as_ref()
+                .is_none_or(|w| asset.workspace_id.as_ref() == Some(w))
+    }
+}
+
+/// The hit `query` makes of `asset` and its kept `text` (`None` when none is kept or, a paid
+/// file's for a caller without `read:paid`, it does not count): scored by
+/// [`SearchQuery::score`] over title, tags, description and text, with the pages of the text
+/// where a term occurs. `None` when it is no hit. Every store ranks through this, so two
+/// stores find the same hits for the same query.
+pub fn search_hit(
+    query: &SearchQuery,
+    asset: Asset,
+    text: Option<AssetText>,
+) -> Option<SearchFound> {
+    let (score, shown) = {
+        let pages: Vec<Words<'_>> = text
+            .as_ref()
+            .map(|t| t.pages.iter().map(|p| Words::of(p)).collect())
+            .unwrap_or_default();
+        let description = asset.description.as_deref().unwrap_or("");
+        let fields = Fields {
+            texts: vec![
+                (MatchField::Title, vec![Words::of(&asset.title)]),
+                (
+                    MatchField::Tags,
+                    asset.tags.iter().map(|t| Words::of(t)).collect(),
+                ),
+                (MatchField::Description, vec![Words::of(description)]),
+                (MatchField::Content, pages),
+            ],
+        };
+        let score = query.score(&fields)?;
+        let shown: Vec<usize> = fields.texts[3]
+            .1
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| !w.matches(query).is_empty())
+            .map(|(i, _)| i)
+            .take(MAX_PAGES_SHOWN)
+            .collect();
+        (score, shown)
+    };
+    let (pages, paged) = match text {
+        Some(mut t) => (
+            shown
+                .into_iter()
+                .filter_map(|i| {
+                    let page = std::mem::take(t.pages.get_mut(i)?);
+                    Some((u32::try_from(i).ok()?, page))
+                })
+                .collect(),
+            t.paged,
+        ),
+        None => (Vec::new(), false),
+    };
+    Some(SearchFound {
+        asset,
+        score,
+        pages,
+        paged,
+    })
+}
+
+/// The page `offset`, `limit` of `hits` in the order [`SearchStore::search`] gives: best score
+/// first, then newest `created_at`, then by id descending; with their number.
+pub fn page_of_hits(mut hits: Vec<SearchFound>, offset: u64, limit: u32) -> Page<SearchFound> {
+    hits.sort_by(|a, b| {
+        (b.score, b.asset.created_at, b.asset.id).cmp(&(a.score, a.asset.created_at, a.asset.id))
+    });
+    let total = hits.len() as u64;
+    let items = hits
+        .into_iter()
+        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+        .take(limit as usize)
+        .collect();
+    Page { items, total }
 }

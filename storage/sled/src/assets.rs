@@ -251,51 +251,31 @@ impl Inner {
         let rec = AssetRec::new(&asset);
         let downloads = asset.download_count.to_be_bytes();
 
-        let slug = (
+        let mut trees = vec![
             &self.assets,
             &self.asset_slugs,
-            &self.asset_idx_created,
-            &self.asset_idx_updated,
-            &self.asset_idx_title,
-            &self.asset_idx_tags,
-            &self.asset_idx_checksum,
             &self.counts,
             &self.counters,
             &self.events,
-        )
-            .transaction(
-                |(
-                    assets,
-                    slugs,
-                    created,
-                    updated,
-                    title,
-                    tags,
-                    checksums,
-                    counts,
-                    counters,
-                    events,
-                )| {
-                    if assets.get(id.as_bytes())?.is_some() {
-                        return Err(abort(Error::DuplicateId(id)));
-                    }
-                    let slug =
-                        claim_asset_slug(slugs, (rec.workspace_id.as_deref(), &rec.slug), id)?;
-                    let mut rec = rec.clone();
-                    rec.slug.clone_from(&slug);
-                    let value = encode(AssetRec::WHAT, &rec).map_err(abort)?;
-                    assets.insert(&id.as_bytes()[..], value)?;
-                    counters.insert(&tree_keys::downloads(id)[..], &downloads[..])?;
-                    tx::asset_keys(
-                        [created, updated, title, tags, checksums],
-                        counts,
-                        &asset,
-                        true,
-                    )?;
-                    event.put(events, Written::AssetCreated(&asset))?;
-                    Ok(slug)
-                },
-            )?;
+        ];
+        trees.extend(self.index_trees());
+        let slug = trees.as_slice().transaction(|trees| {
+            let [assets, slugs, counts, counters, events, indexes @ ..] = trees.as_slice() else {
+                return Err(abort(Error::invalid("transaction", "a tree is missing")));
+            };
+            if assets.get(id.as_bytes())?.is_some() {
+                return Err(abort(Error::DuplicateId(id)));
+            }
+            let slug = claim_asset_slug(slugs, (rec.workspace_id.as_deref(), &rec.slug), id)?;
+            let mut rec = rec.clone();
+            rec.slug.clone_from(&slug);
+            let value = encode(AssetRec::WHAT, &rec).map_err(abort)?;
+            assets.insert(&id.as_bytes()[..], value)?;
+            counters.insert(&tree_keys::downloads(id)[..], &downloads[..])?;
+            tx::asset_keys(indexes, counts, &asset, true)?;
+            event.put(events, Written::AssetCreated(&asset))?;
+            Ok(slug)
+        })?;
         Ok(Asset { slug, ..asset })
     }
 }

@@ -79,6 +79,7 @@
 //! | `events` | place (big-endian `u64`) | an event of the log (see `events.rs`) |
 //! | `webhooks` | webhook `id` | a webhook record (see `webhooks.rs`) |
 //! | `uploads` | upload `id` | a resumable or direct upload in progress and its lease (see `uploads.rs`) |
+//! | `search_words`, `search_text_words`, `asset_texts` | feature `search`: words + `0x00` + `id`, and `id` | the search index and the text inside the files (see `search.rs`) |
 //!
 //! Webhook streams and deliveries live in a second sled database in the directory's
 //! `deliveries/`, flushed in the background every 500 ms (trees `webhook_streams`,
@@ -183,6 +184,8 @@ mod migrate_v5;
 mod pages;
 mod passes;
 mod record;
+#[cfg(feature = "search")]
+mod search;
 mod tree_keys;
 mod tx;
 mod uploads;
@@ -213,7 +216,7 @@ use error::Error;
 /// opens them.
 pub const FORMAT_VERSION: u32 = 8;
 
-const FORMAT_KEY: &[u8] = b"format_version";
+pub(crate) const FORMAT_KEY: &[u8] = b"format_version";
 
 /// The directory, inside the store's, of the database that keeps webhook streams and
 /// deliveries.
@@ -275,6 +278,8 @@ pub(crate) struct Inner {
     pub(crate) webhook_streams: Tree,
     /// Uploads in progress ([`uploads`]).
     pub(crate) uploads: Tree,
+    #[cfg(feature = "search")]
+    pub(crate) search: search::SearchTrees,
     /// The database of the five delivery trees above.
     pub(crate) hooks_db: sled::Db,
     delivery_lock: deliveries::DeliveryLock,
@@ -291,6 +296,21 @@ pub(crate) struct Inner {
     /// View and download counts not yet written to `counters`.
     counting: counting::Counting,
     group: commit::GroupCommit,
+}
+
+impl Inner {
+    /// The asset index trees, in the order of [`tx::IndexTrees`].
+    pub(crate) fn index_trees(&self) -> Vec<&Tree> {
+        vec![
+            &self.asset_idx_created,
+            &self.asset_idx_updated,
+            &self.asset_idx_title,
+            &self.asset_idx_tags,
+            &self.asset_idx_checksum,
+            #[cfg(feature = "search")]
+            &self.search.words,
+        ]
+    }
 }
 
 impl Drop for Inner {
@@ -332,36 +352,7 @@ impl SledStore {
         let db = config.to_sled(&path).open().map_err(sled_error)?;
         let tree = |name: &str| db.open_tree(name).map_err(sled_error);
         let meta = tree("meta")?;
-        let found = match meta.get(FORMAT_KEY).map_err(sled_error)? {
-            Some(v) => {
-                let found = tree_keys::decode_u32("format version", &v).map_err(|e| {
-                    OpenError::Corrupt {
-                        path: path.clone(),
-                        detail: e.to_string(),
-                    }
-                })?;
-                if found > FORMAT_VERSION {
-                    return Err(OpenError::NewerFormat {
-                        path,
-                        found,
-                        supported: FORMAT_VERSION,
-                    });
-                }
-                if found == 0 {
-                    return Err(OpenError::Corrupt {
-                        path,
-                        detail: "format version 0".into(),
-                    });
-                }
-                found
-            }
-            None => {
-                meta.insert(FORMAT_KEY, &FORMAT_VERSION.to_be_bytes())
-                    .map_err(sled_error)?;
-                db.flush().map_err(sled_error)?;
-                FORMAT_VERSION
-            }
-        };
+        let found = migrate::format_of(&db, &meta, &path, sled_error)?;
         // Delivery bookkeeping: a database of its own, in a directory inside this one, so that
         // its writes never make the durable flushes of API writes longer (`webhooks.rs`).
         let hooks_db = config
@@ -408,6 +399,8 @@ impl SledStore {
             webhook_counts: hook_tree("webhook_counts")?,
             webhook_streams: hook_tree("webhook_streams")?,
             uploads: tree("uploads")?,
+            #[cfg(feature = "search")]
+            search: search::SearchTrees::open(&db).map_err(sled_error)?,
             hooks_db,
             delivery_lock: deliveries::DeliveryLock::default(),
             reads: AtomicU64::new(0),
@@ -431,6 +424,10 @@ impl SledStore {
                 .map_err(|e| failed(e.into()))?;
             inner.db.flush().map_err(|e| failed(e.into()))?;
         }
+        migrate::sync_search(&inner, &meta).map_err(|e| OpenError::Corrupt {
+            path: inner.path.clone(),
+            detail: e.to_string(),
+        })?;
         let inner = Arc::new(inner);
         let writer =
             counting::Writer::spawn(Arc::downgrade(&inner)).map_err(|e| OpenError::Sled {

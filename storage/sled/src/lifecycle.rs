@@ -47,6 +47,9 @@ struct AssetTx<'a> {
     events: &'a TransactionalTree,
     /// The slug claims, for a move to another workspace.
     slugs: &'a TransactionalTree,
+    /// The kept texts and their words (feature `search`), which go with a deleted asset.
+    #[cfg(feature = "search")]
+    texts: [&'a TransactionalTree; 2],
 }
 
 /// What a step of a transaction found for one asset before it writes anything.
@@ -87,13 +90,8 @@ impl SledStore {
 impl Inner {
     /// Runs `f` in one transaction over every tree a change or delete of assets touches.
     fn asset_tx<T>(&self, f: impl Fn(&AssetTx<'_>) -> Result<T, TxError>) -> Result<T, Error> {
-        Ok((
+        let mut trees = vec![
             &self.assets,
-            &self.asset_idx_created,
-            &self.asset_idx_updated,
-            &self.asset_idx_title,
-            &self.asset_idx_tags,
-            &self.asset_idx_checksum,
             &self.counts,
             &self.counters,
             &self.asset_uses,
@@ -102,38 +100,49 @@ impl Inner {
             &self.versions,
             &self.events,
             &self.asset_slugs,
-        )
-            .transaction(
-                |(
-                    assets,
-                    created,
-                    updated,
-                    title,
-                    tags,
-                    checksums,
-                    counts,
-                    counters,
-                    uses,
-                    items,
-                    libs,
-                    versions,
-                    events,
-                    slugs,
-                )| {
-                    f(&AssetTx {
-                        assets,
-                        indexes: [created, updated, title, tags, checksums],
-                        counts,
-                        counters,
-                        uses,
-                        items,
-                        libs,
-                        versions,
-                        events,
-                        slugs,
-                    })
-                },
-            )?)
+            #[cfg(feature = "search")]
+            &self.search.texts,
+            #[cfg(feature = "search")]
+            &self.search.text_words,
+        ];
+        trees.extend(self.index_trees());
+        Ok(trees.as_slice().transaction(|trees| {
+            let [
+                assets,
+                counts,
+                counters,
+                uses,
+                items,
+                libs,
+                versions,
+                events,
+                slugs,
+                rest @ ..,
+            ] = trees.as_slice()
+            else {
+                return Err(abort(Error::invalid("transaction", "a tree is missing")));
+            };
+            #[cfg(feature = "search")]
+            let [texts, text_words, indexes @ ..] = rest else {
+                return Err(abort(Error::invalid("transaction", "a tree is missing")));
+            };
+            #[cfg(not(feature = "search"))]
+            let indexes = rest;
+            f(&AssetTx {
+                assets,
+                indexes,
+                counts,
+                counters,
+                uses,
+                items,
+                libs,
+                versions,
+                events,
+                slugs,
+                #[cfg(feature = "search")]
+                texts: [texts, text_words],
+            })
+        })?)
     }
 
     /// Applies `change` to asset `id` in one transaction: the record, its index keys and
@@ -516,6 +525,8 @@ fn write_delete(
     t.assets.remove(&id.as_bytes()[..])?;
     t.counters.remove(&tree_keys::downloads(id)[..])?;
     tx::asset_keys(t.indexes, t.counts, asset, false)?;
+    #[cfg(feature = "search")]
+    crate::search::remove_text(t.texts[0], t.texts[1], id)?;
     tx::write_uses(t.uses, id, &UsesRec::default())?;
     let removed = encode(ItemRec::WHAT, &ItemRec::Removed).map_err(abort)?;
     for holder in holders {

@@ -373,3 +373,51 @@ fn apply(trees: [&Tree; 3], batches: &mut [Batch; 3]) -> Result<(), Error> {
 #[cfg(test)]
 #[path = "migrate_tests/mod.rs"]
 pub(crate) mod tests;
+
+/// The format version the directory of `meta` says it has, checked: a new directory is given
+/// [`crate::FORMAT_VERSION`] (and flushed); a newer one than this crate knows, or 0, is
+/// refused.
+pub(crate) fn format_of(
+    db: &sled::Db,
+    meta: &Tree,
+    path: &std::path::Path,
+    sled_error: impl Fn(sled::Error) -> crate::OpenError,
+) -> Result<u32, crate::OpenError> {
+    use crate::{FORMAT_KEY, FORMAT_VERSION, OpenError};
+    let Some(v) = meta.get(FORMAT_KEY).map_err(&sled_error)? else {
+        meta.insert(FORMAT_KEY, &FORMAT_VERSION.to_be_bytes())
+            .map_err(&sled_error)?;
+        db.flush().map_err(&sled_error)?;
+        return Ok(FORMAT_VERSION);
+    };
+    let corrupt = |detail: String| OpenError::Corrupt {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let found = tree_keys::decode_u32("format version", &v).map_err(|e| corrupt(e.to_string()))?;
+    if found > FORMAT_VERSION {
+        return Err(OpenError::NewerFormat {
+            path: path.to_path_buf(),
+            found,
+            supported: FORMAT_VERSION,
+        });
+    }
+    if found == 0 {
+        return Err(corrupt("format version 0".into()));
+    }
+    Ok(found)
+}
+
+/// Brings the search index in line with whether this build keeps it (feature `search`; see
+/// `search.rs`): built when missing, or marked as not kept.
+pub(crate) fn sync_search(inner: &Inner, meta: &Tree) -> Result<(), Error> {
+    #[cfg(feature = "search")]
+    return inner.sync_search_index(meta);
+    #[cfg(not(feature = "search"))]
+    {
+        let _ = inner;
+        // The trees of the index are left as they are: a build with the feature clears them
+        // before it builds them again.
+        Ok(meta.remove(b"search_indexed").map(drop)?)
+    }
+}

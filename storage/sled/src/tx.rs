@@ -29,12 +29,13 @@ pub(crate) fn add_count(counts: &TransactionalTree, key: &[u8], delta: i64) -> R
     Ok(())
 }
 
-/// The asset index trees of a transaction: the three sorts in the order of
-/// [`tree_keys::SORTS`], then the tag index and the checksum index.
-pub(crate) type IndexTrees<'a> = [&'a TransactionalTree; 5];
+/// The asset index trees of a transaction, in the order of [`crate::Inner::index_trees`]: the
+/// three sorts in the order of [`tree_keys::SORTS`], the tag index and the checksum index,
+/// and with feature `search` the word index.
+pub(crate) type IndexTrees<'a> = &'a [TransactionalTree];
 
 /// Every index key of `asset`, per tree of [`IndexTrees`].
-fn index_keys(asset: &Asset) -> [Vec<Vec<u8>>; 5] {
+fn index_keys(asset: &Asset) -> Vec<Vec<Vec<u8>>> {
     let [created, updated, title] = tree_keys::asset_index_keys(asset).map(Vec::from);
     let checksum = asset
         .checksum_sha256
@@ -42,12 +43,14 @@ fn index_keys(asset: &Asset) -> [Vec<Vec<u8>>; 5] {
         .map(|c| tree_keys::checksum_index(c, asset.id).to_vec())
         .into_iter()
         .collect();
-    [
+    vec![
         created,
         updated,
         title,
         tree_keys::asset_list_keys(asset),
         checksum,
+        #[cfg(feature = "search")]
+        crate::search::word_keys(asset),
     ]
 }
 
@@ -65,7 +68,7 @@ pub(crate) fn asset_keys(
     asset: &Asset,
     add: bool,
 ) -> Result<(), TxError> {
-    for (tree, keys) in indexes.into_iter().zip(index_keys(asset)) {
+    for (tree, keys) in indexes.iter().zip(index_keys(asset)) {
         for key in keys {
             if add {
                 tree.insert(key, &[][..])?;
@@ -88,11 +91,7 @@ pub(crate) fn move_asset_keys(
     old: &Asset,
     new: &Asset,
 ) -> Result<(), TxError> {
-    for ((tree, old_keys), new_keys) in indexes
-        .into_iter()
-        .zip(index_keys(old))
-        .zip(index_keys(new))
-    {
+    for ((tree, old_keys), new_keys) in indexes.iter().zip(index_keys(old)).zip(index_keys(new)) {
         for key in old_keys.iter().filter(|k| !new_keys.contains(k)) {
             tree.remove(key.as_slice())?;
         }

@@ -79,6 +79,10 @@ async fn child(path: PathBuf) {
                 );
                 let a = store.insert_asset(a, Log::ANONYMOUS).await.expect("insert");
                 say(format!("asset {}", a.id));
+                #[cfg(feature = "search")]
+                if n.is_multiple_of(3) {
+                    keep_text(&store, a.id).await;
+                }
                 mine.push(a.id);
                 n += 1;
                 if n.is_multiple_of(5) {
@@ -114,6 +118,23 @@ async fn child(path: PathBuf) {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// The word only the text kept for asset `id` holds.
+fn text_word(id: Uuid) -> String {
+    format!("text{}", id.simple())
+}
+
+/// Keeps a text of two pages for asset `id`, the second holding [`text_word`].
+#[cfg(feature = "search")]
+async fn keep_text(store: &SledStore, id: Uuid) {
+    use assetlib_core::store::{AssetText, SearchStore as _};
+    let text = AssetText {
+        pages: vec!["A first page".into(), format!("Then {}", text_word(id))],
+        paged: true,
+    };
+    assert!(store.set_asset_text(id, text).await.expect("set text"));
+    say(format!("text {id}"));
 }
 
 /// Changes and deletes that the checks after a kill see only through `verify`: an asset no
@@ -159,6 +180,9 @@ struct Acked {
     libraries: HashMap<Uuid, usize>,
     downloads: HashMap<Uuid, u64>,
     views: HashMap<Uuid, u64>,
+    /// Assets with a kept text, with the word only it holds.
+    #[cfg_attr(not(feature = "search"), allow(dead_code))]
+    texts: HashMap<Uuid, String>,
 }
 
 impl Acked {
@@ -185,6 +209,9 @@ impl Acked {
             (Some("view"), Some(id), Some(n)) if counts => {
                 let v = self.views.entry(id).or_default();
                 *v = (*v).max(n);
+            }
+            (Some("text"), Some(id), _) => {
+                self.texts.insert(id, text_word(id));
             }
             // A line cut short by the kill: its write may or may not have landed.
             _ => {}
@@ -277,6 +304,8 @@ async fn check(path: &Path, acked: &Acked, round: usize) {
             "round {round}: views of {id} counted over a second before the kill were lost"
         );
     }
+    #[cfg(feature = "search")]
+    check_texts(&store, acked, round).await;
     let integrity = store.verify().await.expect("verify");
     assert!(integrity.is_ok(), "round {round}: {:?}", integrity.problems);
     for q in all_orders() {
@@ -307,6 +336,33 @@ async fn check(path: &Path, acked: &Acked, round: usize) {
     };
     let libs = store.list_libraries(&q).await.expect("list libraries");
     assert_eq!(libs.total, integrity.published_libraries, "round {round}");
+}
+
+/// Every acknowledged text is kept and found by its word, on the page that holds it.
+#[cfg(feature = "search")]
+async fn check_texts(store: &SledStore, acked: &Acked, round: usize) {
+    use assetlib_core::search::parse_query;
+    use assetlib_core::store::{SearchRequest, SearchStore as _};
+    for (&id, word) in &acked.texts {
+        let request = SearchRequest {
+            query: parse_query(word).expect("query"),
+            asset_type: None,
+            tag: None,
+            workspace_id: None,
+            library_id: None,
+            drafts: true,
+            paid_content: true,
+            offset: 0,
+            limit: 10,
+        };
+        let found = store.search(&request).await.expect("search");
+        let hits: Vec<(Uuid, Vec<u32>)> = found
+            .items
+            .iter()
+            .map(|h| (h.asset.id, h.pages.iter().map(|(p, _)| *p).collect()))
+            .collect();
+        assert_eq!(hits, vec![(id, vec![1])], "round {round}: the text of {id}");
+    }
 }
 
 #[test]

@@ -14,3 +14,5 @@ mod lifecycle;
 mod open;
 mod passes;
 mod scale;
+#[cfg(feature = "search")]
+mod search;

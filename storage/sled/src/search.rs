@@ -1,0 +1,349 @@
+//! [`SearchStore`] of the [`SledStore`] (feature `search`): an inverted index of folded words
+//! kept in the same sled transactions as the records it indexes.
+//!
+//! | tree | key | value |
+//! |---|---|---|
+//! | `search_words` | folded word + `0x00` + asset id | empty: a word of the asset's title, tags or description |
+//! | `search_text_words` | folded word + `0x00` + asset id | empty: a word of the text kept for the asset |
+//! | `asset_texts` | asset id | the text ([`TextRec`]) |
+//!
+//! The words come from [`assetlib_core::search::words`], the folding every store shares.
+//! `search_words` is one of the asset index trees ([`crate::tx::IndexTrees`]): a create, change
+//! or delete moves its keys in the transaction that writes the record. The text and its words
+//! are written by [`SearchStore::set_asset_text`] in one transaction that checks the asset is
+//! there, and go with the asset in its delete's transaction. So an answered write is found by
+//! the next search, and a kill loses nothing answered (sled's own durability).
+//!
+//! A search reads the ids of each clause's terms from both word trees (a word: the keys of
+//! that word; a prefix: of every word it begins; a phrase: of all its words), intersects the
+//! clauses, then reads the candidates' records and texts and ranks them by the shared rules
+//! ([`assetlib_core::store::search_hit`]), so it finds what every other store finds.
+//!
+//! A database opened without the feature does not keep the index: opening it without the
+//! feature clears the `search_indexed` mark in `meta`, and opening it with the feature builds
+//! the index again when the mark is missing.
+
+use std::collections::HashSet;
+
+use assetlib_core::search::{SearchQuery, Term, words};
+use assetlib_core::store::{
+    AssetText, SearchFound, SearchRequest, SearchStore, page_of_hits, search_hit,
+};
+use assetlib_core::{Asset, LibraryStore as _, Page, StoreError, async_trait};
+
+use serde::{Deserialize, Serialize};
+use sled::transaction::TransactionalTree;
+use sled::{Transactional as _, Tree};
+use uuid::Uuid;
+
+use crate::error::{Error, TxError, abort};
+use crate::record::{AssetRec, UsesRec, decode, decode_id, encode};
+use crate::{Inner, SledStore};
+
+/// The mark in `meta` that says the index holds every asset.
+pub(crate) const INDEXED_KEY: &[u8] = b"search_indexed";
+
+/// The text kept for an asset.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TextRec {
+    pages: Vec<String>,
+    paged: bool,
+}
+
+impl TextRec {
+    const WHAT: &'static str = "asset text";
+}
+
+/// The search trees of a database.
+pub(crate) struct SearchTrees {
+    /// Words of titles, tags and descriptions (an asset index tree).
+    pub(crate) words: Tree,
+    /// Words of the kept texts.
+    pub(crate) text_words: Tree,
+    /// The kept texts.
+    pub(crate) texts: Tree,
+}
+
+impl SearchTrees {
+    /// Opens the trees of `db`.
+    pub(crate) fn open(db: &sled::Db) -> Result<Self, sled::Error> {
+        Ok(SearchTrees {
+            words: db.open_tree("search_words")?,
+            text_words: db.open_tree("search_text_words")?,
+            texts: db.open_tree("asset_texts")?,
+        })
+    }
+}
+
+/// The key of `word` of asset `id` in a word tree.
+fn word_key(word: &str, id: Uuid) -> Vec<u8> {
+    let mut key = Vec::with_capacity(word.len() + 17);
+    key.extend_from_slice(word.as_bytes());
+    key.push(0);
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
+/// The distinct folded words of `texts`.
+fn distinct_words<'a>(texts: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
+    texts
+        .into_iter()
+        .flat_map(|t| words(t).map(|(w, _)| w))
+        .collect()
+}
+
+/// The `search_words` keys of `asset`: its title's, tags' and description's words.
+pub(crate) fn word_keys(asset: &Asset) -> Vec<Vec<u8>> {
+    let texts = std::iter::once(asset.title.as_str())
+        .chain(asset.tags.iter().map(String::as_str))
+        .chain(asset.description.as_deref());
+    distinct_words(texts)
+        .into_iter()
+        .map(|w| word_key(&w, asset.id))
+        .collect()
+}
+
+/// The `search_text_words` keys of `text`, kept for asset `id`.
+fn text_word_keys(text: &TextRec, id: Uuid) -> Vec<Vec<u8>> {
+    distinct_words(text.pages.iter().map(String::as_str))
+        .into_iter()
+        .map(|w| word_key(&w, id))
+        .collect()
+}
+
+/// Removes the text kept for asset `id` and its words, in a transaction over `asset_texts`
+/// and `search_text_words`.
+pub(crate) fn remove_text(
+    texts: &TransactionalTree,
+    text_words: &TransactionalTree,
+    id: Uuid,
+) -> Result<(), TxError> {
+    if let Some(old) = texts.remove(id.as_bytes())? {
+        let old: TextRec = decode(TextRec::WHAT, &old).map_err(abort)?;
+        for key in text_word_keys(&old, id) {
+            text_words.remove(key)?;
+        }
+    }
+    Ok(())
+}
+
+/// The ids whose keys in `tree` begin with `prefix` (a word and `0x00` for a whole word).
+fn ids_under(tree: &Tree, prefix: &[u8], into: &mut HashSet<Uuid>) -> Result<(), Error> {
+    for kv in tree.scan_prefix(prefix) {
+        let (key, _) = kv?;
+        let id = key
+            .len()
+            .checked_sub(16)
+            .and_then(|at| Uuid::from_slice(&key[at..]).ok())
+            .ok_or_else(|| Error::invalid("search word key", "shorter than an id"))?;
+        into.insert(id);
+    }
+    Ok(())
+}
+
+impl Inner {
+    /// The ids of the assets one of whose word trees holds `word` (whole, or as the beginning
+    /// of a word when `prefix`).
+    fn ids_of_word(&self, word: &str, prefix: bool) -> Result<HashSet<Uuid>, Error> {
+        let mut key = word.as_bytes().to_vec();
+        if !prefix {
+            key.push(0);
+        }
+        let mut ids = HashSet::new();
+        ids_under(&self.search.words, &key, &mut ids)?;
+        ids_under(&self.search.text_words, &key, &mut ids)?;
+        Ok(ids)
+    }
+
+    /// The ids of the assets that may match `term`: every asset holding all its words.
+    fn ids_of_term(&self, term: &Term) -> Result<HashSet<Uuid>, Error> {
+        match term {
+            Term::Word(w) => self.ids_of_word(w, false),
+            Term::Prefix(w) => self.ids_of_word(w, true),
+            Term::Phrase(ws) => {
+                let mut sets = ws
+                    .iter()
+                    .map(|w| self.ids_of_word(w, false))
+                    .collect::<Result<Vec<_>, _>>()?;
+                sets.sort_by_key(HashSet::len);
+                let mut sets = sets.into_iter();
+                let first = sets.next().unwrap_or_default();
+                Ok(sets.fold(first, |acc, s| &acc & &s))
+            }
+        }
+    }
+
+    /// The ids of the assets that may match `query`: in every clause's candidates.
+    fn search_candidates(&self, query: &SearchQuery) -> Result<HashSet<Uuid>, Error> {
+        let mut found: Option<HashSet<Uuid>> = None;
+        for clause in &query.clauses {
+            let mut ids = HashSet::new();
+            for term in clause {
+                ids.extend(self.ids_of_term(term)?);
+            }
+            found = Some(match found {
+                Some(before) => &before & &ids,
+                None => ids,
+            });
+            if found.as_ref().is_some_and(HashSet::is_empty) {
+                break;
+            }
+        }
+        Ok(found.unwrap_or_default())
+    }
+
+    /// The assets of `ids` passing `request`'s filters, with their kept texts.
+    fn candidate_records(
+        &self,
+        ids: HashSet<Uuid>,
+        request: &SearchRequest,
+    ) -> Result<Vec<(Asset, Option<TextRec>)>, Error> {
+        let mut out = Vec::new();
+        for id in ids {
+            let Some(rec) = self.assets.get(id.as_bytes())? else {
+                continue;
+            };
+            let rec: AssetRec = decode(AssetRec::WHAT, &rec)?;
+            let downloads = self.counter(&crate::tree_keys::downloads(id))?.unwrap_or(0);
+            let asset = rec.into_asset(id, downloads)?;
+            if !request.passes(&asset) {
+                continue;
+            }
+            if let Some(library) = request.library_id {
+                let held = match self.asset_uses.get(id.as_bytes())? {
+                    Some(v) => decode::<UsesRec>(UsesRec::WHAT, &v)?
+                        .holders
+                        .iter()
+                        .any(|h| h.library() == library),
+                    None => false,
+                };
+                if !held {
+                    continue;
+                }
+            }
+            let text = match self.search.texts.get(id.as_bytes())? {
+                Some(v) => Some(decode(TextRec::WHAT, &v)?),
+                None => None,
+            };
+            out.push((asset, text));
+        }
+        Ok(out)
+    }
+
+    /// Keeps `text` for asset `id`; `false` when there is no such asset.
+    fn set_text(&self, id: Uuid, text: &TextRec) -> Result<bool, Error> {
+        let value = encode(TextRec::WHAT, text)?;
+        let keys = text_word_keys(text, id);
+        Ok(
+            (&self.assets, &self.search.texts, &self.search.text_words).transaction(
+                |(assets, texts, text_words)| {
+                    if assets.get(id.as_bytes())?.is_none() {
+                        return Ok(false);
+                    }
+                    remove_text(texts, text_words, id)?;
+                    texts.insert(id.as_bytes(), value.as_slice())?;
+                    for key in &keys {
+                        text_words.insert(key.as_slice(), &[][..])?;
+                    }
+                    Ok(true)
+                },
+            )?,
+        )
+    }
+
+    /// Builds the index again unless the mark says it holds every asset (feature on), or
+    /// clears the mark (feature off: writes will not keep the index).
+    pub(crate) fn sync_search_index(&self, meta: &Tree) -> Result<(), Error> {
+        if meta.get(INDEXED_KEY)?.is_some() {
+            return Ok(());
+        }
+        for tree in [&self.search.words, &self.search.text_words] {
+            tree.clear()?;
+        }
+        for kv in self.assets.iter() {
+            let (k, v) = kv?;
+            let id = decode_id("asset key", &k)?;
+            let rec: AssetRec = decode(AssetRec::WHAT, &v)?;
+            for key in word_keys(&rec.into_asset(id, 0)?) {
+                self.search.words.insert(key, &[][..])?;
+            }
+        }
+        for kv in self.search.texts.iter() {
+            let (k, v) = kv?;
+            let id = decode_id("asset text key", &k)?;
+            let text: TextRec = decode(TextRec::WHAT, &v)?;
+            for key in text_word_keys(&text, id) {
+                self.search.text_words.insert(key, &[][..])?;
+            }
+        }
+        self.db.flush()?;
+        meta.insert(INDEXED_KEY, &[][..])?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl SearchStore for SledStore {
+    async fn set_asset_text(&self, id: Uuid, text: AssetText) -> Result<bool, StoreError> {
+        let rec = TextRec {
+            pages: text.pages,
+            paged: text.paged,
+        };
+        let set = self.write(move |inner| inner.set_text(id, &rec)).await?;
+        Ok(set)
+    }
+
+    async fn asset_text(&self, id: Uuid) -> Result<Option<AssetText>, StoreError> {
+        let text = self
+            .blocking(move |inner| match inner.search.texts.get(id.as_bytes())? {
+                Some(v) => {
+                    let t: TextRec = decode(TextRec::WHAT, &v)?;
+                    Ok(Some(AssetText {
+                        pages: t.pages,
+                        paged: t.paged,
+                    }))
+                }
+                None => Ok(None),
+            })
+            .await?;
+        Ok(text)
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError> {
+        let req = request.clone();
+        let candidates = self
+            .blocking(move |inner| {
+                let ids = inner.search_candidates(&req.query)?;
+                inner.candidate_records(ids, &req)
+            })
+            .await?;
+        let paid: HashSet<Uuid> = if request.paid_content {
+            HashSet::new()
+        } else {
+            let private: Vec<Uuid> = candidates
+                .iter()
+                .filter(|(a, t)| !a.is_public && t.is_some())
+                .map(|(a, _)| a.id)
+                .collect();
+            self.published_holders(&private)
+                .await?
+                .into_iter()
+                .filter(|h| h.paid && !h.free)
+                .map(|h| h.asset_id)
+                .collect()
+        };
+        let hits = candidates
+            .into_iter()
+            .filter_map(|(asset, text)| {
+                let text = text
+                    .filter(|_| !paid.contains(&asset.id))
+                    .map(|t| AssetText {
+                        pages: t.pages,
+                        paged: t.paged,
+                    });
+                search_hit(&request.query, asset, text)
+            })
+            .collect();
+        Ok(page_of_hits(hits, request.offset, request.limit))
+    }
+}

@@ -1,0 +1,101 @@
+//! The search index of a sled store beyond core's conformance cases (feature `search`): a
+//! database whose index is missing or was not kept (opened by a build without the feature)
+//! gets it built again when it is opened, and an asset's delete takes its text and words.
+
+use assetlib_core::search::parse_query;
+use assetlib_core::store::prelude::*;
+use assetlib_core::store::{AssetText, SearchRequest, SearchStore as _};
+use assetlib_core::{AssetDeletion, AssetType};
+use assetlib_sled::SledStore;
+use uuid::Uuid;
+
+use crate::common::{asset, store};
+
+/// The ids `q` finds, drafts and paid text included.
+async fn found(store: &SledStore, q: &str) -> Vec<Uuid> {
+    let request = SearchRequest {
+        query: parse_query(q).expect("query"),
+        asset_type: None,
+        tag: None,
+        workspace_id: None,
+        library_id: None,
+        drafts: true,
+        paid_content: true,
+        offset: 0,
+        limit: 50,
+    };
+    let page = store.search(&request).await.expect("search");
+    page.items.into_iter().map(|h| h.asset.id).collect()
+}
+
+#[tokio::test]
+async fn an_index_that_was_not_kept_is_built_again_at_open() {
+    let (store, dir) = store();
+    let a = store
+        .insert_asset(asset("Harbour map", AssetType::Image, 1), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    let b = store
+        .insert_asset(asset("Annual report", AssetType::Pdf, 2), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    let text = AssetText {
+        pages: vec!["Tide tables".into(), "Lighthouse keepers".into()],
+        paged: true,
+    };
+    assert!(store.set_asset_text(b.id, text).await.expect("text"));
+    let path = store.path().to_path_buf();
+    drop(store);
+
+    // What a build without the feature leaves: the mark gone, and (after writes it did not
+    // index) words that no longer agree with the records.
+    {
+        let db = sled::open(&path).expect("open raw");
+        db.open_tree("meta")
+            .and_then(|m| m.remove("search_indexed"))
+            .expect("remove the mark");
+        for tree in ["search_words", "search_text_words"] {
+            db.open_tree(tree).and_then(|t| t.clear()).expect("clear");
+        }
+        db.open_tree("search_words")
+            .and_then(|t| t.insert(b"stale\x00aaaaaaaaaaaaaaaa", &[][..]))
+            .expect("a stale word");
+        db.flush().expect("flush");
+    }
+
+    let store = SledStore::open(&path).expect("reopen");
+    assert_eq!(found(&store, "harbour").await, vec![a.id]);
+    assert_eq!(found(&store, "lighthouse").await, vec![b.id]);
+    assert_eq!(found(&store, "stale").await, Vec::<Uuid>::new());
+    drop(dir);
+}
+
+#[tokio::test]
+async fn a_deleted_asset_takes_its_text_and_words() {
+    let (store, _dir) = store();
+    let a = store
+        .insert_asset(asset("Field notes", AssetType::Document, 1), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    let text = AssetText {
+        pages: vec!["Migrating cranes".into()],
+        paged: false,
+    };
+    assert!(store.set_asset_text(a.id, text).await.expect("text"));
+    assert_eq!(found(&store, "cranes").await, vec![a.id]);
+    let deleted = store
+        .delete_asset(a.id, false, Log::ANONYMOUS)
+        .await
+        .expect("delete");
+    assert!(matches!(deleted, AssetDeletion::Deleted(_)));
+    assert_eq!(found(&store, "cranes").await, Vec::<Uuid>::new());
+    assert_eq!(store.asset_text(a.id).await.expect("text"), None);
+    // No word of it is left behind: the trees hold only what a rebuild would make.
+    let path = store.path().to_path_buf();
+    drop(store);
+    let db = sled::open(&path).expect("open raw");
+    for tree in ["search_words", "search_text_words", "asset_texts"] {
+        let left = db.open_tree(tree).expect("tree").len();
+        assert_eq!(left, 0, "{tree}");
+    }
+}
