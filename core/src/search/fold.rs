@@ -45,8 +45,13 @@ fn in_word(c: char) -> bool {
     c.is_alphanumeric() || is_combining_mark(c)
 }
 
+/// The longest word, in bytes once folded: a longer run of letters and digits (an encoded
+/// blob, say) is no word, so an index never holds it.
+pub const MAX_WORD_BYTES: usize = 255;
+
 /// The words of `text` with their byte ranges in it: each run of letters and digits is one
-/// word, folded ([`fold`]).
+/// word, folded ([`fold`]); a run that folds to nothing or to more than [`MAX_WORD_BYTES`]
+/// is skipped.
 ///
 /// ```
 /// use assetlib_core::search::words;
@@ -74,6 +79,7 @@ pub fn words(text: &str) -> impl Iterator<Item = (String, Range<usize>)> + '_ {
         }
         Some((fold(&text[start..end]), start..end))
     })
+    .filter(|(word, _)| !word.is_empty() && word.len() <= MAX_WORD_BYTES)
 }
 
 #[cfg(test)]
@@ -114,5 +120,14 @@ mod tests {
         // A decomposed accent stays inside its word.
         let decomposed: Vec<_> = words("cafe\u{301} noir").map(|(w, _)| w).collect();
         assert_eq!(decomposed, ["cafe", "noir"]);
+    }
+
+    #[test]
+    fn runs_that_fold_to_nothing_or_too_long_are_no_words() {
+        let blob = "a".repeat(MAX_WORD_BYTES + 1);
+        let longest = "b".repeat(MAX_WORD_BYTES);
+        let text = format!("\u{301} one {blob} {longest} two");
+        let found: Vec<String> = words(&text).map(|(w, _)| w).collect();
+        assert_eq!(found, ["one".to_owned(), longest, "two".to_owned()]);
     }
 }

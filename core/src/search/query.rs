@@ -283,11 +283,19 @@ mod tests {
                 other => panic!("{q:?}: {other:?}"),
             }
         }
-        assert!(parse_query(&"a".repeat(MAX_QUERY_CHARS)).is_ok());
+        // Exactly `n` characters of two-letter words of `c`.
+        let of_chars = |c: &str, n: usize| {
+            let mut q = format!("{c}{c} ").repeat(n / 3);
+            while q.chars().count() < n {
+                q.push_str(c);
+            }
+            q
+        };
+        assert!(parse_query(&of_chars("a", MAX_QUERY_CHARS)).is_ok());
         assert!(
-            parse_query(&"é".repeat(MAX_QUERY_CHARS)).is_ok(),
+            parse_query(&of_chars("é", MAX_QUERY_CHARS)).is_ok(),
             "characters, not bytes"
         );
-        assert!(parse_query(&"a".repeat(MAX_QUERY_CHARS + 1)).is_err());
+        assert!(parse_query(&of_chars("a", MAX_QUERY_CHARS + 1)).is_err());
     }
 }

@@ -24,6 +24,9 @@ pub(crate) struct AssetParams {
     /// The keys of the lists the asset is in ([`list_keys`]).
     pub(crate) tag_keys: Vec<String>,
     pub(crate) checksum: Option<Vec<u8>>,
+    /// The folded words of its title, tags and description (feature `search`; `None`
+    /// without it, which leaves the row to every search as a candidate: migration 18).
+    pub(crate) search_words: Option<Vec<String>>,
 }
 
 /// The first character of a workspace's key among the keys of an asset's tags: no tag key
@@ -61,6 +64,25 @@ impl AssetParams {
             bitrate: a.media.bitrate.map(i64::from),
             tag_keys: list_keys(a),
             checksum: a.checksum_sha256.map(|c| c.to_vec()),
+            search_words: search_words(a),
         })
     }
+}
+
+/// The folded words of `a`'s title, tags and description, each once (feature `search`).
+#[cfg(feature = "search")]
+pub(crate) fn search_words(a: &Asset) -> Option<Vec<String>> {
+    let texts = std::iter::once(a.title.as_str())
+        .chain(a.tags.iter().map(String::as_str))
+        .chain(a.description.as_deref());
+    let words: std::collections::BTreeSet<String> = texts
+        .flat_map(|t| assetlib_core::search::words(t).map(|(w, _)| w))
+        .collect();
+    Some(words.into_iter().collect())
+}
+
+/// Without feature `search`, no words: the row stays a candidate of every search.
+#[cfg(not(feature = "search"))]
+pub(crate) fn search_words(_: &Asset) -> Option<Vec<String>> {
+    None
 }

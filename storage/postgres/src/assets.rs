@@ -135,7 +135,7 @@ enum SlugPick {
     Given,
     /// `$4` when free, else the first free `$4-N` (N from 2), scanning the taken ones.
     FirstFree,
-    /// `$4` when free, else this slug (`$40`: a number just taken from the slug's counter).
+    /// `$4` when free, else this slug (`$41`: a number just taken from the slug's counter).
     GivenOr(String),
 }
 
@@ -159,7 +159,7 @@ fn insert_sql(s: &str, pick: &SlugPick, event: &EventParams) -> String {
         SlugPick::GivenOr(_) => format!(
             "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM {s}.assets \
                  WHERE coalesce(workspace_id, '') = coalesce($38, '') AND slug = $4) \
-             THEN $4 ELSE $40::text END AS slug"
+             THEN $4 ELSE $41::text END AS slug"
         ),
     };
     format!(
@@ -169,10 +169,10 @@ fn insert_sql(s: &str, pick: &SlugPick, event: &EventParams) -> String {
                  thumbnail_path, page_count, word_count, width, height, external_url, \
                  video_embed, is_public, published, created_at, updated_at, \
                  thumbnail_placeholder, duration_ms, sample_rate, channels, bitrate, \
-                 video_codec, tags, tag_keys, checksum_sha256, workspace_id) \
+                 video_codec, tags, tag_keys, checksum_sha256, workspace_id, search_words) \
              VALUES ($1, $2, $3, (SELECT slug FROM pick), $5, $6, $7, $8, $9, $10, $11, \
                  $12, $13, $14, $15, $16, $17, $18, $19, $21, $22, $24, $25, $26, $27, $28, \
-                 $29, $35, $36, $37, $38) \
+                 $29, $35, $36, $37, $38, array_to_tsvector($40::text[])) \
              ON CONFLICT ((coalesce(workspace_id, '')), slug) DO NOTHING \
              RETURNING {cols} \
          ), counter AS ( \
@@ -226,7 +226,7 @@ impl InsertAttempt {
             .map_err(Failure::from)?;
         let (asset, p) = (&self.asset, &self.p);
         let logged = self.event.per_row();
-        let params: [&(dyn ToSql + Sync); 39] = [
+        let params: [&(dyn ToSql + Sync); 40] = [
             &asset.id,
             &asset.title,
             &p.title_lower,
@@ -266,6 +266,7 @@ impl InsertAttempt {
             &p.checksum,
             &asset.workspace_id,
             logged[5],
+            &p.search_words,
         ];
         let with_or;
         let params: &[&(dyn ToSql + Sync)] = match pick {

@@ -34,7 +34,10 @@
 //! database may install it). Version 7 (library passes) also gives every API key that has the
 //! scope `write:assets` the scope `read:paid`, under a lock that holds key writes until it
 //! commits; keys that have it already are left as they are. Version 14 (tags and checksums)
-//! gives every existing asset no tags and no checksum.
+//! gives every existing asset no tags and no checksum. Version 18 (search) adds the words
+//! index and the text tables whatever the features; existing rows have no words, and are
+//! candidates of every search until `PgStore::reindex_search` fills them in (feature
+//! `search`; see `search.rs`).
 //!
 //! ## Group commit of inserts
 //!
@@ -233,6 +236,8 @@ mod migrate;
 mod notices;
 mod passes;
 mod schema;
+#[cfg(feature = "search")]
+mod search;
 mod slugs;
 mod store;
 mod uploads;

@@ -176,7 +176,8 @@ fn write_sql(s: &str) -> String {
                  height = $13, external_url = $14, video_embed = $15, is_public = $16, \
                  published = $17, updated_at = $18, thumbnail_placeholder = $19, \
                  duration_ms = $20, sample_rate = $21, channels = $22, bitrate = $23, \
-                 video_codec = $24, tags = $25, tag_keys = $26, checksum_sha256 = $27 \
+                 video_codec = $24, tags = $25, tag_keys = $26, checksum_sha256 = $27, \
+                 search_words = array_to_tsvector($28::text[]) \
              WHERE id = $1 RETURNING {cols} \
          ) \
          SELECT {ucols}, c.download_count FROM u \
@@ -190,7 +191,7 @@ fn write_sql(s: &str) -> String {
 pub(crate) fn write_values<'a>(
     next: &'a Asset,
     p: &'a AssetParams,
-) -> [&'a (dyn ToSql + Sync); 27] {
+) -> [&'a (dyn ToSql + Sync); 28] {
     [
         &next.id,
         &next.title,
@@ -219,6 +220,7 @@ pub(crate) fn write_values<'a>(
         &next.tags,
         &p.tag_keys,
         &p.checksum,
+        &p.search_words,
     ]
 }
 

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::schema::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 17;
+pub const SCHEMA_VERSION: i32 = 18;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
@@ -31,6 +31,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (15, include_str!("../migrations/0015_workspaces.sql")),
     (16, include_str!("../migrations/0016_event_workspaces.sql")),
     (17, include_str!("../migrations/0017_asset_notices.sql")),
+    (18, include_str!("../migrations/0018_search.sql")),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas

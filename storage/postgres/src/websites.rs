@@ -142,4 +142,9 @@ impl MetaStore for PgStore {
     fn upload_store(&self) -> Option<&dyn UploadStore> {
         Some(self)
     }
+
+    #[cfg(feature = "search")]
+    fn search_store(&self) -> Option<&dyn assetlib_core::store::SearchStore> {
+        Some(self)
+    }
 }

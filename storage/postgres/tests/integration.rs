@@ -17,5 +17,7 @@ mod migrations;
 mod notices;
 mod passes;
 mod schema;
+#[cfg(feature = "search")]
+mod search;
 mod tags;
 mod workspaces;

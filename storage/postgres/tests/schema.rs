@@ -65,6 +65,8 @@ async fn custom_schema_holds_every_table() {
             "asset_counts",
             "asset_draft_counts",
             "asset_tags",
+            "asset_text_words",
+            "asset_texts",
             "asset_versions",
             "assets",
             "events",
