@@ -112,6 +112,11 @@ pub struct Config {
     /// per card.
     #[cfg(feature = "rate-limits")]
     pub rate_limit: Option<crate::limit::RateLimit>,
+    /// Most bytes of the text inside one asset's file kept for search (default 2 MiB: a
+    /// 300-page report); the text past it is not searched. Feature `search`, over a store
+    /// that keeps an index: the service then sets [`Limits::keep_text`] to it.
+    #[cfg(feature = "search")]
+    pub search_text_limit: u64,
     /// How many proxies in front of the API are trusted to append the address they saw to
     /// `X-Forwarded-For` (default 0: the header is ignored and the client address is the
     /// connection's peer). With N, the client address is the Nth address from the right of
@@ -199,6 +204,8 @@ impl Default for Config {
             cors_origins: Vec::new(),
             #[cfg(feature = "rate-limits")]
             rate_limit: None,
+            #[cfg(feature = "search")]
+            search_text_limit: 2 * 1024 * 1024,
             trusted_proxy_hops: 0,
             replica_sync: ReplicaSync::Notify,
         }

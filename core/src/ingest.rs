@@ -57,6 +57,11 @@ pub(crate) struct Ingested {
 }
 
 impl Ingested {
+    /// Takes the text read from the file ([`crate::extract::Limits::keep_text`]), for search.
+    pub(crate) fn take_text(&mut self) -> Option<crate::extract::FileText> {
+        self.info.text.take()
+    }
+
     /// The asset fields this file gives.
     pub(crate) fn into_fields(self) -> FileFields {
         let info = self.info;

@@ -68,6 +68,11 @@ operations! { $
         .scopes(&[READ_ASSETS])
         .reads()
         .of_capability(Capability::Organize),
+    /// `GET /api/v1/search`: ranked hits over the assets and the text inside their files.
+    Search(search::search) => get("/api/v1/search")
+        .scopes(&[READ_ASSETS])
+        .reads()
+        .of_capability(Capability::Search),
     /// `GET /api/v1/assets/{asset_id}`
     GetAsset(assets::get_asset) => get("/api/v1/assets/{asset_id}")
         .scopes(&[READ_ASSETS])
@@ -463,6 +468,8 @@ pub enum Capability {
     Previews,
     /// Image variants (feature `variants`).
     Variants,
+    /// Search over the assets and the text inside their files (feature `search`).
+    Search,
     /// The OpenAPI document (feature `openapi`).
     OpenApi,
 }
@@ -479,6 +486,7 @@ impl Capability {
             Capability::Keys => cfg!(feature = "keys"),
             Capability::Previews => cfg!(feature = "previews"),
             Capability::Variants => cfg!(feature = "variants"),
+            Capability::Search => cfg!(feature = "search"),
             Capability::OpenApi => cfg!(feature = "openapi"),
         }
     }
@@ -494,6 +502,7 @@ impl Capability {
             Capability::Keys => "keys",
             Capability::Previews => "previews",
             Capability::Variants => "variants",
+            Capability::Search => "search",
             Capability::OpenApi => "openapi",
         }
     }

@@ -238,23 +238,7 @@ pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<Asset
         .transpose()?;
     let page = page_number(p.take("page"))?;
     let per_page = page_size("per_page", p.take("per_page"), max_page_size)?;
-    let asset_type = match p.take("asset_type") {
-        None => None,
-        Some(v) => match AssetType::parse(&v).filter(|t| t.is_filterable()) {
-            Some(t) => Some(t),
-            None => {
-                let names: Vec<&str> = AssetType::ALL
-                    .iter()
-                    .filter(|t| t.is_filterable())
-                    .map(|t| t.as_str())
-                    .collect();
-                return Err(ApiError::validation(
-                    "asset_type",
-                    format!("asset_type must be one of: {}", names.join(", ")),
-                ));
-            }
-        },
-    };
+    let asset_type = asset_type_filter(p.take("asset_type"))?;
     let search = p.take("search").filter(|s| !s.is_empty());
     let sort = match p.take("sort") {
         None => AssetSort::CreatedAt,
@@ -300,6 +284,79 @@ pub(crate) fn asset_query(raw: Option<&str>, max_page_size: u32) -> Result<Asset
         any_tags,
         checksum,
         workspace_id: workspace_filter(p.take("workspace_id"))?,
+    })
+}
+
+/// An `asset_type` filter: absent is none; else a type lists can filter by (400 otherwise).
+fn asset_type_filter(raw: Option<String>) -> Result<Option<AssetType>, ApiError> {
+    let Some(v) = raw else {
+        return Ok(None);
+    };
+    match AssetType::parse(&v).filter(|t| t.is_filterable()) {
+        Some(t) => Ok(Some(t)),
+        None => {
+            let names: Vec<&str> = AssetType::ALL
+                .iter()
+                .filter(|t| t.is_filterable())
+                .map(|t| t.as_str())
+                .collect();
+            Err(ApiError::validation(
+                "asset_type",
+                format!("asset_type must be one of: {}", names.join(", ")),
+            ))
+        }
+    }
+}
+
+/// A validated query of `GET /api/v1/search` (feature `search`), `q` parsed.
+#[cfg(feature = "search")]
+#[derive(Debug, Clone)]
+pub(crate) struct SearchParams {
+    pub(crate) q: crate::search::SearchQuery,
+    pub(crate) asset_type: Option<AssetType>,
+    /// A tag key.
+    pub(crate) tag: Option<String>,
+    pub(crate) workspace_id: Option<String>,
+    pub(crate) library_id: Option<uuid::Uuid>,
+    pub(crate) page: u64,
+    pub(crate) per_page: u32,
+}
+
+/// Parses the query of `GET /api/v1/search`: `q` (required; [`crate::search::parse_query`]),
+/// `asset_type`, `tag`, `workspace_id` and `library_id` as the lists take them, `page` and
+/// `per_page`.
+#[cfg(feature = "search")]
+pub(crate) fn search_query(
+    raw: Option<&str>,
+    max_page_size: u32,
+) -> Result<SearchParams, ApiError> {
+    const KNOWN: &[&str] = &[
+        "q",
+        "asset_type",
+        "tag",
+        "workspace_id",
+        "library_id",
+        "page",
+        "per_page",
+    ];
+    let mut p = Params::parse(raw, KNOWN)?;
+    let q = crate::search::parse_query(&p.take("q").unwrap_or_default())?;
+    let tag = match p.take("tag").filter(|t| !t.is_empty()) {
+        Some(t) => tag_keys("tag", [t.as_str()])?.pop(),
+        None => None,
+    };
+    let library_id = match p.take("library_id").filter(|l| !l.is_empty()) {
+        Some(l) => Some(crate::validate::parse_id("library_id", &l)?),
+        None => None,
+    };
+    Ok(SearchParams {
+        q,
+        asset_type: asset_type_filter(p.take("asset_type"))?,
+        tag,
+        workspace_id: workspace_filter(p.take("workspace_id"))?,
+        library_id,
+        page: page_number(p.take("page"))?,
+        per_page: page_size("per_page", p.take("per_page"), max_page_size.min(100))?,
     })
 }
 

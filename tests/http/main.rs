@@ -39,6 +39,7 @@ mod probe;
 mod replace;
 mod routing;
 mod runaway;
+mod search;
 mod support;
 mod upload_head;
 mod uploads;
@@ -197,6 +198,11 @@ macro_rules! cases {
             large_uploads::every_type_may_be_uploaded_past_max_upload,
             large_uploads::a_large_file_named_by_file_path_is_read_by_ranges,
             large_uploads::a_413_names_the_limit_that_applies,
+            search::hits_rank_by_field_with_snippets_and_pages,
+            search::drafts_and_paid_text_need_their_scopes,
+            search::search_filters_and_pages,
+            search::every_answered_write_is_found_by_the_next_search,
+            search::bad_searches_are_400_naming_the_parameter,
             organize::tags_are_kept_on_create_upload_patch_and_every_asset_object,
             organize::tag_filters_and_the_tag_list,
             organize::checksums_are_the_sha256_of_the_stored_bytes,

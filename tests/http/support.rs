@@ -303,6 +303,7 @@ pub(crate) fn operations() -> Vec<(Method, &'static str, Scope)> {
     vec![
         (Method::GET, "/api/v1/assets", Scope::ReadAssets),
         (Method::GET, "/api/v1/tags", Scope::ReadAssets),
+        (Method::GET, "/api/v1/search", Scope::ReadAssets),
         (Method::POST, "/api/v1/assets/bulk", Scope::WriteAssets),
         (Method::GET, "/api/v1/assets/{id}", Scope::ReadAssets),
         (

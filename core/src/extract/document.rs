@@ -4,7 +4,7 @@ use std::io::{Cursor, Read, Seek};
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::words::{self, WordCounter};
+use super::words::WordCounter;
 use super::{Counts, ExtractError, Limits};
 
 /// DOCX: words of `word/document.xml`, pages from `docProps/app.xml`.
@@ -21,11 +21,11 @@ pub(super) fn docx_archive<R: Read + Seek>(
     limits: &Limits,
 ) -> Result<Counts, ExtractError> {
     let mut budget = Budget(limits.max_zip_inflated);
-    let words = read_part(archive, "word/document.xml", &mut budget, limits)?
-        .and_then(|xml| docx_words(&xml));
+    let counter = read_part(archive, "word/document.xml", &mut budget, limits)?
+        .and_then(|xml| docx_words(&xml, WordCounter::keeping(limits.keep_text)));
     let pages = read_part(archive, "docProps/app.xml", &mut budget, limits)?
         .and_then(|xml| app_pages(&xml));
-    Ok(Counts { pages, words })
+    Ok(Counts::of(pages, counter, false))
 }
 
 /// ODT: `meta:document-statistic` of `meta.xml`; words of `content.xml` when it has none.
@@ -45,9 +45,14 @@ pub(super) fn odt_archive<R: Read + Seek>(
     let mut counts = read_part(archive, "meta.xml", &mut budget, limits)?
         .map(|xml| odt_statistics(&xml))
         .unwrap_or_default();
-    if counts.words.is_none() {
-        counts.words =
-            read_part(archive, "content.xml", &mut budget, limits)?.and_then(|xml| odt_words(&xml));
+    // The words are read from the body when the statistics lack them, and so is the text
+    // when it is kept.
+    if counts.words.is_none() || limits.keep_text > 0 {
+        let counter = read_part(archive, "content.xml", &mut budget, limits)?
+            .and_then(|xml| odt_words(&xml, WordCounter::keeping(limits.keep_text)));
+        let read = Counts::of(counts.pages, counter, false);
+        counts.words = counts.words.or(read.words);
+        counts.text = read.text;
     }
     Ok(counts)
 }
@@ -91,12 +96,14 @@ pub(super) fn embedded_thumbnail_archive<R: Read + Seek>(
     Ok(None)
 }
 
-/// Plain text or Markdown: its words.
-pub(super) fn text(bytes: &[u8], limits: &Limits) -> Result<u64, ExtractError> {
+/// Plain text or Markdown: its words (and its text when kept).
+pub(super) fn text(bytes: &[u8], limits: &Limits) -> Result<Counts, ExtractError> {
     if bytes.len() as u64 > limits.max_text_bytes {
         return Err(ExtractError::limit("text", limits.max_text_bytes));
     }
-    Ok(words::count(&String::from_utf8_lossy(bytes)))
+    let mut counter = WordCounter::keeping(limits.keep_text);
+    counter.text(&String::from_utf8_lossy(bytes));
+    Ok(Counts::of(None, Some(counter), false))
 }
 
 /// Bytes still allowed to be inflated from an archive.
@@ -142,9 +149,8 @@ fn read_part<R: Read + Seek>(
 /// Words of the text runs (`w:t`) of a WordprocessingML body. Paragraphs, tabs and breaks
 /// separate words; runs inside a paragraph join. The fallback copy that Word keeps of text
 /// boxes (`mc:Fallback`) is skipped so that it does not count twice.
-fn docx_words(xml: &[u8]) -> Option<u64> {
+fn docx_words(xml: &[u8], mut counter: WordCounter) -> Option<WordCounter> {
     let mut reader = quick_xml::Reader::from_reader(xml);
-    let mut counter = WordCounter::default();
     let mut in_text = false;
     let mut fallback_depth = 0u32;
     loop {
@@ -169,7 +175,7 @@ fn docx_words(xml: &[u8]) -> Option<u64> {
             Event::Text(t) if in_text => counter.text(&t.decode().ok()?),
             Event::CData(t) if in_text => counter.text(&t.decode().ok()?),
             Event::GeneralRef(r) if in_text => counter.char(reference_char(&r)),
-            Event::Eof => return Some(counter.count()),
+            Event::Eof => return Some(counter),
             _ => {}
         }
     }
@@ -201,6 +207,7 @@ fn odt_statistics(xml: &[u8]) -> Counts {
                 return Counts {
                     pages: number_attribute(&e, b"page-count"),
                     words: number_attribute(&e, b"word-count"),
+                    text: None,
                 };
             }
             Ok(Event::Eof) | Err(_) => return Counts::default(),
@@ -212,9 +219,8 @@ fn odt_statistics(xml: &[u8]) -> Counts {
 /// Words of the body of an ODF text document: the text of every element under
 /// `office:body`, with paragraphs, headings, tabs, line breaks and spaces (`text:s`)
 /// separating words.
-fn odt_words(xml: &[u8]) -> Option<u64> {
+fn odt_words(xml: &[u8], mut counter: WordCounter) -> Option<WordCounter> {
     let mut reader = quick_xml::Reader::from_reader(xml);
-    let mut counter = WordCounter::default();
     let mut in_body = false;
     let separates = |name: &[u8]| matches!(name, b"p" | b"h" | b"tab" | b"line-break" | b"s");
     loop {
@@ -233,7 +239,7 @@ fn odt_words(xml: &[u8]) -> Option<u64> {
             Event::Text(t) if in_body => counter.text(&t.decode().ok()?),
             Event::CData(t) if in_body => counter.text(&t.decode().ok()?),
             Event::GeneralRef(r) if in_body => counter.char(reference_char(&r)),
-            Event::Eof => return Some(counter.count()),
+            Event::Eof => return Some(counter),
             _ => {}
         }
     }

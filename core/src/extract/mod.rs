@@ -212,6 +212,9 @@ pub struct Limits {
     /// `moov` box, or a Matroska file's `Info` and `Tracks` elements each. A larger index gives
     /// no facts.
     pub max_video_index: u64,
+    /// Most bytes of a PDF's or document's text kept in [`FileInfo::text`] (default 0: none
+    /// is kept); the text past it is dropped, the words are still counted.
+    pub keep_text: u64,
     /// How PDF pages are drawn for thumbnails and image variants (default
     /// [`PdfRenderer::Off`]: not at all). [`PdfRenderer::Child`] draws each in a child
     /// process bounded by the two limits below; the ready servers are their own renderer.
@@ -241,6 +244,7 @@ impl Default for Limits {
             max_image_pixels: 50_000_000,
             max_image_alloc: 256 * MIB,
             max_video_index: 64 * MIB,
+            keep_text: 0,
             #[cfg(feature = "previews")]
             pdf_renderer: PdfRenderer::Off,
             #[cfg(feature = "previews")]
@@ -271,6 +275,27 @@ pub struct FileInfo {
     pub height: Option<u32>,
     /// What an audio file plays (a video's facts are read by the caller, from the container).
     pub media: Media,
+    /// The text of a PDF or document, when [`Limits::keep_text`] asks for it and the words
+    /// could be read: for search.
+    pub text: Option<FileText>,
+}
+
+/// The text inside a PDF or document, as its words were read: whitespace runs as one space.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileText {
+    /// One item per page of a PDF, else one item.
+    pub pages: Vec<String>,
+    /// Whether the items are pages.
+    pub paged: bool,
+}
+
+impl FileInfo {
+    /// Takes the pages, words and text of `counts`.
+    fn take_counts(&mut self, counts: Counts) {
+        self.page_count = counts.pages;
+        self.word_count = counts.words;
+        self.text = counts.text;
+    }
 }
 
 /// A thumbnail made by [`thumbnail`].
@@ -418,27 +443,25 @@ fn read(
         width: None,
         height: None,
         media: Media::default(),
+        text: None,
     };
     let mut pdf_read = None;
     match (kind, sniffed.format) {
         (Some(AssetType::Pdf), _) => {
-            let read = pdf::read_pdf(bytes, limits);
+            let mut read = pdf::read_pdf(bytes, limits);
             info.page_count = read.counts.pages;
             info.word_count = read.counts.words;
+            info.text = read.counts.text.take();
             pdf_read = Some(read);
         }
         (Some(AssetType::Document), sniff::Format::Docx) => {
-            let counts = document::docx(bytes, limits)?;
-            info.page_count = counts.pages;
-            info.word_count = counts.words;
+            info.take_counts(document::docx(bytes, limits)?);
         }
         (Some(AssetType::Document), sniff::Format::Odt) => {
-            let counts = document::odt(bytes, limits)?;
-            info.page_count = counts.pages;
-            info.word_count = counts.words;
+            info.take_counts(document::odt(bytes, limits)?);
         }
         (Some(AssetType::Document), sniff::Format::Text) => {
-            info.word_count = Some(document::text(bytes, limits)?);
+            info.take_counts(document::text(bytes, limits)?);
         }
         (Some(AssetType::Image), format) => {
             let size = if format == sniff::Format::Svg {
@@ -539,9 +562,27 @@ fn picture(
     Ok(None)
 }
 
-/// Counts found in a paged document.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+/// Counts found in a paged document, and its text when [`Limits::keep_text`] asks for it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Counts {
     pages: Option<u64>,
     words: Option<u64>,
+    text: Option<FileText>,
+}
+
+impl Counts {
+    /// The counts and the text of what `counter` counted (`None`: it could not be read).
+    fn of(pages: Option<u64>, counter: Option<words::WordCounter>, paged: bool) -> Counts {
+        match counter {
+            Some(mut counter) => Counts {
+                pages,
+                words: Some(counter.count()),
+                text: counter.take_pages().map(|pages| FileText { pages, paged }),
+            },
+            None => Counts {
+                pages,
+                ..Counts::default()
+            },
+        }
+    }
 }

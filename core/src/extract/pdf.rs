@@ -65,7 +65,7 @@ pub(in crate::extract) const MAX_LENGTH_REFERENCES: usize = 8;
 pub(in crate::extract) const MAX_PDF_DEPTH: usize = 256;
 
 /// What one read of a PDF gives: its counts, and whether a renderer may be given it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(super) struct PdfRead {
     pub(super) counts: Counts,
     /// The pre-scan passed (every stream it could decode is within the limits, nothing nests
@@ -86,8 +86,8 @@ pub(super) fn read_pdf(bytes: &[u8], limits: &Limits) -> PdfRead {
     let counts =
         catch_unwind(AssertUnwindSafe(|| read(bytes, scan.encrypted, limits))).unwrap_or_default();
     PdfRead {
-        counts,
         renderable: !scan.encrypted && counts.pages.is_some(),
+        counts,
     }
 }
 
@@ -100,15 +100,12 @@ fn read(bytes: &[u8], encrypted: bool, limits: &Limits) -> Counts {
     }
     let pages = doc.get_pages();
     let page_count = (!pages.is_empty()).then_some(pages.len() as u64);
-    let words = if encrypted || doc.was_encrypted() || doc.is_encrypted() || pages.is_empty() {
+    let counter = if encrypted || doc.was_encrypted() || doc.is_encrypted() || pages.is_empty() {
         None
     } else {
         words(&doc, &pages, limits)
     };
-    Counts {
-        pages: page_count,
-        words,
-    }
+    Counts::of(page_count, counter, true)
 }
 
 /// Whether the page tree is at most [`MAX_PDF_DEPTH`] levels deep, reaches no node twice
@@ -190,12 +187,15 @@ fn parent_chain_bounded(
 /// Words of the text shown on every page. Strings of `Tj`, `TJ`, `'` and `"` are decoded
 /// with their font's encoding; text-object ends, line moves, and gaps of more than a tenth of
 /// an em inside `TJ` separate words.
-fn words(doc: &Document, pages: &BTreeMap<u32, ObjectId>, limits: &Limits) -> Option<u64> {
-    let mut counter = WordCounter::default();
+fn words(doc: &Document, pages: &BTreeMap<u32, ObjectId>, limits: &Limits) -> Option<WordCounter> {
+    let mut counter = WordCounter::keeping(limits.keep_text);
     let mut parsed = 0u64;
     let mut font_cache: HashMap<*const Dictionary, Option<Encoding<'_>>> = HashMap::new();
     let mut cmaps = 0u64;
-    for &page_id in pages.values() {
+    for (n, &page_id) in pages.values().enumerate() {
+        if n > 0 {
+            counter.page();
+        }
         let mut content = Vec::new();
         for id in doc.get_page_contents(page_id) {
             let Ok(stream) = doc.get_object(id).and_then(Object::as_stream) else {
@@ -236,7 +236,7 @@ fn words(doc: &Document, pages: &BTreeMap<u32, ObjectId>, limits: &Limits) -> Op
         };
         count_content(&mut counter, &content, encoding_of)?;
     }
-    Some(counter.count())
+    Some(counter)
 }
 
 /// Counts the words of one page's content, each font's encoding found by its resource name

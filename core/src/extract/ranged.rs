@@ -144,25 +144,28 @@ pub fn preview_ranged(
         width: None,
         height: None,
         media: Media::default(),
+        text: None,
     };
     let mut thumb = Ok(None);
     match (kind, sniffed.format) {
         (Some(AssetType::Pdf), _) => {
-            let counts = pdf::read_large(file, limits);
-            info.page_count = counts.pages;
-            info.word_count = counts.words;
+            info.take_counts(pdf::read_large(file, limits));
         }
         (Some(AssetType::Document), Format::Docx | Format::Odt) => {
             let (counts, picture) = zipped_document(file, sniffed.format, limits)?;
-            info.page_count = counts.pages;
-            info.word_count = counts.words;
+            info.take_counts(counts);
             thumb = picture.and_then(|p| match p {
                 Some(picture) => raster::thumbnail(&picture, max_side, limits),
                 None => Ok(None),
             });
         }
         (Some(AssetType::Document), Format::Text) => {
-            info.word_count = text_words(&mut Ranged::new(file), limits.max_text_bytes);
+            let counter = text_words(
+                &mut Ranged::new(file),
+                limits.max_text_bytes,
+                limits.keep_text,
+            );
+            info.take_counts(super::Counts::of(None, counter, false));
         }
         (Some(AssetType::Image), Format::Svg) => {
             if let Some((w, h)) = svg::size(head) {
@@ -298,11 +301,15 @@ fn zipped_document(
     read.unwrap_or(Ok((Counts::default(), Ok(None))))
 }
 
-/// Words of UTF-8 text read as it streams, as [`words::count`] counts them in the whole text
-/// (each invalid sequence one replacement character); `None` past `limit` bytes, or when a
-/// read fails.
-pub(super) fn text_words(reader: &mut dyn BufRead, limit: u64) -> Option<u64> {
-    let mut counter = words::WordCounter::default();
+/// Words of UTF-8 text read as it streams, as the word counter counts them in the whole text
+/// (each invalid sequence one replacement character), keeping up to `keep` bytes of it;
+/// `None` past `limit` bytes, or when a read fails.
+pub(super) fn text_words(
+    reader: &mut dyn BufRead,
+    limit: u64,
+    keep: u64,
+) -> Option<words::WordCounter> {
+    let mut counter = words::WordCounter::keeping(keep);
     let mut read = 0u64;
     // The chunk read, after the bytes of a sequence the previous chunk's end cut.
     let mut piece: Vec<u8> = Vec::new();
@@ -312,7 +319,7 @@ pub(super) fn text_words(reader: &mut dyn BufRead, limit: u64) -> Option<u64> {
             if !piece.is_empty() {
                 counter.char(char::REPLACEMENT_CHARACTER);
             }
-            return Some(counter.count());
+            return Some(counter);
         }
         read = read.saturating_add(chunk.len() as u64);
         if read > limit {

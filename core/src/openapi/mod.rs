@@ -54,6 +54,7 @@ mod organize;
 mod organize_wire_tests;
 mod parts;
 mod schemas;
+mod search;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -88,7 +89,12 @@ pub fn document() -> Value {
         "paths": Value::Object(paths),
         "components": {
             "schemas": schemas::all(
-                [feed::add_schemas, organize::add_schemas, keys::add_schemas],
+                [
+                    feed::add_schemas,
+                    organize::add_schemas,
+                    keys::add_schemas,
+                    search::add_schemas,
+                ],
                 organize::add_bodies,
             ),
             "parameters": parts::parameters(),

@@ -177,6 +177,19 @@ pub(super) fn parameters() -> Value {
             "pattern": "^[0-9a-fA-F]{64}$"}),
             "Only assets whose file has this SHA-256: 64 hexadecimal digits, either case \
              (else 400 on `checksum`); compared with `checksum_sha256`."),
+        "Q": required_query("q", json!({"type": "string", "minLength": 1, "maxLength": 500}),
+            "What to find: words (all must occur; the last also as the beginning of a word), \
+             `\"quoted phrases\"`, `-word` to leave out, `a OR b`. Case and accents are \
+             ignored. Empty, punctuation only, only exclusions, or longer than 500 characters \
+             is 400 on `q`."),
+        "SearchTag": query("tag", json!({"type": "string"}),
+            "Only assets with this tag, compared ignoring case and surrounding spaces; empty \
+             means no filter. 1 to 64 characters once trimmed, no comma, control or invisible \
+             format character (else 400 on `tag`)."),
+        "SearchLibrary": query("library_id", json!({"type": "string",
+            "pattern": "^$|^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}),
+            "Only assets placed in this library (its id, a hyphenated UUID; else 400 on \
+             `library_id`); empty means no filter."),
         "TagLimit": query("limit", json!({"type": "integer", "minimum": 1,
             "default": 100}),
             "At most this many tags: a positive whole number (digits only); values above \
@@ -235,6 +248,11 @@ fn workspace_filter() -> Value {
 
 fn query(name: &str, schema: Value, description: &str) -> Value {
     json!({"name": name, "in": "query", "required": false, "schema": schema,
+        "description": description})
+}
+
+fn required_query(name: &str, schema: Value, description: &str) -> Value {
+    json!({"name": name, "in": "query", "required": true, "schema": schema,
         "description": description})
 }
 

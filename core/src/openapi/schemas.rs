@@ -30,7 +30,7 @@ use crate::tus::wire::{DirectWire, UploadWire};
 /// operations' and their bodies' come from `feed`, `organize` and `organize_bodies` (their
 /// modules use this one's builders, so this one does not name them).
 pub(super) fn all(
-    [feed, organize, keys]: [super::build::Registrar; 3],
+    [feed, organize, keys, search]: [super::build::Registrar; 4],
     organize_bodies: super::build::Registrar,
 ) -> Value {
     let mut all = Map::new();
@@ -90,6 +90,7 @@ pub(super) fn all(
     }
     organize(&mut add);
     keys(&mut add);
+    search(&mut add);
     super::parts::add_schemas(&mut add);
     bodies::add_all(&mut add, organize_bodies);
     Value::Object(all)

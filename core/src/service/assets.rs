@@ -119,7 +119,7 @@ impl Service {
     /// The steps of [`Service::create_asset`]; what they write goes into `written`.
     async fn create_new(&self, new: NewAsset, written: &mut Written) -> Result<Asset, ApiError> {
         let id = Uuid::new_v4();
-        let file = match &new.file_path {
+        let mut file = match &new.file_path {
             Some(path) => {
                 let config = &self.inner.config;
                 let kind = Some(new.asset_type);
@@ -138,8 +138,39 @@ impl Service {
             }
             None => None,
         };
+        let text = file.as_mut().and_then(ingest::Ingested::take_text);
         let asset = records::new_asset(id, new, file);
-        Ok(self.inner.store.insert_asset(asset, &self.log).await?)
+        let asset = self.inner.store.insert_asset(asset, &self.log).await?;
+        self.keep_text(asset.id, text, false).await;
+        Ok(asset)
+    }
+
+    /// Keeps the text read from asset `id`'s file for search (feature `search`, over a store
+    /// that keeps an index); `replacing` clears the text of an earlier file when the new one
+    /// has none. A failure is logged, never the request's: the asset stands, and search
+    /// finds it by its title, tags and description until `search reindex` reads its file.
+    pub(super) async fn keep_text(
+        &self,
+        id: Uuid,
+        text: Option<crate::extract::FileText>,
+        replacing: bool,
+    ) {
+        #[cfg(feature = "search")]
+        if let Some(search) = self.inner.store.search_store()
+            && (text.is_some() || replacing)
+        {
+            let text = text
+                .map(|t| crate::store::AssetText {
+                    pages: t.pages,
+                    paged: t.paged,
+                })
+                .unwrap_or_default();
+            if let Err(e) = search.set_asset_text(id, text).await {
+                tracing::warn!(asset = %id, error = %e, "the text of an asset's file was not kept");
+            }
+        }
+        #[cfg(not(feature = "search"))]
+        let _ = (id, text, replacing);
     }
 
     /// `POST /api/v1/assets/upload`: creates an asset from a multipart/form-data body as
@@ -208,7 +239,7 @@ impl Service {
             return Ok(Uploaded::Reused(same));
         }
         let id = Uuid::new_v4();
-        let file = ingest::ingest(
+        let mut file = ingest::ingest(
             files,
             config,
             &self.inner.previews,
@@ -219,12 +250,13 @@ impl Service {
         )
         .await?;
         written.extend(file.thumbnail_path.clone());
+        let text = file.take_text();
         let mut new = upload::new_asset(&form, client_name, &file.info, config)?;
         new.workspace_id = workspace;
         let asset = records::new_asset(id, new, Some(file));
-        Ok(Uploaded::Created(
-            self.inner.store.insert_asset(asset, &self.log).await?,
-        ))
+        let asset = self.inner.store.insert_asset(asset, &self.log).await?;
+        self.keep_text(asset.id, text, false).await;
+        Ok(Uploaded::Created(asset))
     }
 }
 

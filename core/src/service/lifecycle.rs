@@ -165,7 +165,7 @@ impl Service {
         let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
         let (path, _) = form.stored_file()?;
         let kind = Some(current.asset_type);
-        let file = ingest::ingest(
+        let mut file = ingest::ingest(
             files,
             config,
             &self.inner.previews,
@@ -176,13 +176,17 @@ impl Service {
         )
         .await?;
         written.extend(file.thumbnail_path.clone());
+        let text = file.take_text();
         let mut change = AssetChange::at(now());
         change.file = Some(file.into_fields());
-        self.inner
+        let update = self
+            .inner
             .store
             .update_asset(current.id, &change, &self.log)
             .await?
-            .ok_or(ApiError::AssetNotFound)
+            .ok_or(ApiError::AssetNotFound)?;
+        self.keep_text(current.id, text, true).await;
+        Ok(update)
     }
 
     /// Removes the files of `before` that the API stored itself and that `after` no longer

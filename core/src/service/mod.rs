@@ -42,6 +42,8 @@ mod organize;
 mod passes;
 mod previews;
 mod resumes;
+#[cfg(feature = "search")]
+mod search;
 
 pub use organize::{BulkItem, BulkResult};
 pub use previews::Backfill;
@@ -150,6 +152,14 @@ impl Service {
     /// A service over a store shared with other parts of the app.
     pub fn from_arc(store: Arc<dyn Store>, files: Files, config: Config) -> Self {
         store.use_replica_sync(config.replica_sync);
+        #[cfg(feature = "search")]
+        let config = {
+            let mut config = config;
+            if store.search_store().is_some() {
+                config.extract_limits.keep_text = config.search_text_limit;
+            }
+            config
+        };
         #[cfg(feature = "rate-limits")]
         let limiter = config.rate_limit.map(Budgets::new);
         let previews = crate::ingest::Pool::new(config.preview_workers);
@@ -497,10 +507,17 @@ impl Service {
                 _ => Err(keys::TOKEN_MINTS_NONE),
             },
             Operation::ListTags => Box::pin(self.tags_request(req, ws)).await,
+            #[cfg(feature = "search")]
+            Operation::Search => Box::pin(self.search_request(req, access.key()?)).await,
             // The operations of a capability this build leaves out have no arm (nor route).
             // With every feature on, the match stays exhaustive: an operation added to the
             // table without its handler does not build.
-            #[cfg(not(all(feature = "variants", feature = "webhooks", feature = "keys")))]
+            #[cfg(not(all(
+                feature = "variants",
+                feature = "webhooks",
+                feature = "keys",
+                feature = "search"
+            )))]
             _ => Ok(crate::routes::route_not_found()),
         }
     }

@@ -486,7 +486,7 @@ impl Service {
         }
         let form = Form::of_metadata(&upload.metadata, &upload.path);
         let declared = upload::declared_type(&form)?;
-        let file = ingest::ingest(
+        let mut file = ingest::ingest(
             files,
             config,
             &self.inner.previews,
@@ -498,12 +498,16 @@ impl Service {
         .await?;
         let thumbnail = file.thumbnail_path.clone();
         written.extend(thumbnail.clone());
+        let text = file.take_text();
         let client_name = upload.metadata.filename.as_deref().unwrap_or("");
         let mut new = upload::new_asset(&form, client_name, &file.info, config)?;
         new.workspace_id.clone_from(&upload.workspace_id);
         let asset = records::new_asset(upload.asset_id, new, Some(file));
         match store.insert_asset(asset, &self.log).await {
-            Ok(asset) => Ok(asset),
+            Ok(asset) => {
+                self.keep_text(asset.id, text, false).await;
+                Ok(asset)
+            }
             // Made by an earlier try: this try's thumbnail goes.
             Err(StoreError::DuplicateId { id }) => {
                 if let Some(thumbnail) = thumbnail {

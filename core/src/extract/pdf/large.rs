@@ -39,15 +39,12 @@ pub(in crate::extract) fn read_large(file: &mut dyn ReadAt, limits: &Limits) -> 
         let Some(pages) = page_count(&mut objects) else {
             return Counts::default();
         };
-        let words = if objects.encrypted {
+        let counter = if objects.encrypted {
             None
         } else {
             words(&mut objects, limits)
         };
-        Counts {
-            pages: Some(pages),
-            words,
-        }
+        Counts::of(Some(pages), counter, true)
     }))
     .unwrap_or_default()
 }
@@ -102,12 +99,15 @@ impl Budget {
 }
 
 /// Words of every page, as [`super::read_pdf`] counts them (see the module docs).
-fn words(objects: &mut Objects<'_>, limits: &Limits) -> Option<u64> {
+fn words(objects: &mut Objects<'_>, limits: &Limits) -> Option<WordCounter> {
     let (pages, fonts) = walk(objects)?;
-    let mut counter = WordCounter::default();
+    let mut counter = WordCounter::keeping(limits.keep_text);
     let mut parsed = 0u64;
     let mut encodings: HashMap<usize, Option<Encoding<'_>>> = HashMap::new();
-    for page in &pages {
+    for (n, page) in pages.iter().enumerate() {
+        if n > 0 {
+            counter.page();
+        }
         let mut content = Vec::new();
         for &number in &page.contents {
             let Some(Object::Stream { dict, data_at }) = objects.object(number) else {
@@ -140,7 +140,7 @@ fn words(objects: &mut Objects<'_>, limits: &Limits) -> Option<u64> {
         };
         count_content(&mut counter, &content, encoding_of)?;
     }
-    Some(counter.count())
+    Some(counter)
 }
 
 /// One level of the page tree being walked: its kids, the next one to visit, and the fonts

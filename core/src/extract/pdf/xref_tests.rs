@@ -57,6 +57,7 @@ fn counts(pages: u64, words: u64) -> Counts {
     Counts {
         pages: Some(pages),
         words: Some(words),
+        text: None,
     }
 }
 
@@ -297,7 +298,8 @@ fn a_count_by_reference_and_a_looping_tree() {
         large(&looping),
         Counts {
             pages: Some(2),
-            words: None
+            words: None,
+            text: None,
         }
     );
 }
@@ -383,7 +385,8 @@ fn encrypted_files_count_pages_only() {
         large(&pdf),
         Counts {
             pages: Some(1),
-            words: None
+            words: None,
+            text: None,
         }
     );
 }

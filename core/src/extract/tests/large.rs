@@ -86,6 +86,31 @@ fn media(name: &str) -> Vec<u8> {
 }
 
 #[test]
+fn text_kept_by_ranges_is_the_text_kept_whole() {
+    let keeping = Limits {
+        keep_text: 1 << 20,
+        ..limits()
+    };
+    for (name, bytes) in [
+        ("report.pdf", samples::pdf_with_filler(3, 25, 1 << 20)),
+        (
+            "notes.docx",
+            samples::docx(&["First paragraph.", "Second."]),
+        ),
+        ("notes.odt", samples::odt(&["One two.", "Three."])),
+        ("notes.md", b"# Notes\n\nSome words.".to_vec()),
+    ] {
+        let whole = extract(&bytes, name, None, &keeping).expect("extract");
+        let mut file = Virtual::of(&bytes);
+        let head = file.head();
+        let (got, _) =
+            preview_ranged(&head, &mut file, name, None, 320, &keeping).expect("preview_ranged");
+        assert!(whole.text.is_some(), "{name}");
+        assert_eq!(got.text, whole.text, "{name}");
+    }
+}
+
+#[test]
 fn every_sample_reads_by_ranges_as_it_reads_whole() {
     let cover = samples::png(48, 48);
     let samples: Vec<(&str, Vec<u8>)> = vec![
@@ -382,14 +407,14 @@ fn text_words_are_counted_as_they_stream() {
     for capacity in [1, 2, 3, 5, 7, 64, 4096] {
         let mut reader = BufReader::with_capacity(capacity, &bytes[..]);
         assert_eq!(
-            text_words(&mut reader, u64::MAX),
+            text_words(&mut reader, u64::MAX, 0).map(|c| c.count()),
             Some(whole),
             "chunks of {capacity}"
         );
     }
     let mut reader = BufReader::new(&bytes[..]);
     assert_eq!(
-        text_words(&mut reader, bytes.len() as u64 - 1),
+        text_words(&mut reader, bytes.len() as u64 - 1, 0).map(|c| c.count()),
         None,
         "past the cap"
     );

@@ -25,6 +25,7 @@ fn image_dimensions() {
                 width: Some(w),
                 height: Some(h),
                 media: crate::model::Media::default(),
+                text: None,
             },
             "{name}"
         );
@@ -290,6 +291,7 @@ fn unknown_content_has_mime_and_size_only() {
             width: None,
             height: None,
             media: crate::model::Media::default(),
+            text: None,
         }
     );
 }

@@ -13,6 +13,7 @@ use super::{sniff, thumbnail};
 use crate::model::AssetType;
 
 mod hostile;
+mod text;
 // Thumbnails, audio and video facts, and large files' previews need `previews`.
 #[cfg(feature = "previews")]
 mod large;
@@ -73,6 +74,7 @@ fn pdf_three_pages_known_words() {
             width: None,
             height: None,
             media: crate::model::Media::default(),
+            text: None,
         }
     );
 }
@@ -308,6 +310,7 @@ fn docx_words_and_pages() {
             width: None,
             height: None,
             media: crate::model::Media::default(),
+            text: None,
         }
     );
 }

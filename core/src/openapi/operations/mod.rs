@@ -12,6 +12,7 @@ mod keys;
 mod libraries;
 mod organize;
 mod passes;
+mod search;
 mod uploads;
 mod webhooks;
 

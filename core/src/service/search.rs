@@ -1,0 +1,155 @@
+//! Search (DESIGN.md §6 "Search", feature `search`): `GET /api/v1/search`, ranked hits over
+//! the assets and the text inside their files, with `<mark>`ed snippets of where each matched.
+
+use serde::Serialize;
+
+use super::Service;
+use super::access::{named_workspace, sees_drafts};
+use crate::error::ApiError;
+use crate::model::{ApiKey, Scope};
+use crate::page::AssetPagination;
+use crate::query;
+use crate::render::{AssetJson, Envelope};
+use crate::reply::Reply;
+use crate::request::RawRequest;
+use crate::search::{SearchQuery, Words};
+use crate::store::{SearchFound, SearchRequest};
+
+/// Where a hit matched: a field, the page of the file's text, and the words around it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct MatchJson {
+    /// `title`, `description`, `tags` or `content`.
+    field: &'static str,
+    /// The page (1-based) of a paged text (PDF pages, slides); `null` otherwise.
+    page: Option<u32>,
+    /// At most 200 characters around the first matches, matches in `<mark>`, the rest
+    /// HTML-escaped.
+    snippet: String,
+}
+
+/// A hit on the wire.
+#[derive(Serialize)]
+struct HitJson<'a> {
+    asset: AssetJson<'a>,
+    score: u32,
+    matches: Vec<MatchJson>,
+}
+
+/// Where `found` matched `query`, field by field: the title, the description, each tag, then
+/// each page of text the store returned.
+pub(crate) fn matches_of(query: &SearchQuery, found: &SearchFound) -> Vec<MatchJson> {
+    let asset = &found.asset;
+    let mut out = Vec::new();
+    let mut add = |field, page, text: &str| {
+        if let Some(snippet) = Words::of(text).snippet(query) {
+            out.push(MatchJson {
+                field,
+                page,
+                snippet,
+            });
+        }
+    };
+    add("title", None, &asset.title);
+    if let Some(description) = &asset.description {
+        add("description", None, description);
+    }
+    for tag in &asset.tags {
+        add("tags", None, tag);
+    }
+    for (index, text) in &found.pages {
+        let page = found.paged.then(|| index.saturating_add(1));
+        add("content", page, text);
+    }
+    out
+}
+
+impl Service {
+    /// `GET /api/v1/search`: a page of hits as `key` may see them (drafts only with
+    /// `write:assets`, the text of paid files only with `read:paid`, a workspace key its own
+    /// workspace). A store that keeps no index answers as a route this build lacks (404).
+    pub(super) async fn search_request(
+        &self,
+        req: RawRequest<'_>,
+        key: &ApiKey,
+    ) -> Result<Reply, ApiError> {
+        let params = query::search_query(req.query, self.inner.config.max_page_size)?;
+        let Some(search) = self.inner.store.search_store() else {
+            return Ok(crate::routes::route_not_found());
+        };
+        let per_page = params.per_page;
+        let request = SearchRequest {
+            query: params.q,
+            asset_type: params.asset_type,
+            tag: params.tag,
+            workspace_id: named_workspace(key.workspace_id.as_deref(), params.workspace_id)?,
+            library_id: params.library_id,
+            drafts: sees_drafts(key),
+            paid_content: key.scopes.contains(&Scope::ReadPaid),
+            offset: (params.page - 1).saturating_mul(u64::from(per_page)),
+            limit: per_page,
+        };
+        let page = search.search(&request).await?;
+        let hits: Vec<HitJson<'_>> = page
+            .items
+            .iter()
+            .map(|found| HitJson {
+                asset: AssetJson(&found.asset),
+                score: found.score,
+                matches: matches_of(&request.query, found),
+            })
+            .collect();
+        Ok(Reply::json_value(
+            200,
+            &Envelope {
+                data: hits,
+                pagination: Some(AssetPagination::new(params.page, per_page, page.total)),
+            },
+        ))
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use super::*;
+    use crate::model::AssetType;
+    use crate::search::parse_query;
+    use crate::testing::sample_asset;
+
+    #[test]
+    fn matches_name_each_field_and_the_page_of_paged_text() {
+        let mut asset = sample_asset("Tide tables", AssetType::Pdf, 1);
+        asset.description = Some("Printed <tide> charts".into());
+        asset.tags = vec!["Harbour".into(), "tides".into()];
+        let q = parse_query("tide").expect("query");
+        let found = SearchFound {
+            asset,
+            score: 8,
+            pages: vec![(2, "High tide at noon".into())],
+            paged: true,
+        };
+        let m = |field, page: Option<u32>, snippet: &str| MatchJson {
+            field,
+            page,
+            snippet: snippet.into(),
+        };
+        assert_eq!(
+            matches_of(&q, &found),
+            [
+                m("title", None, "<mark>Tide</mark> tables"),
+                m(
+                    "description",
+                    None,
+                    "Printed &lt;<mark>tide</mark>&gt; charts"
+                ),
+                m("tags", None, "<mark>tides</mark>"),
+                m("content", Some(3), "High <mark>tide</mark> at noon"),
+            ]
+        );
+        let unpaged = SearchFound {
+            paged: false,
+            pages: vec![(0, "tide".into())],
+            ..found
+        };
+        assert_eq!(matches_of(&q, &unpaged).last().and_then(|m| m.page), None);
+    }
+}
