@@ -395,3 +395,67 @@ async fn poster(
         tokio::task::spawn_blocking(move || extract::thumbnail(&frame, THUMBNAIL_SIDE, &limits));
     Ok(made.await??)
 }
+
+/// The text inside the file at `file_path` of an asset of type `declared`, as
+/// [`crate::extract::Limits::keep_text`] keeps it (`search reindex`, feature `search`): read
+/// whole when it has at most [`Config::max_upload`] bytes, else by ranges, on `pool`, within
+/// [`Config::extract_timeout`]; no thumbnail is stored. `None` when the file gives no text.
+#[cfg(feature = "search")]
+pub(crate) async fn read_text(
+    files: &Files,
+    config: &Config,
+    pool: &Pool,
+    file_path: &str,
+    declared: AssetType,
+) -> Result<Option<extract::FileText>, ApiError> {
+    let resolved = files.resolve(file_path).await?;
+    let whole = resolved.size <= config.max_upload;
+    let limit = if whole { resolved.size } else { HEADER_BYTES };
+    let bytes = files.read(&resolved.path, limit.min(resolved.size)).await?;
+    let name = resolved
+        .path
+        .rsplit('/')
+        .next()
+        .unwrap_or(&resolved.path)
+        .to_owned();
+    let limits = config.extract_limits.clone();
+    let deadline = Instant::now() + config.extract_timeout;
+    let mut stored = StoredFile {
+        files: files.clone(),
+        path: resolved.path.clone(),
+        size: resolved.size,
+        runtime: tokio::runtime::Handle::current(),
+        deadline: Some(deadline),
+    };
+    let turn = pool.turn().await?;
+    let work = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        if whole {
+            extract::extract(&bytes, &name, Some(declared), &limits)
+        } else {
+            // A side of one pixel: the thumbnail a document carries is not wanted here.
+            extract::preview_ranged(&bytes, &mut stored, &name, Some(declared), 1, &limits)
+                .map(|(info, _)| info)
+        }
+    });
+    let timed_out = || {
+        ApiError::validation(
+            "file_path",
+            format!(
+                "file_path could not be read within {} seconds",
+                config.extract_timeout.as_secs_f64()
+            ),
+        )
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    match tokio::time::timeout(left, work).await {
+        Err(_) => Err(timed_out()),
+        Ok(joined) => match joined.map_err(ApiError::internal)? {
+            Ok(info) => Ok(info.text),
+            Err(e) => Err(ApiError::validation(
+                "file_path",
+                format!("file_path could not be read: {e}"),
+            )),
+        },
+    }
+}

@@ -164,6 +164,8 @@ pub use routes::{
     API_PREFIX, Capability, OPERATIONS, Operation, OperationRow, OperationSpec, ROUTES, Route,
     RouteMatch, Routes, THUMBNAIL_ROUTE, match_route, method_not_allowed, route_not_found,
 };
+#[cfg(feature = "search")]
+pub use service::Reindex;
 pub use service::{Backfill, BulkItem, BulkResult, Service};
 pub use store::{
     AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, UploadStore,

@@ -29,6 +29,7 @@ mod previews;
 mod replicas;
 mod runaway;
 mod running;
+mod search;
 mod site;
 mod tus_kit;
 mod upload_page;

@@ -47,6 +47,8 @@ mod search;
 
 pub use organize::{BulkItem, BulkResult};
 pub use previews::Backfill;
+#[cfg(feature = "search")]
+pub use search::Reindex;
 mod direct;
 mod lease;
 mod uploads;

@@ -63,7 +63,103 @@ pub(crate) fn matches_of(query: &SearchQuery, found: &SearchFound) -> Vec<MatchJ
     out
 }
 
+/// Assets read at a time by [`Service::reindex_search`].
+const REINDEX_BATCH: u32 = 100;
+
+/// What [`Service::reindex_search`] has done so far, handed to its progress callback.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reindex {
+    /// Assets of every status when the walk began.
+    pub total: u64,
+    /// Assets looked at so far.
+    pub seen: u64,
+    /// Words of assets brought into the index (written while it was not kept).
+    pub words: u64,
+    /// Files read for their text.
+    pub read: u64,
+    /// Files that could not be read (logged); the next run tries them again.
+    pub failed: u64,
+}
+
 impl Service {
+    /// Rebuilds what search needs that is missing (feature `search`): first the words of
+    /// assets written while the index was not kept ([`crate::store::SearchStore::reindex_words`]),
+    /// then the text of every pdf and document asset whose file has none kept yet (files
+    /// stored before the feature, or whose reading failed), read as an upload reads it
+    /// (within [`crate::Config::extract_timeout`], on the preview workers; no thumbnail is
+    /// made). A file that gives no text is kept as an empty text, so it is not read again.
+    /// `progress` is called after each asset. Safe while serving, and to stop and run again:
+    /// what was done is not done again.
+    ///
+    /// # Errors
+    /// 404 when the store keeps no search index; 500 when the store fails (what was done
+    /// stays done).
+    pub async fn reindex_search(
+        &self,
+        mut progress: impl FnMut(&Reindex) + Send,
+    ) -> Result<Reindex, ApiError> {
+        use crate::model::AssetType;
+        use crate::query::{AssetQuery, AssetStatus};
+        use crate::store::AssetText;
+        let Some(search) = self.inner.store.search_store() else {
+            return Err(ApiError::NotFound("the store keeps no search index"));
+        };
+        let mut done = Reindex {
+            words: search.reindex_words().await?,
+            ..Reindex::default()
+        };
+        // Newest first: assets created meanwhile come before the walk's place, so none is
+        // skipped (a delete may move one past it: the next run reads it).
+        let mut query = AssetQuery {
+            per_page: REINDEX_BATCH,
+            status: AssetStatus::Any,
+            ..AssetQuery::default()
+        };
+        loop {
+            let page = self.inner.store.list_assets(&query).await?;
+            if query.page == 1 {
+                done.total = page.total;
+            }
+            if page.items.is_empty() {
+                return Ok(done);
+            }
+            for asset in page.items {
+                done.seen += 1;
+                let wanted = matches!(asset.asset_type, AssetType::Pdf | AssetType::Document);
+                if let (true, Some(path)) = (wanted, &asset.file_path)
+                    && search.asset_text(asset.id).await?.is_none()
+                {
+                    let inner = &self.inner;
+                    let read = crate::ingest::read_text(
+                        &inner.files,
+                        &inner.config,
+                        &inner.previews,
+                        path,
+                        asset.asset_type,
+                    )
+                    .await;
+                    match read {
+                        Ok(text) => {
+                            let text = text.map_or_else(AssetText::default, |t| AssetText {
+                                pages: t.pages,
+                                paged: t.paged,
+                            });
+                            search.set_asset_text(asset.id, text).await?;
+                            done.read += 1;
+                        }
+                        Err(e) => {
+                            tracing::warn!(asset = %asset.id, error = %e, "a file's text could not be read");
+                            done.failed += 1;
+                        }
+                    }
+                }
+                progress(&done);
+            }
+            query.page += 1;
+        }
+    }
+
     /// `GET /api/v1/search`: a page of hits as `key` may see them (drafts only with
     /// `write:assets`, the text of paid files only with `read:paid`, a workspace key its own
     /// workspace). A store that keeps no index answers as a route this build lacks (404).

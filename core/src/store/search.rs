@@ -80,6 +80,14 @@ pub trait SearchStore: Send + Sync + 'static {
     /// that returned is seen, and within the change-notice bound a write through another
     /// process sharing it.
     async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError>;
+
+    /// Brings into the index the words of any asset written while it was not kept (by a
+    /// build without the feature sharing the store), while serving; answers how many. The
+    /// default does nothing: a store that keeps its words in the records' own writes has
+    /// none to bring in.
+    async fn reindex_words(&self) -> Result<u64, StoreError> {
+        Ok(0)
+    }
 }
 
 impl SearchRequest {

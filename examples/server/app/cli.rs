@@ -1,4 +1,5 @@
-//! The command line of the ready servers: `serve` (the default) and `keys`.
+//! The command line of the ready servers: `serve` (the default), `keys`, `thumbnails` and
+//! `search`.
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
@@ -40,6 +41,24 @@ pub(crate) enum Command {
     Thumbnails {
         #[command(subcommand)]
         command: ThumbnailsCommand,
+    },
+    /// The search index (stop a sled server first; PostgreSQL replicas may keep serving).
+    Search {
+        #[command(subcommand)]
+        command: SearchCommand,
+    },
+}
+
+/// The `search` commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SearchCommand {
+    /// Bring into the index what it lacks, with a progress bar: the words of assets written
+    /// by a build without search, and the text of every PDF and document whose file has none
+    /// kept yet (stored before search, or whose reading failed). Stopping and running it
+    /// again is safe: what was done is not done again.
+    Reindex {
+        #[command(flatten)]
+        data: DataArg,
     },
 }
 
@@ -144,6 +163,11 @@ pub(crate) struct ServeArgs {
     /// multipart upload aborted). Default 86400 (24 h).
     #[arg(long, value_name = "S", env = "ASSETLIB_UPLOAD_EXPIRY", value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
     pub(crate) upload_expiry: Option<u64>,
+    /// Most bytes of the text inside one file kept for search; 0 keeps none (files are then
+    /// found by their title, tags and description; `search reindex` reads them later).
+    /// Default 2097152 (2 MiB).
+    #[arg(long, value_name = "BYTES", env = "ASSETLIB_SEARCH_TEXT_LIMIT")]
+    pub(crate) search_text_limit: Option<u64>,
 }
 
 impl ServeArgs {
@@ -163,6 +187,9 @@ impl ServeArgs {
         }
         if let Some(seconds) = self.upload_expiry {
             config.upload_expiry = std::time::Duration::from_secs(seconds);
+        }
+        if let Some(bytes) = self.search_text_limit {
+            config.search_text_limit = bytes;
         }
         config.rate_limit = self.rate_limit.and_then(|n| {
             Some(RateLimit {

@@ -21,6 +21,7 @@ pub(crate) mod data;
 pub(crate) mod demo;
 pub(crate) mod http;
 pub(crate) mod keys;
+pub(crate) mod search;
 pub(crate) mod site;
 pub(crate) mod thumbnails;
 
@@ -71,6 +72,7 @@ where
             Command::Serve(args) => serve(args, serve_http).await,
             Command::Keys { command } => run_keys(command).await,
             Command::Thumbnails { command } => thumbnails::run(command).await,
+            Command::Search { command } => search::run(command).await,
         }
     });
     // Requests are answered and the store is flushed: work still on a blocking thread (a

@@ -34,6 +34,9 @@ use crate::PgStore;
 use crate::assets::{asset_cols, asset_from_row};
 use crate::error::Failure;
 
+/// Rows a transaction of [`SearchStore::reindex_words`] fills in.
+const REINDEX_BATCH: u32 = 500;
+
 /// The most words of a text one `asset_text_words` row holds.
 const WORDS_PER_CHUNK: usize = 20_000;
 
@@ -269,6 +272,10 @@ impl SearchStore for PgStore {
             }),
             None => None,
         })
+    }
+
+    async fn reindex_words(&self) -> Result<u64, StoreError> {
+        self.reindex_search(REINDEX_BATCH, |_| {}).await
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError> {
