@@ -222,6 +222,22 @@ async fn the_example_page_renders_a_library_on(example: &str) {
         "{example}: the status line\n{dom}"
     );
 
+    // The search box: an address with `q` opens the page with the library's hits, each
+    // match in a `<mark>` the page made, the rest of the snippet as text.
+    let searched = format!("{page}&q=onerror");
+    let dom = browser(&dir.path().join("browser"), &["--dump-dom"], &searched).await;
+    let form = opening_tag(&dom, r#"data-role="search""#);
+    assert!(form.contains(r#"data-state="done""#), "{example}: {form}\n{dom}");
+    assert_eq!(
+        texts(&dom, r#"data-role="search-hit-title">"#),
+        [escape(HOSTILE)],
+        "{example}: search hits"
+    );
+    assert!(
+        dom.contains("&lt;img src=x <mark>onerror</mark>=alert(1)&gt;"),
+        "{example}: the snippet\n{dom}"
+    );
+
     // A browser token in the address fragment, as a site's server mints it for its page.
     let (status, minted) = server
         .send(

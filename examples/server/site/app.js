@@ -15,6 +15,12 @@
 // - A row of tag buttons, made from the `tags` of the library's assets, filters the cards in
 //   the page (no further request): one tag at a time, "All" to show every card again. The
 //   tag pressed is kept in the address (`&tag=...`), and an address with one opens filtered.
+// - A search box finds the library's assets by their title, tags, description and the text
+//   inside their files (`GET /api/v1/search`, scoped to the library), as you type. Each hit
+//   shows where it matched; the API's snippets are HTML-escaped with `<mark>` around matches,
+//   and are taken apart into text and `<mark>` elements here, never inserted as markup. The
+//   words searched are kept in the address (`&q=...`). A pass does not open search, so a
+//   buyer's page has no box.
 
 const API = '/api/v1';
 const KEY_STORAGE = 'assetlib-site-key';
@@ -72,6 +78,7 @@ const ICONS = {
   alert: ['M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18z', 'M12 8v5', 'M12 16.5v.01'],
   tag: ['M20.6 13.4l-7.2 7.2a2 2 0 0 1-2.8 0L3 13V3h10l7.6 7.6a2 2 0 0 1 0 2.8z', 'M7.5 7.5h.01'],
   grid: ['M4 4h7v7H4z', 'M13 4h7v7h-7z', 'M4 13h7v7H4z', 'M13 13h7v7h-7z'],
+  search: ['M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16z', 'M21 21l-4.35-4.35'],
 };
 
 function icon(name, className = 'icon') {
@@ -829,6 +836,114 @@ function renderTagFilter(assets, main) {
   return [row, status];
 }
 
+// ---------------------------------------------------------------------------------------------
+// Search.
+
+/** What the API escapes in a snippet, as the text it stands for. */
+const ENTITIES = { '&lt;': '<', '&gt;': '>', '&amp;': '&', '&quot;': '"', '&#39;': "'" };
+
+/**
+ * A snippet of the API (HTML-escaped text with `<mark>` around matches) as nodes: text nodes
+ * and `<mark>` elements, built here; nothing of it is parsed as markup.
+ */
+function snippetNodes(snippet) {
+  const text = (piece) => piece.replace(/&(?:lt|gt|amp|quot|#39);/g, (e) => ENTITIES[e]);
+  return String(snippet)
+    .split(/(<mark>[^<]*<\/mark>)/)
+    .filter((piece) => piece !== '')
+    .map((piece) => {
+      const marked = /^<mark>([^<]*)<\/mark>$/.exec(piece);
+      return marked ? h('mark', { text: text(marked[1]) }) : document.createTextNode(text(piece));
+    });
+}
+
+function renderHit(hit) {
+  const asset = hit.asset ?? {};
+  const matches = Array.isArray(hit.matches) ? hit.matches : [];
+  return h(
+    'li',
+    { className: 'search-hit', dataset: { role: 'search-hit', assetId: String(asset.id ?? '') } },
+    h('span', { className: 'type', text: typeOf(asset).label }),
+    h('h3', { dataset: { role: 'search-hit-title' }, text: asset.title ?? '' }),
+    matches.map((m) =>
+      h(
+        'p',
+        { className: 'snippet', dataset: { role: 'snippet', field: String(m.field ?? ''), page: String(m.page ?? '') } },
+        Number.isInteger(m.page) ? h('span', { className: 'snippet-page', text: `Page ${m.page}` }) : null,
+        snippetNodes(m.snippet ?? ''),
+      ),
+    ),
+  );
+}
+
+/** The search box of `library`: hits as you type, the words kept in the address. */
+function renderSearch(library, key) {
+  const input = h('input', {
+    type: 'search',
+    name: 'q',
+    maxLength: 500,
+    placeholder: 'Search titles, tags and the text inside files',
+    dataset: { role: 'search-input' },
+    attrs: { 'aria-label': 'Search this library', autocomplete: 'off' },
+  });
+  const status = h('p', { className: 'search-status', dataset: { role: 'search-status' }, attrs: { role: 'status' } });
+  const hits = h('ol', { className: 'search-hits', dataset: { role: 'search-hits' } });
+  const form = h(
+    'form',
+    { className: 'search', dataset: { role: 'search' }, attrs: { role: 'search' } },
+    h('div', { className: 'search-row' }, icon('search'), input),
+    status,
+    hits,
+  );
+  let asked = 0;
+  let timer = null;
+  const run = async (q) => {
+    const mine = (asked += 1);
+    const url = new URL(window.location.href);
+    if (q) url.searchParams.set('q', q);
+    else url.searchParams.delete('q');
+    window.history.replaceState(null, '', url.pathname + url.search + url.hash);
+    if (!q) {
+      hits.replaceChildren();
+      status.textContent = '';
+      form.dataset.state = 'idle';
+      return;
+    }
+    form.dataset.state = 'searching';
+    const query = `q=${encodeURIComponent(q)}&library_id=${encodeURIComponent(library.id)}&per_page=20`;
+    try {
+      const body = await api(`/search?${query}`, key);
+      if (mine !== asked) return;
+      const found = Array.isArray(body?.data) ? body.data : [];
+      hits.replaceChildren(...found.map(renderHit));
+      const total = Number(body?.pagination?.total ?? found.length);
+      status.textContent = total ? `${plural(total, 'asset')} found.` : 'Nothing found.';
+      form.dataset.state = 'done';
+    } catch (e) {
+      if (mine !== asked) return;
+      hits.replaceChildren();
+      status.textContent = e instanceof ApiError && e.status === 400
+        ? e.message
+        : e instanceof ApiError && e.status === 403
+          ? 'This key cannot search.'
+          : e.message || 'The search failed.';
+      form.dataset.state = 'error';
+    }
+  };
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => run(input.value.trim()), 250);
+  });
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    clearTimeout(timer);
+    run(input.value.trim());
+  });
+  const given = (new URL(window.location.href).searchParams.get('q') || '').trim();
+  const first = given ? ((input.value = given), run(given)) : Promise.resolve();
+  return { form, first };
+}
+
 /** Renders `library` (the API's detail with assets); resolves once every link is signed. */
 async function renderLibrary(library, key) {
   const sections = (Array.isArray(library.sections) ? library.sections : [])
@@ -862,6 +977,12 @@ async function renderLibrary(library, key) {
   if (!count) main.append(h('p', { className: 'empty', text: 'This library has no assets yet.' }));
   const filter = renderTagFilter([...sections.flatMap((s) => (Array.isArray(s.assets) ? s.assets : [])), ...unsectioned], main);
   if (filter) main.prepend(...filter);
+  // A pass opens no search: a buyer's page has no box.
+  if (!key.startsWith('alp_')) {
+    const search = renderSearch(library, key);
+    main.prepend(search.form);
+    signing.push(search.first);
+  }
 
   const cover = renderCover(library, count, key.startsWith('alp_'), key);
   app.replaceChildren(cover, main);
