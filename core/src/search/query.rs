@@ -48,6 +48,18 @@ pub struct SearchQuery {
     pub excluded: Vec<Term>,
 }
 
+impl SearchQuery {
+    /// Whether every term, kept or excluded, is a word or a prefix (no phrase): then an index
+    /// of each text's words says exactly which texts a term occurs in, without reading them.
+    pub fn is_word_level(&self) -> bool {
+        self.clauses
+            .iter()
+            .flatten()
+            .chain(&self.excluded)
+            .all(|t| !matches!(t, Term::Phrase(_)))
+    }
+}
+
 /// One token of `q` before terms are made of it.
 #[derive(Debug)]
 enum Token<'a> {

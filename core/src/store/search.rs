@@ -165,6 +165,146 @@ pub fn search_hit(
     })
 }
 
+/// What a store's word index says of one candidate's text, for a query whose terms are all
+/// words or prefixes ([`SearchQuery::is_word_level`]): for each clause, whether one of its
+/// terms occurs in the text; and whether an excluded term does. Both false when the text does
+/// not count (none kept, or a paid file's for a caller without `read:paid`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TextMatches {
+    /// Per clause of the query, in order.
+    pub clauses: Vec<bool>,
+    /// Whether an excluded term occurs in the text.
+    pub excluded: bool,
+}
+
+/// The score [`search_hit`] gives `asset` for a word-level `query`, its text known only
+/// through the index (`text`): title, tags and description are read from the asset, the text
+/// counts where `text` says. `None` when it is no hit. A store ranks every candidate so,
+/// without reading their texts, and reads the texts of the page it returns only.
+pub fn indexed_score(query: &SearchQuery, asset: &Asset, text: &TextMatches) -> Option<u32> {
+    if text.excluded {
+        return None;
+    }
+    let description = asset.description.as_deref().unwrap_or("");
+    let fields = Fields {
+        texts: vec![
+            (MatchField::Title, vec![Words::of(&asset.title)]),
+            (
+                MatchField::Tags,
+                asset.tags.iter().map(|t| Words::of(t)).collect(),
+            ),
+            (MatchField::Description, vec![Words::of(description)]),
+        ],
+    };
+    let excluded = query.excluded.iter().any(|t| {
+        fields
+            .texts
+            .iter()
+            .any(|(_, ws)| ws.iter().any(|w| w.has(t)))
+    });
+    if excluded {
+        return None;
+    }
+    let mut score = 0;
+    for (i, clause) in query.clauses.iter().enumerate() {
+        let in_fields = fields
+            .texts
+            .iter()
+            .filter(|(_, ws)| ws.iter().any(|w| clause.iter().any(|t| w.has(t))))
+            .map(|(field, _)| field.weight())
+            .max();
+        let in_text = text
+            .clauses
+            .get(i)
+            .copied()
+            .unwrap_or(false)
+            .then(|| MatchField::Content.weight());
+        score += in_fields.max(in_text)?;
+    }
+    Some(score)
+}
+
+/// The hit of a page ranked by [`rank_indexed`]: [`search_hit`] of the asset and its text
+/// (`None` when it has none or it does not count), which gives it the same `score` and the
+/// pages of its text that match.
+pub fn found(
+    query: &SearchQuery,
+    score: u32,
+    asset: Asset,
+    text: Option<AssetText>,
+) -> SearchFound {
+    match search_hit(query, asset.clone(), text) {
+        Some(hit) => hit,
+        // The index and the text disagree only if the text changed between the two reads:
+        // the hit stands as ranked, without pages.
+        None => SearchFound {
+            asset,
+            score,
+            pages: Vec::new(),
+            paged: false,
+        },
+    }
+}
+
+/// Of `assets` (candidates whose text a search would read), those whose files are paid when
+/// the text does not count for `request` (no `read:paid`): not public, held by a published
+/// paid library and by no published free one.
+///
+/// # Errors
+/// As [`crate::LibraryStore::published_holders`].
+pub async fn paid_files<'a, S: crate::LibraryStore + ?Sized>(
+    store: &S,
+    request: &SearchRequest,
+    assets: impl IntoIterator<Item = &'a Asset>,
+) -> Result<std::collections::HashSet<Uuid>, StoreError> {
+    if request.paid_content {
+        return Ok(std::collections::HashSet::new());
+    }
+    let private: Vec<Uuid> = assets
+        .into_iter()
+        .filter(|a| !a.is_public)
+        .map(|a| a.id)
+        .collect();
+    if private.is_empty() {
+        return Ok(std::collections::HashSet::new());
+    }
+    Ok(store
+        .published_holders(&private)
+        .await?
+        .into_iter()
+        .filter(|h| h.paid && !h.free)
+        .map(|h| h.asset_id)
+        .collect())
+}
+
+/// Ranks word-level candidates as [`SearchStore::search`] orders hits ([`indexed_score`];
+/// the text of the assets of `paid` does not count): the page `offset`, `limit` of them with
+/// their scores, and how many hits there are in all.
+pub fn rank_indexed(
+    query: &SearchQuery,
+    candidates: Vec<(Asset, TextMatches)>,
+    paid: &std::collections::HashSet<Uuid>,
+    offset: u64,
+    limit: u32,
+) -> (Vec<(u32, Asset)>, u64) {
+    let none = TextMatches::default();
+    let mut ranked: Vec<(u32, Asset)> = candidates
+        .into_iter()
+        .filter_map(|(asset, m)| {
+            let m = if paid.contains(&asset.id) { &none } else { &m };
+            Some((indexed_score(query, &asset, m)?, asset))
+        })
+        .collect();
+    ranked.sort_by(|(sa, a), (sb, b)| (sb, b.created_at, b.id).cmp(&(sa, a.created_at, a.id)));
+    let total = ranked.len() as u64;
+    let page = ranked
+        .into_iter()
+        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+        .take(limit as usize)
+        .collect();
+    (page, total)
+}
+
 /// The page `offset`, `limit` of `hits` in the order [`SearchStore::search`] gives: best score
 /// first, then newest `created_at`, then by id descending; with their number.
 pub fn page_of_hits(mut hits: Vec<SearchFound>, offset: u64, limit: u32) -> Page<SearchFound> {
@@ -178,4 +318,64 @@ pub fn page_of_hits(mut hits: Vec<SearchFound>, offset: u64, limit: u32) -> Page
         .take(limit as usize)
         .collect();
     Page { items, total }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use super::*;
+    use crate::search::parse_query;
+    use crate::testing::sample_asset;
+
+    /// What an exact word index would say of `text` for `query`.
+    fn index_says(query: &SearchQuery, text: &AssetText) -> TextMatches {
+        let pages: Vec<Words<'_>> = text.pages.iter().map(|p| Words::of(p)).collect();
+        let occurs = |t: &crate::search::Term| pages.iter().any(|w| w.has(t));
+        TextMatches {
+            clauses: query.clauses.iter().map(|c| c.iter().any(occurs)).collect(),
+            excluded: query.excluded.iter().any(occurs),
+        }
+    }
+
+    #[test]
+    fn the_index_ranks_a_word_level_query_as_the_texts_do() {
+        let mut asset = sample_asset("Harbour map", crate::model::AssetType::Pdf, 1);
+        asset.description = Some("Tide tables and charts".into());
+        asset.tags = vec!["Coast".into(), "maps".into()];
+        let texts = [
+            AssetText::default(),
+            AssetText {
+                pages: vec!["Lighthouse keepers".into(), "the harbour at dawn".into()],
+                paged: true,
+            },
+            AssetText {
+                pages: vec!["Storm tide warnings, coast guard".into()],
+                paged: false,
+            },
+        ];
+        let queries = [
+            "harbour",
+            "harb",
+            "tide OR storm",
+            "coast light",
+            "map -storm",
+            "maps -lighthouse",
+            "dawn keepers",
+            "CHARTS guard",
+            "nothing",
+            "harbour -tables",
+        ];
+        let mut compared = 0;
+        for q in queries {
+            let query = parse_query(q).expect("query");
+            assert!(query.is_word_level(), "{q}");
+            for text in &texts {
+                let want = search_hit(&query, asset.clone(), Some(text.clone())).map(|h| h.score);
+                let got = indexed_score(&query, &asset, &index_says(&query, text));
+                assert_eq!(got, want, "{q} over {text:?}");
+                compared += usize::from(want.is_some());
+            }
+        }
+        assert!(compared >= 15, "most cases are hits: {compared}");
+        assert!(!parse_query("\"cash flow\"").expect("query").is_word_level());
+    }
 }

@@ -20,13 +20,12 @@
 //! is NULL (written by a build without the feature, or before migration 18) is a candidate
 //! of every search until [`PgStore::reindex_search`] fills it in.
 
-use std::collections::HashSet;
-
 use assetlib_core::search::{SearchQuery, Term, words};
 use assetlib_core::store::{
-    AssetText, SearchFound, SearchRequest, SearchStore, page_of_hits, search_hit,
+    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, found, page_of_hits,
+    paid_files, rank_indexed, search_hit,
 };
-use assetlib_core::{Asset, LibraryStore as _, Page, StoreError, async_trait};
+use assetlib_core::{Asset, Page, StoreError, async_trait};
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
@@ -92,19 +91,71 @@ fn search_sql(s: &str, clauses: usize) -> String {
          JOIN {s}.assets a ON a.id = m.id \
          JOIN {s}.asset_counters c ON c.asset_id = a.id \
          LEFT JOIN {s}.asset_texts t ON t.asset_id = a.id \
-         WHERE (${f}::boolean OR a.published) \
-             AND (${t}::text IS NULL OR a.asset_type = ${t}) \
-             AND (${g}::text IS NULL OR a.tag_keys @> ARRAY[${g}::text]) \
-             AND (${w}::text IS NULL OR a.workspace_id = ${w}) \
-             AND (${l}::uuid IS NULL OR EXISTS (SELECT 1 FROM {s}.library_entries e \
-                 WHERE e.library_id = ${l} AND e.asset_id = a.id))",
+         WHERE {filters}",
         ctes = ctes.join(", "),
         cols = asset_cols("a."),
         matched = matched.join(" INTERSECT "),
+        filters = filters_sql(s, f),
+    )
+}
+
+/// The filters of a search statement, from parameter `$f` on (as [`SearchStore::search`]
+/// binds them): drafts, type, tag, workspace, library.
+fn filters_sql(s: &str, f: usize) -> String {
+    format!(
+        "(${f}::boolean OR a.published) \
+         AND (${t}::text IS NULL OR a.asset_type = ${t}) \
+         AND (${g}::text IS NULL OR a.tag_keys @> ARRAY[${g}::text]) \
+         AND (${w}::text IS NULL OR a.workspace_id = ${w}) \
+         AND (${l}::uuid IS NULL OR EXISTS (SELECT 1 FROM {s}.library_entries e \
+             WHERE e.library_id = ${l} AND e.asset_id = a.id))",
         t = f + 1,
         g = f + 2,
         w = f + 3,
         l = f + 4,
+    )
+}
+
+/// The statement of a word-level search ([`SearchQuery::is_word_level`]) of `clauses`
+/// queries (`$1`..`$n`) and the excluded terms' query (`$n+1`, empty for none), then the
+/// filters: each candidate's asset and download count, then for each clause whether its text
+/// holds it, then whether its text holds an excluded term. No text is read.
+fn word_level_sql(s: &str, clauses: usize) -> String {
+    let mut ctes = Vec::with_capacity(2 * clauses + 2);
+    for i in 1..=clauses {
+        ctes.push(format!(
+            "t{i} AS (SELECT DISTINCT asset_id FROM {s}.asset_text_words \
+                 WHERE words @@ ${i}::text::tsquery), \
+             c{i} AS (SELECT id FROM {s}.assets \
+                 WHERE search_words @@ ${i}::text::tsquery OR search_words IS NULL \
+                 UNION SELECT asset_id FROM t{i})"
+        ));
+    }
+    let x = clauses + 1;
+    ctes.push(format!(
+        "xt AS (SELECT DISTINCT asset_id FROM {s}.asset_text_words \
+             WHERE ${x} <> '' AND words @@ ${x}::text::tsquery), \
+         xm AS (SELECT id FROM {s}.assets \
+             WHERE ${x} <> '' AND search_words @@ ${x}::text::tsquery)"
+    ));
+    let matched: Vec<String> = (1..=clauses)
+        .map(|i| format!("SELECT id FROM c{i}"))
+        .collect();
+    let in_text: Vec<String> = (1..=clauses)
+        .map(|i| format!("a.id IN (SELECT asset_id FROM t{i})"))
+        .collect();
+    format!(
+        "WITH {ctes} \
+         SELECT {cols}, c.download_count, {in_text}, a.id IN (SELECT asset_id FROM xt) \
+         FROM (({matched}) EXCEPT SELECT id FROM xm) m \
+         JOIN {s}.assets a ON a.id = m.id \
+         JOIN {s}.asset_counters c ON c.asset_id = a.id \
+         WHERE {filters}",
+        ctes = ctes.join(", "),
+        cols = asset_cols("a."),
+        in_text = in_text.join(", "),
+        matched = matched.join(" INTERSECT "),
+        filters = filters_sql(s, x + 1),
     )
 }
 
@@ -210,6 +261,76 @@ impl PgStore {
         Ok(true)
     }
 
+    /// For a word-level query: the candidates of `request` passing its filters, each with
+    /// what the text index says of its text. No text is read.
+    async fn word_level_candidates(
+        &self,
+        request: &SearchRequest,
+    ) -> Result<Vec<(Asset, TextMatches)>, Failure> {
+        let queries = clause_queries(&request.query);
+        if queries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let excluded: Vec<String> = request.query.excluded.iter().map(term_query).collect();
+        let excluded = excluded.join(" | ");
+        let sql = word_level_sql(&self.schema.q, queries.len());
+        let asset_type = request.asset_type.map(|t| t.as_str());
+        let mut params: Vec<&(dyn ToSql + Sync)> =
+            queries.iter().map(|q| q as &(dyn ToSql + Sync)).collect();
+        params.extend([
+            &excluded as &(dyn ToSql + Sync),
+            &request.drafts,
+            &asset_type,
+            &request.tag,
+            &request.workspace_id,
+            &request.library_id,
+        ]);
+        let client = self.client().await?;
+        let rows = client.query(&sql, &params).await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let asset = asset_from_row(row, 0)?;
+            let first = row.len() - queries.len() - 1;
+            let clauses = (first..first + queries.len())
+                .map(|i| row.try_get::<_, bool>(i))
+                .collect::<Result<Vec<bool>, _>>()?;
+            let excluded = row.try_get(row.len() - 1)?;
+            out.push((asset, TextMatches { clauses, excluded }));
+        }
+        Ok(out)
+    }
+
+    /// A word-level search: every candidate ranked from the index and its row, the texts
+    /// of the page's hits alone read, for their pages.
+    async fn search_by_index(
+        &self,
+        request: &SearchRequest,
+    ) -> Result<Page<SearchFound>, StoreError> {
+        let candidates = self.word_level_candidates(request).await?;
+        let with_text = candidates
+            .iter()
+            .filter(|(_, m)| m.excluded || m.clauses.contains(&true))
+            .map(|(a, _)| a);
+        let paid = paid_files(self, request, with_text).await?;
+        let (page, total) = rank_indexed(
+            &request.query,
+            candidates,
+            &paid,
+            request.offset,
+            request.limit,
+        );
+        let mut items = Vec::with_capacity(page.len());
+        for (score, asset) in page {
+            let text = if paid.contains(&asset.id) {
+                None
+            } else {
+                self.asset_text(asset.id).await?
+            };
+            items.push(found(&request.query, score, asset, text));
+        }
+        Ok(Page { items, total })
+    }
+
     /// The candidates of `request` with their kept texts.
     async fn candidates(
         &self,
@@ -279,22 +400,15 @@ impl SearchStore for PgStore {
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError> {
+        if request.query.is_word_level() {
+            return self.search_by_index(request).await;
+        }
         let candidates = self.candidates(request).await?;
-        let paid: HashSet<Uuid> = if request.paid_content {
-            HashSet::new()
-        } else {
-            let private: Vec<Uuid> = candidates
-                .iter()
-                .filter(|(a, t)| !a.is_public && t.is_some())
-                .map(|(a, _)| a.id)
-                .collect();
-            self.published_holders(&private)
-                .await?
-                .into_iter()
-                .filter(|h| h.paid && !h.free)
-                .map(|h| h.asset_id)
-                .collect()
-        };
+        let with_text = candidates
+            .iter()
+            .filter(|(_, t)| t.is_some())
+            .map(|(a, _)| a);
+        let paid = paid_files(self, request, with_text).await?;
         let hits = candidates
             .into_iter()
             .filter_map(|(asset, text)| {

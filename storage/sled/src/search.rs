@@ -27,9 +27,10 @@ use std::collections::HashSet;
 
 use assetlib_core::search::{SearchQuery, Term, words};
 use assetlib_core::store::{
-    AssetText, SearchFound, SearchRequest, SearchStore, page_of_hits, search_hit,
+    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, found, page_of_hits,
+    paid_files, rank_indexed, search_hit,
 };
-use assetlib_core::{Asset, LibraryStore as _, Page, StoreError, async_trait};
+use assetlib_core::{Asset, Page, StoreError, async_trait};
 
 use serde::{Deserialize, Serialize};
 use sled::transaction::TransactionalTree;
@@ -141,18 +142,121 @@ fn ids_under(tree: &Tree, prefix: &[u8], into: &mut HashSet<Uuid>) -> Result<(),
     Ok(())
 }
 
+/// The key prefix of `word` in a word tree: the word and `0x00` when whole, the bare word
+/// when it stands for every word it begins.
+fn word_prefix(word: &str, prefix: bool) -> Vec<u8> {
+    let mut key = word.as_bytes().to_vec();
+    if !prefix {
+        key.push(0);
+    }
+    key
+}
+
+/// The ids whose keys in `tree` hold the word or prefix `term` (a word-level term; a phrase
+/// adds nothing).
+fn ids_of_word_term(tree: &Tree, term: &Term, into: &mut HashSet<Uuid>) -> Result<(), Error> {
+    match term {
+        Term::Word(w) => ids_under(tree, &word_prefix(w, false), into),
+        Term::Prefix(w) => ids_under(tree, &word_prefix(w, true), into),
+        Term::Phrase(_) => Ok(()),
+    }
+}
+
 impl Inner {
     /// The ids of the assets one of whose word trees holds `word` (whole, or as the beginning
     /// of a word when `prefix`).
     fn ids_of_word(&self, word: &str, prefix: bool) -> Result<HashSet<Uuid>, Error> {
-        let mut key = word.as_bytes().to_vec();
-        if !prefix {
-            key.push(0);
-        }
+        let key = word_prefix(word, prefix);
         let mut ids = HashSet::new();
         ids_under(&self.search.words, &key, &mut ids)?;
         ids_under(&self.search.text_words, &key, &mut ids)?;
         Ok(ids)
+    }
+
+    /// For a word-level query: the assets passing `request`'s filters whose words or text
+    /// words hold every clause and whose words hold no excluded term, each with what the
+    /// text index says of its text. No text is read.
+    fn word_level_candidates(
+        &self,
+        request: &SearchRequest,
+    ) -> Result<Vec<(Asset, TextMatches)>, Error> {
+        let query = &request.query;
+        let (words, text_words) = (&self.search.words, &self.search.text_words);
+        let mut in_text: Vec<HashSet<Uuid>> = Vec::with_capacity(query.clauses.len());
+        let mut found: Option<HashSet<Uuid>> = None;
+        for clause in &query.clauses {
+            let (mut meta, mut text) = (HashSet::new(), HashSet::new());
+            for term in clause {
+                ids_of_word_term(words, term, &mut meta)?;
+                ids_of_word_term(text_words, term, &mut text)?;
+            }
+            let either: HashSet<Uuid> = meta.union(&text).copied().collect();
+            found = Some(match found {
+                Some(before) => &before & &either,
+                None => either,
+            });
+            in_text.push(text);
+        }
+        let (mut excluded_meta, mut excluded_text) = (HashSet::new(), HashSet::new());
+        for term in &query.excluded {
+            ids_of_word_term(words, term, &mut excluded_meta)?;
+            ids_of_word_term(text_words, term, &mut excluded_text)?;
+        }
+        let mut out = Vec::new();
+        for id in found.unwrap_or_default() {
+            if excluded_meta.contains(&id) {
+                continue;
+            }
+            let Some(asset) = self.filtered_asset(id, request)? else {
+                continue;
+            };
+            let matches = TextMatches {
+                clauses: in_text.iter().map(|ids| ids.contains(&id)).collect(),
+                excluded: excluded_text.contains(&id),
+            };
+            out.push((asset, matches));
+        }
+        Ok(out)
+    }
+
+    /// Asset `id` when it is there and passes `request`'s filters.
+    fn filtered_asset(&self, id: Uuid, request: &SearchRequest) -> Result<Option<Asset>, Error> {
+        let Some(rec) = self.assets.get(id.as_bytes())? else {
+            return Ok(None);
+        };
+        let rec: AssetRec = decode(AssetRec::WHAT, &rec)?;
+        let downloads = self.counter(&crate::tree_keys::downloads(id))?.unwrap_or(0);
+        let asset = rec.into_asset(id, downloads)?;
+        if !request.passes(&asset) {
+            return Ok(None);
+        }
+        if let Some(library) = request.library_id {
+            let held = match self.asset_uses.get(id.as_bytes())? {
+                Some(v) => decode::<UsesRec>(UsesRec::WHAT, &v)?
+                    .holders
+                    .iter()
+                    .any(|h| h.library() == library),
+                None => false,
+            };
+            if !held {
+                return Ok(None);
+            }
+        }
+        Ok(Some(asset))
+    }
+
+    /// The text kept for asset `id`.
+    fn text_of(&self, id: Uuid) -> Result<Option<AssetText>, Error> {
+        Ok(match self.search.texts.get(id.as_bytes())? {
+            Some(v) => {
+                let t: TextRec = decode(TextRec::WHAT, &v)?;
+                Some(AssetText {
+                    pages: t.pages,
+                    paged: t.paged,
+                })
+            }
+            None => None,
+        })
     }
 
     /// The ids of the assets that may match `term`: every asset holding all its words.
@@ -197,35 +301,12 @@ impl Inner {
         &self,
         ids: HashSet<Uuid>,
         request: &SearchRequest,
-    ) -> Result<Vec<(Asset, Option<TextRec>)>, Error> {
+    ) -> Result<Vec<(Asset, Option<AssetText>)>, Error> {
         let mut out = Vec::new();
         for id in ids {
-            let Some(rec) = self.assets.get(id.as_bytes())? else {
-                continue;
-            };
-            let rec: AssetRec = decode(AssetRec::WHAT, &rec)?;
-            let downloads = self.counter(&crate::tree_keys::downloads(id))?.unwrap_or(0);
-            let asset = rec.into_asset(id, downloads)?;
-            if !request.passes(&asset) {
-                continue;
+            if let Some(asset) = self.filtered_asset(id, request)? {
+                out.push((asset, self.text_of(id)?));
             }
-            if let Some(library) = request.library_id {
-                let held = match self.asset_uses.get(id.as_bytes())? {
-                    Some(v) => decode::<UsesRec>(UsesRec::WHAT, &v)?
-                        .holders
-                        .iter()
-                        .any(|h| h.library() == library),
-                    None => false,
-                };
-                if !held {
-                    continue;
-                }
-            }
-            let text = match self.search.texts.get(id.as_bytes())? {
-                Some(v) => Some(decode(TextRec::WHAT, &v)?),
-                None => None,
-            };
-            out.push((asset, text));
         }
         Ok(out)
     }
@@ -282,6 +363,43 @@ impl Inner {
     }
 }
 
+impl SledStore {
+    /// A word-level search: every candidate ranked from the index and its record, the texts
+    /// of the page's hits alone read, for their pages.
+    async fn search_by_index(
+        &self,
+        request: &SearchRequest,
+    ) -> Result<Page<SearchFound>, StoreError> {
+        let req = request.clone();
+        let candidates = self
+            .blocking(move |inner| inner.word_level_candidates(&req))
+            .await?;
+        let with_text = candidates
+            .iter()
+            .filter(|(_, m)| m.excluded || m.clauses.contains(&true))
+            .map(|(a, _)| a);
+        let paid = paid_files(self, request, with_text).await?;
+        let (page, total) = rank_indexed(
+            &request.query,
+            candidates,
+            &paid,
+            request.offset,
+            request.limit,
+        );
+        let mut items = Vec::with_capacity(page.len());
+        for (score, asset) in page {
+            let id = asset.id;
+            let text = if paid.contains(&id) {
+                None
+            } else {
+                self.blocking(move |inner| inner.text_of(id)).await?
+            };
+            items.push(found(&request.query, score, asset, text));
+        }
+        Ok(Page { items, total })
+    }
+}
+
 #[async_trait]
 impl SearchStore for SledStore {
     async fn set_asset_text(&self, id: Uuid, text: AssetText) -> Result<bool, StoreError> {
@@ -294,22 +412,13 @@ impl SearchStore for SledStore {
     }
 
     async fn asset_text(&self, id: Uuid) -> Result<Option<AssetText>, StoreError> {
-        let text = self
-            .blocking(move |inner| match inner.search.texts.get(id.as_bytes())? {
-                Some(v) => {
-                    let t: TextRec = decode(TextRec::WHAT, &v)?;
-                    Ok(Some(AssetText {
-                        pages: t.pages,
-                        paged: t.paged,
-                    }))
-                }
-                None => Ok(None),
-            })
-            .await?;
-        Ok(text)
+        self.blocking(move |inner| inner.text_of(id)).await
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError> {
+        if request.query.is_word_level() {
+            return self.search_by_index(request).await;
+        }
         let req = request.clone();
         let candidates = self
             .blocking(move |inner| {
@@ -317,30 +426,15 @@ impl SearchStore for SledStore {
                 inner.candidate_records(ids, &req)
             })
             .await?;
-        let paid: HashSet<Uuid> = if request.paid_content {
-            HashSet::new()
-        } else {
-            let private: Vec<Uuid> = candidates
-                .iter()
-                .filter(|(a, t)| !a.is_public && t.is_some())
-                .map(|(a, _)| a.id)
-                .collect();
-            self.published_holders(&private)
-                .await?
-                .into_iter()
-                .filter(|h| h.paid && !h.free)
-                .map(|h| h.asset_id)
-                .collect()
-        };
+        let with_text = candidates
+            .iter()
+            .filter(|(_, t)| t.is_some())
+            .map(|(a, _)| a);
+        let paid = paid_files(self, request, with_text).await?;
         let hits = candidates
             .into_iter()
             .filter_map(|(asset, text)| {
-                let text = text
-                    .filter(|_| !paid.contains(&asset.id))
-                    .map(|t| AssetText {
-                        pages: t.pages,
-                        paged: t.paged,
-                    });
+                let text = text.filter(|_| !paid.contains(&asset.id));
                 search_hit(&request.query, asset, text)
             })
             .collect();
