@@ -169,12 +169,27 @@ pub fn search_hit(
 /// words or prefixes ([`SearchQuery::is_word_level`]): for each clause, whether one of its
 /// terms occurs in the text; and whether an excluded term does. Both false when the text does
 /// not count (none kept, or a paid file's for a caller without `read:paid`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextMatches {
     /// Per clause of the query, in order.
     pub clauses: Vec<bool>,
     /// Whether an excluded term occurs in the text.
     pub excluded: bool,
+    /// Whether the title, tags or description may hold a term of the query (the store's index
+    /// of their words has one for the asset); when false they are not read. `true` when the
+    /// store cannot tell.
+    pub in_fields: bool,
+}
+
+impl Default for TextMatches {
+    /// Nothing in the text; the fields read.
+    fn default() -> Self {
+        TextMatches {
+            clauses: Vec::new(),
+            excluded: false,
+            in_fields: true,
+        }
+    }
 }
 
 /// The score [`search_hit`] gives `asset` for a word-level `query`, its text known only
@@ -184,6 +199,17 @@ pub struct TextMatches {
 pub fn indexed_score(query: &SearchQuery, asset: &Asset, text: &TextMatches) -> Option<u32> {
     if text.excluded {
         return None;
+    }
+    if !text.in_fields {
+        // Only the text can match: each clause must occur in it.
+        let mut score = 0;
+        for i in 0..query.clauses.len() {
+            if !text.clauses.get(i).copied().unwrap_or(false) {
+                return None;
+            }
+            score += MatchField::Content.weight();
+        }
+        return Some(score);
     }
     let description = asset.description.as_deref().unwrap_or("");
     let fields = Fields {
@@ -287,12 +313,18 @@ pub fn rank_indexed(
     offset: u64,
     limit: u32,
 ) -> (Vec<(u32, Asset)>, u64) {
-    let none = TextMatches::default();
     let mut ranked: Vec<(u32, Asset)> = candidates
         .into_iter()
         .filter_map(|(asset, m)| {
-            let m = if paid.contains(&asset.id) { &none } else { &m };
-            Some((indexed_score(query, &asset, m)?, asset))
+            let m = if paid.contains(&asset.id) {
+                TextMatches {
+                    in_fields: m.in_fields,
+                    ..TextMatches::default()
+                }
+            } else {
+                m
+            };
+            Some((indexed_score(query, &asset, &m)?, asset))
         })
         .collect();
     ranked.sort_by(|(sa, a), (sb, b)| (sb, b.created_at, b.id).cmp(&(sa, a.created_at, a.id)));
@@ -333,6 +365,7 @@ mod tests {
         TextMatches {
             clauses: query.clauses.iter().map(|c| c.iter().any(occurs)).collect(),
             excluded: query.excluded.iter().any(occurs),
+            in_fields: true,
         }
     }
 

@@ -295,7 +295,14 @@ impl PgStore {
                 .map(|i| row.try_get::<_, bool>(i))
                 .collect::<Result<Vec<bool>, _>>()?;
             let excluded = row.try_get(row.len() - 1)?;
-            out.push((asset, TextMatches { clauses, excluded }));
+            out.push((
+                asset,
+                TextMatches {
+                    clauses,
+                    excluded,
+                    in_fields: true,
+                },
+            ));
         }
         Ok(out)
     }

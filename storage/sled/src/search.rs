@@ -183,6 +183,7 @@ impl Inner {
         let query = &request.query;
         let (words, text_words) = (&self.search.words, &self.search.text_words);
         let mut in_text: Vec<HashSet<Uuid>> = Vec::with_capacity(query.clauses.len());
+        let mut in_fields: HashSet<Uuid> = HashSet::new();
         let mut found: Option<HashSet<Uuid>> = None;
         for clause in &query.clauses {
             let (mut meta, mut text) = (HashSet::new(), HashSet::new());
@@ -195,6 +196,7 @@ impl Inner {
                 Some(before) => &before & &either,
                 None => either,
             });
+            in_fields.extend(meta);
             in_text.push(text);
         }
         let (mut excluded_meta, mut excluded_text) = (HashSet::new(), HashSet::new());
@@ -207,25 +209,33 @@ impl Inner {
             if excluded_meta.contains(&id) {
                 continue;
             }
-            let Some(asset) = self.filtered_asset(id, request)? else {
+            // Ranked without its download count: the page's hits get theirs.
+            let Some(asset) = self.filtered_asset(id, request, false)? else {
                 continue;
             };
             let matches = TextMatches {
                 clauses: in_text.iter().map(|ids| ids.contains(&id)).collect(),
                 excluded: excluded_text.contains(&id),
+                in_fields: in_fields.contains(&id),
             };
             out.push((asset, matches));
         }
         Ok(out)
     }
 
-    /// Asset `id` when it is there and passes `request`'s filters.
-    fn filtered_asset(&self, id: Uuid, request: &SearchRequest) -> Result<Option<Asset>, Error> {
+    /// Asset `id` when it is there and passes `request`'s filters; with its download count
+    /// when `counted` (else 0).
+    fn filtered_asset(
+        &self,
+        id: Uuid,
+        request: &SearchRequest,
+        counted: bool,
+    ) -> Result<Option<Asset>, Error> {
         let Some(rec) = self.assets.get(id.as_bytes())? else {
             return Ok(None);
         };
         let rec: AssetRec = decode(AssetRec::WHAT, &rec)?;
-        let downloads = self.counter(&crate::tree_keys::downloads(id))?.unwrap_or(0);
+        let downloads = if counted { self.downloads(id)? } else { 0 };
         let asset = rec.into_asset(id, downloads)?;
         if !request.passes(&asset) {
             return Ok(None);
@@ -243,6 +253,11 @@ impl Inner {
             }
         }
         Ok(Some(asset))
+    }
+
+    /// Asset `id`'s download count.
+    fn downloads(&self, id: Uuid) -> Result<u64, Error> {
+        Ok(self.counter(&crate::tree_keys::downloads(id))?.unwrap_or(0))
     }
 
     /// The text kept for asset `id`.
@@ -304,7 +319,7 @@ impl Inner {
     ) -> Result<Vec<(Asset, Option<AssetText>)>, Error> {
         let mut out = Vec::new();
         for id in ids {
-            if let Some(asset) = self.filtered_asset(id, request)? {
+            if let Some(asset) = self.filtered_asset(id, request, true)? {
                 out.push((asset, self.text_of(id)?));
             }
         }
@@ -387,13 +402,16 @@ impl SledStore {
             request.limit,
         );
         let mut items = Vec::with_capacity(page.len());
-        for (score, asset) in page {
+        for (score, mut asset) in page {
             let id = asset.id;
-            let text = if paid.contains(&id) {
-                None
-            } else {
-                self.blocking(move |inner| inner.text_of(id)).await?
-            };
+            let paid_text = paid.contains(&id);
+            let (downloads, text) = self
+                .blocking(move |inner| {
+                    let text = if paid_text { None } else { inner.text_of(id)? };
+                    Ok((inner.downloads(id)?, text))
+                })
+                .await?;
+            asset.download_count = downloads;
             items.push(found(&request.query, score, asset, text));
         }
         Ok(Page { items, total })
