@@ -210,17 +210,7 @@ async fn tokio_postgres_connect(
 
 /// Page 1 of `q`, as a request with every scope asks.
 fn request(q: &str) -> SearchRequest {
-    SearchRequest {
-        query: parse_query(q).expect("a query"),
-        asset_type: None,
-        tag: None,
-        workspace_id: None,
-        library_id: None,
-        drafts: true,
-        paid_content: true,
-        offset: 0,
-        limit: 20,
-    }
+    SearchRequest::new(parse_query(q).expect("a query"))
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

@@ -148,6 +148,11 @@ impl ReadAt for StoredFile {
     }
 }
 
+/// The last segment of a store path: the file's name.
+fn file_name(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_owned()
+}
+
 /// Reads the file at `file_path` for an asset of the `declared` type (`None`: inferred
 /// from the content), on `pool`: whole when it has at most [`Config::max_upload`] bytes,
 /// else by ranges ([`extract::preview_ranged`]; a video's container always is). The file's
@@ -192,12 +197,7 @@ pub(crate) async fn ingest(
         Reading::VideoHeader | Reading::Ranged => HEADER_BYTES,
     };
     let bytes = files.read(&resolved.path, limit.min(resolved.size)).await?;
-    let name = resolved
-        .path
-        .rsplit('/')
-        .next()
-        .unwrap_or(&resolved.path)
-        .to_owned();
+    let name = file_name(&resolved.path);
     let limits = config.extract_limits.clone();
     let mut stored = StoredFile {
         files: files.clone(),
@@ -412,12 +412,7 @@ pub(crate) async fn read_text(
     let whole = resolved.size <= config.max_upload;
     let limit = if whole { resolved.size } else { HEADER_BYTES };
     let bytes = files.read(&resolved.path, limit.min(resolved.size)).await?;
-    let name = resolved
-        .path
-        .rsplit('/')
-        .next()
-        .unwrap_or(&resolved.path)
-        .to_owned();
+    let name = file_name(&resolved.path);
     let limits = config.extract_limits.clone();
     let deadline = Instant::now() + config.extract_timeout;
     let mut stored = StoredFile {

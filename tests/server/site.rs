@@ -227,7 +227,10 @@ async fn the_example_page_renders_a_library_on(example: &str) {
     let searched = format!("{page}&q=onerror");
     let dom = browser(&dir.path().join("browser"), &["--dump-dom"], &searched).await;
     let form = opening_tag(&dom, r#"data-role="search""#);
-    assert!(form.contains(r#"data-state="done""#), "{example}: {form}\n{dom}");
+    assert!(
+        form.contains(r#"data-state="done""#),
+        "{example}: {form}\n{dom}"
+    );
     assert_eq!(
         texts(&dom, r#"data-role="search-hit-title">"#),
         [escape(HOSTILE)],

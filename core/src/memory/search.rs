@@ -10,7 +10,7 @@ use super::MemoryStore;
 use crate::error::StoreError;
 use crate::model::{Asset, Page};
 use crate::store::{AssetText, SearchFound, SearchRequest, SearchStore};
-use crate::store::{page_of_hits, search_hit};
+use crate::store::{paid_files, rank_read};
 
 #[async_trait]
 impl SearchStore for MemoryStore {
@@ -47,28 +47,11 @@ impl SearchStore for MemoryStore {
                 .map(|a| (a.clone(), state.texts.get(&a.id).cloned()))
                 .collect()
         };
-        let paid: HashSet<Uuid> = if request.paid_content {
-            HashSet::new()
-        } else {
-            let private: Vec<Uuid> = candidates
-                .iter()
-                .filter(|(a, _)| !a.is_public)
-                .map(|(a, _)| a.id)
-                .collect();
-            self.holders_of(&private)
-                .await?
-                .into_iter()
-                .filter(|h| h.paid && !h.free)
-                .map(|h| h.asset_id)
-                .collect()
-        };
-        let hits = candidates
-            .into_iter()
-            .filter_map(|(asset, text)| {
-                let text = text.filter(|_| !paid.contains(&asset.id));
-                search_hit(&request.query, asset, text)
-            })
-            .collect();
-        Ok(page_of_hits(hits, request.offset, request.limit))
+        let with_text = candidates
+            .iter()
+            .filter(|(_, t)| t.is_some())
+            .map(|(a, _)| a);
+        let paid = paid_files(self, request, with_text).await?;
+        Ok(rank_read(request, candidates, &paid))
     }
 }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::query::SearchQuery;
+use super::query::{SearchQuery, Term};
 use super::snippet::Words;
 
 /// Where a hit matched.
@@ -41,30 +41,36 @@ pub struct Fields<'a> {
     pub texts: Vec<(MatchField, Vec<Words<'a>>)>,
 }
 
+impl Fields<'_> {
+    /// Whether `term` occurs in any field.
+    pub fn has(&self, term: &Term) -> bool {
+        self.texts
+            .iter()
+            .any(|(_, ws)| ws.iter().any(|w| w.has(term)))
+    }
+
+    /// The weight of the best field one of `clause`'s terms occurs in; `None` when none does.
+    pub fn best(&self, clause: &[Term]) -> Option<u32> {
+        self.texts
+            .iter()
+            .filter(|(_, ws)| ws.iter().any(|w| clause.iter().any(|t| w.has(t))))
+            .map(|(field, _)| field.weight())
+            .max()
+    }
+}
+
 impl SearchQuery {
     /// The score of a record whose fields are `fields`: for each clause, the weight of the
     /// best field one of its terms occurs in, summed; `None` when it is no hit (a clause
     /// occurs nowhere, or an excluded term occurs anywhere). Term frequency and length do not
     /// count, so every store computes the same number; ties rank newest first, then by id.
     pub fn score(&self, fields: &Fields<'_>) -> Option<u32> {
-        let excluded = self.excluded.iter().any(|t| {
-            fields
-                .texts
-                .iter()
-                .any(|(_, ws)| ws.iter().any(|w| w.has(t)))
-        });
-        if excluded {
+        if self.excluded.iter().any(|t| fields.has(t)) {
             return None;
         }
         let mut score = 0;
         for clause in &self.clauses {
-            let best = fields
-                .texts
-                .iter()
-                .filter(|(_, ws)| ws.iter().any(|w| clause.iter().any(|t| w.has(t))))
-                .map(|(field, _)| field.weight())
-                .max()?;
-            score += best;
+            score += fields.best(clause)?;
         }
         Some(score)
     }

@@ -36,7 +36,7 @@ pub use passes::PassStore;
 #[cfg(feature = "search")]
 pub use search::{
     AssetText, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore, TextMatches, found,
-    indexed_score, page_of_hits, paid_files, rank_indexed, search_hit,
+    indexed_score, page_of_hits, paid_files, rank_indexed, rank_read, search_hit,
 };
 pub use uploads::{UploadLease, UploadStore};
 pub use versions::AssetVersions;

@@ -91,6 +91,22 @@ pub trait SearchStore: Send + Sync + 'static {
 }
 
 impl SearchRequest {
+    /// Page 1 (20 hits) of `query`, with no filter, drafts and the text of paid files
+    /// included: what a key with every scope asks.
+    pub fn new(query: SearchQuery) -> Self {
+        SearchRequest {
+            query,
+            asset_type: None,
+            tag: None,
+            workspace_id: None,
+            library_id: None,
+            drafts: true,
+            paid_content: true,
+            offset: 0,
+            limit: 20,
+        }
+    }
+
     /// Whether `asset` passes this request's filters, the query and the library aside.
     pub fn passes(&self, asset: &Asset) -> bool {
         (self.drafts || asset.published)
@@ -103,6 +119,21 @@ impl SearchRequest {
                 .workspace_id
                 .as_ref()
                 .is_none_or(|w| asset.workspace_id.as_ref() == Some(w))
+    }
+}
+
+/// The title, tags and description of `asset`, read into words.
+fn asset_fields(asset: &Asset) -> Fields<'_> {
+    let description = asset.description.as_deref().unwrap_or("");
+    Fields {
+        texts: vec![
+            (MatchField::Title, vec![Words::of(&asset.title)]),
+            (
+                MatchField::Tags,
+                asset.tags.iter().map(|t| Words::of(t)).collect(),
+            ),
+            (MatchField::Description, vec![Words::of(description)]),
+        ],
     }
 }
 
@@ -121,18 +152,8 @@ pub fn search_hit(
             .as_ref()
             .map(|t| t.pages.iter().map(|p| Words::of(p)).collect())
             .unwrap_or_default();
-        let description = asset.description.as_deref().unwrap_or("");
-        let fields = Fields {
-            texts: vec![
-                (MatchField::Title, vec![Words::of(&asset.title)]),
-                (
-                    MatchField::Tags,
-                    asset.tags.iter().map(|t| Words::of(t)).collect(),
-                ),
-                (MatchField::Description, vec![Words::of(description)]),
-                (MatchField::Content, pages),
-            ],
-        };
+        let mut fields = asset_fields(&asset);
+        fields.texts.push((MatchField::Content, pages));
         let score = query.score(&fields)?;
         let shown: Vec<usize> = fields.texts[3]
             .1
@@ -211,34 +232,13 @@ pub fn indexed_score(query: &SearchQuery, asset: &Asset, text: &TextMatches) -> 
         }
         return Some(score);
     }
-    let description = asset.description.as_deref().unwrap_or("");
-    let fields = Fields {
-        texts: vec![
-            (MatchField::Title, vec![Words::of(&asset.title)]),
-            (
-                MatchField::Tags,
-                asset.tags.iter().map(|t| Words::of(t)).collect(),
-            ),
-            (MatchField::Description, vec![Words::of(description)]),
-        ],
-    };
-    let excluded = query.excluded.iter().any(|t| {
-        fields
-            .texts
-            .iter()
-            .any(|(_, ws)| ws.iter().any(|w| w.has(t)))
-    });
-    if excluded {
+    let fields = asset_fields(asset);
+    if query.excluded.iter().any(|t| fields.has(t)) {
         return None;
     }
     let mut score = 0;
     for (i, clause) in query.clauses.iter().enumerate() {
-        let in_fields = fields
-            .texts
-            .iter()
-            .filter(|(_, ws)| ws.iter().any(|w| clause.iter().any(|t| w.has(t))))
-            .map(|(field, _)| field.weight())
-            .max();
+        let in_fields = fields.best(clause);
         let in_text = text
             .clauses
             .get(i)
@@ -335,6 +335,23 @@ pub fn rank_indexed(
         .take(limit as usize)
         .collect();
     (page, total)
+}
+
+/// Ranks candidates read with their texts ([`search_hit`]; the text of the assets of `paid`
+/// does not count): the page of `request`, and how many hits there are in all.
+pub fn rank_read(
+    request: &SearchRequest,
+    candidates: Vec<(Asset, Option<AssetText>)>,
+    paid: &std::collections::HashSet<Uuid>,
+) -> Page<SearchFound> {
+    let hits = candidates
+        .into_iter()
+        .filter_map(|(asset, text)| {
+            let text = text.filter(|_| !paid.contains(&asset.id));
+            search_hit(&request.query, asset, text)
+        })
+        .collect();
+    page_of_hits(hits, request.offset, request.limit)
 }
 
 /// The page `offset`, `limit` of `hits` in the order [`SearchStore::search`] gives: best score

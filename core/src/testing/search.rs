@@ -15,17 +15,7 @@ fn search_store(store: &Arc<dyn Store>) -> &dyn SearchStore {
 
 /// A request for `q` with no filter, drafts and paid text counted, the first 20 hits.
 fn request(q: &str) -> SearchRequest {
-    SearchRequest {
-        query: parse_query(q).expect("a valid query"),
-        asset_type: None,
-        tag: None,
-        workspace_id: None,
-        library_id: None,
-        drafts: true,
-        paid_content: true,
-        offset: 0,
-        limit: 20,
-    }
+    SearchRequest::new(parse_query(q).expect("a valid query"))
 }
 
 /// The titles and scores of the hits of `request`, and the total.

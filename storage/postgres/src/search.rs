@@ -22,8 +22,8 @@
 
 use assetlib_core::search::{SearchQuery, Term, words};
 use assetlib_core::store::{
-    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, found, page_of_hits,
-    paid_files, rank_indexed, search_hit,
+    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, found, paid_files,
+    rank_indexed, rank_read,
 };
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 use tokio_postgres::types::ToSql;
@@ -159,6 +159,25 @@ fn word_level_sql(s: &str, clauses: usize) -> String {
     )
 }
 
+/// The clauses' queries as the first parameters of a search statement.
+fn query_params(queries: &[String]) -> Vec<&(dyn ToSql + Sync)> {
+    queries.iter().map(|q| q as &(dyn ToSql + Sync)).collect()
+}
+
+/// The parameters of [`filters_sql`], in its order; `asset_type` is the request's, named.
+fn filter_params<'a>(
+    request: &'a SearchRequest,
+    asset_type: &'a Option<&'static str>,
+) -> [&'a (dyn ToSql + Sync); 5] {
+    [
+        &request.drafts,
+        asset_type,
+        &request.tag,
+        &request.workspace_id,
+        &request.library_id,
+    ]
+}
+
 /// The folded words of `text`, each once, in chunks of at most [`WORDS_PER_CHUNK`].
 fn text_word_chunks(text: &AssetText) -> Vec<Vec<String>> {
     let all: std::collections::BTreeSet<String> = text
@@ -275,16 +294,9 @@ impl PgStore {
         let excluded = excluded.join(" | ");
         let sql = word_level_sql(&self.schema.q, queries.len());
         let asset_type = request.asset_type.map(|t| t.as_str());
-        let mut params: Vec<&(dyn ToSql + Sync)> =
-            queries.iter().map(|q| q as &(dyn ToSql + Sync)).collect();
-        params.extend([
-            &excluded as &(dyn ToSql + Sync),
-            &request.drafts,
-            &asset_type,
-            &request.tag,
-            &request.workspace_id,
-            &request.library_id,
-        ]);
+        let mut params = query_params(&queries);
+        params.push(&excluded);
+        params.extend(filter_params(request, &asset_type));
         let client = self.client().await?;
         let rows = client.query(&sql, &params).await?;
         let mut out = Vec::with_capacity(rows.len());
@@ -349,15 +361,8 @@ impl PgStore {
         }
         let sql = search_sql(&self.schema.q, queries.len());
         let asset_type = request.asset_type.map(|t| t.as_str());
-        let mut params: Vec<&(dyn ToSql + Sync)> =
-            queries.iter().map(|q| q as &(dyn ToSql + Sync)).collect();
-        params.extend([
-            &request.drafts as &(dyn ToSql + Sync),
-            &asset_type,
-            &request.tag,
-            &request.workspace_id,
-            &request.library_id,
-        ]);
+        let mut params = query_params(&queries);
+        params.extend(filter_params(request, &asset_type));
         let client = self.client().await?;
         let rows = client.query(&sql, &params).await?;
         let mut out = Vec::with_capacity(rows.len());
@@ -416,14 +421,7 @@ impl SearchStore for PgStore {
             .filter(|(_, t)| t.is_some())
             .map(|(a, _)| a);
         let paid = paid_files(self, request, with_text).await?;
-        let hits = candidates
-            .into_iter()
-            .filter_map(|(asset, text)| {
-                let text = text.filter(|_| !paid.contains(&asset.id));
-                search_hit(&request.query, asset, text)
-            })
-            .collect();
-        Ok(page_of_hits(hits, request.offset, request.limit))
+        Ok(rank_read(request, candidates, &paid))
     }
 }
 

@@ -27,8 +27,8 @@ use std::collections::HashSet;
 
 use assetlib_core::search::{SearchQuery, Term, words};
 use assetlib_core::store::{
-    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, found, page_of_hits,
-    paid_files, rank_indexed, search_hit,
+    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, found, paid_files,
+    rank_indexed, rank_read,
 };
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 
@@ -449,13 +449,6 @@ impl SearchStore for SledStore {
             .filter(|(_, t)| t.is_some())
             .map(|(a, _)| a);
         let paid = paid_files(self, request, with_text).await?;
-        let hits = candidates
-            .into_iter()
-            .filter_map(|(asset, text)| {
-                let text = text.filter(|_| !paid.contains(&asset.id));
-                search_hit(&request.query, asset, text)
-            })
-            .collect();
-        Ok(page_of_hits(hits, request.offset, request.limit))
+        Ok(rank_read(request, candidates, &paid))
     }
 }

@@ -345,15 +345,8 @@ async fn check_texts(store: &SledStore, acked: &Acked, round: usize) {
     use assetlib_core::store::{SearchRequest, SearchStore as _};
     for (&id, word) in &acked.texts {
         let request = SearchRequest {
-            query: parse_query(word).expect("query"),
-            asset_type: None,
-            tag: None,
-            workspace_id: None,
-            library_id: None,
-            drafts: true,
-            paid_content: true,
-            offset: 0,
             limit: 10,
+            ..SearchRequest::new(parse_query(word).expect("query"))
         };
         let found = store.search(&request).await.expect("search");
         let hits: Vec<(Uuid, Vec<u32>)> = found

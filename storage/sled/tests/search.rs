@@ -14,15 +14,8 @@ use crate::common::{asset, store};
 /// The ids `q` finds, drafts and paid text included.
 async fn found(store: &SledStore, q: &str) -> Vec<Uuid> {
     let request = SearchRequest {
-        query: parse_query(q).expect("query"),
-        asset_type: None,
-        tag: None,
-        workspace_id: None,
-        library_id: None,
-        drafts: true,
-        paid_content: true,
-        offset: 0,
         limit: 50,
+        ..SearchRequest::new(parse_query(q).expect("query"))
     };
     let page = store.search(&request).await.expect("search");
     page.items.into_iter().map(|h| h.asset.id).collect()
