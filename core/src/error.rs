@@ -2,9 +2,11 @@
 //! the normalised failures of a [`crate::Store`]; and [`FileError`], those of the file store
 //! ([`crate::Files`]). Each converts into [`ApiError`] here, in one table.
 
+mod unreachable;
 use crate::change::LibraryUse;
 use crate::model::Scope;
 use crate::reply::Reply;
+use unreachable::store_unreachable;
 
 /// A boxed error kept as the `source` of an internal failure.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -420,27 +422,6 @@ impl FileError {
     pub(crate) fn answer(e: impl Into<BoxError>) -> ApiError {
         FileError::store(e).into()
     }
-}
-
-/// Whether an object store's error says the store could not be reached or answered with a
-/// server error (5xx) to the last of its client's retries. A failed connection or request
-/// carries the HTTP client's error among its causes; object_store does not export the type of
-/// its retries' last answer, so a 5xx is known by the message object_store gives it.
-fn store_unreachable(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(e);
-    while let Some(e) = cause {
-        #[cfg(feature = "s3")]
-        if e.is::<reqwest::Error>() {
-            return true;
-        }
-        if e.to_string()
-            .starts_with("Server returned non-2xx status code: 5")
-        {
-            return true;
-        }
-        cause = e.source();
-    }
-    false
 }
 
 /// What a client reads for each [`FileError`]: a path a client named that is not

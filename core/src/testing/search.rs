@@ -302,3 +302,64 @@ pub(super) async fn hits_follow_every_write(store: Arc<dyn Store>) {
         "its text went with it"
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::sample_asset;
+    use crate::search::{SearchQuery, Words, parse_query};
+    use crate::store::{AssetText, TextMatches, indexed_score, search_hit};
+
+    /// What an exact word index would say of `text` for `query`.
+    fn index_says(query: &SearchQuery, text: &AssetText) -> TextMatches {
+        let pages: Vec<Words<'_>> = text.pages.iter().map(|p| Words::of(p)).collect();
+        let occurs = |t: &crate::search::Term| pages.iter().any(|w| w.has(t));
+        TextMatches {
+            clauses: query.clauses.iter().map(|c| c.iter().any(occurs)).collect(),
+            excluded: query.excluded.iter().any(occurs),
+            in_fields: true,
+        }
+    }
+
+    #[test]
+    fn the_index_ranks_a_word_level_query_as_the_texts_do() {
+        let mut asset = sample_asset("Harbour map", crate::model::AssetType::Pdf, 1);
+        asset.description = Some("Tide tables and charts".into());
+        asset.tags = vec!["Coast".into(), "maps".into()];
+        let texts = [
+            AssetText::default(),
+            AssetText {
+                pages: vec!["Lighthouse keepers".into(), "the harbour at dawn".into()],
+                paged: true,
+            },
+            AssetText {
+                pages: vec!["Storm tide warnings, coast guard".into()],
+                paged: false,
+            },
+        ];
+        let queries = [
+            "harbour",
+            "harb",
+            "tide OR storm",
+            "coast light",
+            "map -storm",
+            "maps -lighthouse",
+            "dawn keepers",
+            "CHARTS guard",
+            "nothing",
+            "harbour -tables",
+        ];
+        let mut compared = 0;
+        for q in queries {
+            let query = parse_query(q).expect("query");
+            assert!(query.is_word_level(), "{q}");
+            for text in &texts {
+                let want = search_hit(&query, asset.clone(), Some(text.clone())).map(|h| h.score);
+                let got = indexed_score(&query, &asset, &index_says(&query, text));
+                assert_eq!(got, want, "{q} over {text:?}");
+                compared += usize::from(want.is_some());
+            }
+        }
+        assert!(compared >= 15, "most cases are hits: {compared}");
+        assert!(!parse_query("\"cash flow\"").expect("query").is_word_level());
+    }
+}
