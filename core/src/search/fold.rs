@@ -4,6 +4,7 @@
 //! Both stores match on folded words, so `Café`, `CAFE` and `café` are one word everywhere,
 //! whatever the database's own rules are.
 
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 use unicode_normalization::UnicodeNormalization;
@@ -80,6 +81,14 @@ pub fn words(text: &str) -> impl Iterator<Item = (String, Range<usize>)> + '_ {
         Some((fold(&text[start..end]), start..end))
     })
     .filter(|(word, _)| !word.is_empty() && word.len() <= MAX_WORD_BYTES)
+}
+
+/// The distinct folded words of `texts`, in order: what a store's index holds for them.
+pub fn distinct_words<'a>(texts: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
+    texts
+        .into_iter()
+        .flat_map(|t| words(t).map(|(w, _)| w))
+        .collect()
 }
 
 #[cfg(test)]

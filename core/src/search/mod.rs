@@ -25,7 +25,7 @@ mod query;
 mod score;
 mod snippet;
 
-pub use fold::{MAX_WORD_BYTES, fold, words};
+pub use fold::{MAX_WORD_BYTES, distinct_words, fold, words};
 pub use query::{MAX_QUERY_CHARS, SearchQuery, Term, parse_query};
 pub use score::{Fields, MatchField};
 pub use snippet::{MAX_SNIPPET_CHARS, Words};

@@ -35,8 +35,8 @@ pub use keys::KeyStore;
 pub use passes::PassStore;
 #[cfg(feature = "search")]
 pub use search::{
-    AssetText, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore, TextMatches, found,
-    indexed_score, page_of_hits, paid_files, rank_indexed, rank_read, search_hit,
+    AssetText, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore, TextMatches, asset_words,
+    found, indexed_score, page_of_hits, paid_files, rank_indexed, rank_read, search_hit,
 };
 pub use uploads::{UploadLease, UploadStore};
 pub use versions::AssetVersions;

@@ -90,6 +90,22 @@ pub trait SearchStore: Send + Sync + 'static {
     }
 }
 
+impl AssetText {
+    /// The distinct folded words of every page: what an index of the text holds.
+    pub fn words(&self) -> std::collections::BTreeSet<String> {
+        crate::search::distinct_words(self.pages.iter().map(String::as_str))
+    }
+}
+
+/// The distinct folded words of `asset`'s title, tags and description: what an index of
+/// those fields holds for it.
+pub fn asset_words(asset: &Asset) -> std::collections::BTreeSet<String> {
+    let texts = std::iter::once(asset.title.as_str())
+        .chain(asset.tags.iter().map(String::as_str))
+        .chain(asset.description.as_deref());
+    crate::search::distinct_words(texts)
+}
+
 impl SearchRequest {
     /// Page 1 (20 hits) of `query`, with no filter, drafts and the text of paid files
     /// included: what a key with every scope asks.

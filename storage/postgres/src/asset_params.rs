@@ -72,13 +72,7 @@ impl AssetParams {
 /// The folded words of `a`'s title, tags and description, each once (feature `search`).
 #[cfg(feature = "search")]
 pub(crate) fn search_words(a: &Asset) -> Option<Vec<String>> {
-    let texts = std::iter::once(a.title.as_str())
-        .chain(a.tags.iter().map(String::as_str))
-        .chain(a.description.as_deref());
-    let words: std::collections::BTreeSet<String> = texts
-        .flat_map(|t| assetlib_core::search::words(t).map(|(w, _)| w))
-        .collect();
-    Some(words.into_iter().collect())
+    Some(assetlib_core::store::asset_words(a).into_iter().collect())
 }
 
 /// Without feature `search`, no words: the row stays a candidate of every search.

@@ -20,7 +20,7 @@
 //! is NULL (written by a build without the feature, or before migration 18) is a candidate
 //! of every search until [`PgStore::reindex_search`] fills it in.
 
-use assetlib_core::search::{SearchQuery, Term, words};
+use assetlib_core::search::{SearchQuery, Term};
 use assetlib_core::store::{
     AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, found, paid_files,
     rank_indexed, rank_read,
@@ -180,12 +180,7 @@ fn filter_params<'a>(
 
 /// The folded words of `text`, each once, in chunks of at most [`WORDS_PER_CHUNK`].
 fn text_word_chunks(text: &AssetText) -> Vec<Vec<String>> {
-    let all: std::collections::BTreeSet<String> = text
-        .pages
-        .iter()
-        .flat_map(|p| words(p).map(|(w, _)| w))
-        .collect();
-    let all: Vec<String> = all.into_iter().collect();
+    let all: Vec<String> = text.words().into_iter().collect();
     all.chunks(WORDS_PER_CHUNK)
         .map(<[String]>::to_vec)
         .collect()

@@ -25,10 +25,10 @@
 
 use std::collections::HashSet;
 
-use assetlib_core::search::{SearchQuery, Term, words};
+use assetlib_core::search::{SearchQuery, Term, distinct_words};
 use assetlib_core::store::{
-    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, found, paid_files,
-    rank_indexed, rank_read,
+    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, asset_words, found,
+    paid_files, rank_indexed, rank_read,
 };
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 
@@ -85,30 +85,19 @@ fn word_key(word: &str, id: Uuid) -> Vec<u8> {
     key
 }
 
-/// The distinct folded words of `texts`.
-fn distinct_words<'a>(texts: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
-    texts
-        .into_iter()
-        .flat_map(|t| words(t).map(|(w, _)| w))
-        .collect()
-}
-
 /// The `search_words` keys of `asset`: its title's, tags' and description's words.
 pub(crate) fn word_keys(asset: &Asset) -> Vec<Vec<u8>> {
-    let texts = std::iter::once(asset.title.as_str())
-        .chain(asset.tags.iter().map(String::as_str))
-        .chain(asset.description.as_deref());
-    distinct_words(texts)
-        .into_iter()
-        .map(|w| word_key(&w, asset.id))
+    asset_words(asset)
+        .iter()
+        .map(|w| word_key(w, asset.id))
         .collect()
 }
 
 /// The `search_text_words` keys of `text`, kept for asset `id`.
 fn text_word_keys(text: &TextRec, id: Uuid) -> Vec<Vec<u8>> {
     distinct_words(text.pages.iter().map(String::as_str))
-        .into_iter()
-        .map(|w| word_key(&w, id))
+        .iter()
+        .map(|w| word_key(w, id))
         .collect()
 }
 
@@ -367,6 +356,11 @@ impl Inner {
         for kv in self.search.texts.iter() {
             let (k, v) = kv?;
             let id = decode_id("asset text key", &k)?;
+            // A build without the feature deleted the asset and left its text.
+            if self.assets.get(id.as_bytes())?.is_none() {
+                self.search.texts.remove(&k)?;
+                continue;
+            }
             let text: TextRec = decode(TextRec::WHAT, &v)?;
             for key in text_word_keys(&text, id) {
                 self.search.text_words.insert(key, &[][..])?;

@@ -39,6 +39,7 @@ async fn an_index_that_was_not_kept_is_built_again_at_open() {
     assert!(store.set_asset_text(b.id, text).await.expect("text"));
     let path = store.path().to_path_buf();
     drop(store);
+    let ghost = Uuid::new_v4();
 
     // What a build without the feature leaves: the mark gone, and (after writes it did not
     // index) words that no longer agree with the records.
@@ -53,6 +54,13 @@ async fn an_index_that_was_not_kept_is_built_again_at_open() {
         db.open_tree("search_words")
             .and_then(|t| t.insert(b"stale\x00aaaaaaaaaaaaaaaa", &[][..]))
             .expect("a stale word");
+        // The text of an asset such a build deleted: one page, "ghost words", not paged.
+        let mut ghost_text = vec![1u8, 11];
+        ghost_text.extend_from_slice(b"ghost words");
+        ghost_text.push(0);
+        db.open_tree("asset_texts")
+            .and_then(|t| t.insert(ghost.as_bytes(), ghost_text))
+            .expect("a text left behind");
         db.flush().expect("flush");
     }
 
@@ -60,6 +68,8 @@ async fn an_index_that_was_not_kept_is_built_again_at_open() {
     assert_eq!(found(&store, "harbour").await, vec![a.id]);
     assert_eq!(found(&store, "lighthouse").await, vec![b.id]);
     assert_eq!(found(&store, "stale").await, Vec::<Uuid>::new());
+    assert_eq!(found(&store, "ghost").await, Vec::<Uuid>::new());
+    assert_eq!(store.asset_text(ghost).await.expect("text"), None);
     drop(dir);
 }
 
