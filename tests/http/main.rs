@@ -199,6 +199,7 @@ macro_rules! cases {
             large_uploads::a_large_file_named_by_file_path_is_read_by_ranges,
             large_uploads::a_413_names_the_limit_that_applies,
             search::hits_rank_by_field_with_snippets_and_pages,
+            search::slides_and_web_pages_are_searched_by_slide,
             search::drafts_and_paid_text_need_their_scopes,
             search::search_filters_and_pages,
             search::every_answered_write_is_found_by_the_next_search,

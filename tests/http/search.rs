@@ -144,6 +144,47 @@ pub(crate) async fn hits_rank_by_field_with_snippets_and_pages<H: Harness>() {
     );
 }
 
+pub(crate) async fn slides_and_web_pages_are_searched_by_slide<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let slides = ["Welcome", "Quarterly revenue grew", "Revenue by region"];
+    upload_file(&ctx, "deck.pptx", &samples::pptx(&slides), "Board deck").await;
+    upload_file(&ctx, "deck.odp", &samples::odp(&slides), "Team deck").await;
+    let page = b"<html><head><style>.revenue{}</style></head><body>\
+        <p>Our revenue&nbsp;report</p></body></html>";
+    let html = upload_file(&ctx, "report.html", page, "Web report").await;
+    assert_eq!(
+        (html["asset_type"].as_str(), html["word_count"].as_u64()),
+        (Some("document"), Some(3))
+    );
+
+    let r = search(&ctx, &ctx.admin, "q=revenue").await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let hits: Vec<(&str, &Value)> = r.json["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|h| (h["asset"]["title"].as_str().expect("title"), &h["matches"]))
+        .collect();
+    let slide_matches = json!([
+        a_match("content", Some(2), "Quarterly <mark>revenue</mark> grew"),
+        a_match("content", Some(3), "<mark>Revenue</mark> by region"),
+    ]);
+    assert_eq!(
+        hits,
+        [
+            (
+                "Web report",
+                &json!([a_match("content", None, "Our <mark>revenue</mark> report")])
+            ),
+            ("Team deck", &slide_matches),
+            ("Board deck", &slide_matches),
+        ],
+        "a slide's page is its number; a style sheet is not text"
+    );
+    // Speaker notes are not text of the deck.
+    assert_eq!(titles(&ctx, "q=speaker").await, Vec::<String>::new());
+}
+
 pub(crate) async fn drafts_and_paid_text_need_their_scopes<H: Harness>() {
     let ctx = Ctx::start::<H>().await;
     let reader = ctx.key(&[Scope::ReadAssets]).await;

@@ -1,4 +1,6 @@
-//! Documents: DOCX and ODT (zip archives of XML parts), plain text and Markdown.
+//! Documents: DOCX and ODT (zip archives of XML parts), plain text and Markdown. The
+//! presentations (PPTX, ODP) are read in `presentation`, HTML in `html`, with the parts
+//! and XML readers here.
 
 use std::io::{Cursor, Read, Seek};
 
@@ -107,12 +109,12 @@ pub(super) fn text(bytes: &[u8], limits: &Limits) -> Result<Counts, ExtractError
 }
 
 /// Bytes still allowed to be inflated from an archive.
-struct Budget(u64);
+pub(super) struct Budget(pub(super) u64);
 
 /// Inflates one part of an archive within the budget. A missing or unreadable part is `None`
 /// (its fields stay null); a part larger than the budget is refused without inflating more
 /// than the budget and one byte.
-fn read_part<R: Read + Seek>(
+pub(super) fn read_part<R: Read + Seek>(
     archive: &mut zip::ZipArchive<R>,
     name: &str,
     budget: &mut Budget,
@@ -149,7 +151,7 @@ fn read_part<R: Read + Seek>(
 /// Words of the text runs (`w:t`) of a WordprocessingML body. Paragraphs, tabs and breaks
 /// separate words; runs inside a paragraph join. The fallback copy that Word keeps of text
 /// boxes (`mc:Fallback`) is skipped so that it does not count twice.
-fn docx_words(xml: &[u8], mut counter: WordCounter) -> Option<WordCounter> {
+pub(super) fn docx_words(xml: &[u8], mut counter: WordCounter) -> Option<WordCounter> {
     let mut reader = quick_xml::Reader::from_reader(xml);
     let mut in_text = false;
     let mut fallback_depth = 0u32;
@@ -219,27 +221,51 @@ fn odt_statistics(xml: &[u8]) -> Counts {
 /// Words of the body of an ODF text document: the text of every element under
 /// `office:body`, with paragraphs, headings, tabs, line breaks and spaces (`text:s`)
 /// separating words.
-fn odt_words(xml: &[u8], mut counter: WordCounter) -> Option<WordCounter> {
+fn odt_words(xml: &[u8], counter: WordCounter) -> Option<WordCounter> {
+    odf_body_words(xml, counter, false).map(|(counter, _)| counter)
+}
+
+/// Words of the body of an ODF document, as [`odt_words`] reads them; with `slides` (a
+/// presentation) each `draw:page` starts a page of the kept text and speaker notes
+/// (`presentation:notes`) are skipped, as a DOCX's notes are. Answers the counter and how
+/// many slides there were.
+pub(super) fn odf_body_words(
+    xml: &[u8],
+    mut counter: WordCounter,
+    slides: bool,
+) -> Option<(WordCounter, u64)> {
     let mut reader = quick_xml::Reader::from_reader(xml);
-    let mut in_body = false;
+    let (mut in_body, mut pages, mut notes_depth) = (false, 0u64, 0u32);
     let separates = |name: &[u8]| matches!(name, b"p" | b"h" | b"tab" | b"line-break" | b"s");
     loop {
-        match reader.read_event().ok()? {
-            Event::Start(e) => match e.local_name().as_ref() {
-                b"body" => in_body = true,
-                name if separates(name) => counter.boundary(),
-                _ => {}
-            },
-            Event::Empty(e) if separates(e.local_name().as_ref()) => counter.boundary(),
+        let counting = in_body && notes_depth == 0;
+        let event = reader.read_event().ok()?;
+        match &event {
+            Event::Start(e) | Event::Empty(e) => {
+                let opens = matches!(event, Event::Start(_));
+                match e.local_name().as_ref() {
+                    b"page" if slides && counting => {
+                        if pages > 0 {
+                            counter.page();
+                        }
+                        pages += 1;
+                    }
+                    b"body" if opens => in_body = true,
+                    b"notes" if slides && opens => notes_depth += 1,
+                    name if separates(name) => counter.boundary(),
+                    _ => {}
+                }
+            }
             Event::End(e) => match e.local_name().as_ref() {
                 b"body" => in_body = false,
+                b"notes" if slides => notes_depth = notes_depth.saturating_sub(1),
                 name if separates(name) => counter.boundary(),
                 _ => {}
             },
-            Event::Text(t) if in_body => counter.text(&t.decode().ok()?),
-            Event::CData(t) if in_body => counter.text(&t.decode().ok()?),
-            Event::GeneralRef(r) if in_body => counter.char(reference_char(&r)),
-            Event::Eof => return Some(counter),
+            Event::Text(t) if counting => counter.text(&t.decode().ok()?),
+            Event::CData(t) if counting => counter.text(&t.decode().ok()?),
+            Event::GeneralRef(r) if counting => counter.char(reference_char(&r)),
+            Event::Eof => return Some((counter, pages)),
             _ => {}
         }
     }
@@ -248,7 +274,7 @@ fn odt_words(xml: &[u8], mut counter: WordCounter) -> Option<WordCounter> {
 /// The character an entity or character reference stands for, as far as counting words
 /// needs: character references resolve; named entities (`&amp;`, `&lt;`, ...) are
 /// punctuation, which joins the letters around it into one word.
-fn reference_char(r: &quick_xml::events::BytesRef<'_>) -> char {
+pub(super) fn reference_char(r: &quick_xml::events::BytesRef<'_>) -> char {
     match r.resolve_char_ref() {
         Ok(Some(c)) => c,
         _ => '&',

@@ -41,7 +41,10 @@
 //! | pdf | PDF | `page_count` (page tree), `word_count` (text of every page) |
 //! | document | DOCX | `word_count` (text of `word/document.xml`), `page_count` (`<Pages>` of `docProps/app.xml`, when the writer saved it) |
 //! | document | ODT | `page_count`, `word_count` (`meta:document-statistic` of `meta.xml`; words counted in `content.xml` when it has none) |
+//! | document | PPTX | `page_count` (slides in the presentation's slide list), `word_count` (text of the slides, notes aside) |
+//! | document | ODP | `page_count` (`draw:page`s of `content.xml`), `word_count` (text of the slides, notes aside) |
 //! | document | plain text, Markdown (UTF-8) | `word_count` |
+//! | document | HTML (UTF-8) | `word_count` (the text a reader sees: not markup, comments, scripts or styles) |
 //! | image | PNG, JPEG, GIF, WebP; also BMP, TIFF, HEIF/AVIF, ICO, JPEG XL, PSD, QOI, SVG | `width`, `height` as displayed (an EXIF orientation of 5-8 swaps them); null when the header does not give them |
 //! | video | any `video/*` container (MP4, WebM, QuickTime, Matroska, AVI, ...) | none from [`extract`]: [`video_info`] reads `width`, `height` (as displayed), playing time and codec of MP4, QuickTime, WebM and Matroska from the container's index, by ranged reads |
 //! | audio | any `audio/*` (MP3, WAV, Ogg, FLAC, M4A, ...), and MP4/WebM/Matroska containers (which may hold sound only) | `media`: duration (ms), sample rate, channels, bit rate (whole kbps, as bits per second), read with `lofty`; null where it cannot read them |
@@ -61,14 +64,14 @@
 //! - a PDF that cannot be parsed, an encrypted PDF (`page_count` only, when its page tree can be
 //!   read without a password), or one whose streams decode to more than the limits allow, or
 //!   that nests or loops deeper than they allow (see the bounds below);
-//! - a DOCX or ODT whose XML is damaged;
+//! - a DOCX, ODT, PPTX or ODP whose XML is damaged;
 //! - an image whose header does not give its size.
 //!
 //! ## Bounds
 //! | what | bound | past it |
 //! |---|---|---|
-//! | DOCX/ODT parts inflated (and XML parsed) | [`Limits::max_zip_inflated`], 64 MiB | [`ExtractError::LimitExceeded`] |
-//! | plain text and Markdown | [`Limits::max_text_bytes`], 128 MiB | [`ExtractError::LimitExceeded`] |
+//! | DOCX/ODT/PPTX/ODP parts inflated (and XML parsed) | [`Limits::max_zip_inflated`], 64 MiB | [`ExtractError::LimitExceeded`] |
+//! | plain text, Markdown and HTML | [`Limits::max_text_bytes`], 128 MiB | [`ExtractError::LimitExceeded`] |
 //! | one PDF stream, decoded | [`Limits::max_pdf_stream`], 64 MiB | null counts |
 //! | all PDF streams, decoded | [`Limits::max_pdf_decoded`], 512 MiB | null counts |
 //! | PDF object and cross-reference streams, decoded | 32 MiB | null counts |
@@ -100,6 +103,7 @@
 #[cfg(feature = "previews")]
 mod audio;
 mod document;
+mod html;
 #[cfg(not(feature = "previews"))]
 mod off;
 #[cfg(not(feature = "previews"))]
@@ -111,6 +115,7 @@ mod pdf_child;
 pub(crate) use pdf_child::RenderFailed as PageNotDrawn;
 #[cfg(feature = "previews")]
 mod pdf_page;
+mod presentation;
 mod ranged;
 #[cfg(feature = "previews")]
 mod raster;
@@ -460,8 +465,17 @@ fn read(
         (Some(AssetType::Document), sniff::Format::Odt) => {
             info.take_counts(document::odt(bytes, limits)?);
         }
+        (Some(AssetType::Document), sniff::Format::Pptx) => {
+            info.take_counts(presentation::pptx(bytes, limits)?);
+        }
+        (Some(AssetType::Document), sniff::Format::Odp) => {
+            info.take_counts(presentation::odp(bytes, limits)?);
+        }
         (Some(AssetType::Document), sniff::Format::Text) => {
             info.take_counts(document::text(bytes, limits)?);
+        }
+        (Some(AssetType::Document), sniff::Format::Html) => {
+            info.take_counts(html::html(bytes, limits)?);
         }
         (Some(AssetType::Image), format) => {
             let size = if format == sniff::Format::Svg {
@@ -536,12 +550,13 @@ fn picture(
                 None => Ok(None),
             }
         }
-        (_, sniff::Format::Docx | sniff::Format::Odt) => {
-            match document::embedded_thumbnail(bytes, limits)? {
-                Some(picture) => raster::thumbnail(&picture, max_side, limits),
-                None => Ok(None),
-            }
-        }
+        (
+            _,
+            sniff::Format::Docx | sniff::Format::Odt | sniff::Format::Pptx | sniff::Format::Odp,
+        ) => match document::embedded_thumbnail(bytes, limits)? {
+            Some(picture) => raster::thumbnail(&picture, max_side, limits),
+            None => Ok(None),
+        },
         (Some(AssetType::Audio), _) => match audio::read(bytes, true).cover {
             Some(cover) => raster::thumbnail(&cover, max_side, limits),
             None => Ok(None),

@@ -10,8 +10,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::sniff::{self, Format, Sniffed};
 use super::{
-    Counts, ExtractError, FileInfo, Limits, ReadAt, Thumbnail, audio, document, pdf, raster, svg,
-    words,
+    Counts, ExtractError, FileInfo, Limits, ReadAt, Thumbnail, audio, document, pdf, presentation,
+    raster, svg, words,
 };
 use crate::model::{AssetType, Media};
 
@@ -109,8 +109,9 @@ impl Seek for Ranged<'_> {
 /// | pdf | the cross-reference sections (tables and streams, every incremental update), the catalog, the page tree and each page's fonts and content | `page_count` from the page tree's `/Count`; `word_count` as [`super::extract`] counts it, while the page content decoded stays within [`Limits::max_pdf_decoded`] (null past it, or when a read fails) | none |
 /// | audio | the headers and tags `lofty` reads (a WAV's `fmt ` chunk, an MP3's first frames and Xing header, ...) | as [`super::extract`] | the cover art |
 /// | image | the header (`imagesize`) | `width`, `height` as displayed | within [`Limits::max_image_pixels`] and [`Limits::max_image_alloc`] (a PNG is decoded as it is read; another format's decoder holds the whole file, which then counts against `max_image_alloc`) |
-/// | document (DOCX, ODT) | the zip's central directory (at most 4 MiB of it), then only the parts needed | as [`super::extract`], inflated within [`Limits::max_zip_inflated`] | the picture it carries |
+/// | document (DOCX, ODT, PPTX, ODP) | the zip's central directory (at most 4 MiB of it), then only the parts needed | as [`super::extract`], inflated within [`Limits::max_zip_inflated`] | the picture it carries |
 /// | document (text) | the text, as it streams | `word_count` over at most [`Limits::max_text_bytes`] (null past it) | none |
+/// | document (HTML) | the page, whole, within [`Limits::max_text_bytes`] | `word_count` as [`super::extract`] (null past the bound) | none |
 /// | video | nothing here (see [`super::video_info`]) | none | none |
 ///
 /// The type is sniffed from `head` (a zip's parts from its central directory).
@@ -151,7 +152,7 @@ pub fn preview_ranged(
         (Some(AssetType::Pdf), _) => {
             info.take_counts(pdf::read_large(file, limits));
         }
-        (Some(AssetType::Document), Format::Docx | Format::Odt) => {
+        (Some(AssetType::Document), Format::Docx | Format::Odt | Format::Pptx | Format::Odp) => {
             let (counts, picture) = zipped_document(file, sniffed.format, limits)?;
             info.take_counts(counts);
             thumb = picture.and_then(|p| match p {
@@ -166,6 +167,19 @@ pub fn preview_ranged(
                 limits.keep_text,
             );
             info.take_counts(super::Counts::of(None, counter, false));
+        }
+        (Some(AssetType::Document), Format::Html) => {
+            // Markup is read whole (within the text bound): a tag may span any two chunks.
+            let mut page = Vec::new();
+            let read = Ranged::new(file)
+                .take(limits.max_text_bytes.saturating_add(1))
+                .read_to_end(&mut page);
+            if let Ok(counts) = read
+                .map_err(|_| ())
+                .and_then(|_| super::html::html(&page, limits).map_err(|_| ()))
+            {
+                info.take_counts(counts);
+            }
         }
         (Some(AssetType::Image), Format::Svg) => {
             if let Some((w, h)) = svg::size(head) {
@@ -275,7 +289,7 @@ pub(super) fn zip_directory_size(file: &mut dyn ReadAt) -> Option<u64> {
 /// The picture a document carries, or why it could not be inflated.
 type Picture = Result<Option<Vec<u8>>, ExtractError>;
 
-/// What a DOCX or ODT says of itself, and the picture it carries, read by ranges. An archive
+/// What a DOCX, ODT, PPTX or ODP says of itself, and the picture it carries, read by ranges. An archive
 /// that cannot be opened so gives nothing.
 fn zipped_document(
     file: &mut dyn ReadAt,
@@ -286,10 +300,11 @@ fn zipped_document(
         let Some(mut archive) = open_zip(file) else {
             return Ok((Counts::default(), Ok(None)));
         };
-        let counts = if format == Format::Odt {
-            document::odt_archive(&mut archive, limits)?
-        } else {
-            document::docx_archive(&mut archive, limits)?
+        let counts = match format {
+            Format::Odt => document::odt_archive(&mut archive, limits)?,
+            Format::Pptx => presentation::pptx_archive(&mut archive, limits)?,
+            Format::Odp => presentation::odp_archive(&mut archive, limits)?,
+            _ => document::docx_archive(&mut archive, limits)?,
         };
         // The picture is read only to draw a thumbnail of.
         #[cfg(feature = "previews")]

@@ -242,6 +242,94 @@ pub(super) fn odt_with(paragraphs: &[&str], statistic: &str) -> Vec<u8> {
 const ODT_MANIFEST: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/><manifest:file-entry manifest:full-path="meta.xml" manifest:media-type="text/xml"/></manifest:manifest>"#;
 
+/// A PPTX with one slide per string (a title shape holding it), listed in
+/// `ppt/presentation.xml` in reverse part order (`slide1.xml` is shown last), as a deck whose
+/// slides were moved is saved.
+///
+/// ```
+/// let pptx = assetlib_core::extract::samples::pptx(&["Intro", "Results"]);
+/// assert!(pptx.starts_with(b"PK"));
+/// ```
+pub fn pptx(slides: &[&str]) -> Vec<u8> {
+    let n = slides.len();
+    // Shown slide i is part slide{n - i}.xml, relationship rId{n - i + 1}.
+    let list: String = (0..n)
+        .map(|i| format!(r#"<p:sldId id="{}" r:id="rId{}"/>"#, 256 + i, n - i + 1))
+        .collect();
+    let rels: String = (1..=n)
+        .map(|k| {
+            format!(
+                r#"<Relationship Id="rId{}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/slide" Target="slides/slide{k}.xml"/>"#,
+                k + 1
+            )
+        })
+        .collect();
+    let presentation = format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<p:presentation xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:sldMasterIdLst><p:sldMasterId id="2147483648" r:id="rId1"/></p:sldMasterIdLst><p:sldIdLst>{list}</p:sldIdLst><p:sldSz cx="12192000" cy="6858000"/></p:presentation>"#
+    );
+    let rels = format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/slideMaster" Target="slideMasters/slideMaster1.xml"/>{rels}</Relationships>"#
+    );
+    let slide_xml: Vec<String> = (1..=n)
+        .map(|k| {
+            let text = escape(slides[n - k]);
+            format!(
+                r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<p:sld xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:cSld><p:spTree><p:sp><p:nvSpPr><p:cNvPr id="2" name="Title 1"/><p:cNvSpPr/><p:nvPr/></p:nvSpPr><p:spPr/><p:txBody><a:bodyPr/><a:p><a:r><a:rPr lang="en-US"/><a:t>{text}</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>"#
+            )
+        })
+        .collect();
+    let names: Vec<String> = (1..=n)
+        .map(|k| format!("ppt/slides/slide{k}.xml"))
+        .collect();
+    let mut parts: Vec<(&str, &[u8])> = vec![
+        ("[Content_Types].xml", PPTX_CONTENT_TYPES.as_bytes()),
+        ("ppt/presentation.xml", presentation.as_bytes()),
+        ("ppt/_rels/presentation.xml.rels", rels.as_bytes()),
+    ];
+    parts.extend(
+        names
+            .iter()
+            .zip(&slide_xml)
+            .map(|(name, xml)| (name.as_str(), xml.as_bytes())),
+    );
+    zip_archive(&parts)
+}
+
+const PPTX_CONTENT_TYPES: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/ppt/presentation.xml" ContentType="application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"/></Types>"#;
+
+/// An ODP with one slide (`draw:page`) per string, each with a speaker note that is not
+/// counted.
+///
+/// ```
+/// let odp = assetlib_core::extract::samples::odp(&["Intro", "Results"]);
+/// assert_eq!(&odp[30..38], b"mimetype");
+/// ```
+pub fn odp(slides: &[&str]) -> Vec<u8> {
+    let pages: String = slides
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            format!(
+                r#"<draw:page draw:name="page{}"><draw:frame><draw:text-box><text:p>{}</text:p></draw:text-box></draw:frame><presentation:notes><draw:frame><draw:text-box><text:p>speaker notes</text:p></draw:text-box></draw:frame></presentation:notes></draw:page>"#,
+                i + 1,
+                escape(text)
+            )
+        })
+        .collect();
+    let content = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" office:version="1.3"><office:body><office:presentation>{pages}</office:presentation></office:body></office:document-content>"#
+    );
+    zip_archive(&[
+        ("mimetype", super::sniff::ODP.as_bytes()),
+        ("content.xml", content.as_bytes()),
+    ])
+}
+
 /// A zip archive of the given parts: `mimetype` stored (as ODF asks), the rest deflated.
 pub(super) fn zip_archive(parts: &[(&str, &[u8])]) -> Vec<u8> {
     let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));

@@ -9,6 +9,13 @@ pub(super) const DOCX: &str =
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 /// Media type of ODT.
 pub(super) const ODT: &str = "application/vnd.oasis.opendocument.text";
+/// Media type of PPTX.
+pub(super) const PPTX: &str =
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation";
+/// Media type of ODP.
+pub(super) const ODP: &str = "application/vnd.oasis.opendocument.presentation";
+/// Media type of HTML.
+pub(super) const HTML: &str = "text/html";
 /// Media type of PDF.
 pub(super) const PDF: &str = "application/pdf";
 /// Media type of SVG.
@@ -32,8 +39,12 @@ pub(super) enum Format {
     Pdf,
     Docx,
     Odt,
+    Pptx,
+    Odp,
     /// UTF-8 text: plain or Markdown.
     Text,
+    /// An HTML page.
+    Html,
     Svg,
     /// A raster image `imagesize` may know.
     Raster,
@@ -54,7 +65,7 @@ impl Sniffed {
     /// | declared | accepted content |
     /// |---|---|
     /// | pdf | PDF |
-    /// | document | DOCX, ODT, plain text, Markdown |
+    /// | document | DOCX, ODT, PPTX, ODP, plain text, Markdown, HTML |
     /// | image | any image format recognised from its content, and SVG |
     /// | video | any `video/*` |
     /// | audio | any `audio/*`, and MP4, WebM and Matroska containers |
@@ -71,7 +82,15 @@ impl Sniffed {
         match declared {
             AssetType::Pdf => self.format == Format::Pdf,
             AssetType::Document => {
-                matches!(self.format, Format::Docx | Format::Odt | Format::Text)
+                matches!(
+                    self.format,
+                    Format::Docx
+                        | Format::Odt
+                        | Format::Pptx
+                        | Format::Odp
+                        | Format::Text
+                        | Format::Html
+                )
             }
             AssetType::Image => self.kind == Some(AssetType::Image),
             AssetType::Video => self.kind == Some(AssetType::Video),
@@ -90,7 +109,7 @@ impl Sniffed {
 }
 
 /// Finds the media type and the asset type of a file from its content (magic bytes, and the
-/// parts list of a zip archive for DOCX and ODT).
+/// parts list of a zip archive for DOCX, ODT, PPTX and ODP).
 ///
 /// The file name is used only where the content leaves a choice: UTF-8 text named `.md` or
 /// `.markdown` is `text/markdown` (other text is `text/plain`); an MP4, WebM or Matroska
@@ -147,8 +166,11 @@ fn sniff_with(bytes: &[u8], file_name: &str, archives: bool) -> Sniffed {
     if super::svg::is_svg(bytes) {
         return Sniffed::new(SVG, Some(AssetType::Image), Format::Svg);
     }
+    if inferred.is_some_and(|t| t.mime_type() == HTML) {
+        return Sniffed::new(HTML, Some(AssetType::Document), Format::Html);
+    }
     if let Some(t) = inferred {
-        // HTML, XML or a script: text, but not a document.
+        // XML or a script: text, but not a document.
         return Sniffed::new(t.mime_type(), None, Format::Other);
     }
     let mime = match ext.as_str() {
@@ -170,22 +192,30 @@ fn media(mime: &'static str, kind: AssetType, ext: &str) -> Sniffed {
     Sniffed::new(mime, Some(kind), Format::Other)
 }
 
-/// DOCX or ODT, told apart by their parts: ODT's first entry `mimetype` names its type; DOCX
-/// has `[Content_Types].xml` and `word/document.xml`.
+/// DOCX, ODT, PPTX or ODP, told apart by their parts: an OpenDocument's first entry
+/// `mimetype` names its type; an Office Open XML package has `[Content_Types].xml` and its
+/// main part, `word/document.xml` or `ppt/presentation.xml`.
 pub(super) fn zip_document<R: Read + Seek>(archive: &mut zip::ZipArchive<R>) -> Option<Sniffed> {
     if let Some(index) = archive.index_for_name("mimetype") {
         let mut declared = Vec::with_capacity(64);
         let entry = archive.by_index(index).ok()?;
         entry.take(128).read_to_end(&mut declared).ok()?;
-        if declared.trim_ascii() == ODT.as_bytes() {
-            return Some(Sniffed::new(ODT, Some(AssetType::Document), Format::Odt));
-        }
-        return None;
+        return match declared.trim_ascii() {
+            d if d == ODT.as_bytes() => {
+                Some(Sniffed::new(ODT, Some(AssetType::Document), Format::Odt))
+            }
+            d if d == ODP.as_bytes() => {
+                Some(Sniffed::new(ODP, Some(AssetType::Document), Format::Odp))
+            }
+            _ => None,
+        };
     }
-    if archive.index_for_name("[Content_Types].xml").is_some()
-        && archive.index_for_name("word/document.xml").is_some()
-    {
+    archive.index_for_name("[Content_Types].xml")?;
+    if archive.index_for_name("word/document.xml").is_some() {
         return Some(Sniffed::new(DOCX, Some(AssetType::Document), Format::Docx));
+    }
+    if archive.index_for_name("ppt/presentation.xml").is_some() {
+        return Some(Sniffed::new(PPTX, Some(AssetType::Document), Format::Pptx));
     }
     None
 }

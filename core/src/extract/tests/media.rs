@@ -240,7 +240,22 @@ fn sniffing_prefers_content_over_a_lying_extension() {
     let zip = sniff(&samples::zip_archive(&[("a.txt", b"a")]), "a.docx");
     assert_eq!((zip.mime_type, zip.kind), ("application/zip", None));
     let html = sniff(b"<!DOCTYPE html><html><body>hi</body></html>", "page.md");
-    assert_eq!((html.mime_type, html.kind), ("text/html", None));
+    assert_eq!(
+        (html.mime_type, html.kind),
+        ("text/html", Some(AssetType::Document))
+    );
+    let pptx = sniff(&samples::pptx(&["x"]), "deck.zip");
+    assert_eq!(
+        (pptx.mime_type, pptx.kind),
+        (super::sniff::PPTX, Some(AssetType::Document))
+    );
+    let odp = sniff(&samples::odp(&["x"]), "deck.pptx");
+    assert_eq!(
+        (odp.mime_type, odp.kind),
+        (super::sniff::ODP, Some(AssetType::Document))
+    );
+    let xml = sniff(b"<?xml version=\"1.0\"?><feed/>", "feed.md");
+    assert_eq!(xml.kind, None, "XML is text, not a document");
 }
 
 #[test]
