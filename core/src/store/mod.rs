@@ -35,8 +35,8 @@ pub use keys::KeyStore;
 pub use passes::PassStore;
 #[cfg(feature = "search")]
 pub use search::{
-    AssetText, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore, TextMatches, asset_words,
-    found, indexed_score, page_of_hits, paid_files, rank_indexed, rank_read, search_hit,
+    AssetText, FieldSet, IndexMatch, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore,
+    asset_field_words, found, page_of_hits, paid_among, paid_files, rank_read, search_hit,
 };
 pub use uploads::{UploadLease, UploadStore};
 pub use versions::AssetVersions;

@@ -97,13 +97,80 @@ impl AssetText {
     }
 }
 
-/// The distinct folded words of `asset`'s title, tags and description: what an index of
-/// those fields holds for it.
-pub fn asset_words(asset: &Asset) -> std::collections::BTreeSet<String> {
-    let texts = std::iter::once(asset.title.as_str())
-        .chain(asset.tags.iter().map(String::as_str))
-        .chain(asset.description.as_deref());
-    crate::search::distinct_words(texts)
+/// The fields of an asset's record a word occurs in: a set of [`FieldSet::TITLE`],
+/// [`FieldSet::TAGS`] and [`FieldSet::DESCRIPTION`], as a store's index of those fields keeps
+/// it beside each word ([`asset_field_words`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct FieldSet(u8);
+
+impl FieldSet {
+    /// The title.
+    pub const TITLE: FieldSet = FieldSet(1);
+    /// The tags.
+    pub const TAGS: FieldSet = FieldSet(2);
+    /// The description.
+    pub const DESCRIPTION: FieldSet = FieldSet(4);
+
+    /// The set as bits (what a store keeps).
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// The set of `bits` ([`FieldSet::bits`]); other bits are dropped.
+    pub const fn from_bits(bits: u8) -> Self {
+        FieldSet(bits & 7)
+    }
+
+    /// Whether the set is empty.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The weight of the best field of the set ([`MatchField::weight`]); `None` when empty.
+    pub const fn best_weight(self) -> Option<u32> {
+        if self.0 & Self::TITLE.0 != 0 {
+            Some(MatchField::Title.weight())
+        } else if self.0 & Self::TAGS.0 != 0 {
+            Some(MatchField::Tags.weight())
+        } else if self.0 & Self::DESCRIPTION.0 != 0 {
+            Some(MatchField::Description.weight())
+        } else {
+            None
+        }
+    }
+}
+
+impl std::ops::BitOr for FieldSet {
+    type Output = FieldSet;
+    fn bitor(self, other: FieldSet) -> FieldSet {
+        FieldSet(self.0 | other.0)
+    }
+}
+
+impl std::ops::BitOrAssign for FieldSet {
+    fn bitor_assign(&mut self, other: FieldSet) {
+        self.0 |= other.0;
+    }
+}
+
+/// The distinct folded words of `asset`'s title, tags and description, each with the fields
+/// it occurs in: what an index of those fields holds for it.
+pub fn asset_field_words(asset: &Asset) -> std::collections::BTreeMap<String, FieldSet> {
+    let mut out = std::collections::BTreeMap::new();
+    let fields = std::iter::once((FieldSet::TITLE, asset.title.as_str()))
+        .chain(asset.tags.iter().map(|t| (FieldSet::TAGS, t.as_str())))
+        .chain(
+            asset
+                .description
+                .as_deref()
+                .map(|d| (FieldSet::DESCRIPTION, d)),
+        );
+    for (field, text) in fields {
+        for word in crate::search::distinct_words([text]) {
+            *out.entry(word).or_default() |= field;
+        }
+    }
+    out
 }
 
 impl SearchRequest {
@@ -202,71 +269,50 @@ pub fn search_hit(
     })
 }
 
-/// What a store's word index says of one candidate's text, for a query whose terms are all
-/// words or prefixes ([`SearchQuery::is_word_level`]): for each clause, whether one of its
-/// terms occurs in the text; and whether an excluded term does. Both false when the text does
-/// not count (none kept, or a paid file's for a caller without `read:paid`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TextMatches {
-    /// Per clause of the query, in order.
-    pub clauses: Vec<bool>,
-    /// Whether an excluded term occurs in the text.
+/// What a store's word index says of one candidate, for a query whose terms are all words or
+/// prefixes ([`SearchQuery::is_word_level`]): enough to score it ([`IndexMatch::score`])
+/// without reading its record or its text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IndexMatch {
+    /// Per clause of the query, in order: the fields of the title, tags and description one
+    /// of its terms occurs in ([`asset_field_words`]).
+    pub fields: Vec<FieldSet>,
+    /// Per clause: whether one of its terms occurs in the text. False when the text does not
+    /// count (none kept, or a paid file's for a caller without `read:paid`).
+    pub text: Vec<bool>,
+    /// Whether an excluded term occurs in the fields, or in the text when it counts.
     pub excluded: bool,
-    /// Whether the title, tags or description may hold a term of the query (the store's index
-    /// of their words has one for the asset); when false they are not read. `true` when the
-    /// store cannot tell.
-    pub in_fields: bool,
 }
 
-impl Default for TextMatches {
-    /// Nothing in the text; the fields read.
-    fn default() -> Self {
-        TextMatches {
-            clauses: Vec::new(),
+impl IndexMatch {
+    /// Nothing found yet for a query of `clauses` clauses.
+    pub fn new(clauses: usize) -> Self {
+        IndexMatch {
+            fields: vec![FieldSet::default(); clauses],
+            text: vec![false; clauses],
             excluded: false,
-            in_fields: true,
         }
     }
-}
 
-/// The score [`search_hit`] gives `asset` for a word-level `query`, its text known only
-/// through the index (`text`): title, tags and description are read from the asset, the text
-/// counts where `text` says. `None` when it is no hit. A store ranks every candidate so,
-/// without reading their texts, and reads the texts of the page it returns only.
-pub fn indexed_score(query: &SearchQuery, asset: &Asset, text: &TextMatches) -> Option<u32> {
-    if text.excluded {
-        return None;
-    }
-    if !text.in_fields {
-        // Only the text can match: each clause must occur in it.
+    /// The score [`search_hit`] gives the candidate: for each clause the weight of the best
+    /// field it occurs in (the text weighing 1), summed; `None` when it is no hit (a clause
+    /// occurs nowhere, or an excluded term somewhere). A store ranks every candidate so and
+    /// reads the records and texts of the page it returns only.
+    pub fn score(&self) -> Option<u32> {
+        if self.excluded {
+            return None;
+        }
         let mut score = 0;
-        for i in 0..query.clauses.len() {
-            if !text.clauses.get(i).copied().unwrap_or(false) {
-                return None;
-            }
-            score += MatchField::Content.weight();
+        for (fields, text) in self.fields.iter().zip(&self.text) {
+            score += fields
+                .best_weight()
+                .or_else(|| text.then(|| MatchField::Content.weight()))?;
         }
-        return Some(score);
+        Some(score)
     }
-    let fields = asset_fields(asset);
-    if query.excluded.iter().any(|t| fields.has(t)) {
-        return None;
-    }
-    let mut score = 0;
-    for (i, clause) in query.clauses.iter().enumerate() {
-        let in_fields = fields.best(clause);
-        let in_text = text
-            .clauses
-            .get(i)
-            .copied()
-            .unwrap_or(false)
-            .then(|| MatchField::Content.weight());
-        score += in_fields.max(in_text)?;
-    }
-    Some(score)
 }
 
-/// The hit of a page ranked by [`rank_indexed`]: [`search_hit`] of the asset and its text
+/// The hit of a page ranked by its [`IndexMatch::score`]: [`search_hit`] of the asset and its text
 /// (`None` when it has none or it does not count), which gives it the same `score` and the
 /// pages of its text that match.
 pub fn found(
@@ -299,15 +345,25 @@ pub async fn paid_files<'a, S: crate::LibraryStore + ?Sized>(
     request: &SearchRequest,
     assets: impl IntoIterator<Item = &'a Asset>,
 ) -> Result<std::collections::HashSet<Uuid>, StoreError> {
-    if request.paid_content {
-        return Ok(std::collections::HashSet::new());
-    }
-    let private: Vec<Uuid> = assets
+    let private = assets
         .into_iter()
         .filter(|a| !a.is_public)
         .map(|a| a.id)
         .collect();
-    if private.is_empty() {
+    paid_among(store, request, private).await
+}
+
+/// Of `private` (candidates that are not public, whose text a search would read), those
+/// whose files are paid when the text does not count for `request` (as [`paid_files`]).
+///
+/// # Errors
+/// As [`crate::LibraryStore::published_holders`].
+pub async fn paid_among<S: crate::LibraryStore + ?Sized>(
+    store: &S,
+    request: &SearchRequest,
+    private: Vec<Uuid>,
+) -> Result<std::collections::HashSet<Uuid>, StoreError> {
+    if request.paid_content || private.is_empty() {
         return Ok(std::collections::HashSet::new());
     }
     Ok(store
@@ -317,40 +373,6 @@ pub async fn paid_files<'a, S: crate::LibraryStore + ?Sized>(
         .filter(|h| h.paid && !h.free)
         .map(|h| h.asset_id)
         .collect())
-}
-
-/// Ranks word-level candidates as [`SearchStore::search`] orders hits ([`indexed_score`];
-/// the text of the assets of `paid` does not count): the page `offset`, `limit` of them with
-/// their scores, and how many hits there are in all.
-pub fn rank_indexed(
-    query: &SearchQuery,
-    candidates: Vec<(Asset, TextMatches)>,
-    paid: &std::collections::HashSet<Uuid>,
-    offset: u64,
-    limit: u32,
-) -> (Vec<(u32, Asset)>, u64) {
-    let mut ranked: Vec<(u32, Asset)> = candidates
-        .into_iter()
-        .filter_map(|(asset, m)| {
-            let m = if paid.contains(&asset.id) {
-                TextMatches {
-                    in_fields: m.in_fields,
-                    ..TextMatches::default()
-                }
-            } else {
-                m
-            };
-            Some((indexed_score(query, &asset, &m)?, asset))
-        })
-        .collect();
-    ranked.sort_by(|(sa, a), (sb, b)| (sb, b.created_at, b.id).cmp(&(sa, a.created_at, a.id)));
-    let total = ranked.len() as u64;
-    let page = ranked
-        .into_iter()
-        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
-        .take(limit as usize)
-        .collect();
-    (page, total)
 }
 
 /// Ranks candidates read with their texts ([`search_hit`]; the text of the assets of `paid`

@@ -287,6 +287,20 @@ pub(super) async fn hits_follow_every_write(store: Arc<dyn Store>) {
     assert_eq!(hits(&store, &request("old")).await.1, 0);
     assert_eq!(titles(&hits(&store, &request("new")).await), ["New name"]);
     assert_eq!(titles(&hits(&store, &request("fresh")).await), ["New name"]);
+    // Unpublished, it leaves the hits of a caller who sees no drafts, at once; its text too.
+    let mut unpublish = crate::change::AssetChange::at(t0() + Duration::seconds(6));
+    unpublish.published = Some(false);
+    store
+        .update_asset(a.id, &unpublish, Log::ANONYMOUS)
+        .await
+        .unwrap()
+        .unwrap();
+    for q in ["new", "inside"] {
+        let mut published = request(q);
+        published.drafts = false;
+        assert_eq!(hits(&store, &published).await.1, 0, "{q}");
+        assert_eq!(hits(&store, &request(q)).await.1, 1, "{q}");
+    }
     assert!(
         s.set_asset_text(a.id, text(&["other words"], false))
             .await
@@ -306,17 +320,44 @@ pub(super) async fn hits_follow_every_write(store: Arc<dyn Store>) {
 #[cfg(test)]
 mod tests {
     use super::super::sample_asset;
+    use crate::model::Asset;
     use crate::search::{SearchQuery, Words, parse_query};
-    use crate::store::{AssetText, TextMatches, indexed_score, search_hit};
+    use crate::store::{AssetText, IndexMatch, asset_field_words, search_hit};
 
-    /// What an exact word index would say of `text` for `query`.
-    fn index_says(query: &SearchQuery, text: &AssetText) -> TextMatches {
+    /// What an exact word index of `asset`'s fields ([`asset_field_words`]) and of `text`
+    /// would say of them for `query`.
+    fn index_says(query: &SearchQuery, asset: &Asset, text: &AssetText) -> IndexMatch {
         let pages: Vec<Words<'_>> = text.pages.iter().map(|p| Words::of(p)).collect();
-        let occurs = |t: &crate::search::Term| pages.iter().any(|w| w.has(t));
-        TextMatches {
-            clauses: query.clauses.iter().map(|c| c.iter().any(occurs)).collect(),
-            excluded: query.excluded.iter().any(occurs),
-            in_fields: true,
+        let in_text = |t: &crate::search::Term| pages.iter().any(|w| w.has(t));
+        let words = asset_field_words(asset);
+        let fields_of = |t: &crate::search::Term| {
+            words
+                .iter()
+                .filter(|(w, _)| match t {
+                    crate::search::Term::Word(x) => *w == x,
+                    crate::search::Term::Prefix(x) => w.starts_with(x.as_str()),
+                    crate::search::Term::Phrase(_) => false,
+                })
+                .fold(crate::store::FieldSet::default(), |acc, (_, f)| acc | *f)
+        };
+        IndexMatch {
+            fields: query
+                .clauses
+                .iter()
+                .map(|c| {
+                    c.iter()
+                        .fold(Default::default(), |acc, t| acc | fields_of(t))
+                })
+                .collect(),
+            text: query
+                .clauses
+                .iter()
+                .map(|c| c.iter().any(in_text))
+                .collect(),
+            excluded: query
+                .excluded
+                .iter()
+                .any(|t| in_text(t) || !fields_of(t).is_empty()),
         }
     }
 
@@ -354,7 +395,7 @@ mod tests {
             assert!(query.is_word_level(), "{q}");
             for text in &texts {
                 let want = search_hit(&query, asset.clone(), Some(text.clone())).map(|h| h.score);
-                let got = indexed_score(&query, &asset, &index_says(&query, text));
+                let got = index_says(&query, &asset, text).score();
                 assert_eq!(got, want, "{q} over {text:?}");
                 compared += usize::from(want.is_some());
             }

@@ -24,9 +24,10 @@ pub(crate) struct AssetParams {
     /// The keys of the lists the asset is in ([`list_keys`]).
     pub(crate) tag_keys: Vec<String>,
     pub(crate) checksum: Option<Vec<u8>>,
-    /// The folded words of its title, tags and description (feature `search`; `None`
-    /// without it, which leaves the row to every search as a candidate: migration 18).
-    pub(crate) search_words: Option<Vec<String>>,
+    /// The folded words of its title, tags and description, as a weighted `tsvector`'s text
+    /// (feature `search`; `None` without it, which leaves the row to every search as a
+    /// candidate: migrations 18 and 19).
+    pub(crate) search_words: Option<String>,
 }
 
 /// The first character of a workspace's key among the keys of an asset's tags: no tag key
@@ -69,14 +70,15 @@ impl AssetParams {
     }
 }
 
-/// The folded words of `a`'s title, tags and description, each once (feature `search`).
+/// The folded words of `a`'s title, tags and description, each once, weighted by the fields
+/// it is in (feature `search`; [`crate::search::field_vector`]).
 #[cfg(feature = "search")]
-pub(crate) fn search_words(a: &Asset) -> Option<Vec<String>> {
-    Some(assetlib_core::store::asset_words(a).into_iter().collect())
+pub(crate) fn search_words(a: &Asset) -> Option<String> {
+    Some(crate::search::field_vector(a))
 }
 
 /// Without feature `search`, no words: the row stays a candidate of every search.
 #[cfg(not(feature = "search"))]
-pub(crate) fn search_words(_: &Asset) -> Option<Vec<String>> {
+pub(crate) fn search_words(_: &Asset) -> Option<String> {
     None
 }

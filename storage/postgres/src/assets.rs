@@ -172,7 +172,7 @@ fn insert_sql(s: &str, pick: &SlugPick, event: &EventParams) -> String {
                  video_codec, tags, tag_keys, checksum_sha256, workspace_id, search_words) \
              VALUES ($1, $2, $3, (SELECT slug FROM pick), $5, $6, $7, $8, $9, $10, $11, \
                  $12, $13, $14, $15, $16, $17, $18, $19, $21, $22, $24, $25, $26, $27, $28, \
-                 $29, $35, $36, $37, $38, array_to_tsvector($40::text[])) \
+                 $29, $35, $36, $37, $38, $40::text::tsvector) \
              ON CONFLICT ((coalesce(workspace_id, '')), slug) DO NOTHING \
              RETURNING {cols} \
          ), counter AS ( \

@@ -177,7 +177,7 @@ fn write_sql(s: &str) -> String {
                  published = $17, updated_at = $18, thumbnail_placeholder = $19, \
                  duration_ms = $20, sample_rate = $21, channels = $22, bitrate = $23, \
                  video_codec = $24, tags = $25, tag_keys = $26, checksum_sha256 = $27, \
-                 search_words = array_to_tsvector($28::text[]) \
+                 search_words = $28::text::tsvector \
              WHERE id = $1 RETURNING {cols} \
          ) \
          SELECT {ucols}, c.download_count FROM u \

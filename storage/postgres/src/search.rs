@@ -2,28 +2,36 @@
 //! the words every store folds alike.
 //!
 //! The words are [`assetlib_core::search::words`], folded in Rust, kept as tsvectors of bare
-//! lexemes (`array_to_tsvector`, no parser or dictionary of the database in between) under
-//! GIN indexes (migration 18):
-//! - `assets.search_words`: the words of the title, tags and description, written with the
-//!   row by every insert and update, so in the same transaction as the record;
+//! lexemes (no parser or dictionary of the database in between) under GIN indexes
+//! (migrations 18 and 19):
+//! - `assets.search_words`: the words of the title, tags and description, each at a position
+//!   and weight naming its fields (title `1A`, tags `2B`, description `3C`:
+//!   [`field_vector`]), written with the row by every insert and update, so in the same
+//!   transaction as the record;
 //! - `asset_texts`: the text inside the file, one array item per page, and
 //!   `asset_text_words`: its words in chunks (a tsvector holds at most 1 MB). Both are
 //!   written in one transaction by [`SearchStore::set_asset_text`] and go with the asset
 //!   (`ON DELETE CASCADE`).
 //!
-//! A search turns each clause of the query into a `tsquery` (a word `'w'`, a prefix `'w':*`,
-//! a phrase all its words joined by `&`, alternatives by `|`), takes the ids each clause
-//! matches in either index through GIN, intersects the clauses and applies the filters in
-//! the same statement, then ranks those candidates in Rust by the rules every store shares
-//! ([`assetlib_core::store::search_hit`]): the index narrows, the shared rules decide, so
-//! PostgreSQL finds exactly what sled and the memory store find. A row whose `search_words`
-//! is NULL (written by a build without the feature, or before migration 18) is a candidate
-//! of every search until [`PgStore::reindex_search`] fills it in.
+//! Each clause of a query is a `tsquery` (a word `'w'`, a prefix `'w':*`, a phrase all its
+//! words joined by `&`, alternatives by `|`). A word-level query
+//! ([`SearchQuery::is_word_level`]) is answered in one statement: the clauses' candidates
+//! through GIN, intersected and filtered, each scored by the rules every store shares (per
+//! clause the best field's weight, by the weighted `tsquery`s `'w':A`, `'w':B`, `'w':C`, else
+//! 1 when its text holds it: [`IndexMatch::score`]), counted, ordered and cut to the page in
+//! SQL; only the page's rows and texts reach Rust. Other queries (phrases) send the
+//! candidates with their texts to Rust and rank them there ([`rank_read`]), as does every
+//! query while a row's `search_words` is NULL (written by a build without the feature, or
+//! before migration 19): such a row is a candidate of every search until
+//! [`PgStore::reindex_search`] fills it in. So PostgreSQL finds exactly what sled and the
+//! memory store find.
+//!
+//! [`IndexMatch::score`]: assetlib_core::store::IndexMatch::score
 
 use assetlib_core::search::{SearchQuery, Term};
 use assetlib_core::store::{
-    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, found, paid_files,
-    rank_indexed, rank_read,
+    AssetText, FieldSet, SearchFound, SearchRequest, SearchStore, asset_field_words, found,
+    paid_files, rank_read,
 };
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 use tokio_postgres::types::ToSql;
@@ -66,6 +74,50 @@ fn clause_queries(query: &SearchQuery) -> Vec<String> {
             terms.join(" | ")
         })
         .collect()
+}
+
+/// The fields of [`field_vector`], in order: the set, its position and its weight.
+const FIELDS: [(FieldSet, u8, char); 3] = [
+    (FieldSet::TITLE, 1, 'A'),
+    (FieldSet::TAGS, 2, 'B'),
+    (FieldSet::DESCRIPTION, 3, 'C'),
+];
+
+/// The text of the weighted `tsvector` of `asset`'s title, tags and description: each folded
+/// word once, at the position and weight of each field it is in ([`FIELDS`]), e.g.
+/// `'harbour':1A,3C`.
+pub(crate) fn field_vector(asset: &Asset) -> String {
+    let words = asset_field_words(asset);
+    let mut out = String::new();
+    for (word, fields) in &words {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&lexeme(word));
+        let mut sep = ':';
+        for (field, position, weight) in FIELDS {
+            if fields.bits() & field.bits() != 0 {
+                out.push(sep);
+                out.push(char::from(b'0' + position));
+                out.push(weight);
+                sep = ',';
+            }
+        }
+    }
+    out
+}
+
+/// The `tsquery` of a word-level clause restricted to one field's weight: `'w':A`,
+/// `'w':*A`.
+fn weighted_clause(clause: &[Term], weight: char) -> String {
+    let terms: Vec<String> = clause
+        .iter()
+        .map(|term| match term {
+            Term::Prefix(w) => format!("{}:*{weight}", lexeme(w)),
+            other => format!("{}:{weight}", term_query(other)),
+        })
+        .collect();
+    terms.join(" | ")
 }
 
 /// The statement finding the candidates of `clauses` queries (`$1`..`$n`) that pass the
@@ -116,46 +168,74 @@ fn filters_sql(s: &str, f: usize) -> String {
     )
 }
 
-/// The statement of a word-level search ([`SearchQuery::is_word_level`]) of `clauses`
-/// queries (`$1`..`$n`) and the excluded terms' query (`$n+1`, empty for none), then the
-/// filters: each candidate's asset and download count, then for each clause whether its text
-/// holds it, then whether its text holds an excluded term. No text is read.
-fn word_level_sql(s: &str, clauses: usize) -> String {
-    let mut ctes = Vec::with_capacity(2 * clauses + 2);
-    for i in 1..=clauses {
+/// The statement of a word-level search ([`SearchQuery::is_word_level`]) of `n` clauses: `$1`..
+/// `$4n` each clause's `tsquery` then its title, tags and description ones
+/// ([`weighted_clause`]), `$4n+1` the excluded terms' (empty for none), `$4n+2` whether paid
+/// text counts, `$4n+3`.. the filters ([`filters_sql`]), then the limit and offset. Each row:
+/// a hit's id, its score, whether its file is paid (its text not counted), and the number of
+/// hits; best first, newest first, then by id descending.
+fn word_level_sql(s: &str, n: usize) -> String {
+    let q = |i: usize, k: usize| 4 * (i - 1) + 1 + k;
+    let mut ctes = Vec::with_capacity(n + 2);
+    for i in 1..=n {
         ctes.push(format!(
             "t{i} AS (SELECT DISTINCT asset_id FROM {s}.asset_text_words \
-                 WHERE words @@ ${i}::text::tsquery), \
-             c{i} AS (SELECT id FROM {s}.assets \
-                 WHERE search_words @@ ${i}::text::tsquery OR search_words IS NULL \
-                 UNION SELECT asset_id FROM t{i})"
+                 WHERE words @@ ${}::text::tsquery)",
+            q(i, 0)
         ));
     }
-    let x = clauses + 1;
+    let x = 4 * n + 1;
     ctes.push(format!(
         "xt AS (SELECT DISTINCT asset_id FROM {s}.asset_text_words \
-             WHERE ${x} <> '' AND words @@ ${x}::text::tsquery), \
-         xm AS (SELECT id FROM {s}.assets \
-             WHERE ${x} <> '' AND search_words @@ ${x}::text::tsquery)"
+             WHERE ${x} <> '' AND words @@ ${x}::text::tsquery)"
     ));
-    let matched: Vec<String> = (1..=clauses)
-        .map(|i| format!("SELECT id FROM c{i}"))
+    let matched: Vec<String> = (1..=n)
+        .map(|i| {
+            format!(
+                "(SELECT id FROM {s}.assets WHERE search_words @@ ${}::text::tsquery \
+                  UNION SELECT asset_id FROM t{i})",
+                q(i, 0)
+            )
+        })
         .collect();
-    let in_text: Vec<String> = (1..=clauses)
-        .map(|i| format!("a.id IN (SELECT asset_id FROM t{i})"))
+    let scores: Vec<String> = (1..=n)
+        .map(|i| {
+            format!(
+                "CASE WHEN c.w @@ ${}::text::tsquery THEN 8 \
+                      WHEN c.w @@ ${}::text::tsquery THEN 4 \
+                      WHEN c.w @@ ${}::text::tsquery THEN 2 \
+                      WHEN NOT c.paid AND c.id IN (SELECT asset_id FROM t{i}) THEN 1 END",
+                q(i, 1),
+                q(i, 2),
+                q(i, 3)
+            )
+        })
         .collect();
+    let p = x + 1;
+    let f = x + 2;
+    let limit = f + 5;
     format!(
-        "WITH {ctes} \
-         SELECT {cols}, c.download_count, {in_text}, a.id IN (SELECT asset_id FROM xt) \
-         FROM (({matched}) EXCEPT SELECT id FROM xm) m \
-         JOIN {s}.assets a ON a.id = m.id \
-         JOIN {s}.asset_counters c ON c.asset_id = a.id \
-         WHERE {filters}",
+        "WITH {ctes}, \
+         c AS (SELECT a.id, a.created_at, a.search_words AS w, \
+                 (NOT ${p}::boolean AND NOT a.is_public \
+                  AND EXISTS (SELECT 1 FROM {s}.library_entries e \
+                      JOIN {s}.libraries l ON l.id = e.library_id \
+                      WHERE e.asset_id = a.id AND l.published AND l.is_paid) \
+                  AND NOT EXISTS (SELECT 1 FROM {s}.library_entries e \
+                      JOIN {s}.libraries l ON l.id = e.library_id \
+                      WHERE e.asset_id = a.id AND l.published AND NOT l.is_paid)) AS paid \
+               FROM ({matched}) m JOIN {s}.assets a ON a.id = m.id \
+               WHERE {filters}), \
+         r AS (SELECT c.id, c.created_at, c.paid, ({scores}) AS score FROM c \
+               WHERE NOT (${x} <> '' AND c.w @@ ${x}::text::tsquery) \
+                 AND NOT (NOT c.paid AND c.id IN (SELECT asset_id FROM xt))) \
+         SELECT id, score, paid, count(*) OVER () FROM r WHERE score IS NOT NULL \
+         ORDER BY score DESC, created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}",
         ctes = ctes.join(", "),
-        cols = asset_cols("a."),
-        in_text = in_text.join(", "),
         matched = matched.join(" INTERSECT "),
-        filters = filters_sql(s, x + 1),
+        scores = scores.join(") + ("),
+        filters = filters_sql(s, f),
+        offset = limit + 1,
     )
 }
 
@@ -204,9 +284,8 @@ impl PgStore {
             "SELECT {} , 0::bigint FROM {s}.assets a WHERE a.search_words IS NULL LIMIT $1",
             asset_cols("a.")
         );
-        let write = format!(
-            "UPDATE {s}.assets SET search_words = array_to_tsvector($2::text[]) WHERE id = $1"
-        );
+        let write =
+            format!("UPDATE {s}.assets SET search_words = $2::text::tsvector WHERE id = $1");
         let mut done = 0u64;
         loop {
             let mut client = self.client().await?;
@@ -275,73 +354,112 @@ impl PgStore {
         Ok(true)
     }
 
-    /// For a word-level query: the candidates of `request` passing its filters, each with
-    /// what the text index says of its text. No text is read.
-    async fn word_level_candidates(
-        &self,
-        request: &SearchRequest,
-    ) -> Result<Vec<(Asset, TextMatches)>, Failure> {
-        let queries = clause_queries(&request.query);
-        if queries.is_empty() {
-            return Ok(Vec::new());
-        }
-        let excluded: Vec<String> = request.query.excluded.iter().map(term_query).collect();
-        let excluded = excluded.join(" | ");
-        let sql = word_level_sql(&self.schema.q, queries.len());
-        let asset_type = request.asset_type.map(|t| t.as_str());
-        let mut params = query_params(&queries);
-        params.push(&excluded);
-        params.extend(filter_params(request, &asset_type));
+    /// Whether a row's `search_words` is NULL: written by a build without the feature, or
+    /// before migration 19 (the partial index `assets_search_unindexed_idx` answers).
+    async fn has_unindexed(&self) -> Result<bool, Failure> {
+        let s = &self.schema.q;
         let client = self.client().await?;
-        let rows = client.query(&sql, &params).await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let asset = asset_from_row(row, 0)?;
-            let first = row.len() - queries.len() - 1;
-            let clauses = (first..first + queries.len())
-                .map(|i| row.try_get::<_, bool>(i))
-                .collect::<Result<Vec<bool>, _>>()?;
-            let excluded = row.try_get(row.len() - 1)?;
-            out.push((
-                asset,
-                TextMatches {
-                    clauses,
-                    excluded,
-                    in_fields: true,
-                },
-            ));
-        }
-        Ok(out)
+        let row = client
+            .query_one(
+                &format!("SELECT EXISTS (SELECT 1 FROM {s}.assets WHERE search_words IS NULL)"),
+                &[],
+            )
+            .await?;
+        Ok(row.try_get(0)?)
     }
 
-    /// A word-level search: every candidate ranked from the index and its row, the texts
-    /// of the page's hits alone read, for their pages.
-    async fn search_by_index(
-        &self,
-        request: &SearchRequest,
-    ) -> Result<Page<SearchFound>, StoreError> {
-        let candidates = self.word_level_candidates(request).await?;
-        let with_text = candidates
-            .iter()
-            .filter(|(_, m)| m.excluded || m.clauses.contains(&true))
-            .map(|(a, _)| a);
-        let paid = paid_files(self, request, with_text).await?;
-        let (page, total) = rank_indexed(
-            &request.query,
-            candidates,
-            &paid,
-            request.offset,
-            request.limit,
-        );
-        let mut items = Vec::with_capacity(page.len());
-        for (score, asset) in page {
-            let text = if paid.contains(&asset.id) {
-                None
-            } else {
-                self.asset_text(asset.id).await?
-            };
-            items.push(found(&request.query, score, asset, text));
+    /// A word-level search answered in one statement ([`word_level_sql`]); then the page's
+    /// rows and (unless paid) texts are read, for the answer and its snippets.
+    async fn search_by_index(&self, request: &SearchRequest) -> Result<Page<SearchFound>, Failure> {
+        let query = &request.query;
+        let mut queries: Vec<String> = Vec::with_capacity(4 * query.clauses.len());
+        for (clause, any) in query.clauses.iter().zip(clause_queries(query)) {
+            queries.push(any);
+            for (_, _, weight) in FIELDS {
+                queries.push(weighted_clause(clause, weight));
+            }
         }
+        let excluded: Vec<String> = query.excluded.iter().map(term_query).collect();
+        let excluded = excluded.join(" | ");
+        let asset_type = request.asset_type.map(|t| t.as_str());
+        let limit = i64::from(request.limit);
+        let offset = i64::try_from(request.offset).unwrap_or(i64::MAX);
+        let mut params = query_params(&queries);
+        params.push(&excluded);
+        params.push(&request.paid_content);
+        params.extend(filter_params(request, &asset_type));
+        params.push(&limit);
+        params.push(&offset);
+        let sql = word_level_sql(&self.schema.q, query.clauses.len());
+        let client = self.client().await?;
+        let rows = client.query(&sql, &params).await?;
+        let mut total = 0u64;
+        let mut page = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let id: Uuid = row.try_get(0)?;
+            let score: i32 = row.try_get(1)?;
+            let paid: bool = row.try_get(2)?;
+            total = u64::try_from(row.try_get::<_, i64>(3)?).unwrap_or(0);
+            page.push((id, u32::try_from(score).unwrap_or(0), paid));
+        }
+        if page.is_empty() && request.offset > 0 {
+            // Past the last page: the count comes from page 1.
+            let first = SearchRequest {
+                offset: 0,
+                limit: 1,
+                ..request.clone()
+            };
+            total = Box::pin(self.search_by_index(&first)).await?.total;
+        }
+        let ids: Vec<Uuid> = page.iter().map(|(id, _, _)| *id).collect();
+        let s = &self.schema.q;
+        let assets = client
+            .query(
+                &format!(
+                    "SELECT {}, c.download_count FROM {s}.assets a \
+                     JOIN {s}.asset_counters c ON c.asset_id = a.id WHERE a.id = ANY($1)",
+                    asset_cols("a.")
+                ),
+                &[&ids],
+            )
+            .await?;
+        let mut assets: std::collections::HashMap<Uuid, Asset> = assets
+            .iter()
+            .map(|row| asset_from_row(row, 0).map(|a| (a.id, a)))
+            .collect::<Result<_, _>>()?;
+        let shown: Vec<Uuid> = page
+            .iter()
+            .filter(|(_, _, paid)| !paid)
+            .map(|(id, _, _)| *id)
+            .collect();
+        let texts = client
+            .query(
+                &format!(
+                    "SELECT asset_id, paged, pages FROM {s}.asset_texts \
+                     WHERE asset_id = ANY($1)"
+                ),
+                &[&shown],
+            )
+            .await?;
+        let mut texts: std::collections::HashMap<Uuid, AssetText> = texts
+            .iter()
+            .map(|row| {
+                Ok((
+                    row.try_get(0)?,
+                    AssetText {
+                        paged: row.try_get(1)?,
+                        pages: row.try_get(2)?,
+                    },
+                ))
+            })
+            .collect::<Result<_, Failure>>()?;
+        let items = page
+            .into_iter()
+            .filter_map(|(id, score, _)| {
+                let asset = assets.remove(&id)?;
+                Some(found(query, score, asset, texts.remove(&id)))
+            })
+            .collect();
         Ok(Page { items, total })
     }
 
@@ -407,8 +525,8 @@ impl SearchStore for PgStore {
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError> {
-        if request.query.is_word_level() {
-            return self.search_by_index(request).await;
+        if request.query.is_word_level() && !self.has_unindexed().await? {
+            return Ok(self.search_by_index(request).await?);
         }
         let candidates = self.candidates(request).await?;
         let with_text = candidates

@@ -115,3 +115,74 @@ async fn a_deleted_asset_takes_its_text_and_words() {
             .expect("text of a missing asset")
     );
 }
+
+#[tokio::test]
+async fn an_upgrade_from_version_18_clears_the_words_without_fields_and_reindexes_them() {
+    let db = assetlib_testkit::postgres::TestCluster::shared()
+        .empty_database()
+        .await;
+    let (client, conn) = raw_client(db.url()).await;
+    crate::migrations::at_version(&client, 18).await;
+    // An asset as version 18 wrote it: its words in one tsvector, no field named.
+    let id = Uuid::new_v4();
+    client
+        .execute(
+            "INSERT INTO assetlib.assets (id, title, title_lower, slug, description, \
+                 description_lower, asset_type, is_public, published, created_at, updated_at, \
+                 search_words) \
+             VALUES ($1, 'Harbour map', 'harbour map', 'harbour-map', 'Charts of the bay', \
+                     'charts of the bay', 'image', true, true, '2026-01-01T00:00:01Z', \
+                     '2026-01-01T00:00:01Z', \
+                     array_to_tsvector('{bay,charts,harbour,map,of,the}'::text[]))",
+            &[&id],
+        )
+        .await
+        .expect("asset");
+    client
+        .execute(
+            "INSERT INTO assetlib.asset_counters (asset_id, download_count) VALUES ($1, 0)",
+            &[&id],
+        )
+        .await
+        .expect("counter");
+    drop(client);
+    let _ = conn.await;
+
+    let store = PgStore::connect(db.url()).await.expect("upgrade");
+    let (client, _conn) = raw_client(db.url()).await;
+    assert_eq!(count(&client, "assets", "search_words IS NULL").await, 1);
+    let score = |q: &'static str| {
+        let store = &store;
+        async move {
+            let page = store
+                .search(&SearchRequest::new(parse_query(q).expect("query")))
+                .await
+                .expect("search");
+            page.items
+                .iter()
+                .map(|h| (h.asset.id, h.score))
+                .collect::<Vec<_>>()
+        }
+    };
+    // Found while unindexed, by the rules: the title weighs 8, the description 2.
+    assert_eq!(score("harbour").await, vec![(id, 8)]);
+    assert_eq!(score("charts").await, vec![(id, 2)]);
+    assert_eq!(store.reindex_search(10, |_| {}).await.expect("reindex"), 1);
+    let weighted: String = client
+        .query_one(
+            "SELECT search_words::text FROM assetlib.assets WHERE id = $1",
+            &[&id],
+        )
+        .await
+        .expect("words")
+        .get(0);
+    assert_eq!(
+        weighted,
+        "'bay':3C 'charts':3C 'harbour':1A 'map':1A 'of':3C 'the':3C"
+    );
+    // The same scores, now from the index.
+    assert_eq!(score("harbour").await, vec![(id, 8)]);
+    assert_eq!(score("charts").await, vec![(id, 2)]);
+    assert_eq!(score("harbour -bay").await, vec![]);
+    assert_eq!(score("ma").await, vec![(id, 8)]);
+}

@@ -159,27 +159,21 @@ impl Inner {
         desc: bool,
     ) -> Result<Box<dyn Iterator<Item = Result<Uuid, Error>> + '_>, Error> {
         if let Some(sum) = &q.checksum {
-            let mut found = Vec::new();
+            let mut ids = Vec::new();
             for kv in self.asset_idx_checksum.scan_prefix(sum) {
                 let (key, _) = kv?;
-                let id = tree_keys::trailing_id(&key)?;
-                if let Some(asset) = self.load_asset(id)? {
-                    let sort_key = tree_keys::asset_index(
-                        scope,
-                        q.sort,
-                        id,
-                        &asset.created_at,
-                        &asset.updated_at,
-                        &asset.title,
-                    );
-                    found.push((sort_key, id));
-                }
+                ids.push(tree_keys::trailing_id(&key)?);
             }
-            found.sort_unstable();
-            if desc {
-                found.reverse();
-            }
-            return Ok(Box::new(found.into_iter().map(|(_, id)| Ok(id))));
+            let ordered = self.in_list_order(ids, q, scope, desc)?;
+            return Ok(Box::new(ordered.into_iter().map(Ok)));
+        }
+        // A text search: the assets whose folded title or description holds it, from the
+        // texts kept in memory, not from a walk of the records.
+        #[cfg(feature = "search")]
+        if let Some(needle) = &q.search {
+            let ids = self.haystack.matching(self, &rules::fold_case(needle))?;
+            let ordered = self.in_list_order(ids, q, scope, desc)?;
+            return Ok(Box::new(ordered.into_iter().map(Ok)));
         }
         let required: Vec<List<'_>> = q
             .tags
@@ -225,6 +219,36 @@ impl Inner {
         Ok(Box::new(self.scan(tree, &[scope], desc).map(|kv| {
             kv.and_then(|(k, _)| tree_keys::trailing_id(&k))
         })))
+    }
+
+    /// `ids` in the order of the list `q` asks for (its sort in `scope`, descending when
+    /// `desc`), those no longer there left out.
+    fn in_list_order(
+        &self,
+        ids: Vec<Uuid>,
+        q: &AssetQuery,
+        scope: u8,
+        desc: bool,
+    ) -> Result<Vec<Uuid>, Error> {
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(rec) = self.asset_rec(id)? {
+                let sort_key = tree_keys::asset_index(
+                    scope,
+                    q.sort,
+                    id,
+                    &rec.created_at.time()?,
+                    &rec.updated_at.time()?,
+                    &rec.title,
+                );
+                found.push((sort_key, id));
+            }
+        }
+        found.sort_unstable();
+        if desc {
+            found.reverse();
+        }
+        Ok(found.into_iter().map(|(_, id)| id).collect())
     }
 
     /// The number of assets of a status (and type), from the kept counts: the published

@@ -79,7 +79,7 @@
 //! | `events` | place (big-endian `u64`) | an event of the log (see `events.rs`) |
 //! | `webhooks` | webhook `id` | a webhook record (see `webhooks.rs`) |
 //! | `uploads` | upload `id` | a resumable or direct upload in progress and its lease (see `uploads.rs`) |
-//! | `search_words`, `search_text_words`, `asset_texts` | feature `search`: words + `0x00` + `id`, and `id` | the search index and the text inside the files (see `search.rs`) |
+//! | `search_words`, `search_text_words`, `search_facets`, `asset_texts` | feature `search`: words + `0x00` + `id` (+ created time and fields), `id` + filter fields, and `id` | the search index and the text inside the files (see `search.rs`) |
 //!
 //! Webhook streams and deliveries live in a second sled database in the directory's
 //! `deliveries/`, flushed in the background every 500 ms (trees `webhook_streams`,
@@ -108,7 +108,7 @@
 //! | call | work |
 //! |---|---|
 //! | `list_assets` without `search` | one count read (two for both statuses), O(min(offset, total - offset) + page) index keys (a page is read from whichever end of the index is nearer), and one record and one counter read per item |
-//! | `list_assets` with `search` | a walk of the list of the status and type filter in index order, decoding each record: O(assets in that list) whatever the page, since the total needs the whole walk |
+//! | `list_assets` with `search` | with feature `search`: a scan of the folded titles and descriptions kept in memory (read from the records by the first such list after the database opens; `haystack.rs`), then two record reads per match, to order and to filter them; without it, a walk of the list of the status and type filter in index order, decoding each record: O(assets in that list) whatever the page, since the total needs the whole walk |
 //! | `list_libraries` | one count read, O(min(offset, total - offset) + limit) index keys, one record and one counter read per item |
 //! | `load_library` | one record read, one prefix scan of its items (each entry holds the asset fields the page shows), one counter read; no asset read |
 //! | `put_library` | one transaction: the old items read and removed, the new ones written, one asset read per asset placed (it must exist; the published count; the entries' copies), and the uses of each asset of the old and new document rewritten (their size grows with the libraries holding the asset), then a flush |
@@ -177,6 +177,8 @@ mod deliveries;
 mod documents;
 mod error;
 mod events;
+#[cfg(feature = "search")]
+mod haystack;
 mod libraries;
 mod lifecycle;
 mod migrate;
@@ -280,6 +282,10 @@ pub(crate) struct Inner {
     pub(crate) uploads: Tree,
     #[cfg(feature = "search")]
     pub(crate) search: search::SearchTrees,
+    /// The folded titles and descriptions the asset list's `search=` looks in (feature
+    /// `search`; see `haystack.rs`).
+    #[cfg(feature = "search")]
+    pub(crate) haystack: haystack::Haystack,
     /// The database of the five delivery trees above.
     pub(crate) hooks_db: sled::Db,
     delivery_lock: deliveries::DeliveryLock,
@@ -309,6 +315,8 @@ impl Inner {
             &self.asset_idx_checksum,
             #[cfg(feature = "search")]
             &self.search.words,
+            #[cfg(feature = "search")]
+            &self.search.facets,
         ]
     }
 }
@@ -401,6 +409,8 @@ impl SledStore {
             uploads: tree("uploads")?,
             #[cfg(feature = "search")]
             search: search::SearchTrees::open(&db).map_err(sled_error)?,
+            #[cfg(feature = "search")]
+            haystack: haystack::Haystack::default(),
             hooks_db,
             delivery_lock: deliveries::DeliveryLock::default(),
             reads: AtomicU64::new(0),
@@ -549,6 +559,13 @@ impl SledStore {
     /// Moves the content versions of the assets `ids` (and of all the assets), after a write
     /// that changed them is committed (so a reader that sees a new version reads the write).
     fn assets_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
+        #[cfg(feature = "search")]
+        {
+            let ids: Vec<Uuid> = ids.into_iter().collect();
+            self.inner.asset_versions.moved(ids.iter().copied());
+            self.inner.haystack.changed(&self.inner, ids);
+        }
+        #[cfg(not(feature = "search"))]
         self.inner.asset_versions.moved(ids);
     }
 }

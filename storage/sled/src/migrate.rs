@@ -408,6 +408,13 @@ pub(crate) fn format_of(
     Ok(found)
 }
 
+/// The mark in `meta` that says the search index holds every asset, in the layout of this
+/// build (`search.rs`).
+pub(crate) const SEARCH_INDEXED: &[u8] = b"search_indexed_2";
+
+/// The marks of the index's older layouts, removed when it is built again (or not kept).
+pub(crate) const OLDER_SEARCH_MARKS: [&[u8]; 1] = [b"search_indexed"];
+
 /// Brings the search index in line with whether this build keeps it (feature `search`; see
 /// `search.rs`): built when missing, or marked as not kept.
 pub(crate) fn sync_search(inner: &Inner, meta: &Tree) -> Result<(), Error> {
@@ -418,6 +425,9 @@ pub(crate) fn sync_search(inner: &Inner, meta: &Tree) -> Result<(), Error> {
         let _ = inner;
         // The trees of the index are left as they are: a build with the feature clears them
         // before it builds them again.
-        Ok(meta.remove(b"search_indexed").map(drop)?)
+        for mark in OLDER_SEARCH_MARKS.into_iter().chain([SEARCH_INDEXED]) {
+            meta.remove(mark)?;
+        }
+        Ok(())
     }
 }

@@ -3,32 +3,37 @@
 //!
 //! | tree | key | value |
 //! |---|---|---|
-//! | `search_words` | folded word + `0x00` + asset id | empty: a word of the asset's title, tags or description |
-//! | `search_text_words` | folded word + `0x00` + asset id | empty: a word of the text kept for the asset |
+//! | `search_words` | folded word + `0x00` + asset id + `ts(created_at)` + fields | empty: a word of the asset's title, tags or description, and which of them ([`FieldSet`]) |
+//! | `search_text_words` | folded word + `0x00` + asset id | `ts(created_at)`: a word of the text kept for the asset |
+//! | `search_facets` | asset id + flags (published, public) + type code + workspace id | empty: what the filters of a search ask of the asset |
 //! | `asset_texts` | asset id | the text ([`TextRec`]) |
 //!
 //! The words come from [`assetlib_core::search::words`], the folding every store shares.
-//! `search_words` is one of the asset index trees ([`crate::tx::IndexTrees`]): a create, change
-//! or delete moves its keys in the transaction that writes the record. The text and its words
-//! are written by [`SearchStore::set_asset_text`] in one transaction that checks the asset is
-//! there, and go with the asset in its delete's transaction. So an answered write is found by
-//! the next search, and a kill loses nothing answered (sled's own durability).
+//! `search_words` and `search_facets` are asset index trees ([`crate::tx::IndexTrees`]): a
+//! create, change or delete moves their keys in the transaction that writes the record. The
+//! text and its words are written by [`SearchStore::set_asset_text`] in one transaction that
+//! checks the asset is there, and go with the asset in its delete's transaction. So an
+//! answered write is found by the next search, and a kill loses nothing answered (sled's own
+//! durability).
 //!
-//! A search reads the ids of each clause's terms from both word trees (a word: the keys of
-//! that word; a prefix: of every word it begins; a phrase: of all its words), intersects the
-//! clauses, then reads the candidates' records and texts and ranks them by the shared rules
-//! ([`assetlib_core::store::search_hit`]), so it finds what every other store finds.
+//! A word-level search ([`SearchQuery::is_word_level`]) is answered from the index alone: the
+//! scans of each clause's words give every candidate's fields, text clauses and created time
+//! ([`IndexMatch`]), the facets its filters (a tag or library filter reads the record), so
+//! every candidate is ranked without a record or text read; then only the page's records and
+//! texts are read. Other queries (phrases) read the candidates' records and texts and rank
+//! them by the shared rules ([`assetlib_core::store::search_hit`]), so sled finds what every
+//! other store finds.
 //!
 //! A database opened without the feature does not keep the index: opening it without the
-//! feature clears the `search_indexed` mark in `meta`, and opening it with the feature builds
-//! the index again when the mark is missing.
+//! feature clears the index's mark in `meta`, and opening it with the feature builds the
+//! index again when the mark is missing (or is an older layout's).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use assetlib_core::search::{SearchQuery, Term, distinct_words};
 use assetlib_core::store::{
-    AssetText, SearchFound, SearchRequest, SearchStore, TextMatches, asset_words, found,
-    paid_files, rank_indexed, rank_read,
+    AssetText, FieldSet, IndexMatch, SearchFound, SearchRequest, SearchStore, asset_field_words,
+    found, paid_among, paid_files, rank_read,
 };
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 
@@ -39,10 +44,11 @@ use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
 use crate::record::{AssetRec, UsesRec, decode, decode_id, encode};
+use crate::tree_keys::{self, ts};
 use crate::{Inner, SledStore};
 
-/// The mark in `meta` that says the index holds every asset.
-pub(crate) const INDEXED_KEY: &[u8] = b"search_indexed";
+/// The mark in `meta` that says the index holds every asset, in this layout.
+pub(crate) const INDEXED_KEY: &[u8] = crate::migrate::SEARCH_INDEXED;
 
 /// The text kept for an asset.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,6 +65,8 @@ impl TextRec {
 pub(crate) struct SearchTrees {
     /// Words of titles, tags and descriptions (an asset index tree).
     pub(crate) words: Tree,
+    /// What the filters ask of each asset (an asset index tree).
+    pub(crate) facets: Tree,
     /// Words of the kept texts.
     pub(crate) text_words: Tree,
     /// The kept texts.
@@ -70,27 +78,83 @@ impl SearchTrees {
     pub(crate) fn open(db: &sled::Db) -> Result<Self, sled::Error> {
         Ok(SearchTrees {
             words: db.open_tree("search_words")?,
+            facets: db.open_tree("search_facets")?,
             text_words: db.open_tree("search_text_words")?,
             texts: db.open_tree("asset_texts")?,
         })
     }
 }
 
-/// The key of `word` of asset `id` in a word tree.
+/// The length of a `search_words` key after its word and `0x00`: id, created time, fields.
+const FIELD_TAIL: usize = 16 + 12 + 1;
+
+/// The key of `word` of asset `id` in `search_text_words` (a `search_words` key begins so).
 fn word_key(word: &str, id: Uuid) -> Vec<u8> {
-    let mut key = Vec::with_capacity(word.len() + 17);
+    let mut key = Vec::with_capacity(word.len() + 1 + FIELD_TAIL);
     key.extend_from_slice(word.as_bytes());
     key.push(0);
     key.extend_from_slice(id.as_bytes());
     key
 }
 
-/// The `search_words` keys of `asset`: its title's, tags' and description's words.
+/// The `search_words` keys of `asset`: each word of its title, tags and description, with
+/// its created time and the fields the word is in.
 pub(crate) fn word_keys(asset: &Asset) -> Vec<Vec<u8>> {
-    asset_words(asset)
-        .iter()
-        .map(|w| word_key(w, asset.id))
+    let created = ts(&asset.created_at);
+    asset_field_words(asset)
+        .into_iter()
+        .map(|(word, fields)| {
+            let mut key = word_key(&word, asset.id);
+            key.extend_from_slice(&created);
+            key.push(fields.bits());
+            key
+        })
         .collect()
+}
+
+/// The created time (`ts`) of the asset record `rec`.
+fn created_of(rec: &[u8]) -> Result<[u8; 12], Error> {
+    let rec: AssetRec = decode(AssetRec::WHAT, rec)?;
+    Ok(ts(&rec.created_at.time()?))
+}
+
+/// Flags of a `search_facets` key.
+const PUBLISHED: u8 = 1;
+/// Flags of a `search_facets` key.
+const PUBLIC: u8 = 2;
+
+/// The `search_facets` key of `asset`: its id, then what the filters of a search ask.
+pub(crate) fn facet_keys(asset: &Asset) -> Vec<Vec<u8>> {
+    let workspace = asset.workspace_id.as_deref().unwrap_or("");
+    let mut key = Vec::with_capacity(18 + workspace.len());
+    key.extend_from_slice(asset.id.as_bytes());
+    key.push(
+        if asset.published { PUBLISHED } else { 0 } | if asset.is_public { PUBLIC } else { 0 },
+    );
+    key.push(tree_keys::type_code(asset.asset_type));
+    key.extend_from_slice(workspace.as_bytes());
+    vec![key]
+}
+
+/// What `search_facets` says of an asset.
+struct Facets {
+    published: bool,
+    public: bool,
+    type_code: u8,
+    workspace: Vec<u8>,
+}
+
+impl Facets {
+    /// Whether the asset passes `request`'s drafts, type and workspace filters.
+    fn pass(&self, request: &SearchRequest) -> bool {
+        (request.drafts || self.published)
+            && request
+                .asset_type
+                .is_none_or(|t| tree_keys::type_code(t) == self.type_code)
+            && request.workspace_id.as_ref().is_none_or(|w| {
+                !self.workspace.is_empty() && w.as_bytes() == self.workspace.as_slice()
+            })
+    }
 }
 
 /// The `search_text_words` keys of `text`, kept for asset `id`.
@@ -117,16 +181,45 @@ pub(crate) fn remove_text(
     Ok(())
 }
 
-/// The ids whose keys in `tree` begin with `prefix` (a word and `0x00` for a whole word).
-fn ids_under(tree: &Tree, prefix: &[u8], into: &mut HashSet<Uuid>) -> Result<(), Error> {
+/// One key of a word tree, read: the asset, its created time (`ts`) and, in `search_words`,
+/// the fields the word is in.
+struct Posting {
+    id: Uuid,
+    created: Option<[u8; 12]>,
+    fields: FieldSet,
+}
+
+/// Reads a key (and value) of `search_words` (`fields`) or `search_text_words`.
+fn posting(key: &[u8], value: &[u8], fields: bool) -> Result<Posting, Error> {
+    let bad = || Error::invalid("search word key", "shorter than its tail");
+    if fields {
+        let at = key.len().checked_sub(FIELD_TAIL).ok_or_else(bad)?;
+        let tail = &key[at..];
+        Ok(Posting {
+            id: Uuid::from_slice(&tail[..16]).map_err(|_| bad())?,
+            created: tail[16..28].try_into().ok(),
+            fields: FieldSet::from_bits(tail[28]),
+        })
+    } else {
+        let at = key.len().checked_sub(16).ok_or_else(bad)?;
+        Ok(Posting {
+            id: Uuid::from_slice(&key[at..]).map_err(|_| bad())?,
+            created: value.try_into().ok(),
+            fields: FieldSet::default(),
+        })
+    }
+}
+
+/// Calls `each` with every posting of `tree` (`search_words` when `fields`) under `prefix`.
+fn scan(
+    tree: &Tree,
+    prefix: &[u8],
+    fields: bool,
+    mut each: impl FnMut(Posting),
+) -> Result<(), Error> {
     for kv in tree.scan_prefix(prefix) {
-        let (key, _) = kv?;
-        let id = key
-            .len()
-            .checked_sub(16)
-            .and_then(|at| Uuid::from_slice(&key[at..]).ok())
-            .ok_or_else(|| Error::invalid("search word key", "shorter than an id"))?;
-        into.insert(id);
+        let (key, value) = kv?;
+        each(posting(&key, &value, fields)?);
     }
     Ok(())
 }
@@ -141,14 +234,23 @@ fn word_prefix(word: &str, prefix: bool) -> Vec<u8> {
     key
 }
 
-/// The ids whose keys in `tree` hold the word or prefix `term` (a word-level term; a phrase
-/// adds nothing).
-fn ids_of_word_term(tree: &Tree, term: &Term, into: &mut HashSet<Uuid>) -> Result<(), Error> {
+/// The key prefix of a word-level term (`None` for a phrase).
+fn term_prefix(term: &Term) -> Option<Vec<u8>> {
     match term {
-        Term::Word(w) => ids_under(tree, &word_prefix(w, false), into),
-        Term::Prefix(w) => ids_under(tree, &word_prefix(w, true), into),
-        Term::Phrase(_) => Ok(()),
+        Term::Word(w) => Some(word_prefix(w, false)),
+        Term::Prefix(w) => Some(word_prefix(w, true)),
+        Term::Phrase(_) => None,
     }
+}
+
+/// A candidate of a word-level search, as the index gives it.
+struct Candidate {
+    created: [u8; 12],
+    found: IndexMatch,
+    /// Whether an excluded term occurs in its text (which may not count).
+    excluded_text: bool,
+    /// Whether it is not public (its text may be a paid file's), when the request asks.
+    private: bool,
 }
 
 impl Inner {
@@ -157,59 +259,118 @@ impl Inner {
     fn ids_of_word(&self, word: &str, prefix: bool) -> Result<HashSet<Uuid>, Error> {
         let key = word_prefix(word, prefix);
         let mut ids = HashSet::new();
-        ids_under(&self.search.words, &key, &mut ids)?;
-        ids_under(&self.search.text_words, &key, &mut ids)?;
+        scan(&self.search.words, &key, true, |p| {
+            ids.insert(p.id);
+        })?;
+        scan(&self.search.text_words, &key, false, |p| {
+            ids.insert(p.id);
+        })?;
         Ok(ids)
     }
 
-    /// For a word-level query: the assets passing `request`'s filters whose words or text
-    /// words hold every clause and whose words hold no excluded term, each with what the
-    /// text index says of its text. No text is read.
+    /// For a word-level query: every candidate that holds each clause in its fields or text,
+    /// with what the index says of it, its created time, and (when the request filters on
+    /// them) its facets checked. Neither records nor texts are read, unless a tag or library
+    /// filter asks for the record.
     fn word_level_candidates(
         &self,
         request: &SearchRequest,
-    ) -> Result<Vec<(Asset, TextMatches)>, Error> {
+    ) -> Result<HashMap<Uuid, Candidate>, Error> {
         let query = &request.query;
+        let n = query.clauses.len();
         let (words, text_words) = (&self.search.words, &self.search.text_words);
-        let mut in_text: Vec<HashSet<Uuid>> = Vec::with_capacity(query.clauses.len());
-        let mut in_fields: HashSet<Uuid> = HashSet::new();
-        let mut found: Option<HashSet<Uuid>> = None;
-        for clause in &query.clauses {
-            let (mut meta, mut text) = (HashSet::new(), HashSet::new());
-            for term in clause {
-                ids_of_word_term(words, term, &mut meta)?;
-                ids_of_word_term(text_words, term, &mut text)?;
-            }
-            let either: HashSet<Uuid> = meta.union(&text).copied().collect();
-            found = Some(match found {
-                Some(before) => &before & &either,
-                None => either,
-            });
-            in_fields.extend(meta);
-            in_text.push(text);
-        }
-        let (mut excluded_meta, mut excluded_text) = (HashSet::new(), HashSet::new());
-        for term in &query.excluded {
-            ids_of_word_term(words, term, &mut excluded_meta)?;
-            ids_of_word_term(text_words, term, &mut excluded_text)?;
-        }
-        let mut out = Vec::new();
-        for id in found.unwrap_or_default() {
-            if excluded_meta.contains(&id) {
-                continue;
-            }
-            // Ranked without its download count: the page's hits get theirs.
-            let Some(asset) = self.filtered_asset(id, request, false)? else {
-                continue;
+        let mut found: HashMap<Uuid, Candidate> = HashMap::new();
+        for (i, clause) in query.clauses.iter().enumerate() {
+            // The first clause makes the candidates; the others only mark them.
+            let mut visit = |p: Posting, text: bool| {
+                let c = if i == 0 {
+                    found.entry(p.id).or_insert_with(|| Candidate {
+                        created: [0; 12],
+                        found: IndexMatch::new(n),
+                        excluded_text: false,
+                        private: false,
+                    })
+                } else {
+                    match found.get_mut(&p.id) {
+                        Some(c) => c,
+                        None => return,
+                    }
+                };
+                if let Some(created) = p.created {
+                    c.created = created;
+                }
+                c.found.fields[i] |= p.fields;
+                c.found.text[i] |= text;
             };
-            let matches = TextMatches {
-                clauses: in_text.iter().map(|ids| ids.contains(&id)).collect(),
-                excluded: excluded_text.contains(&id),
-                in_fields: in_fields.contains(&id),
-            };
-            out.push((asset, matches));
+            for key in clause.iter().filter_map(term_prefix) {
+                scan(words, &key, true, |p| visit(p, false))?;
+                scan(text_words, &key, false, |p| visit(p, true))?;
+            }
+            found.retain(|_, c| !c.found.fields[i].is_empty() || c.found.text[i]);
+            if found.is_empty() {
+                return Ok(found);
+            }
         }
-        Ok(out)
+        for key in query.excluded.iter().filter_map(term_prefix) {
+            scan(words, &key, true, |p| {
+                if let Some(c) = found.get_mut(&p.id) {
+                    c.found.excluded = true;
+                }
+            })?;
+            scan(text_words, &key, false, |p| {
+                if let Some(c) = found.get_mut(&p.id) {
+                    c.excluded_text = true;
+                }
+            })?;
+        }
+        found.retain(|_, c| !c.found.excluded);
+        let records = request.tag.is_some() || request.library_id.is_some();
+        let facets = !request.drafts
+            || request.asset_type.is_some()
+            || request.workspace_id.is_some()
+            || !request.paid_content;
+        if records {
+            let mut kept = HashMap::with_capacity(found.len());
+            for (id, mut c) in found {
+                if let Some(asset) = self.filtered_asset(id, request, false)? {
+                    c.private = !asset.is_public;
+                    kept.insert(id, c);
+                }
+            }
+            found = kept;
+        } else if facets {
+            let mut kept = HashMap::with_capacity(found.len());
+            for (id, mut c) in found {
+                if let Some(f) = self.facets(id)?.filter(|f| f.pass(request)) {
+                    c.private = !f.public;
+                    kept.insert(id, c);
+                }
+            }
+            found = kept;
+        }
+        Ok(found)
+    }
+
+    /// What `search_facets` says of asset `id` (`None` when it is gone).
+    fn facets(&self, id: Uuid) -> Result<Option<Facets>, Error> {
+        let Some((key, _)) = self.search.facets.get_gt(id.as_bytes())? else {
+            return Ok(None);
+        };
+        let Some(rest) = key.strip_prefix(id.as_bytes()) else {
+            return Ok(None);
+        };
+        let [flags, type_code, workspace @ ..] = rest else {
+            return Err(Error::invalid(
+                "search facets key",
+                "shorter than its flags",
+            ));
+        };
+        Ok(Some(Facets {
+            published: flags & PUBLISHED != 0,
+            public: flags & PUBLIC != 0,
+            type_code: *type_code,
+            workspace: workspace.to_vec(),
+        }))
     }
 
     /// Asset `id` when it is there and passes `request`'s filters; with its download count
@@ -322,13 +483,14 @@ impl Inner {
         Ok(
             (&self.assets, &self.search.texts, &self.search.text_words).transaction(
                 |(assets, texts, text_words)| {
-                    if assets.get(id.as_bytes())?.is_none() {
+                    let Some(rec) = assets.get(id.as_bytes())? else {
                         return Ok(false);
-                    }
+                    };
+                    let created = created_of(&rec).map_err(abort)?;
                     remove_text(texts, text_words, id)?;
                     texts.insert(id.as_bytes(), value.as_slice())?;
                     for key in &keys {
-                        text_words.insert(key.as_slice(), &[][..])?;
+                        text_words.insert(key.as_slice(), &created[..])?;
                     }
                     Ok(true)
                 },
@@ -342,72 +504,109 @@ impl Inner {
         if meta.get(INDEXED_KEY)?.is_some() {
             return Ok(());
         }
-        for tree in [&self.search.words, &self.search.text_words] {
+        for tree in [
+            &self.search.words,
+            &self.search.facets,
+            &self.search.text_words,
+        ] {
             tree.clear()?;
         }
         for kv in self.assets.iter() {
             let (k, v) = kv?;
             let id = decode_id("asset key", &k)?;
             let rec: AssetRec = decode(AssetRec::WHAT, &v)?;
-            for key in word_keys(&rec.into_asset(id, 0)?) {
+            let asset = rec.into_asset(id, 0)?;
+            for key in word_keys(&asset) {
                 self.search.words.insert(key, &[][..])?;
+            }
+            for key in facet_keys(&asset) {
+                self.search.facets.insert(key, &[][..])?;
             }
         }
         for kv in self.search.texts.iter() {
             let (k, v) = kv?;
             let id = decode_id("asset text key", &k)?;
             // A build without the feature deleted the asset and left its text.
-            if self.assets.get(id.as_bytes())?.is_none() {
+            let Some(rec) = self.assets.get(id.as_bytes())? else {
                 self.search.texts.remove(&k)?;
                 continue;
-            }
+            };
+            let created = created_of(&rec)?;
             let text: TextRec = decode(TextRec::WHAT, &v)?;
             for key in text_word_keys(&text, id) {
-                self.search.text_words.insert(key, &[][..])?;
+                self.search.text_words.insert(key, &created[..])?;
             }
         }
         self.db.flush()?;
+        for older in crate::migrate::OLDER_SEARCH_MARKS {
+            meta.remove(older)?;
+        }
         meta.insert(INDEXED_KEY, &[][..])?;
         Ok(())
     }
 }
 
 impl SledStore {
-    /// A word-level search: every candidate ranked from the index and its record, the texts
-    /// of the page's hits alone read, for their pages.
+    /// A word-level search: every candidate ranked from the index alone, then the records and
+    /// texts of the page's hits read, for the answer and its snippets.
     async fn search_by_index(
         &self,
         request: &SearchRequest,
     ) -> Result<Page<SearchFound>, StoreError> {
         let req = request.clone();
-        let candidates = self
+        let mut candidates = self
             .blocking(move |inner| inner.word_level_candidates(&req))
             .await?;
-        let with_text = candidates
+        let private: Vec<Uuid> = candidates
             .iter()
-            .filter(|(_, m)| m.excluded || m.clauses.contains(&true))
-            .map(|(a, _)| a);
-        let paid = paid_files(self, request, with_text).await?;
-        let (page, total) = rank_indexed(
-            &request.query,
-            candidates,
-            &paid,
-            request.offset,
-            request.limit,
-        );
-        let mut items = Vec::with_capacity(page.len());
-        for (score, mut asset) in page {
-            let id = asset.id;
-            let paid_text = paid.contains(&id);
-            let (downloads, text) = self
-                .blocking(move |inner| {
-                    let text = if paid_text { None } else { inner.text_of(id)? };
-                    Ok((inner.downloads(id)?, text))
-                })
-                .await?;
-            asset.download_count = downloads;
-            items.push(found(&request.query, score, asset, text));
+            .filter(|(_, c)| c.private && (c.excluded_text || c.found.text.contains(&true)))
+            .map(|(id, _)| *id)
+            .collect();
+        let paid = paid_among(self, request, private).await?;
+        let mut ranked: Vec<(u32, [u8; 12], Uuid)> = candidates
+            .iter_mut()
+            .filter_map(|(id, c)| {
+                if paid.contains(id) {
+                    c.found.text.fill(false);
+                } else if c.excluded_text {
+                    return None;
+                }
+                Some((c.found.score()?, c.created, *id))
+            })
+            .collect();
+        let total = ranked.len() as u64;
+        let skip = usize::try_from(request.offset).unwrap_or(usize::MAX);
+        let end = skip.saturating_add(request.limit as usize);
+        let best_first = |a: &(u32, [u8; 12], Uuid), b: &(u32, [u8; 12], Uuid)| b.cmp(a);
+        if end < ranked.len() {
+            ranked.select_nth_unstable_by(end, best_first);
+            ranked.truncate(end);
         }
+        ranked.sort_unstable_by(best_first);
+        let page: Vec<(u32, Uuid, bool)> = ranked
+            .into_iter()
+            .skip(skip)
+            .map(|(score, _, id)| (score, id, paid.contains(&id)))
+            .collect();
+        let read = self
+            .blocking(move |inner| {
+                let mut out = Vec::with_capacity(page.len());
+                for (score, id, paid) in page {
+                    let Some(rec) = inner.assets.get(id.as_bytes())? else {
+                        continue;
+                    };
+                    let rec: AssetRec = decode(AssetRec::WHAT, &rec)?;
+                    let asset = rec.into_asset(id, inner.downloads(id)?)?;
+                    let text = if paid { None } else { inner.text_of(id)? };
+                    out.push((score, asset, text));
+                }
+                Ok(out)
+            })
+            .await?;
+        let items = read
+            .into_iter()
+            .map(|(score, asset, text)| found(&request.query, score, asset, text))
+            .collect();
         Ok(Page { items, total })
     }
 }

@@ -31,7 +31,7 @@ pub(crate) fn add_count(counts: &TransactionalTree, key: &[u8], delta: i64) -> R
 
 /// The asset index trees of a transaction, in the order of [`crate::Inner::index_trees`]: the
 /// three sorts in the order of [`tree_keys::SORTS`], the tag index and the checksum index,
-/// and with feature `search` the word index.
+/// and with feature `search` the word index and the search facets.
 pub(crate) type IndexTrees<'a> = &'a [TransactionalTree];
 
 /// Every index key of `asset`, per tree of [`IndexTrees`].
@@ -51,6 +51,8 @@ fn index_keys(asset: &Asset) -> Vec<Vec<Vec<u8>>> {
         checksum,
         #[cfg(feature = "search")]
         crate::search::word_keys(asset),
+        #[cfg(feature = "search")]
+        crate::search::facet_keys(asset),
     ]
 }
 

@@ -42,13 +42,16 @@ async fn an_index_that_was_not_kept_is_built_again_at_open() {
     let ghost = Uuid::new_v4();
 
     // What a build without the feature leaves: the mark gone, and (after writes it did not
-    // index) words that no longer agree with the records.
+    // index) words that no longer agree with the records. The mark of the index's first
+    // layout (before created times, fields and facets were kept) is there, as in a database
+    // written by an older build: it does not count.
     {
         let db = sled::open(&path).expect("open raw");
-        db.open_tree("meta")
-            .and_then(|m| m.remove("search_indexed"))
-            .expect("remove the mark");
-        for tree in ["search_words", "search_text_words"] {
+        let meta = db.open_tree("meta").expect("meta");
+        meta.remove("search_indexed_2").expect("remove the mark");
+        meta.insert("search_indexed", &[][..])
+            .expect("the older layout's mark");
+        for tree in ["search_words", "search_text_words", "search_facets"] {
             db.open_tree(tree).and_then(|t| t.clear()).expect("clear");
         }
         db.open_tree("search_words")
@@ -70,6 +73,29 @@ async fn an_index_that_was_not_kept_is_built_again_at_open() {
     assert_eq!(found(&store, "stale").await, Vec::<Uuid>::new());
     assert_eq!(found(&store, "ghost").await, Vec::<Uuid>::new());
     assert_eq!(store.asset_text(ghost).await.expect("text"), None);
+    // The filters read the facets built again.
+    let pdfs = |q: &str| SearchRequest {
+        drafts: false,
+        asset_type: Some(AssetType::Pdf),
+        ..SearchRequest::new(parse_query(q).expect("query"))
+    };
+    assert_eq!(
+        store.search(&pdfs("harbour")).await.expect("search").total,
+        0
+    );
+    assert_eq!(
+        store
+            .search(&pdfs("lighthouse"))
+            .await
+            .expect("search")
+            .total,
+        1
+    );
+    drop(store);
+    let db = sled::open(&path).expect("open raw");
+    let meta = db.open_tree("meta").expect("meta");
+    assert!(meta.get("search_indexed_2").expect("get").is_some());
+    assert!(meta.get("search_indexed").expect("get").is_none());
     drop(dir);
 }
 
@@ -97,8 +123,62 @@ async fn a_deleted_asset_takes_its_text_and_words() {
     let path = store.path().to_path_buf();
     drop(store);
     let db = sled::open(&path).expect("open raw");
-    for tree in ["search_words", "search_text_words", "asset_texts"] {
+    for tree in [
+        "search_words",
+        "search_text_words",
+        "search_facets",
+        "asset_texts",
+    ] {
         let left = db.open_tree(tree).expect("tree").len();
         assert_eq!(left, 0, "{tree}");
     }
+}
+
+/// The titles of the asset list's `search=` for `needle`, newest first.
+async fn listed(store: &SledStore, needle: &str) -> Vec<String> {
+    let query = assetlib_core::AssetQuery {
+        search: Some(needle.into()),
+        status: assetlib_core::AssetStatus::Any,
+        ..assetlib_core::AssetQuery::default()
+    };
+    let page = store.list_assets(&query).await.expect("list");
+    assert_eq!(page.total, page.items.len() as u64);
+    page.items.into_iter().map(|a| a.title).collect()
+}
+
+#[tokio::test]
+async fn the_lists_search_follows_every_write_after_its_texts_are_read() {
+    let (store, _dir) = store();
+    let a = store
+        .insert_asset(asset("Harbour MAP", AssetType::Image, 1), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    // The first search reads the texts; the writes after it move them.
+    assert_eq!(listed(&store, "map").await, ["Harbour MAP"]);
+    let b = store
+        .insert_asset(asset("Bay maps", AssetType::Pdf, 2), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    assert_eq!(listed(&store, "MAP").await, ["Bay maps", "Harbour MAP"]);
+    let mut change = assetlib_core::AssetChange::at(b.created_at);
+    change.title = Some("Bay charts".into());
+    change.description = Some(Some("Soundings and a road map".into()));
+    store
+        .update_asset(b.id, &change, Log::ANONYMOUS)
+        .await
+        .expect("update");
+    assert_eq!(listed(&store, "charts").await, ["Bay charts"]);
+    assert_eq!(listed(&store, "road map").await, ["Bay charts"]);
+    assert_eq!(listed(&store, "maps").await, Vec::<String>::new());
+    store
+        .delete_asset(a.id, true, Log::ANONYMOUS)
+        .await
+        .expect("delete");
+    assert_eq!(listed(&store, "map").await, ["Bay charts"]);
+    // Read again from the records when the database opens again.
+    let path = store.path().to_path_buf();
+    drop(store);
+    let store = SledStore::open(&path).expect("reopen");
+    assert_eq!(listed(&store, "harbour").await, Vec::<String>::new());
+    assert_eq!(listed(&store, "sounding").await, ["Bay charts"]);
 }
