@@ -459,17 +459,14 @@ fn read(
             info.text = read.counts.text.take();
             pdf_read = Some(read);
         }
-        (Some(AssetType::Document), sniff::Format::Docx) => {
-            info.take_counts(document::docx(bytes, limits)?);
-        }
-        (Some(AssetType::Document), sniff::Format::Odt) => {
-            info.take_counts(document::odt(bytes, limits)?);
-        }
-        (Some(AssetType::Document), sniff::Format::Pptx) => {
-            info.take_counts(presentation::pptx(bytes, limits)?);
-        }
-        (Some(AssetType::Document), sniff::Format::Odp) => {
-            info.take_counts(presentation::odp(bytes, limits)?);
+        (
+            Some(AssetType::Document),
+            format @ (sniff::Format::Docx
+            | sniff::Format::Odt
+            | sniff::Format::Pptx
+            | sniff::Format::Odp),
+        ) => {
+            info.take_counts(document::zipped(bytes, format, limits)?);
         }
         (Some(AssetType::Document), sniff::Format::Text) => {
             info.take_counts(document::text(bytes, limits)?);

@@ -2,7 +2,7 @@
 //! is the page count, and the kept text has one page per slide, so a search hit names the
 //! slide.
 
-use std::io::{Cursor, Read, Seek};
+use std::io::{Read, Seek};
 
 use quick_xml::events::Event;
 
@@ -12,14 +12,6 @@ use super::{Counts, ExtractError, Limits};
 
 /// PPTX: the words of each slide's text runs (`a:t`), slides in the order of the
 /// presentation's slide list, and the slide count as `page_count`.
-pub(super) fn pptx(bytes: &[u8], limits: &Limits) -> Result<Counts, ExtractError> {
-    let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
-        return Ok(Counts::default());
-    };
-    pptx_archive(&mut archive, limits)
-}
-
-/// [`pptx`] of an archive open already (read by ranges, for a large file).
 pub(super) fn pptx_archive<R: Read + Seek>(
     archive: &mut zip::ZipArchive<R>,
     limits: &Limits,
@@ -146,14 +138,6 @@ fn part_name(target: &str) -> String {
 
 /// ODP: the words of `content.xml`'s slides (`draw:page`), speaker notes aside, and the
 /// slide count as `page_count`.
-pub(super) fn odp(bytes: &[u8], limits: &Limits) -> Result<Counts, ExtractError> {
-    let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
-        return Ok(Counts::default());
-    };
-    odp_archive(&mut archive, limits)
-}
-
-/// [`odp`] of an archive open already (read by ranges, for a large file).
 pub(super) fn odp_archive<R: Read + Seek>(
     archive: &mut zip::ZipArchive<R>,
     limits: &Limits,

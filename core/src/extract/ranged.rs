@@ -10,8 +10,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::sniff::{self, Format, Sniffed};
 use super::{
-    Counts, ExtractError, FileInfo, Limits, ReadAt, Thumbnail, audio, document, pdf, presentation,
-    raster, svg, words,
+    Counts, ExtractError, FileInfo, Limits, ReadAt, Thumbnail, audio, document, pdf, raster, svg,
+    words,
 };
 use crate::model::{AssetType, Media};
 
@@ -300,12 +300,7 @@ fn zipped_document(
         let Some(mut archive) = open_zip(file) else {
             return Ok((Counts::default(), Ok(None)));
         };
-        let counts = match format {
-            Format::Odt => document::odt_archive(&mut archive, limits)?,
-            Format::Pptx => presentation::pptx_archive(&mut archive, limits)?,
-            Format::Odp => presentation::odp_archive(&mut archive, limits)?,
-            _ => document::docx_archive(&mut archive, limits)?,
-        };
+        let counts = document::archive_counts(&mut archive, format, limits)?;
         // The picture is read only to draw a thumbnail of.
         #[cfg(feature = "previews")]
         let picture = document::embedded_thumbnail_archive(&mut archive, limits);
