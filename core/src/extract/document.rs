@@ -277,7 +277,7 @@ pub(super) fn odf_body_words(
             },
             Event::Text(t) if counting => counter.text(&t.decode().ok()?),
             Event::CData(t) if counting => counter.text(&t.decode().ok()?),
-            Event::GeneralRef(r) if counting => counter.char(reference_char(&r)),
+            Event::GeneralRef(r) if counting => counter.char(reference_char(r)),
             Event::Eof => return Some((counter, pages)),
             _ => {}
         }
