@@ -8,8 +8,8 @@
 #
 # Environment: ROUNDS (default 3), CREATES (durable creates per 32-writer run, default 6400).
 # The databases the creates go to are fresh each run (see benches/store.rs); the list benches
-# of that file run on a 100-asset database for one second each, as a warm-up. Every server the
-# store bench starts is stopped by its PID when it ends.
+# of that file run on a 10,000-asset database (the smallest that holds its 100-entry library),
+# as a warm-up. Every server the store bench starts is stopped by its PID when it ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +19,7 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
 run() { # run LABEL FEATURES ROUND
-    ASSETLIB_BENCH_DATA="target/bench-data/creates-$1" ASSETLIB_BENCH_SIZES=100 \
+    ASSETLIB_BENCH_DATA="target/bench-data/creates-$1" ASSETLIB_BENCH_SIZES=10000 \
         ASSETLIB_BENCH_SECS=1 ASSETLIB_BENCH_CREATES="$CREATES" \
         cargo bench --quiet --features "$2" --bench store -- --noplot 'no criterion group' \
         >"$OUT/$1.$3" 2>&1 || { cat "$OUT/$1.$3"; exit 1; }
