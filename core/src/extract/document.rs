@@ -1,45 +1,18 @@
 //! Documents: DOCX and ODT (zip archives of XML parts), plain text and Markdown. The
 //! presentations (PPTX, ODP) are read in `presentation`, HTML in `html`, with the parts
-//! and XML readers here.
+//! and XML readers here; `zipped` opens the four zipped formats.
 
-use std::io::{Cursor, Read, Seek};
+#[cfg(feature = "previews")]
+use std::io::Cursor;
+use std::io::{Read, Seek};
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::sniff::Format;
 use super::words::WordCounter;
 use super::{Counts, ExtractError, Limits};
 
-/// What a DOCX, ODT, PPTX or ODP file (`format`, read whole) says of itself; content that
-/// is no zip archive gives no counts.
-pub(super) fn zipped(
-    bytes: &[u8],
-    format: Format,
-    limits: &Limits,
-) -> Result<Counts, ExtractError> {
-    let Ok(mut archive) = zip::ZipArchive::new(Cursor::new(bytes)) else {
-        return Ok(Counts::default());
-    };
-    archive_counts(&mut archive, format, limits)
-}
-
-/// What a DOCX, ODT, PPTX or ODP archive (`format`) says of itself, the archive open already
-/// (whole, or read by ranges for a large file).
-pub(super) fn archive_counts<R: Read + Seek>(
-    archive: &mut zip::ZipArchive<R>,
-    format: Format,
-    limits: &Limits,
-) -> Result<Counts, ExtractError> {
-    match format {
-        Format::Odt => odt_archive(archive, limits),
-        Format::Pptx => super::presentation::pptx_archive(archive, limits),
-        Format::Odp => super::presentation::odp_archive(archive, limits),
-        _ => docx_archive(archive, limits),
-    }
-}
-
 /// DOCX: words of `word/document.xml`, pages from `docProps/app.xml`.
-fn docx_archive<R: Read + Seek>(
+pub(super) fn docx_archive<R: Read + Seek>(
     archive: &mut zip::ZipArchive<R>,
     limits: &Limits,
 ) -> Result<Counts, ExtractError> {
@@ -52,7 +25,7 @@ fn docx_archive<R: Read + Seek>(
 }
 
 /// ODT: `meta:document-statistic` of `meta.xml`; words of `content.xml` when it has none.
-fn odt_archive<R: Read + Seek>(
+pub(super) fn odt_archive<R: Read + Seek>(
     archive: &mut zip::ZipArchive<R>,
     limits: &Limits,
 ) -> Result<Counts, ExtractError> {

@@ -131,6 +131,7 @@ mod tests;
 #[cfg(feature = "previews")]
 mod video;
 mod words;
+mod zipped;
 
 #[cfg(feature = "previews")]
 pub use pdf_child::{PDF_RENDER_ARG, PdfRenderer, pdf_render_child, stop_pdf_renders};
@@ -459,14 +460,8 @@ fn read(
             info.text = read.counts.text.take();
             pdf_read = Some(read);
         }
-        (
-            Some(AssetType::Document),
-            format @ (sniff::Format::Docx
-            | sniff::Format::Odt
-            | sniff::Format::Pptx
-            | sniff::Format::Odp),
-        ) => {
-            info.take_counts(document::zipped(bytes, format, limits)?);
+        (Some(AssetType::Document), format) if format.is_zipped() => {
+            info.take_counts(zipped::zipped(bytes, format, limits)?);
         }
         (Some(AssetType::Document), sniff::Format::Text) => {
             info.take_counts(document::text(bytes, limits)?);
@@ -547,10 +542,7 @@ fn picture(
                 None => Ok(None),
             }
         }
-        (
-            _,
-            sniff::Format::Docx | sniff::Format::Odt | sniff::Format::Pptx | sniff::Format::Odp,
-        ) => match document::embedded_thumbnail(bytes, limits)? {
+        (_, format) if format.is_zipped() => match document::embedded_thumbnail(bytes, limits)? {
             Some(picture) => raster::thumbnail(&picture, max_side, limits),
             None => Ok(None),
         },

@@ -10,8 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::sniff::{self, Format, Sniffed};
 use super::{
-    Counts, ExtractError, FileInfo, Limits, ReadAt, Thumbnail, audio, document, pdf, raster, svg,
-    words,
+    Counts, ExtractError, FileInfo, Limits, ReadAt, Thumbnail, audio, pdf, raster, svg, words,
 };
 use crate::model::{AssetType, Media};
 
@@ -152,7 +151,7 @@ pub fn preview_ranged(
         (Some(AssetType::Pdf), _) => {
             info.take_counts(pdf::read_large(file, limits));
         }
-        (Some(AssetType::Document), Format::Docx | Format::Odt | Format::Pptx | Format::Odp) => {
+        (Some(AssetType::Document), format) if format.is_zipped() => {
             let (counts, picture) = zipped_document(file, sniffed.format, limits)?;
             info.take_counts(counts);
             thumb = picture.and_then(|p| match p {
@@ -300,10 +299,10 @@ fn zipped_document(
         let Some(mut archive) = open_zip(file) else {
             return Ok((Counts::default(), Ok(None)));
         };
-        let counts = document::archive_counts(&mut archive, format, limits)?;
+        let counts = super::zipped::archive_counts(&mut archive, format, limits)?;
         // The picture is read only to draw a thumbnail of.
         #[cfg(feature = "previews")]
-        let picture = document::embedded_thumbnail_archive(&mut archive, limits);
+        let picture = super::document::embedded_thumbnail_archive(&mut archive, limits);
         #[cfg(not(feature = "previews"))]
         let picture = Ok(None);
         Ok((counts, picture))

@@ -51,6 +51,16 @@ pub(super) enum Format {
     Other,
 }
 
+impl Format {
+    /// Whether it is one of the zipped document formats (DOCX, ODT, PPTX, ODP).
+    pub(super) const fn is_zipped(self) -> bool {
+        matches!(
+            self,
+            Format::Docx | Format::Odt | Format::Pptx | Format::Odp
+        )
+    }
+}
+
 impl Sniffed {
     const fn new(mime_type: &'static str, kind: Option<AssetType>, format: Format) -> Self {
         Sniffed {
@@ -82,15 +92,7 @@ impl Sniffed {
         match declared {
             AssetType::Pdf => self.format == Format::Pdf,
             AssetType::Document => {
-                matches!(
-                    self.format,
-                    Format::Docx
-                        | Format::Odt
-                        | Format::Pptx
-                        | Format::Odp
-                        | Format::Text
-                        | Format::Html
-                )
+                self.format.is_zipped() || matches!(self.format, Format::Text | Format::Html)
             }
             AssetType::Image => self.kind == Some(AssetType::Image),
             AssetType::Video => self.kind == Some(AssetType::Video),

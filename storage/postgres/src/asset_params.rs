@@ -71,10 +71,49 @@ impl AssetParams {
 }
 
 /// The folded words of `a`'s title, tags and description, each once, weighted by the fields
-/// it is in (feature `search`; [`crate::search::field_vector`]).
+/// it is in (feature `search`; [`field_vector`]).
 #[cfg(feature = "search")]
 pub(crate) fn search_words(a: &Asset) -> Option<String> {
-    Some(crate::search::field_vector(a))
+    Some(field_vector(a))
+}
+
+/// `word` as a lexeme of a `tsquery`, quoted.
+#[cfg(feature = "search")]
+pub(crate) fn lexeme(word: &str) -> String {
+    format!("'{}'", word.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// The fields of [`field_vector`], in order: the set, its position and its weight.
+#[cfg(feature = "search")]
+pub(crate) const FIELDS: [(assetlib_core::store::FieldSet, u8, char); 3] = [
+    (assetlib_core::store::FieldSet::TITLE, 1, 'A'),
+    (assetlib_core::store::FieldSet::TAGS, 2, 'B'),
+    (assetlib_core::store::FieldSet::DESCRIPTION, 3, 'C'),
+];
+
+/// The text of the weighted `tsvector` of `asset`'s title, tags and description: each folded
+/// word once, at the position and weight of each field it is in ([`FIELDS`]), e.g.
+/// `'harbour':1A,3C`.
+#[cfg(feature = "search")]
+pub(crate) fn field_vector(asset: &Asset) -> String {
+    let words = assetlib_core::store::asset_field_words(asset);
+    let mut out = String::new();
+    for (word, fields) in &words {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&lexeme(word));
+        let mut sep = ':';
+        for (field, position, weight) in FIELDS {
+            if fields.bits() & field.bits() != 0 {
+                out.push(sep);
+                out.push(char::from(b'0' + position));
+                out.push(weight);
+                sep = ',';
+            }
+        }
+    }
+    out
 }
 
 /// Without feature `search`, no words: the row stays a candidate of every search.

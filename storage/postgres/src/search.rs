@@ -6,7 +6,7 @@
 //! (migrations 18 and 19):
 //! - `assets.search_words`: the words of the title, tags and description, each at a position
 //!   and weight naming its fields (title `1A`, tags `2B`, description `3C`:
-//!   [`field_vector`]), written with the row by every insert and update, so in the same
+//!   [`crate::asset_params::field_vector`]), written with the row by every insert and update, so in the same
 //!   transaction as the record;
 //! - `asset_texts`: the text inside the file, one array item per page, and
 //!   `asset_text_words`: its words in chunks (a tsvector holds at most 1 MB). Both are
@@ -30,14 +30,14 @@
 
 use assetlib_core::search::{SearchQuery, Term};
 use assetlib_core::store::{
-    AssetText, FieldSet, SearchFound, SearchRequest, SearchStore, asset_field_words, found,
-    paid_files, rank_read,
+    AssetText, SearchFound, SearchRequest, SearchStore, found, paid_files, rank_read,
 };
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::PgStore;
+use crate::asset_params::{FIELDS, lexeme};
 use crate::assets::{asset_cols, asset_from_row};
 use crate::error::Failure;
 
@@ -46,11 +46,6 @@ const REINDEX_BATCH: u32 = 500;
 
 /// The most words of a text one `asset_text_words` row holds.
 const WORDS_PER_CHUNK: usize = 20_000;
-
-/// `word` as a lexeme of a `tsquery`, quoted.
-fn lexeme(word: &str) -> String {
-    format!("'{}'", word.replace('\\', "\\\\").replace('\'', "''"))
-}
 
 /// The `tsquery` of one term: what an indexed row must hold to be a candidate.
 fn term_query(term: &Term) -> String {
@@ -74,37 +69,6 @@ fn clause_queries(query: &SearchQuery) -> Vec<String> {
             terms.join(" | ")
         })
         .collect()
-}
-
-/// The fields of [`field_vector`], in order: the set, its position and its weight.
-const FIELDS: [(FieldSet, u8, char); 3] = [
-    (FieldSet::TITLE, 1, 'A'),
-    (FieldSet::TAGS, 2, 'B'),
-    (FieldSet::DESCRIPTION, 3, 'C'),
-];
-
-/// The text of the weighted `tsvector` of `asset`'s title, tags and description: each folded
-/// word once, at the position and weight of each field it is in ([`FIELDS`]), e.g.
-/// `'harbour':1A,3C`.
-pub(crate) fn field_vector(asset: &Asset) -> String {
-    let words = asset_field_words(asset);
-    let mut out = String::new();
-    for (word, fields) in &words {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&lexeme(word));
-        let mut sep = ':';
-        for (field, position, weight) in FIELDS {
-            if fields.bits() & field.bits() != 0 {
-                out.push(sep);
-                out.push(char::from(b'0' + position));
-                out.push(weight);
-                sep = ',';
-            }
-        }
-    }
-    out
 }
 
 /// The `tsquery` of a word-level clause restricted to one field's weight: `'w':A`,

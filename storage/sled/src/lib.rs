@@ -188,6 +188,8 @@ mod passes;
 mod record;
 #[cfg(feature = "search")]
 mod search;
+#[cfg(feature = "search")]
+mod search_keys;
 mod tree_keys;
 mod tx;
 mod uploads;
@@ -204,7 +206,6 @@ use assetlib_core::StoreError;
 use assetlib_core::events::Log;
 use assetlib_core::store::AssetVersions;
 use sled::{IVec, Tree};
-use uuid::Uuid;
 
 #[cfg(feature = "stats")]
 pub use commit::CommitStats;
@@ -553,21 +554,6 @@ impl SledStore {
 
 fn is_lock_error(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::WouldBlock || e.to_string().contains("could not acquire lock")
-}
-
-impl SledStore {
-    /// Moves the content versions of the assets `ids` (and of all the assets), after a write
-    /// that changed them is committed (so a reader that sees a new version reads the write).
-    fn assets_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
-        #[cfg(feature = "search")]
-        {
-            let ids: Vec<Uuid> = ids.into_iter().collect();
-            self.inner.asset_versions.moved(ids.iter().copied());
-            self.inner.haystack.changed(&self.inner, ids);
-        }
-        #[cfg(not(feature = "search"))]
-        self.inner.asset_versions.moved(ids);
-    }
 }
 
 impl Inner {

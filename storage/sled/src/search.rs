@@ -30,36 +30,27 @@
 
 use std::collections::{HashMap, HashSet};
 
-use assetlib_core::search::{SearchQuery, Term, distinct_words};
+use assetlib_core::search::{SearchQuery, Term};
 use assetlib_core::store::{
-    AssetText, FieldSet, IndexMatch, SearchFound, SearchRequest, SearchStore, asset_field_words,
-    found, paid_among, paid_files, rank_read,
+    AssetText, IndexMatch, SearchFound, SearchRequest, SearchStore, found, paid_among, paid_files,
+    rank_read,
 };
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 
-use serde::{Deserialize, Serialize};
 use sled::transaction::TransactionalTree;
 use sled::{Transactional as _, Tree};
 use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
 use crate::record::{AssetRec, UsesRec, decode, decode_id, encode};
-use crate::tree_keys::{self, ts};
+use crate::search_keys::{
+    Facets, PUBLIC, PUBLISHED, Posting, TextRec, created_of, facet_keys, scan, term_prefix,
+    text_word_keys, word_keys, word_prefix,
+};
 use crate::{Inner, SledStore};
 
 /// The mark in `meta` that says the index holds every asset, in this layout.
 pub(crate) const INDEXED_KEY: &[u8] = crate::migrate::SEARCH_INDEXED;
-
-/// The text kept for an asset.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct TextRec {
-    pages: Vec<String>,
-    paged: bool,
-}
-
-impl TextRec {
-    const WHAT: &'static str = "asset text";
-}
 
 /// The search trees of a database.
 pub(crate) struct SearchTrees {
@@ -85,86 +76,6 @@ impl SearchTrees {
     }
 }
 
-/// The length of a `search_words` key after its word and `0x00`: id, created time, fields.
-const FIELD_TAIL: usize = 16 + 12 + 1;
-
-/// The key of `word` of asset `id` in `search_text_words` (a `search_words` key begins so).
-fn word_key(word: &str, id: Uuid) -> Vec<u8> {
-    let mut key = Vec::with_capacity(word.len() + 1 + FIELD_TAIL);
-    key.extend_from_slice(word.as_bytes());
-    key.push(0);
-    key.extend_from_slice(id.as_bytes());
-    key
-}
-
-/// The `search_words` keys of `asset`: each word of its title, tags and description, with
-/// its created time and the fields the word is in.
-pub(crate) fn word_keys(asset: &Asset) -> Vec<Vec<u8>> {
-    let created = ts(&asset.created_at);
-    asset_field_words(asset)
-        .into_iter()
-        .map(|(word, fields)| {
-            let mut key = word_key(&word, asset.id);
-            key.extend_from_slice(&created);
-            key.push(fields.bits());
-            key
-        })
-        .collect()
-}
-
-/// The created time (`ts`) of the asset record `rec`.
-fn created_of(rec: &[u8]) -> Result<[u8; 12], Error> {
-    let rec: AssetRec = decode(AssetRec::WHAT, rec)?;
-    Ok(ts(&rec.created_at.time()?))
-}
-
-/// Flags of a `search_facets` key.
-const PUBLISHED: u8 = 1;
-/// Flags of a `search_facets` key.
-const PUBLIC: u8 = 2;
-
-/// The `search_facets` key of `asset`: its id, then what the filters of a search ask.
-pub(crate) fn facet_keys(asset: &Asset) -> Vec<Vec<u8>> {
-    let workspace = asset.workspace_id.as_deref().unwrap_or("");
-    let mut key = Vec::with_capacity(18 + workspace.len());
-    key.extend_from_slice(asset.id.as_bytes());
-    key.push(
-        if asset.published { PUBLISHED } else { 0 } | if asset.is_public { PUBLIC } else { 0 },
-    );
-    key.push(tree_keys::type_code(asset.asset_type));
-    key.extend_from_slice(workspace.as_bytes());
-    vec![key]
-}
-
-/// What `search_facets` says of an asset.
-struct Facets {
-    published: bool,
-    public: bool,
-    type_code: u8,
-    workspace: Vec<u8>,
-}
-
-impl Facets {
-    /// Whether the asset passes `request`'s drafts, type and workspace filters.
-    fn pass(&self, request: &SearchRequest) -> bool {
-        (request.drafts || self.published)
-            && request
-                .asset_type
-                .is_none_or(|t| tree_keys::type_code(t) == self.type_code)
-            && request.workspace_id.as_ref().is_none_or(|w| {
-                !self.workspace.is_empty() && w.as_bytes() == self.workspace.as_slice()
-            })
-    }
-}
-
-/// The `search_text_words` keys of `text`, kept for asset `id`.
-fn text_word_keys(text: &TextRec, id: Uuid) -> Vec<Vec<u8>> {
-    distinct_words(text.pages.iter().map(String::as_str))
-        .iter()
-        .map(|w| word_key(w, id))
-        .collect()
-}
-
 /// Removes the text kept for asset `id` and its words, in a transaction over `asset_texts`
 /// and `search_text_words`.
 pub(crate) fn remove_text(
@@ -179,68 +90,6 @@ pub(crate) fn remove_text(
         }
     }
     Ok(())
-}
-
-/// One key of a word tree, read: the asset, its created time (`ts`) and, in `search_words`,
-/// the fields the word is in.
-struct Posting {
-    id: Uuid,
-    created: Option<[u8; 12]>,
-    fields: FieldSet,
-}
-
-/// Reads a key (and value) of `search_words` (`fields`) or `search_text_words`.
-fn posting(key: &[u8], value: &[u8], fields: bool) -> Result<Posting, Error> {
-    let bad = || Error::invalid("search word key", "shorter than its tail");
-    if fields {
-        let at = key.len().checked_sub(FIELD_TAIL).ok_or_else(bad)?;
-        let tail = &key[at..];
-        Ok(Posting {
-            id: Uuid::from_slice(&tail[..16]).map_err(|_| bad())?,
-            created: tail[16..28].try_into().ok(),
-            fields: FieldSet::from_bits(tail[28]),
-        })
-    } else {
-        let at = key.len().checked_sub(16).ok_or_else(bad)?;
-        Ok(Posting {
-            id: Uuid::from_slice(&key[at..]).map_err(|_| bad())?,
-            created: value.try_into().ok(),
-            fields: FieldSet::default(),
-        })
-    }
-}
-
-/// Calls `each` with every posting of `tree` (`search_words` when `fields`) under `prefix`.
-fn scan(
-    tree: &Tree,
-    prefix: &[u8],
-    fields: bool,
-    mut each: impl FnMut(Posting),
-) -> Result<(), Error> {
-    for kv in tree.scan_prefix(prefix) {
-        let (key, value) = kv?;
-        each(posting(&key, &value, fields)?);
-    }
-    Ok(())
-}
-
-/// The key prefix of `word` in a word tree: the word and `0x00` when whole, the bare word
-/// when it stands for every word it begins.
-fn word_prefix(word: &str, prefix: bool) -> Vec<u8> {
-    let mut key = word.as_bytes().to_vec();
-    if !prefix {
-        key.push(0);
-    }
-    key
-}
-
-/// The key prefix of a word-level term (`None` for a phrase).
-fn term_prefix(term: &Term) -> Option<Vec<u8>> {
-    match term {
-        Term::Word(w) => Some(word_prefix(w, false)),
-        Term::Prefix(w) => Some(word_prefix(w, true)),
-        Term::Phrase(_) => None,
-    }
 }
 
 /// A candidate of a word-level search, as the index gives it.

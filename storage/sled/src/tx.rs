@@ -50,9 +50,9 @@ fn index_keys(asset: &Asset) -> Vec<Vec<Vec<u8>>> {
         tree_keys::asset_list_keys(asset),
         checksum,
         #[cfg(feature = "search")]
-        crate::search::word_keys(asset),
+        crate::search_keys::word_keys(asset),
         #[cfg(feature = "search")]
-        crate::search::facet_keys(asset),
+        crate::search_keys::facet_keys(asset),
     ]
 }
 
