@@ -9,8 +9,8 @@ use uuid::Uuid;
 use super::MemoryStore;
 use crate::error::StoreError;
 use crate::model::{Asset, Page};
+use crate::store::rank_read;
 use crate::store::{AssetText, SearchFound, SearchRequest, SearchStore};
-use crate::store::{paid_files, rank_read};
 
 #[async_trait]
 impl SearchStore for MemoryStore {
@@ -47,11 +47,6 @@ impl SearchStore for MemoryStore {
                 .map(|a| (a.clone(), state.texts.get(&a.id).cloned()))
                 .collect()
         };
-        let with_text = candidates
-            .iter()
-            .filter(|(_, t)| t.is_some())
-            .map(|(a, _)| a);
-        let paid = paid_files(self, request, with_text).await?;
-        Ok(rank_read(request, candidates, &paid))
+        rank_read(self, request, candidates).await
     }
 }

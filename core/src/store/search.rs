@@ -375,13 +375,22 @@ pub async fn paid_among<S: crate::LibraryStore + ?Sized>(
         .collect())
 }
 
-/// Ranks candidates read with their texts ([`search_hit`]; the text of the assets of `paid`
-/// does not count): the page of `request`, and how many hits there are in all.
-pub fn rank_read(
+/// Ranks candidates read with their texts ([`search_hit`]; the text of a paid file does not
+/// count for a request without `read:paid`, as [`paid_files`] says): the page of `request`,
+/// and how many hits there are in all.
+///
+/// # Errors
+/// As [`crate::LibraryStore::published_holders`].
+pub async fn rank_read<S: crate::LibraryStore + ?Sized>(
+    store: &S,
     request: &SearchRequest,
     candidates: Vec<(Asset, Option<AssetText>)>,
-    paid: &std::collections::HashSet<Uuid>,
-) -> Page<SearchFound> {
+) -> Result<Page<SearchFound>, StoreError> {
+    let with_text = candidates
+        .iter()
+        .filter(|(_, t)| t.is_some())
+        .map(|(a, _)| a);
+    let paid = paid_files(store, request, with_text).await?;
     let hits = candidates
         .into_iter()
         .filter_map(|(asset, text)| {
@@ -389,7 +398,7 @@ pub fn rank_read(
             search_hit(&request.query, asset, text)
         })
         .collect();
-    page_of_hits(hits, request.offset, request.limit)
+    Ok(page_of_hits(hits, request.offset, request.limit))
 }
 
 /// The page `offset`, `limit` of `hits` in the order [`SearchStore::search`] gives: best score

@@ -29,9 +29,7 @@
 //! [`IndexMatch::score`]: assetlib_core::store::IndexMatch::score
 
 use assetlib_core::search::{SearchQuery, Term};
-use assetlib_core::store::{
-    AssetText, SearchFound, SearchRequest, SearchStore, found, paid_files, rank_read,
-};
+use assetlib_core::store::{AssetText, SearchFound, SearchRequest, SearchStore, found, rank_read};
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
@@ -493,12 +491,7 @@ impl SearchStore for PgStore {
             return Ok(self.search_by_index(request).await?);
         }
         let candidates = self.candidates(request).await?;
-        let with_text = candidates
-            .iter()
-            .filter(|(_, t)| t.is_some())
-            .map(|(a, _)| a);
-        let paid = paid_files(self, request, with_text).await?;
-        Ok(rank_read(request, candidates, &paid))
+        rank_read(self, request, candidates).await
     }
 }
 

@@ -45,7 +45,7 @@ impl Inner {
         }
     }
 
-    fn complete_asset(&self, id: Uuid, rec: AssetRec) -> Result<Asset, Error> {
+    pub(crate) fn complete_asset(&self, id: Uuid, rec: AssetRec) -> Result<Asset, Error> {
         let downloads = self.counter(&tree_keys::downloads(id))?.unwrap_or(0);
         rec.into_asset(id, downloads)
     }

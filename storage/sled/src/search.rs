@@ -32,8 +32,7 @@ use std::collections::{HashMap, HashSet};
 
 use assetlib_core::search::{SearchQuery, Term};
 use assetlib_core::store::{
-    AssetText, IndexMatch, SearchFound, SearchRequest, SearchStore, found, paid_among, paid_files,
-    rank_read,
+    AssetText, IndexMatch, SearchFound, SearchRequest, SearchStore, found, paid_among, rank_read,
 };
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 
@@ -230,12 +229,14 @@ impl Inner {
         request: &SearchRequest,
         counted: bool,
     ) -> Result<Option<Asset>, Error> {
-        let Some(rec) = self.assets.get(id.as_bytes())? else {
+        let Some(rec) = self.asset_rec(id)? else {
             return Ok(None);
         };
-        let rec: AssetRec = decode(AssetRec::WHAT, &rec)?;
-        let downloads = if counted { self.downloads(id)? } else { 0 };
-        let asset = rec.into_asset(id, downloads)?;
+        let asset = if counted {
+            self.complete_asset(id, rec)?
+        } else {
+            rec.into_asset(id, 0)?
+        };
         if !request.passes(&asset) {
             return Ok(None);
         }
@@ -252,11 +253,6 @@ impl Inner {
             }
         }
         Ok(Some(asset))
-    }
-
-    /// Asset `id`'s download count.
-    fn downloads(&self, id: Uuid) -> Result<u64, Error> {
-        Ok(self.counter(&crate::tree_keys::downloads(id))?.unwrap_or(0))
     }
 
     /// The text kept for asset `id`.
@@ -441,11 +437,9 @@ impl SledStore {
             .blocking(move |inner| {
                 let mut out = Vec::with_capacity(page.len());
                 for (score, id, paid) in page {
-                    let Some(rec) = inner.assets.get(id.as_bytes())? else {
+                    let Some(asset) = inner.load_asset(id)? else {
                         continue;
                     };
-                    let rec: AssetRec = decode(AssetRec::WHAT, &rec)?;
-                    let asset = rec.into_asset(id, inner.downloads(id)?)?;
                     let text = if paid { None } else { inner.text_of(id)? };
                     out.push((score, asset, text));
                 }
@@ -486,11 +480,6 @@ impl SearchStore for SledStore {
                 inner.candidate_records(ids, &req)
             })
             .await?;
-        let with_text = candidates
-            .iter()
-            .filter(|(_, t)| t.is_some())
-            .map(|(a, _)| a);
-        let paid = paid_files(self, request, with_text).await?;
-        Ok(rank_read(request, candidates, &paid))
+        rank_read(self, request, candidates).await
     }
 }
