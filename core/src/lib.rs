@@ -57,7 +57,7 @@
 //! | [`webhooks`] | webhooks and their deliveries: the records, the retry schedule, Standard Webhooks signatures (to verify deliveries in a Rust receiver too), the address rules of targets |
 //! | [`render`] | assets, library list items and timestamps on the wire |
 //! | [`store`] | the store traits: [`Store`]'s four, each capability's own, and the rules stores share |
-//! | `search` | the rules of search: the query language, words folded without case and accents, snippets, scores (feature `search`) |
+//! | `search` | the rules of search: the query language, words folded without case and accents (and stemmed when a store names a language), snippets, scores (feature `search`) |
 //! | `tokens` | browser tokens (`alt_...`): their claims, minted and checked under the signing secret (feature `keys`) |
 //! | [`tus`] | resumable uploads: their records, metadata and the tus protocol's headers |
 //! | `openapi` | the OpenAPI 3.1 document of the API, served at `GET /api/v1/openapi.json` (feature `openapi`) |
@@ -81,7 +81,7 @@
 //! | `variants` | image variants: `GET /api/v1/assets/{id}/image` and `/image-url`; turns on `previews` |
 //! | `webp-lossy` | lossy WebP variants through libwebp (built from source; without it WebP variants are lossless); turns on `variants` |
 //! | `jpeg-turbo` | JPEG variants shrunk to a half or less decoded at a reduced size by libjpeg-turbo (built from source; its SIMD code needs `nasm` at build time); turns on `variants` |
-//! | `search` | `assetlib_core::search` and `store::SearchStore`: the rules of search (the query language, words folded without case and accents, snippets, scores) and the store contract, with [`MemoryStore`]'s reference and the conformance group; the route `GET /api/v1/search` comes with the sled and PostgreSQL indexes |
+//! | `search` | `assetlib_core::search` and `store::SearchStore`: the rules of search (the query language, words folded without case and accents, stemming in 18 languages through `rust-stemmers` when a store names one, snippets, scores) and the store contract, with [`MemoryStore`]'s reference and the conformance group; the route `GET /api/v1/search` comes with the sled and PostgreSQL indexes |
 //! | `openapi` | `assetlib_core::openapi`: the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` |
 //! | `s3` | `Files::s3`: files in a bucket of any S3-compatible service, through object_store's `aws` backend |
 //! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs (turns on `samples`) |

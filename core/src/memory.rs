@@ -44,6 +44,9 @@ use crate::store::{AssetStore, LibraryStore};
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     state: RwLock<State>,
+    /// The language search stems words in ([`MemoryStore::with_search_language`]).
+    #[cfg(feature = "search")]
+    search_language: Option<crate::search::Language>,
 }
 
 #[derive(Debug, Default)]

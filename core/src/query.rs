@@ -322,13 +322,14 @@ pub(crate) struct SearchParams {
     pub(crate) per_page: u32,
 }
 
-/// Parses the query of `GET /api/v1/search`: `q` (required; [`crate::search::parse_query`]),
-/// `asset_type`, `tag`, `workspace_id` and `library_id` as the lists take them, `page` and
-/// `per_page`.
+/// Parses the query of `GET /api/v1/search`: `q` (required; read in `language`, the store's:
+/// [`crate::search::parse_query_in`]), `asset_type`, `tag`, `workspace_id` and `library_id`
+/// as the lists take them, `page` and `per_page`.
 #[cfg(feature = "search")]
 pub(crate) fn search_query(
     raw: Option<&str>,
     max_page_size: u32,
+    language: Option<crate::search::Language>,
 ) -> Result<SearchParams, ApiError> {
     const KNOWN: &[&str] = &[
         "q",
@@ -340,7 +341,7 @@ pub(crate) fn search_query(
         "per_page",
     ];
     let mut p = Params::parse(raw, KNOWN)?;
-    let q = crate::search::parse_query(&p.take("q").unwrap_or_default())?;
+    let q = crate::search::parse_query_in(&p.take("q").unwrap_or_default(), language)?;
     let tag = match p.take("tag").filter(|t| !t.is_empty()) {
         Some(t) => tag_keys("tag", [t.as_str()])?.pop(),
         None => None,

@@ -31,6 +31,8 @@ mod passes;
 #[cfg(feature = "search")]
 mod search;
 mod shared;
+#[cfg(feature = "search")]
+mod stemming;
 mod uploads;
 mod webhooks;
 mod websites;
@@ -77,6 +79,8 @@ use passes::*;
 #[cfg(feature = "search")]
 use search::*;
 use shared::*;
+#[cfg(feature = "search")]
+use stemming::*;
 use uploads::*;
 
 use deliveries::{
@@ -259,16 +263,30 @@ suite!(
 #[cfg(feature = "search")]
 suite!(
     /// The cases of [`SearchStore`](crate::store::SearchStore) (feature `search`; not in
-    /// [`SUITES`], [`run_all`] runs them when the store hands one out): kept text, ranked
-    /// hits by the rules of [`crate::search`], filters, who sees drafts and paid text,
-    /// paging, and hits that follow every write.
+    /// [`SUITES`], [`run_all`] runs them when the store hands one out that names no language):
+    /// kept text, ranked hits by the rules of [`crate::search`], words not stemmed, filters,
+    /// who sees drafts and paid text, paging, and hits that follow every write.
     SEARCH_CASES:
     text_is_kept_per_asset_and_replaced,
     hits_rank_by_their_best_fields_then_newest,
     matching_ignores_case_and_accents_and_the_last_word_is_a_prefix,
+    words_are_not_stemmed_without_a_language,
     filters_drafts_and_paid_text,
     pages_of_hits_never_repeat_or_skip,
     hits_follow_every_write,
+);
+
+#[cfg(feature = "search")]
+suite!(
+    /// The cases of a [`SearchStore`](crate::store::SearchStore) that stems in English
+    /// (`language()` is `Some(Language::English)`; [`run_all`] runs them, not
+    /// [`SEARCH_CASES`], on such a store): every form of a word finds the others in each
+    /// field, phrases stem by stem, the last word as the beginning of a stem, exclusions of
+    /// every form, and hits that follow every write.
+    STEMMING_CASES:
+    every_form_of_a_word_finds_the_others,
+    phrases_prefixes_and_exclusions_match_stem_by_stem,
+    stemmed_hits_follow_every_write,
 );
 
 suite!(
@@ -318,8 +336,10 @@ where
         .map(|(_, cases)| *cases)
         .collect();
     #[cfg(feature = "search")]
-    if probe.search_store().is_some() {
-        suites.push(SEARCH_CASES);
+    match probe.search_store().map(|s| s.language()) {
+        Some(None) => suites.push(SEARCH_CASES),
+        Some(Some(crate::search::Language::English)) => suites.push(STEMMING_CASES),
+        _ => {}
     }
     drop(store);
     drop(guard);

@@ -9,7 +9,8 @@
 //! Every case runs five times: on axum and on warp, each over sled and over PostgreSQL (a
 //! cluster the test binary starts itself on 127.0.0.1; `OnPostgres` in `harness/`), and once
 //! more on axum over PostgreSQL with `replica_sync = strict` (`OnPostgresStrict`), so both
-//! replica modes answer the whole suite alike.
+//! replica modes answer the whole suite alike. The cases of stemmed search run on both
+//! adapters over a sled store set to English (`InEnglish`).
 //!
 //! Run: `cargo test --test http` (it needs the default features `axum`, `warp`, `sled` and
 //! `openapi`). The ready servers' own tests are `--test server`.
@@ -237,3 +238,15 @@ cases!(suite!(crate::harness::OnPostgres<crate::harness::warp::Warp> => warp_pos
 cases!(
     suite!(crate::harness::OnPostgresStrict<crate::harness::axum::Axum> => axum_postgres_strict)
 );
+
+/// The cases of a store whose search stems words in English, on both adapters over sled.
+macro_rules! stemmed_cases {
+    ($then:ident ! ($($args:tt)*)) => {
+        $then!($($args)* [
+            search::stemmed_searches_find_every_form_of_a_word,
+        ]);
+    };
+}
+
+stemmed_cases!(suite!(crate::harness::InEnglish<crate::harness::axum::Axum> => axum_english));
+stemmed_cases!(suite!(crate::harness::InEnglish<crate::harness::warp::Warp> => warp_english));

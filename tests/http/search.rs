@@ -2,7 +2,8 @@
 //! descriptions and the text inside files, with `<mark>`ed snippets and the page of each
 //! match; shows drafts and paid text only to the scopes that open them; filters and pages;
 //! follows every write at once; and refuses what it cannot read with 400 naming the
-//! parameter.
+//! parameter. On a store that stems in a language, every form of a word finds the others and
+//! the snippets mark the words as they are written.
 
 use assetlib::Scope;
 use assetlib::extract::samples;
@@ -371,4 +372,108 @@ pub(crate) async fn bad_searches_are_400_naming_the_parameter<H: Harness>() {
         assert_eq!(r.status, 400, "{query}: {}", r.json);
         assert_eq!(r.json["field"], field, "{query}: {}", r.json);
     }
+}
+
+/// Over a store set to English (`SledConfig::search_language`): every form of a word finds
+/// the others in each field, phrases match stem by stem, exclusions leave out every form,
+/// the snippets mark the words as written; the list's `search=` stays a substring.
+pub(crate) async fn stemmed_searches_find_every_form_of_a_word<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let notes = b"The committee approved the budgets. Running late again.";
+    upload_file(&ctx, "notes.txt", notes, "Field notes").await;
+    ctx.create_asset(json!({"title": "Runs and runners", "asset_type": "link",
+        "external_url": "https://example.com/runs", "tags": ["Libraries"],
+        "description": "Reporting on trails"}))
+        .await;
+
+    let r = search(&ctx, &ctx.admin, "q=running").await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let hits: Vec<(&str, u64, &Value)> = r.json["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|h| {
+            let title = h["asset"]["title"].as_str().expect("title");
+            (title, h["score"].as_u64().expect("score"), &h["matches"])
+        })
+        .collect();
+    assert_eq!(
+        hits,
+        [
+            (
+                "Runs and runners",
+                8,
+                &json!([a_match(
+                    "title",
+                    None,
+                    "<mark>Runs</mark> and <mark>runners</mark>"
+                )])
+            ),
+            (
+                "Field notes",
+                1,
+                &json!([a_match(
+                    "content",
+                    None,
+                    "The committee approved the budgets. <mark>Running</mark> late again."
+                )])
+            ),
+        ],
+        "the last word is the beginning of a stem (run: runs, runner, running)"
+    );
+    let r = search(&ctx, &ctx.admin, "q=approving+budget").await;
+    assert_eq!(
+        r.json["data"][0]["matches"],
+        json!([a_match(
+            "content",
+            None,
+            "The committee <mark>approved</mark> the <mark>budgets</mark>. Running late again."
+        )]),
+        "{}",
+        r.json
+    );
+    assert_eq!(
+        titles(&ctx, "q=%22approve+the+budget%22").await,
+        ["Field notes"],
+        "a phrase, stem by stem"
+    );
+    assert_eq!(
+        titles(&ctx, "q=%22budget+the+approve%22").await,
+        Vec::<String>::new()
+    );
+    let r = search(&ctx, &ctx.admin, "q=library+reports").await;
+    assert_eq!(
+        r.json["data"][0]["matches"],
+        json!([
+            a_match("description", None, "<mark>Reporting</mark> on trails"),
+            a_match("tags", None, "<mark>Libraries</mark>"),
+        ]),
+        "{}",
+        r.json
+    );
+    assert_eq!(r.json["data"][0]["score"], 6);
+    assert_eq!(
+        titles(&ctx, "q=run+-approval").await,
+        ["Runs and runners"],
+        "an excluded word leaves out every form of it"
+    );
+    assert_eq!(
+        titles(&ctx, "q=runni").await,
+        Vec::<String>::new(),
+        "a word typed halfway is its own stem"
+    );
+
+    // The list's `search=` is a substring of the title or description, never stemmed.
+    let listed = |needle: &'static str| {
+        let ctx = &ctx;
+        async move {
+            let r = ctx
+                .get_as(&format!("/api/v1/assets?search={needle}"), Some(&ctx.admin))
+                .await;
+            assert_eq!(r.status, 200, "{}", r.json);
+            r.json["pagination"]["total"].as_u64()
+        }
+    };
+    assert_eq!(listed("running").await, Some(0));
+    assert_eq!(listed("Runs").await, Some(1));
 }

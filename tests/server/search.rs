@@ -1,7 +1,9 @@
 //! Search on the ready servers: `search reindex` reads the text of files stored while none
-//! was kept, and finds nothing to do when run again; and every write a server answered is
-//! found by search after the server is killed with SIGKILL and started again.
+//! was kept, and finds nothing to do when run again; every write a server answered is found
+//! by search after the server is killed with SIGKILL and started again; and
+//! `--search-language` stems, is checked, and indexes the data again when it changes.
 
+use std::process::Command;
 use std::time::Duration;
 
 use assetlib::extract::samples;
@@ -155,5 +157,59 @@ async fn every_answered_write_is_found_after_sigkill_on(example: &str) {
         let by_text = hits(&server, &key, &format!("%22inside{n}x%22")).await;
         assert_eq!(by_text, vec![(title, vec![Value::Null])], "{example}: {n}");
     }
+    server.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_search_language_stems_and_a_change_indexes_again() {
+    for example in SERVERS {
+        the_search_language_stems_and_a_change_indexes_again_on(example).await;
+    }
+}
+
+async fn the_search_language_stems_and_a_change_indexes_again_on(example: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, logs) = (dir.path().join("data"), dir.path().join("logs"));
+    std::fs::create_dir_all(&logs).unwrap();
+    let data_arg = data.to_str().unwrap();
+
+    // An unknown language is refused, naming every accepted value.
+    let out = run(
+        example,
+        &["serve", "--data", data_arg, "--search-language", "klingon"],
+    );
+    let said = text(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("unknown language \"klingon\""), "{said}");
+    assert!(
+        said.contains("english (en)") && said.contains("turkish (tr)"),
+        "{said}"
+    );
+
+    let key = create_key(example, &data, "read:assets,write:assets");
+    let server = Running::start(example, &data, &logs, &["--search-language", "EN"]).await;
+    let body = json!({"title": "Runs and runners", "asset_type": "link",
+        "external_url": "https://example.com/runs"});
+    let (status, made) = server
+        .send(Method::POST, "/api/v1/assets", &key, Some(body))
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let runs = vec![("Runs and runners".to_owned(), vec![])];
+    assert_eq!(hits(&server, &key, "running").await, runs);
+    server.terminate().await;
+
+    // `search reindex` takes the language too (here from the environment).
+    let out = Command::new(crate::running::server_binary(example))
+        .args(["search", "reindex", "--data", data_arg])
+        .env("ASSETLIB_SEARCH_LANGUAGE", "english")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run search reindex");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // Without a language the directory is indexed again: whole words only.
+    let server = Running::start(example, &data, &logs, &[]).await;
+    assert_eq!(hits(&server, &key, "running").await, vec![]);
+    assert_eq!(hits(&server, &key, "runs").await, runs);
     server.terminate().await;
 }

@@ -10,6 +10,8 @@ use std::ops::Range;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
+use super::language::{Language, stemmed};
+
 /// Letters that carry no accent to strip but are written otherwise in plain Latin letters
 /// (what a reader typing without them would type).
 fn spelled_out(c: char) -> Option<&'static str> {
@@ -83,11 +85,32 @@ pub fn words(text: &str) -> impl Iterator<Item = (String, Range<usize>)> + '_ {
     .filter(|(word, _)| !word.is_empty() && word.len() <= MAX_WORD_BYTES)
 }
 
-/// The distinct folded words of `texts`, in order: what a store's index holds for them.
-pub fn distinct_words<'a>(texts: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
+/// The words of `text` as [`words`] makes them, each stemmed in `language` after it is
+/// folded ([`Language::stem`]); as [`words`] gives them without a language. The ranges are
+/// the words' own: `Running` stands where it stands, as `run`.
+///
+/// ```
+/// use assetlib_core::search::{Language, words_in};
+///
+/// let found: Vec<_> = words_in("Runs, RUNNING", Some(Language::English)).collect();
+/// assert_eq!(found, [("run".to_owned(), 0..4), ("run".to_owned(), 6..13)]);
+/// ```
+pub fn words_in(
+    text: &str,
+    language: Option<Language>,
+) -> impl Iterator<Item = (String, Range<usize>)> + '_ {
+    words(text).map(move |(word, range)| (stemmed(language, word), range))
+}
+
+/// The distinct words of `texts`, folded and stemmed in `language` ([`words_in`]), in order:
+/// what a store's index holds for them.
+pub fn distinct_words<'a>(
+    texts: impl IntoIterator<Item = &'a str>,
+    language: Option<Language>,
+) -> BTreeSet<String> {
     texts
         .into_iter()
-        .flat_map(|t| words(t).map(|(w, _)| w))
+        .flat_map(|t| words_in(t, language).map(|(w, _)| w))
         .collect()
 }
 

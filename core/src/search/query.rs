@@ -9,22 +9,31 @@
 //!
 //! Words are matched folded ([`super::fold`]): case and accents do not matter. A word with
 //! punctuation inside (`e-mail`, `3.15`) is the phrase of its parts.
+//!
+//! Read in a language ([`parse_query_in`]), every word of `q`, kept or excluded, in a phrase
+//! or not, is stemmed after it is folded ([`Language::stem`]), as the store stems the words
+//! it indexes: `runs` finds `running`, `"annual reports"` finds `Annual report`. The last
+//! word is then the beginning of a stem: the stem of what was typed, matching every stem that
+//! begins with it. A word typed halfway matches by its own stem, so `runni` (whose stem is
+//! `runni`) may find nothing until `running` (stem `run`) is typed whole.
 
 use crate::error::ApiError;
 
-use super::fold::words;
+use super::fold::words_in;
+use super::language::Language;
 
 /// The longest `q`, in characters.
 pub const MAX_QUERY_CHARS: usize = 500;
 
-/// One thing to find.
+/// One thing to find: folded words, stemmed when the query is read in a language
+/// ([`SearchQuery::language`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Term {
-    /// A folded word, matched whole.
+    /// A word, matched whole.
     Word(String),
-    /// A folded word that also matches as the beginning of a word (the last word of `q`).
+    /// A word that also matches as the beginning of a word (the last word of `q`).
     Prefix(String),
-    /// Folded words, in this order, next to each other (two or more).
+    /// Words, in this order, next to each other (two or more).
     Phrase(Vec<String>),
 }
 
@@ -46,6 +55,9 @@ pub struct SearchQuery {
     pub clauses: Vec<Vec<Term>>,
     /// The terms that leave an asset out.
     pub excluded: Vec<Term>,
+    /// The language its words are stemmed in (`None`: not stemmed). Texts are matched
+    /// against it in the same language ([`SearchQuery::words_of`]).
+    pub language: Option<Language>,
 }
 
 impl SearchQuery {
@@ -108,9 +120,10 @@ fn tokens(q: &str) -> Vec<Token<'_>> {
     }
 }
 
-/// The term `text` makes: its folded words, one word or a phrase; `None` when it has none.
-fn term(text: &str) -> Option<Term> {
-    let mut ws: Vec<String> = words(text).map(|(w, _)| w).collect();
+/// The term `text` makes: its folded words stemmed in `language`, one word or a phrase;
+/// `None` when it has none.
+fn term(text: &str, language: Option<Language>) -> Option<Term> {
+    let mut ws: Vec<String> = words_in(text, language).map(|(w, _)| w).collect();
     match ws.len() {
         0 => None,
         1 => ws.pop().map(Term::Word),
@@ -125,7 +138,7 @@ fn invalid(message: &str) -> ApiError {
     }
 }
 
-/// Reads `q` as the module docs say.
+/// Reads `q` as the module docs say, without stemming: [`parse_query_in`] with no language.
 ///
 /// Errors (400 naming `q`): longer than [`MAX_QUERY_CHARS`] characters, or nothing to find
 /// (empty, only punctuation, or only excluded terms).
@@ -143,6 +156,27 @@ fn invalid(message: &str) -> ApiError {
 /// assert!(parse_query("-draft").is_err());
 /// ```
 pub fn parse_query(q: &str) -> Result<SearchQuery, ApiError> {
+    parse_query_in(q, None)
+}
+
+/// Reads `q` as the module docs say, its words stemmed in `language` (none: not stemmed).
+/// A store's index must hold words stemmed in the same language: a search reads `q` in its
+/// store's ([`crate::store::SearchStore::language`]).
+///
+/// Errors as [`parse_query`].
+///
+/// ```
+/// use assetlib_core::search::{Language, Term, parse_query_in};
+///
+/// let q = parse_query_in(r#""annual reports" -drafts running"#, Some(Language::English)).unwrap();
+/// assert_eq!(q.clauses, vec![
+///     vec![Term::Phrase(vec!["annual".into(), "report".into()])],
+///     vec![Term::Prefix("run".into())],
+/// ]);
+/// assert_eq!(q.excluded, vec![Term::Word("draft".into())]);
+/// assert_eq!(q.language, Some(Language::English));
+/// ```
+pub fn parse_query_in(q: &str, language: Option<Language>) -> Result<SearchQuery, ApiError> {
     if q.chars().count() > MAX_QUERY_CHARS {
         return Err(invalid("must be at most 500 characters"));
     }
@@ -175,7 +209,7 @@ pub fn parse_query(q: &str) -> Result<SearchQuery, ApiError> {
                 negated,
             } => (*text, *quoted, *negated),
         };
-        let Some(mut found) = term(text) else {
+        let Some(mut found) = term(text, language) else {
             join = false;
             continue;
         };
@@ -204,7 +238,11 @@ pub fn parse_query(q: &str) -> Result<SearchQuery, ApiError> {
             "must contain a word to find, not only words to leave out"
         }));
     }
-    Ok(SearchQuery { clauses, excluded })
+    Ok(SearchQuery {
+        clauses,
+        excluded,
+        language,
+    })
 }
 
 #[cfg(test)]
@@ -269,6 +307,35 @@ mod tests {
         let q = parse_query("a OR -b c").unwrap();
         assert_eq!(q.clauses, vec![vec![w("a")], vec![p("c")]]);
         assert_eq!(q.excluded, vec![w("b")]);
+    }
+
+    #[test]
+    fn in_a_language_every_word_is_stemmed() {
+        let en = Some(Language::English);
+        let q = parse_query_in(
+            r#"Runs "annual reports" -drafts -"old plans" e-mails OR reporting"#,
+            en,
+        )
+        .unwrap();
+        assert_eq!(
+            q.clauses,
+            vec![
+                vec![w("run")],
+                vec![ph(&["annual", "report"])],
+                vec![ph(&["e", "mail"]), p("report")],
+            ]
+        );
+        assert_eq!(q.excluded, vec![w("draft"), ph(&["old", "plan"])]);
+        assert_eq!(q.language, en);
+        // The last word's stem is the prefix: a half-typed word stands for its own stem.
+        assert_eq!(
+            parse_query_in("runni", en).unwrap().clauses,
+            vec![vec![p("runni")]]
+        );
+        // Without a language, words are only folded.
+        let plain = parse_query("Runs reports").unwrap();
+        assert_eq!(plain.clauses, vec![vec![w("runs")], vec![p("reports")]]);
+        assert_eq!(plain.language, None);
     }
 
     #[test]

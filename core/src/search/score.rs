@@ -34,7 +34,8 @@ impl MatchField {
 }
 
 /// A record's searchable texts, by field: each field's texts (tags one each, content one per
-/// page), read into words.
+/// page), read into words in the language of the query that scores them
+/// ([`SearchQuery::words_of`]).
 #[derive(Debug, Default)]
 pub struct Fields<'a> {
     /// Each field with its texts (a field may be left out: it matches nothing).
@@ -122,5 +123,26 @@ mod tests {
             None,
             "a phrase stays inside one page"
         );
+    }
+
+    #[test]
+    fn in_a_language_each_form_scores_as_the_word() {
+        let en = Some(crate::search::Language::English);
+        let q = crate::search::parse_query_in("reporting flows", en).unwrap();
+        let fields = Fields {
+            texts: vec![
+                (MatchField::Title, vec![q.words_of("Annual reports")]),
+                (MatchField::Content, vec![q.words_of("cash flow")]),
+            ],
+        };
+        assert_eq!(q.score(&fields), Some(9));
+        let plain = parse_query("reporting flows").unwrap();
+        let fields = Fields {
+            texts: vec![
+                (MatchField::Title, vec![plain.words_of("Annual reports")]),
+                (MatchField::Content, vec![plain.words_of("cash flow")]),
+            ],
+        };
+        assert_eq!(plain.score(&fields), None, "no language, no stemming");
     }
 }

@@ -2,7 +2,8 @@
 
 use std::ops::Range;
 
-use super::fold::words;
+use super::fold::words_in;
+use super::language::Language;
 use super::query::{SearchQuery, Term};
 
 /// The longest snippet, in characters of the text shown (the `<mark>` tags and the escapes
@@ -12,20 +13,37 @@ pub const MAX_SNIPPET_CHARS: usize = 200;
 /// How many characters of text a snippet shows before its first match, at most.
 const LEAD_CHARS: usize = 40;
 
-/// A text's folded words with their byte ranges, read once and matched against many terms.
+/// A text's folded words (stemmed in a language, or not) with their byte ranges, read once
+/// and matched against many terms. A query's terms are matched against the words of its own
+/// language ([`SearchQuery::words_of`]), and marked on the text as it is written: for `runs`
+/// in English, `Running` is marked whole.
 #[derive(Debug)]
 pub struct Words<'a> {
     text: &'a str,
     words: Vec<(String, Range<usize>)>,
+    language: Option<Language>,
 }
 
 impl<'a> Words<'a> {
-    /// The words of `text`.
+    /// The words of `text`, folded and not stemmed: what a query read without a language
+    /// ([`super::parse_query`]) matches.
     pub fn of(text: &'a str) -> Self {
+        Self::of_in(text, None)
+    }
+
+    /// The words of `text`, folded and stemmed in `language` ([`super::words_in`]): what a
+    /// query read in that language matches.
+    pub fn of_in(text: &'a str, language: Option<Language>) -> Self {
         Words {
             text,
-            words: words(text).collect(),
+            words: words_in(text, language).collect(),
+            language,
         }
+    }
+
+    /// The language the words are stemmed in (`None`: not stemmed).
+    pub fn language(&self) -> Option<Language> {
+        self.language
     }
 
     /// The byte ranges in the text of every match of `term`, in order.
@@ -117,6 +135,22 @@ impl<'a> Words<'a> {
         }
         escape_into(&mut out, &text[at..end]);
         Some(out)
+    }
+}
+
+impl SearchQuery {
+    /// The words of `text` as this query matches them: stemmed in its language
+    /// ([`Words::of_in`]).
+    ///
+    /// ```
+    /// use assetlib_core::search::{Language, parse_query_in};
+    ///
+    /// let q = parse_query_in("runs", Some(Language::English)).unwrap();
+    /// let snippet = q.words_of("Running late").snippet(&q);
+    /// assert_eq!(snippet.as_deref(), Some("<mark>Running</mark> late"));
+    /// ```
+    pub fn words_of<'a>(&self, text: &'a str) -> Words<'a> {
+        Words::of_in(text, self.language)
     }
 }
 
@@ -217,6 +251,44 @@ mod tests {
             s.len() > MAX_SNIPPET_CHARS,
             "the escapes are longer than the text"
         );
+    }
+
+    #[test]
+    fn stemmed_words_mark_the_text_as_it_is_written() {
+        let en = Some(crate::search::Language::English);
+        let text = "Running reports: the runner ran; report RUNS.";
+        let q = crate::search::parse_query_in("report runs", en).unwrap();
+        let w = q.words_of(text);
+        assert_eq!(w.language(), en);
+        let found: Vec<&str> = w.matches(&q).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(
+            found,
+            ["Running", "reports", "runner", "report", "RUNS"],
+            "the last word is the beginning of a stem (runner); ran is another stem"
+        );
+        assert_eq!(
+            w.snippet(&q).unwrap(),
+            "<mark>Running</mark> <mark>reports</mark>: the <mark>runner</mark> ran; \
+             <mark>report</mark> <mark>RUNS</mark>."
+        );
+        // A phrase matches stem by stem, in order.
+        let q = crate::search::parse_query_in("\"running report\"", en).unwrap();
+        let found: Vec<&str> = q
+            .words_of(text)
+            .matches(&q)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(found, ["Running reports"]);
+        // The same text without a language matches whole folded words only.
+        let q = parse_query("runs report").unwrap();
+        let found: Vec<&str> = q
+            .words_of(text)
+            .matches(&q)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(found, ["reports", "report", "RUNS"]);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::query;
 use crate::render::{AssetJson, Envelope};
 use crate::reply::Reply;
 use crate::request::RawRequest;
-use crate::search::{SearchQuery, Words};
+use crate::search::SearchQuery;
 use crate::store::{SearchFound, SearchRequest};
 
 /// Where a hit matched: a field, the page of the file's text, and the words around it.
@@ -36,12 +36,13 @@ struct HitJson<'a> {
 }
 
 /// Where `found` matched `query`, field by field: the title, the description, each tag, then
-/// each page of text the store returned.
+/// each page of text the store returned; each text read in the query's language, its words
+/// marked as they are written.
 pub(crate) fn matches_of(query: &SearchQuery, found: &SearchFound) -> Vec<MatchJson> {
     let asset = &found.asset;
     let mut out = Vec::new();
     let mut add = |field, page, text: &str| {
-        if let Some(snippet) = Words::of(text).snippet(query) {
+        if let Some(snippet) = query.words_of(text).snippet(query) {
             out.push(MatchJson {
                 field,
                 page,
@@ -162,14 +163,18 @@ impl Service {
 
     /// `GET /api/v1/search`: a page of hits as `key` may see them (drafts only with
     /// `write:assets`, the text of paid files only with `read:paid`, a workspace key its own
-    /// workspace). A store that keeps no index answers as a route this build lacks (404).
+    /// workspace). `q` is read in the store's language ([`crate::store::SearchStore::language`]),
+    /// as its index holds the words. A store that keeps no index answers as a route this build
+    /// lacks (404).
     pub(super) async fn search_request(
         &self,
         req: RawRequest<'_>,
         key: &ApiKey,
     ) -> Result<Reply, ApiError> {
-        let params = query::search_query(req.query, self.inner.config.max_page_size)?;
-        let Some(search) = self.inner.store.search_store() else {
+        let search = self.inner.store.search_store();
+        let language = search.and_then(|s| s.language());
+        let params = query::search_query(req.query, self.inner.config.max_page_size, language)?;
+        let Some(search) = search else {
             return Ok(crate::routes::route_not_found());
         };
         let per_page = params.per_page;
@@ -247,5 +252,31 @@ mod tests {
             ..found
         };
         assert_eq!(matches_of(&q, &unpaged).last().and_then(|m| m.page), None);
+    }
+
+    #[test]
+    fn stemmed_matches_mark_each_form_as_it_is_written() {
+        let mut asset = sample_asset("Runs and runners", AssetType::Pdf, 1);
+        asset.tags = vec!["Running".into()];
+        let q = crate::search::parse_query_in("ran OR run", Some(crate::search::Language::English))
+            .expect("query");
+        let found = SearchFound {
+            asset,
+            score: 8,
+            pages: vec![(0, "She runs daily".into())],
+            paged: false,
+        };
+        let snippets: Vec<String> = matches_of(&q, &found)
+            .into_iter()
+            .map(|m| m.snippet)
+            .collect();
+        assert_eq!(
+            snippets,
+            [
+                "<mark>Runs</mark> and <mark>runners</mark>",
+                "<mark>Running</mark>",
+                "She <mark>runs</mark> daily",
+            ]
+        );
     }
 }

@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use crate::error::StoreError;
 use crate::model::{Asset, AssetType, Page, tag_key};
-use crate::search::{Fields, MatchField, SearchQuery, Words};
+use crate::search::{Fields, Language, MatchField, SearchQuery, Words};
 
 /// The text inside an asset's file, kept for search.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -19,7 +19,8 @@ pub struct AssetText {
 /// What one search asks the store (`GET /api/v1/search`).
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
-    /// What to find.
+    /// What to find, read in the store's language ([`SearchStore::language`];
+    /// [`crate::search::parse_query_in`]).
     pub query: SearchQuery,
     /// Assets of this type only.
     pub asset_type: Option<AssetType>,
@@ -79,7 +80,19 @@ pub trait SearchStore: Send + Sync + 'static {
     /// by id descending; and how many hits there are in all. Every write through this store
     /// that returned is seen, and within the change-notice bound a write through another
     /// process sharing it.
+    ///
+    /// The query is read in the store's [`SearchStore::language`] (the service reads `q`
+    /// so): an index holds the words of that language, so a query read in another matches
+    /// what its words happen to share with them.
     async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError>;
+
+    /// The language the store stems words in, set in its configuration (`None`, the
+    /// default: words are folded and not stemmed). The store indexes the words of that
+    /// language ([`asset_field_words`], [`AssetText::words`]) and a search's query is read
+    /// in it ([`crate::search::parse_query_in`]), so every form of a word finds the others.
+    fn language(&self) -> Option<Language> {
+        None
+    }
 
     /// Brings into the index the words of any asset written while it was not kept (by a
     /// build without the feature sharing the store), while serving; answers how many. The
@@ -91,9 +104,10 @@ pub trait SearchStore: Send + Sync + 'static {
 }
 
 impl AssetText {
-    /// The distinct folded words of every page: what an index of the text holds.
-    pub fn words(&self) -> std::collections::BTreeSet<String> {
-        crate::search::distinct_words(self.pages.iter().map(String::as_str))
+    /// The distinct words of every page, folded and stemmed in `language`
+    /// ([`crate::search::distinct_words`]): what an index of the text holds.
+    pub fn words(&self, language: Option<Language>) -> std::collections::BTreeSet<String> {
+        crate::search::distinct_words(self.pages.iter().map(String::as_str), language)
     }
 }
 
@@ -153,9 +167,13 @@ impl std::ops::BitOrAssign for FieldSet {
     }
 }
 
-/// The distinct folded words of `asset`'s title, tags and description, each with the fields
-/// it occurs in: what an index of those fields holds for it.
-pub fn asset_field_words(asset: &Asset) -> std::collections::BTreeMap<String, FieldSet> {
+/// The distinct words of `asset`'s title, tags and description, folded and stemmed in
+/// `language` ([`crate::search::words_in`]), each with the fields it occurs in: what an index
+/// of those fields holds for it.
+pub fn asset_field_words(
+    asset: &Asset,
+    language: Option<Language>,
+) -> std::collections::BTreeMap<String, FieldSet> {
     let mut out = std::collections::BTreeMap::new();
     let fields = std::iter::once((FieldSet::TITLE, asset.title.as_str()))
         .chain(asset.tags.iter().map(|t| (FieldSet::TAGS, t.as_str())))
@@ -166,7 +184,7 @@ pub fn asset_field_words(asset: &Asset) -> std::collections::BTreeMap<String, Fi
                 .map(|d| (FieldSet::DESCRIPTION, d)),
         );
     for (field, text) in fields {
-        for word in crate::search::distinct_words([text]) {
+        for word in crate::search::distinct_words([text], language) {
             *out.entry(word).or_default() |= field;
         }
     }
@@ -205,17 +223,17 @@ impl SearchRequest {
     }
 }
 
-/// The title, tags and description of `asset`, read into words.
-fn asset_fields(asset: &Asset) -> Fields<'_> {
+/// The title, tags and description of `asset`, read into words as `query` matches them.
+fn asset_fields<'a>(query: &SearchQuery, asset: &'a Asset) -> Fields<'a> {
     let description = asset.description.as_deref().unwrap_or("");
     Fields {
         texts: vec![
-            (MatchField::Title, vec![Words::of(&asset.title)]),
+            (MatchField::Title, vec![query.words_of(&asset.title)]),
             (
                 MatchField::Tags,
-                asset.tags.iter().map(|t| Words::of(t)).collect(),
+                asset.tags.iter().map(|t| query.words_of(t)).collect(),
             ),
-            (MatchField::Description, vec![Words::of(description)]),
+            (MatchField::Description, vec![query.words_of(description)]),
         ],
     }
 }
@@ -223,8 +241,9 @@ fn asset_fields(asset: &Asset) -> Fields<'_> {
 /// The hit `query` makes of `asset` and its kept `text` (`None` when none is kept or, a paid
 /// file's for a caller without `read:paid`, it does not count): scored by
 /// [`SearchQuery::score`] over title, tags, description and text, with the pages of the text
-/// where a term occurs. `None` when it is no hit. Every store ranks through this, so two
-/// stores find the same hits for the same query.
+/// where a term occurs. `None` when it is no hit. The texts are read in the query's language
+/// ([`SearchQuery::words_of`]). Every store ranks through this, so two stores find the same
+/// hits for the same query.
 pub fn search_hit(
     query: &SearchQuery,
     asset: Asset,
@@ -233,9 +252,9 @@ pub fn search_hit(
     let (score, shown) = {
         let pages: Vec<Words<'_>> = text
             .as_ref()
-            .map(|t| t.pages.iter().map(|p| Words::of(p)).collect())
+            .map(|t| t.pages.iter().map(|p| query.words_of(p)).collect())
             .unwrap_or_default();
-        let mut fields = asset_fields(&asset);
+        let mut fields = asset_fields(query, &asset);
         fields.texts.push((MatchField::Content, pages));
         let score = query.score(&fields)?;
         let shown: Vec<usize> = fields.texts[3]

@@ -7,7 +7,7 @@ use crate::search::parse_query;
 use crate::store::{AssetText, SearchRequest, SearchStore};
 
 /// The store's [`SearchStore`].
-fn search_store(store: &Arc<dyn Store>) -> &dyn SearchStore {
+pub(super) fn search_store(store: &Arc<dyn Store>) -> &dyn SearchStore {
     store
         .search_store()
         .expect("the store hands out its SearchStore")
@@ -19,7 +19,10 @@ fn request(q: &str) -> SearchRequest {
 }
 
 /// The titles and scores of the hits of `request`, and the total.
-async fn hits(store: &Arc<dyn Store>, request: &SearchRequest) -> (Vec<(String, u32)>, u64) {
+pub(super) async fn hits(
+    store: &Arc<dyn Store>,
+    request: &SearchRequest,
+) -> (Vec<(String, u32)>, u64) {
     let page = search_store(store).search(request).await.expect("search");
     let titles = page
         .items
@@ -29,11 +32,13 @@ async fn hits(store: &Arc<dyn Store>, request: &SearchRequest) -> (Vec<(String, 
     (titles, page.total)
 }
 
-fn titles(found: &(Vec<(String, u32)>, u64)) -> Vec<&str> {
+/// The titles of `found`'s hits.
+pub(super) fn titles(found: &(Vec<(String, u32)>, u64)) -> Vec<&str> {
     found.0.iter().map(|(t, _)| t.as_str()).collect()
 }
 
-fn text(pages: &[&str], paged: bool) -> AssetText {
+/// A text of `pages`.
+pub(super) fn text(pages: &[&str], paged: bool) -> AssetText {
     AssetText {
         pages: pages.iter().map(|p| (*p).to_owned()).collect(),
         paged,
@@ -156,6 +161,40 @@ pub(super) async fn matching_ignores_case_and_accents_and_the_last_word_is_a_pre
         ["Spring"]
     );
     assert_eq!(titles(&hits(&store, &request("strasse")).await), ["Spring"]);
+}
+
+pub(super) async fn words_are_not_stemmed_without_a_language(store: Arc<dyn Store>) {
+    let s = search_store(&store);
+    assert_eq!(
+        s.language(),
+        None,
+        "a store stems only when its config names a language"
+    );
+    insert(&store, sample_asset("Runs and runners", AssetType::Pdf, 1)).await;
+    let minutes = insert(&store, sample_asset("Minutes", AssetType::Pdf, 2)).await;
+    let approved = text(&["The committee approved budgets"], false);
+    assert!(s.set_asset_text(minutes.id, approved).await.unwrap());
+    for q in ["running", "approve budgets", "\"approve budgets\""] {
+        assert_eq!(
+            hits(&store, &request(q)).await.1,
+            0,
+            "{q}: another form is another word"
+        );
+    }
+    assert_eq!(
+        titles(&hits(&store, &request("budgets -approve")).await),
+        ["Minutes"],
+        "an excluded word leaves out that word only"
+    );
+    assert_eq!(
+        titles(&hits(&store, &request("run")).await),
+        ["Runs and runners"],
+        "the last word is the beginning of a word"
+    );
+    assert_eq!(
+        titles(&hits(&store, &request("budgets approved")).await),
+        ["Minutes"]
+    );
 }
 
 pub(super) async fn filters_drafts_and_paid_text(store: Arc<dyn Store>) {
@@ -321,15 +360,31 @@ pub(super) async fn hits_follow_every_write(store: Arc<dyn Store>) {
 mod tests {
     use super::super::sample_asset;
     use crate::model::Asset;
-    use crate::search::{SearchQuery, Words, parse_query};
+    use crate::search::{Language, SearchQuery, Words, parse_query, parse_query_in};
     use crate::store::{AssetText, IndexMatch, asset_field_words, search_hit};
 
     /// What an exact word index of `asset`'s fields ([`asset_field_words`]) and of `text`
-    /// would say of them for `query`.
+    /// ([`AssetText::words`]), both in the query's language, would say of them for `query`.
     fn index_says(query: &SearchQuery, asset: &Asset, text: &AssetText) -> IndexMatch {
-        let pages: Vec<Words<'_>> = text.pages.iter().map(|p| Words::of(p)).collect();
-        let in_text = |t: &crate::search::Term| pages.iter().any(|w| w.has(t));
-        let words = asset_field_words(asset);
+        let language = query.language;
+        let text_words = text.words(language);
+        let pages: Vec<Words<'_>> = text.pages.iter().map(|p| query.words_of(p)).collect();
+        let in_text = |t: &crate::search::Term| {
+            let indexed = match t {
+                crate::search::Term::Word(x) => text_words.contains(x),
+                crate::search::Term::Prefix(x) => {
+                    text_words.iter().any(|w| w.starts_with(x.as_str()))
+                }
+                crate::search::Term::Phrase(_) => false,
+            };
+            let read = pages.iter().any(|w| w.has(t));
+            assert_eq!(
+                indexed, read,
+                "the index of the text and its words agree on {t:?}"
+            );
+            read
+        };
+        let words = asset_field_words(asset, language);
         let fields_of = |t: &crate::search::Term| {
             words
                 .iter()
@@ -388,19 +443,31 @@ mod tests {
             "CHARTS guard",
             "nothing",
             "harbour -tables",
+            "harbours",
+            "tided",
+            "warning coast",
+            "map -warned",
+            "chart",
         ];
-        let mut compared = 0;
-        for q in queries {
-            let query = parse_query(q).expect("query");
-            assert!(query.is_word_level(), "{q}");
-            for text in &texts {
-                let want = search_hit(&query, asset.clone(), Some(text.clone())).map(|h| h.score);
-                let got = index_says(&query, &asset, text).score();
-                assert_eq!(got, want, "{q} over {text:?}");
-                compared += usize::from(want.is_some());
+        let mut compared = [0, 0];
+        for (n, language) in [None, Some(Language::English)].into_iter().enumerate() {
+            for q in queries {
+                let query = parse_query_in(q, language).expect("query");
+                assert!(query.is_word_level(), "{q}");
+                for text in &texts {
+                    let want =
+                        search_hit(&query, asset.clone(), Some(text.clone())).map(|h| h.score);
+                    let got = index_says(&query, &asset, text).score();
+                    assert_eq!(got, want, "{q} in {language:?} over {text:?}");
+                    compared[n] += usize::from(want.is_some());
+                }
             }
         }
-        assert!(compared >= 15, "most cases are hits: {compared}");
+        assert!(compared[0] >= 15, "most cases are hits: {compared:?}");
+        assert!(
+            compared[1] > compared[0],
+            "stemmed, more forms find one another: {compared:?}"
+        );
         assert!(!parse_query("\"cash flow\"").expect("query").is_word_level());
     }
 }

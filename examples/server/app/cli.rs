@@ -101,6 +101,18 @@ pub(crate) struct DataArg {
     /// for a self-hosted server). Needs a build with `--features s3`.
     #[arg(long, value_name = "s3://BUCKET[/PREFIX]", env = "ASSETLIB_FILES")]
     pub(crate) files: Option<String>,
+    /// Stem the words search indexes and looks for in this language, so every form of a word
+    /// finds the others (`running`, `runs`, `run`): its English name or ISO 639-1 code
+    /// (`english`, `en`, ... `turkish`, `tr`). Default: none (words match whole, folded).
+    /// Give every command the same language (or set the variable once): a data directory
+    /// opened in another is indexed again at open.
+    #[arg(
+        long,
+        value_name = "LANG",
+        env = "ASSETLIB_SEARCH_LANGUAGE",
+        value_parser = parse_language
+    )]
+    pub(crate) search_language: Option<assetlib::search::Language>,
 }
 
 /// Options of `serve`.
@@ -249,6 +261,13 @@ pub(crate) struct Scopes(pub(crate) Vec<Scope>);
 
 fn parse_scopes(list: &str) -> Result<Scopes, String> {
     assetlib::auth::parse_scopes(list).map(Scopes)
+}
+
+/// A `--search-language`: a language's English name or ISO 639-1 code, in any case; the error
+/// lists every accepted value.
+fn parse_language(name: &str) -> Result<assetlib::search::Language, String> {
+    name.parse()
+        .map_err(|e: assetlib::search::UnknownLanguage| e.to_string())
 }
 
 fn parse_workspace(id: &str) -> Result<String, String> {

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use assetlib::search::Language;
 use assetlib::{Config, Files, Service, Store};
 
 use super::cli::DataArg;
@@ -15,8 +16,8 @@ pub(crate) fn store_dir(data: &Path) -> PathBuf {
 }
 
 /// Opens the store and the file store `data` names, and a service over them: PostgreSQL
-/// when `--database-url` is given, else sled in `DIR/db`; an S3-compatible bucket when
-/// `--files` is given, else `DIR/files`.
+/// when `--database-url` is given, else sled in `DIR/db` (stemming in `--search-language`);
+/// an S3-compatible bucket when `--files` is given, else `DIR/files`.
 ///
 /// Fails with a clear message when another process (a running server) holds a sled
 /// directory, or when the database or bucket cannot be reached. `ASSETLIB_DETAIL_CACHE=off`
@@ -24,10 +25,10 @@ pub(crate) fn store_dir(data: &Path) -> PathBuf {
 /// asset list and asset cache, to measure without them.
 pub(crate) async fn open_service(data: &DataArg, mut config: Config) -> Result<Service, BoxError> {
     let store = match &data.database_url {
-        Some(url) => open_postgres(url).await?,
+        Some(url) => open_postgres(url, data.search_language).await?,
         None => {
             create_data_dir(&data.data)?;
-            open_sled(&data.data)?
+            open_sled(&data.data, data.search_language)?
         }
     };
     let files = match &data.files {
@@ -43,7 +44,7 @@ pub(crate) async fn open_service(data: &DataArg, mut config: Config) -> Result<S
     Ok(Service::from_arc(store, files, config))
 }
 
-/// Where the records and files are, for the log and the user.
+/// Where the records and files are (and the search language), for the log and the user.
 pub(crate) fn describe_data(data: &DataArg) -> String {
     let records = match &data.database_url {
         Some(_) => "PostgreSQL".to_owned(),
@@ -53,7 +54,12 @@ pub(crate) fn describe_data(data: &DataArg) -> String {
         Some(url) => url.clone(),
         None => data.data.join("files").display().to_string(),
     };
-    format!("records in {records}, files in {files}")
+    match data.search_language {
+        Some(language) => {
+            format!("records in {records}, files in {files}, search words stemmed in {language}")
+        }
+        None => format!("records in {records}, files in {files}"),
+    }
 }
 
 fn create_data_dir(data: &Path) -> Result<(), BoxError> {
@@ -66,9 +72,12 @@ fn create_data_dir(data: &Path) -> Result<(), BoxError> {
     })
 }
 
-fn open_sled(data: &Path) -> Result<Arc<dyn Store>, BoxError> {
-    use assetlib::sled::{OpenError, SledStore};
-    match SledStore::open(store_dir(data)) {
+/// Opens sled in `DIR/db`, its search stemming in `language` (a directory indexed in another
+/// is indexed again now).
+fn open_sled(data: &Path, language: Option<Language>) -> Result<Arc<dyn Store>, BoxError> {
+    use assetlib::sled::{OpenError, SledConfig, SledStore};
+    let config = SledConfig::default().search_language(language);
+    match SledStore::open_with(store_dir(data), config) {
         Ok(store) => Ok(Arc::new(store)),
         Err(OpenError::Locked { .. }) => Err(UserError(format!(
             "the data directory {} is in use by another process (is a server running on \
@@ -81,7 +90,14 @@ fn open_sled(data: &Path) -> Result<Arc<dyn Store>, BoxError> {
 }
 
 #[cfg(feature = "postgres")]
-async fn open_postgres(url: &str) -> Result<Arc<dyn Store>, BoxError> {
+async fn open_postgres(url: &str, language: Option<Language>) -> Result<Arc<dyn Store>, BoxError> {
+    // PostgreSQL's search stems in no language yet: its `PgConfig` will name it.
+    if let Some(language) = language {
+        return Err(UserError(format!(
+            "--search-language {language} is not supported with --database-url yet"
+        ))
+        .into());
+    }
     match assetlib::postgres::PgStore::connect(url).await {
         Ok(store) => Ok(Arc::new(store)),
         Err(e) => Err(UserError(format!("cannot use the database: {e}")).into()),
@@ -89,7 +105,10 @@ async fn open_postgres(url: &str) -> Result<Arc<dyn Store>, BoxError> {
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn open_postgres(_url: &str) -> Result<Arc<dyn Store>, BoxError> {
+async fn open_postgres(
+    _url: &str,
+    _language: Option<Language>,
+) -> Result<Arc<dyn Store>, BoxError> {
     Err(UserError(
         "this server was built without PostgreSQL: build it with `--features postgres`".into(),
     )

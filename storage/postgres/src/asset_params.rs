@@ -96,7 +96,8 @@ pub(crate) const FIELDS: [(assetlib_core::store::FieldSet, u8, char); 3] = [
 /// `'harbour':1A,3C`.
 #[cfg(feature = "search")]
 pub(crate) fn field_vector(asset: &Asset) -> String {
-    let words = assetlib_core::store::asset_field_words(asset);
+    // language: set by PgConfig (next commit)
+    let words = assetlib_core::store::asset_field_words(asset, None);
     let mut out = String::new();
     for (word, fields) in &words {
         if !out.is_empty() {

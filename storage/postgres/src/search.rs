@@ -222,7 +222,8 @@ fn filter_params<'a>(
 
 /// The folded words of `text`, each once, in chunks of at most [`WORDS_PER_CHUNK`].
 fn text_word_chunks(text: &AssetText) -> Vec<Vec<String>> {
-    let all: Vec<String> = text.words().into_iter().collect();
+    // language: set by PgConfig (next commit)
+    let all: Vec<String> = text.words(None).into_iter().collect();
     all.chunks(WORDS_PER_CHUNK)
         .map(<[String]>::to_vec)
         .collect()

@@ -18,3 +18,28 @@ async fn conformance_suite() {
     })
     .await;
 }
+
+/// The stemming cases (core's `STEMMING_CASES`), on databases whose store stems in English.
+///
+/// TODO(PostgreSQL language support): once `PgConfig::search_language(Option<Language>)`
+/// exists, make `config` below name English (the only line to change) and remove the
+/// `#[ignore]`.
+#[cfg(feature = "search")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PgConfig::search_language (TODO above)"]
+async fn stemming_cases() {
+    use assetlib_core::testing::{STEMMING_CASES, run_cases};
+    use assetlib_postgres::PgConfig;
+    // TODO: `PgConfig::new().search_language(Some(assetlib_core::search::Language::English))`.
+    let config = PgConfig::new;
+    let cluster = TestCluster::start();
+    let cluster = &cluster;
+    let mut make = move || async move {
+        let db = cluster.database().await;
+        let store = PgStore::connect_with(db.url(), config())
+            .await
+            .expect("connect");
+        (store, db)
+    };
+    run_cases(STEMMING_CASES, &mut make).await;
+}

@@ -296,7 +296,7 @@ impl Inner {
             let value = encode(AssetRec::WHAT, &rec).map_err(abort)?;
             assets.insert(&id.as_bytes()[..], value)?;
             counters.insert(&tree_keys::downloads(id)[..], &downloads[..])?;
-            tx::asset_keys(indexes, counts, &asset, true)?;
+            tx::asset_keys(self.index_tx(indexes), counts, &asset, true)?;
             event.put(events, Written::AssetCreated(&asset))?;
             Ok(slug)
         })?;

@@ -27,6 +27,17 @@ pub enum Durability {
 ///     .durability(Durability::EveryWrite);
 /// assert_eq!(config.cache_capacity, 64 * 1024 * 1024);
 /// ```
+///
+/// With feature `search`, the language the search index stems words in:
+///
+/// ```
+/// # #[cfg(feature = "search")] {
+/// use assetlib_core::search::Language;
+/// use assetlib_sled::SledConfig;
+/// let config = SledConfig::default().search_language(Some(Language::English));
+/// assert_eq!(config.search_language, Some(Language::English));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SledConfig {
@@ -35,6 +46,12 @@ pub struct SledConfig {
     pub cache_capacity: u64,
     /// When writes reach the disk (default [`Durability::EveryWrite`]).
     pub durability: Durability,
+    /// The language the search index stems words in (feature `search`; default `None`:
+    /// words are folded, not stemmed; see [`assetlib_core::search::Language`]). The index
+    /// holds the words of one language: a database indexed in another (or in none) is
+    /// indexed again when it is opened, as one opened by a build without the feature is.
+    #[cfg(feature = "search")]
+    pub search_language: Option<assetlib_core::search::Language>,
 }
 
 impl Default for SledConfig {
@@ -42,6 +59,8 @@ impl Default for SledConfig {
         SledConfig {
             cache_capacity: 1024 * 1024 * 1024,
             durability: Durability::EveryWrite,
+            #[cfg(feature = "search")]
+            search_language: None,
         }
     }
 }
@@ -58,6 +77,14 @@ impl SledConfig {
     #[must_use]
     pub fn durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
+        self
+    }
+
+    /// Sets [`SledConfig::search_language`] (feature `search`).
+    #[cfg(feature = "search")]
+    #[must_use]
+    pub fn search_language(mut self, language: Option<assetlib_core::search::Language>) -> Self {
+        self.search_language = language;
         self
     }
 

@@ -409,7 +409,7 @@ impl SledStore {
             webhook_streams: hook_tree("webhook_streams")?,
             uploads: tree("uploads")?,
             #[cfg(feature = "search")]
-            search: search::SearchTrees::open(&db).map_err(sled_error)?,
+            search: search::SearchTrees::open(&db, config.search_language).map_err(sled_error)?,
             #[cfg(feature = "search")]
             haystack: haystack::Haystack::default(),
             hooks_db,

@@ -130,7 +130,7 @@ impl Inner {
             let indexes = rest;
             f(&AssetTx {
                 assets,
-                indexes,
+                indexes: self.index_tx(indexes),
                 counts,
                 counters,
                 uses,
@@ -526,7 +526,7 @@ fn write_delete(
     t.counters.remove(&tree_keys::downloads(id)[..])?;
     tx::asset_keys(t.indexes, t.counts, asset, false)?;
     #[cfg(feature = "search")]
-    crate::search::remove_text(t.texts[0], t.texts[1], id)?;
+    crate::search::remove_text(t.texts[0], t.texts[1], id, t.indexes.language)?;
     tx::write_uses(t.uses, id, &UsesRec::default())?;
     let removed = encode(ItemRec::WHAT, &ItemRec::Removed).map_err(abort)?;
     for holder in holders {

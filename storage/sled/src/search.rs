@@ -8,7 +8,9 @@
 //! | `search_facets` | asset id + flags (published, public) + type code + workspace id | empty: what the filters of a search ask of the asset |
 //! | `asset_texts` | asset id | the text ([`TextRec`]) |
 //!
-//! The words come from [`assetlib_core::search::words`], the folding every store shares.
+//! The words come from [`assetlib_core::search::words_in`], the folding every store shares,
+//! stemmed in the language the store is opened with (`SledConfig::search_language`; none by
+//! default).
 //! `search_words` and `search_facets` are asset index trees ([`crate::tx::IndexTrees`]): a
 //! create, change or delete moves their keys in the transaction that writes the record. The
 //! text and its words are written by [`SearchStore::set_asset_text`] in one transaction that
@@ -26,11 +28,14 @@
 //!
 //! A database opened without the feature does not keep the index: opening it without the
 //! feature clears the index's mark in `meta`, and opening it with the feature builds the
-//! index again when the mark is missing (or is an older layout's).
+//! index again when the mark is missing (or is an older layout's). `meta`'s
+//! `search_language` names the language the index holds the words of (absent: none); opened
+//! in another, the index is built again the same way (the words of the records and of the
+//! kept texts), so a change of language needs nothing more than the new configuration.
 
 use std::collections::{HashMap, HashSet};
 
-use assetlib_core::search::{SearchQuery, Term};
+use assetlib_core::search::{Language, SearchQuery, Term};
 use assetlib_core::store::{
     AssetText, IndexMatch, SearchFound, SearchRequest, SearchStore, found, paid_among, rank_read,
 };
@@ -51,6 +56,10 @@ use crate::{Inner, SledStore};
 /// The mark in `meta` that says the index holds every asset, in this layout.
 pub(crate) const INDEXED_KEY: &[u8] = crate::migrate::SEARCH_INDEXED;
 
+/// The key in `meta` of the language the index's words are stemmed in (its name,
+/// [`Language::as_str`]); absent when they are not stemmed.
+pub(crate) const LANGUAGE_KEY: &[u8] = b"search_language";
+
 /// The search trees of a database.
 pub(crate) struct SearchTrees {
     /// Words of titles, tags and descriptions (an asset index tree).
@@ -61,30 +70,34 @@ pub(crate) struct SearchTrees {
     pub(crate) text_words: Tree,
     /// The kept texts.
     pub(crate) texts: Tree,
+    /// The language the words are stemmed in (`SledConfig::search_language`).
+    pub(crate) language: Option<Language>,
 }
 
 impl SearchTrees {
-    /// Opens the trees of `db`.
-    pub(crate) fn open(db: &sled::Db) -> Result<Self, sled::Error> {
+    /// Opens the trees of `db`, whose words are (or will be) stemmed in `language`.
+    pub(crate) fn open(db: &sled::Db, language: Option<Language>) -> Result<Self, sled::Error> {
         Ok(SearchTrees {
             words: db.open_tree("search_words")?,
             facets: db.open_tree("search_facets")?,
             text_words: db.open_tree("search_text_words")?,
             texts: db.open_tree("asset_texts")?,
+            language,
         })
     }
 }
 
-/// Removes the text kept for asset `id` and its words, in a transaction over `asset_texts`
-/// and `search_text_words`.
+/// Removes the text kept for asset `id` and its words (stemmed in `language`, as the index
+/// holds them), in a transaction over `asset_texts` and `search_text_words`.
 pub(crate) fn remove_text(
     texts: &TransactionalTree,
     text_words: &TransactionalTree,
     id: Uuid,
+    language: Option<Language>,
 ) -> Result<(), TxError> {
     if let Some(old) = texts.remove(id.as_bytes())? {
         let old: TextRec = decode(TextRec::WHAT, &old).map_err(abort)?;
-        for key in text_word_keys(&old, id) {
+        for key in text_word_keys(&old, id, language) {
             text_words.remove(key)?;
         }
     }
@@ -324,7 +337,8 @@ impl Inner {
     /// Keeps `text` for asset `id`; `false` when there is no such asset.
     fn set_text(&self, id: Uuid, text: &TextRec) -> Result<bool, Error> {
         let value = encode(TextRec::WHAT, text)?;
-        let keys = text_word_keys(text, id);
+        let language = self.search.language;
+        let keys = text_word_keys(text, id, language);
         Ok(
             (&self.assets, &self.search.texts, &self.search.text_words).transaction(
                 |(assets, texts, text_words)| {
@@ -332,7 +346,7 @@ impl Inner {
                         return Ok(false);
                     };
                     let created = created_of(&rec).map_err(abort)?;
-                    remove_text(texts, text_words, id)?;
+                    remove_text(texts, text_words, id, language)?;
                     texts.insert(id.as_bytes(), value.as_slice())?;
                     for key in &keys {
                         text_words.insert(key.as_slice(), &created[..])?;
@@ -343,11 +357,20 @@ impl Inner {
         )
     }
 
-    /// Builds the index again unless the mark says it holds every asset (feature on), or
-    /// clears the mark (feature off: writes will not keep the index).
+    /// Builds the index again unless the mark says it holds every asset, in the language
+    /// the store is opened with (`LANGUAGE_KEY`).
     pub(crate) fn sync_search_index(&self, meta: &Tree) -> Result<(), Error> {
+        let language = self.search.language;
+        let wanted = language.map(|l| l.as_str().as_bytes());
+        let built_in = meta.get(LANGUAGE_KEY)?;
         if meta.get(INDEXED_KEY)?.is_some() {
-            return Ok(());
+            if built_in.as_deref() == wanted {
+                return Ok(());
+            }
+            // Words of another language: the mark goes first, so an index left half built
+            // by a crash is built again at the next open.
+            meta.remove(INDEXED_KEY)?;
+            meta.flush()?;
         }
         for tree in [
             &self.search.words,
@@ -361,7 +384,7 @@ impl Inner {
             let id = decode_id("asset key", &k)?;
             let rec: AssetRec = decode(AssetRec::WHAT, &v)?;
             let asset = rec.into_asset(id, 0)?;
-            for key in word_keys(&asset) {
+            for key in word_keys(&asset, language) {
                 self.search.words.insert(key, &[][..])?;
             }
             for key in facet_keys(&asset) {
@@ -378,15 +401,22 @@ impl Inner {
             };
             let created = created_of(&rec)?;
             let text: TextRec = decode(TextRec::WHAT, &v)?;
-            for key in text_word_keys(&text, id) {
+            for key in text_word_keys(&text, id, language) {
                 self.search.text_words.insert(key, &created[..])?;
             }
         }
         self.db.flush()?;
+        // The language and the mark together: the mark never names another language's words.
+        let mut marks = sled::Batch::default();
         for older in crate::migrate::OLDER_SEARCH_MARKS {
-            meta.remove(older)?;
+            marks.remove(older);
         }
-        meta.insert(INDEXED_KEY, &[][..])?;
+        match wanted {
+            Some(name) => marks.insert(LANGUAGE_KEY, name),
+            None => marks.remove(LANGUAGE_KEY),
+        }
+        marks.insert(INDEXED_KEY, &[][..]);
+        meta.apply_batch(marks)?;
         Ok(())
     }
 }
@@ -456,6 +486,10 @@ impl SledStore {
 
 #[async_trait]
 impl SearchStore for SledStore {
+    fn language(&self) -> Option<Language> {
+        self.inner.search.language
+    }
+
     async fn set_asset_text(&self, id: Uuid, text: AssetText) -> Result<bool, StoreError> {
         let rec = TextRec {
             pages: text.pages,

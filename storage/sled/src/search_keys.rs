@@ -3,7 +3,7 @@
 //! `search_facets`, and how a search reads it back.
 
 use assetlib_core::Asset;
-use assetlib_core::search::{Term, distinct_words};
+use assetlib_core::search::{Language, Term, distinct_words};
 use assetlib_core::store::{FieldSet, SearchRequest, asset_field_words};
 use serde::{Deserialize, Serialize};
 use sled::Tree;
@@ -36,11 +36,11 @@ pub(crate) fn word_key(word: &str, id: Uuid) -> Vec<u8> {
     key
 }
 
-/// The `search_words` keys of `asset`: each word of its title, tags and description, with
-/// its created time and the fields the word is in.
-pub(crate) fn word_keys(asset: &Asset) -> Vec<Vec<u8>> {
+/// The `search_words` keys of `asset`: each word of its title, tags and description (stemmed
+/// in `language`), with its created time and the fields the word is in.
+pub(crate) fn word_keys(asset: &Asset, language: Option<Language>) -> Vec<Vec<u8>> {
     let created = ts(&asset.created_at);
-    asset_field_words(asset)
+    asset_field_words(asset, language)
         .into_iter()
         .map(|(word, fields)| {
             let mut key = word_key(&word, asset.id);
@@ -96,9 +96,10 @@ impl Facets {
     }
 }
 
-/// The `search_text_words` keys of `text`, kept for asset `id`.
-pub(crate) fn text_word_keys(text: &TextRec, id: Uuid) -> Vec<Vec<u8>> {
-    distinct_words(text.pages.iter().map(String::as_str))
+/// The `search_text_words` keys of `text` (its words stemmed in `language`), kept for asset
+/// `id`.
+pub(crate) fn text_word_keys(text: &TextRec, id: Uuid, language: Option<Language>) -> Vec<Vec<u8>> {
+    distinct_words(text.pages.iter().map(String::as_str), language)
         .iter()
         .map(|w| word_key(w, id))
         .collect()

@@ -31,11 +31,31 @@ pub(crate) fn add_count(counts: &TransactionalTree, key: &[u8], delta: i64) -> R
 
 /// The asset index trees of a transaction, in the order of [`crate::Inner::index_trees`]: the
 /// three sorts in the order of [`tree_keys::SORTS`], the tag index and the checksum index,
-/// and with feature `search` the word index and the search facets.
-pub(crate) type IndexTrees<'a> = &'a [TransactionalTree];
+/// and with feature `search` the word index and the search facets; with what their keys are
+/// made in.
+#[derive(Clone, Copy)]
+pub(crate) struct IndexTrees<'a> {
+    pub(crate) trees: &'a [TransactionalTree],
+    /// The language the word index stems in (feature `search`; `SledConfig::search_language`).
+    #[cfg(feature = "search")]
+    pub(crate) language: Option<assetlib_core::search::Language>,
+}
+
+impl crate::Inner {
+    /// The asset index trees `trees` of a transaction (over [`crate::Inner::index_trees`]).
+    pub(crate) fn index_tx<'a>(&self, trees: &'a [TransactionalTree]) -> IndexTrees<'a> {
+        IndexTrees {
+            trees,
+            #[cfg(feature = "search")]
+            language: self.search.language,
+        }
+    }
+}
 
 /// Every index key of `asset`, per tree of [`IndexTrees`].
-fn index_keys(asset: &Asset) -> Vec<Vec<Vec<u8>>> {
+fn index_keys(indexes: IndexTrees<'_>, asset: &Asset) -> Vec<Vec<Vec<u8>>> {
+    #[cfg(not(feature = "search"))]
+    let _ = indexes;
     let [created, updated, title] = tree_keys::asset_index_keys(asset).map(Vec::from);
     let checksum = asset
         .checksum_sha256
@@ -50,7 +70,7 @@ fn index_keys(asset: &Asset) -> Vec<Vec<Vec<u8>>> {
         tree_keys::asset_list_keys(asset),
         checksum,
         #[cfg(feature = "search")]
-        crate::search_keys::word_keys(asset),
+        crate::search_keys::word_keys(asset, indexes.language),
         #[cfg(feature = "search")]
         crate::search_keys::facet_keys(asset),
     ]
@@ -70,7 +90,7 @@ pub(crate) fn asset_keys(
     asset: &Asset,
     add: bool,
 ) -> Result<(), TxError> {
-    for (tree, keys) in indexes.iter().zip(index_keys(asset)) {
+    for (tree, keys) in indexes.trees.iter().zip(index_keys(indexes, asset)) {
         for key in keys {
             if add {
                 tree.insert(key, &[][..])?;
@@ -93,7 +113,8 @@ pub(crate) fn move_asset_keys(
     old: &Asset,
     new: &Asset,
 ) -> Result<(), TxError> {
-    for ((tree, old_keys), new_keys) in indexes.iter().zip(index_keys(old)).zip(index_keys(new)) {
+    let (old_keys, new_keys) = (index_keys(indexes, old), index_keys(indexes, new));
+    for ((tree, old_keys), new_keys) in indexes.trees.iter().zip(old_keys).zip(new_keys) {
         for key in old_keys.iter().filter(|k| !new_keys.contains(k)) {
             tree.remove(key.as_slice())?;
         }

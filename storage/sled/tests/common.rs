@@ -20,7 +20,8 @@ pub(crate) fn fast_store() -> (SledStore, TempDir) {
     store_with(SledConfig::default().durability(Durability::Periodic { every_ms: 1000 }))
 }
 
-fn store_with(config: SledConfig) -> (SledStore, TempDir) {
+/// A fresh store opened with `config`.
+pub(crate) fn store_with(config: SledConfig) -> (SledStore, TempDir) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let store = SledStore::open_with(dir.path().join("db"), config).expect("open store");
     (store, dir)

@@ -1,12 +1,13 @@
 //! The search index of a sled store beyond core's conformance cases (feature `search`): a
-//! database whose index is missing or was not kept (opened by a build without the feature)
-//! gets it built again when it is opened, and an asset's delete takes its text and words.
+//! database whose index is missing or was not kept (opened by a build without the feature),
+//! or holds the words of another language, gets it built again when it is opened, and an
+//! asset's delete takes its text and words.
 
-use assetlib_core::search::parse_query;
+use assetlib_core::search::{Language, parse_query, parse_query_in};
 use assetlib_core::store::prelude::*;
 use assetlib_core::store::{AssetText, SearchRequest, SearchStore as _};
 use assetlib_core::{AssetDeletion, AssetType};
-use assetlib_sled::SledStore;
+use assetlib_sled::{SledConfig, SledStore};
 use uuid::Uuid;
 
 use crate::common::{asset, store};
@@ -181,4 +182,154 @@ async fn the_lists_search_follows_every_write_after_its_texts_are_read() {
     let store = SledStore::open(&path).expect("reopen");
     assert_eq!(listed(&store, "harbour").await, Vec::<String>::new());
     assert_eq!(listed(&store, "sounding").await, ["Bay charts"]);
+}
+
+/// The ids `q` finds read in the store's own language, drafts and paid text included.
+async fn found_in_its_language(store: &SledStore, q: &str) -> Vec<Uuid> {
+    let query = parse_query_in(q, store.language()).expect("query");
+    let request = SearchRequest {
+        limit: 50,
+        ..SearchRequest::new(query)
+    };
+    let page = store.search(&request).await.expect("search");
+    page.items.into_iter().map(|h| h.asset.id).collect()
+}
+
+/// The language `meta` says the index of the database at `path` holds, and whether it is
+/// marked whole.
+fn index_marks(path: &std::path::Path) -> (Option<String>, bool) {
+    let db = sled::open(path).expect("open raw");
+    let meta = db.open_tree("meta").expect("meta");
+    let language = meta
+        .get("search_language")
+        .expect("get")
+        .map(|v| String::from_utf8(v.to_vec()).expect("a name"));
+    (
+        language,
+        meta.get("search_indexed_2").expect("get").is_some(),
+    )
+}
+
+#[tokio::test]
+async fn a_change_of_language_indexes_again_at_open() {
+    let (store, dir) = store();
+    assert_eq!(store.language(), None);
+    let runs = store
+        .insert_asset(asset("Runs and runners", AssetType::Pdf, 1), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    let minutes = store
+        .insert_asset(asset("Minutes", AssetType::Pdf, 2), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    let text = AssetText {
+        pages: vec!["Agenda".into(), "The committee approved budgets".into()],
+        paged: true,
+    };
+    assert!(store.set_asset_text(minutes.id, text).await.expect("text"));
+    assert_eq!(
+        found_in_its_language(&store, "running").await,
+        Vec::<Uuid>::new()
+    );
+    assert_eq!(
+        found_in_its_language(&store, "approving").await,
+        Vec::<Uuid>::new()
+    );
+    let path = store.path().to_path_buf();
+    drop(store);
+    assert_eq!(index_marks(&path), (None, true));
+
+    // Opened in English: the words of the records and of the kept texts are stemmed now.
+    let english = SledConfig::default().search_language(Some(Language::English));
+    let store = SledStore::open_with(&path, english.clone()).expect("reopen in English");
+    assert_eq!(store.language(), Some(Language::English));
+    assert_eq!(
+        found_in_its_language(&store, "running").await,
+        vec![runs.id]
+    );
+    assert_eq!(
+        found_in_its_language(&store, "approving budget").await,
+        vec![minutes.id]
+    );
+    assert_eq!(
+        found_in_its_language(&store, "\"approve budgets\"").await,
+        vec![minutes.id],
+        "a phrase reads the kept text, stem by stem"
+    );
+    // The list's `search=` is a substring of the title, never stemmed.
+    assert_eq!(listed(&store, "running").await, Vec::<String>::new());
+    assert_eq!(listed(&store, "runs").await, ["Runs and runners"]);
+    drop(store);
+    assert_eq!(index_marks(&path), (Some("english".into()), true));
+    // Opened again in English: nothing to do, and the hits stay.
+    let store = SledStore::open_with(&path, english).expect("reopen");
+    assert_eq!(
+        found_in_its_language(&store, "approves").await,
+        vec![minutes.id]
+    );
+    drop(store);
+
+    // And back: whole folded words again.
+    let store = SledStore::open(&path).expect("reopen without a language");
+    assert_eq!(store.language(), None);
+    assert_eq!(
+        found_in_its_language(&store, "running").await,
+        Vec::<Uuid>::new()
+    );
+    assert_eq!(found_in_its_language(&store, "runs").await, vec![runs.id]);
+    assert_eq!(
+        found_in_its_language(&store, "approving").await,
+        Vec::<Uuid>::new()
+    );
+    assert_eq!(
+        found_in_its_language(&store, "approved").await,
+        vec![minutes.id]
+    );
+    drop(store);
+    assert_eq!(index_marks(&path), (None, true));
+    drop(dir);
+}
+
+#[tokio::test]
+async fn a_stemmed_index_keeps_no_word_of_what_is_deleted() {
+    let english = SledConfig::default().search_language(Some(Language::English));
+    let (store, _dir) = crate::common::store_with(english);
+    let a = store
+        .insert_asset(
+            asset("Sailing boats", AssetType::Document, 1),
+            Log::ANONYMOUS,
+        )
+        .await
+        .expect("insert");
+    let text = AssetText {
+        pages: vec!["Warnings of storms".into()],
+        paged: false,
+    };
+    assert!(store.set_asset_text(a.id, text).await.expect("text"));
+    let calmer = AssetText {
+        pages: vec!["Calm seas".into()],
+        paged: false,
+    };
+    assert!(store.set_asset_text(a.id, calmer).await.expect("text"));
+    assert_eq!(
+        found_in_its_language(&store, "warned").await,
+        Vec::<Uuid>::new()
+    );
+    assert_eq!(found_in_its_language(&store, "sea sails").await, vec![a.id]);
+    store
+        .delete_asset(a.id, true, Log::ANONYMOUS)
+        .await
+        .expect("delete");
+    let path = store.path().to_path_buf();
+    drop(store);
+    let db = sled::open(&path).expect("open raw");
+    for tree in [
+        "search_words",
+        "search_text_words",
+        "search_facets",
+        "asset_texts",
+    ] {
+        let left = db.open_tree(tree).expect("tree").len();
+        assert_eq!(left, 0, "{tree}");
+    }
 }

@@ -118,3 +118,28 @@ impl<H: Harness> Harness for OnPostgresStrict<H> {
         config
     }
 }
+
+/// Harness `H` over sled whose search stems words in English
+/// (`SledConfig::search_language`): for the cases of stemmed search.
+pub(crate) struct InEnglish<H>(PhantomData<H>);
+
+impl<H: Harness> Harness for InEnglish<H> {
+    const STREAMS_BODIES: bool = H::STREAMS_BODIES;
+
+    fn store(dir: &Path) -> impl Future<Output = (Arc<dyn Store>, StoreGuard)> + Send {
+        use assetlib::search::Language;
+        use assetlib::sled::{SledConfig, SledStore};
+        let config = SledConfig::default().search_language(Some(Language::English));
+        let store = SledStore::open_with(dir.join("db"), config).expect("open sled store");
+        let store: Arc<dyn Store> = Arc::new(store);
+        async move { (store, Box::new(()) as StoreGuard) }
+    }
+
+    fn spawn(service: Service) -> impl Future<Output = Server> + Send {
+        H::spawn(service)
+    }
+
+    fn spawn_under(service: Service, segment: &'static str) -> impl Future<Output = Server> + Send {
+        H::spawn_under(service, segment)
+    }
+}
