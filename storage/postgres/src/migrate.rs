@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::schema::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 19;
+pub const SCHEMA_VERSION: i32 = 20;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
@@ -33,6 +33,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (17, include_str!("../migrations/0017_asset_notices.sql")),
     (18, include_str!("../migrations/0018_search.sql")),
     (19, include_str!("../migrations/0019_search_fields.sql")),
+    (20, include_str!("../migrations/0020_text_facets.sql")),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas

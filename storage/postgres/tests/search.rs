@@ -186,3 +186,178 @@ async fn an_upgrade_from_version_18_clears_the_words_without_fields_and_reindexe
     assert_eq!(score("harbour -bay").await, vec![]);
     assert_eq!(score("ma").await, vec![(id, 8)]);
 }
+
+/// How many rows of `asset_text_words` hold a copy of their asset's fields that differs from
+/// the asset row (migration 20).
+async fn stale_copies(client: &tokio_postgres::Client) -> i64 {
+    count(
+        client,
+        "asset_text_words w JOIN assetlib.assets a ON a.id = w.asset_id",
+        "(w.created_at, w.published, w.is_public, w.asset_type, w.workspace_id, w.tag_keys) \
+         IS DISTINCT FROM \
+         (a.created_at, a.published, a.is_public, a.asset_type, a.workspace_id, a.tag_keys)",
+    )
+    .await
+}
+
+/// The ids `q` finds with the filters of `request` (a request's query is replaced).
+async fn found_with(store: &PgStore, q: &str, request: SearchRequest) -> Vec<Uuid> {
+    let request = SearchRequest {
+        query: parse_query(q).expect("query"),
+        ..request
+    };
+    let page = store.search(&request).await.expect("search");
+    page.items.into_iter().map(|h| h.asset.id).collect()
+}
+
+/// A search by the words of a text filters by its asset's fields as they are now: the copy of
+/// them beside the words follows every write of the asset (the trigger of migration 20).
+#[tokio::test]
+async fn a_texts_hits_follow_every_change_of_their_assets_fields() {
+    let (store, db) = store().await;
+    let (client, _conn) = raw_client(db.url()).await;
+    let a = store
+        .insert_asset(
+            sample_asset("Field notes", AssetType::Document, 1),
+            Log::ANONYMOUS,
+        )
+        .await
+        .expect("insert");
+    let text = AssetText {
+        pages: vec!["Migrating cranes".into()],
+        paged: true,
+    };
+    assert!(store.set_asset_text(a.id, text).await.expect("text"));
+    let any = || SearchRequest::new(parse_query("x").expect("query"));
+    let tagged = || SearchRequest {
+        tag: Some("birds".into()),
+        ..any()
+    };
+    let public = || SearchRequest {
+        drafts: false,
+        ..any()
+    };
+    let acme = || SearchRequest {
+        workspace_id: Some("acme".into()),
+        ..any()
+    };
+    assert_eq!(found_with(&store, "cranes", any()).await, vec![a.id]);
+    assert!(found_with(&store, "cranes", tagged()).await.is_empty());
+    assert!(found_with(&store, "cranes", acme()).await.is_empty());
+    let published = a.published;
+    assert_eq!(
+        found_with(&store, "cranes", public()).await.is_empty(),
+        !published
+    );
+
+    let mut change = AssetChange::at(a.created_at);
+    change.tags = Some(assetlib_core::TagChange::Set(vec!["Birds".into()]));
+    change.published = Some(!published);
+    change.workspace = Some(Some("acme".into()));
+    store
+        .update_asset(a.id, &change, Log::ANONYMOUS)
+        .await
+        .expect("update");
+    assert_eq!(stale_copies(&client).await, 0);
+    assert_eq!(found_with(&store, "cranes", tagged()).await, vec![a.id]);
+    assert_eq!(found_with(&store, "cranes", acme()).await, vec![a.id]);
+    assert_eq!(
+        found_with(&store, "cranes", public()).await.is_empty(),
+        published
+    );
+    let other_type = SearchRequest {
+        asset_type: Some(AssetType::Pdf),
+        ..any()
+    };
+    assert!(found_with(&store, "cranes", other_type).await.is_empty());
+}
+
+/// Texts kept while their assets are published and unpublished, side by side, many times:
+/// every copy of the fields ends equal to its asset row, whichever write came first.
+#[tokio::test]
+async fn texts_kept_during_updates_keep_the_fields_of_the_last_update() {
+    let (store, db) = store().await;
+    let (client, _conn) = raw_client(db.url()).await;
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        let a = store
+            .insert_asset(
+                sample_asset(&format!("Race {i}"), AssetType::Document, i),
+                Log::ANONYMOUS,
+            )
+            .await
+            .expect("insert");
+        ids.push(a);
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, a) in ids.iter().enumerate() {
+        for round in 0..3 {
+            let keeper = store.clone();
+            let (id, at, published) = (a.id, a.created_at, a.published);
+            tasks.spawn(async move {
+                let text = AssetText {
+                    pages: vec![format!("page of round {round} of asset {i}")],
+                    paged: false,
+                };
+                assert!(keeper.set_asset_text(id, text).await.expect("text"));
+            });
+            let updater = store.clone();
+            tasks.spawn(async move {
+                let mut change = AssetChange::at(at);
+                change.published = Some((round % 2 == 0) != published);
+                change.tags = Some(assetlib_core::TagChange::Set(vec![format!("r{round}")]));
+                updater
+                    .update_asset(id, &change, Log::ANONYMOUS)
+                    .await
+                    .expect("update");
+            });
+        }
+    }
+    let mut done = 0;
+    while let Some(task) = tasks.join_next().await {
+        task.expect("task");
+        done += 1;
+    }
+    assert_eq!(done, 40 * 3 * 2);
+    assert_eq!(count(&client, "asset_text_words", "true").await, 40);
+    assert_eq!(stale_copies(&client).await, 0);
+}
+
+#[tokio::test]
+async fn an_upgrade_from_version_19_copies_each_texts_asset_fields() {
+    let db = assetlib_testkit::postgres::TestCluster::shared()
+        .empty_database()
+        .await;
+    let (client, conn) = raw_client(db.url()).await;
+    crate::migrations::at_version(&client, 19).await;
+    // An asset with a text, as version 19 wrote them: the words without the copy.
+    let id = Uuid::new_v4();
+    for sql in [
+        "INSERT INTO assetlib.assets (id, title, title_lower, slug, asset_type, is_public, \
+             published, created_at, updated_at, tag_keys, workspace_id, search_words) \
+         VALUES ($1, 'Field notes', 'field notes', 'field-notes', 'document', false, true, \
+                 '2026-01-01T00:00:01Z', '2026-01-01T00:00:01Z', '{birds}', 'acme', \
+                 '''field'':1A ''notes'':1A'::tsvector)",
+        "INSERT INTO assetlib.asset_counters (asset_id, download_count) VALUES ($1, 0)",
+        "INSERT INTO assetlib.asset_texts (asset_id, paged, pages) \
+         VALUES ($1, false, '{Migrating cranes}')",
+        "INSERT INTO assetlib.asset_text_words (asset_id, chunk, words) \
+         VALUES ($1, 0, array_to_tsvector('{cranes,migrating}'::text[]))",
+    ] {
+        client.execute(sql, &[&id]).await.expect("version 19 rows");
+    }
+    drop(client);
+    let _ = conn.await;
+
+    let store = PgStore::connect(db.url()).await.expect("upgrade");
+    let (client, _conn) = raw_client(db.url()).await;
+    assert_eq!(stale_copies(&client).await, 0);
+    assert_eq!(count(&client, "asset_text_words", "published").await, 1);
+    let acme = SearchRequest {
+        workspace_id: Some("acme".into()),
+        tag: Some("birds".into()),
+        drafts: false,
+        ..SearchRequest::new(parse_query("x").expect("query"))
+    };
+    assert_eq!(found_with(&store, "cranes", acme).await, vec![id]);
+}
