@@ -10,7 +10,8 @@
 //! cluster the test binary starts itself on 127.0.0.1; `OnPostgres` in `harness/`), and once
 //! more on axum over PostgreSQL with `replica_sync = strict` (`OnPostgresStrict`), so both
 //! replica modes answer the whole suite alike. The cases of stemmed search run on both
-//! adapters over a sled store set to English (`InEnglish`).
+//! adapters over a sled store set to English (`InEnglish`) and on axum over a PostgreSQL one
+//! (`OnPostgresInEnglish`).
 //!
 //! Run: `cargo test --test http` (it needs the default features `axum`, `warp`, `sled` and
 //! `openapi`). The ready servers' own tests are `--test server`.
@@ -239,7 +240,8 @@ cases!(
     suite!(crate::harness::OnPostgresStrict<crate::harness::axum::Axum> => axum_postgres_strict)
 );
 
-/// The cases of a store whose search stems words in English, on both adapters over sled.
+/// The cases of a store whose search stems words in English: on both adapters over sled, and
+/// on axum over PostgreSQL.
 macro_rules! stemmed_cases {
     ($then:ident ! ($($args:tt)*)) => {
         $then!($($args)* [
@@ -250,3 +252,6 @@ macro_rules! stemmed_cases {
 
 stemmed_cases!(suite!(crate::harness::InEnglish<crate::harness::axum::Axum> => axum_english));
 stemmed_cases!(suite!(crate::harness::InEnglish<crate::harness::warp::Warp> => warp_english));
+stemmed_cases!(
+    suite!(crate::harness::OnPostgresInEnglish<crate::harness::axum::Axum> => axum_postgres_english)
+);

@@ -91,14 +91,8 @@ fn open_sled(data: &Path, language: Option<Language>) -> Result<Arc<dyn Store>, 
 
 #[cfg(feature = "postgres")]
 async fn open_postgres(url: &str, language: Option<Language>) -> Result<Arc<dyn Store>, BoxError> {
-    // PostgreSQL's search stems in no language yet: its `PgConfig` will name it.
-    if let Some(language) = language {
-        return Err(UserError(format!(
-            "--search-language {language} is not supported with --database-url yet"
-        ))
-        .into());
-    }
-    match assetlib::postgres::PgStore::connect(url).await {
+    use assetlib::postgres::{PgConfig, PgStore};
+    match PgStore::connect_with(url, PgConfig::new().search_language(language)).await {
         Ok(store) => Ok(Arc::new(store)),
         Err(e) => Err(UserError(format!("cannot use the database: {e}")).into()),
     }

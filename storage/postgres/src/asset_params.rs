@@ -47,8 +47,16 @@ fn list_keys(a: &Asset) -> Vec<String> {
     keys
 }
 
+/// How the store makes the words of its search index: the language they are stemmed in
+/// ([`crate::PgConfig::search_language`]; feature `search`, nothing without it).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WordRules {
+    #[cfg(feature = "search")]
+    pub(crate) language: Option<assetlib_core::search::Language>,
+}
+
 impl AssetParams {
-    pub(crate) fn new(a: &Asset) -> Result<Self, Failure> {
+    pub(crate) fn new(a: &Asset, rules: WordRules) -> Result<Self, Failure> {
         let opt = |what, v: Option<u64>| v.map(|v| to_i64(what, v)).transpose();
         Ok(AssetParams {
             title_lower: fold_case(&a.title),
@@ -65,7 +73,7 @@ impl AssetParams {
             bitrate: a.media.bitrate.map(i64::from),
             tag_keys: list_keys(a),
             checksum: a.checksum_sha256.map(|c| c.to_vec()),
-            search_words: search_words(a),
+            search_words: search_words(a, rules),
         })
     }
 }
@@ -73,8 +81,8 @@ impl AssetParams {
 /// The folded words of `a`'s title, tags and description, each once, weighted by the fields
 /// it is in (feature `search`; [`field_vector`]).
 #[cfg(feature = "search")]
-pub(crate) fn search_words(a: &Asset) -> Option<String> {
-    Some(field_vector(a))
+pub(crate) fn search_words(a: &Asset, rules: WordRules) -> Option<String> {
+    Some(field_vector(a, rules))
 }
 
 /// `word` as a lexeme of a `tsquery`, quoted.
@@ -92,12 +100,11 @@ pub(crate) const FIELDS: [(assetlib_core::store::FieldSet, u8, char); 3] = [
 ];
 
 /// The text of the weighted `tsvector` of `asset`'s title, tags and description: each folded
-/// word once, at the position and weight of each field it is in ([`FIELDS`]), e.g.
-/// `'harbour':1A,3C`.
+/// (and, in a language, stemmed) word once, at the position and weight of each field it is in
+/// ([`FIELDS`]), e.g. `'harbour':1A,3C`.
 #[cfg(feature = "search")]
-pub(crate) fn field_vector(asset: &Asset) -> String {
-    // language: set by PgConfig (next commit)
-    let words = assetlib_core::store::asset_field_words(asset, None);
+pub(crate) fn field_vector(asset: &Asset, rules: WordRules) -> String {
+    let words = assetlib_core::store::asset_field_words(asset, rules.language);
     let mut out = String::new();
     for (word, fields) in &words {
         if !out.is_empty() {
@@ -119,6 +126,6 @@ pub(crate) fn field_vector(asset: &Asset) -> String {
 
 /// Without feature `search`, no words: the row stays a candidate of every search.
 #[cfg(not(feature = "search"))]
-pub(crate) fn search_words(_: &Asset) -> Option<String> {
+pub(crate) fn search_words(_: &Asset, _: WordRules) -> Option<String> {
     None
 }

@@ -329,7 +329,7 @@ impl PgStore {
     ) -> Result<Asset, StoreError> {
         let event = one_event(log, Written::AssetCreated(&asset))?;
         let attempt = Arc::new(InsertAttempt {
-            p: AssetParams::new(&asset)?,
+            p: AssetParams::new(&asset, self.words)?,
             downloads: to_i64("download count", asset.download_count)?,
             // Every slug starting with `wanted-` lies in [`wanted-`, `wanted.`) in byte order
             // (the slug column is `COLLATE "C"`): a range the unique index answers in any plan.

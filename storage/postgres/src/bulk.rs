@@ -141,7 +141,7 @@ impl PgStore {
         changed.sort_unstable();
         let values: Vec<AssetParams> = writes
             .iter()
-            .map(|(_, after)| AssetParams::new(after))
+            .map(|(_, after)| AssetParams::new(after, self.words))
             .collect::<Result<_, _>>()?;
         let events: Vec<Option<EventParams>> = writes
             .iter()

@@ -238,6 +238,8 @@ mod passes;
 mod schema;
 #[cfg(feature = "search")]
 mod search;
+#[cfg(feature = "search")]
+mod search_index;
 mod slugs;
 mod store;
 mod uploads;

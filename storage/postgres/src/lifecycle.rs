@@ -431,7 +431,7 @@ impl PgStore {
             }
             next.slug = move_asset(&mut tx, s, &next, &before.slug).await?;
         }
-        let p = AssetParams::new(&next)?;
+        let p = AssetParams::new(&next, self.words)?;
         // Pipelined, run in this order: the counters are locked before the asset's row
         // changes (and its triggers lock the list counts).
         let by_id: [&(dyn ToSql + Sync); 1] = [&id];

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::schema::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 20;
+pub const SCHEMA_VERSION: i32 = 21;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
@@ -34,11 +34,12 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (18, include_str!("../migrations/0018_search.sql")),
     (19, include_str!("../migrations/0019_search_fields.sql")),
     (20, include_str!("../migrations/0020_text_facets.sql")),
+    (21, include_str!("../migrations/0021_search_language.sql")),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas
 /// of any version wait for each other.
-const MIGRATION_LOCK: i64 = 0x6173_7365_746c_6962;
+pub(crate) const MIGRATION_LOCK: i64 = 0x6173_7365_746c_6962;
 
 /// `name` as a quoted SQL identifier.
 fn quote_ident(name: &str) -> String {

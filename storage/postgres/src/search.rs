@@ -29,7 +29,7 @@
 //!
 //! [`IndexMatch::score`]: assetlib_core::store::IndexMatch::score
 
-use assetlib_core::search::{SearchQuery, Term};
+use assetlib_core::search::{Language, SearchQuery, Term};
 use assetlib_core::store::{AssetText, SearchFound, SearchRequest, SearchStore, found, rank_read};
 use assetlib_core::{Asset, Page, StoreError, async_trait};
 use tokio_postgres::types::ToSql;
@@ -39,12 +39,6 @@ use crate::PgStore;
 use crate::asset_params::{FIELDS, lexeme};
 use crate::assets::{asset_cols, asset_from_row};
 use crate::error::Failure;
-
-/// Rows a transaction of [`SearchStore::reindex_words`] fills in.
-const REINDEX_BATCH: u32 = 500;
-
-/// The most words of a text one `asset_text_words` row holds.
-const WORDS_PER_CHUNK: usize = 20_000;
 
 /// The `tsquery` of one term: what an indexed row must hold to be a candidate.
 fn term_query(term: &Term) -> String {
@@ -246,108 +240,7 @@ fn filter_params<'a>(
     ]
 }
 
-/// The folded words of `text`, each once, in chunks of at most [`WORDS_PER_CHUNK`].
-fn text_word_chunks(text: &AssetText) -> Vec<Vec<String>> {
-    // language: set by PgConfig (next commit)
-    let all: Vec<String> = text.words(None).into_iter().collect();
-    all.chunks(WORDS_PER_CHUNK)
-        .map(<[String]>::to_vec)
-        .collect()
-}
-
 impl PgStore {
-    /// Fills in the words of every asset row whose `search_words` is NULL (written by a build
-    /// without the feature, or before migration 18), `batch` rows a transaction, calling
-    /// `progress` with the rows done so far after each. Answers how many it filled in. Safe
-    /// while serving: a row is a candidate of every search until it is done.
-    ///
-    /// # Errors
-    /// A [`StoreError`] if the database fails.
-    pub async fn reindex_search(
-        &self,
-        batch: u32,
-        mut progress: impl FnMut(u64) + Send,
-    ) -> Result<u64, StoreError> {
-        let s = &self.schema.q;
-        let pick = format!(
-            "SELECT {} , 0::bigint FROM {s}.assets a WHERE a.search_words IS NULL LIMIT $1",
-            asset_cols("a.")
-        );
-        let write =
-            format!("UPDATE {s}.assets SET search_words = $2::text::tsvector WHERE id = $1");
-        let mut done = 0u64;
-        loop {
-            let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(Failure::from)?;
-            let rows = tx
-                .query(&pick, &[&i64::from(batch.max(1))])
-                .await
-                .map_err(Failure::from)?;
-            if rows.is_empty() {
-                return Ok(done);
-            }
-            let stmt = tx.prepare(&write).await.map_err(Failure::from)?;
-            for row in &rows {
-                let asset = asset_from_row(row, 0)?;
-                let words = crate::asset_params::search_words(&asset).unwrap_or_default();
-                tx.execute(&stmt, &[&asset.id, &words])
-                    .await
-                    .map_err(Failure::from)?;
-            }
-            tx.commit().await.map_err(Failure::from)?;
-            done += rows.len() as u64;
-            progress(done);
-        }
-    }
-
-    /// Keeps `text` for asset `id` in one transaction; `false` when there is no such asset.
-    async fn set_text(&self, id: Uuid, text: &AssetText) -> Result<bool, Failure> {
-        let s = &self.schema.q;
-        let chunks = text_word_chunks(text);
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        // The asset row locked until the text is in: against a delete, and against an update
-        // of the fields the words carry a copy of (migration 20), whose trigger then finds
-        // the new words.
-        let found = tx
-            .query_opt(
-                &format!("SELECT 1 FROM {s}.assets WHERE id = $1 FOR NO KEY UPDATE"),
-                &[&id],
-            )
-            .await?;
-        if found.is_none() {
-            return Ok(false);
-        }
-        tx.execute(
-            &format!(
-                "INSERT INTO {s}.asset_texts (asset_id, paged, pages) VALUES ($1, $2, $3) \
-                 ON CONFLICT (asset_id) DO UPDATE SET paged = $2, pages = $3"
-            ),
-            &[&id, &text.paged, &text.pages],
-        )
-        .await?;
-        tx.execute(
-            &format!("DELETE FROM {s}.asset_text_words WHERE asset_id = $1"),
-            &[&id],
-        )
-        .await?;
-        let insert = tx
-            .prepare(&format!(
-                "INSERT INTO {s}.asset_text_words (asset_id, chunk, words, created_at, \
-                     published, is_public, asset_type, workspace_id, tag_keys) \
-                 SELECT $1, $2, array_to_tsvector($3::text[]), created_at, published, \
-                     is_public, asset_type, workspace_id, tag_keys \
-                 FROM {s}.assets WHERE id = $1"
-            ))
-            .await?;
-        for (n, chunk) in chunks.iter().enumerate() {
-            let n = i32::try_from(n).map_err(|_| Failure::invalid("text chunk", "too many"))?;
-            tx.execute(&insert, &[&id, &n, chunk]).await?;
-        }
-        tx.commit().await?;
-        Ok(true)
-    }
-
     /// Whether a row's `search_words` is NULL: written by a build without the feature, or
     /// before migration 19 (the partial index `assets_search_unindexed_idx` answers).
     async fn has_unindexed(&self) -> Result<bool, Failure> {
@@ -529,8 +422,13 @@ impl SearchStore for PgStore {
         })
     }
 
+    fn language(&self) -> Option<Language> {
+        self.words.language
+    }
+
     async fn reindex_words(&self) -> Result<u64, StoreError> {
-        self.reindex_search(REINDEX_BATCH, |_| {}).await
+        self.reindex_search(crate::search_index::REINDEX_BATCH, |_| {})
+            .await
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Page<SearchFound>, StoreError> {
@@ -555,19 +453,5 @@ mod tests {
             ["'annual'", "('cash' & 'flow')", "'report' | 'summ':*"]
         );
         assert_eq!(lexeme("it's"), "'it''s'");
-    }
-
-    #[test]
-    fn a_text_of_many_words_is_kept_in_chunks() {
-        let page: String = (0..WORDS_PER_CHUNK + 5).map(|i| format!("w{i} ")).collect();
-        let text = AssetText {
-            pages: vec![page, "w1 w2".into()],
-            paged: true,
-        };
-        let chunks = text_word_chunks(&text);
-        assert_eq!(
-            chunks.iter().map(Vec::len).collect::<Vec<_>>(),
-            [WORDS_PER_CHUNK, 5]
-        );
     }
 }

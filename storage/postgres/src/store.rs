@@ -11,6 +11,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
+use crate::asset_params::WordRules;
 use crate::counters::Counters;
 use crate::error::{Error, Failure};
 use crate::notices::Replica;
@@ -29,6 +30,7 @@ const DEFAULT_SCHEMA: &str = "assetlib";
 pub struct PgConfig {
     schema: String,
     pool_size: usize,
+    words: WordRules,
 }
 
 impl Default for PgConfig {
@@ -36,6 +38,7 @@ impl Default for PgConfig {
         PgConfig {
             schema: DEFAULT_SCHEMA.to_owned(),
             pool_size: 16,
+            words: WordRules::default(),
         }
     }
 }
@@ -60,6 +63,18 @@ impl PgConfig {
         self.pool_size = size.max(1);
         self
     }
+
+    /// The language the search index stems words in (feature `search`; `None`, the default,
+    /// stems nothing: words are only folded). The database records the language its index
+    /// was made in: a store that connects naming another clears the index's words (searches
+    /// then read their candidates, answering right but slowly) until
+    /// [`PgStore::reindex_search`] (the ready server's `search reindex`) has made them again
+    /// in the new one. Every replica of one database must name the same language.
+    #[cfg(feature = "search")]
+    pub fn search_language(mut self, language: Option<assetlib_core::search::Language>) -> Self {
+        self.words.language = language;
+        self
+    }
 }
 
 /// A [`Store`](assetlib_core::Store) in PostgreSQL. Cloning is cheap and shares the pool.
@@ -75,6 +90,8 @@ pub struct PgStore {
     pub(crate) inserts: Arc<crate::batch::Batches<Option<assetlib_core::Asset>>>,
     /// Slugs inserts found taken lately.
     pub(crate) taken_slugs: Arc<crate::slugs::TakenSlugs>,
+    /// How the words of the search index are made ([`PgConfig::search_language`]).
+    pub(crate) words: WordRules,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -114,7 +131,7 @@ impl PgStore {
             .wait_timeout(Some(Duration::from_secs(30)))
             .build()
             .map_err(Error::Pool)?;
-        Self::open(pool, schema, Some(listen)).await
+        Self::open(pool, schema, config.words, Some(listen)).await
     }
 
     /// A store over an app's own pool (for example one that connects over TLS), in schema
@@ -130,15 +147,18 @@ impl PgStore {
     /// Like [`PgStore::from_pool`], in the schema of `config`.
     pub async fn from_pool_with(pool: Pool, config: PgConfig) -> Result<Self, Error> {
         let schema = Schema::new(&config.schema)?;
-        Self::open(pool, schema, None).await
+        Self::open(pool, schema, config.words, None).await
     }
 
     async fn open(
         pool: Pool,
         schema: Schema,
+        words: WordRules,
         listen: Option<(tokio_postgres::Config, String)>,
     ) -> Result<Self, Error> {
         crate::migrate::migrate(&pool, &schema).await?;
+        #[cfg(feature = "search")]
+        crate::search_index::use_language(&pool, &schema, words.language).await?;
         let store = PgStore {
             pool,
             schema: Arc::new(schema),
@@ -146,6 +166,7 @@ impl PgStore {
             counters: Arc::default(),
             inserts: Arc::default(),
             taken_slugs: Arc::default(),
+            words,
         };
         if let Some((config, origin)) = listen {
             let to = crate::notices::Listen {

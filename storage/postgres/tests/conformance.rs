@@ -20,18 +20,13 @@ async fn conformance_suite() {
 }
 
 /// The stemming cases (core's `STEMMING_CASES`), on databases whose store stems in English.
-///
-/// TODO(PostgreSQL language support): once `PgConfig::search_language(Option<Language>)`
-/// exists, make `config` below name English (the only line to change) and remove the
-/// `#[ignore]`.
 #[cfg(feature = "search")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PgConfig::search_language (TODO above)"]
 async fn stemming_cases() {
+    use assetlib_core::search::Language;
     use assetlib_core::testing::{STEMMING_CASES, run_cases};
     use assetlib_postgres::PgConfig;
-    // TODO: `PgConfig::new().search_language(Some(assetlib_core::search::Language::English))`.
-    let config = PgConfig::new;
+    let config = || PgConfig::new().search_language(Some(Language::English));
     let cluster = TestCluster::start();
     let cluster = &cluster;
     let mut make = move || async move {

@@ -76,6 +76,7 @@ async fn custom_schema_holds_every_table() {
             "library_sections",
             "passes",
             "schema_migrations",
+            "search_index",
             "secrets",
             "slug_counters",
             "tag_counts",

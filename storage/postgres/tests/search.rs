@@ -361,3 +361,100 @@ async fn an_upgrade_from_version_19_copies_each_texts_asset_fields() {
     };
     assert_eq!(found_with(&store, "cranes", acme).await, vec![id]);
 }
+
+/// A store connecting in another language clears the index's words (searches stay right,
+/// read from the candidates), and `reindex_search` makes them again in that language, the
+/// text's too; connecting again in the same language keeps them.
+#[tokio::test]
+async fn a_change_of_language_clears_the_words_until_reindexed() {
+    use assetlib_core::search::{Language, parse_query_in};
+    use assetlib_postgres::PgConfig;
+    let (plain, db) = store().await;
+    let (client, _conn) = raw_client(db.url()).await;
+    let a = plain
+        .insert_asset(
+            sample_asset("Runs and runners", AssetType::Document, 1),
+            Log::ANONYMOUS,
+        )
+        .await
+        .expect("insert");
+    let text = AssetText {
+        pages: vec!["Still water".into(), "Running water".into()],
+        paged: true,
+    };
+    assert!(plain.set_asset_text(a.id, text).await.expect("text"));
+    // No language: whole folded words.
+    assert_eq!(found(&plain, "\"running water\"").await, vec![a.id]);
+    assert!(found(&plain, "\"runs water\"").await.is_empty());
+
+    let english = || PgConfig::new().search_language(Some(Language::English));
+    let store = PgStore::connect_with(db.url(), english())
+        .await
+        .expect("connect in English");
+    assert_eq!(store.language(), Some(Language::English));
+    let language: Option<String> = client
+        .query_one("SELECT language FROM assetlib.search_index", &[])
+        .await
+        .expect("language")
+        .get(0);
+    assert_eq!(language.as_deref(), Some("english"));
+    assert_eq!(
+        count(&client, "assets", "search_words IS NOT NULL").await,
+        0
+    );
+    assert_eq!(count(&client, "asset_text_words", "true").await, 0);
+    let hits = |q: &'static str| {
+        let store = &store;
+        async move {
+            let query = parse_query_in(q, store.language()).expect("query");
+            let page = store
+                .search(&SearchRequest::new(query))
+                .await
+                .expect("search");
+            page.items
+                .iter()
+                .map(|h| {
+                    let pages: Vec<u32> = h.pages.iter().map(|(page, _)| *page).collect();
+                    (h.asset.id, h.score, pages)
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    // Right while unindexed (read from the candidates): every form of the word, on the
+    // second page (index 1).
+    let stemmed = hits("running").await;
+    assert_eq!(stemmed, vec![(a.id, 8, vec![1])]);
+    assert_eq!(hits("\"runs water\"").await.len(), 1);
+
+    let mut seen = Vec::new();
+    let done = store
+        .reindex_search(10, |n| seen.push(n))
+        .await
+        .expect("reindex");
+    assert_eq!((done, seen), (1, vec![1]));
+    assert_eq!(count(&client, "assets", "search_words IS NULL").await, 0);
+    assert_eq!(
+        count(&client, "asset_text_words", "words @@ 'run'::tsquery").await,
+        1
+    );
+    assert_eq!(
+        count(&client, "asset_text_words", "words @@ 'running'::tsquery").await,
+        0
+    );
+    // The same hits, now from the index.
+    assert_eq!(hits("running").await, stemmed);
+    assert_eq!(hits("water -runner").await, vec![]);
+
+    // Connecting again in English keeps the words.
+    let again = PgStore::connect_with(db.url(), english())
+        .await
+        .expect("connect again");
+    assert_eq!(count(&client, "assets", "search_words IS NULL").await, 0);
+    drop(again);
+    // And without a language clears them again.
+    let _plain_again = PgStore::connect(db.url()).await.expect("connect plain");
+    assert_eq!(
+        count(&client, "assets", "search_words IS NOT NULL").await,
+        0
+    );
+}

@@ -119,6 +119,35 @@ impl<H: Harness> Harness for OnPostgresStrict<H> {
     }
 }
 
+/// Harness `H` over PostgreSQL whose search stems words in English
+/// (`PgConfig::search_language`): a fresh database per case, as [`OnPostgres`].
+pub(crate) struct OnPostgresInEnglish<H>(PhantomData<H>);
+
+impl<H: Harness> Harness for OnPostgresInEnglish<H> {
+    const STREAMS_BODIES: bool = H::STREAMS_BODIES;
+
+    async fn store(_dir: &Path) -> (Arc<dyn Store>, StoreGuard) {
+        use assetlib::search::Language;
+        use assetlib_postgres::{PgConfig, PgStore};
+        let database = assetlib_testkit::postgres::TestCluster::shared()
+            .database()
+            .await;
+        let config = PgConfig::new().search_language(Some(Language::English));
+        let store = PgStore::connect_with(database.url(), config)
+            .await
+            .expect("connect to the test database");
+        (Arc::new(store), Box::new(database))
+    }
+
+    fn spawn(service: Service) -> impl Future<Output = Server> + Send {
+        H::spawn(service)
+    }
+
+    fn spawn_under(service: Service, segment: &'static str) -> impl Future<Output = Server> + Send {
+        H::spawn_under(service, segment)
+    }
+}
+
 /// Harness `H` over sled whose search stems words in English
 /// (`SledConfig::search_language`): for the cases of stemmed search.
 pub(crate) struct InEnglish<H>(PhantomData<H>);

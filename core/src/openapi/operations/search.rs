@@ -15,9 +15,12 @@ pub(super) fn search() -> Spec {
             `q`: words (every one must occur; the last also matches as the beginning of a \
             word, for search as you type), `\"quoted phrases\"` (the words next to each \
             other), `-word` or `-\"phrase\"` (leaves out the assets where it occurs), and \
-            `a OR b` (either). Matching ignores case and accents (`Café` is `cafe`); there \
-            is no stemming. Empty, punctuation only, only exclusions, or longer than 500 \
-            characters: 400 on `q`.\n\n\
+            `a OR b` (either). Matching ignores case and accents (`Café` is `cafe`). \
+            Words are not stemmed unless the server's store names a language (the ready \
+            server's `--search-language`): then every form of a word finds the others \
+            (`running` finds `runs`), in the text and in `q` alike, and the last word \
+            matches as the beginning of a stem. Empty, punctuation only, only exclusions, \
+            or longer than 500 characters: 400 on `q`.\n\n\
             Ranking: each clause of `q` adds the weight of the best field one of its terms \
             occurs in: title 8, tags 4, description 2, text 1. Ties rank newest first, \
             then by id descending, so pages never repeat or skip a hit. Each hit carries \
