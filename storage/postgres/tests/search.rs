@@ -29,6 +29,20 @@ async fn count(client: &tokio_postgres::Client, table: &str, filter: &str) -> i6
     client.query_one(&sql, &[]).await.expect("count").get(0)
 }
 
+/// A document asset titled `title` inserted into `store`, with `pages` of text kept for it.
+async fn document(store: &PgStore, title: &str, pages: &[&str]) -> assetlib_core::Asset {
+    let a = store
+        .insert_asset(sample_asset(title, AssetType::Document, 1), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    let text = AssetText {
+        pages: pages.iter().map(|p| (*p).to_owned()).collect(),
+        paged: true,
+    };
+    assert!(store.set_asset_text(a.id, text).await.expect("text"));
+    a
+}
+
 #[tokio::test]
 async fn rows_without_words_are_found_and_reindexed() {
     let (store, db) = store().await;
@@ -216,18 +230,7 @@ async fn found_with(store: &PgStore, q: &str, request: SearchRequest) -> Vec<Uui
 async fn a_texts_hits_follow_every_change_of_their_assets_fields() {
     let (store, db) = store().await;
     let (client, _conn) = raw_client(db.url()).await;
-    let a = store
-        .insert_asset(
-            sample_asset("Field notes", AssetType::Document, 1),
-            Log::ANONYMOUS,
-        )
-        .await
-        .expect("insert");
-    let text = AssetText {
-        pages: vec!["Migrating cranes".into()],
-        paged: true,
-    };
-    assert!(store.set_asset_text(a.id, text).await.expect("text"));
+    let a = document(&store, "Field notes", &["Migrating cranes"]).await;
     let any = || SearchRequest::new(parse_query("x").expect("query"));
     let tagged = || SearchRequest {
         tag: Some("birds".into()),
@@ -371,18 +374,12 @@ async fn a_change_of_language_clears_the_words_until_reindexed() {
     use assetlib_postgres::PgConfig;
     let (plain, db) = store().await;
     let (client, _conn) = raw_client(db.url()).await;
-    let a = plain
-        .insert_asset(
-            sample_asset("Runs and runners", AssetType::Document, 1),
-            Log::ANONYMOUS,
-        )
-        .await
-        .expect("insert");
-    let text = AssetText {
-        pages: vec!["Still water".into(), "Running water".into()],
-        paged: true,
-    };
-    assert!(plain.set_asset_text(a.id, text).await.expect("text"));
+    let a = document(
+        &plain,
+        "Runs and runners",
+        &["Still water", "Running water"],
+    )
+    .await;
     // No language: whole folded words.
     assert_eq!(found(&plain, "\"running water\"").await, vec![a.id]);
     assert!(found(&plain, "\"runs water\"").await.is_empty());

@@ -68,6 +68,18 @@ impl Drop for Server {
     }
 }
 
+/// A store with `config` on a fresh database (a copy of a migrated template) of the cluster
+/// the test binary starts on 127.0.0.1.
+async fn postgres_store(config: assetlib_postgres::PgConfig) -> (Arc<dyn Store>, StoreGuard) {
+    let database = assetlib_testkit::postgres::TestCluster::shared()
+        .database()
+        .await;
+    let store = assetlib_postgres::PgStore::connect_with(database.url(), config)
+        .await
+        .expect("connect to the test database");
+    (Arc::new(store), Box::new(database))
+}
+
 /// Harness `H` over PostgreSQL: every case gets a fresh database (a copy of a migrated
 /// template) on the cluster the test binary starts on 127.0.0.1.
 pub(crate) struct OnPostgres<H>(PhantomData<H>);
@@ -76,13 +88,7 @@ impl<H: Harness> Harness for OnPostgres<H> {
     const STREAMS_BODIES: bool = H::STREAMS_BODIES;
 
     async fn store(_dir: &Path) -> (Arc<dyn Store>, StoreGuard) {
-        let database = assetlib_testkit::postgres::TestCluster::shared()
-            .database()
-            .await;
-        let store = assetlib_postgres::PgStore::connect(database.url())
-            .await
-            .expect("connect to the test database");
-        (Arc::new(store), Box::new(database))
+        postgres_store(assetlib_postgres::PgConfig::new()).await
     }
 
     fn spawn(service: Service) -> impl Future<Output = Server> + Send {
@@ -128,15 +134,8 @@ impl<H: Harness> Harness for OnPostgresInEnglish<H> {
 
     async fn store(_dir: &Path) -> (Arc<dyn Store>, StoreGuard) {
         use assetlib::search::Language;
-        use assetlib_postgres::{PgConfig, PgStore};
-        let database = assetlib_testkit::postgres::TestCluster::shared()
-            .database()
-            .await;
-        let config = PgConfig::new().search_language(Some(Language::English));
-        let store = PgStore::connect_with(database.url(), config)
-            .await
-            .expect("connect to the test database");
-        (Arc::new(store), Box::new(database))
+        let config = assetlib_postgres::PgConfig::new().search_language(Some(Language::English));
+        postgres_store(config).await
     }
 
     fn spawn(service: Service) -> impl Future<Output = Server> + Send {
