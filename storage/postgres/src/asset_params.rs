@@ -5,7 +5,7 @@ use assetlib_core::Asset;
 use assetlib_core::store::rules::{fold_case, tag_keys};
 
 use crate::error::Failure;
-use crate::store::to_i64;
+use crate::store::{WordRules, to_i64};
 
 /// The values an insert or update writes, as SQL parameters.
 pub(crate) struct AssetParams {
@@ -45,14 +45,6 @@ fn list_keys(a: &Asset) -> Vec<String> {
     let mut keys = tag_keys(&a.tags);
     keys.extend(a.workspace_id.as_deref().map(workspace_key));
     keys
-}
-
-/// How the store makes the words of its search index: the language they are stemmed in
-/// ([`crate::PgConfig::search_language`]; feature `search`, nothing without it).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct WordRules {
-    #[cfg(feature = "search")]
-    pub(crate) language: Option<assetlib_core::search::Language>,
 }
 
 impl AssetParams {

@@ -240,6 +240,8 @@ mod schema;
 mod search;
 #[cfg(feature = "search")]
 mod search_index;
+#[cfg(feature = "search")]
+mod search_language;
 mod slugs;
 mod store;
 mod uploads;

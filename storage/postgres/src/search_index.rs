@@ -1,23 +1,16 @@
 //! How the [`PgStore`] keeps its search index (feature `search`): the text inside a file and
-//! its words, the language the words are stemmed in, and `search reindex`.
-//!
-//! The database records the language its index was made in (`search_index`, migration 21).
-//! A store connecting with another ([`crate::PgConfig::search_language`]) clears the words in
-//! one transaction under the migration lock and records its own: every row is then a
-//! candidate of every search (answered right by reading the candidates, but slowly) until
-//! [`PgStore::reindex_search`] has made the words again, the titles' and the texts' alike.
+//! its words, and `search reindex`, which makes the words of the rows that have none (after
+//! a change of language too: see `search_language.rs`), the titles' and the texts' alike.
 
 use assetlib_core::StoreError;
 use assetlib_core::search::Language;
 use assetlib_core::store::AssetText;
-use deadpool_postgres::Pool;
 use tokio_postgres::Transaction;
 use uuid::Uuid;
 
 use crate::PgStore;
 use crate::assets::{asset_cols, asset_from_row};
-use crate::error::{Error, Failure};
-use crate::schema::Schema;
+use crate::error::Failure;
 
 /// Rows a transaction of [`assetlib_core::store::SearchStore::reindex_words`] fills in.
 pub(crate) const REINDEX_BATCH: u32 = 500;
@@ -60,65 +53,6 @@ async fn write_text_words(
         tx.execute(&insert, &[&id, &n, chunk]).await?;
     }
     Ok(())
-}
-
-/// Records `language` as the one the index of `schema` is made in; when the database
-/// recorded another, first clears every word of the index (one transaction, under the
-/// migration lock, so replicas connecting at once do it once).
-pub(crate) async fn use_language(
-    pool: &Pool,
-    schema: &Schema,
-    language: Option<Language>,
-) -> Result<(), Error> {
-    let db = |source| Error::Migrate {
-        schema: schema.name.clone(),
-        source,
-    };
-    let s = &schema.q;
-    let mut client = pool.get().await.map_err(Error::Connect)?;
-    let recorded: Option<String> = client
-        .query_one(&format!("SELECT language FROM {s}.search_index"), &[])
-        .await
-        .map_err(db)?
-        .get(0);
-    let wanted = language.map(|l| l.as_str().to_owned());
-    if recorded == wanted {
-        return Ok(());
-    }
-    let tx = client.transaction().await.map_err(db)?;
-    tx.execute(
-        "SELECT pg_advisory_xact_lock($1)",
-        &[&crate::migrate::MIGRATION_LOCK],
-    )
-    .await
-    .map_err(db)?;
-    let recorded: Option<String> = tx
-        .query_one(
-            &format!("SELECT language FROM {s}.search_index FOR UPDATE"),
-            &[],
-        )
-        .await
-        .map_err(db)?
-        .get(0);
-    if recorded != wanted {
-        // The words are no content of an asset: the trigger announcing a write is off while
-        // they are cleared (its table lock holds other writers back meanwhile).
-        tx.batch_execute(&format!(
-            "ALTER TABLE {s}.assets DISABLE TRIGGER assets_bump_version; \
-             UPDATE {s}.assets SET search_words = NULL WHERE search_words IS NOT NULL; \
-             ALTER TABLE {s}.assets ENABLE TRIGGER assets_bump_version; \
-             DELETE FROM {s}.asset_text_words;"
-        ))
-        .await
-        .map_err(db)?;
-        tx.execute(
-            &format!("UPDATE {s}.search_index SET language = $1"),
-            &[&wanted],
-        )
-        .await
-        .map_err(db)?;
-    }
-    tx.commit().await.map_err(db)
 }
 
 impl PgStore {

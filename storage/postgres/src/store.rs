@@ -11,7 +11,6 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
-use crate::asset_params::WordRules;
 use crate::counters::Counters;
 use crate::error::{Error, Failure};
 use crate::notices::Replica;
@@ -75,6 +74,14 @@ impl PgConfig {
         self.words.language = language;
         self
     }
+}
+
+/// How the store makes the words of its search index: the language they are stemmed in
+/// ([`PgConfig::search_language`]; feature `search`, nothing without it).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WordRules {
+    #[cfg(feature = "search")]
+    pub(crate) language: Option<assetlib_core::search::Language>,
 }
 
 /// A [`Store`](assetlib_core::Store) in PostgreSQL. Cloning is cheap and shares the pool.
@@ -158,7 +165,7 @@ impl PgStore {
     ) -> Result<Self, Error> {
         crate::migrate::migrate(&pool, &schema).await?;
         #[cfg(feature = "search")]
-        crate::search_index::use_language(&pool, &schema, words.language).await?;
+        crate::search_language::use_language(&pool, &schema, words.language).await?;
         let store = PgStore {
             pool,
             schema: Arc::new(schema),
