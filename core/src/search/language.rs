@@ -2,7 +2,8 @@
 //! `run`) match one another.
 //!
 //! Nothing is stemmed unless a store names a language (its own configuration:
-//! `MemoryStore::with_search_language`, `SledConfig::search_language`). Then every word the
+//! `MemoryStore::with_search_language`, `SledConfig::search_language`,
+//! `PgConfig::search_language`). Then every word the
 //! store indexes and every word of a query is folded first ([`super::fold`]) and stemmed
 //! after, by the Snowball stemmer of that language. A stemmer is given the folded word:
 //! German `Häuser` reaches it as `hauser`, French `été` as `ete`. Index and query are stemmed

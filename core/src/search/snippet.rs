@@ -21,7 +21,6 @@ const LEAD_CHARS: usize = 40;
 pub struct Words<'a> {
     text: &'a str,
     words: Vec<(String, Range<usize>)>,
-    language: Option<Language>,
 }
 
 impl<'a> Words<'a> {
@@ -37,13 +36,7 @@ impl<'a> Words<'a> {
         Words {
             text,
             words: words_in(text, language).collect(),
-            language,
         }
-    }
-
-    /// The language the words are stemmed in (`None`: not stemmed).
-    pub fn language(&self) -> Option<Language> {
-        self.language
     }
 
     /// The byte ranges in the text of every match of `term`, in order.
@@ -253,16 +246,24 @@ mod tests {
         );
     }
 
+    /// The parts of `text` that `q` matches, read in `q`'s language.
+    fn matched<'t>(q: &SearchQuery, text: &'t str) -> Vec<&'t str> {
+        q.words_of(text)
+            .matches(q)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect()
+    }
+
     #[test]
     fn stemmed_words_mark_the_text_as_it_is_written() {
         let en = Some(crate::search::Language::English);
         let text = "Running reports: the runner ran; report RUNS.";
         let q = crate::search::parse_query_in("report runs", en).unwrap();
+        assert_eq!(q.language, en);
         let w = q.words_of(text);
-        assert_eq!(w.language(), en);
-        let found: Vec<&str> = w.matches(&q).into_iter().map(|r| &text[r]).collect();
         assert_eq!(
-            found,
+            matched(&q, text),
             ["Running", "reports", "runner", "report", "RUNS"],
             "the last word is the beginning of a stem (runner); ran is another stem"
         );
@@ -273,22 +274,10 @@ mod tests {
         );
         // A phrase matches stem by stem, in order.
         let q = crate::search::parse_query_in("\"running report\"", en).unwrap();
-        let found: Vec<&str> = q
-            .words_of(text)
-            .matches(&q)
-            .into_iter()
-            .map(|r| &text[r])
-            .collect();
-        assert_eq!(found, ["Running reports"]);
+        assert_eq!(matched(&q, text), ["Running reports"]);
         // The same text without a language matches whole folded words only.
         let q = parse_query("runs report").unwrap();
-        let found: Vec<&str> = q
-            .words_of(text)
-            .matches(&q)
-            .into_iter()
-            .map(|r| &text[r])
-            .collect();
-        assert_eq!(found, ["reports", "report", "RUNS"]);
+        assert_eq!(matched(&q, text), ["reports", "report", "RUNS"]);
     }
 
     #[test]
