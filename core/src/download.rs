@@ -1,8 +1,9 @@
 //! The rules of a download: which bytes a `Range` header asks for, the
-//! `Content-Disposition` of a file, and the headers that keep a served file from running.
+//! `Content-Disposition` of a file, the `ETag` of its content, and the headers that keep a
+//! served file from running.
 //!
 //! ```
-//! use assetlib_core::download::{Selection, attachment, select};
+//! use assetlib_core::download::{Selection, attachment, content_etag, select};
 //!
 //! assert_eq!(select(Some(b"bytes=0-99"), 1000), Selection::Part(0..100));
 //! assert_eq!(select(Some(b"bytes=-10"), 1000), Selection::Part(990..1000));
@@ -12,6 +13,8 @@
 //!     attachment("fiche", "docs/Fiche.PDF"),
 //!     r#"attachment; filename="fiche.pdf""#
 //! );
+//! // The same bytes have the same tag, wherever they are kept.
+//! assert_eq!(content_etag(&[0xab; 32]), format!("\"sha256-{}\"", "ab".repeat(32)));
 //! ```
 
 use std::ops::Range;
@@ -134,6 +137,21 @@ pub fn safe_name(raw: &str, fallback: &str) -> String {
     } else {
         trimmed.to_owned()
     }
+}
+
+/// The strong `ETag` of a file whose SHA-256 is `checksum` (the asset's `checksum_sha256`):
+/// `"sha256-` and its 64 hex digits `"`. It is made of the bytes alone, not of where or how
+/// they are kept, so a copy a client holds stays valid when the data moves to another file
+/// store (an S3 bucket, a restore, another machine).
+pub fn content_etag(checksum: &[u8; 32]) -> String {
+    use std::fmt::Write as _;
+    let mut tag = String::with_capacity(73);
+    tag.push_str("\"sha256-");
+    for b in checksum {
+        let _ = write!(tag, "{b:02x}");
+    }
+    tag.push('"');
+    tag
 }
 
 /// Whether `if_range` (an `If-Range` header) lets a range be served for a file whose current

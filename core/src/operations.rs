@@ -124,7 +124,8 @@ operations! { $
         .scopes(&[READ_ASSETS])
         .pass()
         .public()
-        .link(),
+        .link()
+        .revalidates(),
     /// `GET /api/v1/libraries`
     ListLibraries(libraries::list_libraries) => get("/api/v1/libraries")
         .scopes(&[READ_LIBRARIES])

@@ -23,6 +23,7 @@ mod assets;
 mod auth;
 mod differential;
 mod disguises;
+mod etags;
 mod events;
 mod files;
 mod harness;
@@ -105,6 +106,7 @@ macro_rules! cases {
             files::content_of_another_type_is_400,
             files::download_sends_the_file_with_its_headers,
             files::download_ranges_206_and_416,
+            etags::etags_are_made_of_the_content,
             files::download_redirects_links_and_404s_without_a_file,
             files::thumbnails_are_made_and_served_publicly,
             files::upload_creates_the_asset_as_create_does,

@@ -31,6 +31,7 @@ const OPEN_ATTEMPTS: usize = 5;
 struct Wanted<'r> {
     range: Option<&'r [u8]>,
     if_range: Option<&'r [u8]>,
+    if_none_match: Option<&'r [u8]>,
     head: bool,
     pass: Option<&'r LibraryPass>,
 }
@@ -61,6 +62,7 @@ impl Service {
         let wanted = Wanted {
             range: req.range,
             if_range: req.if_range,
+            if_none_match: req.if_none_match,
             head: req.head,
             pass,
         };
@@ -107,8 +109,13 @@ impl Service {
             return Ok(None);
         };
         let size = stat.size;
+        let etag = file_etag(asset, &stat);
+        if crate::web::none_match(req.if_none_match, &etag) {
+            // The client holds these bytes: nothing is sent, counted or spent.
+            return Ok(Some(Reply::empty(304).with_header("etag", etag)));
+        }
         let range = match req.if_range {
-            Some(if_range) if !download::if_range_matches(if_range, &stat.etag) => None,
+            Some(if_range) if !download::if_range_matches(if_range, &etag) => None,
             _ => req.range,
         };
         let (status, part) = match download::select(range, size) {
@@ -119,7 +126,7 @@ impl Service {
                     Reply::empty(416)
                         .with_header("content-range", format!("bytes */{size}"))
                         .with_header("accept-ranges", "bytes")
-                        .with_header("etag", stat.etag),
+                        .with_header("etag", etag),
                 ));
             }
         };
@@ -134,7 +141,7 @@ impl Service {
                 )
                 .with_header("content-length", (part.end - part.start).to_string())
                 .with_header("accept-ranges", "bytes")
-                .with_header("etag", stat.etag.clone())
+                .with_header("etag", etag.clone())
                 .with_header(
                     "content-disposition",
                     download::attachment(&asset.slug, path),
@@ -153,7 +160,7 @@ impl Service {
         };
         let ticket = match req.pass {
             Some(pass) => Some(
-                self.pass_download(pass, asset.id, (&stat.etag, size), len, counted)
+                self.pass_download(pass, asset.id, (&etag, size), len, counted)
                     .await?,
             ),
             None => None,
@@ -304,7 +311,7 @@ impl Service {
         let mut reply = Reply::empty(200)
             .with_header("content-type", content_type)
             .with_header("content-length", stat.size.to_string())
-            .with_header("etag", stat.etag.clone())
+            .with_header("etag", thumbnail_etag(name))
             .with_header("x-content-type-options", "nosniff");
         if !head {
             let stream = self.inner.files.open(&path, 0..stat.size, &stat).await?;
@@ -312,6 +319,28 @@ impl Service {
         }
         Ok(reply)
     }
+}
+
+/// The `ETag` of `asset`'s file as `stat` found it: made of its content
+/// ([`download::content_etag`] of the SHA-256 the record keeps) while the record's size is the
+/// file's, so a cached copy stays valid when the file moves to another file store; else (no
+/// checksum read yet, or a file changed in place behind the API) the file store's own tag.
+fn file_etag(asset: &Asset, stat: &crate::files::Stat) -> String {
+    match &asset.checksum_sha256 {
+        Some(sum) if asset.file_size == Some(stat.size) => download::content_etag(sum),
+        _ => stat.etag.clone(),
+    }
+}
+
+/// The `ETag` of the thumbnail `name`: a thumbnail's name is random and its bytes never
+/// change under it, so the name is its tag, wherever the file store keeps it (an `ETag` is
+/// scoped to its URL; only the characters a tag cannot hold are left out).
+fn thumbnail_etag(name: &str) -> String {
+    let kept: String = name
+        .chars()
+        .filter(|c| c.is_ascii_graphic() && *c != '"')
+        .collect();
+    format!("\"{kept}\"")
 }
 
 /// The longest file name a thumbnail can have, in bytes: what common file systems hold in one

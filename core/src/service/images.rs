@@ -117,6 +117,8 @@ struct Wanted {
     spec: VariantSpec,
     encodings: Vec<Encoding>,
     name: String,
+    /// What its `ETag` is made of: the source's checksum and the parameters.
+    tag: String,
     kind: Kind,
     file: String,
 }
@@ -127,8 +129,22 @@ impl Wanted {
     }
 
     fn etag(&self, encoding: Encoding) -> String {
-        format!("\"{}.{}\"", self.name, encoding.extension())
+        format!("\"{}.{}\"", self.tag, encoding.extension())
     }
+}
+
+/// The first 16 bytes of the SHA-256 of `parts` (each followed by a `0`), in hex.
+fn hex16(parts: &[&[u8]]) -> String {
+    let mut hash = Sha256::new();
+    for part in parts {
+        hash.update(part);
+        hash.update([0]);
+    }
+    hash.finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Whether an `Accept` value names `image/webp`.
@@ -299,26 +315,25 @@ impl Service {
             [one] => one.extension(),
             _ => "auto",
         };
-        let mut hash = Sha256::new();
-        for part in [
-            asset.id.to_string().as_str(),
-            file.as_str(),
-            spec.canonical().as_str(),
-            chosen,
-        ] {
-            hash.update(part.as_bytes());
-            hash.update([0]);
-        }
-        let name: String = hash
-            .finalize()
-            .iter()
-            .take(16)
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let canonical = spec.canonical();
+        let name = hex16(&[
+            asset.id.to_string().as_bytes(),
+            file.as_bytes(),
+            canonical.as_bytes(),
+            chosen.as_bytes(),
+        ]);
+        // The tag is made of the source's bytes and the parameters, so a cached variant stays
+        // valid when the data moves; the name (where the variant is kept) of the asset and
+        // its file's path.
+        let tag = match &asset.checksum_sha256 {
+            Some(sum) => hex16(&[sum, canonical.as_bytes(), chosen.as_bytes()]),
+            None => name.clone(),
+        };
         Ok(Wanted {
             spec,
             encodings,
             name,
+            tag,
             kind,
             file,
         })

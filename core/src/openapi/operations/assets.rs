@@ -291,8 +291,9 @@ pub(super) fn asset_image() -> Spec {
             shrinks, keeping its shape. Other assets: 404 `Asset has no image`; a source that \
             cannot be converted (damaged, or past the server's limits): 400 saying why. Bad \
             parameters: 400 naming the parameter.\n\n\
-            Made once and kept for every replica; its strong `ETag` names the variant and \
-            the file it is made of (304 for `If-None-Match`). While the server makes as many \
+            Made once and kept for every replica; its strong `ETag` is made of the source \
+            file's bytes (its checksum) and the parameters, so it stays valid when the data \
+            moves (304 for `If-None-Match`). While the server makes as many \
             variants as it may and its queue is full, 503 with `Retry-After`.\n\n\
             Without a key: a preset of a published public asset, or any variant through a \
             signed link from `image-url`; otherwise 401. A variant larger than 640 pixels on \
@@ -356,10 +357,16 @@ pub(super) fn download_asset() -> Spec {
             one too, unless it continues a download the same pass began of the same file \
             version (`ETag`) within 24 hours and the bytes served under it stay within the \
             file's size (plus what a broken connection had in flight: half the file, at most \
-            8 MiB).",
+            8 MiB).\n\n\
+            The `ETag` is made of the file's bytes (`\"sha256-` and the asset's \
+            `checksum_sha256` in hex), so a copy a client holds stays valid when the data moves \
+            to another file store; an asset whose checksum is not read yet has the file \
+            store's tag. `If-None-Match` naming it answers 304 without a body, counts no \
+            download and spends nothing of a pass.",
         keys: Keys::Optional,
         parameters: vec![
             p("AssetId"),
+            p("IfNoneMatch"),
             p("Range"),
             p("IfRange"),
             p("Expires"),
