@@ -312,6 +312,36 @@ impl Files {
         self.local_root.as_ref().map(|root| root.join(path))
     }
 
+    /// Removes what a write of `path` cut short by a kill left in a local directory (the
+    /// local file store writes `{path}#{n}` and renames it once whole), so a write that
+    /// starts again at the same path leaves nothing behind. Elsewhere there is nothing to do:
+    /// an unfinished S3 multipart upload is no object (a bucket's lifecycle rule ends it).
+    pub(crate) async fn remove_unfinished(&self, path: &str) {
+        let Some(file) = self.local_path(path) else {
+            return;
+        };
+        let (Some(dir), Some(name)) = (file.parent(), file.file_name().and_then(|n| n.to_str()))
+        else {
+            return;
+        };
+        let (dir, staged) = (dir.to_path_buf(), format!("{name}#"));
+        let remove = move || {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                return;
+            };
+            for entry in entries.flatten() {
+                if entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with(&staged))
+                {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        };
+        let _ = tokio::task::spawn_blocking(remove).await;
+    }
+
     /// A copy of the stored file at `path` in a new temporary file, removed when the returned
     /// path is dropped.
     #[cfg(feature = "previews")]

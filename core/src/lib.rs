@@ -166,7 +166,9 @@ pub use routes::{
 };
 #[cfg(feature = "search")]
 pub use service::Reindex;
-pub use service::{Backfill, BulkItem, BulkResult, Service};
+pub use service::{
+    Backfill, BulkItem, BulkResult, ImportFile, ImportLibrary, ImportOptions, Imported, Service,
+};
 pub use store::{
     AssetStore, EventStore, KeyStore, LibraryStore, MetaStore, PassStore, Store, UploadStore,
     WebhookStore,

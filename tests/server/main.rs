@@ -6,6 +6,8 @@
 //! - `commands`: `keys` commands, `serve`, SIGTERM and restarts, the first key, memory under
 //!   large downloads and stalled bodies, connection timeouts, the request log;
 //! - `events`: one event per acknowledged write across a SIGKILL;
+//! - `import`: a tree imported three times (new files only), a run killed with SIGKILL and
+//!   finished by the next, and a bucket's prefix imported into PostgreSQL and a bucket;
 //! - `previews`: `thumbnails backfill` on assets stored without a thumbnail;
 //! - `runaway`: PDFs whose page never finishes drawing: memory of 32 such renders at once,
 //!   and SIGTERM while pages are drawn;
@@ -24,6 +26,7 @@
 mod bulk;
 mod commands;
 mod events;
+mod import;
 mod previews;
 #[cfg(all(feature = "postgres", feature = "s3"))]
 mod replicas;

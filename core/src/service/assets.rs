@@ -221,8 +221,21 @@ impl Service {
         written: &mut Written,
     ) -> Result<Uploaded, ApiError> {
         let files = &self.inner.files;
+        let form =
+            upload::read_form(files, boundary, body, self.inner.config.max_upload, written).await?;
+        self.make_uploaded(form, (on_duplicate, ws), written).await
+    }
+
+    /// An upload's form, its file stored already, made into an asset as an upload makes it
+    /// (or, under `reuse`, the asset that has its bytes); what it writes goes into `written`.
+    pub(super) async fn make_uploaded(
+        &self,
+        form: upload::Form,
+        (on_duplicate, ws): (OnDuplicate, Option<&str>),
+        written: &mut Written,
+    ) -> Result<Uploaded, ApiError> {
+        let files = &self.inner.files;
         let config = &self.inner.config;
-        let form = upload::read_form(files, boundary, body, config.max_upload, written).await?;
         let (path, client_name) = form.stored_file()?;
         let declared = upload::declared_type(&form)?;
         upload::check_fields(&form, config)?;
@@ -262,7 +275,7 @@ impl Service {
 
 /// What an upload came to: a new asset, or (`on_duplicate=reuse`) the asset that has its
 /// bytes already.
-enum Uploaded {
+pub(super) enum Uploaded {
     Created(Asset),
     Reused(Asset),
 }

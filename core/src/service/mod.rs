@@ -32,6 +32,7 @@ mod downloads;
 mod events;
 #[cfg(feature = "variants")]
 mod images;
+mod import;
 mod key_records;
 #[cfg(feature = "keys")]
 pub(crate) mod keys;
@@ -45,6 +46,7 @@ mod resumes;
 #[cfg(feature = "search")]
 mod search;
 
+pub use import::{ImportFile, ImportLibrary, ImportOptions, Imported};
 pub use organize::{BulkItem, BulkResult};
 pub use previews::Backfill;
 #[cfg(feature = "search")]

@@ -1,5 +1,5 @@
-//! The command line of the ready servers: `serve` (the default), `keys`, `thumbnails` and
-//! `search`.
+//! The command line of the ready servers: `serve` (the default), `keys`, `thumbnails`,
+//! `search` and `import`.
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
@@ -47,6 +47,39 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: SearchCommand,
     },
+    /// Make every file under a folder or an S3 prefix an asset, as an upload would (stop a
+    /// sled server first; PostgreSQL replicas may keep serving). Files whose bytes are there
+    /// already are skipped, so running it again adds only what is new.
+    Import(ImportArgs),
+}
+
+/// Options of `import`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ImportArgs {
+    /// The folder, or `s3://BUCKET[/PREFIX]` (reached with the `AWS_*` variables, as
+    /// `--files` is).
+    #[arg(value_name = "PATH")]
+    pub(crate) source: String,
+    /// Also make a library of this title, with a section per sub-folder (the files at the top
+    /// unsectioned), published; a second import with the same title adds what is new to it.
+    #[arg(long, value_name = "TITLE")]
+    pub(crate) library: Option<String>,
+    /// Tags of every asset, comma-separated.
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub(crate) tags: Vec<String>,
+    /// Make the assets public (default: private, as an upload's).
+    #[arg(long)]
+    pub(crate) public: bool,
+    /// The workspace the assets (and the library) are made in.
+    #[arg(long, value_name = "W", value_parser = parse_workspace)]
+    pub(crate) workspace: Option<String>,
+    /// Files imported at once (default: four per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub(crate) jobs: Option<u16>,
+    #[command(flatten)]
+    pub(crate) data: DataArg,
+    #[command(flatten)]
+    pub(crate) ffmpeg: FfmpegArg,
 }
 
 /// The `search` commands.
@@ -113,6 +146,10 @@ pub(crate) struct DataArg {
         value_parser = parse_language
     )]
     pub(crate) search_language: Option<assetlib::search::Language>,
+    /// Most memory sled keeps of the data directory's pages, in MiB (default 1024). No effect
+    /// on PostgreSQL.
+    #[arg(long, value_name = "MIB", env = "ASSETLIB_SLED_CACHE_MB", value_parser = clap::value_parser!(u64).range(8..=1_048_576))]
+    pub(crate) sled_cache_mb: Option<u64>,
 }
 
 /// Options of `serve`.

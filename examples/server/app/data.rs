@@ -28,7 +28,7 @@ pub(crate) async fn open_service(data: &DataArg, mut config: Config) -> Result<S
         Some(url) => open_postgres(url, data.search_language).await?,
         None => {
             create_data_dir(&data.data)?;
-            open_sled(&data.data, data.search_language)?
+            open_sled(data)?
         }
     };
     let files = match &data.files {
@@ -72,11 +72,15 @@ fn create_data_dir(data: &Path) -> Result<(), BoxError> {
     })
 }
 
-/// Opens sled in `DIR/db`, its search stemming in `language` (a directory indexed in another
-/// is indexed again now).
-fn open_sled(data: &Path, language: Option<Language>) -> Result<Arc<dyn Store>, BoxError> {
+/// Opens sled in `DIR/db`, its search stemming in `--search-language` (a directory indexed in
+/// another is indexed again now) and its cache of `--sled-cache-mb`.
+fn open_sled(args: &DataArg) -> Result<Arc<dyn Store>, BoxError> {
     use assetlib::sled::{OpenError, SledConfig, SledStore};
-    let config = SledConfig::default().search_language(language);
+    let data = args.data.as_path();
+    let mut config = SledConfig::default().search_language(args.search_language);
+    if let Some(mib) = args.sled_cache_mb {
+        config = config.cache_capacity(mib * 1024 * 1024);
+    }
     match SledStore::open_with(store_dir(data), config) {
         Ok(store) => Ok(Arc::new(store)),
         Err(OpenError::Locked { .. }) => Err(UserError(format!(

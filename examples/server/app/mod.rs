@@ -20,6 +20,7 @@ pub(crate) mod cli;
 pub(crate) mod data;
 pub(crate) mod demo;
 pub(crate) mod http;
+pub(crate) mod import;
 pub(crate) mod keys;
 pub(crate) mod search;
 pub(crate) mod site;
@@ -73,6 +74,7 @@ where
             Command::Keys { command } => run_keys(command).await,
             Command::Thumbnails { command } => thumbnails::run(command).await,
             Command::Search { command } => search::run(command).await,
+            Command::Import(args) => import::run(args).await,
         }
     });
     // Requests are answered and the store is flushed: work still on a blocking thread (a

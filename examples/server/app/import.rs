@@ -1,0 +1,372 @@
+//! `import PATH`: every file under a folder or `s3://BUCKET/PREFIX` becomes an asset as an
+//! upload would make it ([`Service::import_file`]); with `--library`, the tree becomes a
+//! library with a section per folder ([`Service::import_library`]). A progress bar on
+//! standard error, a one-line summary on standard output, and a non-zero exit when a file
+//! could not be imported (each is listed with why).
+//!
+//! Files and folders whose name starts with `.` are left out, and links to folders are not
+//! followed (a link to a file is read as the file). Files are read twice: once for their
+//! checksum (a file whose bytes the workspace has already is not stored again, which is what
+//! makes a second run add only what is new), once to store them; one of at most 8 MiB is
+//! read once and kept in memory between the two.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use assetlib::{ApiError, ImportFile, ImportLibrary, ImportOptions, Imported, Service};
+use bytes::Bytes;
+use futures_util::stream::{self, BoxStream, StreamExt as _, TryStreamExt as _};
+use indicatif::{ProgressBar, ProgressStyle};
+use object_store::ObjectStore;
+use object_store::path::Path as ObjectPath;
+use sha2::{Digest as _, Sha256};
+use tokio::io::AsyncReadExt as _;
+
+use super::cli::ImportArgs;
+use super::data::{describe_data, open_service};
+use super::{BoxError, UserError};
+
+/// Files of at most this size are read once and kept in memory for their import.
+const READ_ONCE: u64 = 8 * 1024 * 1024;
+
+/// Bytes read at a time from a larger file.
+const CHUNK: usize = 256 * 1024;
+
+/// The tree imported.
+#[derive(Clone)]
+enum Tree {
+    Folder(PathBuf),
+    Bucket(Arc<dyn ObjectStore>),
+}
+
+/// A file found in the tree: its `/`-separated path in it, and its size.
+struct Found {
+    name: String,
+    size: u64,
+}
+
+/// One turn per checksum being imported, so two files of the same bytes in one run make one
+/// asset (the second finds the first's).
+#[derive(Default)]
+struct Turns(Mutex<HashMap<[u8; 32], Arc<tokio::sync::Mutex<()>>>>);
+
+impl Turns {
+    fn of(&self, checksum: [u8; 32]) -> Arc<tokio::sync::Mutex<()>> {
+        let mut turns = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        // Turns nobody holds or waits for go as new ones come.
+        turns.retain(|_, turn| Arc::strong_count(turn) > 1);
+        Arc::clone(turns.entry(checksum).or_default())
+    }
+}
+
+/// What an import came to.
+#[derive(Default)]
+struct Tally {
+    created: u64,
+    known: u64,
+    /// Each file not imported (or folder not listed), with why.
+    failed: Vec<(String, String)>,
+}
+
+/// Runs `import`.
+pub(crate) async fn run(args: ImportArgs) -> Result<(), BoxError> {
+    super::init_logging();
+    let mut config = super::keys::command_config();
+    config.ffmpeg.clone_from(&args.ffmpeg.path);
+    let service = open_service(&args.data, super::drawing_pdfs(config)).await?;
+    let options = ImportOptions {
+        tags: args.tags.clone(),
+        is_public: args.public,
+        workspace_id: args.workspace.clone(),
+    };
+    let tree = open_tree(&args.source)?;
+    eprintln!("import {}: {}", args.source, describe_data(&args.data));
+    let mut tally = Tally::default();
+    let found = list(&tree, &mut tally.failed).await?;
+
+    let bar = ProgressBar::new(found.len() as u64).with_style(ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} files  {msg}  [{elapsed_precise}, {eta} left]",
+    )?);
+    let jobs = args.jobs.map_or_else(default_jobs, usize::from);
+    let turns = Turns::default();
+    let mut results = stream::iter(found.iter().enumerate())
+        .map(|(at, file)| {
+            let (service, tree, options, turns) = (&service, &tree, &options, &turns);
+            async move { (at, import_one(service, tree, file, options, turns).await) }
+        })
+        .buffer_unordered(jobs);
+    let mut assets = vec![None; found.len()];
+    while let Some((at, result)) = results.next().await {
+        match result {
+            Ok(Imported::Created(asset)) => {
+                tally.created += 1;
+                assets[at] = Some(asset.id);
+            }
+            Ok(Imported::Known(asset)) => {
+                tally.known += 1;
+                assets[at] = Some(asset.id);
+            }
+            Err(why) => tally.failed.push((found[at].name.clone(), why)),
+        }
+        bar.inc(1);
+        bar.set_message(format!(
+            "{} new, {} there already, {} failed",
+            tally.created,
+            tally.known,
+            tally.failed.len()
+        ));
+    }
+    drop(results);
+    bar.finish_and_clear();
+
+    let library = match &args.library {
+        Some(title) => {
+            let library = library_of(title, args.workspace.clone(), &found, &assets);
+            let id = library.id;
+            service.import_library(library).await.map_err(|e| {
+                UserError(format!(
+                    "the library {title:?} could not be saved: {}",
+                    e.message()
+                ))
+            })?;
+            format!("; library {id}")
+        }
+        None => String::new(),
+    };
+    service.store().flush().await?;
+    for (name, why) in &tally.failed {
+        eprintln!("not imported: {name}: {why}");
+    }
+    println!(
+        "{} files found: {} imported, {} there already, {} not imported{library}",
+        found.len(),
+        tally.created,
+        tally.known,
+        tally.failed.len()
+    );
+    if tally.failed.is_empty() {
+        Ok(())
+    } else {
+        Err(UserError(format!(
+            "{} files or folders could not be imported (listed above); run the same import \
+             again once they are readable",
+            tally.failed.len()
+        ))
+        .into())
+    }
+}
+
+/// Files imported at once by default: enough to keep every core busy while others wait on
+/// their reads and their commits.
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) * 4
+}
+
+/// The tree `path` names: `s3://BUCKET[/PREFIX]` or a folder.
+fn open_tree(path: &str) -> Result<Tree, BoxError> {
+    if path.starts_with("s3://") {
+        return open_bucket(path);
+    }
+    let folder = PathBuf::from(path);
+    if !folder.is_dir() {
+        return Err(UserError(format!("{path} is not a folder (nor s3://BUCKET/PREFIX)")).into());
+    }
+    Ok(Tree::Folder(folder))
+}
+
+#[cfg(feature = "s3")]
+fn open_bucket(url: &str) -> Result<Tree, BoxError> {
+    let files = assetlib::Files::s3(url)
+        .map_err(|e| UserError(format!("cannot use the bucket {url}: {e}")))?;
+    Ok(Tree::Bucket(Arc::clone(files.object_store())))
+}
+
+#[cfg(not(feature = "s3"))]
+fn open_bucket(_url: &str) -> Result<Tree, BoxError> {
+    Err(UserError(
+        "this server was built without S3-compatible storage: build it with `--features s3`".into(),
+    )
+    .into())
+}
+
+/// Whether a file or folder name is left out (hidden).
+fn hidden(name: &str) -> bool {
+    name.starts_with('.')
+}
+
+/// Every file of the tree, in name order; what cannot be listed goes into `failed`.
+async fn list(tree: &Tree, failed: &mut Vec<(String, String)>) -> Result<Vec<Found>, BoxError> {
+    let mut found = match tree {
+        Tree::Folder(root) => {
+            let root = root.clone();
+            let (found, unlisted) = tokio::task::spawn_blocking(move || walk(&root)).await?;
+            failed.extend(unlisted);
+            found
+        }
+        Tree::Bucket(store) => {
+            let objects: Vec<_> = store
+                .list(None)
+                .try_collect()
+                .await
+                .map_err(|e| UserError(format!("cannot list the bucket: {e}")))?;
+            objects
+                .into_iter()
+                .filter(|o| !o.location.parts().any(|p| hidden(p.as_ref())))
+                .map(|o| Found {
+                    name: o.location.to_string(),
+                    size: o.size,
+                })
+                .collect()
+        }
+    };
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(found)
+}
+
+/// The files under `root` (links to folders not followed), and what could not be listed.
+fn walk(root: &Path) -> (Vec<Found>, Vec<(String, String)>) {
+    let (mut found, mut failed) = (Vec::new(), Vec::new());
+    let mut folders = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = folders.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                failed.push((format!("{prefix}/"), format!("cannot list the folder: {e}")));
+                continue;
+            }
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    failed.push((format!("{prefix}/"), format!("cannot list the folder: {e}")));
+                    continue;
+                }
+            };
+            let Ok(name) = entry.file_name().into_string() else {
+                let shown = entry.file_name().to_string_lossy().into_owned();
+                failed.push((format!("{prefix}{shown}"), "its name is not UTF-8".into()));
+                continue;
+            };
+            if hidden(&name) {
+                continue;
+            }
+            let rel = format!("{prefix}{name}");
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
+                folders.push((entry.path(), format!("{rel}/")));
+                continue;
+            }
+            // A link is read as what it leads to; one to a folder is not followed.
+            match std::fs::metadata(entry.path()) {
+                Ok(meta) if meta.is_file() => found.push(Found {
+                    name: rel,
+                    size: meta.len(),
+                }),
+                Ok(_) => {}
+                Err(e) => failed.push((rel, format!("cannot read it: {e}"))),
+            }
+        }
+    }
+    (found, failed)
+}
+
+/// Imports one file of the tree; the error says why it was not imported.
+async fn import_one(
+    service: &Service,
+    tree: &Tree,
+    file: &Found,
+    options: &ImportOptions,
+    turns: &Turns,
+) -> Result<Imported, String> {
+    let unreadable = |e: &dyn std::fmt::Display| format!("cannot read it: {e}");
+    let (checksum, kept) = checksum_of(tree, file).await.map_err(|e| unreadable(&e))?;
+    let turn = turns.of(checksum);
+    let _turn = turn.lock().await;
+    let bytes: BoxStream<'static, Result<Bytes, ApiError>> = match kept {
+        Some(bytes) => stream::once(async move { Ok(bytes) }).boxed(),
+        None => open(tree, &file.name).await.map_err(|e| unreadable(&e))?,
+    };
+    let import = ImportFile {
+        name: file.name.clone(),
+        checksum,
+        bytes,
+    };
+    service
+        .import_file(import, options)
+        .await
+        .map_err(|e| e.message())
+}
+
+/// The SHA-256 of a file, and its bytes when it is small enough to keep.
+async fn checksum_of(tree: &Tree, file: &Found) -> Result<([u8; 32], Option<Bytes>), BoxError> {
+    if file.size <= READ_ONCE {
+        let bytes = match tree {
+            Tree::Folder(root) => Bytes::from(tokio::fs::read(root.join(&file.name)).await?),
+            Tree::Bucket(store) => store.get(&object_path(&file.name)?).await?.bytes().await?,
+        };
+        return Ok((Sha256::digest(&bytes).into(), Some(bytes)));
+    }
+    let mut hash = Sha256::new();
+    let mut chunks = open(tree, &file.name).await?;
+    while let Some(chunk) = chunks.next().await {
+        hash.update(chunk.map_err(|e| e.message())?);
+    }
+    Ok((hash.finalize().into(), None))
+}
+
+fn object_path(name: &str) -> Result<ObjectPath, BoxError> {
+    ObjectPath::parse(name).map_err(|e| UserError(format!("{name}: {e}")).into())
+}
+
+/// The bytes of a file of the tree, a chunk at a time.
+async fn open(
+    tree: &Tree,
+    name: &str,
+) -> Result<BoxStream<'static, Result<Bytes, ApiError>>, BoxError> {
+    let failed =
+        |e: &dyn std::fmt::Display| ApiError::validation("file", format!("reading it failed: {e}"));
+    match tree {
+        Tree::Folder(root) => {
+            let file = tokio::fs::File::open(root.join(name)).await?;
+            Ok(stream::try_unfold(file, move |mut file| async move {
+                let mut chunk = vec![0u8; CHUNK];
+                let n = file.read(&mut chunk).await.map_err(|e| failed(&e))?;
+                chunk.truncate(n);
+                Ok((n > 0).then(|| (Bytes::from(chunk), file)))
+            })
+            .boxed())
+        }
+        Tree::Bucket(store) => {
+            let got = store.get(&object_path(name)?).await?;
+            Ok(got.into_stream().map_err(move |e| failed(&e)).boxed())
+        }
+    }
+}
+
+/// The library of the tree: a section per folder (the files at the top unsectioned), each
+/// with its files' assets in name order.
+fn library_of(
+    title: &str,
+    workspace: Option<String>,
+    found: &[Found],
+    assets: &[Option<uuid::Uuid>],
+) -> ImportLibrary {
+    let mut folders: Vec<(String, Vec<uuid::Uuid>)> = Vec::new();
+    for (file, asset) in found.iter().zip(assets) {
+        let Some(asset) = asset else { continue };
+        let folder = file.name.rsplit_once('/').map_or("", |(folder, _)| folder);
+        match folders.iter_mut().find(|(f, _)| f == folder) {
+            Some((_, assets)) => assets.push(*asset),
+            None => folders.push((folder.to_owned(), vec![*asset])),
+        }
+    }
+    folders.sort_by(|a, b| a.0.cmp(&b.0));
+    ImportLibrary {
+        id: ImportLibrary::id_of(title, workspace.as_deref()),
+        title: title.to_owned(),
+        workspace_id: workspace,
+        folders,
+    }
+}
