@@ -131,6 +131,8 @@ pub mod store;
 pub mod testing;
 #[cfg(feature = "keys")]
 pub mod tokens;
+#[cfg(feature = "transfer")]
+pub mod transfer;
 pub mod tree;
 pub mod tus;
 mod upload;

@@ -8,6 +8,8 @@ mod keys;
 mod passes;
 #[cfg(feature = "search")]
 mod search;
+#[cfg(feature = "transfer")]
+mod transfer;
 mod uploads;
 mod webhooks;
 mod workspaces;
@@ -49,7 +51,7 @@ pub struct MemoryStore {
     search_language: Option<crate::search::Language>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct State {
     assets: HashMap<Uuid, Asset>,
     libraries: HashMap<Uuid, StoredLibrary>,
@@ -76,6 +78,9 @@ struct State {
     /// The text inside the assets' files, kept for search.
     #[cfg(feature = "search")]
     texts: HashMap<Uuid, crate::store::AssetText>,
+    /// The mark of an import in progress ([`crate::store::TransferStore::transfer_mark`]).
+    #[cfg(feature = "transfer")]
+    transfer_mark: Option<String>,
 }
 
 /// Where a webhook's stream stands, and who holds it until when.

@@ -1,8 +1,9 @@
 //! The store conformance suite: every sentence of the store traits' docs, as checks any
 //! backend runs with one call ([`run_all`]). The cases are grouped by the trait they check
 //! ([`SUITES`]: [`ASSET_CASES`], [`LIBRARY_CASES`], [`KEY_CASES`], [`META_CASES`],
-//! [`PASS_CASES`], [`EVENT_CASES`], [`WEBHOOK_CASES`], [`UPLOAD_CASES`], and
-//! [`SHARED_CASES`] for what spans them); [`run_cases`] runs one group.
+//! [`PASS_CASES`], [`EVENT_CASES`], [`WEBHOOK_CASES`], [`UPLOAD_CASES`], [`SHARED_CASES`]
+//! for what spans them; `SEARCH_CASES`, `TRANSFER_CASES` of their features); [`run_cases`]
+//! runs one group.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap().block_on(async {
@@ -33,6 +34,8 @@ mod search;
 mod shared;
 #[cfg(feature = "search")]
 mod stemming;
+#[cfg(feature = "transfer")]
+mod transfer;
 mod uploads;
 mod webhooks;
 mod websites;
@@ -81,6 +84,8 @@ use search::*;
 use shared::*;
 #[cfg(feature = "search")]
 use stemming::*;
+#[cfg(feature = "transfer")]
+pub use transfer::{TRANSFER_CASES, TransferCase, run_transfer_cases};
 use uploads::*;
 
 use deliveries::{
@@ -332,8 +337,8 @@ where
     #[allow(unused_mut)]
     let mut suites: Vec<&[Case]> = SUITES
         .iter()
-        .filter(|(name, _)| kept(name))
-        .map(|(_, cases)| *cases)
+        .filter(|(n, _)| kept(n))
+        .map(|s| s.1)
         .collect();
     #[cfg(feature = "search")]
     match probe.search_store().map(|s| s.language()) {
@@ -341,11 +346,14 @@ where
         Some(Some(crate::search::Language::English)) => suites.push(STEMMING_CASES),
         _ => {}
     }
-    drop(store);
-    drop(guard);
+    #[cfg(feature = "transfer")]
+    let moves = probe.transfer_store().is_some();
+    drop((store, guard));
     for cases in suites {
         run_cases(cases, &mut make).await;
     }
+    #[cfg(feature = "transfer")]
+    transfer::run_when(moves, &mut make).await;
 }
 
 /// The store's [`PassStore`], which the cases of [`PASS_CASES`] need.

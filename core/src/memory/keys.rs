@@ -85,4 +85,9 @@ impl MetaStore for MemoryStore {
     fn search_store(&self) -> Option<&dyn crate::store::SearchStore> {
         Some(self)
     }
+
+    #[cfg(feature = "transfer")]
+    fn transfer_store(&self) -> Option<&dyn crate::store::TransferStore> {
+        Some(self)
+    }
 }

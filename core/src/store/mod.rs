@@ -29,6 +29,8 @@ mod uploads;
 mod versions;
 mod webhooks;
 
+#[cfg(feature = "transfer")]
+pub use crate::transfer::TransferStore;
 pub use assets::AssetStore;
 pub use events::EventStore;
 pub use keys::KeyStore;
@@ -435,6 +437,13 @@ pub trait MetaStore: Send + Sync + 'static {
     /// default) otherwise.
     #[cfg(feature = "search")]
     fn search_store(&self) -> Option<&dyn SearchStore> {
+        None
+    }
+
+    /// The store's records out and in, when it can be the source or target of a move (the
+    /// `transfer` capability); `None` (the default) otherwise.
+    #[cfg(feature = "transfer")]
+    fn transfer_store(&self) -> Option<&dyn TransferStore> {
         None
     }
 }

@@ -4,6 +4,8 @@
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
+#[cfg(feature = "transfer")]
+mod archive;
 mod backfill;
 mod conformance;
 mod detail_cache;

@@ -1,0 +1,164 @@
+//! Copying records from one store to another ([`copy_records`]) and every file from one file
+//! store to another ([`copy_files`]), resumably; the ready server's `migrate` runs both and
+//! then [`verify_files`].
+
+use futures_util::{StreamExt as _, TryStreamExt as _};
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, PutPayload, WriteMultipart};
+use sha2::{Digest as _, Sha256};
+
+use super::{Record, RecordCounts};
+use crate::error::{BoxError, StoreError};
+use crate::files::Files;
+use crate::transfer::TransferStore;
+
+/// Records written to the target in one call of [`TransferStore::import`].
+const BATCH: usize = 500;
+
+/// Where a copy stands, for a progress bar.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Records (or files) done.
+    pub done: u64,
+    /// Bytes of files done.
+    pub bytes: u64,
+}
+
+/// What a copy did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Copied {
+    /// The records copied, by kind.
+    pub records: RecordCounts,
+    /// Files copied.
+    pub files: u64,
+    /// Files the target had already (from a copy cut short), left as they were.
+    pub files_there: u64,
+    /// Bytes of the files copied.
+    pub bytes: u64,
+}
+
+/// Copies every record of `source` into `target`, [`BATCH`] at a time, calling `progress`
+/// after each batch. Records the target holds already are left as they are
+/// ([`TransferStore::import`]), so a copy cut short runs again from the start.
+///
+/// # Errors
+/// What the stores give.
+pub async fn copy_records(
+    source: &dyn TransferStore,
+    target: &dyn TransferStore,
+    mut progress: impl FnMut(Progress),
+) -> Result<RecordCounts, StoreError> {
+    let mut records = source.export().await?;
+    let mut counts = RecordCounts::default();
+    let mut batch: Vec<Record> = Vec::with_capacity(BATCH);
+    let mut done = 0u64;
+    loop {
+        let next = records.try_next().await?;
+        let end = next.is_none();
+        if let Some(record) = next {
+            counts.add(&record);
+            batch.push(record);
+        }
+        if batch.len() >= BATCH || (end && !batch.is_empty()) {
+            target.import(&batch).await?;
+            done += batch.len() as u64;
+            batch.clear();
+            progress(Progress { done, bytes: 0 });
+        }
+        if end {
+            return Ok(counts);
+        }
+    }
+}
+
+/// The path of every file of `files`, with its size, in path order.
+///
+/// # Errors
+/// When the file store cannot be listed.
+pub async fn list_files(files: &Files) -> Result<Vec<(String, u64)>, BoxError> {
+    let mut listed: Vec<(String, u64)> = files
+        .object_store()
+        .list(None)
+        .map_ok(|meta| (meta.location.to_string(), meta.size))
+        .try_collect()
+        .await?;
+    listed.sort();
+    Ok(listed)
+}
+
+/// Copies every file of `from` into `to` at the same path, streaming, calling `progress`
+/// after each. A file `to` has already with the same size is left as it is (a copy cut short
+/// runs again); every other is written whole or not at all (a multipart upload, completed
+/// only at its end).
+///
+/// # Errors
+/// What the file stores give.
+pub async fn copy_files(
+    from: &Files,
+    to: &Files,
+    mut progress: impl FnMut(Progress),
+) -> Result<Copied, BoxError> {
+    let mut copied = Copied::default();
+    let mut done = Progress::default();
+    for (path, size) in list_files(from).await? {
+        let location = ObjectPath::parse(&path)?;
+        let there = match to.object_store().head(&location).await {
+            Ok(meta) => Some(meta.size),
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        if there == Some(size) {
+            copied.files_there += 1;
+        } else {
+            copy_one(from.object_store(), to.object_store(), &location).await?;
+            copied.files += 1;
+            copied.bytes += size;
+        }
+        done.done += 1;
+        done.bytes += size;
+        progress(done);
+    }
+    Ok(copied)
+}
+
+/// Streams one file from `from` to `to`.
+async fn copy_one(
+    from: &std::sync::Arc<dyn ObjectStore>,
+    to: &std::sync::Arc<dyn ObjectStore>,
+    location: &ObjectPath,
+) -> Result<(), BoxError> {
+    let got = from.get(location).await?;
+    if got.meta.size <= 8 * 1024 * 1024 {
+        let bytes = got.bytes().await?;
+        to.put(location, PutPayload::from(bytes)).await?;
+        return Ok(());
+    }
+    let upload = to.put_multipart(location).await?;
+    let mut writer = WriteMultipart::new(upload);
+    let mut stream = got.into_stream();
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(chunk) => writer.write(&chunk),
+            Err(e) => {
+                writer.abort().await?;
+                return Err(e.into());
+            }
+        }
+    }
+    writer.finish().await?;
+    Ok(())
+}
+
+/// The SHA-256 of a stored file, read whole (streaming).
+///
+/// # Errors
+/// When it cannot be read.
+pub async fn file_checksum(files: &Files, path: &str) -> Result<[u8; 32], BoxError> {
+    let got = files.object_store().get(&ObjectPath::parse(path)?).await?;
+    let mut hash = Sha256::new();
+    let mut stream = got.into_stream();
+    while let Some(chunk) = stream.next().await {
+        hash.update(chunk?);
+    }
+    Ok(hash.finalize().into())
+}
