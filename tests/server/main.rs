@@ -11,6 +11,10 @@
 //! - `previews`: `thumbnails backfill` on assets stored without a thumbnail;
 //! - `runaway`: PDFs whose page never finishes drawing: memory of 32 such renders at once,
 //!   and SIGTERM while pages are drawn;
+//! - `transfer`: `backup` and `restore` of a rich sled directory and of a PostgreSQL database
+//!   while it serves, `migrate` of a rich sled directory to PostgreSQL and a bucket, each
+//!   answering the same after; damaged archives refused; each command killed with SIGKILL
+//!   and finished by a second run;
 //! - `site`: the example website page in a real headless browser (Chromium);
 //! - `replicas` (features `postgres` and `s3`): two replicas over one PostgreSQL database and
 //!   one bucket of a real S3 server, both started by the test kit;
@@ -34,6 +38,7 @@ mod runaway;
 mod running;
 mod search;
 mod site;
+mod transfer;
 mod tus_kit;
 mod upload_page;
 #[cfg(all(feature = "postgres", feature = "s3"))]

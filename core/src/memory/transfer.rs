@@ -8,8 +8,10 @@ use super::{MemoryStore, State, StoredLibrary, Stream};
 use crate::error::StoreError;
 use crate::events::EventCursor;
 use crate::store::TransferStore;
+#[cfg(feature = "search")]
+use crate::transfer::TextRecord;
 use crate::transfer::{
-    DeliveryRecord, EventRecord, LibraryRecord, Record, RecordCounts, TextRecord, WebhookRecord,
+    DeliveryRecord, EventRecord, LibraryRecord, Record, RecordCounts, WebhookRecord,
 };
 
 fn corrupt(detail: String) -> StoreError {

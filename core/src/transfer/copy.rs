@@ -110,6 +110,7 @@ pub async fn copy_files(
         if there == Some(size) {
             copied.files_there += 1;
         } else {
+            to.remove_unfinished(&path).await;
             copy_one(from.object_store(), to.object_store(), &location).await?;
             copied.files += 1;
             copied.bytes += size;

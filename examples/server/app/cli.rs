@@ -51,6 +51,51 @@ pub(crate) enum Command {
     /// sled server first; PostgreSQL replicas may keep serving). Files whose bytes are there
     /// already are skipped, so running it again adds only what is new.
     Import(ImportArgs),
+    /// Write every record and file into one archive with a manifest of checksums (stop a
+    /// sled server first; from PostgreSQL while replicas serve).
+    Backup(BackupArgs),
+    /// Put an archive's records and files back into an empty data directory or database,
+    /// after checking it whole (a damaged archive writes nothing).
+    Restore(RestoreArgs),
+    /// Copy every record (and with `--to-files` every file) into an empty PostgreSQL
+    /// database, then check counts and file checksums; the source is left as it is (stop a
+    /// sled server first).
+    Migrate(MigrateArgs),
+}
+
+/// Options of `backup`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct BackupArgs {
+    /// The archive to write (replaced if it exists; written beside it until whole).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: PathBuf,
+    #[command(flatten)]
+    pub(crate) data: DataArg,
+}
+
+/// Options of `restore`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct RestoreArgs {
+    /// The archive `backup` wrote.
+    #[arg(value_name = "FILE")]
+    pub(crate) archive: PathBuf,
+    #[command(flatten)]
+    pub(crate) data: DataArg,
+}
+
+/// Options of `migrate`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct MigrateArgs {
+    /// The PostgreSQL database to copy into (empty, or holding what a `migrate` of the same
+    /// source stopped before its end left).
+    #[arg(long, value_name = "URL")]
+    pub(crate) to_database_url: String,
+    /// Copy the files too, into this bucket (`s3://BUCKET[/PREFIX]`); without it they stay
+    /// where they are, for the new server to use with the same `--data` or `--files`.
+    #[arg(long, value_name = "s3://BUCKET[/PREFIX]")]
+    pub(crate) to_files: Option<String>,
+    #[command(flatten)]
+    pub(crate) data: DataArg,
 }
 
 /// Options of `import`.

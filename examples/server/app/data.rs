@@ -32,7 +32,7 @@ pub(crate) async fn open_service(data: &DataArg, mut config: Config) -> Result<S
         }
     };
     let files = match &data.files {
-        Some(url) => open_s3(url)?,
+        Some(url) => open_files(url)?,
         None => {
             create_data_dir(&data.data)?;
             Files::local(data.data.join("files")).map_err(|e| UserError(e.to_string()))?
@@ -93,8 +93,12 @@ fn open_sled(args: &DataArg) -> Result<Arc<dyn Store>, BoxError> {
     }
 }
 
+/// Connects to the PostgreSQL database `url`, its search stemming in `language`.
 #[cfg(feature = "postgres")]
-async fn open_postgres(url: &str, language: Option<Language>) -> Result<Arc<dyn Store>, BoxError> {
+pub(crate) async fn open_postgres(
+    url: &str,
+    language: Option<Language>,
+) -> Result<Arc<dyn Store>, BoxError> {
     use assetlib::postgres::{PgConfig, PgStore};
     match PgStore::connect_with(url, PgConfig::new().search_language(language)).await {
         Ok(store) => Ok(Arc::new(store)),
@@ -102,8 +106,9 @@ async fn open_postgres(url: &str, language: Option<Language>) -> Result<Arc<dyn 
     }
 }
 
+/// Without PostgreSQL: an error saying so.
 #[cfg(not(feature = "postgres"))]
-async fn open_postgres(
+pub(crate) async fn open_postgres(
     _url: &str,
     _language: Option<Language>,
 ) -> Result<Arc<dyn Store>, BoxError> {
@@ -113,13 +118,15 @@ async fn open_postgres(
     .into())
 }
 
+/// The files in the bucket `url` names (`s3://BUCKET[/PREFIX]`).
 #[cfg(feature = "s3")]
-fn open_s3(url: &str) -> Result<Files, BoxError> {
+pub(crate) fn open_files(url: &str) -> Result<Files, BoxError> {
     Files::s3(url).map_err(|e| UserError(format!("cannot use the bucket {url}: {e}")).into())
 }
 
+/// Without S3: an error saying so.
 #[cfg(not(feature = "s3"))]
-fn open_s3(_url: &str) -> Result<Files, BoxError> {
+pub(crate) fn open_files(_url: &str) -> Result<Files, BoxError> {
     Err(UserError(
         "this server was built without S3-compatible storage: build it with `--features s3`".into(),
     )

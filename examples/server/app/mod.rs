@@ -25,6 +25,7 @@ pub(crate) mod keys;
 pub(crate) mod search;
 pub(crate) mod site;
 pub(crate) mod thumbnails;
+pub(crate) mod transfer;
 
 use cli::{Cli, Command, ServeArgs};
 use data::{describe_data, open_service};
@@ -75,6 +76,9 @@ where
             Command::Thumbnails { command } => thumbnails::run(command).await,
             Command::Search { command } => search::run(command).await,
             Command::Import(args) => import::run(args).await,
+            Command::Backup(args) => transfer::backup(args).await,
+            Command::Restore(args) => transfer::restore(args).await,
+            Command::Migrate(args) => transfer::migrate(args).await,
         }
     });
     // Requests are answered and the store is flushed: work still on a blocking thread (a

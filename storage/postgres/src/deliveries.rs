@@ -36,11 +36,13 @@ const DELIVERY_COLUMNS: [&str; 13] = [
 /// Commits the statement's own transaction without waiting for the disk.
 const ASYNC_COMMIT: &str = "SELECT set_config('synchronous_commit', 'off', true) AS off";
 
-fn delivery_cols(p: &str) -> String {
+/// The delivery columns, each prefixed with `p`, in the order [`delivery_from_row`] reads.
+pub(crate) fn delivery_cols(p: &str) -> String {
     columns(p, &DELIVERY_COLUMNS)
 }
 
-fn delivery_from_row(row: &Row, at: usize) -> Result<Delivery, Failure> {
+/// Decodes the columns of [`delivery_cols`] starting at `at`.
+pub(crate) fn delivery_from_row(row: &Row, at: usize) -> Result<Delivery, Failure> {
     let status: String = row.try_get(at + 6)?;
     let attempts: i32 = row.try_get(at + 7)?;
     let code: Option<i32> = row.try_get(at + 10)?;

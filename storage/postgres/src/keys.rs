@@ -11,10 +11,12 @@ use crate::events::{At, log_rows_sql, one_event, then_logged};
 use crate::error::{Failure, duplicate_id, duplicate_key_hash, unique_violation};
 use crate::store::PgStore;
 
-const KEY_COLS: &str =
+/// The key columns, in the order [`key_from_row`] reads.
+pub(crate) const KEY_COLS: &str =
     "id, name, key_hash, scopes, created_at, expires_at, revoked_at, workspace_id";
 
-fn key_from_row(row: &Row) -> Result<ApiKey, Failure> {
+/// Decodes the columns of [`KEY_COLS`].
+pub(crate) fn key_from_row(row: &Row) -> Result<ApiKey, Failure> {
     let hash: Vec<u8> = row.try_get(2)?;
     let key_hash: [u8; 32] = hash
         .as_slice()

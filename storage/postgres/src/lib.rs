@@ -244,6 +244,16 @@ mod search_index;
 mod search_language;
 mod slugs;
 mod store;
+#[cfg(feature = "transfer")]
+mod transfer;
+#[cfg(feature = "transfer")]
+mod transfer_export;
+#[cfg(feature = "transfer")]
+mod transfer_import;
+#[cfg(feature = "transfer")]
+mod transfer_import_library;
+#[cfg(feature = "transfer")]
+mod transfer_import_log;
 mod uploads;
 mod webhooks;
 mod websites;

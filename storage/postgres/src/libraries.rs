@@ -42,7 +42,7 @@ const LIBRARY_COLUMNS: [&str; 18] = [
 
 /// The library columns every read returns, in the order [`library_from_row`] decodes them,
 /// each prefixed with `p`.
-fn library_cols(p: &str) -> String {
+pub(crate) fn library_cols(p: &str) -> String {
     crate::store::columns(p, &LIBRARY_COLUMNS)
 }
 
@@ -54,7 +54,7 @@ const LIBRARY_COLS: usize = LIBRARY_COLUMNS.len();
 const LIBRARY_WRITE_LOCK: i32 = 0x6c69_6200;
 
 /// Decodes the columns of [`library_cols`] starting at `at`, then the view count.
-fn library_from_row(row: &Row, at: usize) -> Result<Library, Failure> {
+pub(crate) fn library_from_row(row: &Row, at: usize) -> Result<Library, Failure> {
     let views: Option<i64> = row.try_get(at + LIBRARY_COLS)?;
     Ok(Library {
         id: row.try_get(at)?,

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::schema::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 21;
+pub const SCHEMA_VERSION: i32 = 22;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
@@ -35,6 +35,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (19, include_str!("../migrations/0019_search_fields.sql")),
     (20, include_str!("../migrations/0020_text_facets.sql")),
     (21, include_str!("../migrations/0021_search_language.sql")),
+    (22, include_str!("../migrations/0022_transfer_mark.sql")),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas

@@ -36,12 +36,12 @@ const PASS_COLUMNS: [&str; 10] = [
 const SPEND_TRIES: usize = 3;
 
 /// The pass columns, each prefixed with `p`.
-fn pass_cols(p: &str) -> String {
+pub(crate) fn pass_cols(p: &str) -> String {
     columns(p, &PASS_COLUMNS)
 }
 
 /// Decodes the columns of [`pass_cols`] starting at `at`.
-fn pass_from_row(row: &Row, at: usize) -> Result<LibraryPass, Failure> {
+pub(crate) fn pass_from_row(row: &Row, at: usize) -> Result<LibraryPass, Failure> {
     let hash: Vec<u8> = row.try_get(at + 2)?;
     let token_hash: [u8; 32] = hash
         .as_slice()

@@ -19,7 +19,7 @@ pub(crate) const REINDEX_BATCH: u32 = 500;
 const WORDS_PER_CHUNK: usize = 20_000;
 
 /// The words of `text` in `language`, each once, in chunks of at most [`WORDS_PER_CHUNK`].
-fn text_word_chunks(text: &AssetText, language: Option<Language>) -> Vec<Vec<String>> {
+pub(crate) fn text_word_chunks(text: &AssetText, language: Option<Language>) -> Vec<Vec<String>> {
     let all: Vec<String> = text.words(language).into_iter().collect();
     all.chunks(WORDS_PER_CHUNK)
         .map(<[String]>::to_vec)

@@ -29,11 +29,13 @@ const HOOK_COLUMNS: [&str; 9] = [
     "workspace_id",
 ];
 
-fn hook_cols(p: &str) -> String {
+/// The webhook columns, each prefixed with `p`, in the order [`hook_from_row`] reads.
+pub(crate) fn hook_cols(p: &str) -> String {
     columns(p, &HOOK_COLUMNS)
 }
 
-fn hook_from_row(row: &Row, at: usize) -> Result<Webhook, Failure> {
+/// Decodes the columns of [`hook_cols`] starting at `at`.
+pub(crate) fn hook_from_row(row: &Row, at: usize) -> Result<Webhook, Failure> {
     let names: Vec<String> = row.try_get(at + 2)?;
     let event_types = EventFilter::from_names(names.iter().map(String::as_str))
         .ok_or_else(|| Failure::invalid("webhook event types", format!("{names:?}")))?;

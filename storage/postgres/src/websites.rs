@@ -147,4 +147,9 @@ impl MetaStore for PgStore {
     fn search_store(&self) -> Option<&dyn assetlib_core::store::SearchStore> {
         Some(self)
     }
+
+    #[cfg(feature = "transfer")]
+    fn transfer_store(&self) -> Option<&dyn assetlib_core::store::TransferStore> {
+        Some(self)
+    }
 }

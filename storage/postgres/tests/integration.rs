@@ -20,4 +20,6 @@ mod schema;
 #[cfg(feature = "search")]
 mod search;
 mod tags;
+#[cfg(feature = "transfer")]
+mod transfer;
 mod workspaces;

@@ -80,6 +80,7 @@ async fn custom_schema_holds_every_table() {
             "secrets",
             "slug_counters",
             "tag_counts",
+            "transfer_mark",
             "uploads",
             "webhook_deliveries",
             "webhooks",

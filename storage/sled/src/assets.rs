@@ -484,7 +484,7 @@ impl SledStore {
     /// Moves the content versions of the assets `ids` (and of all the assets), after a write
     /// that changed them is committed (so a reader that sees a new version reads the write).
     /// Also moves the folded texts the list's `search=` reads (feature `search`).
-    fn assets_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
+    pub(crate) fn assets_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
         let ids: Vec<Uuid> = ids.into_iter().collect();
         self.inner.asset_versions.moved(ids.iter().copied());
         #[cfg(feature = "search")]

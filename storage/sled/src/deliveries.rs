@@ -123,7 +123,8 @@ fn listed_key(webhook: Uuid, created_at: &DateTime<Utc>, id: Uuid) -> Vec<u8> {
 pub(crate) struct DeliveryLock(Mutex<()>);
 
 impl DeliveryLock {
-    fn hold(&self) -> MutexGuard<'_, ()> {
+    /// Holds the lock until the guard is dropped.
+    pub(crate) fn hold(&self) -> MutexGuard<'_, ()> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -138,7 +139,8 @@ pub(crate) struct HookOutcome {
 }
 
 impl Inner {
-    fn delivery(&self, id: Uuid) -> Result<Option<Delivery>, Error> {
+    /// The delivery `id`, if it is there.
+    pub(crate) fn delivery(&self, id: Uuid) -> Result<Option<Delivery>, Error> {
         self.get(&self.deliveries, id.as_bytes())?
             .map(|v| decode::<DeliveryRec>(DeliveryRec::WHAT, &v)?.into_delivery(id))
             .transpose()
@@ -183,7 +185,8 @@ impl Inner {
             .transpose()
     }
 
-    fn put_stream(&self, id: Uuid, rec: &StreamRec) -> Result<(), Error> {
+    /// Stores where the stream of webhook `id` stands (the caller holds the delivery lock).
+    pub(crate) fn put_stream(&self, id: Uuid, rec: &StreamRec) -> Result<(), Error> {
         self.webhook_streams
             .insert(id.as_bytes(), encode(StreamRec::WHAT, rec)?)?;
         Ok(())

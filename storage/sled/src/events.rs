@@ -27,7 +27,8 @@ use crate::record::{Ts, decode, encode};
 /// An event as stored (its place is the key).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct EventRec {
-    id: Uuid,
+    /// The event's id.
+    pub(crate) id: Uuid,
     kind: String,
     occurred_at: Ts,
     actor: Option<(Uuid, String)>,
@@ -42,7 +43,8 @@ pub(crate) struct EventRec {
 impl EventRec {
     pub(crate) const WHAT: &'static str = "event";
 
-    fn new(e: &Event) -> Self {
+    /// The stored record of `e` (its place is its key).
+    pub(crate) fn new(e: &Event) -> Self {
         Self {
             id: e.id,
             kind: e.kind.as_str().to_owned(),
@@ -63,7 +65,8 @@ impl EventRec {
             .or_else(|e| decode(Self::WHAT, &[bytes, &[0]].concat()).map_err(|_| e))
     }
 
-    fn into_event(self, place: u64) -> Result<Event, Error> {
+    /// The event this record stores at `place`.
+    pub(crate) fn into_event(self, place: u64) -> Result<Event, Error> {
         Ok(Event {
             id: self.id,
             kind: self
@@ -122,7 +125,7 @@ impl EventSeq {
 
     /// The places below the first one returned hold every event they will ever hold; the
     /// second is the next place to hand out (every place below it was given to a write).
-    fn settled_and_next(&self) -> (u64, u64) {
+    pub(crate) fn settled_and_next(&self) -> (u64, u64) {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let settled = state.in_flight.first().copied().unwrap_or(state.next);
         (settled, state.next)

@@ -190,6 +190,8 @@ mod record;
 mod search;
 #[cfg(feature = "search")]
 mod search_keys;
+#[cfg(feature = "transfer")]
+mod transfer;
 mod tree_keys;
 mod tx;
 mod uploads;

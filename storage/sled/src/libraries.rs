@@ -413,7 +413,7 @@ impl Inner {
 /// Claims a slug for library `id` in `workspace`: `wanted` if free there (or already its
 /// own); else, for a slug made from the title, the first free `wanted-2`, `wanted-3`, ...;
 /// for a given slug, a conflict.
-fn claim_library_slug(
+pub(crate) fn claim_library_slug(
     slugs: &TransactionalTree,
     (workspace, wanted): (Option<&str>, &str),
     id: Uuid,

@@ -94,7 +94,7 @@ impl PassListRec {
     pub(crate) const WHAT: &'static str = "library passes";
 
     /// Adds a place where the order wants it.
-    fn add(&mut self, place: [u8; 28]) {
+    pub(crate) fn add(&mut self, place: [u8; 28]) {
         // The list descends: a place greater than the new one comes before it.
         if let Err(i) = self.places.binary_search_by(|p| place.cmp(p)) {
             self.places.insert(i, place);
@@ -112,7 +112,7 @@ impl PassListRec {
 }
 
 /// Reads a library's list of passes (empty when it has none).
-fn read_list(lists: &TransactionalTree, library: Uuid) -> Result<PassListRec, TxError> {
+pub(crate) fn read_list(lists: &TransactionalTree, library: Uuid) -> Result<PassListRec, TxError> {
     match lists.get(library.as_bytes())? {
         Some(v) => decode(PassListRec::WHAT, &v).map_err(abort),
         None => Ok(PassListRec::default()),

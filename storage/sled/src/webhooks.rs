@@ -50,7 +50,9 @@ pub(crate) struct WebhookRec {
 impl WebhookRec {
     pub(crate) const WHAT: &'static str = "webhook";
 
-    fn new(w: &Webhook) -> Self {
+    /// The record of `w`, its stream starting before every event (see
+    /// [`WebhookRec::starting_at`]).
+    pub(crate) fn new(w: &Webhook) -> Self {
         WebhookRec {
             url: w.url.clone(),
             event_types: w
@@ -70,7 +72,7 @@ impl WebhookRec {
     }
 
     /// The record with its stream starting at `place`.
-    fn starting_at(self, place: u64) -> Self {
+    pub(crate) fn starting_at(self, place: u64) -> Self {
         WebhookRec {
             stream_start: place,
             ..self

@@ -10,7 +10,7 @@ use crate::record::decode_id;
 use crate::{Inner, SledStore, tree_keys};
 
 /// The key of the signing secret in the `meta` tree.
-const SECRET_KEY: &[u8] = b"signing_secret";
+pub(crate) const SECRET_KEY: &[u8] = b"signing_secret";
 
 impl Inner {
     /// The libraries holding `slug`, one per workspace (the one of no workspace first), by
@@ -100,6 +100,11 @@ impl MetaStore for SledStore {
 
     #[cfg(feature = "search")]
     fn search_store(&self) -> Option<&dyn assetlib_core::store::SearchStore> {
+        Some(self)
+    }
+
+    #[cfg(feature = "transfer")]
+    fn transfer_store(&self) -> Option<&dyn assetlib_core::store::TransferStore> {
         Some(self)
     }
 }

@@ -16,3 +16,5 @@ mod passes;
 mod scale;
 #[cfg(feature = "search")]
 mod search;
+#[cfg(feature = "transfer")]
+mod transfer;

@@ -146,6 +146,7 @@ async fn restore_files(
                 writing = if there {
                     None
                 } else {
+                    files.remove_unfinished(&path).await;
                     let upload = files
                         .object_store()
                         .put_multipart(&location)
