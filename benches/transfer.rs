@@ -12,7 +12,8 @@
 //! Environment: `ASSETLIB_MIGRATE_SIZE` (N, default 100,000). The data: N assets (titles of
 //! their own, two tags each, pdf, image and video by turns, the event of each create), one
 //! library of 50 entries for every 1,000 assets, each with a view, written through the
-//! store's own writes (sled with periodic flushes while it is filled). The PostgreSQL server
+//! store's own writes (sled with periodic flushes while it is filled, its page cache held to
+//! 64 MiB as the ready server's `--sled-cache-mb 64` holds it). The PostgreSQL server
 //! is the test kit's, started on 127.0.0.1 for the run and stopped by its PID at the end.
 //! Records go by in batches of 500, each a durable transaction of the target.
 
@@ -74,9 +75,15 @@ async fn measured<T>(work: impl std::future::Future<Output = T>) -> (T, f64, f64
     (out, took, rose)
 }
 
+/// sled with its page cache held to 64 MiB: at its default of 1 GiB the cache grows with what
+/// is written until it is full, which is no cost of a move.
+fn sled_config() -> SledConfig {
+    SledConfig::default().cache_capacity(64 * 1024 * 1024)
+}
+
 /// A sled store in `dir` filled with `n` assets and their libraries.
 async fn filled(dir: &std::path::Path, n: usize) -> SledStore {
-    let config = SledConfig::default().durability(Durability::Periodic { every_ms: 1000 });
+    let config = sled_config().durability(Durability::Periodic { every_ms: 1000 });
     let store = SledStore::open_with(dir, config).expect("open sled");
     let shared: Arc<dyn Store> = Arc::new(store.clone());
     let mut set = tokio::task::JoinSet::new();
@@ -159,7 +166,8 @@ async fn run(n: usize, cluster: &TestCluster, work: &std::path::Path) {
         n as f64 / took,
         bytes / (1024 * 1024)
     );
-    let restored = SledStore::open(work.join(format!("restored-{n}"))).expect("open");
+    let restored =
+        SledStore::open_with(work.join(format!("restored-{n}")), sled_config()).expect("open");
     let restored: Arc<dyn Store> = Arc::new(restored);
     let into = restored.transfer_store().expect("sled moves");
     let (done, took, rose) = measured(archive::restore(&out, into, &Files::memory(), |_| {})).await;
