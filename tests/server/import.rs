@@ -4,14 +4,13 @@
 //! prefix is imported into PostgreSQL and another bucket.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use assetlib::extract::samples;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use crate::running::{Running, create_key, run, server_binary, text};
+use crate::running::{Running, create_key, kill_when, run, server_binary, spawn, text};
 
 /// The axum server: `import` is the same code in both ready servers.
 const SERVER: &str = "server";
@@ -259,37 +258,19 @@ async fn an_import_killed_in_the_middle_finishes_on_the_next_run() {
         );
     }
     let tree_arg = tree.to_str().expect("utf-8");
-    let mut child = Command::new(server_binary(SERVER))
-        .args(["import", tree_arg, "--library", "Images", "--data"])
-        .arg(&data)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start import");
     // Killed once some files are stored, and before the last is.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let stored = uploads(&data);
-        if stored >= FILES / 5 {
-            break;
-        }
-        assert!(
-            child.try_wait().expect("wait").is_none(),
-            "the import ended before it was killed"
-        );
-        assert!(
-            Instant::now() < deadline,
-            "the import stored {stored} files in 120 s"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let killed = Command::new("kill")
-        .args(["-KILL", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
-    child.wait().expect("reap");
+    let child = spawn(
+        &[
+            "import",
+            tree_arg,
+            "--library",
+            "Images",
+            "--data",
+            data.to_str().expect("utf-8"),
+        ],
+        &[],
+    );
+    kill_when(child, "the import", || uploads(&data) >= FILES / 5);
     let before = uploads(&data);
     assert!(before < FILES, "killed before the end: {before} stored");
 

@@ -234,3 +234,42 @@ impl Drop for Running {
         }
     }
 }
+
+/// Starts the axum ready server's binary with `args` (and `env`) in the background, its
+/// output dropped.
+pub(crate) fn spawn(args: &[&str], env: &[(&str, String)]) -> std::process::Child {
+    Command::new(server_binary("server"))
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start")
+}
+
+/// Kills `child` with SIGKILL once `ready` says so; panics when it ends first.
+pub(crate) fn kill_when(
+    mut child: std::process::Child,
+    what: &str,
+    mut ready: impl FnMut() -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !ready() {
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "{what} ended before it was killed"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "{what} made no progress in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let status = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    child.wait().expect("reap");
+}

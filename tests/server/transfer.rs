@@ -6,14 +6,13 @@
 //! command killed with SIGKILL in the middle finishes on a second run.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 use assetlib::extract::samples;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::running::{Running, create_key, server_binary, text};
+use crate::running::{Running, create_key, kill_when, server_binary, spawn, text};
 
 const SERVER: &str = "server";
 
@@ -510,40 +509,6 @@ async fn damaged_archives_are_refused_and_nothing_is_written() {
         );
         server.terminate().await;
     }
-}
-
-/// Starts the server binary with `args` in the background.
-fn spawn(args: &[&str], env: &[(&str, String)]) -> std::process::Child {
-    Command::new(server_binary(SERVER))
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start")
-}
-
-/// Kills `child` with SIGKILL once `ready` says so; panics when it ends first.
-fn kill_when(mut child: std::process::Child, what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !ready() {
-        assert!(
-            child.try_wait().expect("wait").is_none(),
-            "{what} ended before it was killed"
-        );
-        assert!(
-            Instant::now() < deadline,
-            "{what} made no progress in 120 s"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let status = Command::new("kill")
-        .args(["-KILL", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    child.wait().expect("reap");
 }
 
 fn count_files(dir: &Path) -> usize {

@@ -60,7 +60,9 @@ pub async fn copy_records(
             batch.push(record);
         }
         if batch.len() >= BATCH || (end && !batch.is_empty()) {
-            target.import(&batch).await?;
+            for chunk in batch.chunks(target.import_batch().max(1)) {
+                target.import(chunk).await?;
+            }
             done += batch.len() as u64;
             batch.clear();
             progress(Progress { done, bytes: 0 });

@@ -48,6 +48,12 @@ pub trait TransferStore: Send + Sync {
     /// when the store fails.
     async fn import(&self, records: &[Record]) -> Result<(), StoreError>;
 
+    /// How many records a move hands [`TransferStore::import`] at a time (500 by default): a
+    /// store whose transactions grow in memory with their writes takes fewer.
+    fn import_batch(&self) -> usize {
+        500
+    }
+
     /// The mark an import in progress left (a description of its source), or `None`: a move
     /// writes it before its first record and clears it after its check, so a target that is
     /// not empty is one this move may go on with only when it bears the same mark.

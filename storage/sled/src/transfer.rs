@@ -54,6 +54,12 @@ impl TransferStore for SledStore {
         self.import_records(records.to_vec()).await
     }
 
+    /// sled keeps every write of a transaction (some 80 for an asset with search) in memory
+    /// until it commits: smaller batches keep a move's memory down.
+    fn import_batch(&self) -> usize {
+        50
+    }
+
     async fn transfer_mark(&self) -> Result<Option<String>, StoreError> {
         self.blocking(|inner| {
             let meta = inner.db.open_tree("meta")?;

@@ -80,7 +80,9 @@ pub async fn restore_verified(
     let reading = tokio::task::spawn_blocking(move || read_records(&owned, &tx));
     while let Some(batch) = rx.recv().await {
         let batch = batch?;
-        store.import(&batch).await?;
+        for chunk in batch.chunks(store.import_batch().max(1)) {
+            store.import(chunk).await?;
+        }
         done.done += batch.len() as u64;
         progress(done);
     }
