@@ -5,14 +5,15 @@
 //! could not be imported (each is listed with why).
 //!
 //! Files and folders whose name starts with `.` are left out, and links to folders are not
-//! followed (a link to a file is read as the file). Files are read twice: once for their
-//! checksum (a file whose bytes the workspace has already is not stored again, which is what
-//! makes a second run add only what is new), once to store them; one of at most 8 MiB is
-//! read once and kept in memory between the two.
+//! followed (a link to a file is read as the file). Files are read twice: first every file
+//! for its checksum (a file whose bytes the workspace has already is not stored again, which
+//! is what makes a second run add only what is new; of files with the same bytes, the first
+//! in name order is imported and the others are placed where it is), then each new one to
+//! store it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use assetlib::{ApiError, ImportFile, ImportLibrary, ImportOptions, Imported, Service};
 use bytes::Bytes;
@@ -27,9 +28,6 @@ use super::cli::ImportArgs;
 use super::data::{describe_data, open_service};
 use super::{BoxError, UserError};
 
-/// Files of at most this size are read once and kept in memory for their import.
-const READ_ONCE: u64 = 8 * 1024 * 1024;
-
 /// Bytes read at a time from a larger file.
 const CHUNK: usize = 256 * 1024;
 
@@ -40,24 +38,9 @@ enum Tree {
     Bucket(Arc<dyn ObjectStore>),
 }
 
-/// A file found in the tree: its `/`-separated path in it, and its size.
+/// A file found in the tree: its `/`-separated path in it.
 struct Found {
     name: String,
-    size: u64,
-}
-
-/// One turn per checksum being imported, so two files of the same bytes in one run make one
-/// asset (the second finds the first's).
-#[derive(Default)]
-struct Turns(Mutex<HashMap<[u8; 32], Arc<tokio::sync::Mutex<()>>>>);
-
-impl Turns {
-    fn of(&self, checksum: [u8; 32]) -> Arc<tokio::sync::Mutex<()>> {
-        let mut turns = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        // Turns nobody holds or waits for go as new ones come.
-        turns.retain(|_, turn| Arc::strong_count(turn) > 1);
-        Arc::clone(turns.entry(checksum).or_default())
-    }
 }
 
 /// What an import came to.
@@ -89,14 +72,51 @@ pub(crate) async fn run(args: ImportArgs) -> Result<(), BoxError> {
         "{bar:40} {pos}/{len} files  {msg}  [{elapsed_precise}, {eta} left]",
     )?);
     let jobs = args.jobs.map_or_else(default_jobs, usize::from);
-    let turns = Turns::default();
-    let mut results = stream::iter(found.iter().enumerate())
+
+    // First every checksum: of files with the same bytes, the first in name order is the one
+    // imported (the others are placed where it is), whatever order the reads end in.
+    bar.set_message("reading checksums");
+    let mut sums: Vec<Option<[u8; 32]>> = vec![None; found.len()];
+    let mut reads = stream::iter(found.iter().enumerate())
         .map(|(at, file)| {
-            let (service, tree, options, turns) = (&service, &tree, &options, &turns);
-            async move { (at, import_one(service, tree, file, options, turns).await) }
+            let tree = &tree;
+            async move { (at, checksum_of(tree, file).await) }
         })
         .buffer_unordered(jobs);
+    while let Some((at, sum)) = reads.next().await {
+        match sum {
+            Ok(sum) => sums[at] = Some(sum),
+            Err(e) => tally
+                .failed
+                .push((found[at].name.clone(), format!("cannot read it: {e}"))),
+        }
+        bar.inc(1);
+    }
+    drop(reads);
+    let mut first: HashMap<[u8; 32], usize> = HashMap::new();
+    let copy_of: Vec<Option<usize>> = sums
+        .iter()
+        .enumerate()
+        .map(|(at, sum)| {
+            let sum = (*sum)?;
+            let owner = *first.entry(sum).or_insert(at);
+            (owner != at).then_some(owner)
+        })
+        .collect();
+
+    bar.set_position(0);
     let mut assets = vec![None; found.len()];
+    let owners: Vec<(usize, &Found, [u8; 32])> = found
+        .iter()
+        .enumerate()
+        .filter_map(|(at, file)| Some((at, file, sums[at].filter(|_| copy_of[at].is_none())?)))
+        .collect();
+    let mut results = stream::iter(owners)
+        .map(|(at, file, sum)| {
+            let (service, tree, options) = (&service, &tree, &options);
+            async move { (at, import_one(service, tree, file, sum, options).await) }
+        })
+        .buffer_unordered(jobs);
     while let Some((at, result)) = results.next().await {
         match result {
             Ok(Imported::Created(asset)) => {
@@ -118,6 +138,23 @@ pub(crate) async fn run(args: ImportArgs) -> Result<(), BoxError> {
         ));
     }
     drop(results);
+    for (at, owner) in copy_of.iter().enumerate() {
+        let Some(owner) = *owner else { continue };
+        match assets[owner] {
+            Some(asset) => {
+                tally.known += 1;
+                assets[at] = Some(asset);
+            }
+            None => tally.failed.push((
+                found[at].name.clone(),
+                format!(
+                    "it has the bytes of {}, which was not imported",
+                    found[owner].name
+                ),
+            )),
+        }
+        bar.inc(1);
+    }
     bar.finish_and_clear();
 
     let library = match &args.library {
@@ -215,7 +252,6 @@ async fn list(tree: &Tree, failed: &mut Vec<(String, String)>) -> Result<Vec<Fou
                 .filter(|o| !o.location.parts().any(|p| hidden(p.as_ref())))
                 .map(|o| Found {
                     name: o.location.to_string(),
-                    size: o.size,
                 })
                 .collect()
         }
@@ -260,10 +296,7 @@ fn walk(root: &Path) -> (Vec<Found>, Vec<(String, String)>) {
             }
             // A link is read as what it leads to; one to a folder is not followed.
             match std::fs::metadata(entry.path()) {
-                Ok(meta) if meta.is_file() => found.push(Found {
-                    name: rel,
-                    size: meta.len(),
-                }),
+                Ok(meta) if meta.is_file() => found.push(Found { name: rel }),
                 Ok(_) => {}
                 Err(e) => failed.push((rel, format!("cannot read it: {e}"))),
             }
@@ -272,22 +305,18 @@ fn walk(root: &Path) -> (Vec<Found>, Vec<(String, String)>) {
     (found, failed)
 }
 
-/// Imports one file of the tree; the error says why it was not imported.
+/// Imports one file of the tree, whose bytes have the SHA-256 `checksum`; the error says why
+/// it was not imported.
 async fn import_one(
     service: &Service,
     tree: &Tree,
     file: &Found,
+    checksum: [u8; 32],
     options: &ImportOptions,
-    turns: &Turns,
 ) -> Result<Imported, String> {
-    let unreadable = |e: &dyn std::fmt::Display| format!("cannot read it: {e}");
-    let (checksum, kept) = checksum_of(tree, file).await.map_err(|e| unreadable(&e))?;
-    let turn = turns.of(checksum);
-    let _turn = turn.lock().await;
-    let bytes: BoxStream<'static, Result<Bytes, ApiError>> = match kept {
-        Some(bytes) => stream::once(async move { Ok(bytes) }).boxed(),
-        None => open(tree, &file.name).await.map_err(|e| unreadable(&e))?,
-    };
+    let bytes = open(tree, &file.name)
+        .await
+        .map_err(|e| format!("cannot read it: {e}"))?;
     let import = ImportFile {
         name: file.name.clone(),
         checksum,
@@ -299,21 +328,14 @@ async fn import_one(
         .map_err(|e| e.message())
 }
 
-/// The SHA-256 of a file, and its bytes when it is small enough to keep.
-async fn checksum_of(tree: &Tree, file: &Found) -> Result<([u8; 32], Option<Bytes>), BoxError> {
-    if file.size <= READ_ONCE {
-        let bytes = match tree {
-            Tree::Folder(root) => Bytes::from(tokio::fs::read(root.join(&file.name)).await?),
-            Tree::Bucket(store) => store.get(&object_path(&file.name)?).await?.bytes().await?,
-        };
-        return Ok((Sha256::digest(&bytes).into(), Some(bytes)));
-    }
+/// The SHA-256 of a file of the tree, read a chunk at a time.
+async fn checksum_of(tree: &Tree, file: &Found) -> Result<[u8; 32], BoxError> {
     let mut hash = Sha256::new();
     let mut chunks = open(tree, &file.name).await?;
     while let Some(chunk) = chunks.next().await {
         hash.update(chunk.map_err(|e| e.message())?);
     }
-    Ok((hash.finalize().into(), None))
+    Ok(hash.finalize().into())
 }
 
 fn object_path(name: &str) -> Result<ObjectPath, BoxError> {
