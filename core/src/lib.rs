@@ -62,6 +62,7 @@
 //! | [`tus`] | resumable uploads: their records, metadata and the tus protocol's headers |
 //! | `openapi` | the OpenAPI 3.1 document of the API, served at `GET /api/v1/openapi.json` (feature `openapi`) |
 //! | `testing` | the store conformance suite (feature `testing`) |
+//! | `transfer` | moving data: every record of a store out and in (`TransferStore`), copies between stores and file stores, backup archives with checksums (feature `transfer`) |
 //!
 //! ## Features
 //! None is on by default: core alone is the contract. Each capability is a feature; an
@@ -82,6 +83,7 @@
 //! | `webp-lossy` | lossy WebP variants through libwebp (built from source; without it WebP variants are lossless); turns on `variants` |
 //! | `jpeg-turbo` | JPEG variants shrunk to a half or less decoded at a reduced size by libjpeg-turbo (built from source; its SIMD code needs `nasm` at build time); turns on `variants` |
 //! | `search` | `assetlib_core::search` and `store::SearchStore`: the rules of search (the query language, words folded without case and accents, stemming in 18 languages through `rust-stemmers` when a store names one, snippets, scores) and the store contract, with [`MemoryStore`]'s reference and the conformance group; the route `GET /api/v1/search` comes with the sled and PostgreSQL indexes |
+//! | `transfer` | `assetlib_core::transfer` and `store::TransferStore`: every record of a store out and in, `copy_records` and `copy_files`, backup archives (`transfer::archive`), with [`MemoryStore`]'s reference and the conformance group `TRANSFER_CASES` |
 //! | `openapi` | `assetlib_core::openapi`: the OpenAPI 3.1 document of the API, served without a key at `GET /api/v1/openapi.json` |
 //! | `s3` | `Files::s3`: files in a bucket of any S3-compatible service, through object_store's `aws` backend |
 //! | `testing` | `assetlib_core::testing`: the conformance suite every [`Store`] runs (turns on `samples`) |

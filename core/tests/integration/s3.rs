@@ -170,10 +170,13 @@ async fn upload_lands_at_its_key_and_downloads_whole_and_in_part() {
     assert_eq!(r.status, 200);
     assert_eq!(body, content);
     assert_eq!(r.header("content-length"), Some("100000"));
+    // The ETag is made of the bytes (their SHA-256, the asset's checksum), not S3's own.
     let meta = e.bucket.store().head(&ObjectPath::from(key.as_str())).await;
     let s3_tag = meta.expect("head").e_tag.expect("an ETag from S3");
     let etag = r.header("etag").expect("an ETag").to_owned();
-    assert_eq!(etag, format!("\"{}\"", s3_tag.trim_matches('"')));
+    let checksum = asset["checksum_sha256"].as_str().expect("a checksum");
+    assert_eq!(etag, format!("\"sha256-{checksum}\""));
+    assert_ne!(etag, format!("\"{}\"", s3_tag.trim_matches('"')));
 
     let (r, body) = e.download(&id, Some("bytes=2-9")).await;
     assert_eq!(r.status, 206);
