@@ -15,7 +15,6 @@ use super::assets::Uploaded;
 use crate::error::ApiError;
 use crate::files::Written;
 use crate::model::{Asset, LibraryRows, LibrarySettings, PutOutcome};
-use crate::query::{AssetQuery, AssetSort, AssetStatus, SortOrder};
 use crate::upload;
 use crate::validate::{self, EntryDoc, LibraryDoc, OnDuplicate, SectionDoc};
 
@@ -141,7 +140,7 @@ impl Service {
             .map(|w| validate::workspace_id("workspace_id", w))
             .transpose()?;
         if let Some(known) = self
-            .known_asset(file.checksum, workspace.as_deref())
+            .asset_with_checksum(file.checksum, workspace.as_deref(), true)
             .await?
         {
             return Ok(Imported::Known(known));
@@ -183,39 +182,6 @@ impl Service {
         written.settle(files, &outcome).await;
         match outcome? {
             Uploaded::Created(asset) | Uploaded::Reused(asset) => Ok(Imported::Created(asset)),
-        }
-    }
-
-    /// The oldest asset of exactly `workspace` (none: of no workspace) whose file has
-    /// `checksum`, drafts included.
-    async fn known_asset(
-        &self,
-        checksum: [u8; 32],
-        workspace: Option<&str>,
-    ) -> Result<Option<Asset>, ApiError> {
-        let mut query = AssetQuery {
-            per_page: self.inner.config.max_page_size,
-            status: AssetStatus::Any,
-            sort: AssetSort::CreatedAt,
-            order: SortOrder::Asc,
-            checksum: Some(checksum),
-            workspace_id: workspace.map(str::to_owned),
-            ..AssetQuery::default()
-        };
-        loop {
-            let page = self.inner.store.list_assets(&query).await?;
-            let last = page.items.len() < query.per_page as usize;
-            if let Some(found) = page
-                .items
-                .into_iter()
-                .find(|a| a.workspace_id.as_deref() == workspace)
-            {
-                return Ok(Some(found));
-            }
-            if last {
-                return Ok(None);
-            }
-            query.page += 1;
         }
     }
 

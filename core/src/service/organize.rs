@@ -258,14 +258,20 @@ impl Service {
         Ok(hidden)
     }
 
-    /// The asset whose file has `checksum` (the oldest, published or not), if any.
+    /// The oldest asset whose file has `checksum`, published or not, if any: of `workspace`,
+    /// or of any without one; with `exact`, of none without one.
     pub(super) async fn asset_with_checksum(
         &self,
         checksum: [u8; 32],
         workspace: Option<&str>,
+        exact: bool,
     ) -> Result<Option<Asset>, ApiError> {
-        let query = AssetQuery {
-            per_page: 1,
+        let mut query = AssetQuery {
+            per_page: if exact {
+                self.inner.config.max_page_size
+            } else {
+                1
+            },
             status: AssetStatus::Any,
             sort: AssetSort::CreatedAt,
             order: SortOrder::Asc,
@@ -273,7 +279,18 @@ impl Service {
             workspace_id: workspace.map(str::to_owned),
             ..AssetQuery::default()
         };
-        Ok(self.inner.store.list_assets(&query).await?.items.pop())
+        loop {
+            let page = self.inner.store.list_assets(&query).await?;
+            let last = page.items.len() < query.per_page as usize;
+            let wanted = |a: &Asset| !exact || a.workspace_id.as_deref() == workspace;
+            if let Some(found) = page.items.into_iter().find(wanted) {
+                return Ok(Some(found));
+            }
+            if last {
+                return Ok(None);
+            }
+            query.page += 1;
+        }
     }
 
     /// What an upload of a file with `checksum` into `workspace` does under `on_duplicate`:
@@ -291,7 +308,7 @@ impl Service {
         };
         match (
             on_duplicate,
-            self.asset_with_checksum(checksum, workspace).await?,
+            self.asset_with_checksum(checksum, workspace, false).await?,
         ) {
             (_, None) | (OnDuplicate::Allow, _) => Ok(None),
             (OnDuplicate::Reject, Some(asset)) => Err(ApiError::Duplicate { asset_id: asset.id }),
