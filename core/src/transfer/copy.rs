@@ -1,11 +1,13 @@
 //! Copying records from one store to another ([`copy_records`]) and every file from one file
 //! store to another ([`copy_files`]), resumably; the ready server's `migrate` runs both and
-//! then [`verify_files`].
+//! then [`verify_copy`].
 
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, PutPayload, WriteMultipart};
 use sha2::{Digest as _, Sha256};
+
+use uuid::Uuid;
 
 use super::{Record, RecordCounts};
 use crate::error::{BoxError, StoreError};
@@ -164,4 +166,87 @@ pub async fn file_checksum(files: &Files, path: &str) -> Result<[u8; 32], BoxErr
         hash.update(chunk?);
     }
     Ok(hash.finalize().into())
+}
+
+/// Why a copy is not what its source is ([`verify_copy`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CopyDiffers {
+    /// The two stores hold different numbers of records of some kind.
+    #[error("the copy differs: the source holds {from}, the target {to}")]
+    Counts {
+        /// What the source holds.
+        from: RecordCounts,
+        /// What the target holds.
+        to: RecordCounts,
+    },
+    /// An asset's file cannot be read from the target's file store.
+    #[error("asset {asset}: its file {path}: {error}")]
+    Unreadable {
+        /// The asset.
+        asset: Uuid,
+        /// Its file's path.
+        path: String,
+        /// Why it cannot be read.
+        error: BoxError,
+    },
+    /// An asset's file does not have the checksum the asset records.
+    #[error("asset {asset}: its file {path} does not have the checksum the asset records")]
+    Checksum {
+        /// The asset.
+        asset: Uuid,
+        /// Its file's path.
+        path: String,
+    },
+    /// A store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Checks a copy: `source` and `target` hold as many records of each kind, and the file of
+/// every asset of `target` that records a checksum (read from `files`, the target's file
+/// store) has that checksum. Calls `progress` with the assets looked at; answers how many
+/// files it checked.
+///
+/// # Errors
+/// [`CopyDiffers`] for the first difference found, or what the stores give.
+pub async fn verify_copy(
+    source: &dyn TransferStore,
+    target: &dyn TransferStore,
+    files: &Files,
+    mut progress: impl FnMut(Progress),
+) -> Result<u64, CopyDiffers> {
+    let (from, to) = (source.record_counts().await?, target.record_counts().await?);
+    if from != to {
+        return Err(CopyDiffers::Counts { from, to });
+    }
+    let mut records = target.export().await?;
+    let (mut checked, mut seen) = (0u64, Progress::default());
+    while let Some(record) = records.try_next().await? {
+        let Record::Asset(asset) = record else {
+            continue;
+        };
+        seen.done += 1;
+        progress(seen);
+        let (Some(path), Some(sum)) = (asset.file_path, asset.checksum_sha256) else {
+            continue;
+        };
+        match file_checksum(files, &path).await {
+            Ok(found) if found == sum => checked += 1,
+            Ok(_) => {
+                return Err(CopyDiffers::Checksum {
+                    asset: asset.id,
+                    path,
+                });
+            }
+            Err(error) => {
+                return Err(CopyDiffers::Unreadable {
+                    asset: asset.id,
+                    path,
+                    error,
+                });
+            }
+        }
+    }
+    Ok(checked)
 }

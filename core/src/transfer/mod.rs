@@ -20,7 +20,9 @@ pub mod archive;
 mod copy;
 mod store;
 
-pub use copy::{Copied, Progress, copy_files, copy_records, file_checksum, list_files};
+pub use copy::{
+    Copied, CopyDiffers, Progress, copy_files, copy_records, file_checksum, list_files, verify_copy,
+};
 pub use store::TransferStore;
 
 use chrono::{DateTime, Utc};

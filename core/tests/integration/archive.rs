@@ -1,13 +1,16 @@
 //! Backup archives over the memory store and in-memory files: a round trip gives back every
 //! record and file; a damaged archive (cut short, a byte of a file changed, a record changed
 //! with its checksum left) is refused by `verify` and `restore` writes nothing; a target that
-//! is not empty is refused; and files copied between file stores keep their bytes.
+//! is not empty is refused; files copied between file stores keep their bytes; and a copy is
+//! verified by its counts and its files' checksums.
 
 use assetlib_core::store::TransferStore;
 use assetlib_core::store::prelude::*;
 use assetlib_core::testing::{sample_asset, sample_library};
 use assetlib_core::transfer::archive::{self, ArchiveError};
-use assetlib_core::transfer::{Record, copy_files, file_checksum, list_files};
+use assetlib_core::transfer::{
+    CopyDiffers, Record, copy_files, copy_records, file_checksum, list_files, verify_copy,
+};
 use assetlib_core::{AssetType, Files, LibraryEntry, LibraryWrite, MemoryStore};
 use futures_util::TryStreamExt as _;
 
@@ -180,4 +183,50 @@ async fn files_copied_between_file_stores_keep_their_bytes_and_a_second_copy_ski
             "{path}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_is_verified_by_its_counts_and_its_files_checksums() {
+    let (store, files) = deployment().await;
+    let target = MemoryStore::new();
+    let to = Files::memory();
+    copy_records(&store, &target, |_| {}).await.expect("copy");
+    copy_files(&files, &to, |_| {}).await.expect("copy");
+    let mut seen = 0;
+    let checked = verify_copy(&store, &target, &to, |p| seen = p.done)
+        .await
+        .expect("the copy is whole");
+    assert_eq!((checked, seen), (1, 2), "one asset of two has a file");
+
+    // A file changed after the copy.
+    let path = "uploads/a/guide.pdf";
+    to.object_store()
+        .put(&path.into(), b"other bytes".to_vec().into())
+        .await
+        .expect("put");
+    let differs = verify_copy(&store, &target, &to, |_| {}).await;
+    assert!(
+        matches!(&differs, Err(CopyDiffers::Checksum { path: p, .. }) if p == path),
+        "{differs:?}"
+    );
+    // A file gone.
+    to.object_store()
+        .delete(&path.into())
+        .await
+        .expect("delete");
+    let differs = verify_copy(&store, &target, &to, |_| {}).await;
+    assert!(
+        matches!(&differs, Err(CopyDiffers::Unreadable { path: p, .. }) if p == path),
+        "{differs:?}"
+    );
+    // A record the target lacks.
+    store
+        .insert_asset(sample_asset("Late", AssetType::Link, 9), Log::ANONYMOUS)
+        .await
+        .expect("insert");
+    let differs = verify_copy(&store, &target, &files, |_| {}).await;
+    let Err(CopyDiffers::Counts { from, to }) = differs else {
+        panic!("counts differ: {differs:?}");
+    };
+    assert_eq!((from.assets, to.assets), (3, 2));
 }

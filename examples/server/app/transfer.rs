@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
+use assetlib::Store;
 use assetlib::store::TransferStore;
-use assetlib::transfer::{self, Progress, RecordCounts, archive};
-use assetlib::{Files, Store};
+use assetlib::transfer::{self, Progress, archive};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::cli::{BackupArgs, MigrateArgs, RestoreArgs};
@@ -37,6 +37,12 @@ fn show(bar: &ProgressBar) -> impl FnMut(Progress) + Send + 'static {
         bar.set_position(now.done);
         bar.set_message(format!("{} MiB of files", now.bytes / (1024 * 1024)));
     }
+}
+
+/// Moves `bar` to the count done, keeping its message.
+fn show_count(bar: &ProgressBar) -> impl FnMut(Progress) + Send + 'static {
+    let bar = bar.clone();
+    move |now: Progress| bar.set_position(now.done)
 }
 
 /// Runs `backup`.
@@ -138,12 +144,17 @@ pub(crate) async fn migrate(args: MigrateArgs) -> Result<(), BoxError> {
         }
         None => None,
     };
-    let checked = verify(
+    let bar = progress_bar(source.record_counts().await?.assets)?;
+    bar.set_message("checking files");
+    let checked = transfer::verify_copy(
         source,
         target,
         target_files.as_ref().unwrap_or(service.files()),
+        show_count(&bar),
     )
-    .await?;
+    .await;
+    bar.finish_and_clear();
+    let checked = checked.map_err(|e| UserError(e.to_string()))?;
     target.set_transfer_mark(None).await?;
     let files_said = match files {
         Some(f) => format!(
@@ -156,51 +167,4 @@ pub(crate) async fn migrate(args: MigrateArgs) -> Result<(), BoxError> {
     };
     println!("migrated {copied}; {files_said}; {checked} file checksums verified");
     Ok(())
-}
-
-/// Checks a copy: the same records of each kind at both ends, and the file of every asset
-/// with a checksum (in `files`, the target's file store) has that checksum. How many files
-/// it checked.
-async fn verify(
-    source: &dyn TransferStore,
-    target: &dyn TransferStore,
-    files: &Files,
-) -> Result<u64, BoxError> {
-    use futures_util::TryStreamExt as _;
-    let (from, to): (RecordCounts, RecordCounts) =
-        (source.record_counts().await?, target.record_counts().await?);
-    if from != to {
-        return Err(UserError(format!(
-            "the copy differs: the source holds {from}, the target {to}"
-        ))
-        .into());
-    }
-    let bar = progress_bar(from.assets)?;
-    bar.set_message("checking files");
-    let mut records = target.export().await?;
-    let (mut checked, mut seen) = (0u64, 0u64);
-    while let Some(record) = records.try_next().await? {
-        let transfer::Record::Asset(asset) = record else {
-            continue;
-        };
-        seen += 1;
-        bar.set_position(seen);
-        let (Some(path), Some(sum)) = (&asset.file_path, asset.checksum_sha256) else {
-            continue;
-        };
-        let found = transfer::file_checksum(files, path)
-            .await
-            .map_err(|e| UserError(format!("asset {}: its file {path}: {e}", asset.id)))?;
-        if found != sum {
-            bar.finish_and_clear();
-            return Err(UserError(format!(
-                "asset {}: its file {path} does not have the checksum the asset records",
-                asset.id
-            ))
-            .into());
-        }
-        checked += 1;
-    }
-    bar.finish_and_clear();
-    Ok(checked)
 }
