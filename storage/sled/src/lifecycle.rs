@@ -100,12 +100,8 @@ impl Inner {
             &self.versions,
             &self.events,
             &self.asset_slugs,
-            #[cfg(feature = "search")]
-            &self.search.texts,
-            #[cfg(feature = "search")]
-            &self.search.text_words,
         ];
-        trees.extend(self.index_trees());
+        self.push_asset_trees(&mut trees);
         Ok(trees.as_slice().transaction(|trees| {
             let [
                 assets,
@@ -122,15 +118,10 @@ impl Inner {
             else {
                 return Err(abort(Error::invalid("transaction", "a tree is missing")));
             };
-            #[cfg(feature = "search")]
-            let [texts, text_words, indexes @ ..] = rest else {
-                return Err(abort(Error::invalid("transaction", "a tree is missing")));
-            };
-            #[cfg(not(feature = "search"))]
-            let indexes = rest;
+            let tail = self.asset_trees_tx(rest)?;
             f(&AssetTx {
                 assets,
-                indexes: self.index_tx(indexes),
+                indexes: tail.indexes,
                 counts,
                 counters,
                 uses,
@@ -140,7 +131,7 @@ impl Inner {
                 events,
                 slugs,
                 #[cfg(feature = "search")]
-                texts: [texts, text_words],
+                texts: tail.texts,
             })
         })?)
     }

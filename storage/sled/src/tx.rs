@@ -41,7 +41,45 @@ pub(crate) struct IndexTrees<'a> {
     pub(crate) language: Option<assetlib_core::search::Language>,
 }
 
+/// The trees a transaction that writes assets ends with, as
+/// [`crate::Inner::push_asset_trees`] lists them and [`crate::Inner::asset_trees_tx`] finds
+/// them in the transaction.
+pub(crate) struct AssetTrees<'a> {
+    /// The kept texts and their words (feature `search`).
+    #[cfg(feature = "search")]
+    pub(crate) texts: [&'a TransactionalTree; 2],
+    /// The asset index trees.
+    pub(crate) indexes: IndexTrees<'a>,
+}
+
 impl crate::Inner {
+    /// Appends to `trees` the ones a transaction that writes assets ends with: with feature
+    /// `search` the kept texts and their words, then [`crate::Inner::index_trees`].
+    pub(crate) fn push_asset_trees<'a>(&'a self, trees: &mut Vec<&'a sled::Tree>) {
+        #[cfg(feature = "search")]
+        trees.extend([&self.search.texts, &self.search.text_words]);
+        trees.extend(self.index_trees());
+    }
+
+    /// The trees [`crate::Inner::push_asset_trees`] appended, found at the end of a
+    /// transaction's, `rest`.
+    pub(crate) fn asset_trees_tx<'a>(
+        &self,
+        rest: &'a [TransactionalTree],
+    ) -> Result<AssetTrees<'a>, TxError> {
+        #[cfg(feature = "search")]
+        let [texts, text_words, indexes @ ..] = rest else {
+            return Err(abort(Error::invalid("transaction", "a tree is missing")));
+        };
+        #[cfg(not(feature = "search"))]
+        let indexes = rest;
+        Ok(AssetTrees {
+            #[cfg(feature = "search")]
+            texts: [texts, text_words],
+            indexes: self.index_tx(indexes),
+        })
+    }
+
     /// The asset index trees `trees` of a transaction (over [`crate::Inner::index_trees`]).
     pub(crate) fn index_tx<'a>(&self, trees: &'a [TransactionalTree]) -> IndexTrees<'a> {
         IndexTrees {

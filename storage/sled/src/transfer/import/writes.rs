@@ -141,12 +141,8 @@ impl Inner {
             &self.library_passes,
             &self.events,
             &self.webhooks,
-            #[cfg(feature = "search")]
-            &self.search.texts,
-            #[cfg(feature = "search")]
-            &self.search.text_words,
         ];
-        trees.extend(self.index_trees());
+        self.push_asset_trees(&mut trees);
         Ok(trees.as_slice().transaction(|trees| {
             let [
                 meta,
@@ -174,12 +170,7 @@ impl Inner {
             else {
                 return Err(abort(Error::invalid("transaction", "a tree is missing")));
             };
-            #[cfg(feature = "search")]
-            let [texts, text_words, indexes @ ..] = rest else {
-                return Err(abort(Error::invalid("transaction", "a tree is missing")));
-            };
-            #[cfg(not(feature = "search"))]
-            let indexes = rest;
+            let tail = self.asset_trees_tx(rest)?;
             f(&ImportTx {
                 meta,
                 keys,
@@ -190,7 +181,7 @@ impl Inner {
                 counts,
                 counters,
                 asset_uses,
-                indexes: self.index_tx(indexes),
+                indexes: tail.indexes,
                 libraries,
                 library_slugs,
                 library_items,
@@ -203,7 +194,7 @@ impl Inner {
                 events,
                 webhooks,
                 #[cfg(feature = "search")]
-                texts: [texts, text_words],
+                texts: tail.texts,
             })
         })?)
     }
