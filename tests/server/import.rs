@@ -10,7 +10,7 @@ use assetlib::extract::samples;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use crate::running::{Running, create_key, kill_when, run, server_binary, spawn, text};
+use crate::running::{Running, arg, create_key, kill_when, run, server_binary, spawn, text};
 
 /// The axum server: `import` is the same code in both ready servers.
 const SERVER: &str = "server";
@@ -31,7 +31,7 @@ fn hex(bytes: &[u8]) -> String {
 fn import(data: &Path, args: &[&str]) -> (bool, String, String) {
     let mut all = vec!["import"];
     all.extend_from_slice(args);
-    all.extend_from_slice(&["--data", data.to_str().expect("utf-8")]);
+    all.extend_from_slice(&["--data", arg(data)]);
     let out = run(SERVER, &all);
     (out.status.success(), text(&out.stdout), text(&out.stderr))
 }
@@ -98,7 +98,7 @@ async fn import_adds_a_tree_once_then_only_what_is_new() {
     }
     std::os::unix::fs::symlink(tree.join("nowhere.pdf"), tree.join("gone.pdf")).expect("link");
     let args = ["--library", "Brand kit", "--tags", "imported,kit"];
-    let mut with_tree = vec![tree.to_str().expect("utf-8")];
+    let mut with_tree = vec![arg(&tree)];
     with_tree.extend_from_slice(&args);
 
     // First run: what can be imported is; the rest is listed and the exit says so.
@@ -207,11 +207,6 @@ async fn import_adds_a_tree_once_then_only_what_is_new() {
         )
         .await;
     assert_eq!(status, 200, "{detail}");
-    let detail = if detail["data"].is_object() {
-        &detail["data"]
-    } else {
-        &detail
-    };
     assert_eq!(detail["title"], "Brand kit");
     let sections = detail["sections"].as_array().expect("sections");
     let shown: Vec<(String, Vec<String>)> = sections
@@ -257,7 +252,7 @@ async fn an_import_killed_in_the_middle_finishes_on_the_next_run() {
             &samples::png(side, 16),
         );
     }
-    let tree_arg = tree.to_str().expect("utf-8");
+    let tree_arg = arg(&tree);
     // Killed once some files are stored, and before the last is.
     let child = spawn(
         &[
@@ -266,7 +261,7 @@ async fn an_import_killed_in_the_middle_finishes_on_the_next_run() {
             "--library",
             "Images",
             "--data",
-            data.to_str().expect("utf-8"),
+            arg(&data),
         ],
         &[],
     );
@@ -303,11 +298,6 @@ async fn an_import_killed_in_the_middle_finishes_on_the_next_run() {
         )
         .await;
     assert_eq!(status, 200, "{detail}");
-    let detail = if detail["data"].is_object() {
-        &detail["data"]
-    } else {
-        &detail
-    };
     let sections = detail["sections"].as_array().expect("sections");
     assert_eq!(sections.len(), 4);
     let held: usize = sections

@@ -51,6 +51,11 @@ pub(crate) fn run(example: &str, args: &[&str]) -> Output {
         .expect("run the server binary")
 }
 
+/// A path as a command-line argument.
+pub(crate) fn arg(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }

@@ -12,7 +12,7 @@ use assetlib::extract::samples;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::running::{Running, create_key, kill_when, server_binary, spawn, text};
+use crate::running::{Running, arg, create_key, kill_when, server_binary, spawn, text};
 
 const SERVER: &str = "server";
 
@@ -84,7 +84,7 @@ async fn make_rich(dir: &Path, data: &Path, flags: &[&str], env: &[(&str, String
     );
     let acme = dir.join("acme");
     write(&acme.join("plan.pdf"), &samples::pdf(1, 12));
-    let data_arg = data.to_str().expect("utf-8");
+    let data_arg = arg(data);
     let with = |args: &[&str]| -> Vec<String> {
         let mut all: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
         all.extend(["--data".to_owned(), data_arg.to_owned()]);
@@ -98,7 +98,7 @@ async fn make_rich(dir: &Path, data: &Path, flags: &[&str], env: &[(&str, String
     ok(
         &run(with(&[
             "import",
-            tree.to_str().expect("utf-8"),
+            arg(&tree),
             "--library",
             "Brand kit",
             "--tags",
@@ -107,12 +107,7 @@ async fn make_rich(dir: &Path, data: &Path, flags: &[&str], env: &[(&str, String
         "import",
     );
     ok(
-        &run(with(&[
-            "import",
-            acme.to_str().expect("utf-8"),
-            "--workspace",
-            "acme",
-        ])),
+        &run(with(&["import", arg(&acme), "--workspace", "acme"])),
         "import acme",
     );
     let last_line = |out: Output| {
@@ -376,13 +371,7 @@ async fn a_sled_directory_backed_up_and_restored_answers_the_same() {
     let archive = dir.path().join("backup.zip");
     let said = ok(
         &command(
-            &[
-                "backup",
-                "--out",
-                archive.to_str().expect("utf-8"),
-                "--data",
-                data.to_str().expect("utf-8"),
-            ],
+            &["backup", "--out", arg(&archive), "--data", arg(&data)],
             &[],
         ),
         "backup",
@@ -392,28 +381,12 @@ async fn a_sled_directory_backed_up_and_restored_answers_the_same() {
         "{said}"
     );
     let said = ok(
-        &command(
-            &[
-                "restore",
-                archive.to_str().expect("utf-8"),
-                "--data",
-                copy.to_str().expect("utf-8"),
-            ],
-            &[],
-        ),
+        &command(&["restore", arg(&archive), "--data", arg(&copy)], &[]),
         "restore",
     );
     assert!(said.starts_with("restored "), "{said}");
     // A second restore into the same (now full) directory is refused.
-    let again = command(
-        &[
-            "restore",
-            archive.to_str().expect("utf-8"),
-            "--data",
-            copy.to_str().expect("utf-8"),
-        ],
-        &[],
-    );
+    let again = command(&["restore", arg(&archive), "--data", arg(&copy)], &[]);
     assert!(!again.status.success());
     assert!(
         text(&again.stderr).contains("not empty"),
@@ -437,27 +410,13 @@ async fn damaged_archives_are_refused_and_nothing_is_written() {
         write(&tree.join(format!("f{i}.png")), &samples::png(40 + i, 30));
     }
     ok(
-        &command(
-            &[
-                "import",
-                tree.to_str().expect("utf-8"),
-                "--data",
-                data.to_str().expect("utf-8"),
-            ],
-            &[],
-        ),
+        &command(&["import", arg(&tree), "--data", arg(&data)], &[]),
         "import",
     );
     let archive = dir.path().join("backup.zip");
     ok(
         &command(
-            &[
-                "backup",
-                "--out",
-                archive.to_str().expect("utf-8"),
-                "--data",
-                data.to_str().expect("utf-8"),
-            ],
+            &["backup", "--out", arg(&archive), "--data", arg(&data)],
             &[],
         ),
         "backup",
@@ -477,15 +436,7 @@ async fn damaged_archives_are_refused_and_nothing_is_written() {
         let target = dir
             .path()
             .join(format!("target-{}", what.replace(' ', "-")));
-        let out = command(
-            &[
-                "restore",
-                bad.to_str().expect("utf-8"),
-                "--data",
-                target.to_str().expect("utf-8"),
-            ],
-            &[],
-        );
+        let out = command(&["restore", arg(&bad), "--data", arg(&target)], &[]);
         let err = text(&out.stderr);
         assert!(!out.status.success(), "{what}: {}", text(&out.stdout));
         assert!(err.contains("damaged"), "{what}: {err}");
@@ -493,10 +444,7 @@ async fn damaged_archives_are_refused_and_nothing_is_written() {
         let files = target.join("files");
         let stored = std::fs::read_dir(&files).map_or(0, |d| d.count());
         assert_eq!(stored, 0, "{what}: files written");
-        let keys = command(
-            &["keys", "list", "--data", target.to_str().expect("utf-8")],
-            &[],
-        );
+        let keys = command(&["keys", "list", "--data", arg(&target)], &[]);
         let key = create_key(SERVER, &target, "read:assets,write:assets");
         let logs = logs(dir.path(), &format!("logs-{}", what.replace(' ', "-")));
         let server = start(&target, &logs, &[], &[]).await;
@@ -539,24 +487,17 @@ async fn backup_and_restore_killed_in_the_middle_finish_on_a_second_run() {
             &samples::png(40 + i, 30),
         );
     }
-    let data_arg = data.to_str().expect("utf-8");
+    let data_arg = arg(&data);
     ok(
         &command(
-            &[
-                "import",
-                tree.to_str().expect("utf-8"),
-                "--library",
-                "Set",
-                "--data",
-                data_arg,
-            ],
+            &["import", arg(&tree), "--library", "Set", "--data", data_arg],
             &[],
         ),
         "import",
     );
     let key = create_key(SERVER, &data, "read:assets,write:assets,read:libraries");
     let archive = dir.path().join("backup.zip");
-    let out = archive.to_str().expect("utf-8");
+    let out = arg(&archive);
     let partial = dir.path().join("backup.zip.partial");
     kill_when(
         spawn(&["backup", "--out", out, "--data", data_arg], &[]),
@@ -570,7 +511,7 @@ async fn backup_and_restore_killed_in_the_middle_finish_on_a_second_run() {
     );
     assert!(archive.exists());
 
-    let copy_arg = copy.to_str().expect("utf-8");
+    let copy_arg = arg(&copy);
     let uploads = copy.join("files/uploads");
     kill_when(
         spawn(&["restore", out, "--data", copy_arg], &[]),
@@ -618,7 +559,7 @@ mod on_postgres {
         let bucket = S3Server::shared().bucket().await;
         let env = S3Server::shared().env();
         let files = format!("{}/assets", bucket.url());
-        let data_arg = data.to_str().expect("utf-8");
+        let data_arg = arg(&data);
         let migrate = [
             "migrate",
             "--to-database-url",
@@ -669,18 +610,12 @@ mod on_postgres {
         // Backed up while a server serves the database.
         let serving = start(&data, &logs(dir.path(), "a"), &flags, &[]).await;
         let archive = dir.path().join("backup.zip");
-        let out = archive.to_str().expect("utf-8");
-        let mut backup = vec![
-            "backup",
-            "--out",
-            out,
-            "--data",
-            data.to_str().expect("utf-8"),
-        ];
+        let out = arg(&archive);
+        let mut backup = vec!["backup", "--out", out, "--data", arg(&data)];
         backup.extend(flags);
         ok(&command(&backup, &[]), "backup");
         let copy_flags = ["--database-url", copy_db.url()];
-        let mut restore = vec!["restore", out, "--data", copy.to_str().expect("utf-8")];
+        let mut restore = vec!["restore", out, "--data", arg(&copy)];
         restore.extend(copy_flags);
         ok(&command(&restore, &[]), "restore");
         let target = start(&copy, &logs(dir.path(), "b"), &copy_flags, &[]).await;
@@ -698,12 +633,9 @@ mod on_postgres {
         for i in 0..FILES {
             write(&tree.join(format!("f{i}.png")), &samples::png(40 + i, 30));
         }
-        let data_arg = data.to_str().expect("utf-8");
+        let data_arg = arg(&data);
         ok(
-            &command(
-                &["import", tree.to_str().expect("utf-8"), "--data", data_arg],
-                &[],
-            ),
+            &command(&["import", arg(&tree), "--data", data_arg], &[]),
             "import",
         );
         let key = create_key(SERVER, &data, "read:assets,write:assets");
