@@ -43,26 +43,29 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt as _, TryStreamExt as _};
+#[cfg(feature = "previews")]
+use futures_util::StreamExt as _;
+use futures_util::TryStreamExt as _;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
-use sha2::{Digest as _, Sha256};
 
 #[cfg(feature = "previews")]
 use tokio::io::AsyncWriteExt as _;
 
 #[cfg(feature = "previews")]
 use crate::error::BoxError;
-use crate::error::{ApiError, FileError};
+use crate::error::FileError;
 use crate::reply::ByteStream;
 
 mod parts;
 #[cfg(feature = "s3")]
 mod s3;
+mod stream;
 mod written;
 pub(crate) use parts::{Parts, Presigner};
+pub(crate) use stream::durable;
 pub(crate) use written::Written;
 
 /// Why a file store could not be opened.
@@ -450,73 +453,6 @@ impl Files {
             .map_err(FileError::store)
     }
 
-    /// Stores a stream at `path` as a multipart upload to that key: the object appears only
-    /// when the upload completes (a local file system stages it beside the target and renames
-    /// it, then syncs the file and its directory, so an upload answered is on disk), and a
-    /// stream that fails aborts the upload, so nothing is left at `path`. More than
-    /// `limit` bytes fail with [`ApiError::PayloadTooLarge`]. Unlike the other methods it
-    /// answers in the contract's errors: its failures are mostly the request's (the body's own
-    /// error, 408 or 400, and 413), which [`FileError`] has no kinds for.
-    pub(crate) async fn put_stream<S, E>(
-        &self,
-        path: &str,
-        mut stream: S,
-        limit: u64,
-    ) -> Result<(u64, [u8; 32]), ApiError>
-    where
-        S: Stream<Item = Result<Bytes, E>> + Unpin + Send,
-        E: Into<ApiError>,
-    {
-        let mut digest = Sha256::new();
-        let location = object_path(path)?;
-        let mut upload = self
-            .store
-            .put_multipart(&location)
-            .await
-            .map_err(FileError::answer)?;
-        let mut written = 0u64;
-        let mut pending = Vec::new();
-        let mut pending_len = 0usize;
-        let result = async {
-            while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(Into::into)?;
-                written += chunk.len() as u64;
-                if written > limit {
-                    return Err(ApiError::PayloadTooLarge { limit });
-                }
-                digest.update(&chunk);
-                pending_len += chunk.len();
-                pending.push(chunk);
-                if pending_len >= PART_SIZE {
-                    pending_len = 0;
-                    let part = PutPayload::from_iter(std::mem::take(&mut pending));
-                    upload.put_part(part).await.map_err(FileError::answer)?;
-                }
-            }
-            if !pending.is_empty() {
-                let part = PutPayload::from_iter(std::mem::take(&mut pending));
-                upload.put_part(part).await.map_err(FileError::answer)?;
-            }
-            Ok(())
-        }
-        .await;
-        match result {
-            Ok(()) => {
-                upload.complete().await.map_err(FileError::answer)?;
-                if let Some(local) = self.local_path(path) {
-                    durable(&local).await.map_err(ApiError::internal)?;
-                }
-                Ok((written, digest.finalize().into()))
-            }
-            Err(e) => {
-                if let Err(abort) = upload.abort().await {
-                    tracing::warn!(error = %abort, path, "could not abort an unfinished upload");
-                }
-                Err(e)
-            }
-        }
-    }
-
     /// Removes a stored file; a file already gone is no error. On a local file system the
     /// directories it leaves empty below the store's top level go too (an upload's
     /// `uploads/{uuid}/`), so a refused request leaves nothing behind.
@@ -575,17 +511,4 @@ impl Files {
             self.delete(path.as_ref()).await;
         }
     }
-}
-
-/// Bytes gathered before a part of a streamed upload is written (object stores such as S3
-/// need parts of at least 5 MiB).
-const PART_SIZE: usize = 5 * 1024 * 1024;
-
-/// Syncs the file at `path` and the directory that names it to disk.
-pub(crate) async fn durable(path: &std::path::Path) -> std::io::Result<()> {
-    tokio::fs::File::open(path).await?.sync_all().await?;
-    if let Some(dir) = path.parent() {
-        tokio::fs::File::open(dir).await?.sync_all().await?;
-    }
-    Ok(())
 }

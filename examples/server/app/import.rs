@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use assetlib::{ApiError, ImportFile, ImportLibrary, ImportOptions, Imported, Service};
 use bytes::Bytes;
+use futures_util::FutureExt as _;
 use futures_util::stream::{self, BoxStream, StreamExt as _, TryStreamExt as _};
 use indicatif::{ProgressBar, ProgressStyle};
 use object_store::ObjectStore;
@@ -79,12 +80,13 @@ pub(crate) async fn run(args: ImportArgs) -> Result<(), BoxError> {
     let mut sums: Vec<Option<[u8; 32]>> = vec![None; found.len()];
     let mut reads = stream::iter(found.iter().enumerate())
         .map(|(at, file)| {
-            let tree = &tree;
-            async move { (at, checksum_of(tree, file).await) }
+            let (tree, name) = (tree.clone(), file.name.clone());
+            tokio::spawn(async move { checksum_of(&tree, &name).await.map_err(|e| e.to_string()) })
+                .map(move |done| (at, done))
         })
         .buffer_unordered(jobs);
     while let Some((at, sum)) = reads.next().await {
-        match sum {
+        match sum.unwrap_or_else(|e| Err(e.to_string())) {
             Ok(sum) => sums[at] = Some(sum),
             Err(e) => tally
                 .failed
@@ -111,14 +113,18 @@ pub(crate) async fn run(args: ImportArgs) -> Result<(), BoxError> {
         .enumerate()
         .filter_map(|(at, file)| Some((at, file, sums[at].filter(|_| copy_of[at].is_none())?)))
         .collect();
+    let options = Arc::new(options);
+    // Each file is a task of its own, so the runtime's threads share the work.
     let mut results = stream::iter(owners)
         .map(|(at, file, sum)| {
-            let (service, tree, options) = (&service, &tree, &options);
-            async move { (at, import_one(service, tree, file, sum, options).await) }
+            let (service, tree, options) = (service.clone(), tree.clone(), Arc::clone(&options));
+            let name = file.name.clone();
+            tokio::spawn(async move { import_one(&service, &tree, name, sum, &options).await })
+                .map(move |done| (at, done))
         })
         .buffer_unordered(jobs);
     while let Some((at, result)) = results.next().await {
-        match result {
+        match result.unwrap_or_else(|e| Err(e.to_string())) {
             Ok(Imported::Created(asset)) => {
                 tally.created += 1;
                 assets[at] = Some(asset.id);
@@ -310,15 +316,15 @@ fn walk(root: &Path) -> (Vec<Found>, Vec<(String, String)>) {
 async fn import_one(
     service: &Service,
     tree: &Tree,
-    file: &Found,
+    name: String,
     checksum: [u8; 32],
     options: &ImportOptions,
 ) -> Result<Imported, String> {
-    let bytes = open(tree, &file.name)
+    let bytes = open(tree, &name)
         .await
         .map_err(|e| format!("cannot read it: {e}"))?;
     let import = ImportFile {
-        name: file.name.clone(),
+        name,
         checksum,
         bytes,
     };
@@ -329,9 +335,9 @@ async fn import_one(
 }
 
 /// The SHA-256 of a file of the tree, read a chunk at a time.
-async fn checksum_of(tree: &Tree, file: &Found) -> Result<[u8; 32], BoxError> {
+async fn checksum_of(tree: &Tree, name: &str) -> Result<[u8; 32], BoxError> {
     let mut hash = Sha256::new();
-    let mut chunks = open(tree, &file.name).await?;
+    let mut chunks = open(tree, name).await?;
     while let Some(chunk) = chunks.next().await {
         hash.update(chunk.map_err(|e| e.message())?);
     }
@@ -351,7 +357,23 @@ async fn open(
         |e: &dyn std::fmt::Display| ApiError::validation("file", format!("reading it failed: {e}"));
     match tree {
         Tree::Folder(root) => {
-            let file = tokio::fs::File::open(root.join(name)).await?;
+            // A small file is read whole in one call of a blocking thread; a larger one a
+            // chunk at a time.
+            let path = root.join(name);
+            let small = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
+                let mut file = std::fs::File::open(&path)?;
+                if file.metadata()?.len() > CHUNK as u64 {
+                    return Ok(Err(file));
+                }
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut file, &mut bytes)?;
+                Ok(Ok(Bytes::from(bytes)))
+            })
+            .await??;
+            let file = match small {
+                Ok(bytes) => return Ok(stream::once(async move { Ok(bytes) }).boxed()),
+                Err(file) => tokio::fs::File::from_std(file),
+            };
             Ok(stream::try_unfold(file, move |mut file| async move {
                 let mut chunk = vec![0u8; CHUNK];
                 let n = file.read(&mut chunk).await.map_err(|e| failed(&e))?;
