@@ -142,13 +142,7 @@ run_wrk() {
     if grep -q "Non-2xx" <<<"$out"; then
         say "warning: $label had error responses: $(grep Non-2xx <<<"$out")"
     fi
-    awk -v ticks="$((after - before))" -v hz="$(getconf CLK_TCK)" '
-        function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
-        /requests in/ { n = $1 }
-        /Requests\/sec/ { rps = $2 }
-        $1 == "50%" { p50 = ms($2) }
-        $1 == "99%" { p99 = ms($2) }
-        END { printf "%.0f %.2f %.2f %.1f\n", rps, p50, p99, (n > 0 ? ticks * 1e6 / hz / n : 0) }' <<<"$out"
+    wrk_figures "$((after - before))" <<<"$out"
 }
 
 # --- PostgreSQL --------------------------------------------------------------------------

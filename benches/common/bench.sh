@@ -86,6 +86,18 @@ free_port() {
     say "no free port for PostgreSQL in 15432-15532"; exit 1
 }
 
+# wrk_figures TICKS: of wrk's --latency output on standard input, "req/s p50 p99 cpu" (p50
+# and p99 in ms; cpu: TICKS, the server's clock ticks over the run, in microseconds an answer).
+wrk_figures() {
+    awk -v ticks="$1" -v hz="$(getconf CLK_TCK)" '
+        function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
+        /requests in/ { n = $1 }
+        /Requests\/sec/ { rps = $2 }
+        $1 == "50%" { p50 = ms($2) }
+        $1 == "99%" { p99 = ms($2) }
+        END { printf "%.0f %.2f %.2f %.1f\n", rps, p50, p99, (n > 0 ? ticks * 1e6 / hz / n : 0) }'
+}
+
 # cpu_ticks PID: the CPU time (user + system) process PID has used, in clock ticks.
 cpu_ticks() {
     awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0

@@ -28,6 +28,8 @@ const TABLES: &[(&str, Make)] = &[
     ("load-creates", load_creates_table),
     ("instructions", instructions_table),
     ("targets", targets_table),
+    ("import", import_table),
+    ("search-creates-http", search_creates_http_table),
 ];
 
 /// Runs the task.
@@ -198,6 +200,72 @@ fn load_creates_table(root: &Path) -> Result<String, String> {
             num(&r["p50_ms"]),
             num(&r["p99_ms"]),
             num(&r["cpu_us"]),
+        ));
+    }
+    Ok(out)
+}
+
+/// Where and when a one-shot bench's rows were measured (the first row's commit and cores).
+fn measured_at(rows: &[Value]) -> String {
+    let first = rows.first().cloned().unwrap_or(Value::Null);
+    format!(
+        "Measured on {} cores at commit `{}`.\n\n",
+        num(&first["cores"]),
+        first["commit"].as_str().unwrap_or("?")
+    )
+}
+
+fn import_table(root: &Path) -> Result<String, String> {
+    let rows = lines(root, "benches/results/import.jsonl")?;
+    let mut out = measured_at(&rows);
+    out.push_str(
+        "| store | run | files | time s | files/s | peak memory MiB |\n\
+         |---|---|---:|---:|---:|---:|\n",
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            r["store"].as_str().unwrap_or("?"),
+            r["run"].as_str().unwrap_or("?"),
+            num(&r["files"]),
+            num(&r["seconds"]),
+            num(&r["files_per_s"]),
+            num(&r["peak_rss_mib"]),
+        ));
+    }
+    Ok(out)
+}
+
+fn search_creates_http_table(root: &Path) -> Result<String, String> {
+    let rows = lines(root, "benches/results/search_creates_http.jsonl")?;
+    let mut out = measured_at(&rows);
+    out.push_str(
+        "| build | creates/s | p50 ms | p99 ms | CPU µs/create |\n\
+         |---|---:|---:|---:|---:|\n",
+    );
+    let mut ratio = None;
+    for r in &rows {
+        if let Some(build) = r["build"].as_str() {
+            out.push_str(&format!(
+                "| {build} | {} | {} | {} | {} |\n",
+                num(&r["creates_per_s"]),
+                num(&r["p50_ms"]),
+                num(&r["p99_ms"]),
+                num(&r["cpu_us"]),
+            ));
+        } else if r["ratio_median"].is_number() {
+            ratio = Some(r);
+        }
+    }
+    if let Some(r) = ratio {
+        let each: Vec<String> = r["ratios"]
+            .as_array()
+            .map(|a| a.iter().map(num).collect())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "\nWith `search` against without, round by round: {}; median {}.\n",
+            each.join(", "),
+            num(&r["ratio_median"])
         ));
     }
     Ok(out)
