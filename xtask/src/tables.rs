@@ -30,6 +30,7 @@ const TABLES: &[(&str, Make)] = &[
     ("targets", targets_table),
     ("import", import_table),
     ("search-creates-http", search_creates_http_table),
+    ("sled-keys", sled_keys_table),
 ];
 
 /// Runs the task.
@@ -266,6 +267,27 @@ fn search_creates_http_table(root: &Path) -> Result<String, String> {
             "\nWith `search` against without, round by round: {}; median {}.\n",
             each.join(", "),
             num(&r["ratio_median"])
+        ));
+    }
+    Ok(out)
+}
+
+fn sled_keys_table(root: &Path) -> Result<String, String> {
+    let rows = lines(root, "benches/results/sled_keys.jsonl")?;
+    let mut out = measured_at(&rows);
+    out.push_str(
+        "| writers | words | where | creates/s | CPU µs/create | CPU µs a word |\n\
+         |---:|---:|---|---:|---:|---:|\n",
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            num(&r["writers"]),
+            num(&r["words"]),
+            r["where"].as_str().unwrap_or("?"),
+            num(&r["creates_per_s"]),
+            num(&r["cpu_us"]),
+            num(&r["cpu_us_a_word"]),
         ));
     }
     Ok(out)
