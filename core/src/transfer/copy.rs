@@ -62,9 +62,7 @@ pub async fn copy_records(
             batch.push(record);
         }
         if batch.len() >= BATCH || (end && !batch.is_empty()) {
-            for chunk in batch.chunks(target.import_batch().max(1)) {
-                target.import(chunk).await?;
-            }
+            import_in_batches(target, &batch).await?;
             done += batch.len() as u64;
             batch.clear();
             progress(Progress { done, bytes: 0 });
@@ -73,6 +71,18 @@ pub async fn copy_records(
             return Ok(counts);
         }
     }
+}
+
+/// Hands `records` to `target`'s [`TransferStore::import`] in batches of the size it takes
+/// ([`TransferStore::import_batch`]).
+pub(crate) async fn import_in_batches(
+    target: &dyn TransferStore,
+    records: &[Record],
+) -> Result<(), StoreError> {
+    for batch in records.chunks(target.import_batch().max(1)) {
+        target.import(batch).await?;
+    }
+    Ok(())
 }
 
 /// The path of every file of `files`, with its size, in path order.

@@ -11,6 +11,7 @@ use object_store::path::Path as ObjectPath;
 use super::{ArchiveError, BATCH, CHUNK, Manifest, list_files, open, read_lines, verify};
 use crate::files::Files;
 use crate::transfer::TransferStore;
+use crate::transfer::copy::import_in_batches;
 use crate::transfer::{Progress, Record};
 
 /// What a restore wrote.
@@ -80,9 +81,7 @@ pub async fn restore_verified(
     let reading = tokio::task::spawn_blocking(move || read_records(&owned, &tx));
     while let Some(batch) = rx.recv().await {
         let batch = batch?;
-        for chunk in batch.chunks(store.import_batch().max(1)) {
-            store.import(chunk).await?;
-        }
+        import_in_batches(store, &batch).await?;
         done.done += batch.len() as u64;
         progress(done);
     }
