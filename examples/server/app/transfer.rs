@@ -144,7 +144,7 @@ pub(crate) async fn migrate(args: MigrateArgs) -> Result<(), BoxError> {
         }
         None => None,
     };
-    let bar = progress_bar(source.record_counts().await?.assets)?;
+    let bar = progress_bar(copied.assets)?;
     bar.set_message("checking files");
     let checked = transfer::verify_copy(
         source,
