@@ -44,8 +44,14 @@ pub(crate) fn server_binary(example: &str) -> PathBuf {
 
 /// Runs a command of a server binary to its end.
 pub(crate) fn run(example: &str, args: &[&str]) -> Output {
+    run_with(example, args, &[])
+}
+
+/// Runs a command of a server binary to its end with `env` set.
+pub(crate) fn run_with(example: &str, args: &[&str], env: &[(&str, String)]) -> Output {
     Command::new(server_binary(example))
         .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .env("RUST_LOG", "warn")
         .output()
         .expect("run the server binary")

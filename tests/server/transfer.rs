@@ -6,13 +6,13 @@
 //! command killed with SIGKILL in the middle finishes on a second run.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use assetlib::extract::samples;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::running::{Running, arg, create_key, kill_when, server_binary, spawn, text};
+use crate::running::{Running, arg, create_key, kill_when, run_with, spawn, text};
 
 const SERVER: &str = "server";
 
@@ -30,15 +30,6 @@ fn write(path: &Path, bytes: &[u8]) {
 }
 
 /// Runs the server binary with `args` and `env`.
-fn command(args: &[&str], env: &[(&str, String)]) -> Output {
-    Command::new(server_binary(SERVER))
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run the server binary")
-}
-
 fn ok(out: &Output, what: &str) -> String {
     let said = text(&out.stdout);
     assert!(out.status.success(), "{what}: {said}{}", text(&out.stderr));
@@ -93,7 +84,7 @@ async fn make_rich(dir: &Path, data: &Path, flags: &[&str], env: &[(&str, String
     };
     let run = |args: Vec<String>| {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        command(&args, env)
+        run_with(SERVER, &args, env)
     };
     ok(
         &run(with(&[
@@ -370,7 +361,8 @@ async fn a_sled_directory_backed_up_and_restored_answers_the_same() {
     let rich = make_rich(dir.path(), &data, &[], &[]).await;
     let archive = dir.path().join("backup.zip");
     let said = ok(
-        &command(
+        &run_with(
+            SERVER,
             &["backup", "--out", arg(&archive), "--data", arg(&data)],
             &[],
         ),
@@ -381,12 +373,20 @@ async fn a_sled_directory_backed_up_and_restored_answers_the_same() {
         "{said}"
     );
     let said = ok(
-        &command(&["restore", arg(&archive), "--data", arg(&copy)], &[]),
+        &run_with(
+            SERVER,
+            &["restore", arg(&archive), "--data", arg(&copy)],
+            &[],
+        ),
         "restore",
     );
     assert!(said.starts_with("restored "), "{said}");
     // A second restore into the same (now full) directory is refused.
-    let again = command(&["restore", arg(&archive), "--data", arg(&copy)], &[]);
+    let again = run_with(
+        SERVER,
+        &["restore", arg(&archive), "--data", arg(&copy)],
+        &[],
+    );
     assert!(!again.status.success());
     assert!(
         text(&again.stderr).contains("not empty"),
@@ -410,12 +410,13 @@ async fn damaged_archives_are_refused_and_nothing_is_written() {
         write(&tree.join(format!("f{i}.png")), &samples::png(40 + i, 30));
     }
     ok(
-        &command(&["import", arg(&tree), "--data", arg(&data)], &[]),
+        &run_with(SERVER, &["import", arg(&tree), "--data", arg(&data)], &[]),
         "import",
     );
     let archive = dir.path().join("backup.zip");
     ok(
-        &command(
+        &run_with(
+            SERVER,
             &["backup", "--out", arg(&archive), "--data", arg(&data)],
             &[],
         ),
@@ -436,7 +437,7 @@ async fn damaged_archives_are_refused_and_nothing_is_written() {
         let target = dir
             .path()
             .join(format!("target-{}", what.replace(' ', "-")));
-        let out = command(&["restore", arg(&bad), "--data", arg(&target)], &[]);
+        let out = run_with(SERVER, &["restore", arg(&bad), "--data", arg(&target)], &[]);
         let err = text(&out.stderr);
         assert!(!out.status.success(), "{what}: {}", text(&out.stdout));
         assert!(err.contains("damaged"), "{what}: {err}");
@@ -444,7 +445,7 @@ async fn damaged_archives_are_refused_and_nothing_is_written() {
         let files = target.join("files");
         let stored = std::fs::read_dir(&files).map_or(0, |d| d.count());
         assert_eq!(stored, 0, "{what}: files written");
-        let keys = command(&["keys", "list", "--data", arg(&target)], &[]);
+        let keys = run_with(SERVER, &["keys", "list", "--data", arg(&target)], &[]);
         let key = create_key(SERVER, &target, "read:assets,write:assets");
         let logs = logs(dir.path(), &format!("logs-{}", what.replace(' ', "-")));
         let server = start(&target, &logs, &[], &[]).await;
@@ -489,7 +490,8 @@ async fn backup_and_restore_killed_in_the_middle_finish_on_a_second_run() {
     }
     let data_arg = arg(&data);
     ok(
-        &command(
+        &run_with(
+            SERVER,
             &["import", arg(&tree), "--library", "Set", "--data", data_arg],
             &[],
         ),
@@ -506,7 +508,7 @@ async fn backup_and_restore_killed_in_the_middle_finish_on_a_second_run() {
     );
     assert!(!archive.exists(), "a killed backup leaves no archive");
     ok(
-        &command(&["backup", "--out", out, "--data", data_arg], &[]),
+        &run_with(SERVER, &["backup", "--out", out, "--data", data_arg], &[]),
         "backup again",
     );
     assert!(archive.exists());
@@ -519,7 +521,7 @@ async fn backup_and_restore_killed_in_the_middle_finish_on_a_second_run() {
         || count_files(&uploads) >= 20,
     );
     let said = ok(
-        &command(&["restore", out, "--data", copy_arg], &[]),
+        &run_with(SERVER, &["restore", out, "--data", copy_arg], &[]),
         "restore again",
     );
     assert!(said.starts_with("restored "), "{said}");
@@ -569,13 +571,13 @@ mod on_postgres {
             "--data",
             data_arg,
         ];
-        let said = ok(&command(&migrate, &env), "migrate");
+        let said = ok(&run_with(SERVER, &migrate, &env), "migrate");
         assert!(
             said.starts_with("migrated ") && said.contains("file checksums verified"),
             "{said}"
         );
         // Done: a second run finds a target that is not empty, and refuses it.
-        let again = command(&migrate, &env);
+        let again = run_with(SERVER, &migrate, &env);
         assert!(!again.status.success());
         assert!(
             text(&again.stderr).contains("not empty"),
@@ -613,11 +615,11 @@ mod on_postgres {
         let out = arg(&archive);
         let mut backup = vec!["backup", "--out", out, "--data", arg(&data)];
         backup.extend(flags);
-        ok(&command(&backup, &[]), "backup");
+        ok(&run_with(SERVER, &backup, &[]), "backup");
         let copy_flags = ["--database-url", copy_db.url()];
         let mut restore = vec!["restore", out, "--data", arg(&copy)];
         restore.extend(copy_flags);
-        ok(&command(&restore, &[]), "restore");
+        ok(&run_with(SERVER, &restore, &[]), "restore");
         let target = start(&copy, &logs(dir.path(), "b"), &copy_flags, &[]).await;
         same_answers(&rich, &serving, &target).await;
         serving.terminate().await;
@@ -635,7 +637,7 @@ mod on_postgres {
         }
         let data_arg = arg(&data);
         ok(
-            &command(&["import", arg(&tree), "--data", data_arg], &[]),
+            &run_with(SERVER, &["import", arg(&tree), "--data", data_arg], &[]),
             "import",
         );
         let key = create_key(SERVER, &data, "read:assets,write:assets");
@@ -665,7 +667,7 @@ mod on_postgres {
             });
             listed.len() >= 20
         });
-        let said = ok(&command(&migrate, &env), "migrate again");
+        let said = ok(&run_with(SERVER, &migrate, &env), "migrate again");
         assert!(
             said.contains(&format!("{FILES} file checksums verified")),
             "{said}"
