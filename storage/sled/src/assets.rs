@@ -466,7 +466,8 @@ impl AssetStore for SledStore {
     async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
         let count = self.point_read(|inner| inner.increment(&tree_keys::downloads(id)))?;
         if count.is_some() {
-            self.assets_changed([id]);
+            // The count is part of the asset's answer, not of what a search reads.
+            self.inner.asset_versions.moved([id]);
         }
         Ok(())
     }
@@ -483,11 +484,15 @@ impl AssetStore for SledStore {
 impl SledStore {
     /// Moves the content versions of the assets `ids` (and of all the assets), after a write
     /// that changed them is committed (so a reader that sees a new version reads the write).
-    /// Also moves the folded texts the list's `search=` reads (feature `search`).
+    /// Also moves the search index's words of the assets' fields and the folded texts the
+    /// list's `search=` reads (feature `search`), before the write is answered.
     pub(crate) fn assets_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
         let ids: Vec<Uuid> = ids.into_iter().collect();
         self.inner.asset_versions.moved(ids.iter().copied());
         #[cfg(feature = "search")]
-        self.inner.haystack.changed(&self.inner, ids);
+        {
+            self.inner.search.fields.changed(&self.inner, &ids);
+            self.inner.haystack.changed(&self.inner, ids);
+        }
     }
 }

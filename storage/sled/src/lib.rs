@@ -79,7 +79,7 @@
 //! | `events` | place (big-endian `u64`) | an event of the log (see `events.rs`) |
 //! | `webhooks` | webhook `id` | a webhook record (see `webhooks.rs`) |
 //! | `uploads` | upload `id` | a resumable or direct upload in progress and its lease (see `uploads.rs`) |
-//! | `search_words`, `search_text_words`, `search_facets`, `asset_texts` | feature `search`: words + `0x00` + `id` (+ created time and fields), `id` + filter fields, and `id` | the search index and the text inside the files (see `search.rs`) |
+//! | `search_text_words`, `asset_texts` | feature `search`: word + `0x00` + `id`, and `id` | the words of the text inside the files, and the text (see `search.rs`; the words of titles, tags and descriptions are kept in memory, `field_words.rs`) |
 //!
 //! Webhook streams and deliveries live in a second sled database in the directory's
 //! `deliveries/`, flushed in the background every 500 ms (trees `webhook_streams`,
@@ -177,6 +177,8 @@ mod deliveries;
 mod documents;
 mod error;
 mod events;
+#[cfg(feature = "search")]
+mod field_words;
 #[cfg(feature = "search")]
 mod haystack;
 mod libraries;
@@ -316,10 +318,6 @@ impl Inner {
             &self.asset_idx_title,
             &self.asset_idx_tags,
             &self.asset_idx_checksum,
-            #[cfg(feature = "search")]
-            &self.search.words,
-            #[cfg(feature = "search")]
-            &self.search.facets,
         ]
     }
 }

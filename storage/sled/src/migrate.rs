@@ -410,10 +410,10 @@ pub(crate) fn format_of(
 
 /// The mark in `meta` that says the search index holds every asset, in the layout of this
 /// build (`search.rs`).
-pub(crate) const SEARCH_INDEXED: &[u8] = b"search_indexed_2";
+pub(crate) const SEARCH_INDEXED: &[u8] = b"search_indexed_3";
 
 /// The marks of the index's older layouts, removed when it is built again (or not kept).
-pub(crate) const OLDER_SEARCH_MARKS: [&[u8]; 1] = [b"search_indexed"];
+pub(crate) const OLDER_SEARCH_MARKS: [&[u8]; 2] = [b"search_indexed", b"search_indexed_2"];
 
 /// Brings the search index in line with whether this build keeps it (feature `search`; see
 /// `search.rs`): built when missing, or marked as not kept.

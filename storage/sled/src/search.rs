@@ -1,25 +1,25 @@
 //! [`SearchStore`] of the [`SledStore`] (feature `search`): an inverted index of folded words
 //! kept in the same sled transactions as the records it indexes.
 //!
-//! | tree | key | value |
+//! | where | key | value |
 //! |---|---|---|
-//! | `search_words` | folded word + `0x00` + asset id + `ts(created_at)` + fields | empty: a word of the asset's title, tags or description, and which of them ([`FieldSet`]) |
-//! | `search_text_words` | folded word + `0x00` + asset id | `ts(created_at)`: a word of the text kept for the asset |
-//! | `search_facets` | asset id + flags (published, public) + type code + workspace id | empty: what the filters of a search ask of the asset |
-//! | `asset_texts` | asset id | the text ([`TextRec`]) |
+//! | memory (`field_words.rs`) | folded word | the assets whose title, tags or description hold it, and in which of them ([`FieldSet`]); per asset its created time and what the filters ask (published, public, type, workspace) |
+//! | tree `search_text_words` | folded word + `0x00` + asset id | `ts(created_at)`: a word of the text kept for the asset |
+//! | tree `asset_texts` | asset id | the text ([`TextRec`]) |
 //!
 //! The words come from [`assetlib_core::search::words_in`], the folding every store shares,
 //! stemmed in the language the store is opened with (`SledConfig::search_language`; none by
 //! default).
-//! `search_words` and `search_facets` are asset index trees ([`crate::tx::IndexTrees`]): a
-//! create, change or delete moves their keys in the transaction that writes the record. The
+//! The words of the assets' own fields are kept in memory, read from the records by the first
+//! search after the database opens and moved by every asset write after it commits and
+//! before it is answered: a create writes no key for them (`field_words.rs` says why). The
 //! text and its words are written by [`SearchStore::set_asset_text`] in one transaction that
 //! checks the asset is there, and go with the asset in its delete's transaction. So an
-//! answered write is found by the next search, and a kill loses nothing answered (sled's own
-//! durability).
+//! answered write is found by the next search, and a kill loses nothing answered (the
+//! records and texts are sled's, and the memory is read from them again).
 //!
 //! A word-level search ([`SearchQuery::is_word_level`]) is answered from the index alone: the
-//! scans of each clause's words give every candidate's fields, text clauses and created time
+//! lists of each clause's words give every candidate's fields, text clauses and created time
 //! ([`IndexMatch`]), the facets its filters (a tag or library filter reads the record), so
 //! every candidate is ranked without a record or text read; then only the page's records and
 //! texts are read. Other queries (phrases) read the candidates' records and texts and rank
@@ -28,7 +28,8 @@
 //!
 //! A database opened without the feature does not keep the index: opening it without the
 //! feature clears the index's mark in `meta`, and opening it with the feature builds the
-//! index again when the mark is missing (or is an older layout's). `meta`'s
+//! text words again when the mark is missing (or is an older layout's, whose trees of field
+//! words and facets it drops). `meta`'s
 //! `search_language` names the language the index holds the words of (absent: none); opened
 //! in another, the index is built again the same way (the words of the records and of the
 //! kept texts), so a change of language needs nothing more than the new configuration.
@@ -46,10 +47,11 @@ use sled::{Transactional as _, Tree};
 use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
-use crate::record::{AssetRec, UsesRec, decode, decode_id, encode};
+use crate::field_words::FieldWords;
+use crate::field_words::Fields;
+use crate::record::{UsesRec, decode, decode_id, encode};
 use crate::search_keys::{
-    Facets, PUBLIC, PUBLISHED, Posting, TextRec, created_of, facet_keys, scan, term_prefix,
-    text_word_keys, word_keys, word_prefix,
+    Posting, TextRec, created_of, scan, term_word, text_word_keys, word_prefix,
 };
 use crate::{Inner, SledStore};
 
@@ -60,12 +62,13 @@ pub(crate) const INDEXED_KEY: &[u8] = crate::migrate::SEARCH_INDEXED;
 /// [`Language::as_str`]); absent when they are not stemmed.
 pub(crate) const LANGUAGE_KEY: &[u8] = b"search_language";
 
-/// The search trees of a database.
+/// The trees of older layouts, dropped when the index is built again.
+const OLDER_TREES: [&str; 2] = ["search_words", "search_facets"];
+
+/// The search index of a database.
 pub(crate) struct SearchTrees {
-    /// Words of titles, tags and descriptions (an asset index tree).
-    pub(crate) words: Tree,
-    /// What the filters ask of each asset (an asset index tree).
-    pub(crate) facets: Tree,
+    /// Words of titles, tags and descriptions, and the facets, in memory.
+    pub(crate) fields: FieldWords,
     /// Words of the kept texts.
     pub(crate) text_words: Tree,
     /// The kept texts.
@@ -78,8 +81,7 @@ impl SearchTrees {
     /// Opens the trees of `db`, whose words are (or will be) stemmed in `language`.
     pub(crate) fn open(db: &sled::Db, language: Option<Language>) -> Result<Self, sled::Error> {
         Ok(SearchTrees {
-            words: db.open_tree("search_words")?,
-            facets: db.open_tree("search_facets")?,
+            fields: FieldWords::default(),
             text_words: db.open_tree("search_text_words")?,
             texts: db.open_tree("asset_texts")?,
             language,
@@ -118,12 +120,14 @@ impl Inner {
     /// The ids of the assets one of whose word trees holds `word` (whole, or as the beginning
     /// of a word when `prefix`).
     fn ids_of_word(&self, word: &str, prefix: bool) -> Result<HashSet<Uuid>, Error> {
-        let key = word_prefix(word, prefix);
         let mut ids = HashSet::new();
-        scan(&self.search.words, &key, true, |p| {
-            ids.insert(p.id);
+        self.search.fields.with(self, |fields| {
+            fields.postings(word, prefix, |p| {
+                ids.insert(p.id);
+            });
+            Ok(())
         })?;
-        scan(&self.search.text_words, &key, false, |p| {
+        scan(&self.search.text_words, &word_prefix(word, prefix), |p| {
             ids.insert(p.id);
         })?;
         Ok(ids)
@@ -137,9 +141,20 @@ impl Inner {
         &self,
         request: &SearchRequest,
     ) -> Result<HashMap<Uuid, Candidate>, Error> {
+        self.search
+            .fields
+            .with(self, |fields| self.candidates_in(fields, request))
+    }
+
+    /// [`Inner::word_level_candidates`], with the words and facets of the assets' fields.
+    fn candidates_in(
+        &self,
+        fields: &Fields,
+        request: &SearchRequest,
+    ) -> Result<HashMap<Uuid, Candidate>, Error> {
         let query = &request.query;
         let n = query.clauses.len();
-        let (words, text_words) = (&self.search.words, &self.search.text_words);
+        let text_words = &self.search.text_words;
         let mut found: HashMap<Uuid, Candidate> = HashMap::new();
         for (i, clause) in query.clauses.iter().enumerate() {
             // The first clause makes the candidates; the others only mark them.
@@ -163,22 +178,22 @@ impl Inner {
                 c.found.fields[i] |= p.fields;
                 c.found.text[i] |= text;
             };
-            for key in clause.iter().filter_map(term_prefix) {
-                scan(words, &key, true, |p| visit(p, false))?;
-                scan(text_words, &key, false, |p| visit(p, true))?;
+            for (word, prefix) in clause.iter().filter_map(term_word) {
+                fields.postings(word, prefix, |p| visit(p, false));
+                scan(text_words, &word_prefix(word, prefix), |p| visit(p, true))?;
             }
             found.retain(|_, c| !c.found.fields[i].is_empty() || c.found.text[i]);
             if found.is_empty() {
                 return Ok(found);
             }
         }
-        for key in query.excluded.iter().filter_map(term_prefix) {
-            scan(words, &key, true, |p| {
+        for (word, prefix) in query.excluded.iter().filter_map(term_word) {
+            fields.postings(word, prefix, |p| {
                 if let Some(c) = found.get_mut(&p.id) {
                     c.found.excluded = true;
                 }
-            })?;
-            scan(text_words, &key, false, |p| {
+            });
+            scan(text_words, &word_prefix(word, prefix), |p| {
                 if let Some(c) = found.get_mut(&p.id) {
                     c.excluded_text = true;
                 }
@@ -202,7 +217,7 @@ impl Inner {
         } else if facets {
             let mut kept = HashMap::with_capacity(found.len());
             for (id, mut c) in found {
-                if let Some(f) = self.facets(id)?.filter(|f| f.pass(request)) {
+                if let Some(f) = fields.facets(id).filter(|f| f.pass(request)) {
                     c.private = !f.public;
                     kept.insert(id, c);
                 }
@@ -210,28 +225,6 @@ impl Inner {
             found = kept;
         }
         Ok(found)
-    }
-
-    /// What `search_facets` says of asset `id` (`None` when it is gone).
-    fn facets(&self, id: Uuid) -> Result<Option<Facets>, Error> {
-        let Some((key, _)) = self.search.facets.get_gt(id.as_bytes())? else {
-            return Ok(None);
-        };
-        let Some(rest) = key.strip_prefix(id.as_bytes()) else {
-            return Ok(None);
-        };
-        let [flags, type_code, workspace @ ..] = rest else {
-            return Err(Error::invalid(
-                "search facets key",
-                "shorter than its flags",
-            ));
-        };
-        Ok(Some(Facets {
-            published: flags & PUBLISHED != 0,
-            public: flags & PUBLIC != 0,
-            type_code: *type_code,
-            workspace: workspace.to_vec(),
-        }))
     }
 
     /// Asset `id` when it is there and passes `request`'s filters; with its download count
@@ -372,25 +365,10 @@ impl Inner {
             meta.remove(INDEXED_KEY)?;
             meta.flush()?;
         }
-        for tree in [
-            &self.search.words,
-            &self.search.facets,
-            &self.search.text_words,
-        ] {
-            tree.clear()?;
+        for tree in OLDER_TREES {
+            self.db.drop_tree(tree)?;
         }
-        for kv in self.assets.iter() {
-            let (k, v) = kv?;
-            let id = decode_id("asset key", &k)?;
-            let rec: AssetRec = decode(AssetRec::WHAT, &v)?;
-            let asset = rec.into_asset(id, 0)?;
-            for key in word_keys(&asset, language) {
-                self.search.words.insert(key, &[][..])?;
-            }
-            for key in facet_keys(&asset) {
-                self.search.facets.insert(key, &[][..])?;
-            }
-        }
+        self.search.text_words.clear()?;
         for kv in self.search.texts.iter() {
             let (k, v) = kv?;
             let id = decode_id("asset text key", &k)?;

@@ -1,10 +1,10 @@
-//! The layout of the search index's keys (feature `search`; the trees are described in
-//! `search.rs`): what a write puts in `search_words`, `search_text_words` and
-//! `search_facets`, and how a search reads it back.
+//! The layout of the search index's keys in sled (feature `search`; the trees are described
+//! in `search.rs`): what a text puts in `search_text_words` and how a search reads it back,
+//! and what the filters of a search ask of an asset.
 
 use assetlib_core::Asset;
 use assetlib_core::search::{Language, Term, distinct_words};
-use assetlib_core::store::{FieldSet, SearchRequest, asset_field_words};
+use assetlib_core::store::{FieldSet, SearchRequest};
 use serde::{Deserialize, Serialize};
 use sled::Tree;
 use uuid::Uuid;
@@ -24,31 +24,13 @@ impl TextRec {
     pub(crate) const WHAT: &'static str = "asset text";
 }
 
-/// The length of a `search_words` key after its word and `0x00`: id, created time, fields.
-const FIELD_TAIL: usize = 16 + 12 + 1;
-
-/// The key of `word` of asset `id` in `search_text_words` (a `search_words` key begins so).
+/// The key of `word` of asset `id` in `search_text_words`.
 pub(crate) fn word_key(word: &str, id: Uuid) -> Vec<u8> {
-    let mut key = Vec::with_capacity(word.len() + 1 + FIELD_TAIL);
+    let mut key = Vec::with_capacity(word.len() + 1 + 16);
     key.extend_from_slice(word.as_bytes());
     key.push(0);
     key.extend_from_slice(id.as_bytes());
     key
-}
-
-/// The `search_words` keys of `asset`: each word of its title, tags and description (stemmed
-/// in `language`), with its created time and the fields the word is in.
-pub(crate) fn word_keys(asset: &Asset, language: Option<Language>) -> Vec<Vec<u8>> {
-    let created = ts(&asset.created_at);
-    asset_field_words(asset, language)
-        .into_iter()
-        .map(|(word, fields)| {
-            let mut key = word_key(&word, asset.id);
-            key.extend_from_slice(&created);
-            key.push(fields.bits());
-            key
-        })
-        .collect()
 }
 
 /// The created time (`ts`) of the asset record `rec`.
@@ -57,25 +39,7 @@ pub(crate) fn created_of(rec: &[u8]) -> Result<[u8; 12], Error> {
     Ok(ts(&rec.created_at.time()?))
 }
 
-/// Flags of a `search_facets` key.
-pub(crate) const PUBLISHED: u8 = 1;
-/// Flags of a `search_facets` key.
-pub(crate) const PUBLIC: u8 = 2;
-
-/// The `search_facets` key of `asset`: its id, then what the filters of a search ask.
-pub(crate) fn facet_keys(asset: &Asset) -> Vec<Vec<u8>> {
-    let workspace = asset.workspace_id.as_deref().unwrap_or("");
-    let mut key = Vec::with_capacity(18 + workspace.len());
-    key.extend_from_slice(asset.id.as_bytes());
-    key.push(
-        if asset.published { PUBLISHED } else { 0 } | if asset.is_public { PUBLIC } else { 0 },
-    );
-    key.push(tree_keys::type_code(asset.asset_type));
-    key.extend_from_slice(workspace.as_bytes());
-    vec![key]
-}
-
-/// What `search_facets` says of an asset.
+/// What the filters of a search ask of an asset (kept in memory, `field_words.rs`).
 pub(crate) struct Facets {
     pub(crate) published: bool,
     pub(crate) public: bool,
@@ -84,6 +48,21 @@ pub(crate) struct Facets {
 }
 
 impl Facets {
+    /// What the filters of a search ask of `asset`.
+    pub(crate) fn of(asset: &Asset) -> Facets {
+        Facets {
+            published: asset.published,
+            public: asset.is_public,
+            type_code: tree_keys::type_code(asset.asset_type),
+            workspace: asset
+                .workspace_id
+                .as_deref()
+                .unwrap_or("")
+                .as_bytes()
+                .into(),
+        }
+    }
+
     /// Whether the asset passes `request`'s drafts, type and workspace filters.
     pub(crate) fn pass(&self, request: &SearchRequest) -> bool {
         (request.drafts || self.published)
@@ -105,45 +84,28 @@ pub(crate) fn text_word_keys(text: &TextRec, id: Uuid, language: Option<Language
         .collect()
 }
 
-/// One key of a word tree, read: the asset, its created time (`ts`) and, in `search_words`,
-/// the fields the word is in.
+/// An asset a word is found in: its id, its created time (`ts`) and, for the words of its
+/// own fields, which of them hold the word.
 pub(crate) struct Posting {
     pub(crate) id: Uuid,
     pub(crate) created: Option<[u8; 12]>,
     pub(crate) fields: FieldSet,
 }
 
-/// Reads a key (and value) of `search_words` (`fields`) or `search_text_words`.
-pub(crate) fn posting(key: &[u8], value: &[u8], fields: bool) -> Result<Posting, Error> {
-    let bad = || Error::invalid("search word key", "shorter than its tail");
-    if fields {
-        let at = key.len().checked_sub(FIELD_TAIL).ok_or_else(bad)?;
-        let tail = &key[at..];
-        Ok(Posting {
-            id: Uuid::from_slice(&tail[..16]).map_err(|_| bad())?,
-            created: tail[16..28].try_into().ok(),
-            fields: FieldSet::from_bits(tail[28]),
-        })
-    } else {
-        let at = key.len().checked_sub(16).ok_or_else(bad)?;
-        Ok(Posting {
-            id: Uuid::from_slice(&key[at..]).map_err(|_| bad())?,
-            created: value.try_into().ok(),
-            fields: FieldSet::default(),
-        })
-    }
-}
-
-/// Calls `each` with every posting of `tree` (`search_words` when `fields`) under `prefix`.
-pub(crate) fn scan(
-    tree: &Tree,
-    prefix: &[u8],
-    fields: bool,
-    mut each: impl FnMut(Posting),
-) -> Result<(), Error> {
+/// Calls `each` with every asset of `search_text_words` under `prefix`.
+pub(crate) fn scan(tree: &Tree, prefix: &[u8], mut each: impl FnMut(Posting)) -> Result<(), Error> {
     for kv in tree.scan_prefix(prefix) {
         let (key, value) = kv?;
-        each(posting(&key, &value, fields)?);
+        let at = key
+            .len()
+            .checked_sub(16)
+            .ok_or_else(|| Error::invalid("search text word key", "shorter than its id"))?;
+        each(Posting {
+            id: Uuid::from_slice(&key[at..])
+                .map_err(|_| Error::invalid("search text word key", "a bad id"))?,
+            created: value.as_ref().try_into().ok(),
+            fields: FieldSet::default(),
+        });
     }
     Ok(())
 }
@@ -158,11 +120,12 @@ pub(crate) fn word_prefix(word: &str, prefix: bool) -> Vec<u8> {
     key
 }
 
-/// The key prefix of a word-level term (`None` for a phrase).
-pub(crate) fn term_prefix(term: &Term) -> Option<Vec<u8>> {
+/// The word of a word-level term, and whether it stands for every word it begins (`None`
+/// for a phrase).
+pub(crate) fn term_word(term: &Term) -> Option<(&str, bool)> {
     match term {
-        Term::Word(w) => Some(word_prefix(w, false)),
-        Term::Prefix(w) => Some(word_prefix(w, true)),
+        Term::Word(w) => Some((w, false)),
+        Term::Prefix(w) => Some((w, true)),
         Term::Phrase(_) => None,
     }
 }

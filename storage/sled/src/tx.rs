@@ -30,13 +30,13 @@ pub(crate) fn add_count(counts: &TransactionalTree, key: &[u8], delta: i64) -> R
 }
 
 /// The asset index trees of a transaction, in the order of [`crate::Inner::index_trees`]: the
-/// three sorts in the order of [`tree_keys::SORTS`], the tag index and the checksum index,
-/// and with feature `search` the word index and the search facets; with what their keys are
-/// made in.
+/// three sorts in the order of [`tree_keys::SORTS`], the tag index and the checksum index;
+/// with the language the words of kept texts are stemmed in (feature `search`).
 #[derive(Clone, Copy)]
 pub(crate) struct IndexTrees<'a> {
     pub(crate) trees: &'a [TransactionalTree],
-    /// The language the word index stems in (feature `search`; `SledConfig::search_language`).
+    /// The language the words of kept texts are stemmed in (feature `search`;
+    /// `SledConfig::search_language`).
     #[cfg(feature = "search")]
     pub(crate) language: Option<assetlib_core::search::Language>,
 }
@@ -91,9 +91,7 @@ impl crate::Inner {
 }
 
 /// Every index key of `asset`, per tree of [`IndexTrees`].
-fn index_keys(indexes: IndexTrees<'_>, asset: &Asset) -> Vec<Vec<Vec<u8>>> {
-    #[cfg(not(feature = "search"))]
-    let _ = indexes;
+fn index_keys(asset: &Asset) -> Vec<Vec<Vec<u8>>> {
     let [created, updated, title] = tree_keys::asset_index_keys(asset).map(Vec::from);
     let checksum = asset
         .checksum_sha256
@@ -107,10 +105,6 @@ fn index_keys(indexes: IndexTrees<'_>, asset: &Asset) -> Vec<Vec<Vec<u8>>> {
         title,
         tree_keys::asset_list_keys(asset),
         checksum,
-        #[cfg(feature = "search")]
-        crate::search_keys::word_keys(asset, indexes.language),
-        #[cfg(feature = "search")]
-        crate::search_keys::facet_keys(asset),
     ]
 }
 
@@ -128,7 +122,7 @@ pub(crate) fn asset_keys(
     asset: &Asset,
     add: bool,
 ) -> Result<(), TxError> {
-    for (tree, keys) in indexes.trees.iter().zip(index_keys(indexes, asset)) {
+    for (tree, keys) in indexes.trees.iter().zip(index_keys(asset)) {
         for key in keys {
             if add {
                 tree.insert(key, &[][..])?;
@@ -151,7 +145,7 @@ pub(crate) fn move_asset_keys(
     old: &Asset,
     new: &Asset,
 ) -> Result<(), TxError> {
-    let (old_keys, new_keys) = (index_keys(indexes, old), index_keys(indexes, new));
+    let (old_keys, new_keys) = (index_keys(old), index_keys(new));
     for ((tree, old_keys), new_keys) in indexes.trees.iter().zip(old_keys).zip(new_keys) {
         for key in old_keys.iter().filter(|k| !new_keys.contains(k)) {
             tree.remove(key.as_slice())?;

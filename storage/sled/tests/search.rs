@@ -43,21 +43,26 @@ async fn an_index_that_was_not_kept_is_built_again_at_open() {
     let ghost = Uuid::new_v4();
 
     // What a build without the feature leaves: the mark gone, and (after writes it did not
-    // index) words that no longer agree with the records. The mark of the index's first
-    // layout (before created times, fields and facets were kept) is there, as in a database
-    // written by an older build: it does not count.
+    // index) words that no longer agree with the records. The mark and the trees of an older
+    // layout (which kept the words of the fields and the facets in sled) are there, as in a
+    // database written by an older build: they do not count, and the trees go.
     {
         let db = sled::open(&path).expect("open raw");
         let meta = db.open_tree("meta").expect("meta");
-        meta.remove("search_indexed_2").expect("remove the mark");
-        meta.insert("search_indexed", &[][..])
+        meta.remove("search_indexed_3").expect("remove the mark");
+        meta.insert("search_indexed_2", &[][..])
             .expect("the older layout's mark");
-        for tree in ["search_words", "search_text_words", "search_facets"] {
-            db.open_tree(tree).and_then(|t| t.clear()).expect("clear");
+        db.open_tree("search_text_words")
+            .and_then(|t| t.clear())
+            .expect("clear");
+        for tree in ["search_words", "search_text_words"] {
+            db.open_tree(tree)
+                .and_then(|t| t.insert(b"stale\x00aaaaaaaaaaaaaaaa", &[][..]))
+                .expect("a stale word");
         }
-        db.open_tree("search_words")
-            .and_then(|t| t.insert(b"stale\x00aaaaaaaaaaaaaaaa", &[][..]))
-            .expect("a stale word");
+        db.open_tree("search_facets")
+            .and_then(|t| t.insert(b"aaaaaaaaaaaaaaaa", &[][..]))
+            .expect("a stale facet");
         // The text of an asset such a build deleted: one page, "ghost words", not paged.
         let mut ghost_text = vec![1u8, 11];
         ghost_text.extend_from_slice(b"ghost words");
@@ -95,8 +100,15 @@ async fn an_index_that_was_not_kept_is_built_again_at_open() {
     drop(store);
     let db = sled::open(&path).expect("open raw");
     let meta = db.open_tree("meta").expect("meta");
-    assert!(meta.get("search_indexed_2").expect("get").is_some());
-    assert!(meta.get("search_indexed").expect("get").is_none());
+    assert!(meta.get("search_indexed_3").expect("get").is_some());
+    assert!(meta.get("search_indexed_2").expect("get").is_none());
+    let names = db.tree_names();
+    for older in ["search_words", "search_facets"] {
+        assert!(
+            !names.iter().any(|n| n.as_ref() == older.as_bytes()),
+            "{older} was dropped"
+        );
+    }
     drop(dir);
 }
 
@@ -124,12 +136,7 @@ async fn a_deleted_asset_takes_its_text_and_words() {
     let path = store.path().to_path_buf();
     drop(store);
     let db = sled::open(&path).expect("open raw");
-    for tree in [
-        "search_words",
-        "search_text_words",
-        "search_facets",
-        "asset_texts",
-    ] {
+    for tree in ["search_text_words", "asset_texts"] {
         let left = db.open_tree(tree).expect("tree").len();
         assert_eq!(left, 0, "{tree}");
     }
@@ -206,7 +213,7 @@ fn index_marks(path: &std::path::Path) -> (Option<String>, bool) {
         .map(|v| String::from_utf8(v.to_vec()).expect("a name"));
     (
         language,
-        meta.get("search_indexed_2").expect("get").is_some(),
+        meta.get("search_indexed_3").expect("get").is_some(),
     )
 }
 
@@ -323,12 +330,7 @@ async fn a_stemmed_index_keeps_no_word_of_what_is_deleted() {
     let path = store.path().to_path_buf();
     drop(store);
     let db = sled::open(&path).expect("open raw");
-    for tree in [
-        "search_words",
-        "search_text_words",
-        "search_facets",
-        "asset_texts",
-    ] {
+    for tree in ["search_text_words", "asset_texts"] {
         let left = db.open_tree(tree).expect("tree").len();
         assert_eq!(left, 0, "{tree}");
     }
