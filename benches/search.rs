@@ -24,7 +24,9 @@
 //! what serving keeps; sled with periodic flushes, PostgreSQL as it runs.
 //!
 //! Printed per store and query: hits in all, and the p50 and p95 of page 1 (20 hits), as a
-//! request with every scope asks (drafts and paid text count).
+//! request with every scope asks (drafts and paid text count); and first how long the first
+//! search after the store opens takes, with the process's resident memory before and after
+//! it (sled reads the words of the assets' fields into memory then).
 
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
@@ -255,6 +257,22 @@ fn measure(rt: &tokio::runtime::Runtime, kind: &str, store: &Arc<dyn Store>, siz
         "\n{kind}, {size} assets ({} with text): page 1 of 20",
         size / 10
     );
+    // The first search after the store opens: sled reads the words of every asset's fields
+    // into memory then (storage/sled/src/field_words.rs).
+    let (rss, started) = (resident_mib(), Instant::now());
+    let first = rt.block_on(async {
+        let search = store.search_store().expect("search");
+        search
+            .search(&request("first"))
+            .await
+            .expect("search")
+            .total
+    });
+    println!(
+        "  first search after open: {:.2?} ({first} hits), resident memory {rss} -> {} MiB",
+        started.elapsed(),
+        resident_mib()
+    );
     for (what, q) in queries {
         let store = Arc::clone(store);
         let (hits, p50, p95) = time(rt, runs, || {
@@ -280,6 +298,18 @@ fn measure(rt: &tokio::runtime::Runtime, kind: &str, store: &Arc<dyn Store>, siz
     println!(
         "  list search=\"Report 4242 \"          {hits:>7} hits  p50 {p50:>9.2?}  p95 {p95:>9.2?}"
     );
+}
+
+/// The resident memory of this process, in MiB (0 where `/proc` does not say).
+fn resident_mib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib / 1024)
 }
 
 fn main() {

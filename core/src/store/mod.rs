@@ -38,7 +38,8 @@ pub use passes::PassStore;
 #[cfg(feature = "search")]
 pub use search::{
     AssetText, FieldSet, IndexMatch, MAX_PAGES_SHOWN, SearchFound, SearchRequest, SearchStore,
-    asset_field_words, found, page_of_hits, paid_among, paid_files, rank_read, search_hit,
+    asset_field_words, field_words, found, page_of_hits, paid_among, paid_files, rank_read,
+    search_hit,
 };
 pub use uploads::{UploadLease, UploadStore};
 pub use versions::AssetVersions;

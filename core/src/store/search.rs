@@ -174,15 +174,26 @@ pub fn asset_field_words(
     asset: &Asset,
     language: Option<Language>,
 ) -> std::collections::BTreeMap<String, FieldSet> {
+    field_words(
+        &asset.title,
+        &asset.tags,
+        asset.description.as_deref(),
+        language,
+    )
+}
+
+/// [`asset_field_words`] of an asset with this title, these tags and this description, for a
+/// store that reads them from a record of its own without making an [`Asset`].
+pub fn field_words(
+    title: &str,
+    tags: &[String],
+    description: Option<&str>,
+    language: Option<Language>,
+) -> std::collections::BTreeMap<String, FieldSet> {
     let mut out = std::collections::BTreeMap::new();
-    let fields = std::iter::once((FieldSet::TITLE, asset.title.as_str()))
-        .chain(asset.tags.iter().map(|t| (FieldSet::TAGS, t.as_str())))
-        .chain(
-            asset
-                .description
-                .as_deref()
-                .map(|d| (FieldSet::DESCRIPTION, d)),
-        );
+    let fields = std::iter::once((FieldSet::TITLE, title))
+        .chain(tags.iter().map(|t| (FieldSet::TAGS, t.as_str())))
+        .chain(description.map(|d| (FieldSet::DESCRIPTION, d)));
     for (field, text) in fields {
         for word in crate::search::distinct_words([text], language) {
             *out.entry(word).or_default() |= field;

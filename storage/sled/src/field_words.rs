@@ -19,9 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::RwLock;
 
-use assetlib_core::Asset;
 use assetlib_core::search::Language;
-use assetlib_core::store::{FieldSet, asset_field_words};
+use assetlib_core::store::{FieldSet, field_words};
 use uuid::Uuid;
 
 use crate::Inner;
@@ -53,10 +52,34 @@ pub(crate) struct Fields {
     slots: HashMap<Uuid, u32>,
 }
 
+/// What the index keeps of one asset, made from its record before the index is locked.
+pub(crate) struct Entry {
+    created: [u8; 12],
+    facets: Facets,
+    words: BTreeMap<String, FieldSet>,
+}
+
+impl Entry {
+    /// The entry of the asset whose record is `rec` (its words stemmed in `language`).
+    fn of_record(rec: &[u8], language: Option<Language>) -> Result<Entry, Error> {
+        let rec: AssetRec = decode(AssetRec::WHAT, rec)?;
+        Ok(Entry {
+            created: ts(&rec.created_at.time()?),
+            facets: Facets {
+                published: rec.published,
+                public: rec.is_public,
+                type_code: rec.asset_type,
+                workspace: rec.workspace_id.unwrap_or_default().into_bytes(),
+            },
+            words: field_words(&rec.title, &rec.tags, rec.description.as_deref(), language),
+        })
+    }
+}
+
 impl Fields {
-    /// Makes `asset`'s words and facets (its words stemmed in `language`) those kept for it.
-    fn put(&mut self, asset: &Asset, language: Option<Language>) {
-        self.remove(asset.id);
+    /// Makes `entry` what is kept for asset `id`.
+    fn put(&mut self, id: Uuid, entry: Entry) {
+        self.remove(id);
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -64,25 +87,33 @@ impl Fields {
                 u32::try_from(self.docs.len() - 1).unwrap_or(u32::MAX)
             }
         };
-        let mut words = Vec::new();
-        for (word, fields) in asset_field_words(asset, language) {
-            let next = u32::try_from(self.lists.len()).unwrap_or(u32::MAX);
-            let w = *self.words.entry(word.into_boxed_str()).or_insert(next);
-            if w == next {
-                self.lists.push(Vec::new());
-            }
+        let mut words = Vec::with_capacity(entry.words.len());
+        for (word, fields) in entry.words {
+            let w = match self.words.get(word.as_str()) {
+                Some(w) => *w,
+                None => {
+                    let w = u32::try_from(self.lists.len()).unwrap_or(u32::MAX);
+                    self.words.insert(word.into_boxed_str(), w);
+                    self.lists.push(Vec::new());
+                    w
+                }
+            };
             let list = &mut self.lists[w as usize];
-            let at = list.partition_point(|(s, _)| *s < slot);
+            // Slots are mostly handed out in order: a new one usually goes last.
+            let at = match list.last() {
+                Some((last, _)) if *last < slot => list.len(),
+                _ => list.partition_point(|(s, _)| *s < slot),
+            };
             list.insert(at, (slot, fields));
             words.push(w);
         }
         self.docs[slot as usize] = Some(Doc {
-            id: asset.id,
-            created: ts(&asset.created_at),
-            facets: Facets::of(asset),
+            id,
+            created: entry.created,
+            facets: entry.facets,
             words: words.into_boxed_slice(),
         });
-        self.slots.insert(asset.id, slot);
+        self.slots.insert(id, slot);
     }
 
     /// Asset `id` is no longer kept.
@@ -160,8 +191,7 @@ impl FieldWords {
                 let mut fields = Fields::default();
                 for kv in inner.assets.iter() {
                     let (k, v) = kv?;
-                    let rec: AssetRec = decode(AssetRec::WHAT, &v)?;
-                    fields.put(&rec.into_asset(decode_id("asset key", &k)?, 0)?, language);
+                    fields.put(decode_id("asset key", &k)?, Entry::of_record(&v, language)?);
                 }
                 *slot = Some(fields);
             }
@@ -169,28 +199,60 @@ impl FieldWords {
     }
 
     /// Reads the records of `ids` again after a write to them committed (a deleted one
-    /// leaves). A read that fails drops the index, which the next search reads again.
+    /// leaves). Each record is read and its words made before the index is locked, then read
+    /// again under the lock: when a later write changed it meanwhile, its words are made
+    /// again, so the last to lock keeps what the last write committed. A read that fails
+    /// drops the index, which the next search reads again.
     pub(crate) fn changed(&self, inner: &Inner, ids: &[Uuid]) {
-        let Ok(mut slot) = self.fields.write() else {
+        if self.fields.read().map_or(true, |f| f.is_none()) {
             return;
-        };
-        let Some(fields) = slot.as_mut() else {
-            return;
-        };
+        }
+        let language = inner.search.language;
         for &id in ids {
-            match inner
-                .asset_rec(id)
-                .and_then(|r| r.map(|r| r.into_asset(id, 0)).transpose())
-            {
-                Ok(Some(asset)) => fields.put(&asset, inner.search.language),
-                Ok(None) => fields.remove(id),
-                Err(_) => {
-                    *slot = None;
-                    return;
-                }
+            let read = inner.assets.get(id.as_bytes()).ok();
+            let made = read
+                .as_ref()
+                .and_then(|r| entry_of(r.as_ref(), language).ok());
+            if self.settle(inner, id, read, made).is_err() {
+                return;
             }
         }
     }
+
+    /// Keeps for asset `id` what its record says now: `made`, the entry made from `read` (the
+    /// record as read before the lock; `None` when the read or the entry failed), when the
+    /// record is still that, else an entry made again under the lock. `Err` when the index
+    /// was dropped (or was not there).
+    fn settle(
+        &self,
+        inner: &Inner,
+        id: Uuid,
+        read: Option<Option<sled::IVec>>,
+        made: Option<Option<Entry>>,
+    ) -> Result<(), ()> {
+        let mut slot = self.fields.write().map_err(|_| ())?;
+        let fields = slot.as_mut().ok_or(())?;
+        let now = inner.assets.get(id.as_bytes());
+        let entry = match (read, now, made) {
+            (Some(before), Ok(now), Some(made)) if before == now => Ok(made),
+            (_, Ok(now), _) => entry_of(now.as_ref(), inner.search.language),
+            (_, Err(e), _) => Err(e.into()),
+        };
+        match entry {
+            Ok(Some(entry)) => fields.put(id, entry),
+            Ok(None) => fields.remove(id),
+            Err(_) => {
+                *slot = None;
+                return Err(());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The entry of the asset whose record is `rec` (`None` when there is none).
+fn entry_of(rec: Option<&sled::IVec>, language: Option<Language>) -> Result<Option<Entry>, Error> {
+    rec.map(|r| Entry::of_record(r, language)).transpose()
 }
 
 fn poisoned() -> Error {
@@ -203,6 +265,12 @@ mod tests {
     use crate::tree_keys;
     use assetlib_core::AssetType;
     use assetlib_core::testing::sample_asset;
+
+    /// The entry of `asset`, as its record gives it.
+    fn entry(asset: &assetlib_core::Asset) -> Entry {
+        let rec = crate::record::encode(AssetRec::WHAT, &AssetRec::new(asset)).expect("encode");
+        Entry::of_record(&rec, None).expect("an entry")
+    }
 
     fn ids(fields: &Fields, word: &str, prefix: bool) -> Vec<(Uuid, FieldSet)> {
         let mut out = Vec::new();
@@ -218,8 +286,8 @@ mod tests {
         a.description = Some("A map of the bay".into());
         let mut b = sample_asset("Mapping tides", AssetType::Pdf, 2);
         b.tags = vec!["map".into()];
-        fields.put(&a, None);
-        fields.put(&b, None);
+        fields.put(a.id, entry(&a));
+        fields.put(b.id, entry(&b));
         let mut both = vec![
             (a.id, FieldSet::TITLE | FieldSet::DESCRIPTION),
             (b.id, FieldSet::TAGS),
@@ -233,7 +301,7 @@ mod tests {
         a.title = "Chart".into();
         a.description = None;
         a.published = !a.published;
-        fields.put(&a, None);
+        fields.put(a.id, entry(&a));
         assert_eq!(ids(&fields, "map", false), [(b.id, FieldSet::TAGS)]);
         assert_eq!(ids(&fields, "chart", false), [(a.id, FieldSet::TITLE)]);
         assert_eq!(fields.facets(a.id).map(|f| f.published), Some(a.published));
@@ -242,12 +310,46 @@ mod tests {
         assert_eq!(ids(&fields, "map", true), []);
         assert!(fields.facets(b.id).is_none());
         let c = sample_asset("Map again", AssetType::Document, 3);
-        fields.put(&c, None);
+        fields.put(c.id, entry(&c));
         assert_eq!(fields.docs.len(), 2, "b's slot is lent to c");
         assert_eq!(ids(&fields, "map", false), [(c.id, FieldSet::TITLE)]);
         assert_eq!(
             fields.facets(c.id).map(|f| f.type_code),
             Some(tree_keys::type_code(AssetType::Document))
         );
+    }
+
+    /// A writer that read the record before a later write committed, and locks after that
+    /// write settled, keeps the later write's words, not the ones it made.
+    #[tokio::test]
+    async fn a_late_writer_with_an_older_read_keeps_the_newer_record() {
+        use assetlib_core::store::prelude::*;
+        let dir = tempfile::tempdir().expect("dir");
+        let store = crate::SledStore::open(dir.path().join("db")).expect("open");
+        let a = store
+            .insert_asset(sample_asset("Alpha", AssetType::Pdf, 1), Log::ANONYMOUS)
+            .await
+            .expect("insert");
+        let inner = &store.inner;
+        let words = &inner.search.fields;
+        words.with(inner, |_| Ok(())).expect("built");
+        let old = inner.assets.get(a.id.as_bytes()).expect("read");
+        let made = entry_of(old.as_ref(), None).expect("entry");
+        let mut change = assetlib_core::AssetChange::at(chrono::Utc::now());
+        change.title = Some("Beta".into());
+        store
+            .update_asset(a.id, &change, Log::ANONYMOUS)
+            .await
+            .expect("update");
+        words
+            .settle(inner, a.id, Some(old), Some(made))
+            .expect("settled");
+        let found = |word: &str| {
+            words
+                .with(inner, |f| Ok(ids(f, word, false)))
+                .expect("search")
+        };
+        assert_eq!(found("beta"), [(a.id, FieldSet::TITLE)]);
+        assert_eq!(found("alpha"), []);
     }
 }

@@ -2,7 +2,6 @@
 //! in `search.rs`): what a text puts in `search_text_words` and how a search reads it back,
 //! and what the filters of a search ask of an asset.
 
-use assetlib_core::Asset;
 use assetlib_core::search::{Language, Term, distinct_words};
 use assetlib_core::store::{FieldSet, SearchRequest};
 use serde::{Deserialize, Serialize};
@@ -48,21 +47,6 @@ pub(crate) struct Facets {
 }
 
 impl Facets {
-    /// What the filters of a search ask of `asset`.
-    pub(crate) fn of(asset: &Asset) -> Facets {
-        Facets {
-            published: asset.published,
-            public: asset.is_public,
-            type_code: tree_keys::type_code(asset.asset_type),
-            workspace: asset
-                .workspace_id
-                .as_deref()
-                .unwrap_or("")
-                .as_bytes()
-                .into(),
-        }
-    }
-
     /// Whether the asset passes `request`'s drafts, type and workspace filters.
     pub(crate) fn pass(&self, request: &SearchRequest) -> bool {
         (request.drafts || self.published)

@@ -335,3 +335,78 @@ async fn a_stemmed_index_keeps_no_word_of_what_is_deleted() {
         assert_eq!(left, 0, "{tree}");
     }
 }
+
+/// Writers racing on the same assets: each rename's words are made while the others commit,
+/// and after them all a search finds each asset by its last committed title only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn racing_renames_leave_the_words_of_the_last_committed_title() {
+    const WRITERS: usize = 16;
+    let (store, _dir) = store();
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        let a = store
+            .insert_asset(
+                asset(&format!("Start{n}"), AssetType::Pdf, n),
+                Log::ANONYMOUS,
+            )
+            .await
+            .expect("insert");
+        ids.push(a.id);
+    }
+    // The words of the fields are kept from the first search on.
+    assert_eq!(found(&store, "start0").await, vec![ids[0]]);
+    const ROUNDS: usize = 150;
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (store, ids) = (store.clone(), ids.clone());
+            tokio::spawn(async move {
+                for round in 0..ROUNDS {
+                    let id = ids[(w + round) % ids.len()];
+                    let mut change = assetlib_core::AssetChange::at(chrono::Utc::now());
+                    change.title = Some(format!("Renamed w{w}r{round}"));
+                    store
+                        .update_asset(id, &change, Log::ANONYMOUS)
+                        .await
+                        .expect("update");
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.await.expect("writer");
+    }
+    let mut all = found(&store, "renamed").await;
+    all.sort();
+    let mut expected = ids.clone();
+    expected.sort();
+    assert_eq!(all, expected, "each asset once, under its last title");
+    // Every title word ever written finds only the asset whose title holds it now.
+    let mut titles = std::collections::HashMap::new();
+    for &id in &ids {
+        let title = store
+            .get_asset(id)
+            .await
+            .expect("get")
+            .expect("there")
+            .title;
+        titles.insert(id, title.to_lowercase());
+        for start in 0..2 {
+            assert!(!found(&store, &format!("start{start}")).await.contains(&id));
+        }
+    }
+    let mut hits = 0;
+    for w in 0..WRITERS {
+        for round in 0..ROUNDS {
+            let word = format!("w{w}r{round}");
+            for id in found(&store, &format!("\"{word}\"")).await {
+                assert!(
+                    titles[&id].ends_with(&format!(" {word}")),
+                    "{word}: {}",
+                    titles[&id]
+                );
+                hits += 1;
+            }
+        }
+    }
+    assert_eq!(hits, ids.len(), "one title word an asset");
+}
