@@ -378,7 +378,11 @@ impl AssetStore for SledStore {
 
     async fn insert_asset(&self, asset: Asset, log: &Log) -> Result<Asset, StoreError> {
         let inserted = self
-            .logged_write(log, move |inner, event| inner.insert_asset(asset, event))
+            .logged_write(log, move |inner, event| {
+                let inserted = inner.insert_asset(asset, event)?;
+                inner.search_moved(&[inserted.id]);
+                Ok(inserted)
+            })
             .await?;
         self.assets_changed([inserted.id]);
         Ok(inserted)
@@ -393,7 +397,11 @@ impl AssetStore for SledStore {
         let change = change.clone();
         let update = self
             .logged_write(log, move |inner, event| {
-                inner.update_asset(id, &change, event)
+                let update = inner.update_asset(id, &change, event)?;
+                if update.as_ref().is_some_and(|u| u.before != u.after) {
+                    inner.search_moved(&[id]);
+                }
+                Ok(update)
             })
             .await?;
         if update.as_ref().is_some_and(|u| u.before != u.after) {
@@ -410,7 +418,11 @@ impl AssetStore for SledStore {
     ) -> Result<AssetDeletion, StoreError> {
         let deletion = self
             .logged_write(log, move |inner, event| {
-                inner.delete_asset(id, force, event)
+                let deletion = inner.delete_asset(id, force, event)?;
+                if matches!(deletion, AssetDeletion::Deleted(_)) {
+                    inner.search_moved(&[id]);
+                }
+                Ok(deletion)
             })
             .await?;
         if matches!(deletion, AssetDeletion::Deleted(_)) {
@@ -428,7 +440,12 @@ impl AssetStore for SledStore {
         let (ids, change) = (ids.to_vec(), change.clone());
         let outcome = self
             .logged_bulk_write(ids.len(), log, move |inner, slots| {
-                inner.update_assets(&ids, &change, slots)
+                let outcome = inner.update_assets(&ids, &change, slots)?;
+                if let BulkOutcome::Done(updates) = &outcome {
+                    let moved: Vec<Uuid> = updates.iter().map(|u| u.after.id).collect();
+                    inner.search_moved(&moved);
+                }
+                Ok(outcome)
             })
             .await?;
         if let BulkOutcome::Done(updates) = &outcome {
@@ -446,7 +463,12 @@ impl AssetStore for SledStore {
         let ids = ids.to_vec();
         let outcome = self
             .logged_bulk_write(ids.len(), log, move |inner, slots| {
-                inner.delete_assets(&ids, force, slots)
+                let outcome = inner.delete_assets(&ids, force, slots)?;
+                if let BulkOutcome::Done(deleted) = &outcome {
+                    let moved: Vec<Uuid> = deleted.iter().map(|a| a.id).collect();
+                    inner.search_moved(&moved);
+                }
+                Ok(outcome)
             })
             .await?;
         if let BulkOutcome::Done(deleted) = &outcome {
@@ -466,8 +488,7 @@ impl AssetStore for SledStore {
     async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
         let count = self.point_read(|inner| inner.increment(&tree_keys::downloads(id)))?;
         if count.is_some() {
-            // The count is part of the asset's answer, not of what a search reads.
-            self.inner.asset_versions.moved([id]);
+            self.assets_changed([id]);
         }
         Ok(())
     }
@@ -484,15 +505,24 @@ impl AssetStore for SledStore {
 impl SledStore {
     /// Moves the content versions of the assets `ids` (and of all the assets), after a write
     /// that changed them is committed (so a reader that sees a new version reads the write).
-    /// Also moves the search index's words of the assets' fields and the folded texts the
-    /// list's `search=` reads (feature `search`), before the write is answered.
     pub(crate) fn assets_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
-        let ids: Vec<Uuid> = ids.into_iter().collect();
-        self.inner.asset_versions.moved(ids.iter().copied());
+        self.inner.asset_versions.moved(ids);
+    }
+}
+
+impl Inner {
+    /// Moves what the store keeps in memory of the assets `ids` for search (feature
+    /// `search`): the words of their fields and the folded texts the list's `search=` reads.
+    /// Called on the writing (blocking) thread right after the transaction that changed them
+    /// commits, before the write is answered: their records are read again, and sled's reads
+    /// wait for the transactions in flight, which an async worker must not.
+    pub(crate) fn search_moved(&self, ids: &[Uuid]) {
         #[cfg(feature = "search")]
         {
-            self.inner.search.fields.changed(&self.inner, &ids);
-            self.inner.haystack.changed(&self.inner, ids);
+            self.search.fields.changed(self, ids);
+            self.haystack.changed(self, ids.iter().copied());
         }
+        #[cfg(not(feature = "search"))]
+        let _ = ids;
     }
 }

@@ -73,7 +73,10 @@ impl SledStore {
     pub(crate) async fn import_records(&self, records: Vec<Record>) -> Result<(), StoreError> {
         let outcome = self
             .write(move |inner| match inner.import(&records) {
-                Ok(imported) => Ok(Ok(imported)),
+                Ok(imported) => {
+                    inner.search_moved(&imported.assets);
+                    Ok(Ok(imported))
+                }
                 Err(Error::Invalid {
                     what: REFUSED,
                     detail,
