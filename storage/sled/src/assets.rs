@@ -380,7 +380,7 @@ impl AssetStore for SledStore {
         let inserted = self
             .logged_write(log, move |inner, event| {
                 let inserted = inner.insert_asset(asset, event)?;
-                inner.search_moved(&[inserted.id]);
+                inner.search_created(&inserted);
                 Ok(inserted)
             })
             .await?;
@@ -524,5 +524,16 @@ impl Inner {
         }
         #[cfg(not(feature = "search"))]
         let _ = ids;
+    }
+    /// [`Inner::search_moved`] for `asset`, just created: the words are made from it, and no
+    /// record is read for the index of the fields (`FieldWords::created` in `field_words.rs`).
+    pub(crate) fn search_created(&self, asset: &Asset) {
+        #[cfg(feature = "search")]
+        {
+            self.search.fields.created(asset, self.search.language);
+            self.haystack.changed(self, [asset.id]);
+        }
+        #[cfg(not(feature = "search"))]
+        let _ = asset;
     }
 }

@@ -15,19 +15,20 @@
 //! The memory: each distinct word once, 8 bytes for each word of each asset, and some 60
 //! bytes an asset.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::RwLock;
 
+use assetlib_core::Asset;
 use assetlib_core::search::Language;
-use assetlib_core::store::{FieldSet, field_words};
+use assetlib_core::store::{FieldSet, asset_field_words, field_words};
 use uuid::Uuid;
 
 use crate::Inner;
 use crate::error::Error;
 use crate::record::{AssetRec, decode, decode_id};
 use crate::search_keys::{Facets, Posting};
-use crate::tree_keys::ts;
+use crate::tree_keys::{self, ts};
 
 /// One asset, as the index keeps it.
 struct Doc {
@@ -50,6 +51,9 @@ pub(crate) struct Fields {
     free: Vec<u32>,
     /// The slot of each asset.
     slots: HashMap<Uuid, u32>,
+    /// Assets found gone by a write that settled before their create did
+    /// ([`FieldWords::created`]), which then keeps nothing.
+    gone: HashSet<Uuid>,
 }
 
 /// What the index keeps of one asset, made from its record before the index is locked.
@@ -60,6 +64,25 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// The entry of `asset` (its words stemmed in `language`).
+    fn of_asset(asset: &Asset, language: Option<Language>) -> Entry {
+        Entry {
+            created: ts(&asset.created_at),
+            facets: Facets {
+                published: asset.published,
+                public: asset.is_public,
+                type_code: tree_keys::type_code(asset.asset_type),
+                workspace: asset
+                    .workspace_id
+                    .as_deref()
+                    .unwrap_or("")
+                    .as_bytes()
+                    .into(),
+            },
+            words: asset_field_words(asset, language),
+        }
+    }
+
     /// The entry of the asset whose record is `rec` (its words stemmed in `language`).
     fn of_record(rec: &[u8], language: Option<Language>) -> Result<Entry, Error> {
         let rec: AssetRec = decode(AssetRec::WHAT, rec)?;
@@ -132,6 +155,16 @@ impl Fields {
         self.free.push(slot);
     }
 
+    /// Asset `id` is gone: no longer kept, or, when it is not kept yet, marked so that its
+    /// create, settling later, keeps nothing.
+    fn forget(&mut self, id: Uuid) {
+        if self.slots.contains_key(&id) {
+            self.remove(id);
+        } else {
+            self.gone.insert(id);
+        }
+    }
+
     /// Calls `each` with every asset holding `word` (whole, or as the beginning of a word
     /// when `prefix`): its id, created time and the fields the word is in.
     pub(crate) fn postings(&self, word: &str, prefix: bool, mut each: impl FnMut(Posting)) {
@@ -198,15 +231,29 @@ impl FieldWords {
         }
     }
 
+    /// Keeps the words of `asset`, just created, after its transaction committed. No record
+    /// is read: a create is the first write of its asset, so a later write that settled
+    /// first (it read the record itself) left the asset kept, or marked gone, and the
+    /// create then keeps nothing.
+    pub(crate) fn created(&self, asset: &Asset, language: Option<Language>) {
+        let entry = Entry::of_asset(asset, language);
+        let Ok(mut slot) = self.fields.write() else {
+            return;
+        };
+        let Some(fields) = slot.as_mut() else {
+            return;
+        };
+        if !fields.slots.contains_key(&asset.id) && !fields.gone.remove(&asset.id) {
+            fields.put(asset.id, entry);
+        }
+    }
+
     /// Reads the records of `ids` again after a write to them committed (a deleted one
     /// leaves). Each record is read and its words made before the index is locked, then read
     /// again under the lock: when a later write changed it meanwhile, its words are made
     /// again, so the last to lock keeps what the last write committed. A read that fails
     /// drops the index, which the next search reads again.
     pub(crate) fn changed(&self, inner: &Inner, ids: &[Uuid]) {
-        if self.fields.read().map_or(true, |f| f.is_none()) {
-            return;
-        }
         let language = inner.search.language;
         for &id in ids {
             let read = inner.assets.get(id.as_bytes()).ok();
@@ -240,7 +287,7 @@ impl FieldWords {
         };
         match entry {
             Ok(Some(entry)) => fields.put(id, entry),
-            Ok(None) => fields.remove(id),
+            Ok(None) => fields.forget(id),
             Err(_) => {
                 *slot = None;
                 return Err(());
@@ -351,5 +398,39 @@ mod tests {
         };
         assert_eq!(found("beta"), [(a.id, FieldSet::TITLE)]);
         assert_eq!(found("alpha"), []);
+    }
+
+    /// A create that settles after a later write of its asset keeps nothing: the later
+    /// write's words stay, and an asset deleted meanwhile does not come back.
+    #[test]
+    fn a_create_settling_late_keeps_nothing() {
+        let words = FieldWords {
+            fields: RwLock::new(Some(Fields::default())),
+        };
+        let kept = |word: &str| {
+            let fields = words.fields.read().expect("lock");
+            ids(fields.as_ref().expect("built"), word, false)
+        };
+        let mut renamed = sample_asset("First", AssetType::Pdf, 1);
+        let created = renamed.clone();
+        renamed.title = "Second".into();
+        // The rename settled first (it read the record), then the create.
+        if let Some(f) = words.fields.write().expect("lock").as_mut() {
+            f.put(renamed.id, entry(&renamed));
+        }
+        words.created(&created, None);
+        assert_eq!(kept("second"), [(renamed.id, FieldSet::TITLE)]);
+        assert_eq!(kept("first"), []);
+
+        // The delete settled first (it found no record), then the create.
+        let deleted = sample_asset("Third", AssetType::Pdf, 2);
+        if let Some(f) = words.fields.write().expect("lock").as_mut() {
+            f.forget(deleted.id);
+        }
+        words.created(&deleted, None);
+        assert_eq!(kept("third"), []);
+        // The mark went with the create it was for.
+        words.created(&deleted, None);
+        assert_eq!(kept("third"), [(deleted.id, FieldSet::TITLE)]);
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! | where | key | value |
 //! |---|---|---|
-//! | memory (`field_words.rs`) | folded word | the assets whose title, tags or description hold it, and in which of them ([`FieldSet`]); per asset its created time and what the filters ask (published, public, type, workspace) |
+//! | memory (`field_words.rs`) | folded word | the assets whose title, tags or description hold it, and in which of them ([`assetlib_core::store::FieldSet`]); per asset its created time and what the filters ask (published, public, type, workspace) |
 //! | tree `search_text_words` | folded word + `0x00` + asset id | `ts(created_at)`: a word of the text kept for the asset |
 //! | tree `asset_texts` | asset id | the text ([`TextRec`]) |
 //!
