@@ -44,6 +44,9 @@ use assetlib::testing::sample_asset;
 use assetlib::{AssetQuery, AssetType, Store};
 use assetlib_testkit::postgres::TestCluster;
 
+#[path = "common/memory.rs"]
+mod memory;
+
 const MARKER: &str = "complete";
 /// The version of the fill: a database of another is rebuilt.
 const FILL: &str = "search-fill=1";
@@ -259,7 +262,7 @@ fn measure(rt: &tokio::runtime::Runtime, kind: &str, store: &Arc<dyn Store>, siz
     );
     // The first search after the store opens: sled reads the words of every asset's fields
     // into memory then (storage/sled/src/field_words.rs).
-    let (rss, started) = (resident_mib(), Instant::now());
+    let (rss, started) = (memory::rss_kib() / 1024, Instant::now());
     let first = rt.block_on(async {
         let search = store.search_store().expect("search");
         search
@@ -271,7 +274,7 @@ fn measure(rt: &tokio::runtime::Runtime, kind: &str, store: &Arc<dyn Store>, siz
     println!(
         "  first search after open: {:.2?} ({first} hits), resident memory {rss} -> {} MiB",
         started.elapsed(),
-        resident_mib()
+        memory::rss_kib() / 1024
     );
     for (what, q) in queries {
         let store = Arc::clone(store);
@@ -298,18 +301,6 @@ fn measure(rt: &tokio::runtime::Runtime, kind: &str, store: &Arc<dyn Store>, siz
     println!(
         "  list search=\"Report 4242 \"          {hits:>7} hits  p50 {p50:>9.2?}  p95 {p95:>9.2?}"
     );
-}
-
-/// The resident memory of this process, in MiB (0 where `/proc` does not say).
-fn resident_mib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kib| kib / 1024)
 }
 
 fn main() {

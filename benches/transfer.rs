@@ -32,6 +32,9 @@ use assetlib::transfer::{archive, copy_records};
 use assetlib::{AssetType, Files, LibraryEntry, LibraryWrite, Store};
 use assetlib_testkit::postgres::TestCluster;
 
+#[path = "common/memory.rs"]
+mod memory;
+
 fn size() -> usize {
     std::env::var("ASSETLIB_MIGRATE_SIZE")
         .ok()
@@ -39,29 +42,17 @@ fn size() -> usize {
         .unwrap_or(100_000)
 }
 
-/// The resident set of this process, in KiB.
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// Runs `work`, sampling the resident set every 10 ms: its result, the seconds it took, and
 /// how far the resident set rose above where it started (MiB).
 async fn measured<T>(work: impl std::future::Future<Output = T>) -> (T, f64, f64) {
-    let start = rss_kib();
+    let start = memory::rss_kib();
     let peak = Arc::new(AtomicU64::new(start));
     let done = Arc::new(AtomicBool::new(false));
     let sampler = {
         let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
         std::thread::spawn(move || {
             while !done.load(Ordering::Relaxed) {
-                peak.fetch_max(rss_kib(), Ordering::Relaxed);
+                peak.fetch_max(memory::rss_kib(), Ordering::Relaxed);
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
         })

@@ -7,10 +7,12 @@
 //! more. A sled database is open in one process at a time, so the store keeps these words
 //! beside it instead, as it keeps the list search's texts (`haystack.rs`): read from the
 //! records by the first search after the database opens, then moved by every asset write
-//! after it commits and before it is answered ([`FieldWords::changed`]). The records are
-//! the only copy on disk, so a kill loses nothing an answer confirmed: the next open reads
-//! them again. The words of the files' text stay in sled (`search_text_words`), written off
-//! a create's path.
+//! after it commits and before it is answered, on the thread that wrote it: a create keeps
+//! the words of the asset it wrote ([`FieldWords::created`]), a change or a delete reads the
+//! record again ([`FieldWords::changed`]), and the last to settle keeps what the last write
+//! committed. The records are the only copy on disk, so a kill loses nothing an answer
+//! confirmed: the next open reads them again. The words of the files' text stay in sled
+//! (`search_text_words`), written off a create's path.
 //!
 //! The memory: each distinct word once, 8 bytes for each word of each asset, and some 60
 //! bytes an asset.
@@ -56,7 +58,7 @@ pub(crate) struct Fields {
     gone: HashSet<Uuid>,
 }
 
-/// What the index keeps of one asset, made from its record before the index is locked.
+/// What the index keeps of one asset, made before the index is locked.
 pub(crate) struct Entry {
     created: [u8; 12],
     facets: Facets,
