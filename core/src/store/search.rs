@@ -94,6 +94,13 @@ pub trait SearchStore: Send + Sync + 'static {
         None
     }
 
+    /// Makes ready now what the first search would otherwise make before answering, so that
+    /// no request waits for it (a server calls it as it starts). The default does nothing:
+    /// a store whose index is always ready has nothing to make.
+    async fn prepare(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Brings into the index the words of any asset written while it was not kept (by a
     /// build without the feature sharing the store), while serving; answers how many. The
     /// default does nothing: a store that keeps its words in the records' own writes has

@@ -154,8 +154,10 @@ where
         "serving the API at /api/v1"
     );
     let purging = tokio::spawn(purge_events_hourly(service.clone()));
+    let preparing = tokio::spawn(prepare_search(service.clone()));
     serve_http(service.clone(), listener).await?;
     purging.abort();
+    preparing.abort();
     service.stop_deliveries().await;
     service.store().flush().await?;
     let stats = service.cache_stats();
@@ -170,6 +172,19 @@ where
     );
     tracing::info!("stopped; the store is flushed");
     Ok(())
+}
+
+/// Makes the store's search ready (sled reads the words of every asset's fields into memory)
+/// while the server starts answering, so that no search request waits for it.
+async fn prepare_search(service: Service) {
+    let Some(search) = service.store().search_store() else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    match search.prepare().await {
+        Ok(()) => tracing::info!(took = ?started.elapsed(), "search is ready"),
+        Err(e) => tracing::warn!(error = %e, "search was not made ready; the first search will"),
+    }
 }
 
 /// `config` with this program as its PDF renderer: each page is drawn in a child process of

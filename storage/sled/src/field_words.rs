@@ -14,8 +14,10 @@
 //! confirmed: the next open reads them again. The words of the files' text stay in sled
 //! (`search_text_words`), written off a create's path.
 //!
-//! The memory: each distinct word once, 8 bytes for each word of each asset, and some 60
-//! bytes an asset.
+//! The memory: each distinct word once, 8 bytes for each word of each asset, and some 100
+//! bytes an asset (BENCHMARKS.md, "Search at a million assets", measures it). The first
+//! search after an open, or [`SearchStore::prepare`](assetlib_core::store::SearchStore::prepare),
+//! reads it in while writes wait: some 4 s at a million assets.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
@@ -434,5 +436,27 @@ mod tests {
         // The mark went with the create it was for.
         words.created(&deleted, None);
         assert_eq!(kept("third"), [(deleted.id, FieldSet::TITLE)]);
+    }
+
+    /// `SearchStore::prepare` reads the words in, as the first search would.
+    #[tokio::test]
+    async fn prepare_reads_the_words_in() {
+        use assetlib_core::store::SearchStore as _;
+        use assetlib_core::store::prelude::*;
+        let dir = tempfile::tempdir().expect("dir");
+        let store = crate::SledStore::open(dir.path().join("db")).expect("open");
+        let a = store
+            .insert_asset(sample_asset("Alpha", AssetType::Pdf, 1), Log::ANONYMOUS)
+            .await
+            .expect("insert");
+        let words = &store.inner.search.fields;
+        let built = || words.fields.read().expect("lock").is_some();
+        assert!(!built(), "not before a search");
+        store.prepare().await.expect("prepare");
+        assert!(built());
+        let found = words
+            .with(&store.inner, |f| Ok(ids(f, "alpha", false)))
+            .expect("search");
+        assert_eq!(found, [(a.id, FieldSet::TITLE)]);
     }
 }
