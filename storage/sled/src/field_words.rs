@@ -370,10 +370,8 @@ mod tests {
         );
     }
 
-    /// A writer that read the record before a later write committed, and locks after that
-    /// write settled, keeps the later write's words, not the ones it made.
-    #[tokio::test]
-    async fn a_late_writer_with_an_older_read_keeps_the_newer_record() {
+    /// A store in a new directory (kept while the test holds it), with one asset, "Alpha".
+    async fn store_with_alpha() -> (tempfile::TempDir, crate::SledStore, assetlib_core::Asset) {
         use assetlib_core::store::prelude::*;
         let dir = tempfile::tempdir().expect("dir");
         let store = crate::SledStore::open(dir.path().join("db")).expect("open");
@@ -381,6 +379,15 @@ mod tests {
             .insert_asset(sample_asset("Alpha", AssetType::Pdf, 1), Log::ANONYMOUS)
             .await
             .expect("insert");
+        (dir, store, a)
+    }
+
+    /// A writer that read the record before a later write committed, and locks after that
+    /// write settled, keeps the later write's words, not the ones it made.
+    #[tokio::test]
+    async fn a_late_writer_with_an_older_read_keeps_the_newer_record() {
+        use assetlib_core::store::prelude::*;
+        let (_dir, store, a) = store_with_alpha().await;
         let inner = &store.inner;
         let words = &inner.search.fields;
         words.with(inner, |_| Ok(())).expect("built");
@@ -442,13 +449,7 @@ mod tests {
     #[tokio::test]
     async fn prepare_reads_the_words_in() {
         use assetlib_core::store::SearchStore as _;
-        use assetlib_core::store::prelude::*;
-        let dir = tempfile::tempdir().expect("dir");
-        let store = crate::SledStore::open(dir.path().join("db")).expect("open");
-        let a = store
-            .insert_asset(sample_asset("Alpha", AssetType::Pdf, 1), Log::ANONYMOUS)
-            .await
-            .expect("insert");
+        let (_dir, store, a) = store_with_alpha().await;
         let words = &store.inner.search.fields;
         let built = || words.fields.read().expect("lock").is_some();
         assert!(!built(), "not before a search");
