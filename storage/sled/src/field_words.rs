@@ -22,6 +22,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use assetlib_core::Asset;
 use assetlib_core::search::Language;
@@ -206,6 +207,10 @@ impl Fields {
 #[derive(Default)]
 pub(crate) struct FieldWords {
     fields: RwLock<Option<Fields>>,
+    /// Whether `fields` was read in, as last set under its lock: a write makes its entry
+    /// before locking only then, so a store no search has asked does no work for it. The
+    /// lock, not this, decides what is kept.
+    kept: AtomicBool,
 }
 
 impl FieldWords {
@@ -231,6 +236,7 @@ impl FieldWords {
                     fields.put(decode_id("asset key", &k)?, Entry::of_record(&v, language)?);
                 }
                 *slot = Some(fields);
+                self.kept.store(true, Ordering::Relaxed);
             }
         }
     }
@@ -240,7 +246,10 @@ impl FieldWords {
     /// first (it read the record itself) left the asset kept, or marked gone, and the
     /// create then keeps nothing.
     pub(crate) fn created(&self, asset: &Asset, language: Option<Language>) {
-        let entry = Entry::of_asset(asset, language);
+        let made = self
+            .kept
+            .load(Ordering::Relaxed)
+            .then(|| Entry::of_asset(asset, language));
         let Ok(mut slot) = self.fields.write() else {
             return;
         };
@@ -248,6 +257,7 @@ impl FieldWords {
             return;
         };
         if !fields.slots.contains_key(&asset.id) && !fields.gone.remove(&asset.id) {
+            let entry = made.unwrap_or_else(|| Entry::of_asset(asset, language));
             fields.put(asset.id, entry);
         }
     }
@@ -260,6 +270,13 @@ impl FieldWords {
     pub(crate) fn changed(&self, inner: &Inner, ids: &[Uuid]) {
         let language = inner.search.language;
         for &id in ids {
+            if !self.kept.load(Ordering::Relaxed) {
+                // Settled under the lock alone: made there if the words were read in since.
+                if self.settle(inner, id, None, None).is_err() {
+                    return;
+                }
+                continue;
+            }
             let read = inner.assets.get(id.as_bytes()).ok();
             let made = read
                 .as_ref()
@@ -294,6 +311,7 @@ impl FieldWords {
             Ok(None) => fields.forget(id),
             Err(_) => {
                 *slot = None;
+                self.kept.store(false, Ordering::Relaxed);
                 return Err(());
             }
         }
@@ -417,6 +435,7 @@ mod tests {
     fn a_create_settling_late_keeps_nothing() {
         let words = FieldWords {
             fields: RwLock::new(Some(Fields::default())),
+            kept: AtomicBool::new(true),
         };
         let kept = |word: &str| {
             let fields = words.fields.read().expect("lock");

@@ -1,5 +1,6 @@
-//! [`SearchStore`] of the [`SledStore`] (feature `search`): an inverted index of folded words
-//! kept in the same sled transactions as the records it indexes.
+//! [`SearchStore`] of the [`SledStore`] (feature `search`): an inverted index of folded words,
+//! those of the kept texts in sled beside the records, those of the assets' own fields in
+//! memory (`field_words.rs`).
 //!
 //! | where | key | value |
 //! |---|---|---|
@@ -31,8 +32,9 @@
 //! text words again when the mark is missing (or is an older layout's, whose trees of field
 //! words and facets it drops). `meta`'s
 //! `search_language` names the language the index holds the words of (absent: none); opened
-//! in another, the index is built again the same way (the words of the records and of the
-//! kept texts), so a change of language needs nothing more than the new configuration.
+//! in another, the text words are built again the same way (the words of the fields are read
+//! from the records in the store's language anyway), so a change of language needs nothing
+//! more than the new configuration.
 
 use std::collections::{HashMap, HashSet};
 
@@ -47,8 +49,7 @@ use sled::{Transactional as _, Tree};
 use uuid::Uuid;
 
 use crate::error::{Error, TxError, abort};
-use crate::field_words::FieldWords;
-use crate::field_words::Fields;
+use crate::field_words::{FieldWords, Fields};
 use crate::record::{UsesRec, decode, decode_id, encode};
 use crate::search_keys::{
     Posting, TextRec, created_of, scan, term_word, text_word_keys, word_prefix,
