@@ -1,7 +1,8 @@
 //! Rendered answers kept under a store content version ([`VersionedCache`]), and the asset
 //! answers ([`AssetPages`]): list pages by their query under
-//! [`crate::AssetStore::assets_version`], single assets by id under their own
-//! [`crate::AssetStore::asset_version`].
+//! [`crate::AssetStore::assets_version`] (and, where the store keeps them, under their list's
+//! [`crate::AssetStore::list_version`] and their assets' versions: [`KeptList`]), single
+//! assets by id under their own [`crate::AssetStore::asset_version`].
 //!
 //! A reader takes the version first, then looks the answer up under it; on a miss it reads
 //! the store, renders, and keeps the answer under the version it took. Stores promise that
@@ -49,17 +50,25 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
     /// The value kept for `key` at exactly `version`.
     pub(crate) fn get(&self, key: &K, version: u64) -> Option<Arc<V>> {
         let found = self
-            .lock()
-            .get(key)
+            .entry(key)
             .filter(|(v, _)| *v == version)
-            .map(|(_, value)| Arc::clone(value));
-        let counter = if found.is_some() {
-            &self.hits
-        } else {
-            &self.misses
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
+            .map(|(_, value)| value);
+        self.count(found.is_some());
         found
+    }
+
+    /// The value kept for `key` with the version it was made at, whatever that is; the
+    /// caller decides whether it answers, and counts the lookup ([`VersionedCache::count`]).
+    pub(crate) fn entry(&self, key: &K) -> Option<(u64, Arc<V>)> {
+        self.lock()
+            .get(key)
+            .map(|(v, value)| (*v, Arc::clone(value)))
+    }
+
+    /// Counts a lookup that found its value (`hit`) or did not.
+    pub(crate) fn count(&self, hit: bool) {
+        let counter = if hit { &self.hits } else { &self.misses };
+        counter.fetch_add(1, Ordering::Relaxed);
     }
 
     /// How many lookups found their value and how many did not, since the cache was made.
@@ -162,6 +171,30 @@ impl RenderedAsset {
     }
 }
 
+/// A rendered list page, kept under the assets version it was rendered at and, where the
+/// store keeps list versions, under what else says it is still the page a render would give.
+#[derive(Debug)]
+pub(crate) struct KeptList {
+    /// The answer.
+    pub(crate) page: Rendered,
+    /// Its list's version and its assets' versions when it was rendered, or `None` (a store
+    /// without list versions, or a write that moved the versions while the page was read):
+    /// then it answers only at the assets version it was kept under.
+    pub(crate) stamps: Option<ListStamps>,
+}
+
+/// What a list page was rendered at ([`KeptList::stamps`]).
+#[derive(Debug)]
+pub(crate) struct ListStamps {
+    /// [`crate::AssetStore::list_version`] of its query, read before the page was.
+    pub(crate) list: u64,
+    /// The ids of the assets on it, in order.
+    pub(crate) ids: Box<[Uuid]>,
+    /// Their [`crate::AssetStore::asset_version`]s, read after the page, while the assets
+    /// version stayed what it was before the page was read.
+    pub(crate) versions: Box<[u64]>,
+}
+
 /// Most list pages kept: each is up to a few tens of KB.
 const MAX_LIST_PAGES: usize = 1024;
 /// Most single assets kept: each is under a KB or two.
@@ -171,7 +204,7 @@ const MAX_ASSETS: usize = 16_384;
 #[derive(Debug)]
 pub(crate) struct AssetPages {
     /// List pages by their validated query.
-    pub(crate) lists: VersionedCache<AssetQuery, Rendered>,
+    pub(crate) lists: VersionedCache<AssetQuery, KeptList>,
     /// Single assets by id.
     pub(crate) assets: VersionedCache<Uuid, RenderedAsset>,
 }

@@ -26,6 +26,7 @@ mod events;
 mod keys;
 mod libraries;
 mod lifecycle;
+mod list_versions;
 mod moves;
 mod organize;
 mod passes;
@@ -59,6 +60,7 @@ use crate::operations::Capability;
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::{EventStore, PassStore, Store, UploadStore, WebhookStore};
 use assets::*;
+use list_versions::list_versions_move_with_what_lists_hold;
 use deletes::{
     delete_racing_library_write_is_consistent, delete_refuses_held_assets_unless_forced,
     library_writes_place_existing_assets_only,
@@ -156,6 +158,7 @@ suite!(
     totals_follow_creates,
     assets_version_follows_asset_writes,
     asset_version_follows_that_assets_writes,
+    list_versions_move_with_what_lists_hold,
     update_asset_merges_and_keeps_identity,
     update_asset_replaces_file_fields,
     drafts_are_listed_by_status,

@@ -319,3 +319,140 @@ async fn walk(ctx: &Ctx, sort: &str, order: &str) -> Vec<String> {
     }
     seen
 }
+
+/// A kept list page outlives the writes that leave it as it is where the store keeps list
+/// versions (sled), is rendered again after a write of one of its assets or of its order,
+/// and, under concurrent writes, never answers with a page older than the writes that
+/// returned before it was asked for.
+pub(crate) async fn a_kept_list_page_outlives_writes_that_leave_it_as_it_is<H: Harness>() {
+    let ctx = Ctx::start::<H>().await;
+    let query = assetlib::AssetQuery {
+        sort: assetlib::AssetSort::Title,
+        order: assetlib::SortOrder::Asc,
+        per_page: 2,
+        ..assetlib::AssetQuery::default()
+    };
+    let path = "/api/v1/assets?sort=title&order=asc&per_page=2";
+    let a = ctx.asset_id("Alpha", "pdf").await;
+    let b = ctx.asset_id("Beta", "pdf").await;
+    // The stores keep an asset's version per group of assets (4,096 by the id's low bits):
+    // the asset off the page must not share a group with those on it.
+    let group = |id: &str| id.parse::<uuid::Uuid>().map_or(0, |u| u.as_u128() % 4096);
+    let mut off = ctx.asset_id("Zulu", "pdf").await;
+    while group(&off) == group(&a) || group(&off) == group(&b) {
+        off = ctx.asset_id("Zulu", "pdf").await;
+    }
+    let page = |expected: [(&'static str, &'static str); 2]| {
+        let ctx = &ctx;
+        async move {
+            let r = ctx.get(path).await;
+            assert_eq!(r.status, 200, "{}", r.json);
+            let got: Vec<(String, String)> = r.json["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| {
+                    let field = |k: &str| a[k].as_str().unwrap_or("").to_owned();
+                    (field("title"), field("description"))
+                })
+                .collect();
+            let expected: Vec<(String, String)> = expected
+                .iter()
+                .map(|(t, d)| ((*t).to_owned(), (*d).to_owned()))
+                .collect();
+            assert_eq!(got, expected);
+        }
+    };
+    let patch = |id: String, body: serde_json::Value| {
+        let ctx = &ctx;
+        async move {
+            let path = format!("/api/v1/assets/{id}");
+            let r = ctx
+                .send_json(reqwest::Method::PATCH, &path, Some(&ctx.admin), &body)
+                .await;
+            assert_eq!(r.status, 200, "{}", r.json);
+        }
+    };
+    let hits = || ctx.service.cache_stats().lists.hits;
+    let keeps_lists = ctx.service.store().list_version(&query).await.unwrap().is_some();
+
+    page([("Alpha", ""), ("Beta", "")]).await;
+    page([("Alpha", ""), ("Beta", "")]).await;
+    let kept = hits();
+    assert!(kept >= 1, "the second read is kept");
+    patch(off.clone(), json!({"description": "off the page"})).await;
+    page([("Alpha", ""), ("Beta", "")]).await;
+    if keeps_lists {
+        assert_eq!(hits(), kept + 1, "a write off the page leaves it kept");
+    }
+    patch(b.clone(), json!({"description": "on the page"})).await;
+    page([("Alpha", ""), ("Beta", "on the page")]).await;
+    patch(a.clone(), json!({"title": "Omega"})).await;
+    page([("Beta", "on the page"), ("Omega", "")]).await;
+    patch(off.clone(), json!({"title": "Aardvark"})).await;
+    page([("Aardvark", "off the page"), ("Beta", "on the page")]).await;
+
+    // Under load: writers change descriptions and titles while readers read the pages;
+    // once the writers are done, every page is the store's.
+    let ids = [a, b, off];
+    let writers = (0..4).map(|w| {
+        let ids = ids.clone();
+        let ctx = &ctx;
+        async move {
+            for round in 0..25 {
+                let id = &ids[(w + round) % ids.len()];
+                let body = if round % 5 == 0 {
+                    json!({"title": format!("T{w} {round}")})
+                } else {
+                    json!({"description": format!("D{w} {round}")})
+                };
+                let r = ctx
+                    .send_json(
+                        reqwest::Method::PATCH,
+                        &format!("/api/v1/assets/{id}"),
+                        Some(&ctx.admin),
+                        &body,
+                    )
+                    .await;
+                assert_eq!(r.status, 200, "{}", r.json);
+            }
+        }
+    });
+    let readers = (0..4).map(|_| {
+        let ctx = &ctx;
+        async move {
+            let mut statuses = std::collections::BTreeMap::new();
+            for _ in 0..50 {
+                *statuses.entry(ctx.get(path).await.status).or_insert(0) += 1;
+            }
+            statuses
+        }
+    });
+    let (_, reads) = tokio::join!(
+        futures_util::future::join_all(writers),
+        futures_util::future::join_all(readers)
+    );
+    let answered: u32 = reads.iter().flat_map(|s| s.get(&200)).sum();
+    assert_eq!(answered, 200, "every read is 200: {reads:?}");
+    for page_no in 1..=2 {
+        let mut q = query.clone();
+        q.page = page_no;
+        let stored = ctx.service.store().list_assets(&q).await.unwrap();
+        let r = ctx.get(&format!("{path}&page={page_no}")).await;
+        let shown: Vec<(String, Option<String>)> = r.json["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                let d = a["description"].as_str().map(str::to_owned);
+                (a["title"].as_str().unwrap_or("").to_owned(), d)
+            })
+            .collect();
+        let want: Vec<(String, Option<String>)> = stored
+            .items
+            .iter()
+            .map(|a| (a.title.clone(), a.description.clone()))
+            .collect();
+        assert_eq!(shown, want, "page {page_no} after the writes");
+    }
+}

@@ -74,6 +74,7 @@ macro_rules! cases {
             listing::list_defaults_and_envelope,
             listing::filter_by_type_and_search,
             listing::sort_by_title_ignores_case_and_orders_both_ways,
+            listing::a_kept_list_page_outlives_writes_that_leave_it_as_it_is,
             listing::bad_list_parameters_name_the_parameter,
             listing::per_page_is_clamped_and_reported,
             listing::page_past_the_end_is_empty,

@@ -11,8 +11,8 @@ use crate::files::Written;
 use crate::ingest;
 use crate::model::{ApiKey, Asset, Scope};
 use crate::page::AssetPagination;
-use crate::page_cache::Rendered;
-use crate::query::{self, AssetStatus};
+use crate::page_cache::{AssetPages, KeptList, ListStamps, Rendered};
+use crate::query::{self, AssetQuery, AssetStatus};
 use crate::records;
 use crate::render::{AssetJson, Envelope, data};
 use crate::reply::Reply;
@@ -34,9 +34,16 @@ impl Service {
         }
         q.workspace_id = named_workspace(key.workspace_id.as_deref(), q.workspace_id)?;
         let cache = self.page_cache().await?;
-        if let Some(kept) = cache.and_then(|(c, v)| c.lists.get(&q, v)) {
-            return Ok(kept.reply());
-        }
+        let list_version = match cache {
+            Some((pages, all)) => {
+                if let Some(kept) = self.kept_list(pages, &q, all).await? {
+                    return Ok(kept.page.reply());
+                }
+                // Read before the page, as the assets version was.
+                self.inner.store.list_version(&q).await?
+            }
+            None => None,
+        };
         let page = self.inner.store.list_assets(&q).await?;
         let items: Vec<AssetJson<'_>> = page.items.iter().map(AssetJson).collect();
         let rendered = Rendered::of(&Reply::json_value(
@@ -47,10 +54,64 @@ impl Service {
             },
         ));
         let reply = rendered.reply();
-        if let Some((cache, version)) = cache {
-            cache.lists.put(q, version, Arc::new(rendered));
+        if let Some((pages, all)) = cache {
+            let stamps = match list_version {
+                Some(list) => self.list_stamps(list, &page.items, all).await?,
+                None => None,
+            };
+            let kept = KeptList {
+                page: rendered,
+                stamps,
+            };
+            pages.lists.put(q, all, Arc::new(kept));
         }
         Ok(reply)
+    }
+
+    /// The kept page of `q` if it is the page a render would give now: kept at the assets
+    /// version `all` (read just now), or, where the store keeps list versions, kept with its
+    /// list's version and its assets' versions and none of them moved since.
+    async fn kept_list(
+        &self,
+        pages: &AssetPages,
+        q: &AssetQuery,
+        all: u64,
+    ) -> Result<Option<Arc<KeptList>>, ApiError> {
+        let Some((at, kept)) = pages.lists.entry(q) else {
+            pages.lists.count(false);
+            return Ok(None);
+        };
+        let fresh = at == all
+            || match &kept.stamps {
+                Some(stamps) if self.inner.store.list_version(q).await? == Some(stamps.list) => {
+                    *self.inner.store.asset_versions(&stamps.ids).await? == *stamps.versions
+                }
+                _ => false,
+            };
+        pages.lists.count(fresh);
+        Ok(fresh.then_some(kept))
+    }
+
+    /// What a list page of `items`, read after the list version `list` and the assets
+    /// version `all` were, was rendered at: its assets' versions, read now. `None` when the
+    /// assets version moved meanwhile, as a write the versions show may be missing from the
+    /// page (it is then kept at `all` alone).
+    async fn list_stamps(
+        &self,
+        list: u64,
+        items: &[Asset],
+        all: u64,
+    ) -> Result<Option<ListStamps>, ApiError> {
+        let ids: Box<[Uuid]> = items.iter().map(|a| a.id).collect();
+        let versions = self.inner.store.asset_versions(&ids).await?;
+        if self.inner.store.assets_version().await? != all {
+            return Ok(None);
+        }
+        Ok(Some(ListStamps {
+            list,
+            ids,
+            versions: versions.into(),
+        }))
     }
 
     /// `GET /api/v1/assets/{asset_id}`: one asset as `reader` sees assets (a draft only for a

@@ -164,6 +164,38 @@ pub trait AssetStore: Send + Sync + 'static {
         self.assets_version().await
     }
 
+    /// The content versions of the assets `ids`, in their order: [`AssetStore::asset_version`]
+    /// of each. The default asks for each in turn; a store that keeps them in memory answers
+    /// them at once.
+    async fn asset_versions(&self, ids: &[Uuid]) -> Result<Vec<u64>, StoreError> {
+        let mut versions = Vec::with_capacity(ids.len());
+        for &id in ids {
+            versions.push(self.asset_version(id).await?);
+        }
+        Ok(versions)
+    }
+
+    /// The version of the list `query` pages through, for a store that keeps one: a number
+    /// that changes on every write that can change which assets [`AssetStore::list_assets`]
+    /// returns for `query` on any page, in what order, or its total, with the promises of
+    /// [`AssetStore::assets_version`] (never reused while the store is open; what
+    /// `list_assets(query)` returns after this call is at least as new; moved before this
+    /// store's writes return, and for other processes' writes as
+    /// [`AssetStore::assets_version`] is).
+    ///
+    /// A write that changes only what a list shows of its assets (a description, a download
+    /// count) need not move it: core keeps a rendered list page under this version and the
+    /// [`AssetStore::asset_version`] of each asset on it ([`AssetStore::asset_versions`]),
+    /// and answers from it while none of them moved.
+    ///
+    /// The default is `None`: the store keeps no version per list, and core keeps a list
+    /// page under [`AssetStore::assets_version`] alone, so any asset write renders it again.
+    /// A store may keep a version per list order with [`AssetVersions`](super::AssetVersions).
+    async fn list_version(&self, query: &AssetQuery) -> Result<Option<u64>, StoreError> {
+        let _ = query;
+        Ok(None)
+    }
+
     /// [`AssetStore::list_tags`] of the published assets of `workspace` alone. The default
     /// walks the workspace's published assets a page at a time
     /// ([`AssetStore::list_assets`]); a store may count from what it keeps.

@@ -1,18 +1,62 @@
-//! [`AssetVersions`]: the assets' content versions kept in memory, one for all and one per
-//! group of assets, for stores that answer [`AssetStore::assets_version`] and
-//! [`AssetStore::asset_version`] from memory.
+//! [`AssetVersions`]: the assets' content versions kept in memory, one for all, one per
+//! group of assets and one per list order, for stores that answer
+//! [`AssetStore::assets_version`], [`AssetStore::asset_version`] and
+//! [`AssetStore::list_version`] from memory.
 //!
 //! [`AssetStore::assets_version`]: super::AssetStore::assets_version
 //! [`AssetStore::asset_version`]: super::AssetStore::asset_version
+//! [`AssetStore::list_version`]: super::AssetStore::list_version
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use uuid::Uuid;
 
+use crate::change::AssetUpdate;
+use crate::model::Asset;
+use crate::query::{AssetQuery, AssetSort};
+
 /// How many groups the assets are spread over, by their ids. A write of one asset moves its
 /// group's version: the kept answers of the other groups' assets stay, those of its group
 /// are rendered again once.
 const GROUPS: usize = 4096;
+
+/// The list orders, as bits: which sorted lists a write can reorder, fill or empty.
+const CREATED: u8 = 1;
+const TITLE: u8 = 2;
+const UPDATED: u8 = 4;
+const EVERY_ORDER: u8 = CREATED | TITLE | UPDATED;
+
+fn order_index(sort: AssetSort) -> usize {
+    match sort {
+        AssetSort::CreatedAt => 0,
+        AssetSort::Title => 1,
+        AssetSort::UpdatedAt => 2,
+    }
+}
+
+/// The list orders a change of one asset from `before` to `after` can change: which assets
+/// a list holds (its status, type, tags and workspace filters, or its creation time) moves
+/// every order; a new title moves the title order; a new `updated_at` the order by it.
+/// Anything else (a description, a file's facts) changes only what the lists show of the
+/// asset, which its own version covers.
+fn orders_moved(before: &Asset, after: &Asset) -> u8 {
+    if before.published != after.published
+        || before.asset_type != after.asset_type
+        || before.tags != after.tags
+        || before.workspace_id != after.workspace_id
+        || before.created_at != after.created_at
+    {
+        return EVERY_ORDER;
+    }
+    let mut moved = 0;
+    if before.title != after.title {
+        moved |= TITLE;
+    }
+    if before.updated_at != after.updated_at {
+        moved |= UPDATED;
+    }
+    moved
+}
 
 /// Content versions of the assets, moved by a store after each write it commits (and for
 /// the writes it learns of from other processes), read without a lock.
@@ -20,7 +64,11 @@ const GROUPS: usize = 4096;
 /// Every version comes from one counter, so no value is handed out twice. The version of
 /// all the assets ([`AssetVersions::all`]) is the counter; the version of one asset
 /// ([`AssetVersions::of`]) is the newer of its group's and of the last move of every asset
-/// ([`AssetVersions::moved_all`]), so it moves when either moves and never goes back.
+/// ([`AssetVersions::moved_all`]), so it moves when either moves and never goes back. The
+/// version of a list ([`AssetVersions::list`]) is that of its order, moved only by the
+/// writes that can change which assets a list in that order holds or where: core keeps a
+/// list page under it and under each of its assets' versions, so a page outlives the
+/// writes that leave it as it is.
 ///
 /// ```
 /// use assetlib_core::store::AssetVersions;
@@ -46,6 +94,8 @@ pub struct AssetVersions {
     floor: AtomicU64,
     /// The version of each group's last move.
     groups: Box<[AtomicU64]>,
+    /// The version of the last move of each list order (by creation, title, last change).
+    orders: [AtomicU64; 3],
 }
 
 impl Default for AssetVersions {
@@ -61,6 +111,7 @@ impl AssetVersions {
             counter: AtomicU64::new(0),
             floor: AtomicU64::new(0),
             groups: (0..GROUPS).map(|_| AtomicU64::new(0)).collect(),
+            orders: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
 
@@ -86,9 +137,48 @@ impl AssetVersions {
         group.max(self.floor.load(Ordering::Acquire))
     }
 
-    /// Moves the versions of `ids` and of all the assets; call it after a write of those
-    /// assets is committed, so a reader that sees a new version reads the write.
+    /// The version of the lists `query` pages through: it moves on every write that can
+    /// change which assets such a list holds, in what order, or how many (and on every
+    /// [`AssetVersions::moved_all`]). A text search or a checksum filter reads fields no
+    /// order covers: its lists are at [`AssetVersions::all`].
+    pub fn list(&self, query: &AssetQuery) -> u64 {
+        if query.search.is_some() || query.checksum.is_some() {
+            return self.all();
+        }
+        let order = self.orders[order_index(query.sort)].load(Ordering::Acquire);
+        order.max(self.floor.load(Ordering::Acquire))
+    }
+
+    /// Moves the versions of `ids`, of all the assets and of every list; call it after a
+    /// write of those assets is committed (a create, a delete, any write whose change is
+    /// not known), so a reader that sees a new version reads the write.
     pub fn moved(&self, ids: impl IntoIterator<Item = Uuid>) {
+        self.move_ids(ids, EVERY_ORDER);
+    }
+
+    /// Moves the versions of the assets `updates` changed, of all the assets, and of the
+    /// lists whose order their changes can move (a change that leaves an asset as it was
+    /// moves nothing); call it after the updates are committed.
+    pub fn updated<'a>(&self, updates: impl IntoIterator<Item = &'a AssetUpdate>) {
+        let mut orders = 0;
+        let ids: Vec<Uuid> = updates
+            .into_iter()
+            .filter(|u| u.before != u.after)
+            .map(|u| {
+                orders |= orders_moved(&u.before, &u.after);
+                u.after.id
+            })
+            .collect();
+        self.move_ids(ids, orders);
+    }
+
+    /// Moves the versions of `ids` and of all the assets, and of no list: for a write that
+    /// changes only what is shown of those assets (their download counts).
+    pub fn counted(&self, ids: impl IntoIterator<Item = Uuid>) {
+        self.move_ids(ids, 0);
+    }
+
+    fn move_ids(&self, ids: impl IntoIterator<Item = Uuid>, orders: u8) {
         let mut ids = ids.into_iter().peekable();
         if ids.peek().is_none() {
             return;
@@ -97,12 +187,134 @@ impl AssetVersions {
         for id in ids {
             self.group(id).fetch_max(v, Ordering::AcqRel);
         }
+        for (i, order) in self.orders.iter().enumerate() {
+            if orders & (1 << i) != 0 {
+                order.fetch_max(v, Ordering::AcqRel);
+            }
+        }
     }
 
-    /// Moves the version of every asset: for a write whose assets are not known (another
-    /// process's, say), or too many to name.
+    /// Moves the version of every asset and every list: for a write whose assets are not
+    /// known (another process's, say), or too many to name.
     pub fn moved_all(&self) {
         let v = self.next();
         self.floor.fetch_max(v, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Asset, AssetType};
+
+    fn asset(title: &str) -> Asset {
+        let at = chrono::DateTime::UNIX_EPOCH;
+        Asset {
+            id: Uuid::from_u128(7),
+            title: title.to_owned(),
+            slug: "a".into(),
+            description: None,
+            asset_type: AssetType::Pdf,
+            file_path: None,
+            file_size: None,
+            mime_type: None,
+            thumbnail_path: None,
+            thumbnail_placeholder: None,
+            page_count: None,
+            word_count: None,
+            width: None,
+            height: None,
+            media: crate::model::Media::default(),
+            external_url: None,
+            video_embed: None,
+            download_count: 0,
+            is_public: false,
+            published: true,
+            tags: Vec::new(),
+            checksum_sha256: None,
+            created_at: at,
+            updated_at: at,
+            workspace_id: None,
+        }
+    }
+
+    fn update(before: &Asset, change: impl FnOnce(&mut Asset)) -> AssetUpdate {
+        let mut after = before.clone();
+        change(&mut after);
+        AssetUpdate {
+            before: before.clone(),
+            after,
+        }
+    }
+
+    fn lists(v: &AssetVersions) -> [u64; 3] {
+        [AssetSort::CreatedAt, AssetSort::Title, AssetSort::UpdatedAt].map(|sort| {
+            v.list(&AssetQuery {
+                sort,
+                ..AssetQuery::default()
+            })
+        })
+    }
+
+    #[test]
+    fn lists_move_with_the_orders_a_change_can_move() {
+        let v = AssetVersions::new();
+        let a = asset("A");
+        let start = lists(&v);
+
+        v.updated([&update(&a, |a| a.description = Some("d".into()))]);
+        assert_eq!(lists(&v), start, "a description moves no order");
+
+        v.updated([&update(&a, |a| a.updated_at += chrono::Duration::seconds(1))]);
+        let now = lists(&v);
+        assert_eq!(now[..2], start[..2]);
+        assert_ne!(now[2], start[2], "a new updated_at moves the order by it");
+
+        let before = lists(&v);
+        v.updated([&update(&a, |a| a.title = "B".into())]);
+        let now = lists(&v);
+        assert_eq!(now[0], before[0]);
+        assert_ne!(now[1], before[1], "a new title moves the order by title");
+
+        for change in [
+            (|a: &mut Asset| a.published = false) as fn(&mut Asset),
+            |a| a.tags.push("t".into()),
+            |a| a.asset_type = AssetType::Image,
+            |a| a.workspace_id = Some("w".into()),
+        ] {
+            let before = lists(&v);
+            v.updated([&update(&a, change)]);
+            let now = lists(&v);
+            assert!(before.iter().zip(&now).all(|(b, n)| b != n), "every order");
+        }
+
+        let before = lists(&v);
+        v.counted([a.id]);
+        v.updated([&update(&a, |_| {})]);
+        assert_eq!(lists(&v), before, "a count or no change moves no list");
+        v.moved([a.id]);
+        let now = lists(&v);
+        assert!(before.iter().zip(&now).all(|(b, n)| b != n), "a create");
+        v.moved_all();
+        assert!(now.iter().zip(lists(&v)).all(|(b, n)| *b != n), "anything");
+    }
+
+    #[test]
+    fn a_search_or_a_checksum_list_moves_with_every_asset() {
+        let v = AssetVersions::new();
+        let search = AssetQuery {
+            search: Some("x".into()),
+            ..AssetQuery::default()
+        };
+        let sum = AssetQuery {
+            checksum: Some([0; 32]),
+            ..AssetQuery::default()
+        };
+        let a = asset("A");
+        let before = (v.list(&search), v.list(&sum));
+        v.updated([&update(&a, |a| a.description = Some("x".into()))]);
+        assert_ne!(v.list(&search), before.0);
+        assert_ne!(v.list(&sum), before.1);
+        assert_eq!(v.list(&search), v.all());
     }
 }

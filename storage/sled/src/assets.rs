@@ -404,9 +404,7 @@ impl AssetStore for SledStore {
                 Ok(update)
             })
             .await?;
-        if update.as_ref().is_some_and(|u| u.before != u.after) {
-            self.assets_changed([id]);
-        }
+        self.inner.asset_versions.updated(&update);
         Ok(update)
     }
 
@@ -449,7 +447,7 @@ impl AssetStore for SledStore {
             })
             .await?;
         if let BulkOutcome::Done(updates) = &outcome {
-            self.assets_changed(updates.iter().map(|u| u.after.id));
+            self.inner.asset_versions.updated(updates);
         }
         Ok(outcome)
     }
@@ -488,7 +486,8 @@ impl AssetStore for SledStore {
     async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
         let count = self.point_read(|inner| inner.increment(&tree_keys::downloads(id)))?;
         if count.is_some() {
-            self.assets_changed([id]);
+            // A download count is shown, not sorted or filtered by: no list moves.
+            self.inner.asset_versions.counted([id]);
         }
         Ok(())
     }
@@ -499,6 +498,14 @@ impl AssetStore for SledStore {
 
     async fn asset_version(&self, id: Uuid) -> Result<u64, StoreError> {
         Ok(self.inner.asset_versions.of(id))
+    }
+
+    async fn asset_versions(&self, ids: &[Uuid]) -> Result<Vec<u64>, StoreError> {
+        Ok(ids.iter().map(|&id| self.inner.asset_versions.of(id)).collect())
+    }
+
+    async fn list_version(&self, query: &AssetQuery) -> Result<Option<u64>, StoreError> {
+        Ok(Some(self.inner.asset_versions.list(query)))
     }
 }
 
