@@ -26,7 +26,6 @@ mod events;
 mod keys;
 mod libraries;
 mod lifecycle;
-mod list_versions;
 mod moves;
 mod organize;
 mod passes;
@@ -60,10 +59,13 @@ use crate::operations::Capability;
 use crate::query::{AssetQuery, AssetSort, LibraryQuery, SortOrder};
 use crate::store::{EventStore, PassStore, Store, UploadStore, WebhookStore};
 use assets::*;
-use list_versions::list_versions_move_with_what_lists_hold;
 use deletes::{
     delete_racing_library_write_is_consistent, delete_refuses_held_assets_unless_forced,
     library_writes_place_existing_assets_only,
+};
+use deliveries::{
+    attempts_are_recorded_and_failing_webhooks_disabled,
+    claims_lease_due_deliveries_of_enabled_webhooks, old_deliveries_are_purged,
 };
 use events::{
     a_reader_following_the_feed_sees_each_concurrent_write_once,
@@ -78,6 +80,11 @@ use lifecycle::{
     publication_changes_library_counts_and_versions, update_asset_merges_and_keeps_identity,
     update_asset_replaces_file_fields,
 };
+use moves::{
+    a_library_write_racing_a_move_is_consistent,
+    a_move_waits_for_the_libraries_that_hold_the_asset,
+    an_asset_moves_with_its_slug_or_the_first_free_one,
+};
 use organize::*;
 pub use passes::sample_pass;
 use passes::*;
@@ -89,16 +96,6 @@ use stemming::*;
 #[cfg(feature = "transfer")]
 pub use transfer::{TRANSFER_CASES, TransferCase, run_transfer_cases};
 use uploads::*;
-
-use deliveries::{
-    attempts_are_recorded_and_failing_webhooks_disabled,
-    claims_lease_due_deliveries_of_enabled_webhooks, old_deliveries_are_purged,
-};
-use moves::{
-    a_library_write_racing_a_move_is_consistent,
-    a_move_waits_for_the_libraries_that_hold_the_asset,
-    an_asset_moves_with_its_slug_or_the_first_free_one,
-};
 use webhooks::{
     streams_are_leased_to_one_holder_and_advance_with_their_deliveries,
     webhooks_round_trip_change_and_delete_with_their_events,

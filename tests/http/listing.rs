@@ -374,7 +374,13 @@ pub(crate) async fn a_kept_list_page_outlives_writes_that_leave_it_as_it_is<H: H
         }
     };
     let hits = || ctx.service.cache_stats().lists.hits;
-    let keeps_lists = ctx.service.store().list_version(&query).await.unwrap().is_some();
+    let keeps_lists = ctx
+        .service
+        .store()
+        .list_version(&query)
+        .await
+        .unwrap()
+        .is_some();
 
     page([("Alpha", ""), ("Beta", "")]).await;
     page([("Alpha", ""), ("Beta", "")]).await;

@@ -265,7 +265,9 @@ mod tests {
         v.updated([&update(&a, |a| a.description = Some("d".into()))]);
         assert_eq!(lists(&v), start, "a description moves no order");
 
-        v.updated([&update(&a, |a| a.updated_at += chrono::Duration::seconds(1))]);
+        v.updated([&update(&a, |a| {
+            a.updated_at += chrono::Duration::seconds(1)
+        })]);
         let now = lists(&v);
         assert_eq!(now[..2], start[..2]);
         assert_ne!(now[2], start[2], "a new updated_at moves the order by it");

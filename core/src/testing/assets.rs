@@ -4,6 +4,9 @@
 use super::*;
 use crate::events::Log;
 
+mod list_versions;
+pub(super) use list_versions::list_versions_move_with_what_lists_hold;
+
 pub(super) async fn asset_round_trip(store: Arc<dyn Store>) {
     let mut a = sample_asset("Quarterly report", AssetType::Pdf, 1);
     a.description = Some("Numbers".into());

@@ -496,9 +496,7 @@ impl AssetStore for PgStore {
             .await?
             .map_err(|reason| StoreError::Refused { id, reason })?;
         if let Some(u) = &mut update {
-            if u.before != u.after {
-                self.replica.libraries_changed([id]);
-            }
+            self.replica.assets_updated(&[u]);
             self.counters.add_downloads([&mut u.before, &mut u.after]);
         }
         Ok(update)
@@ -529,14 +527,8 @@ impl AssetStore for PgStore {
         let _gate = self.counters.read().await;
         let mut outcome = self.update_assets_impl(ids, change, log).await?;
         if let BulkOutcome::Done(updates) = &mut outcome {
-            let changed: Vec<Uuid> = updates
-                .iter()
-                .filter(|u| u.before != u.after)
-                .map(|u| u.after.id)
-                .collect();
-            if !changed.is_empty() {
-                self.replica.libraries_changed(changed);
-            }
+            self.replica
+                .assets_updated(&updates.iter().collect::<Vec<_>>());
             self.counters.add_downloads(
                 updates
                     .iter_mut()
@@ -577,7 +569,8 @@ impl AssetStore for PgStore {
     async fn record_download(&self, id: Uuid) -> Result<(), StoreError> {
         self.counting();
         self.counters.download(id);
-        self.replica.assets_changed([id]);
+        // A download count is shown, not sorted or filtered by: no list moves.
+        self.replica.downloads_counted([id]);
         Ok(())
     }
 
@@ -595,5 +588,9 @@ impl AssetStore for PgStore {
         }
         let db = self.assets_version_impl().await?;
         Ok(self.replica.asset_version_at(db, id))
+    }
+
+    async fn list_version(&self, query: &AssetQuery) -> Result<Option<u64>, StoreError> {
+        Ok(self.replica.list_version(query))
     }
 }

@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use assetlib_core::ReplicaSync;
 use assetlib_core::store::AssetVersions;
+use assetlib_core::{AssetQuery, AssetUpdate, ReplicaSync};
 use tokio_postgres::{AsyncMessage, NoTls};
 use uuid::Uuid;
 
@@ -299,13 +299,36 @@ impl Replica {
         }
     }
 
-    /// This process changed or deleted the assets `ids`: their versions move, and every
-    /// library's content may have changed (they may hold them).
+    /// This process deleted the assets `ids`: their versions and every list's move, and
+    /// every library's content may have changed (they may hold them).
     pub(crate) fn libraries_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
         let mut v = self.lock();
         v.changes += 1;
         self.assets.moved(ids);
         v.libraries.values_mut().for_each(|k| k.fresh = false);
+    }
+
+    /// This process made `updates` (some may have changed nothing): the versions of the
+    /// assets they changed move, and of the lists whose order they can move
+    /// ([`AssetVersions::updated`]), and every library's content may have changed.
+    pub(crate) fn assets_updated(&self, updates: &[&AssetUpdate]) {
+        if updates.iter().all(|u| u.before == u.after) {
+            return;
+        }
+        let mut v = self.lock();
+        v.changes += 1;
+        self.assets.updated(updates.iter().copied());
+        v.libraries.values_mut().for_each(|k| k.fresh = false);
+    }
+
+    /// This process counted downloads of the assets `ids`: their versions move, no list's.
+    pub(crate) fn downloads_counted(&self, ids: impl IntoIterator<Item = Uuid>) {
+        self.assets.counted(ids);
+    }
+
+    /// The version of the lists `query` pages through, when it may be answered from memory.
+    pub(crate) fn list_version(&self, query: &AssetQuery) -> Option<u64> {
+        self.trusts_notices().then(|| self.assets.list(query))
     }
 
     fn set_live(&self, live: bool) {

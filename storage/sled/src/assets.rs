@@ -501,7 +501,10 @@ impl AssetStore for SledStore {
     }
 
     async fn asset_versions(&self, ids: &[Uuid]) -> Result<Vec<u64>, StoreError> {
-        Ok(ids.iter().map(|&id| self.inner.asset_versions.of(id)).collect())
+        Ok(ids
+            .iter()
+            .map(|&id| self.inner.asset_versions.of(id))
+            .collect())
     }
 
     async fn list_version(&self, query: &AssetQuery) -> Result<Option<u64>, StoreError> {
