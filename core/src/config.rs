@@ -45,8 +45,9 @@ pub struct Config {
     pub detail_cache: bool,
     /// Keep rendered asset list pages and single assets and reuse them while the store
     /// reports the same version: the assets version for a list page
-    /// ([`crate::AssetStore::assets_version`]), the asset's own for one asset
-    /// ([`crate::AssetStore::asset_version`]); default on. Writes
+    /// ([`crate::AssetStore::assets_version`]; where the store keeps list versions, also
+    /// its list's [`crate::AssetStore::list_version`] with its assets' versions), the
+    /// asset's own for one asset ([`crate::AssetStore::asset_version`]); default on. Writes
     /// through any process sharing the store show on the very next read either way; off
     /// renders every read anew.
     pub page_cache: bool,
