@@ -208,34 +208,7 @@ mod tests {
     use crate::model::{Asset, AssetType};
 
     fn asset(title: &str) -> Asset {
-        let at = chrono::DateTime::UNIX_EPOCH;
-        Asset {
-            id: Uuid::from_u128(7),
-            title: title.to_owned(),
-            slug: "a".into(),
-            description: None,
-            asset_type: AssetType::Pdf,
-            file_path: None,
-            file_size: None,
-            mime_type: None,
-            thumbnail_path: None,
-            thumbnail_placeholder: None,
-            page_count: None,
-            word_count: None,
-            width: None,
-            height: None,
-            media: crate::model::Media::default(),
-            external_url: None,
-            video_embed: None,
-            download_count: 0,
-            is_public: false,
-            published: true,
-            tags: Vec::new(),
-            checksum_sha256: None,
-            created_at: at,
-            updated_at: at,
-            workspace_id: None,
-        }
+        crate::testing::sample_asset(title, AssetType::Pdf, 1)
     }
 
     fn update(before: &Asset, change: impl FnOnce(&mut Asset)) -> AssetUpdate {

@@ -2,10 +2,10 @@
 //! every write that can change which assets its lists hold, in what order, or how many (and
 //! the lists read after each write show it).
 
-use crate::testing::*;
 use crate::change::{AssetChange, TagChange};
 use crate::events::Log;
 use crate::query::AssetStatus;
+use crate::testing::*;
 
 /// The lists the case follows, by name.
 fn followed() -> Vec<(&'static str, AssetQuery)> {
