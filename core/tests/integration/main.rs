@@ -12,6 +12,7 @@ mod detail_cache;
 mod docs;
 #[cfg(feature = "keys")]
 mod keys;
+mod list_versions;
 mod modules;
 #[cfg(feature = "openapi")]
 mod openapi;
