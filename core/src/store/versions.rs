@@ -158,8 +158,9 @@ impl AssetVersions {
 
     /// Moves the versions of the assets `updates` changed, of all the assets, and of the
     /// lists whose order their changes can move (a change that leaves an asset as it was
-    /// moves nothing); call it after the updates are committed.
-    pub fn updated<'a>(&self, updates: impl IntoIterator<Item = &'a AssetUpdate>) {
+    /// moves nothing); call it after the updates are committed. Says whether any of them
+    /// changed an asset.
+    pub fn updated<'a>(&self, updates: impl IntoIterator<Item = &'a AssetUpdate>) -> bool {
         let mut orders = 0;
         let ids: Vec<Uuid> = updates
             .into_iter()
@@ -169,7 +170,9 @@ impl AssetVersions {
                 u.after.id
             })
             .collect();
+        let changed = !ids.is_empty();
         self.move_ids(ids, orders);
+        changed
     }
 
     /// Moves the versions of `ids` and of all the assets, and of no list: for a write that

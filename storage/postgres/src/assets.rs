@@ -496,7 +496,7 @@ impl AssetStore for PgStore {
             .await?
             .map_err(|reason| StoreError::Refused { id, reason })?;
         if let Some(u) = &mut update {
-            self.replica.assets_updated(&[u]);
+            self.replica.assets_updated([&*u]);
             self.counters.add_downloads([&mut u.before, &mut u.after]);
         }
         Ok(update)
@@ -527,8 +527,7 @@ impl AssetStore for PgStore {
         let _gate = self.counters.read().await;
         let mut outcome = self.update_assets_impl(ids, change, log).await?;
         if let BulkOutcome::Done(updates) = &mut outcome {
-            self.replica
-                .assets_updated(&updates.iter().collect::<Vec<_>>());
+            self.replica.assets_updated(updates.iter());
             self.counters.add_downloads(
                 updates
                     .iter_mut()

@@ -311,14 +311,12 @@ impl Replica {
     /// This process made `updates` (some may have changed nothing): the versions of the
     /// assets they changed move, and of the lists whose order they can move
     /// ([`AssetVersions::updated`]), and every library's content may have changed.
-    pub(crate) fn assets_updated(&self, updates: &[&AssetUpdate]) {
-        if updates.iter().all(|u| u.before == u.after) {
-            return;
-        }
+    pub(crate) fn assets_updated<'a>(&self, updates: impl IntoIterator<Item = &'a AssetUpdate>) {
         let mut v = self.lock();
-        v.changes += 1;
-        self.assets.updated(updates.iter().copied());
-        v.libraries.values_mut().for_each(|k| k.fresh = false);
+        if self.assets.updated(updates) {
+            v.changes += 1;
+            v.libraries.values_mut().for_each(|k| k.fresh = false);
+        }
     }
 
     /// This process counted downloads of the assets `ids`: their versions move, no list's.
