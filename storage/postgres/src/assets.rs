@@ -491,15 +491,15 @@ impl AssetStore for PgStore {
         log: &Log,
     ) -> Result<Option<AssetUpdate>, StoreError> {
         let _gate = self.counters.read().await;
-        let mut update = self
+        let update = self
             .update_asset_impl(id, change, log)
             .await?
             .map_err(|reason| StoreError::Refused { id, reason })?;
-        if let Some(u) = &mut update {
-            self.replica.assets_updated([&*u]);
+        Ok(update.map(|(mut u, holders)| {
+            self.replica.assets_updated([&u], Some(&holders));
             self.counters.add_downloads([&mut u.before, &mut u.after]);
-        }
-        Ok(update)
+            u
+        }))
     }
 
     async fn delete_asset(
@@ -527,7 +527,7 @@ impl AssetStore for PgStore {
         let _gate = self.counters.read().await;
         let mut outcome = self.update_assets_impl(ids, change, log).await?;
         if let BulkOutcome::Done(updates) = &mut outcome {
-            self.replica.assets_updated(updates.iter());
+            self.replica.assets_updated(updates.iter(), None);
             self.counters.add_downloads(
                 updates
                     .iter_mut()

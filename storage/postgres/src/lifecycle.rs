@@ -85,7 +85,7 @@ impl Of {
 
 /// The statement that gives every library holding the asset(s) `$1` a new content version,
 /// locking the counters in id order first; with `lock_libraries`, the libraries rows before
-/// them (`FOR KEY SHARE`, in id order).
+/// them (`FOR KEY SHARE`, in id order). It returns the libraries' ids.
 pub(crate) fn bump_holders_sql(s: &str, lock_libraries: bool, of: Of) -> String {
     let held = of.matches("e.asset_id");
     let holders = if lock_libraries {
@@ -104,7 +104,7 @@ pub(crate) fn bump_holders_sql(s: &str, lock_libraries: bool, of: Of) -> String 
              ORDER BY k.library_id FOR UPDATE \
          ) \
          UPDATE {s}.library_counters k SET content_version = nextval('{s}.content_versions') \
-         FROM h WHERE k.library_id = h.library_id"
+         FROM h WHERE k.library_id = h.library_id RETURNING k.library_id"
     )
 }
 
@@ -384,13 +384,14 @@ fn first_missing(ids: &[Uuid], found: &[Uuid]) -> Option<Uuid> {
 impl PgStore {
     /// `update_asset`: the asset locked, the change applied in Rust by core's
     /// [`AssetChange::apply`], then the holders' content versions and the asset written, in one
-    /// transaction. A change the asset cannot take writes nothing and is the inner error.
+    /// transaction; with the update, the libraries whose content versions it moved (none when
+    /// nothing changed). A change the asset cannot take writes nothing and is the inner error.
     pub(crate) async fn update_asset_impl(
         &self,
         id: Uuid,
         change: &AssetChange,
         log: &Log,
-    ) -> Result<Result<Option<AssetUpdate>, ChangeRefused>, Failure> {
+    ) -> Result<Result<Option<(AssetUpdate, Vec<Uuid>)>, ChangeRefused>, Failure> {
         let mut client = self.client().await?;
         let mut tx = client.transaction().await?;
         let ChangeStatements {
@@ -413,10 +414,11 @@ impl PgStore {
             Ok(None) => {
                 // Nothing changes: nothing is written.
                 tx.rollback().await?;
-                return Ok(Ok(Some(AssetUpdate {
+                let unchanged = AssetUpdate {
                     after: before.clone(),
                     before,
-                })));
+                };
+                return Ok(Ok(Some((unchanged, Vec::new()))));
             }
             Err(reason) => {
                 tx.rollback().await?;
@@ -448,14 +450,18 @@ impl PgStore {
                 None => Ok(()),
             }
         };
-        let (_, row, ()) = tokio::try_join!(
-            tx.execute(&bump, &by_id),
+        let (holders, row, ()) = tokio::try_join!(
+            tx.query(&bump, &by_id),
             tx.query_one(&write, &values),
             logged
         )?;
+        let holders = holders
+            .iter()
+            .map(|row| row.try_get(0))
+            .collect::<Result<_, _>>()?;
         let after = asset_from_row(&row, 0)?;
         tx.commit().await?;
-        Ok(Ok(Some(AssetUpdate { before, after })))
+        Ok(Ok(Some((AssetUpdate { before, after }, holders))))
     }
 
     /// `delete_asset`: the asset locked, its holders read after the lock, then (unless refused)

@@ -120,9 +120,49 @@ struct Versions {
     keys: u64,
     /// Libraries known to be published, with their versions and counts.
     libraries: HashMap<Uuid, KnownLibrary>,
-    /// Moves with every change of what is known: a library read from the database is kept
-    /// only if nothing changed while it was read.
+    /// Moves with every change of a library: the mark a read takes before it asks the
+    /// database ([`Replica::mark`]).
     changes: u64,
+    /// The libraries changed lately, each with `changes` as its last change left it: a read
+    /// of one that took its mark before that is not trusted. Emptied (moving `floor`) once it
+    /// holds [`CHANGES_KEPT`].
+    changed: HashMap<Uuid, u64>,
+    /// No read that took its mark before this is trusted: every library changed then (a
+    /// notice that could not be read, an asset deleted), or `changed` was emptied.
+    floor: u64,
+}
+
+/// How many changed libraries [`Versions::changed`] keeps before it is emptied: at a few
+/// hundred library changes a second, emptied every few seconds, so at most a read in flight
+/// then asks the database once more.
+const CHANGES_KEPT: usize = 4096;
+
+impl Versions {
+    /// Library `id` changed: what is known of it is stale, and so is any read of it in flight.
+    fn library_changed(&mut self, id: Uuid) {
+        self.changes += 1;
+        if self.changed.len() >= CHANGES_KEPT {
+            self.changed.clear();
+            self.floor = self.changes;
+        }
+        self.changed.insert(id, self.changes);
+        if let Some(known) = self.libraries.get_mut(&id) {
+            known.fresh = false;
+        }
+    }
+
+    /// Every library may have changed: all that is known and every read in flight is stale.
+    fn every_library_changed(&mut self) {
+        self.changes += 1;
+        self.floor = self.changes;
+        self.changed.clear();
+        self.libraries.values_mut().for_each(|k| k.fresh = false);
+    }
+
+    /// Whether a read of library `id` that took `mark` before it saw every change of it.
+    fn read_is_current(&self, id: &Uuid, mark: u64) -> bool {
+        mark >= self.floor && self.changed.get(id).is_none_or(|&at| at <= mark)
+    }
 }
 
 /// The versions of one store, shared by its clones and its listening task.
@@ -238,7 +278,7 @@ impl Replica {
             views,
             read_at: now,
             used_at: now,
-            fresh: v.changes == mark,
+            fresh: v.read_is_current(&id, mark),
         };
         v.libraries.insert(id, known);
         version
@@ -283,18 +323,12 @@ impl Replica {
             // downloads, say, do not make library views ask the database.
             Notice::Assets => self.assets.moved_all(),
             Notice::Asset(id) => self.assets.moved([id]),
-            Notice::Library(id) => {
-                v.changes += 1;
-                if let Some(known) = v.libraries.get_mut(&id) {
-                    known.fresh = false;
-                }
-            }
+            Notice::Library(id) => v.library_changed(id),
             Notice::Key => v.keys = self.next(),
             Notice::Everything => {
-                v.changes += 1;
                 self.assets.moved_all();
                 v.keys = self.next();
-                v.libraries.values_mut().for_each(|k| k.fresh = false);
+                v.every_library_changed();
             }
         }
     }
@@ -303,19 +337,26 @@ impl Replica {
     /// every library's content may have changed (they may hold them).
     pub(crate) fn libraries_changed(&self, ids: impl IntoIterator<Item = Uuid>) {
         let mut v = self.lock();
-        v.changes += 1;
         self.assets.moved(ids);
-        v.libraries.values_mut().for_each(|k| k.fresh = false);
+        v.every_library_changed();
     }
 
     /// This process made `updates` (some may have changed nothing): the versions of the
     /// assets they changed move, and of the lists whose order they can move
-    /// ([`AssetVersions::updated`]), and every library's content may have changed.
-    pub(crate) fn assets_updated<'a>(&self, updates: impl IntoIterator<Item = &'a AssetUpdate>) {
+    /// ([`AssetVersions::updated`]). The content versions of the libraries `holders` moved
+    /// with them; when the holders are not known (`None`) every library's content may have
+    /// changed, if any asset did.
+    pub(crate) fn assets_updated<'a>(
+        &self,
+        updates: impl IntoIterator<Item = &'a AssetUpdate>,
+        holders: Option<&[Uuid]>,
+    ) {
         let mut v = self.lock();
-        if self.assets.updated(updates) {
-            v.changes += 1;
-            v.libraries.values_mut().for_each(|k| k.fresh = false);
+        let changed = self.assets.updated(updates);
+        match holders {
+            Some(holders) => holders.iter().for_each(|&id| v.library_changed(id)),
+            None if changed => v.every_library_changed(),
+            None => {}
         }
     }
 

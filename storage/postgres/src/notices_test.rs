@@ -106,11 +106,30 @@ fn versions_move_with_what_changed_and_never_repeat() {
     );
     r.changed(Notice::Assets);
     assert_ne!(r.assets_version(), Some(a));
-    // A read that overlapped a change is answered but not trusted.
+    // A read that overlapped a change of another library is trusted; one that overlapped a
+    // change of its own library, or of every library, is answered but not trusted.
     let mark = r.mark();
     r.changed(Notice::Library(Uuid::new_v4()));
+    r.learn_library(id, (8, 4, mark), None);
+    assert!(r.known_library(id).is_some(), "another library changed");
+    let mark = r.mark();
+    r.changed(Notice::Library(id));
+    r.learn_library(id, (8, 4, mark), None);
+    assert!(r.known_library(id).is_none(), "its own change overlapped");
+    let mark = r.mark();
+    r.assets_updated([], Some(&[Uuid::new_v4(), id]));
+    r.learn_library(id, (8, 4, mark), None);
+    assert!(r.known_library(id).is_none(), "an asset it holds changed");
+    r.learn_library(id, (8, 4, r.mark()), None);
+    r.assets_updated([], Some(&[Uuid::new_v4()]));
+    assert!(
+        r.known_library(id).is_some(),
+        "an asset it does not hold changed"
+    );
+    let mark = r.mark();
+    r.changed(Notice::Everything);
     let v9 = r.learn_library(id, (9, 5, mark), None);
-    assert!(r.known_library(id).is_none());
+    assert!(r.known_library(id).is_none(), "every library changed");
     // A notice makes it stale; a read finding the same content keeps its version.
     assert_eq!(r.learn_library(id, (9, 5, r.mark()), None), v9);
     r.changed(Notice::Library(id));
@@ -129,6 +148,29 @@ fn versions_move_with_what_changed_and_never_repeat() {
     r.set_mode(ReplicaSync::Notify);
     r.live.store(false, Ordering::Release);
     assert_eq!(r.assets_version(), None, "not live");
+}
+
+#[test]
+fn a_read_is_trusted_after_the_changes_kept_were_emptied_only_if_it_began_after() {
+    let r = Replica::default();
+    r.live.store(true, Ordering::Release);
+    let id = Uuid::new_v4();
+    let early = r.mark();
+    for _ in 0..CHANGES_KEPT {
+        r.changed(Notice::Library(Uuid::new_v4()));
+    }
+    let late = r.mark();
+    // The next change empties what was kept: a read that began before it is not trusted.
+    r.changed(Notice::Library(Uuid::new_v4()));
+    r.learn_library(id, (1, 0, early), None);
+    assert!(
+        r.known_library(id).is_none(),
+        "began before the changes kept"
+    );
+    r.learn_library(id, (1, 0, late), None);
+    assert!(r.known_library(id).is_none(), "began before the emptying");
+    r.learn_library(id, (1, 0, r.mark()), None);
+    assert!(r.known_library(id).is_some(), "began after it");
 }
 
 #[test]

@@ -476,3 +476,82 @@ async fn a_library_moved_to_another_workspace_is_seen_by_the_other_replica() {
         Some(Some("globex".into()))
     );
 }
+
+/// An asset changed through a store moves there, at once, the version of every library
+/// holding it, and leaves the other libraries' as they were; their loads show the change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_asset_change_moves_the_versions_of_the_libraries_holding_it() {
+    let (a, _db) = store().await;
+    listening(&a).await;
+    let mut assets = Vec::new();
+    for (n, title) in ["Held", "Held too", "Elsewhere"].into_iter().enumerate() {
+        let asset = sample_asset(title, AssetType::Pdf, n as i64);
+        assets.push(
+            a.insert_asset(asset, Log::ANONYMOUS)
+                .await
+                .expect("insert")
+                .id,
+        );
+    }
+    // Two libraries hold the first asset; the third holds the last.
+    let holding = |title: &str, held: &[uuid::Uuid]| {
+        let mut write = library(title);
+        write.entries = held
+            .iter()
+            .enumerate()
+            .map(|(order, &asset_id)| assetlib_core::LibraryEntry {
+                asset_id,
+                section_id: None,
+                display_order: order as u32,
+                title: None,
+                description: None,
+            })
+            .collect();
+        write
+    };
+    let libraries = [
+        holding("First holder", &assets[..2]),
+        holding("Second holder", &assets[..1]),
+        holding("Bystander", &assets[2..]),
+    ];
+    let mut seen = Vec::new();
+    for write in &libraries {
+        a.put_library(write.clone(), Log::ANONYMOUS)
+            .await
+            .expect("put");
+        seen.push(view(&a, write.library.id).await.version);
+    }
+    for round in 0..3 {
+        let title = format!("Held, round {round}");
+        let change = assetlib_core::AssetChange {
+            title: Some(title.clone()),
+            ..assetlib_core::AssetChange::at(chrono::Utc::now())
+        };
+        a.update_asset(assets[0], &change, Log::ANONYMOUS)
+            .await
+            .expect("change")
+            .expect("found");
+        for (write, before) in libraries.iter().zip(&mut seen) {
+            let id = write.library.id;
+            let now = view(&a, id).await.version;
+            let holds = write.entries.iter().any(|e| e.asset_id == assets[0]);
+            if holds {
+                assert_ne!(
+                    now, *before,
+                    "{}: a holder's version moves",
+                    write.library.settings.title
+                );
+            } else {
+                assert_eq!(now, *before, "a bystander's version stays");
+            }
+            *before = now;
+            let rows = a.load_library(id).await.expect("load").expect("found");
+            let titles: Vec<&str> = rows
+                .entries
+                .iter()
+                .map(|e| e.asset.title.as_str())
+                .collect();
+            assert_eq!(titles.contains(&title.as_str()), holds, "{titles:?}");
+        }
+    }
+}
