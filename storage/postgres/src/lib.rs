@@ -74,7 +74,7 @@
 //! | `asset_usage` | one `SELECT` of the asset's entries (index `library_entries_asset_idx`) joined to their libraries |
 //! | `list_libraries` | one statement, like `list_assets`, with each library's count of published assets (from its entries' copies of `published`) |
 //! | `load_library` | one statement: the library with its sections and its entries, as arrays; each entry holds a copy of its asset's title, description, type, thumbnail and `published`, so no asset is read |
-//! | `put_library` | one transaction (write lock; slug check pipelined with the placed assets' lock; then the writes pipelined, the entries with copies of their assets' page fields; only the section and entry rows that differ from the stored ones are written, and those the document no longer has removed) |
+//! | `put_library` | one transaction (slug check pipelined with the placed assets' lock; then the writes pipelined, the entries with copies of their assets' page fields; only the section and entry rows that differ from the stored ones are written, and those the document no longer has removed); a write that meets another over a slug (the unique index of slugs refuses its insert) runs again whole under the library write lock of its workspace and slug family, which makes its slug check and its insert one step |
 //! | `delete_library` | one `DELETE` (sections, entries, counters and passes cascade) |
 //! | `record_library_view` | none for a library this process knows while it listens for notices (the view is counted in memory); else one `SELECT` of its stored count and content version, after which it knows the library unless a change of that library (a notice, or a write of this store's) came while the `SELECT` ran |
 //! | `record_download` | none: counted in memory |
@@ -103,7 +103,7 @@
 //! new entry's copy of the asset's fields, or waits for the change and copies the new fields.
 //!
 //! Every transaction takes its row locks in one order, so none waits for another that waits
-//! for it: the library write lock (advisory, library writes only), then assets in id order,
+//! for it: the library write lock (advisory, taken only by a library write run again after a slug conflict), then assets in id order,
 //! then libraries rows, library counters (the content versions) and entries, each in id order,
 //! then the list and tag counts (changed by triggers as a statement ends, after their shard's
 //! gate; see `lifecycle` and migration 14).
@@ -230,6 +230,7 @@ mod error;
 mod events;
 mod keys;
 mod libraries;
+mod library_put;
 mod lifecycle;
 mod lists;
 mod migrate;

@@ -1,7 +1,6 @@
 //! Libraries: lists, loads, atomic replaces, deletes, views.
 
 use assetlib_core::events::{Log, Written};
-use assetlib_core::store::rules::first_free_slug;
 use assetlib_core::{
     AssetType, EntryAsset, EntryRow, Holders, Library, LibraryEntry, LibraryQuery, LibraryRows,
     LibrarySettings, LibraryStore, LibrarySummary, LibraryWrite, Page, PutOutcome, Section,
@@ -11,12 +10,10 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::document_sql::DocumentSql;
-use crate::error::{Failure, slug_taken};
+use crate::error::Failure;
 use crate::events::one_event;
-use crate::lifecycle::lock_placed_assets;
 use crate::notices::Notice;
-use crate::store::{PgStore, to_i64, to_u32, to_u64};
+use crate::store::{PgStore, to_u32, to_u64};
 
 /// The columns [`library_cols`] names, in order.
 const LIBRARY_COLUMNS: [&str; 18] = [
@@ -48,10 +45,6 @@ pub(crate) fn library_cols(p: &str) -> String {
 
 /// How many columns [`library_cols`] names.
 const LIBRARY_COLS: usize = LIBRARY_COLUMNS.len();
-
-/// The advisory lock (with the schema's hash as second key) that serialises library writes,
-/// so that picking a free slug and taking it cannot race: `"lib\0"` in ASCII.
-const LIBRARY_WRITE_LOCK: i32 = 0x6c69_6200;
 
 /// Decodes the columns of [`library_cols`] starting at `at`, then the view count.
 pub(crate) fn library_from_row(row: &Row, at: usize) -> Result<Library, Failure> {
@@ -250,228 +243,6 @@ impl PgStore {
         }))
     }
 
-    /// The transaction of `put_library`: `Ok(Err(_))` is a refusal (a taken slug, an entry of
-    /// a missing asset), with the transaction rolled back.
-    async fn put_library_tx(
-        &self,
-        write: LibraryWrite,
-        log: &Log,
-    ) -> Result<Result<PutOutcome, StoreError>, Failure> {
-        let s = &self.schema.q;
-        let lib = &write.library;
-        // The log's events for either outcome; the upsert says which happened.
-        let put = |created| {
-            one_event(
-                log,
-                Written::LibraryPut {
-                    id: lib.id,
-                    created,
-                },
-            )
-        };
-        let (event, replaced) = (put(true)?, put(false)?);
-        let views = to_i64("view count", lib.view_count)?;
-        let first_published = lib
-            .published_at
-            .or(lib.settings.published.then_some(lib.updated_at));
-        let sec_ids: Vec<Uuid> = write.sections.iter().map(|x| x.id).collect();
-        let sec_titles: Vec<&str> = write.sections.iter().map(|x| x.title.as_str()).collect();
-        let sec_descriptions: Vec<Option<&str>> = write
-            .sections
-            .iter()
-            .map(|x| x.description.as_deref())
-            .collect();
-        let sec_orders: Vec<i64> = write
-            .sections
-            .iter()
-            .map(|x| i64::from(x.display_order))
-            .collect();
-        let sec_collapsed: Vec<bool> = write
-            .sections
-            .iter()
-            .map(|x| x.collapsed_by_default)
-            .collect();
-        let e_assets: Vec<Uuid> = write.entries.iter().map(|e| e.asset_id).collect();
-        let e_sections: Vec<Option<Uuid>> = write.entries.iter().map(|e| e.section_id).collect();
-        let e_orders: Vec<i64> = write
-            .entries
-            .iter()
-            .map(|e| i64::from(e.display_order))
-            .collect();
-        let e_titles: Vec<Option<&str>> =
-            write.entries.iter().map(|e| e.title.as_deref()).collect();
-        let e_descriptions: Vec<Option<&str>> = write
-            .entries
-            .iter()
-            .map(|e| e.description.as_deref())
-            .collect();
-
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-            &[&LIBRARY_WRITE_LOCK, &self.schema.name],
-        )
-        .await?;
-        // Under the lock, the slugs other libraries of the workspace hold among `wanted` and
-        // `wanted-N`.
-        let taken_sql = format!(
-            "SELECT slug FROM {s}.libraries \
-             WHERE coalesce(workspace_id, '') = coalesce($3, '') \
-                 AND (slug = $1 OR (slug >= $1 || '-' AND slug < $1 || '.')) AND id <> $2"
-        );
-        let taken_stmt = tx.prepare_cached(&taken_sql).await?;
-        // Pipelined with it: the placed assets, locked so that none is deleted before this
-        // commits (see `crate::lifecycle` for the lock order).
-        let (taken, refused) = tokio::try_join!(
-            async {
-                let workspace = &lib.settings.workspace_id;
-                Ok(tx
-                    .query(&taken_stmt, &[&lib.slug, &lib.id, workspace])
-                    .await?)
-            },
-            lock_placed_assets(&tx, s, &e_assets, lib.settings.workspace_id.as_deref()),
-        )?;
-        if let Some(refused) = refused {
-            // Dropping the transaction rolls it back.
-            return Ok(Err(refused));
-        }
-        let taken: Vec<String> = taken
-            .iter()
-            .map(|r| r.try_get(0))
-            .collect::<Result<_, _>>()?;
-        let slug = if write.slug_given {
-            if taken.contains(&lib.slug) {
-                // Dropping the transaction rolls it back.
-                return Ok(Err(slug_taken(&lib.slug)));
-            }
-            lib.slug.clone()
-        } else {
-            first_free_slug(&lib.slug, |s| taken.iter().any(|t| t == s))
-        };
-
-        let upsert_sql = format!(
-            "WITH l AS ( \
-                 INSERT INTO {s}.libraries AS old (id, title, slug, description, workspace_id, \
-                     cover_image_path, cover_overlay_color, cover_overlay_opacity, \
-                     show_asset_count, allow_individual_downloads, allow_bulk_download, \
-                     is_paid, price, currency, published, published_at, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-                     $17, $18) \
-                 ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, slug = EXCLUDED.slug, \
-                     description = EXCLUDED.description, workspace_id = EXCLUDED.workspace_id, \
-                     cover_image_path = EXCLUDED.cover_image_path, \
-                     cover_overlay_color = EXCLUDED.cover_overlay_color, \
-                     cover_overlay_opacity = EXCLUDED.cover_overlay_opacity, \
-                     show_asset_count = EXCLUDED.show_asset_count, \
-                     allow_individual_downloads = EXCLUDED.allow_individual_downloads, \
-                     allow_bulk_download = EXCLUDED.allow_bulk_download, \
-                     is_paid = EXCLUDED.is_paid, price = EXCLUDED.price, \
-                     currency = EXCLUDED.currency, published = EXCLUDED.published, \
-                     published_at = coalesce(old.published_at, \
-                         CASE WHEN EXCLUDED.published THEN EXCLUDED.updated_at END), \
-                     updated_at = EXCLUDED.updated_at \
-                 RETURNING id, (old.xmax = 0) AS created \
-             ), logged AS ({log}), c AS ( \
-                 INSERT INTO {s}.library_counters (library_id, view_count, content_version, \
-                     published) \
-                 VALUES ($1, $19, nextval('{s}.content_versions'), $15) \
-                 ON CONFLICT (library_id) DO UPDATE \
-                 SET content_version = EXCLUDED.content_version, published = EXCLUDED.published \
-             ) \
-             SELECT created FROM l",
-            log = crate::events::log_rows_sql_as(
-                s,
-                &format!(
-                    "CASE WHEN created THEN '{}' ELSE '{}' END",
-                    event.kind(),
-                    replaced.kind()
-                ),
-                event.resource_type(),
-                "l",
-                crate::events::At::from(20),
-            ),
-        );
-        let sql = DocumentSql::new(s);
-        let (upsert, clear, sections, entries) = tokio::try_join!(
-            tx.prepare_cached(&upsert_sql),
-            tx.prepare_cached(&sql.clear),
-            tx.prepare_cached(&sql.sections),
-            tx.prepare_cached(&sql.entries),
-        )?;
-        let upsert_params = crate::events::then_logged(
-            [
-                &lib.id,
-                &lib.settings.title,
-                &slug,
-                &lib.settings.description,
-                &lib.settings.workspace_id,
-                &lib.settings.cover_image_path,
-                &lib.settings.cover_overlay_color,
-                &lib.settings.cover_overlay_opacity,
-                &lib.settings.show_asset_count,
-                &lib.settings.allow_individual_downloads,
-                &lib.settings.allow_bulk_download,
-                &lib.settings.is_paid,
-                &lib.settings.price,
-                &lib.settings.currency,
-                &lib.settings.published,
-                &first_published,
-                &lib.created_at,
-                &lib.updated_at,
-                &views,
-            ],
-            &event,
-        );
-        let clear_params: [&(dyn ToSql + Sync); 3] = [&lib.id, &sec_ids, &e_assets];
-        // Pipelined: sent back to back, run in this order.
-        let (row, _, _, _) = tokio::try_join!(
-            tx.query_one(&upsert, &upsert_params),
-            tx.execute(&clear, &clear_params),
-            async {
-                if sec_ids.is_empty() {
-                    return Ok(0);
-                }
-                tx.execute(
-                    &sections,
-                    &[
-                        &lib.id,
-                        &sec_ids,
-                        &sec_titles,
-                        &sec_descriptions,
-                        &sec_orders,
-                        &sec_collapsed,
-                    ],
-                )
-                .await
-            },
-            async {
-                if e_assets.is_empty() {
-                    return Ok(0);
-                }
-                tx.execute(
-                    &entries,
-                    &[
-                        &lib.id,
-                        &e_assets,
-                        &e_sections,
-                        &e_orders,
-                        &e_titles,
-                        &e_descriptions,
-                    ],
-                )
-                .await
-            },
-        )?;
-        let created: bool = row.try_get(0)?;
-        tx.commit().await?;
-        Ok(Ok(if created {
-            PutOutcome::Created
-        } else {
-            PutOutcome::Replaced
-        }))
-    }
-
     pub(crate) async fn delete_library_impl(&self, id: Uuid, log: &Log) -> Result<bool, Failure> {
         let s = &self.schema.q;
         // Sections, entries, counters and passes go with it (ON DELETE CASCADE); its event in
@@ -544,10 +315,7 @@ impl LibraryStore for PgStore {
 
     async fn put_library(&self, write: LibraryWrite, log: &Log) -> Result<PutOutcome, StoreError> {
         let id = write.library.id;
-        let outcome = match self.put_library_tx(write, log).await {
-            Ok(done_or_refused) => done_or_refused,
-            Err(failure) => Err(failure.into()),
-        };
+        let outcome = self.put_library_impl(&write, log).await;
         // A failed write may still have committed (a connection lost at the commit).
         self.replica.changed(Notice::Library(id));
         outcome

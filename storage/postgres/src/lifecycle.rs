@@ -9,7 +9,8 @@
 //! Every transaction that writes more than one of these takes its row locks in one order, so
 //! two never wait on each other in opposite orders (READ COMMITTED, PostgreSQL's default):
 //!
-//! 1. the library write lock (advisory; library writes only);
+//! 1. the library write lock (advisory, one per workspace and family of slugs; only a
+//!    library write that found its slug taken on the unique index runs again under it);
 //! 2. assets, in id order: `FOR UPDATE` by a change or a delete (of one asset, or of all the
 //!    assets of a bulk change in one statement), `FOR KEY SHARE` by a library write (the
 //!    assets it places);

@@ -301,6 +301,66 @@ async fn concurrent_library_creates_take_distinct_slugs() {
     assert_eq!(slugs, want);
 }
 
+/// Library writes of one family of slugs (`kit`, `kit-2`, ...: derived from a title, or given)
+/// race with each other and with writes of other families: each lands with a slug of its own
+/// or, for a given slug another write took first, is refused as taken, never failing
+/// otherwise (a unique violation would).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn library_writes_of_one_slug_family_and_of_others_take_distinct_slugs() {
+    let (store, _db) = store().await;
+    for round in 0..4 {
+        let wanted: Vec<(&str, bool)> = [("kit", false); TASKS]
+            .into_iter()
+            .chain([("kit-2", true), ("kit-3", true), ("kit-9", true)])
+            .chain([("tool", false); TASKS / 2])
+            .collect();
+        let tasks: Vec<_> = wanted
+            .into_iter()
+            .enumerate()
+            .map(|(i, (slug, given))| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let mut lib = sample_library("Kit", i as i64);
+                    lib.slug = slug.to_owned();
+                    lib.settings.workspace_id = Some(format!("round-{round}"));
+                    let put = store
+                        .put_library(
+                            LibraryWrite {
+                                library: lib.clone(),
+                                slug_given: given,
+                                sections: vec![],
+                                entries: vec![],
+                            },
+                            Log::ANONYMOUS,
+                        )
+                        .await;
+                    match put {
+                        Ok(_) => {
+                            let stored = store.load_library(lib.id).await.expect("load");
+                            let slug = stored.expect("stored").library.slug;
+                            assert!(!given || slug == lib.slug, "a given slug is kept");
+                            Some(slug)
+                        }
+                        Err(StoreError::SlugTaken { slug }) if given => {
+                            assert_eq!(slug, lib.slug);
+                            None
+                        }
+                        Err(e) => panic!("{slug}: {e:?}"),
+                    }
+                })
+            })
+            .collect();
+        let mut slugs = Vec::new();
+        for t in tasks {
+            slugs.extend(t.await.expect("task"));
+        }
+        let distinct: HashSet<&String> = slugs.iter().collect();
+        assert_eq!(distinct.len(), slugs.len(), "{slugs:?}");
+        assert!(slugs.len() >= TASKS + TASKS / 2, "every derived slug lands");
+        assert!(distinct.contains(&"kit".to_owned()) && distinct.contains(&"tool".to_owned()));
+    }
+}
+
 /// Counters commit with `synchronous_commit = off` by sending `SET LOCAL` with the update in
 /// one message, which PostgreSQL runs as one transaction: the setting holds for it and no
 /// longer.
