@@ -19,7 +19,8 @@
 # Each server starts fresh for its run (empty caches). Reported per row: req/s, p50 and p99
 # (ms), req/s as a share of the baseline's from the same round, the servers' CPU time per
 # answer, and the hit rate of each cache (library details, list pages, single assets) from
-# the servers' own counts (`Service::cache_stats`, logged when they stop).
+# the servers' own counts (`Service::cache_stats`, logged when they stop). Each run's p50 and
+# p99 by kind of request (library by id or slug, asset, list, image, PATCH, PUT) are logged.
 #
 # Environment: DURATION (default 30), ROUNDS (default 1), CONNECTIONS (default 64), NO_PG=1
 # (sled and the baseline only), PORT (first port, default 18180), KEEP=1 keeps the work
@@ -130,6 +131,11 @@ print(r["rps"], r["p50_ms"], r["p99_ms"], "%.1f" % cpu, rate(h[0], h[1]), rate(h
       json.dumps(r["bad_statuses"], separators=(",", ":")), r["writes"])
 ' "$out" "$((after - before))" "$(getconf CLK_TCK)" "${hits[@]}")
     say "  $row: ${ROW[$row:$round]}"
+    say "  $row, p50/p99 ms by kind: $(python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+print(", ".join("%s %s/%s" % (k, v[0], v[1]) for k, v in r.get("by_kind_p50_p99_ms", {}).items()))
+' "$out")"
 }
 
 ROWS=(baseline sled)

@@ -22,8 +22,8 @@
 //!   filter, tag, sort, order and page), an image preset (6%, Zipf over the images), or a
 //!   write (2%: three in four a PATCH of a library's asset's title, one in four a PUT of a
 //!   library with its description changed, its sections sent back with their ids). Prints
-//!   one JSON line: requests, req/s, p50 and p99 in ms, writes, and every status that is not
-//!   2xx or 304.
+//!   one JSON line: requests, req/s, p50 and p99 in ms (of all, and of each kind of request),
+//!   writes, and every status that is not 2xx or 304.
 
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
@@ -531,10 +531,33 @@ fn unhex(text: &str) -> Vec<u8> {
         .collect()
 }
 
+/// The kinds of request of a run, in the order of [`Tally::by_kind`].
+const KINDS: [&str; 7] = [
+    "detail",
+    "detail_slug",
+    "asset",
+    "list",
+    "image",
+    "patch",
+    "put",
+];
+
+/// `latencies` (sorted) at quantile `q`, in ms rounded to 0.01.
+fn quantile_ms(latencies: &[u32], q: f64) -> f64 {
+    let n = latencies.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let us = f64::from(latencies[((n as f64 * q) as usize).min(n - 1)]);
+    (us / 10.0).round() / 100.0
+}
+
 /// What one connection saw.
 #[derive(Default)]
 struct Tally {
     latencies_us: Vec<u32>,
+    /// The latencies again, by kind of request ([`KINDS`]).
+    by_kind: [Vec<u32>; KINDS.len()],
     writes: u64,
     statuses: BTreeMap<u16, u64>,
     errors: u64,
@@ -568,34 +591,25 @@ async fn run(
             let mut flip = false;
             while Instant::now() < deadline {
                 let roll = rng.below(1000);
-                let (method, path, body) = if roll < 450 {
+                let (kind, (method, path, body)) = if roll < 450 {
                     let lib = &state.libraries[library_zipf.draw(&mut rng)];
-                    (
-                        "GET",
-                        format!("/api/v1/libraries/{}?include_assets=true", lib.id),
-                        None,
-                    )
+                    let path = format!("/api/v1/libraries/{}?include_assets=true", lib.id);
+                    (0, ("GET", path, None))
                 } else if roll < 600 {
                     let lib = &state.libraries[library_zipf.draw(&mut rng)];
                     let path = format!("/api/v1/libraries/slug/{}?include_assets=true", lib.slug);
-                    ("GET", path, None)
+                    (1, ("GET", path, None))
                 } else if roll < 800 {
                     let id = &state.assets[asset_zipf.draw(&mut rng)];
-                    ("GET", format!("/api/v1/assets/{id}"), None)
+                    (2, ("GET", format!("/api/v1/assets/{id}"), None))
                 } else if roll < 920 {
-                    (
-                        "GET",
-                        state.lists[rng.below(state.lists.len())].clone(),
-                        None,
-                    )
+                    let path = state.lists[rng.below(state.lists.len())].clone();
+                    (3, ("GET", path, None))
                 } else if roll < 980 {
                     let id = &state.images[image_zipf.draw(&mut rng)];
                     let preset = PRESETS[rng.below(PRESETS.len())];
-                    (
-                        "GET",
-                        format!("/api/v1/assets/{id}/image?preset={preset}"),
-                        None,
-                    )
+                    let path = format!("/api/v1/assets/{id}/image?preset={preset}");
+                    (4, ("GET", path, None))
                 } else {
                     tally.writes += 1;
                     flip = !flip;
@@ -604,16 +618,14 @@ async fn run(
                         let id = &lib.assets[rng.below(lib.assets.len())];
                         let title = if flip { "Edited title" } else { "Edited again" };
                         let body = json!({ "title": title }).to_string();
-                        (
-                            "PATCH",
-                            format!("/api/v1/assets/{id}"),
-                            Some(Bytes::from(body)),
-                        )
+                        let path = format!("/api/v1/assets/{id}");
+                        (5, ("PATCH", path, Some(Bytes::from(body))))
                     } else {
                         let mut doc = lib.doc.clone();
                         doc["description"] = json!(if flip { "Changed" } else { "Changed again" });
                         let body = Bytes::from(doc.to_string());
-                        ("PUT", format!("/api/v1/libraries/{}", lib.id), Some(body))
+                        let path = format!("/api/v1/libraries/{}", lib.id);
+                        (6, ("PUT", path, Some(body)))
                     }
                 };
                 let start = Instant::now();
@@ -621,6 +633,7 @@ async fn run(
                     Ok((status, _)) => {
                         let us = start.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
                         tally.latencies_us.push(us);
+                        tally.by_kind[kind].push(us);
                         if !(200..300).contains(&status) && status != 304 {
                             *tally.statuses.entry(status).or_default() += 1;
                         }
@@ -639,6 +652,9 @@ async fn run(
     for task in tasks {
         let tally = task.await.map_err(|e| e.to_string())?;
         all.latencies_us.extend(tally.latencies_us);
+        for (all, one) in all.by_kind.iter_mut().zip(tally.by_kind) {
+            all.extend(one);
+        }
         all.writes += tally.writes;
         all.errors += tally.errors;
         for (status, n) in tally.statuses {
@@ -647,19 +663,21 @@ async fn run(
     }
     let seconds = started.elapsed().as_secs_f64().max(1e-9);
     all.latencies_us.sort_unstable();
-    let at = |q: f64| -> f64 {
-        let n = all.latencies_us.len();
-        if n == 0 {
-            return 0.0;
-        }
-        f64::from(all.latencies_us[((n as f64 * q) as usize).min(n - 1)]) / 1000.0
-    };
+    let mut by_kind = serde_json::Map::new();
+    for (kind, latencies) in KINDS.iter().zip(&mut all.by_kind) {
+        latencies.sort_unstable();
+        by_kind.insert(
+            (*kind).to_owned(),
+            json!([quantile_ms(latencies, 0.50), quantile_ms(latencies, 0.99)]),
+        );
+    }
     let requests = all.latencies_us.len();
     let line = json!({
         "requests": requests,
         "rps": (requests as f64 / seconds).round(),
-        "p50_ms": (at(0.50) * 100.0).round() / 100.0,
-        "p99_ms": (at(0.99) * 100.0).round() / 100.0,
+        "p50_ms": quantile_ms(&all.latencies_us, 0.50),
+        "p99_ms": quantile_ms(&all.latencies_us, 0.99),
+        "by_kind_p50_p99_ms": by_kind,
         "writes": all.writes,
         "bad_statuses": all.statuses,
         "connection_errors": all.errors,
