@@ -76,6 +76,7 @@
 //! | `load_library` | one statement: the library with its sections and its entries, as arrays; each entry holds a copy of its asset's title, description, type, thumbnail and `published`, so no asset is read |
 //! | `put_library` | one transaction (slug check pipelined with the placed assets' lock; then the writes pipelined, the entries with copies of their assets' page fields; only the section and entry rows that differ from the stored ones are written, and those the document no longer has removed); a write that meets another over a slug (the unique index of slugs refuses its insert) runs again whole under the library write lock of its workspace and slug family, which makes its slug check and its insert one step |
 //! | `delete_library` | one `DELETE` (sections, entries, counters and passes cascade) |
+//! | `libraries_by_slug` | none for a slug read lately while the store listens for notices (the holders are kept until this store writes a library holding the slug or takes it for one, or another store's library notice comes, which drops them all); else one `SELECT` by the slug's index |
 //! | `record_library_view` | none for a library this process knows while it listens for notices (the view is counted in memory); else one `SELECT` of its stored count and content version, after which it knows the library unless a change of that library (a notice, or a write of this store's) came while the `SELECT` ran |
 //! | `record_download` | none: counted in memory |
 //! | counters (every 100 ms, in the background) | one transaction with `synchronous_commit = off`: the views and downloads counted since, each table's rows locked in id order, and the stored counts of the libraries shown here that were not read for 500 ms |
@@ -243,6 +244,7 @@ mod search;
 mod search_index;
 #[cfg(feature = "search")]
 mod search_language;
+mod slug_holders;
 mod slugs;
 mod store;
 #[cfg(feature = "transfer")]

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::error::Failure;
 use crate::events::one_event;
-use crate::notices::Notice;
+use crate::slug_holders::LibraryWritten;
 use crate::store::{PgStore, to_u32, to_u64};
 
 /// The columns [`library_cols`] names, in order.
@@ -314,15 +314,23 @@ impl LibraryStore for PgStore {
     }
 
     async fn put_library(&self, write: LibraryWrite, log: &Log) -> Result<PutOutcome, StoreError> {
-        let id = write.library.id;
         let outcome = self.put_library_impl(&write, log).await;
-        // A failed write may still have committed (a connection lost at the commit).
-        self.replica.changed(Notice::Library(id));
-        outcome
+        // A failed write may still have committed (a connection lost at the commit), with a
+        // slug not known here.
+        let slug = outcome.as_ref().ok().map(|(_, slug)| slug.as_str());
+        self.replica
+            .library_written(write.library.id, LibraryWritten::Put(slug));
+        Ok(outcome?.0)
     }
 
     async fn libraries_by_slug(&self, slug: &str) -> Result<Vec<SlugHolder>, StoreError> {
-        self.libraries_by_slug_impl(slug).await
+        if let Some(holders) = self.replica.slug_holders(slug) {
+            return Ok(holders);
+        }
+        let mark = self.replica.slug_mark();
+        let holders = self.libraries_by_slug_impl(slug).await?;
+        self.replica.learn_slug(slug, &holders, mark);
+        Ok(holders)
     }
 
     async fn library_workspace(&self, id: Uuid) -> Result<Option<Option<String>>, StoreError> {
@@ -332,7 +340,7 @@ impl LibraryStore for PgStore {
     async fn delete_library(&self, id: Uuid, log: &Log) -> Result<bool, StoreError> {
         let deleted = self.delete_library_impl(id, log).await;
         // A failed delete may still have committed (a connection lost at the commit).
-        self.replica.changed(Notice::Library(id));
+        self.replica.library_written(id, LibraryWritten::Deleted);
         if deleted.as_ref().is_ok_and(|d| *d) {
             self.counters.forget_library(id);
         }

@@ -32,12 +32,13 @@ fn is_slug_conflict(failure: &Failure) -> bool {
 
 impl PgStore {
     /// `put_library`, but for the replica's notice of it: the transaction without the lock,
-    /// then under it while it meets other writes over a slug.
+    /// then under it while it meets other writes over a slug. With the outcome, the slug the
+    /// library was written with.
     pub(crate) async fn put_library_impl(
         &self,
         write: &LibraryWrite,
         log: &Log,
-    ) -> Result<PutOutcome, StoreError> {
+    ) -> Result<(PutOutcome, String), StoreError> {
         // Most writes keep their library's slug, or take one no other write wants: they run
         // without the lock, and only a write that met another over a slug runs again with it
         // (where it can still meet a write running without it, at most once each).
@@ -59,8 +60,8 @@ impl PgStore {
         }
     }
 
-    /// The transaction of `put_library`: `Ok(Err(_))` is a refusal (a taken slug, an entry of
-    /// a missing asset), with the transaction rolled back.
+    /// The transaction of `put_library`, answering the outcome and the slug written: `Ok(Err(_))`
+    /// is a refusal (a taken slug, an entry of a missing asset), with the transaction rolled back.
     ///
     /// With `locked`, it takes the library write lock of its slug's family first, so that
     /// the slug it picks is free when it commits. Without, it picks one as the committed
@@ -71,7 +72,7 @@ impl PgStore {
         write: &LibraryWrite,
         log: &Log,
         locked: bool,
-    ) -> Result<Result<PutOutcome, StoreError>, Failure> {
+    ) -> Result<Result<(PutOutcome, String), StoreError>, Failure> {
         let s = &self.schema.q;
         let lib = &write.library;
         // The log's events for either outcome; the upsert says which happened.
@@ -295,10 +296,11 @@ impl PgStore {
         entries?;
         let created: bool = row.try_get(0)?;
         tx.commit().await?;
-        Ok(Ok(if created {
+        let outcome = if created {
             PutOutcome::Created
         } else {
             PutOutcome::Replaced
-        }))
+        };
+        Ok(Ok((outcome, slug)))
     }
 }

@@ -24,9 +24,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use assetlib_core::store::AssetVersions;
-use assetlib_core::{AssetQuery, AssetUpdate, ReplicaSync};
+use assetlib_core::{AssetQuery, AssetUpdate, ReplicaSync, SlugHolder};
 use tokio_postgres::{AsyncMessage, NoTls};
 use uuid::Uuid;
+
+use crate::slug_holders::{LibraryWritten, SlugHolders};
 
 /// How often the listening connection is checked with a query, to notice a connection that
 /// died without closing.
@@ -178,6 +180,8 @@ pub(crate) struct Replica {
     /// those of the assets they wrote, another process's notice moves every asset's.
     assets: AssetVersions,
     versions: Mutex<Versions>,
+    /// The libraries holding each slug read lately.
+    slugs: SlugHolders,
 }
 
 impl Replica {
@@ -323,13 +327,44 @@ impl Replica {
             // downloads, say, do not make library views ask the database.
             Notice::Assets => self.assets.moved_all(),
             Notice::Asset(id) => self.assets.moved([id]),
-            Notice::Library(id) => v.library_changed(id),
+            Notice::Library(id) => {
+                v.library_changed(id);
+                self.slugs.forget_all();
+            }
             Notice::Key => v.keys = self.next(),
             Notice::Everything => {
                 self.assets.moved_all();
                 v.keys = self.next();
                 v.every_library_changed();
+                self.slugs.forget_all();
             }
+        }
+    }
+
+    /// This process wrote library `id`, or tried to (a write that failed may still have
+    /// committed).
+    pub(crate) fn library_written(&self, id: Uuid, written: LibraryWritten<'_>) {
+        self.lock().library_changed(id);
+        self.slugs.forget_library(id, written);
+    }
+
+    /// The libraries holding `slug`, when they may be answered from memory and are kept.
+    pub(crate) fn slug_holders(&self, slug: &str) -> Option<Vec<SlugHolder>> {
+        self.trusts_notices()
+            .then(|| self.slugs.get(slug))
+            .flatten()
+    }
+
+    /// A mark to pass to [`Replica::learn_slug`] once a read that started after it ends.
+    pub(crate) fn slug_mark(&self) -> u64 {
+        self.slugs.mark()
+    }
+
+    /// The libraries holding `slug`, read from the database just now by a read that took
+    /// `mark` before it: kept when nothing that may change them came meanwhile.
+    pub(crate) fn learn_slug(&self, slug: &str, holders: &[SlugHolder], mark: u64) {
+        if self.trusts_notices() {
+            self.slugs.learn(slug, holders, mark);
         }
     }
 

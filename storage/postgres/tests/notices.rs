@@ -555,3 +555,62 @@ async fn an_asset_change_moves_the_versions_of_the_libraries_holding_it() {
         }
     }
 }
+
+/// The holders of a slug, kept in memory by each store: this store's replace, rename and
+/// delete show at once, another store's write within 100 ms (its notice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_holders_of_a_slug_follow_the_writes_of_either_store() {
+    let (a, db) = store().await;
+    let b = replica(&db).await;
+    listening(&a).await;
+    listening(&b).await;
+    let ids = async |store: &PgStore, slug: &str| -> Vec<uuid::Uuid> {
+        let holders = store.libraries_by_slug(slug).await.expect("by slug");
+        holders.into_iter().map(|h| h.id).collect()
+    };
+    let kit = library("Kit");
+    a.put_library(kit.clone(), Log::ANONYMOUS)
+        .await
+        .expect("put");
+    for store in [&a, &b] {
+        assert_eq!(ids(store, "kit").await, [kit.library.id]);
+        assert_eq!(ids(store, "kit").await, [kit.library.id], "read again");
+        assert!(ids(store, "tools").await.is_empty());
+    }
+    // A library of another workspace takes the slug too, through A.
+    let mut other = library("Kit");
+    other.library.settings.workspace_id = Some("acme".into());
+    a.put_library(other.clone(), Log::ANONYMOUS)
+        .await
+        .expect("put");
+    let both = [kit.library.id, other.library.id];
+    assert_eq!(ids(&a, "kit").await, both, "at once on A");
+    seen_within(Duration::from_millis(100), async || {
+        ids(&b, "kit").await == both
+    })
+    .await;
+    // A renames its first library, through B this time.
+    let mut renamed = kit.clone();
+    renamed.library.slug = "tools".into();
+    renamed.slug_given = true;
+    b.put_library(renamed, Log::ANONYMOUS)
+        .await
+        .expect("rename");
+    assert_eq!(ids(&b, "kit").await, [other.library.id], "at once on B");
+    assert_eq!(ids(&b, "tools").await, [kit.library.id]);
+    seen_within(Duration::from_millis(100), async || {
+        ids(&a, "kit").await == [other.library.id] && ids(&a, "tools").await == [kit.library.id]
+    })
+    .await;
+    // A deletes the other one.
+    assert!(
+        a.delete_library(other.library.id, Log::ANONYMOUS)
+            .await
+            .expect("delete")
+    );
+    assert!(ids(&a, "kit").await.is_empty(), "at once on A");
+    seen_within(Duration::from_millis(100), async || {
+        ids(&b, "kit").await.is_empty()
+    })
+    .await;
+}
