@@ -5,6 +5,8 @@
 use assetlib_core::events::{Log, Written};
 use assetlib_core::store::rules::first_free_slug;
 use assetlib_core::{LibraryWrite, PutOutcome, StoreError};
+use deadpool_postgres::Transaction;
+use tokio_postgres::Statement;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
@@ -28,6 +30,19 @@ const LOCKED_ATTEMPTS: usize = 8;
 /// write of another library took it between this write's check and its insert.
 fn is_slug_conflict(failure: &Failure) -> bool {
     matches!(failure, Failure::Db(e) if unique_violation(e) == Some("libraries_slug_key"))
+}
+
+/// Runs `statement` with `params` in `tx` unless `nothing` is to be written: the rows it wrote.
+async fn execute_unless(
+    tx: &Transaction<'_>,
+    nothing: bool,
+    statement: &Statement,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<u64, tokio_postgres::Error> {
+    if nothing {
+        return Ok(0);
+    }
+    tx.execute(statement, params).await
 }
 
 impl PgStore {
@@ -249,46 +264,30 @@ impl PgStore {
             &event,
         );
         let clear_params: [&(dyn ToSql + Sync); 3] = [&lib.id, &sec_ids, &e_assets];
+        let section_params: [&(dyn ToSql + Sync); 6] = [
+            &lib.id,
+            &sec_ids,
+            &sec_titles,
+            &sec_descriptions,
+            &sec_orders,
+            &sec_collapsed,
+        ];
+        let entry_params: [&(dyn ToSql + Sync); 6] = [
+            &lib.id,
+            &e_assets,
+            &e_sections,
+            &e_orders,
+            &e_titles,
+            &e_descriptions,
+        ];
         // Pipelined: sent back to back, run in this order. Each is awaited to its end, so
         // the upsert's own error (a slug conflict) is the one answered, not the later
         // statements' "transaction aborted".
         let (row, cleared, sections, entries) = tokio::join!(
             tx.query_one(&upsert, &upsert_params),
             tx.execute(&clear, &clear_params),
-            async {
-                if sec_ids.is_empty() {
-                    return Ok(0);
-                }
-                tx.execute(
-                    &sections,
-                    &[
-                        &lib.id,
-                        &sec_ids,
-                        &sec_titles,
-                        &sec_descriptions,
-                        &sec_orders,
-                        &sec_collapsed,
-                    ],
-                )
-                .await
-            },
-            async {
-                if e_assets.is_empty() {
-                    return Ok(0);
-                }
-                tx.execute(
-                    &entries,
-                    &[
-                        &lib.id,
-                        &e_assets,
-                        &e_sections,
-                        &e_orders,
-                        &e_titles,
-                        &e_descriptions,
-                    ],
-                )
-                .await
-            },
+            execute_unless(&tx, sec_ids.is_empty(), &sections, &section_params),
+            execute_unless(&tx, e_assets.is_empty(), &entries, &entry_params),
         );
         let row = row?;
         cleared?;
