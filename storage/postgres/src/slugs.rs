@@ -1,5 +1,5 @@
-//! Asset slugs' counters: the base a slug's numbers are counted under, and the bases an insert
-//! found taken lately.
+//! Slugs: the base an asset slug's numbers are counted under, the bases an asset insert found
+//! taken lately, and the family of a library slug (what the library write lock is taken by).
 
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
