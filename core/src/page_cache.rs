@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use bytes::Bytes;
 use uuid::Uuid;
 
+use crate::model::Asset;
 use crate::query::AssetQuery;
 use crate::reply::Reply;
 
@@ -151,24 +152,14 @@ impl Rendered {
     }
 }
 
-/// One asset's rendered answer with what decides who may see it.
+/// One asset's rendered answer with the asset it was rendered from, which decides who may
+/// see it and serves the routes that read an asset without rendering it (its image).
 #[derive(Debug)]
 pub(crate) struct RenderedAsset {
     /// The answer.
     pub(crate) page: Rendered,
-    /// Whether the asset is published.
-    pub(crate) published: bool,
-    /// Whether the asset is public.
-    pub(crate) is_public: bool,
-    /// Its workspace.
-    pub(crate) workspace_id: Option<Box<str>>,
-}
-
-impl RenderedAsset {
-    /// Its workspace.
-    pub(crate) fn workspace(&self) -> Option<&str> {
-        self.workspace_id.as_deref()
-    }
+    /// The asset as the store returned it.
+    pub(crate) asset: Arc<Asset>,
 }
 
 /// A rendered list page, kept under the assets version it was rendered at and, where the

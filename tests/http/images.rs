@@ -277,6 +277,17 @@ pub(crate) async fn presets_of_public_assets_and_signed_links_need_no_key<H: Har
     )
     .await;
     assert_eq!(thumb.size(), (320, 213));
+    let again = fetch(
+        &ctx,
+        &format!("/api/v1/assets/{public}/image?preset=thumb"),
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (again.status, again.header("etag")),
+        (200, thumb.header("etag"))
+    );
     let sized = fetch(
         &ctx,
         &format!("/api/v1/assets/{public}/image?w=100"),
@@ -293,6 +304,27 @@ pub(crate) async fn presets_of_public_assets_and_signed_links_need_no_key<H: Har
     )
     .await;
     assert!(matches!(hidden.status, 401 | 404), "{}", hidden.status);
+    // The asset read for an image is kept with its rendered answer (the page cache), and a
+    // write of it shows on the very next image request.
+    for (is_public, wanted) in [(false, 401), (true, 200)] {
+        let r = ctx
+            .send_json(
+                reqwest::Method::PATCH,
+                &format!("/api/v1/assets/{public}"),
+                Some(&ctx.admin),
+                &json!({ "is_public": is_public }),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        let now = fetch(
+            &ctx,
+            &format!("/api/v1/assets/{public}/image?preset=thumb"),
+            None,
+            &[],
+        )
+        .await;
+        assert_eq!(now.status, wanted, "is_public {is_public}");
+    }
 
     // A signed link to a variant of the private asset.
     let minted = Resp::from(

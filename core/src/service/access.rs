@@ -393,4 +393,25 @@ impl Service {
             .filter(|a| reader.sees_asset(a))
             .ok_or_else(|| reader.missing())
     }
+
+    /// The asset with the path id `id` as `reader` may see it, as [`Service::asset_for`]
+    /// answers, but from the page cache when it holds the asset at the store's current
+    /// version of it ([`crate::AssetStore::asset_version`]), as `GET /api/v1/assets/{id}`
+    /// does. For the routes that read an asset often and serve from it what a write of it
+    /// moves with it (an image variant is named by the file's checksum); a download reads the
+    /// store, so it starts from the newest record.
+    pub(super) async fn seen_asset(
+        &self,
+        id: &str,
+        reader: Reader<'_>,
+    ) -> Result<Arc<Asset>, ApiError> {
+        if !self.inner.config.page_cache {
+            return self.asset_for(id, reader).await.map(Arc::new);
+        }
+        self.rendered_asset(reader.asset_id(id)?)
+            .await?
+            .map(|kept| Arc::clone(&kept.asset))
+            .filter(|asset| reader.sees_asset(asset))
+            .ok_or_else(|| reader.missing())
+    }
 }

@@ -121,9 +121,7 @@ impl Service {
     pub(super) async fn get_asset(&self, id: &str, reader: Reader<'_>) -> Result<Reply, ApiError> {
         let id = reader.asset_id(id)?;
         match self.rendered_asset(id).await? {
-            Some(kept) if reader.sees(kept.published, kept.is_public, kept.workspace()) => {
-                Ok(kept.page.reply())
-            }
+            Some(kept) if reader.sees_asset(&kept.asset) => Ok(kept.page.reply()),
             _ => Err(reader.missing()),
         }
     }

@@ -189,11 +189,11 @@ impl Service {
             if !names_preset(req.query) {
                 return Err(super::access::no_key());
             }
-            let asset = self.asset_for(id, access.reader()).await?;
+            let asset = self.seen_asset(id, access.reader()).await?;
             (variant::parse(req.query, presets)?, asset)
         } else {
             let asked = variant::parse(req.query, presets)?;
-            (asked, self.asset_for(id, access.reader()).await?)
+            (asked, self.seen_asset(id, access.reader()).await?)
         };
         let wanted = self
             .wanted(&asset, asked.spec, takes_webp(req.accept), access)

@@ -344,9 +344,7 @@ impl Service {
         };
         let rendered = Arc::new(RenderedAsset {
             page: Rendered::of(&crate::render::data(200, crate::render::AssetJson(&asset))),
-            published: asset.published,
-            is_public: asset.is_public,
-            workspace_id: asset.workspace_id.as_deref().map(Box::from),
+            asset: Arc::new(asset),
         });
         if let Some((cache, version)) = cache {
             cache.assets.put(id, version, Arc::clone(&rendered));
