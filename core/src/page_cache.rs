@@ -25,8 +25,24 @@ use crate::reply::Reply;
 
 /// Values by key, each with the version it was made at. When full it starts over (simple, and
 /// cheap next to a render).
+///
+/// Core keeps its rendered pages in these; a store may keep its decoded records in one under
+/// versions it moves after each write commits ([`crate::store::AssetVersions`]), as
+/// `SledStore` does with its assets. A reader takes the version first, then looks up the key
+/// at exactly that version; on a miss it reads, and keeps what it read under the version it
+/// took.
+///
+/// ```
+/// use std::sync::Arc;
+/// use assetlib_core::store::VersionedCache;
+///
+/// let cache = VersionedCache::new(1_000);
+/// cache.put("a", 7, Arc::new("first"));
+/// assert_eq!(cache.get(&"a", 7).as_deref(), Some(&"first"));
+/// assert_eq!(cache.get(&"a", 8), None, "kept at an older version");
+/// ```
 #[derive(Debug)]
-pub(crate) struct VersionedCache<K, V> {
+pub struct VersionedCache<K, V> {
     entries: Mutex<HashMap<K, (u64, Arc<V>)>>,
     max: usize,
     hits: AtomicU64,
@@ -35,7 +51,7 @@ pub(crate) struct VersionedCache<K, V> {
 
 impl<K: Hash + Eq, V> VersionedCache<K, V> {
     /// A cache of at most `max` values.
-    pub(crate) fn new(max: usize) -> Self {
+    pub fn new(max: usize) -> Self {
         VersionedCache {
             entries: Mutex::new(HashMap::new()),
             max,
@@ -49,7 +65,7 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
     }
 
     /// The value kept for `key` at exactly `version`.
-    pub(crate) fn get(&self, key: &K, version: u64) -> Option<Arc<V>> {
+    pub fn get(&self, key: &K, version: u64) -> Option<Arc<V>> {
         let found = self
             .entry(key)
             .filter(|(v, _)| *v == version)
@@ -60,20 +76,20 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
 
     /// The value kept for `key` with the version it was made at, whatever that is; the
     /// caller decides whether it answers, and counts the lookup ([`VersionedCache::count`]).
-    pub(crate) fn entry(&self, key: &K) -> Option<(u64, Arc<V>)> {
+    pub fn entry(&self, key: &K) -> Option<(u64, Arc<V>)> {
         self.lock()
             .get(key)
             .map(|(v, value)| (*v, Arc::clone(value)))
     }
 
     /// Counts a lookup that found its value (`hit`) or did not.
-    pub(crate) fn count(&self, hit: bool) {
+    pub fn count(&self, hit: bool) {
         let counter = if hit { &self.hits } else { &self.misses };
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
     /// How many lookups found their value and how many did not, since the cache was made.
-    pub(crate) fn lookups(&self) -> Lookups {
+    pub fn lookups(&self) -> Lookups {
         Lookups {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
@@ -81,7 +97,7 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
     }
 
     /// Keeps `value` for `key`, made at `version`.
-    pub(crate) fn put(&self, key: K, version: u64, value: Arc<V>) {
+    pub fn put(&self, key: K, version: u64, value: Arc<V>) {
         let mut entries = self.lock();
         if entries.len() >= self.max && !entries.contains_key(&key) {
             entries.clear();
@@ -90,8 +106,13 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
     }
 
     /// Drops the value of `key`.
-    pub(crate) fn forget(&self, key: &K) {
+    pub fn forget(&self, key: &K) {
         self.lock().remove(key);
+    }
+
+    /// Drops every value.
+    pub fn clear(&self) {
+        self.lock().clear();
     }
 }
 

@@ -400,6 +400,7 @@ impl Service {
     /// does. For the routes that read an asset often and serve from it what a write of it
     /// moves with it (an image variant is named by the file's checksum); a download reads the
     /// store, so it starts from the newest record.
+    #[cfg(feature = "variants")]
     pub(super) async fn seen_asset(
         &self,
         id: &str,

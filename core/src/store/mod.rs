@@ -29,6 +29,7 @@ mod uploads;
 mod versions;
 mod webhooks;
 
+pub use crate::page_cache::VersionedCache;
 #[cfg(feature = "transfer")]
 pub use crate::transfer::TransferStore;
 pub use assets::AssetStore;

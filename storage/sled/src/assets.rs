@@ -2,6 +2,7 @@
 
 use assetlib_core::events::{Log, Written};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use assetlib_core::store::rules;
 use assetlib_core::{
@@ -37,12 +38,23 @@ impl Inner {
             .transpose()
     }
 
-    /// An asset with its download count.
+    /// An asset with its download count: kept from an earlier read while the asset's version
+    /// ([`AssetStore::asset_version`], moved after every write of the asset or its count is
+    /// committed) is the one it was read at, else read and kept under the version taken before
+    /// the read. A site's list pages and image requests read the same few thousand assets again
+    /// and again; a kept one skips sled's read (which waits for every transaction committing
+    /// meanwhile) and its decoding.
     pub(crate) fn load_asset(&self, id: Uuid) -> Result<Option<Asset>, Error> {
-        match self.asset_rec(id)? {
-            Some(rec) => self.complete_asset(id, rec).map(Some),
-            None => Ok(None),
+        let version = self.asset_versions.of(id);
+        if let Some(kept) = self.kept_assets.get(&id, version) {
+            return Ok(Some(Asset::clone(&kept)));
         }
+        let Some(rec) = self.asset_rec(id)? else {
+            return Ok(None);
+        };
+        let asset = self.complete_asset(id, rec)?;
+        self.kept_assets.put(id, version, Arc::new(asset.clone()));
+        Ok(Some(asset))
     }
 
     pub(crate) fn complete_asset(&self, id: Uuid, rec: AssetRec) -> Result<Asset, Error> {
@@ -513,6 +525,13 @@ impl AssetStore for SledStore {
 }
 
 impl SledStore {
+    /// Drops the assets kept from earlier reads, so that the reads after it count what a
+    /// first read of their assets costs ([`SledStore::records_read`]; feature `stats`).
+    #[cfg(feature = "stats")]
+    pub fn forget_kept_assets(&self) {
+        self.inner.kept_assets.clear();
+    }
+
     /// Moves the content versions of the assets `ids` (and of all the assets), after a write
     /// that changed them is committed (so a reader that sees a new version reads the write).
     pub(crate) fn assets_changed(&self, ids: impl IntoIterator<Item = Uuid>) {

@@ -206,9 +206,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use assetlib_core::StoreError;
 use assetlib_core::events::Log;
-use assetlib_core::store::AssetVersions;
+use assetlib_core::store::{AssetVersions, VersionedCache};
+use assetlib_core::{Asset, StoreError};
 use sled::{IVec, Tree};
 
 #[cfg(feature = "stats")]
@@ -224,6 +224,9 @@ use error::Error;
 pub const FORMAT_VERSION: u32 = 8;
 
 pub(crate) const FORMAT_KEY: &[u8] = b"format_version";
+
+/// Most assets [`Inner::load_asset`] keeps decoded (each a KB or two).
+const KEPT_ASSETS: usize = 16_384;
 
 /// The directory, inside the store's, of the database that keeps webhook streams and
 /// deliveries.
@@ -287,8 +290,7 @@ pub(crate) struct Inner {
     pub(crate) uploads: Tree,
     #[cfg(feature = "search")]
     pub(crate) search: search::SearchTrees,
-    /// The folded titles and descriptions the asset list's `search=` looks in (feature
-    /// `search`; see `haystack.rs`).
+    /// The folded texts the asset list's `search=` looks in (feature `search`; `haystack.rs`).
     #[cfg(feature = "search")]
     pub(crate) haystack: haystack::Haystack,
     /// The database of the five delivery trees above.
@@ -299,11 +301,11 @@ pub(crate) struct Inner {
     pub(crate) event_seq: Arc<events::EventSeq>,
     /// Records and index keys read so far (see [`SledStore::records_read`]).
     reads: AtomicU64,
-    /// The content versions of the assets ([`AssetStore::assets_version`],
-    /// [`AssetStore::asset_version`]). They live in memory: a sled database is open in one
-    /// process at a time, and the readers that keep pages under them live as long as this
-    /// store. Moved after every asset write is committed.
+    /// The content versions of the assets ([`AssetStore::asset_version`]), in memory (a sled
+    /// database is open in one process at a time), moved after every asset write commits.
     asset_versions: AssetVersions,
+    /// Assets read lately, under the versions they were read at ([`Inner::load_asset`]).
+    kept_assets: VersionedCache<uuid::Uuid, Asset>,
     /// View and download counts not yet written to `counters`.
     counting: counting::Counting,
     group: commit::GroupCommit,
@@ -416,6 +418,7 @@ impl SledStore {
             delivery_lock: deliveries::DeliveryLock::default(),
             reads: AtomicU64::new(0),
             asset_versions: AssetVersions::new(),
+            kept_assets: VersionedCache::new(KEPT_ASSETS),
             counting: counting::Counting::default(),
             group: commit::GroupCommit::default(),
             durability: config.durability,
