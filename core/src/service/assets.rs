@@ -93,9 +93,9 @@ impl Service {
     }
 
     /// What a list page of `items`, read after the list version `list` and the assets
-    /// version `all` were, was rendered at: its assets' versions, read now. `None` when the
-    /// assets version moved meanwhile, as a write the versions show may be missing from the
-    /// page (it is then kept at `all` alone).
+    /// version `all` were, was rendered at: its assets' versions, read now. `None` when one of
+    /// them moved past `all` meanwhile, as the page may miss that write (it is then kept at
+    /// `all` alone); writes of other assets during the read leave the stamps good.
     async fn list_stamps(
         &self,
         list: u64,
@@ -104,7 +104,11 @@ impl Service {
     ) -> Result<Option<ListStamps>, ApiError> {
         let ids: Box<[Uuid]> = items.iter().map(|a| a.id).collect();
         let versions = self.inner.store.asset_versions(&ids).await?;
-        if self.inner.store.assets_version().await? != all {
+        // An asset whose version is past `all` moved after the page began: the page may show
+        // it as it was before, under its new version. Writes of other assets meanwhile change
+        // nothing on this page that its stamps would miss (a store keeping list versions keeps
+        // its asset versions on the assets version's scale: `AssetStore::list_version`).
+        if versions.iter().any(|&v| v > all) {
             return Ok(None);
         }
         Ok(Some(ListStamps {

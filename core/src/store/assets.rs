@@ -188,9 +188,17 @@ pub trait AssetStore: Send + Sync + 'static {
     /// [`AssetStore::asset_version`] of each asset on it ([`AssetStore::asset_versions`]),
     /// and answers from it while none of them moved.
     ///
+    /// A store that keeps list versions keeps its asset versions on the scale of the assets
+    /// version: [`AssetStore::asset_version`] is never above the [`AssetStore::assets_version`]
+    /// read after it, and a write of the asset moves it above every assets version read before
+    /// that move. So core tells a write of a page's asset that came while the page was read
+    /// (its version is past the assets version read before the page) from the writes of other
+    /// assets, which leave the page as it is.
+    ///
     /// The default is `None`: the store keeps no version per list, and core keeps a list
     /// page under [`AssetStore::assets_version`] alone, so any asset write renders it again.
-    /// A store may keep a version per list order with [`AssetVersions`](super::AssetVersions).
+    /// A store may keep a version per list order with [`AssetVersions`](super::AssetVersions),
+    /// whose versions keep these promises.
     async fn list_version(&self, query: &AssetQuery) -> Result<Option<u64>, StoreError> {
         let _ = query;
         Ok(None)

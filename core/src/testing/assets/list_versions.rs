@@ -149,7 +149,37 @@ pub(in crate::testing) async fn list_versions_move_with_what_lists_hold(store: A
         1,
         "one tagged"
     );
+    asset_versions_share_the_assets_scale(&store, a.id, b.id).await;
     force_delete(&store, a.id).await;
     step(versions(&store).await, None, "a delete");
     assert_eq!(list(&store, AssetQuery::default()).await.1, 0);
+}
+
+/// A store that keeps list versions keeps its asset versions on the scale of the assets
+/// version: a write of an asset moves its version past the assets version read before, and no
+/// asset's version is past the assets version read after it.
+async fn asset_versions_share_the_assets_scale(store: &Arc<dyn Store>, a: Uuid, b: Uuid) {
+    if store
+        .list_version(&AssetQuery::default())
+        .await
+        .expect("list_version")
+        .is_none()
+    {
+        return;
+    }
+    let before = store.assets_version().await.expect("assets_version");
+    let mut described = AssetChange::at(t0() + Duration::seconds(50));
+    described.description = Some(Some("Ledgers".into()));
+    change(store, a, &described).await;
+    let moved = store.asset_version(a).await.expect("asset_version");
+    assert!(
+        moved > before,
+        "a write of an asset moves its version ({moved}) past the assets version read before it ({before})"
+    );
+    let versions = store.asset_versions(&[a, b]).await.expect("asset_versions");
+    let after = store.assets_version().await.expect("assets_version");
+    assert!(
+        versions.iter().all(|&v| v <= after),
+        "asset versions {versions:?} past the assets version read after them ({after})"
+    );
 }
