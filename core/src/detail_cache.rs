@@ -13,7 +13,7 @@ use std::ops::Range;
 use bytes::Bytes;
 use uuid::Uuid;
 
-use crate::page_cache::VersionedCache;
+use crate::page_cache::{Turns, VersionedCache};
 
 /// Most pages kept; when full the cache starts over (simple, and cheap next to a render).
 const MAX_PAGES: usize = 4096;
@@ -49,12 +49,18 @@ impl CachedPage {
 #[derive(Debug)]
 pub(crate) struct DetailCache {
     pages: VersionedCache<(Uuid, bool), CachedPage>,
+    /// The renders of a page that is missing take turns: the views that come while the
+    /// first renders it find it kept when their turn comes, instead of each loading the
+    /// library (on PostgreSQL a query each, at the moment the library is most read: right
+    /// after it changed).
+    turns: Turns<(Uuid, bool)>,
 }
 
 impl Default for DetailCache {
     fn default() -> Self {
         DetailCache {
             pages: VersionedCache::new(MAX_PAGES),
+            turns: Turns::default(),
         }
     }
 }
@@ -69,6 +75,23 @@ impl DetailCache {
     ) -> Option<(Bytes, String)> {
         let page = self.pages.get(&key, version)?;
         Some((page.with_views(views), page.etag.clone()))
+    }
+
+    /// The page kept for this key at `version`, as [`DetailCache::get`], for a view that
+    /// already counted its lookup (one that waited for its turn to render).
+    pub(crate) fn kept(
+        &self,
+        key: (Uuid, bool),
+        version: u64,
+        views: u64,
+    ) -> Option<(Bytes, String)> {
+        let (at, page) = self.pages.entry(&key)?;
+        (at == version).then(|| (page.with_views(views), page.etag.clone()))
+    }
+
+    /// The lock of `key`'s render, held while the page is looked for again, and rendered.
+    pub(crate) fn turn(&self, key: (Uuid, bool)) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+        self.turns.of(key)
     }
 
     /// Keeps `body`, rendered at `version` with `views` as its view count. A body whose

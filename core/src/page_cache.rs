@@ -116,6 +116,31 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
     }
 }
 
+/// One turn at a time per key: the renders (or makes) of one answer queue for its turn, so
+/// that requests arriving together while it is missing make it once, and the ones after the
+/// first find it kept. A key's lock is dropped once nobody holds or waits for it.
+#[derive(Debug)]
+pub(crate) struct Turns<K> {
+    held: Mutex<HashMap<K, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl<K> Default for Turns<K> {
+    fn default() -> Self {
+        Turns {
+            held: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<K: Hash + Eq> Turns<K> {
+    /// The lock of `key`'s turn.
+    pub(crate) fn of(&self, key: K) -> Arc<tokio::sync::Mutex<()>> {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        held.retain(|_, lock| Arc::strong_count(lock) > 1);
+        Arc::clone(held.entry(key).or_default())
+    }
+}
+
 /// How often one of a [`crate::Service`]'s caches answered: lookups that found a value kept
 /// at the version asked for (`hits`) and lookups that did not (`misses`: never kept, dropped,
 /// or kept at an older version). A cache that is off counts neither.

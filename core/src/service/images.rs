@@ -9,9 +9,8 @@
 //! same time ([`Variants::turn_for`]); at most [`crate::Config::image_workers`] variants are
 //! made at once, [`crate::Config::image_queue`] more requests wait, and the rest get 503.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures_util::StreamExt as _;
@@ -22,6 +21,7 @@ use super::Service;
 use super::access::Access;
 use crate::error::{ApiError, FileError};
 use crate::model::{Asset, AssetType};
+use crate::page_cache::Turns;
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::variant::{self, Encoding, Format, Source, VariantSpec};
@@ -60,7 +60,7 @@ pub(super) struct Variants {
     waiting: AtomicUsize,
     queue: usize,
     /// One lock per variant being made, so a variant is made once.
-    making: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    making: Turns<String>,
     /// Variants made by this process (for tests and metrics: a replica that serves a
     /// variant another made counts none).
     made: AtomicUsize,
@@ -72,20 +72,14 @@ impl Variants {
             workers: Arc::new(tokio::sync::Semaphore::new(workers.max(1))),
             waiting: AtomicUsize::new(0),
             queue,
-            making: Mutex::new(HashMap::new()),
+            making: Turns::default(),
             made: AtomicUsize::new(0),
         }
     }
 
     /// The lock of the variant `name`: held while it is looked for and made.
     fn turn_for(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut making = self
-            .making
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Locks nobody holds or waits for are dropped as new ones come.
-        making.retain(|_, lock| Arc::strong_count(lock) > 1);
-        Arc::clone(making.entry(name.to_owned()).or_default())
+        self.making.of(name.to_owned())
     }
 
     /// A worker's turn, waiting in the queue when every worker is busy; 503 when the queue is

@@ -7,9 +7,9 @@ use uuid::Uuid;
 
 use super::access::{in_workspace, named_workspace};
 use super::{Service, location};
-use crate::detail_cache::page_etag;
+use crate::detail_cache::{DetailCache, page_etag};
 use crate::error::{ApiError, StoreError};
-use crate::model::{Asset, LibraryRows, PutOutcome};
+use crate::model::{Asset, LibraryRows, PutOutcome, ViewCount};
 use crate::page::LibraryPagination;
 use crate::query;
 use crate::records;
@@ -90,14 +90,9 @@ impl Service {
         ws: Option<&str>,
     ) -> Result<Reply, ApiError> {
         let q = query::detail_query(req.query)?;
-        let render = |rows: &LibraryRows| {
-            let detail = tree::assemble(rows, q.include_assets, &self.inner.config.files_base_url);
-            let reply = Reply::json_value(200, &detail);
-            let etag = page_etag(&reply.body, rows.library.view_count);
-            (reply, etag)
-        };
         if req.head {
-            let (reply, etag) = render(&self.published_library_in(id, ws).await?);
+            let rows = self.published_library_in(id, ws).await?;
+            let (reply, etag) = self.render_detail(&rows, q.include_assets);
             return Ok(reply.with_header("etag", etag));
         }
         let store = &self.inner.store;
@@ -115,9 +110,30 @@ impl Service {
         if let Some((body, etag)) = cache.and_then(|c| c.get(key, seen.version, seen.views)) {
             return Ok(Reply::json_bytes(200, body).with_header("etag", etag));
         }
+        // Boxed: a hit's future stays as small as it was.
+        Box::pin(self.render_library_page(key, seen, cache)).await
+    }
+
+    /// A library page that was not kept, rendered at `seen` (the version and views of this
+    /// view) and kept. One render at a time per page: the views that wait for it find it kept.
+    async fn render_library_page(
+        &self,
+        key: (Uuid, bool),
+        seen: ViewCount,
+        cache: Option<&DetailCache>,
+    ) -> Result<Reply, ApiError> {
+        let turn = cache.map(|c| c.turn(key));
+        let _turn = match &turn {
+            Some(turn) => Some(turn.lock().await),
+            None => None,
+        };
+        if let Some((body, etag)) = cache.and_then(|c| c.kept(key, seen.version, seen.views)) {
+            return Ok(Reply::json_bytes(200, body).with_header("etag", etag));
+        }
+        let (id, include_assets) = key;
         let mut rows = self.published_library(id).await?;
         rows.library.view_count = seen.views;
-        let (reply, etag) = render(&rows);
+        let (reply, etag) = self.render_detail(&rows, include_assets);
         if let Some(cache) = cache {
             cache.put(
                 key,
@@ -128,6 +144,14 @@ impl Service {
             );
         }
         Ok(reply.with_header("etag", etag))
+    }
+
+    /// A library's detail page and its `ETag` (which leaves out the view count).
+    fn render_detail(&self, rows: &LibraryRows, include_assets: bool) -> (Reply, String) {
+        let detail = tree::assemble(rows, include_assets, &self.inner.config.files_base_url);
+        let reply = Reply::json_value(200, &detail);
+        let etag = page_etag(&reply.body, rows.library.view_count);
+        (reply, etag)
     }
 
     /// `PUT /api/v1/libraries/{library_id}`: creates (201) or replaces (200) a whole library,

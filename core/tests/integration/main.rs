@@ -9,6 +9,7 @@ mod archive;
 mod backfill;
 mod conformance;
 mod detail_cache;
+mod detail_turns;
 mod docs;
 #[cfg(feature = "keys")]
 mod keys;
