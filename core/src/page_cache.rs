@@ -242,6 +242,8 @@ const MAX_ASSETS: usize = 16_384;
 pub(crate) struct AssetPages {
     /// List pages by their validated query.
     pub(crate) lists: VersionedCache<AssetQuery, KeptList>,
+    /// The renders of list pages that are not kept, one at a time per query.
+    pub(crate) list_turns: Turns<AssetQuery>,
     /// Single assets by id.
     pub(crate) assets: VersionedCache<Uuid, RenderedAsset>,
 }
@@ -250,6 +252,7 @@ impl Default for AssetPages {
     fn default() -> Self {
         AssetPages {
             lists: VersionedCache::new(MAX_LIST_PAGES),
+            list_turns: Turns::default(),
             assets: VersionedCache::new(MAX_ASSETS),
         }
     }

@@ -34,9 +34,30 @@ impl Service {
         }
         q.workspace_id = named_workspace(key.workspace_id.as_deref(), q.workspace_id)?;
         let cache = self.page_cache().await?;
+        if let Some((pages, all)) = cache
+            && let Some(kept) = self.kept_list(pages, &q, all, true).await?
+        {
+            return Ok(kept.page.reply());
+        }
+        // Boxed: a hit's future stays as small as it was.
+        Box::pin(self.render_list(q, cache)).await
+    }
+
+    /// A list page that was not kept: read, rendered and kept. One render at a time per
+    /// query: the requests that wait for it find it kept (as [`Service::kept_list`] judges).
+    async fn render_list(
+        &self,
+        q: AssetQuery,
+        cache: Option<(&AssetPages, u64)>,
+    ) -> Result<Reply, ApiError> {
+        let turn = cache.map(|(pages, _)| pages.list_turns.of(q.clone()));
+        let _turn = match &turn {
+            Some(turn) => Some(turn.lock().await),
+            None => None,
+        };
         let list_version = match cache {
             Some((pages, all)) => {
-                if let Some(kept) = self.kept_list(pages, &q, all).await? {
+                if let Some(kept) = self.kept_list(pages, &q, all, false).await? {
                     return Ok(kept.page.reply());
                 }
                 // Read before the page, as the assets version was.
@@ -69,16 +90,20 @@ impl Service {
     }
 
     /// The kept page of `q` if it is the page a render would give now: kept at the assets
-    /// version `all` (read just now), or, where the store keeps list versions, kept with its
-    /// list's version and its assets' versions and none of them moved since.
+    /// version `all` (read before), or, where the store keeps list versions, kept with its
+    /// list's version and its assets' versions and none of them moved since. `count`: whether
+    /// this lookup counts in the cache's statistics (a request's first does).
     async fn kept_list(
         &self,
         pages: &AssetPages,
         q: &AssetQuery,
         all: u64,
+        count: bool,
     ) -> Result<Option<Arc<KeptList>>, ApiError> {
         let Some((at, kept)) = pages.lists.entry(q) else {
-            pages.lists.count(false);
+            if count {
+                pages.lists.count(false);
+            }
             return Ok(None);
         };
         let fresh = at == all
@@ -88,7 +113,9 @@ impl Service {
                 }
                 _ => false,
             };
-        pages.lists.count(fresh);
+        if count {
+            pages.lists.count(fresh);
+        }
         Ok(fresh.then_some(kept))
     }
 

@@ -9,7 +9,6 @@ mod archive;
 mod backfill;
 mod conformance;
 mod detail_cache;
-mod detail_turns;
 mod docs;
 #[cfg(feature = "keys")]
 mod keys;
@@ -20,6 +19,7 @@ mod openapi;
 #[cfg(feature = "openapi")]
 mod openapi_client;
 mod page_cache;
+mod render_turns;
 #[cfg(feature = "s3")]
 mod s3;
 mod service;

@@ -1,6 +1,6 @@
-//! The library detail cache under a crowd: the views of a page that is not kept (a library
-//! just changed, or read for the first time) that arrive while it is rendered wait for that
-//! render and find it kept, instead of each loading the library from the store.
+//! The read caches under a crowd: the requests for a library detail or an asset list page
+//! that is not kept (just changed, or read for the first time) that arrive while it is
+//! rendered wait for that render and find it kept, instead of each reading the store.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,11 +19,13 @@ use uuid::Uuid;
 
 use crate::detail_cache::{Env, json_of};
 
-/// A [`MemoryStore`] whose library loads take a while (as a database's do) and are counted.
+/// A [`MemoryStore`] whose library loads and asset lists take a while (as a database's do)
+/// and are counted.
 #[derive(Default)]
 struct SlowLoads {
     rest: MemoryStore,
     loads: AtomicUsize,
+    lists: AtomicUsize,
 }
 
 #[async_trait]
@@ -55,6 +57,8 @@ impl KeyStore for SlowLoads {
 #[async_trait]
 impl AssetStore for SlowLoads {
     async fn list_assets(&self, q: &AssetQuery) -> Result<Page<Asset>, StoreError> {
+        self.lists.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(30)).await;
         self.rest.list_assets(q).await
     }
     async fn get_asset(&self, id: Uuid) -> Result<Option<Asset>, StoreError> {
@@ -155,9 +159,7 @@ async fn crowd(env: &Arc<Env>, id: &str) -> Vec<(u64, String)> {
                 )
                 .await;
             assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-            let views = json_of(&r)["view_count"]
-                .as_u64()
-                .expect("view_count");
+            let views = json_of(&r)["view_count"].as_u64().expect("view_count");
             (views, r.header("etag").expect("etag").to_owned())
         })
     });
@@ -217,4 +219,67 @@ async fn views_arriving_while_a_page_renders_wait_for_it_and_load_nothing() {
         let loads = store.loads.load(Ordering::SeqCst) - before;
         assert_eq!(loads, if detail_cache { 1 } else { 16 }, "after a change");
     }
+}
+
+/// `CROWD` requests at once of the asset list page `query`: their bodies.
+async fn list_crowd(env: &Arc<Env>, query: &'static str) -> Vec<Vec<u8>> {
+    const CROWD: usize = 16;
+    let lists = (0..CROWD).map(|_| {
+        let env = Arc::clone(env);
+        tokio::spawn(async move {
+            let r = env
+                .call(Operation::ListAssets, "", Some(query), None, false)
+                .await;
+            assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+            r.body.to_vec()
+        })
+    });
+    let mut out = Vec::new();
+    for list in lists.collect::<Vec<_>>() {
+        out.push(list.await.expect("list"));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_requests_arriving_while_the_page_renders_wait_for_it() {
+    for page_cache in [true, false] {
+        let store = Arc::new(SlowLoads::default());
+        let mut config = Config::default();
+        config.page_cache = page_cache;
+        let service = Service::from_arc(store.clone(), Files::memory(), config);
+        let env = Arc::new(Env::new(service).await);
+        env.create("Atlas").await;
+        env.create("Bestiary").await;
+        let query = "sort=title&order=asc";
+
+        let before = store.lists.load(Ordering::SeqCst);
+        let bodies = list_crowd(&env, query).await;
+        let reads = store.lists.load(Ordering::SeqCst) - before;
+        assert!(bodies.iter().all(|b| *b == bodies[0]), "one page");
+        let titles: Vec<String> = json_of_bytes(&bodies[0])["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .map(|a| a["title"].as_str().expect("title").to_owned())
+            .collect();
+        assert_eq!(titles, ["Atlas", "Bestiary"]);
+        assert_eq!(
+            reads,
+            if page_cache { 1 } else { 16 },
+            "page cache {page_cache}"
+        );
+
+        // A new asset moves the list: the next crowd reads it once again, and sees it.
+        env.create("Almanac").await;
+        let before = store.lists.load(Ordering::SeqCst);
+        let bodies = list_crowd(&env, query).await;
+        let reads = store.lists.load(Ordering::SeqCst) - before;
+        assert_eq!(reads, if page_cache { 1 } else { 16 }, "after a create");
+        assert_eq!(json_of_bytes(&bodies[0])["data"][0]["title"], "Almanac");
+    }
+}
+
+fn json_of_bytes(body: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(body).expect("JSON")
 }
