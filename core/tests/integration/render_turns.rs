@@ -143,41 +143,53 @@ impl LibraryStore for SlowLoads {
     }
 }
 
-/// `CROWD` views at once of `id`'s page: their view counts and `ETag`s.
-async fn crowd(env: &Arc<Env>, id: &str) -> Vec<(u64, String)> {
-    const CROWD: usize = 16;
-    let views = (0..CROWD).map(|_| {
+/// A service over a [`SlowLoads`] store, with `config` set as `tweak` says, and a key.
+async fn slow_service(tweak: impl FnOnce(&mut Config)) -> (Arc<SlowLoads>, Arc<Env>) {
+    let store = Arc::new(SlowLoads::default());
+    let mut config = Config::default();
+    tweak(&mut config);
+    let service = Service::from_arc(store.clone(), Files::memory(), config);
+    (store, Arc::new(Env::new(service).await))
+}
+
+/// 16 requests at once of `op` on `id` with `query`, each answered 200: the answers.
+async fn crowd_of(
+    env: &Arc<Env>,
+    op: Operation,
+    id: &str,
+    query: &'static str,
+) -> Vec<assetlib_core::Reply> {
+    let requests = (0..16).map(|_| {
         let (env, id) = (Arc::clone(env), id.to_owned());
         tokio::spawn(async move {
-            let r = env
-                .call(
-                    Operation::GetLibrary,
-                    &id,
-                    Some("include_assets=true"),
-                    None,
-                    false,
-                )
-                .await;
+            let r = env.call(op, &id, Some(query), None, false).await;
             assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-            let views = json_of(&r)["view_count"].as_u64().expect("view_count");
-            (views, r.header("etag").expect("etag").to_owned())
+            r
         })
     });
     let mut out = Vec::new();
-    for view in views.collect::<Vec<_>>() {
-        out.push(view.await.expect("view"));
+    for request in requests.collect::<Vec<_>>() {
+        out.push(request.await.expect("request"));
     }
     out
+}
+
+/// 16 views at once of library `id`'s page: their view counts and `ETag`s.
+async fn crowd(env: &Arc<Env>, id: &str) -> Vec<(u64, String)> {
+    let views = crowd_of(env, Operation::GetLibrary, id, "include_assets=true").await;
+    views
+        .iter()
+        .map(|r| {
+            let views = json_of(r)["view_count"].as_u64().expect("view_count");
+            (views, r.header("etag").expect("etag").to_owned())
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn views_arriving_while_a_page_renders_wait_for_it_and_load_nothing() {
     for detail_cache in [true, false] {
-        let store = Arc::new(SlowLoads::default());
-        let mut config = Config::default();
-        config.detail_cache = detail_cache;
-        let service = Service::from_arc(store.clone(), Files::memory(), config);
-        let env = Arc::new(Env::new(service).await);
+        let (store, env) = slow_service(|c| c.detail_cache = detail_cache).await;
         let asset = env.create("Atlas").await;
         let id = Uuid::new_v4().to_string();
         let doc = json!({"title": "Maps", "published": true,
@@ -221,34 +233,16 @@ async fn views_arriving_while_a_page_renders_wait_for_it_and_load_nothing() {
     }
 }
 
-/// `CROWD` requests at once of the asset list page `query`: their bodies.
+/// 16 requests at once of the asset list page `query`: their bodies.
 async fn list_crowd(env: &Arc<Env>, query: &'static str) -> Vec<Vec<u8>> {
-    const CROWD: usize = 16;
-    let lists = (0..CROWD).map(|_| {
-        let env = Arc::clone(env);
-        tokio::spawn(async move {
-            let r = env
-                .call(Operation::ListAssets, "", Some(query), None, false)
-                .await;
-            assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-            r.body.to_vec()
-        })
-    });
-    let mut out = Vec::new();
-    for list in lists.collect::<Vec<_>>() {
-        out.push(list.await.expect("list"));
-    }
-    out
+    let lists = crowd_of(env, Operation::ListAssets, "", query).await;
+    lists.iter().map(|r| r.body.to_vec()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_requests_arriving_while_the_page_renders_wait_for_it() {
     for page_cache in [true, false] {
-        let store = Arc::new(SlowLoads::default());
-        let mut config = Config::default();
-        config.page_cache = page_cache;
-        let service = Service::from_arc(store.clone(), Files::memory(), config);
-        let env = Arc::new(Env::new(service).await);
+        let (store, env) = slow_service(|c| c.page_cache = page_cache).await;
         env.create("Atlas").await;
         env.create("Bestiary").await;
         let query = "sort=title&order=asc";
