@@ -67,31 +67,28 @@ impl Default for DetailCache {
 
 impl DetailCache {
     /// The kept page for this key at `version`, with `views` spliced in, and its `ETag`.
+    /// `count` says whether this lookup counts in [`DetailCache::lookups`]: a view that
+    /// waited for its turn to render looks again without counting twice.
     pub(crate) fn get(
         &self,
         key: (Uuid, bool),
         version: u64,
         views: u64,
+        count: bool,
     ) -> Option<(Bytes, String)> {
-        let page = self.pages.get(&key, version)?;
+        let page = if count {
+            self.pages.get(&key, version)?
+        } else {
+            let (at, page) = self.pages.entry(&key)?;
+            (at == version).then_some(page)?
+        };
         Some((page.with_views(views), page.etag.clone()))
     }
 
-    /// The page kept for this key at `version`, as [`DetailCache::get`], for a view that
-    /// already counted its lookup (one that waited for its turn to render).
-    pub(crate) fn kept(
-        &self,
-        key: (Uuid, bool),
-        version: u64,
-        views: u64,
-    ) -> Option<(Bytes, String)> {
-        let (at, page) = self.pages.entry(&key)?;
-        (at == version).then(|| (page.with_views(views), page.etag.clone()))
-    }
-
-    /// The lock of `key`'s render, held while the page is looked for again, and rendered.
-    pub(crate) fn turn(&self, key: (Uuid, bool)) -> std::sync::Arc<tokio::sync::Mutex<()>> {
-        self.turns.of(key)
+    /// The renders of missing pages, one at a time per page: the views that come while the
+    /// first renders it find it kept when their turn comes.
+    pub(crate) fn turns(&self) -> &Turns<(Uuid, bool)> {
+        &self.turns
     }
 
     /// Keeps `body`, rendered at `version` with `views` as its view count. A body whose
@@ -157,16 +154,24 @@ mod tests {
         let cache = DetailCache::default();
         let key = (Uuid::nil(), true);
         cache.put(key, 3, 7, Bytes::from_static(body), page_etag(body, 7));
-        let (page, etag) = cache.get(key, 3, 12345).expect("kept");
+        let (page, etag) = cache.get(key, 3, 12345, true).expect("kept");
         assert_eq!(
             &page[..],
             &br#"{"title":"\"view_count\":7","view_count":12345,"sections":[]}"#[..]
         );
         assert_eq!(etag, page_etag(&page, 12345), "the tag ignores the count");
-        assert_eq!(cache.get(key, 4, 8), None, "another version is a miss");
-        assert_eq!(cache.get((Uuid::nil(), false), 3, 8), None);
+        let counted = cache.lookups();
+        assert!(cache.get(key, 3, 9, false).is_some());
+        assert_eq!(cache.get(key, 4, 9, false), None);
+        assert_eq!(cache.lookups(), counted, "a look again counts nothing");
+        assert_eq!(
+            cache.get(key, 4, 8, true),
+            None,
+            "another version is a miss"
+        );
+        assert_eq!(cache.get((Uuid::nil(), false), 3, 8, true), None);
         cache.forget(Uuid::nil());
-        assert_eq!(cache.get(key, 3, 8), None);
+        assert_eq!(cache.get(key, 3, 8, true), None);
     }
 
     #[test]
@@ -182,7 +187,7 @@ mod tests {
         );
         let max = (Uuid::max(), false);
         cache.put(max, 1, 5, Bytes::from_static(b"{}"), String::new());
-        assert_eq!(cache.get(key, 1, 5), None);
-        assert_eq!(cache.get((Uuid::max(), false), 1, 5), None);
+        assert_eq!(cache.get(key, 1, 5, true), None);
+        assert_eq!(cache.get((Uuid::max(), false), 1, 5, true), None);
     }
 }

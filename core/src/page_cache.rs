@@ -133,11 +133,25 @@ impl<K> Default for Turns<K> {
 }
 
 impl<K: Hash + Eq> Turns<K> {
-    /// The lock of `key`'s turn.
-    pub(crate) fn of(&self, key: K) -> Arc<tokio::sync::Mutex<()>> {
-        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        held.retain(|_, lock| Arc::strong_count(lock) > 1);
-        Arc::clone(held.entry(key).or_default())
+    /// Waits for `key`'s turn, which lasts as long as the guard is held.
+    pub(crate) async fn wait(&self, key: K) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+            held.retain(|_, lock| Arc::strong_count(lock) > 1);
+            Arc::clone(held.entry(key).or_default())
+        };
+        lock.lock_owned().await
+    }
+
+    /// Waits for `key`'s turn when there are turns to take (a cache that is on), else at once.
+    pub(crate) async fn wait_in(
+        turns: Option<&Self>,
+        key: K,
+    ) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        match turns {
+            Some(turns) => Some(turns.wait(key).await),
+            None => None,
+        }
     }
 }
 

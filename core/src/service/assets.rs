@@ -11,7 +11,7 @@ use crate::files::Written;
 use crate::ingest;
 use crate::model::{ApiKey, Asset, Scope};
 use crate::page::AssetPagination;
-use crate::page_cache::{AssetPages, KeptList, ListStamps, Rendered};
+use crate::page_cache::{AssetPages, KeptList, ListStamps, Rendered, Turns};
 use crate::query::{self, AssetQuery, AssetStatus};
 use crate::records;
 use crate::render::{AssetJson, Envelope, data};
@@ -50,11 +50,7 @@ impl Service {
         q: AssetQuery,
         cache: Option<(&AssetPages, u64)>,
     ) -> Result<Reply, ApiError> {
-        let turn = cache.map(|(pages, _)| pages.list_turns.of(q.clone()));
-        let _turn = match &turn {
-            Some(turn) => Some(turn.lock().await),
-            None => None,
-        };
+        let _turn = Turns::wait_in(cache.map(|(pages, _)| &pages.list_turns), q.clone()).await;
         let list_version = match cache {
             Some((pages, all)) => {
                 if let Some(kept) = self.kept_list(pages, &q, all, false).await? {

@@ -11,6 +11,7 @@ use crate::detail_cache::{DetailCache, page_etag};
 use crate::error::{ApiError, StoreError};
 use crate::model::{Asset, LibraryRows, PutOutcome, ViewCount};
 use crate::page::LibraryPagination;
+use crate::page_cache::Turns;
 use crate::query;
 use crate::records;
 use crate::render::{LibraryList, LibraryListItem};
@@ -107,7 +108,7 @@ impl Service {
             .config
             .detail_cache
             .then_some(&self.inner.details);
-        if let Some((body, etag)) = cache.and_then(|c| c.get(key, seen.version, seen.views)) {
+        if let Some((body, etag)) = cache.and_then(|c| c.get(key, seen.version, seen.views, true)) {
             return Ok(Reply::json_bytes(200, body).with_header("etag", etag));
         }
         // Boxed: a hit's future stays as small as it was.
@@ -122,12 +123,9 @@ impl Service {
         seen: ViewCount,
         cache: Option<&DetailCache>,
     ) -> Result<Reply, ApiError> {
-        let turn = cache.map(|c| c.turn(key));
-        let _turn = match &turn {
-            Some(turn) => Some(turn.lock().await),
-            None => None,
-        };
-        if let Some((body, etag)) = cache.and_then(|c| c.kept(key, seen.version, seen.views)) {
+        let _turn = Turns::wait_in(cache.map(DetailCache::turns), key).await;
+        if let Some((body, etag)) = cache.and_then(|c| c.get(key, seen.version, seen.views, false))
+        {
             return Ok(Reply::json_bytes(200, body).with_header("etag", etag));
         }
         let (id, include_assets) = key;
