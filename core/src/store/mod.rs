@@ -43,7 +43,7 @@ pub use search::{
     search_hit,
 };
 pub use uploads::{UploadLease, UploadStore};
-pub use versions::AssetVersions;
+pub use versions::{AssetVersions, ListOrders};
 pub use webhooks::WebhookStore;
 
 use async_trait::async_trait;

@@ -20,11 +20,82 @@ use crate::query::{AssetQuery, AssetSort};
 /// are rendered again once.
 const GROUPS: usize = 4096;
 
-/// The list orders, as bits: which sorted lists a write can reorder, fill or empty.
-const CREATED: u8 = 1;
-const TITLE: u8 = 2;
-const UPDATED: u8 = 4;
-const EVERY_ORDER: u8 = CREATED | TITLE | UPDATED;
+/// The list orders a write of assets can move: which sorted lists it can reorder, fill or
+/// empty. A store that learns of another process's write from a message (a notice) can
+/// carry them as [`ListOrders::bits`] and move only those lists
+/// ([`AssetVersions::moved_in`]).
+///
+/// ```
+/// use assetlib_core::store::ListOrders;
+///
+/// let orders = ListOrders::TITLE | ListOrders::UPDATED;
+/// assert!(orders.contains(ListOrders::TITLE));
+/// assert!(!orders.contains(ListOrders::CREATED));
+/// assert_eq!(ListOrders::from_bits(orders.bits()), Some(orders));
+/// assert_eq!(ListOrders::from_bits(8), None);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ListOrders(u8);
+
+impl ListOrders {
+    /// No list order: the write changed only what lists show of its assets.
+    pub const NONE: ListOrders = ListOrders(0);
+    /// The lists by creation time.
+    pub const CREATED: ListOrders = ListOrders(1);
+    /// The lists by title.
+    pub const TITLE: ListOrders = ListOrders(2);
+    /// The lists by last change.
+    pub const UPDATED: ListOrders = ListOrders(4);
+    /// Every list order: the write can change which assets a list holds.
+    pub const EVERY: ListOrders = ListOrders(7);
+
+    /// The orders as bits: creation 1, title 2, last change 4.
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// The orders `bits` names, `None` for a bit that names none.
+    pub fn from_bits(bits: u8) -> Option<ListOrders> {
+        (bits & !Self::EVERY.0 == 0).then_some(ListOrders(bits))
+    }
+
+    /// Whether every order of `other` is one of these.
+    pub fn contains(self, other: ListOrders) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The list orders a change of one asset from `before` to `after` can move: which
+    /// assets a list holds (its status, type, tags and workspace filters, or its creation
+    /// time) moves every order; a new title moves the title order; a new `updated_at` the
+    /// order by it. Anything else (a description, a file's facts) changes only what the
+    /// lists show of the asset, which its own version covers.
+    pub fn between(before: &Asset, after: &Asset) -> ListOrders {
+        if before.published != after.published
+            || before.asset_type != after.asset_type
+            || before.tags != after.tags
+            || before.workspace_id != after.workspace_id
+            || before.created_at != after.created_at
+        {
+            return ListOrders::EVERY;
+        }
+        let mut moved = ListOrders::NONE;
+        if before.title != after.title {
+            moved = moved | ListOrders::TITLE;
+        }
+        if before.updated_at != after.updated_at {
+            moved = moved | ListOrders::UPDATED;
+        }
+        moved
+    }
+}
+
+impl std::ops::BitOr for ListOrders {
+    type Output = ListOrders;
+
+    fn bitor(self, other: ListOrders) -> ListOrders {
+        ListOrders(self.0 | other.0)
+    }
+}
 
 fn order_index(sort: AssetSort) -> usize {
     match sort {
@@ -32,30 +103,6 @@ fn order_index(sort: AssetSort) -> usize {
         AssetSort::Title => 1,
         AssetSort::UpdatedAt => 2,
     }
-}
-
-/// The list orders a change of one asset from `before` to `after` can change: which assets
-/// a list holds (its status, type, tags and workspace filters, or its creation time) moves
-/// every order; a new title moves the title order; a new `updated_at` the order by it.
-/// Anything else (a description, a file's facts) changes only what the lists show of the
-/// asset, which its own version covers.
-fn orders_moved(before: &Asset, after: &Asset) -> u8 {
-    if before.published != after.published
-        || before.asset_type != after.asset_type
-        || before.tags != after.tags
-        || before.workspace_id != after.workspace_id
-        || before.created_at != after.created_at
-    {
-        return EVERY_ORDER;
-    }
-    let mut moved = 0;
-    if before.title != after.title {
-        moved |= TITLE;
-    }
-    if before.updated_at != after.updated_at {
-        moved |= UPDATED;
-    }
-    moved
 }
 
 /// Content versions of the assets, moved by a store after each write it commits (and for
@@ -153,7 +200,14 @@ impl AssetVersions {
     /// write of those assets is committed (a create, a delete, any write whose change is
     /// not known), so a reader that sees a new version reads the write.
     pub fn moved(&self, ids: impl IntoIterator<Item = Uuid>) {
-        self.move_ids(ids, EVERY_ORDER);
+        self.move_ids(ids, ListOrders::EVERY);
+    }
+
+    /// Moves the versions of `ids`, of all the assets, and of the lists in `orders`: for a
+    /// committed write of those assets whose list orders are known without the assets
+    /// themselves (another process's, named in a message).
+    pub fn moved_in(&self, ids: impl IntoIterator<Item = Uuid>, orders: ListOrders) {
+        self.move_ids(ids, orders);
     }
 
     /// Moves the versions of the assets `updates` changed, of all the assets, and of the
@@ -161,12 +215,12 @@ impl AssetVersions {
     /// moves nothing); call it after the updates are committed. Says whether any of them
     /// changed an asset.
     pub fn updated<'a>(&self, updates: impl IntoIterator<Item = &'a AssetUpdate>) -> bool {
-        let mut orders = 0;
+        let mut orders = ListOrders::NONE;
         let ids: Vec<Uuid> = updates
             .into_iter()
             .filter(|u| u.before != u.after)
             .map(|u| {
-                orders |= orders_moved(&u.before, &u.after);
+                orders = orders | ListOrders::between(&u.before, &u.after);
                 u.after.id
             })
             .collect();
@@ -178,10 +232,10 @@ impl AssetVersions {
     /// Moves the versions of `ids` and of all the assets, and of no list: for a write that
     /// changes only what is shown of those assets (their download counts).
     pub fn counted(&self, ids: impl IntoIterator<Item = Uuid>) {
-        self.move_ids(ids, 0);
+        self.move_ids(ids, ListOrders::NONE);
     }
 
-    fn move_ids(&self, ids: impl IntoIterator<Item = Uuid>, orders: u8) {
+    fn move_ids(&self, ids: impl IntoIterator<Item = Uuid>, orders: ListOrders) {
         let mut ids = ids.into_iter().peekable();
         if ids.peek().is_none() {
             return;
@@ -190,8 +244,9 @@ impl AssetVersions {
         for id in ids {
             self.group(id).fetch_max(v, Ordering::AcqRel);
         }
+        // Order `i` (as `order_index` numbers it) is bit `1 << i`.
         for (i, order) in self.orders.iter().enumerate() {
-            if orders & (1 << i) != 0 {
+            if orders.bits() & (1 << i) != 0 {
                 order.fetch_max(v, Ordering::AcqRel);
             }
         }

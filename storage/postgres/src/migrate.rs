@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::schema::Schema;
 
 /// The schema version this crate creates and reads.
-pub const SCHEMA_VERSION: i32 = 22;
+pub const SCHEMA_VERSION: i32 = 23;
 
 /// Every migration: the version it brings the schema to, and its SQL (`__SCHEMA__` and
 /// `__TRGM__` stand for the quoted store and pg_trgm schemas).
@@ -36,6 +36,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (20, include_str!("../migrations/0020_text_facets.sql")),
     (21, include_str!("../migrations/0021_search_language.sql")),
     (22, include_str!("../migrations/0022_transfer_mark.sql")),
+    (
+        23,
+        include_str!("../migrations/0023_asset_notice_orders.sql"),
+    ),
 ];
 
 /// The advisory lock every migrating process takes: `"assetlib"` in ASCII. Fixed, so replicas

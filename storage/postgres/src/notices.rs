@@ -1,7 +1,9 @@
 //! Change notices, and the versions core keeps its cached answers under.
 //!
 //! Every write transaction sends a notice at commit (triggers of migration 8, `pg_notify` on
-//! the channel named like the schema): `a<id>` when asset `<id>` was written (migration 17),
+//! the channel named like the schema): `a<id>` when asset `<id>` was inserted or deleted
+//! (migration 17), `a<id>/<orders>` when it was updated, with the list orders the update
+//! moved as [`ListOrders::bits`] (migration 23),
 //! `a` when download counts were, `l<id>` when the content or publication of library `<id>`
 //! changed or it was deleted, `k<id>` when an API key was revoked or deleted; then a space and
 //! the origin of the store that wrote (the session setting `assetlib.origin` its connections
@@ -23,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use assetlib_core::store::AssetVersions;
+use assetlib_core::store::{AssetVersions, ListOrders};
 use assetlib_core::{AssetQuery, AssetUpdate, ReplicaSync, SlugHolder};
 use tokio_postgres::{AsyncMessage, NoTls};
 use uuid::Uuid;
@@ -43,8 +45,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 pub(crate) enum Notice {
     /// The assets (their download counts, from schema 17 on).
     Assets,
-    /// One asset (schema 17 on).
-    Asset(Uuid),
+    /// One asset (schema 17 on), and the list orders its write moved (schema 23 on: every
+    /// order for a notice of an earlier schema, or of an insert or a delete).
+    Asset(Uuid, ListOrders),
     /// One library's content, publication or existence.
     Library(Uuid),
     /// One API key.
@@ -63,12 +66,21 @@ impl Notice {
         }
         Some(match what.split_at_checked(1) {
             Some(("a", "")) => Notice::Assets,
-            Some(("a", id)) => id.parse().map_or(Notice::Everything, Notice::Asset),
+            Some(("a", asset)) => parse_asset(asset).unwrap_or(Notice::Everything),
             Some(("l", id)) => id.parse().map_or(Notice::Everything, Notice::Library),
             Some(("k", id)) if id.parse::<Uuid>().is_ok() => Notice::Key,
             _ => Notice::Everything,
         })
     }
+}
+
+/// An asset notice after its `a`: `<id>` or `<id>/<orders>`.
+fn parse_asset(what: &str) -> Option<Notice> {
+    let (id, orders) = match what.split_once('/') {
+        None => (what, ListOrders::EVERY),
+        Some((id, bits)) => (id, ListOrders::from_bits(bits.parse().ok()?)?),
+    };
+    Some(Notice::Asset(id.parse().ok()?, orders))
 }
 
 /// A new store's origin: 32 hex digits, unique to it.
@@ -326,7 +338,7 @@ impl Replica {
             // (their content versions move), so it leaves what is known of libraries alone:
             // downloads, say, do not make library views ask the database.
             Notice::Assets => self.assets.moved_all(),
-            Notice::Asset(id) => self.assets.moved([id]),
+            Notice::Asset(id, orders) => self.assets.moved_in([id], orders),
             Notice::Library(id) => {
                 v.library_changed(id);
                 self.slugs.forget_all();

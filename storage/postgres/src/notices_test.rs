@@ -1,6 +1,7 @@
 //! Unit tests of `notices.rs`: notices read, and versions moved by what they say.
 
 use super::*;
+use assetlib_core::AssetSort;
 
 #[test]
 fn notices_parse_and_the_unreadable_mean_everything() {
@@ -20,9 +21,26 @@ fn notices_parse_and_the_unreadable_mean_everything() {
     assert_eq!(Notice::parse(&format!("k{id}"), &me), Some(Notice::Key));
     assert_eq!(
         Notice::parse(&format!("a{id} {other}"), &me),
-        Some(Notice::Asset(id))
+        Some(Notice::Asset(id, ListOrders::EVERY)),
+        "an insert, a delete, or a notice of schema 17-22"
     );
-    for bad in [
+    assert_eq!(
+        Notice::parse(&format!("a{id}/6 {other}"), &me),
+        Some(Notice::Asset(id, ListOrders::TITLE | ListOrders::UPDATED))
+    );
+    assert_eq!(
+        Notice::parse(&format!("a{id}/0"), &me),
+        Some(Notice::Asset(id, ListOrders::NONE))
+    );
+    let bad_orders = [
+        format!("a{id}/8"),
+        format!("a{id}/"),
+        format!("a{id}/-1"),
+        format!("a{id}/x"),
+        format!("a{id}/1/2"),
+        format!("a/{id}"),
+    ];
+    for bad in bad_orders.iter().map(String::as_str).chain([
         "",
         "x",
         "ab",
@@ -32,7 +50,7 @@ fn notices_parse_and_the_unreadable_mean_everything() {
         "l",
         " ",
         "anot-an-id",
-    ] {
+    ]) {
         assert_eq!(Notice::parse(bad, &me), Some(Notice::Everything), "{bad:?}");
     }
     assert_eq!(
@@ -53,7 +71,7 @@ fn own_writes_move_their_assets_and_a_notice_moves_every_asset() {
     let va2 = r.asset_version(a).expect("live");
     assert_ne!(va2, va, "a write of this process moves its asset");
     assert_eq!(r.asset_version(b), Some(vb), "and leaves another's");
-    r.changed(Notice::Asset(a));
+    r.changed(Notice::Asset(a, ListOrders::EVERY));
     let va3 = r.asset_version(a).expect("live");
     assert_ne!(va3, va2, "another's notice of a moves a");
     assert_eq!(r.asset_version(b), Some(vb), "and leaves b");
@@ -71,6 +89,33 @@ fn own_writes_move_their_assets_and_a_notice_moves_every_asset() {
     let v = r.asset_version_at(5, b);
     assert_eq!(r.asset_version_at(5, b), v);
     assert_ne!(r.asset_version_at(6, b), v);
+}
+
+#[test]
+fn an_asset_notice_moves_the_list_orders_it_names_alone() {
+    let r = Replica::default();
+    r.live.store(true, Ordering::Release);
+    let by = |sort| AssetQuery {
+        sort,
+        ..AssetQuery::default()
+    };
+    let [created, title, updated] = [AssetSort::CreatedAt, AssetSort::Title, AssetSort::UpdatedAt]
+        .map(|sort| r.list_version(&by(sort)).expect("live"));
+    let a = Uuid::from_u128(1);
+    let v = r.asset_version(a).expect("live");
+    r.changed(Notice::Asset(a, ListOrders::TITLE | ListOrders::UPDATED));
+    assert_ne!(r.asset_version(a), Some(v), "the asset moves");
+    assert_eq!(r.list_version(&by(AssetSort::CreatedAt)), Some(created));
+    assert_ne!(r.list_version(&by(AssetSort::Title)), Some(title));
+    let updated2 = r.list_version(&by(AssetSort::UpdatedAt)).expect("live");
+    assert_ne!(updated2, updated);
+    let title2 = r.list_version(&by(AssetSort::Title)).expect("live");
+
+    r.changed(Notice::Asset(a, ListOrders::NONE));
+    assert_eq!(r.list_version(&by(AssetSort::Title)), Some(title2));
+    assert_eq!(r.list_version(&by(AssetSort::UpdatedAt)), Some(updated2));
+    r.changed(Notice::Asset(a, ListOrders::EVERY));
+    assert_ne!(r.list_version(&by(AssetSort::CreatedAt)), Some(created));
 }
 
 #[test]

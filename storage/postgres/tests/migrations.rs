@@ -141,7 +141,7 @@ pub(crate) fn fill(sql: &str) -> String {
 }
 
 /// Every migration's SQL, in order: version `n` is `MIGRATIONS[n - 1]`.
-const MIGRATIONS: [&str; 22] = [
+const MIGRATIONS: [&str; 23] = [
     include_str!("../migrations/0001_initial.sql"),
     include_str!("../migrations/0002_sharded_asset_counts.sql"),
     include_str!("../migrations/0003_drafts.sql"),
@@ -164,6 +164,7 @@ const MIGRATIONS: [&str; 22] = [
     include_str!("../migrations/0020_text_facets.sql"),
     include_str!("../migrations/0021_search_language.sql"),
     include_str!("../migrations/0022_transfer_mark.sql"),
+    include_str!("../migrations/0023_asset_notice_orders.sql"),
 ];
 
 /// Lays out an empty database as the store at schema `version` left it: migrations 1 to

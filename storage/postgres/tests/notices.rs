@@ -8,7 +8,7 @@ use assetlib_core::store::prelude::*;
 use std::time::{Duration, Instant};
 
 use assetlib_core::testing::{sample_asset, sample_library};
-use assetlib_core::{AssetType, LibraryWrite, ReplicaSync};
+use assetlib_core::{AssetQuery, AssetSort, AssetType, LibraryWrite, ReplicaSync};
 use assetlib_postgres::PgStore;
 
 use crate::common::{replica, store};
@@ -127,8 +127,10 @@ async fn the_other_replicas_versions_follow_within_100_ms() {
 }
 
 /// A write of one asset through A moves that asset's version on B (its notice names it) and
-/// leaves the versions of other assets, whose answers B keeps; a flush of download counts
-/// through A names no asset and moves every asset's version on B.
+/// leaves the versions of other assets, whose answers B keeps, and of the lists in an order
+/// the write left as it was (a new title leaves the lists by creation time); a write of its
+/// tags moves every list order; a flush of download counts through A names no asset and
+/// moves every asset's version on B.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_other_replica_moves_the_version_of_the_asset_written_alone() {
     let (a, db) = store().await;
@@ -147,6 +149,20 @@ async fn the_other_replica_moves_the_version_of_the_asset_written_alone() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let version = async |id| b.asset_version(id).await.expect("version");
     let (w0, o0) = (version(written.id).await, version(other.id).await);
+    let list = async |sort| {
+        let query = AssetQuery {
+            sort,
+            ..AssetQuery::default()
+        };
+        b.list_version(&query)
+            .await
+            .expect("version")
+            .expect("kept")
+    };
+    let (by_created, by_title) = (
+        list(AssetSort::CreatedAt).await,
+        list(AssetSort::Title).await,
+    );
 
     let mut change = assetlib_core::AssetChange::at(chrono::Utc::now());
     change.title = Some("Written, renamed".into());
@@ -161,6 +177,33 @@ async fn the_other_replica_moves_the_version_of_the_asset_written_alone() {
     let renamed = b.get_asset(written.id).await.expect("get").expect("found");
     assert_eq!(renamed.title, "Written, renamed");
     assert_eq!(version(other.id).await, o0, "the other asset's stays");
+    assert_ne!(
+        list(AssetSort::Title).await,
+        by_title,
+        "the lists by title move"
+    );
+    assert_eq!(
+        list(AssetSort::CreatedAt).await,
+        by_created,
+        "the lists by creation time stay"
+    );
+
+    let w = version(written.id).await;
+    let mut change = assetlib_core::AssetChange::at(chrono::Utc::now());
+    change.tags = Some(assetlib_core::TagChange::Set(vec!["moved".into()]));
+    a.update_asset(written.id, &change, Log::ANONYMOUS)
+        .await
+        .expect("update")
+        .expect("found");
+    seen_within(Duration::from_millis(100), async || {
+        version(written.id).await != w
+    })
+    .await;
+    assert_ne!(
+        list(AssetSort::CreatedAt).await,
+        by_created,
+        "a change of tags moves every order"
+    );
 
     let w1 = version(written.id).await;
     a.record_download(other.id).await.expect("download");
