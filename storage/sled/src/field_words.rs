@@ -105,14 +105,25 @@ impl Entry {
 }
 
 impl Fields {
-    /// Makes `entry` what is kept for asset `id`.
+    /// Makes `entry` what is kept for asset `id`. An asset kept already keeps its slot, and
+    /// only the words it gained or lost move: a word most assets hold (a list of as many
+    /// slots) is changed in place, not taken out and put back.
     fn put(&mut self, id: Uuid, entry: Entry) {
-        self.remove(id);
-        let slot = match self.free.pop() {
-            Some(slot) => slot,
+        let (slot, old) = match self.slots.get(&id) {
+            Some(&slot) => {
+                let old = self.docs[slot as usize].take().map(|doc| doc.words);
+                (slot, old.unwrap_or_default())
+            }
             None => {
-                self.docs.push(None);
-                u32::try_from(self.docs.len() - 1).unwrap_or(u32::MAX)
+                let slot = match self.free.pop() {
+                    Some(slot) => slot,
+                    None => {
+                        self.docs.push(None);
+                        u32::try_from(self.docs.len() - 1).unwrap_or(u32::MAX)
+                    }
+                };
+                self.slots.insert(id, slot);
+                (slot, Box::default())
             }
         };
         let mut words = Vec::with_capacity(entry.words.len());
@@ -127,13 +138,17 @@ impl Fields {
                 }
             };
             let list = &mut self.lists[w as usize];
-            // Slots are mostly handed out in order: a new one usually goes last.
-            let at = match list.last() {
-                Some((last, _)) if *last < slot => list.len(),
-                _ => list.partition_point(|(s, _)| *s < slot),
-            };
-            list.insert(at, (slot, fields));
+            match list.binary_search_by_key(&slot, |(s, _)| *s) {
+                Ok(at) => list[at].1 = fields,
+                Err(at) => list.insert(at, (slot, fields)),
+            }
             words.push(w);
+        }
+        for w in old.iter().filter(|w| !words.contains(w)) {
+            let list = &mut self.lists[*w as usize];
+            if let Ok(at) = list.binary_search_by_key(&slot, |(s, _)| *s) {
+                list.remove(at);
+            }
         }
         self.docs[slot as usize] = Some(Doc {
             id,
@@ -141,7 +156,6 @@ impl Fields {
             facets: entry.facets,
             words: words.into_boxed_slice(),
         });
-        self.slots.insert(id, slot);
     }
 
     /// Asset `id` is no longer kept.
@@ -367,12 +381,22 @@ mod tests {
         assert_eq!(ids(&fields, "tid", true), [(b.id, FieldSet::TITLE)]);
         assert_eq!(ids(&fields, "tid", false), []);
 
+        // A word the asset keeps changes its fields in place, in its slot.
+        a.description = Some("The bay".into());
+        fields.put(a.id, entry(&a));
+        let mut fewer = vec![(a.id, FieldSet::TITLE), (b.id, FieldSet::TAGS)];
+        fewer.sort_by_key(|(id, _)| *id);
+        assert_eq!(ids(&fields, "map", false), fewer);
+        assert_eq!(ids(&fields, "bay", false), [(a.id, FieldSet::DESCRIPTION)]);
+        assert_eq!(fields.docs.len(), 2, "a keeps its slot");
+
         a.title = "Chart".into();
         a.description = None;
         a.published = !a.published;
         fields.put(a.id, entry(&a));
         assert_eq!(ids(&fields, "map", false), [(b.id, FieldSet::TAGS)]);
         assert_eq!(ids(&fields, "chart", false), [(a.id, FieldSet::TITLE)]);
+        assert_eq!(ids(&fields, "bay", false), []);
         assert_eq!(fields.facets(a.id).map(|f| f.published), Some(a.published));
 
         fields.remove(b.id);
