@@ -46,14 +46,14 @@ impl Inner {
     /// meanwhile) and its decoding.
     pub(crate) fn load_asset(&self, id: Uuid) -> Result<Option<Asset>, Error> {
         let version = self.asset_versions.of(id);
-        if let Some(kept) = self.kept_assets.get(&id, version) {
+        if let Some(kept) = self.kept.assets.get(&id, version) {
             return Ok(Some(Asset::clone(&kept)));
         }
         let Some(rec) = self.asset_rec(id)? else {
             return Ok(None);
         };
         let asset = self.complete_asset(id, rec)?;
-        self.kept_assets.put(id, version, Arc::new(asset.clone()));
+        self.kept.assets.put(id, version, Arc::new(asset.clone()));
         Ok(Some(asset))
     }
 
@@ -529,7 +529,7 @@ impl SledStore {
     /// first read of their assets costs ([`SledStore::records_read`]; feature `stats`).
     #[cfg(feature = "stats")]
     pub fn forget_kept_assets(&self) {
-        self.inner.kept_assets.clear();
+        self.inner.kept.assets.clear();
     }
 
     /// Moves the content versions of the assets `ids` (and of all the assets), after a write

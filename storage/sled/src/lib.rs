@@ -181,6 +181,7 @@ mod events;
 mod field_words;
 #[cfg(feature = "search")]
 mod haystack;
+mod kept;
 mod libraries;
 mod lifecycle;
 mod migrate;
@@ -206,9 +207,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use assetlib_core::StoreError;
 use assetlib_core::events::Log;
-use assetlib_core::store::{AssetVersions, VersionedCache};
-use assetlib_core::{Asset, StoreError};
+use assetlib_core::store::AssetVersions;
 use sled::{IVec, Tree};
 
 #[cfg(feature = "stats")]
@@ -224,9 +225,6 @@ use error::Error;
 pub const FORMAT_VERSION: u32 = 8;
 
 pub(crate) const FORMAT_KEY: &[u8] = b"format_version";
-
-/// Most assets [`Inner::load_asset`] keeps decoded (each a KB or two).
-const KEPT_ASSETS: usize = 16_384;
 
 /// The directory, inside the store's, of the database that keeps webhook streams and
 /// deliveries.
@@ -304,8 +302,8 @@ pub(crate) struct Inner {
     /// The content versions of the assets ([`AssetStore::asset_version`]), in memory (a sled
     /// database is open in one process at a time), moved after every asset write commits.
     asset_versions: AssetVersions,
-    /// Assets read lately, under the versions they were read at ([`Inner::load_asset`]).
-    kept_assets: VersionedCache<uuid::Uuid, Asset>,
+    /// Assets and libraries read lately, under the versions they were read at.
+    kept: kept::Kept,
     /// View and download counts not yet written to `counters`.
     counting: counting::Counting,
     group: commit::GroupCommit,
@@ -418,7 +416,7 @@ impl SledStore {
             delivery_lock: deliveries::DeliveryLock::default(),
             reads: AtomicU64::new(0),
             asset_versions: AssetVersions::new(),
-            kept_assets: VersionedCache::new(KEPT_ASSETS),
+            kept: kept::Kept::default(),
             counting: counting::Counting::default(),
             group: commit::GroupCommit::default(),
             durability: config.durability,

@@ -8,6 +8,7 @@
 
 use assetlib_core::events::{Log, Written};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use assetlib_core::store::rules;
 use assetlib_core::{
@@ -22,6 +23,7 @@ use uuid::Uuid;
 use crate::documents::{self, entry_positions, ordered_items};
 use crate::error::{Error, TxError, abort};
 use crate::events::EventSlot;
+use crate::kept::Shown;
 use crate::record::{AssetRec, EntryCopy, ItemRec, LibraryRec, decode, decode_id, encode};
 use crate::tx::{self, add_count};
 use crate::{Inner, SledStore, passes, tree_keys, versions};
@@ -73,18 +75,35 @@ impl Inner {
     /// Counts a view of a published library (of the workspace `seen`, when a caller bound to
     /// one asks) and reports its content version. The version is read before the caller
     /// loads the library, so a load after this is at least as new.
+    ///
+    /// Whether it is published and its workspace are kept under its version: a site's views
+    /// of the same libraries read neither record nor decode it again until it changes. A
+    /// deleted library's version is 0, under which nothing is kept.
     pub(crate) fn record_view(
         &self,
         id: Uuid,
         seen: Option<&str>,
     ) -> Result<Option<ViewCount>, Error> {
-        match self.library_rec(id)? {
-            Some(rec)
-                if rec.published
-                    && seen.is_none_or(|ws| rec.workspace_id.as_deref() == Some(ws)) => {}
-            _ => return Ok(None),
-        }
         let version = self.library_version(id)?;
+        let shown = match self.kept.libraries.get(&id, version) {
+            Some(shown) => shown,
+            None => {
+                let Some(rec) = self.library_rec(id)? else {
+                    return Ok(None);
+                };
+                let shown = Arc::new(Shown {
+                    published: rec.published,
+                    workspace_id: rec.workspace_id,
+                });
+                if version != 0 {
+                    self.kept.libraries.put(id, version, Arc::clone(&shown));
+                }
+                shown
+            }
+        };
+        if !shown.published || seen.is_some_and(|ws| shown.workspace_id.as_deref() != Some(ws)) {
+            return Ok(None);
+        }
         Ok(self
             .increment(&tree_keys::views(id))?
             .map(|views| ViewCount { views, version }))
