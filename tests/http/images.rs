@@ -362,6 +362,29 @@ pub(crate) async fn a_replaced_or_deleted_file_takes_its_variants_along<H: Harne
     let before = as_admin(&ctx, &path).await;
     assert_eq!(before.size(), (200, 150));
     assert_eq!(kept(&ctx, &photo).len(), 1);
+    // The process keeps what it served in memory too: with the file store's copy taken away
+    // behind the API, the same write of the asset is still answered, and nothing is made.
+    std::fs::remove_dir_all(ctx.files_dir().join("derived").join(&photo)).expect("remove");
+    let made = ctx.service.variants_made();
+    let again = as_admin(&ctx, &path).await;
+    assert_eq!(
+        (again.status, again.header("etag"), &again.bytes),
+        (200, before.header("etag"), &before.bytes)
+    );
+    let head = ctx
+        .client
+        .head(format!("{}{path}", ctx.base_url()))
+        .header("authorization", format!("Bearer {}", ctx.admin))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(head.status(), 200);
+    assert_eq!(
+        head.headers()["content-length"].to_str().ok(),
+        Some(before.bytes.len().to_string().as_str())
+    );
+    assert_eq!(ctx.service.variants_made(), made, "from memory");
+    // A replaced file moves the asset: memory answers none of the old file's variants.
     let body = crate::files::form(&[], Some(("b.png", &samples::png(400, 800))));
     let r = crate::replace::replace(&ctx, &photo, body).await;
     assert_eq!(r.status, 200, "{}", r.json);

@@ -6,11 +6,17 @@
 //! `derived/{asset_id}/{name}.{ext}`, where every replica finds it: a kept variant is served
 //! without reading the source. Its name is its strong `ETag`, so `If-None-Match` answers 304
 //! before anything is read. One process makes a variant once however many ask for it at the
-//! same time ([`Variants::turn_for`]); at most [`crate::Config::image_workers`] variants are
+//! same time ([`Variants::making`]); at most [`crate::Config::image_workers`] variants are
 //! made at once, [`crate::Config::image_queue`] more requests wait, and the rest get 503.
+//!
+//! The variants served lately are kept in memory as well ([`KeptVariants`]): a site's
+//! presets, asked for far more often than their assets change, are then answered without
+//! the file store (a local file store's stat and read are each a hand-off to a blocking
+//! thread).
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use futures_util::StreamExt as _;
@@ -53,6 +59,80 @@ const SHUTTING_DOWN: ApiError = ApiError::Unavailable {
     retry_after: 1,
 };
 
+/// The largest variant kept in memory.
+const KEPT_MAX: u64 = 256 * 1024;
+/// The most bytes of variants kept in memory; when full, it starts over.
+const KEPT_BYTES: usize = 32 * 1024 * 1024;
+
+/// Variants kept in memory by their path in the file store, each with the `ETag` and the
+/// asset's `updated_at` it was served under: one is answered again only for the same asset
+/// write (a replaced file moves both), so memory never answers what the file store no
+/// longer holds for it.
+#[derive(Default)]
+struct KeptVariants {
+    kept: Mutex<(HashMap<String, KeptVariant>, usize)>,
+}
+
+struct KeptVariant {
+    etag: String,
+    stamp: i64,
+    bytes: Bytes,
+}
+
+impl KeptVariants {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (HashMap<String, KeptVariant>, usize)> {
+        // Every change is a plain insert or clear; none can be half done.
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The bytes kept at `path` for `etag` and `stamp`.
+    fn get(&self, path: &str, etag: &str, stamp: i64) -> Option<Bytes> {
+        let kept = self.lock();
+        let v = kept.0.get(path)?;
+        (v.etag == etag && v.stamp == stamp).then(|| v.bytes.clone())
+    }
+
+    /// Keeps `bytes` at `path` for `etag` and `stamp`, when small enough.
+    fn put(&self, path: String, etag: String, stamp: i64, bytes: Bytes) {
+        if bytes.len() as u64 > KEPT_MAX {
+            return;
+        }
+        let mut kept = self.lock();
+        if kept.1 + bytes.len() > KEPT_BYTES {
+            *kept = (HashMap::new(), 0);
+        }
+        kept.1 += bytes.len();
+        let old = kept.0.insert(path, KeptVariant { etag, stamp, bytes });
+        kept.1 -= old.map_or(0, |v| v.bytes.len());
+    }
+}
+
+/// The headers of a variant's answer.
+fn headers(encoding: Encoding, etag: String, size: u64) -> Reply {
+    Reply::empty(200)
+        .with_header("content-type", encoding.mime_type())
+        .with_header("content-length", size.to_string())
+        .with_header("etag", etag)
+}
+
+/// A variant's answer: its headers, and its bytes unless `head`.
+fn variant_reply(encoding: Encoding, etag: String, bytes: Bytes, head: bool) -> Reply {
+    let reply = headers(encoding, etag, bytes.len() as u64);
+    if head {
+        reply
+    } else {
+        Reply {
+            body: bytes,
+            ..reply
+        }
+    }
+}
+
+/// The stamp of the asset write a kept variant belongs to.
+fn stamp_of(asset: &Asset) -> i64 {
+    asset.updated_at.timestamp_micros()
+}
+
 /// The image variants being made in this process.
 pub(super) struct Variants {
     workers: Arc<tokio::sync::Semaphore>,
@@ -64,6 +144,8 @@ pub(super) struct Variants {
     /// Variants made by this process (for tests and metrics: a replica that serves a
     /// variant another made counts none).
     made: AtomicUsize,
+    /// Variants served lately, in memory.
+    kept: KeptVariants,
 }
 
 impl Variants {
@@ -74,12 +156,8 @@ impl Variants {
             queue,
             making: Turns::default(),
             made: AtomicUsize::new(0),
+            kept: KeptVariants::default(),
         }
-    }
-
-    /// The lock of the variant `name`: held while it is looked for and made.
-    fn turn_for(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.making.of(name.to_owned())
     }
 
     /// A worker's turn, waiting in the queue when every worker is busy; 503 when the queue is
@@ -214,25 +292,21 @@ impl Service {
         if let Some(reply) = self.kept_variant(&asset, &wanted, req.head).await? {
             return Ok(answer(reply));
         }
-        let turn = self.inner.variants.turn_for(&wanted.name);
-        let _making = turn.lock().await;
+        // The variant's turn: held while it is looked for again and made.
+        let _making = self.inner.variants.making.wait(wanted.name.clone()).await;
         // Made by another request while this one waited?
         if let Some(reply) = self.kept_variant(&asset, &wanted, req.head).await? {
             return Ok(answer(reply));
         }
         let (encoding, bytes) = self.make_variant(&asset, &wanted).await?;
-        let reply = Reply::empty(200)
-            .with_header("content-type", encoding.mime_type())
-            .with_header("content-length", bytes.len().to_string())
-            .with_header("etag", wanted.etag(encoding));
-        Ok(answer(if req.head {
-            reply
-        } else {
-            Reply {
-                body: bytes,
-                ..reply
-            }
-        }))
+        let etag = wanted.etag(encoding);
+        self.inner.variants.kept.put(
+            wanted.path(asset.id, encoding),
+            etag.clone(),
+            stamp_of(&asset),
+            bytes.clone(),
+        );
+        Ok(answer(variant_reply(encoding, etag, bytes, req.head)))
     }
 
     /// `GET /api/v1/assets/{asset_id}/image-url?<variant parameters>&expires_in=S`: a link to
@@ -333,29 +407,44 @@ impl Service {
         })
     }
 
-    /// The kept variant, when one of its encodings is in the file store.
+    /// The kept variant, when one of its encodings is kept in memory or in the file store.
     async fn kept_variant(
         &self,
         asset: &Asset,
         wanted: &Wanted,
         head: bool,
     ) -> Result<Option<Reply>, ApiError> {
-        for encoding in &wanted.encodings {
-            let path = wanted.path(asset.id, *encoding);
-            let Some(stat) = self.inner.files.stat(&path).await? else {
+        let kept = &self.inner.variants.kept;
+        for &encoding in &wanted.encodings {
+            let path = wanted.path(asset.id, encoding);
+            let etag = wanted.etag(encoding);
+            if let Some(bytes) = kept.get(&path, &etag, stamp_of(asset)) {
+                return Ok(Some(variant_reply(encoding, etag, bytes, head)));
+            }
+            if head {
+                match self.inner.files.stat(&path).await? {
+                    Some(stat) => return Ok(Some(headers(encoding, etag, stat.size))),
+                    None => continue,
+                }
+            }
+            // One read gives the size and the bytes, of the same file.
+            let Some((size, mut stream)) = self.inner.files.open_whole(&path).await? else {
                 continue;
             };
-            let mut reply = Reply::empty(200)
-                .with_header("content-type", encoding.mime_type())
-                .with_header("content-length", stat.size.to_string())
-                .with_header("etag", wanted.etag(*encoding));
-            if !head {
-                let Some(stream) = self.inner.files.open(&path, 0..stat.size, &stat).await? else {
-                    continue; // removed in between (the asset's file was replaced)
-                };
-                reply.stream = Some(stream);
+            if size > KEPT_MAX {
+                let reply = headers(encoding, etag, size);
+                return Ok(Some(Reply {
+                    stream: Some(stream),
+                    ..reply
+                }));
             }
-            return Ok(Some(reply));
+            let mut bytes = bytes::BytesMut::with_capacity(size as usize);
+            while let Some(chunk) = stream.next().await {
+                bytes.extend_from_slice(&chunk.map_err(FileError::store)?);
+            }
+            let bytes = bytes.freeze();
+            kept.put(path, etag.clone(), stamp_of(asset), bytes.clone());
+            return Ok(Some(variant_reply(encoding, etag, bytes, head)));
         }
         Ok(None)
     }
