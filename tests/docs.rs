@@ -13,13 +13,14 @@ use std::path::Path;
 use std::process::Command;
 
 /// The crates whose build runs a C compiler or an assembler.
-const NATIVE: [&str; 6] = [
+const NATIVE: [&str; 7] = [
     "cc",
     "nasm-rs",
     "ring",
     "libwebp-sys",
     "mozjpeg-sys",
     "aws-lc-sys",
+    "libmimalloc-sys",
 ];
 
 /// The features of the lean set every row's count is measured against.
