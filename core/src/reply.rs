@@ -51,9 +51,18 @@ impl Reply {
 
     /// A JSON answer serialized from `value`.
     pub fn json_value<T: serde::Serialize + ?Sized>(status: u16, value: &T) -> Self {
+        // Pages run to kilobytes: a first buffer of 4 KiB spares most of the growing (each a
+        // copy of all written so far), and one kept answer never holds more than twice
+        // its bytes.
+        let mut body = Vec::with_capacity(4096);
         // Serializing our own types to a Vec cannot fail: they have string keys and
         // no fallible Serialize impls.
-        let body = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
+        if serde_json::to_writer(&mut body, value).is_err() {
+            body = b"{}".to_vec();
+        }
+        if body.capacity() > 2 * body.len() {
+            body.shrink_to_fit();
+        }
         Self::json_bytes(status, body)
     }
 
