@@ -94,6 +94,16 @@ async fn all_at_once(paths: Vec<String>, ctx: &Ctx) -> Vec<Got> {
 }
 
 /// The variant files kept for asset `id`.
+/// `HEAD path` with the admin key.
+async fn head_as_admin(ctx: &Ctx, path: &str) -> reqwest::Response {
+    ctx.client
+        .head(format!("{}{path}", ctx.base_url()))
+        .header("authorization", format!("Bearer {}", ctx.admin))
+        .send()
+        .await
+        .expect("request")
+}
+
 fn kept(ctx: &Ctx, id: &str) -> BTreeSet<String> {
     std::fs::read_dir(ctx.files_dir().join("derived").join(id))
         .map(|dir| {
@@ -162,13 +172,7 @@ pub(crate) async fn variants_are_made_once_kept_and_served_by_their_etag<H: Harn
     assert_eq!(big.size(), (1600, 400));
     let retina = as_admin(&ctx, &format!("/api/v1/assets/{photo}/image?w=100&dpr=2")).await;
     assert_eq!(retina.size(), (200, 150));
-    let head = ctx
-        .client
-        .head(format!("{}{path}", ctx.base_url()))
-        .header("authorization", format!("Bearer {}", ctx.admin))
-        .send()
-        .await
-        .expect("request");
+    let head = head_as_admin(&ctx, &path).await;
     assert_eq!(head.status(), 200);
     assert_eq!(head.headers()["etag"].to_str().ok(), Some(etag.as_str()));
 
@@ -371,13 +375,7 @@ pub(crate) async fn a_replaced_or_deleted_file_takes_its_variants_along<H: Harne
         (again.status, again.header("etag"), &again.bytes),
         (200, before.header("etag"), &before.bytes)
     );
-    let head = ctx
-        .client
-        .head(format!("{}{path}", ctx.base_url()))
-        .header("authorization", format!("Bearer {}", ctx.admin))
-        .send()
-        .await
-        .expect("request");
+    let head = head_as_admin(&ctx, &path).await;
     assert_eq!(head.status(), 200);
     assert_eq!(
         head.headers()["content-length"].to_str().ok(),
