@@ -94,8 +94,3 @@ pub use assetlib_sled as sled;
 /// The PostgreSQL store (crate `assetlib-postgres`).
 #[cfg(feature = "postgres")]
 pub use assetlib_postgres as postgres;
-
-// The ready servers' allocator (feature `mimalloc`): their `main` sets it; the library never
-// sets an allocator.
-#[cfg(feature = "mimalloc")]
-use mimalloc as _;

@@ -13,14 +13,13 @@ use std::path::Path;
 use std::process::Command;
 
 /// The crates whose build runs a C compiler or an assembler.
-const NATIVE: [&str; 7] = [
+const NATIVE: [&str; 6] = [
     "cc",
     "nasm-rs",
     "ring",
     "libwebp-sys",
     "mozjpeg-sys",
     "aws-lc-sys",
-    "libmimalloc-sys",
 ];
 
 /// The features of the lean set every row's count is measured against.

@@ -20,12 +20,6 @@
 // Every test, bench and example target shares the package's dev-dependencies.
 #![allow(unused_crate_dependencies)]
 
-/// The allocator of the ready servers and of the baseline they are measured against
-/// (feature `mimalloc`, in `full`).
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod app;
 
 use std::process::ExitCode;
