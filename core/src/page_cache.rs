@@ -11,6 +11,7 @@
 //! is the answer a fresh render would give: a write shows on the very next read, in this
 //! process and in every other one sharing the store.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,29 +44,81 @@ use crate::reply::Reply;
 /// ```
 #[derive(Debug)]
 pub struct VersionedCache<K, V> {
-    entries: Mutex<HashMap<K, (u64, Arc<V>)>>,
+    entries: Mutex<Entries<K, V>>,
     max: usize,
+    /// The most weight kept, and how a value is weighed ([`VersionedCache::weighed`]).
+    budget: Option<Budget<V>>,
     hits: AtomicU64,
     misses: AtomicU64,
+}
+
+/// The most weight a [`VersionedCache`] keeps, and how a value is weighed.
+#[derive(Debug)]
+struct Budget<V> {
+    most: usize,
+    weigh: fn(&V) -> usize,
+}
+
+/// The values of a [`VersionedCache`] and their weight.
+#[derive(Debug)]
+struct Entries<K, V> {
+    map: HashMap<K, (u64, Arc<V>)>,
+    weight: usize,
 }
 
 impl<K: Hash + Eq, V> VersionedCache<K, V> {
     /// A cache of at most `max` values.
     pub fn new(max: usize) -> Self {
         VersionedCache {
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(Entries {
+                map: HashMap::new(),
+                weight: 0,
+            }),
             max,
+            budget: None,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<K, (u64, Arc<V>)>> {
+    /// A cache of at most `max` values weighing `budget` in all, each weighed by `weigh`
+    /// (its bytes, say). A value heavier than the whole budget is not kept.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use assetlib_core::store::VersionedCache;
+    ///
+    /// let cache = VersionedCache::weighed(100, 10, |s: &String| s.len());
+    /// cache.put(1, 1, Arc::new("123456".to_owned()));
+    /// cache.put(2, 1, Arc::new("12345".to_owned()));
+    /// assert_eq!(cache.get(&1, 1), None, "over the budget, the cache started over");
+    /// assert!(cache.get(&2, 1).is_some());
+    /// ```
+    pub fn weighed(max: usize, budget: usize, weigh: fn(&V) -> usize) -> Self {
+        VersionedCache {
+            budget: Some(Budget {
+                most: budget,
+                weigh,
+            }),
+            ..Self::new(max)
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries<K, V>> {
+        // Every change is a plain insert, remove or clear; none can be half done.
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    fn weigh(&self, value: &V) -> usize {
+        self.budget.as_ref().map_or(0, |b| (b.weigh)(value))
+    }
+
     /// The value kept for `key` at exactly `version`.
-    pub fn get(&self, key: &K, version: u64) -> Option<Arc<V>> {
+    pub fn get<Q>(&self, key: &Q, version: u64) -> Option<Arc<V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let found = self
             .entry(key)
             .filter(|(v, _)| *v == version)
@@ -76,8 +129,13 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
 
     /// The value kept for `key` with the version it was made at, whatever that is; the
     /// caller decides whether it answers, and counts the lookup ([`VersionedCache::count`]).
-    pub fn entry(&self, key: &K) -> Option<(u64, Arc<V>)> {
+    pub fn entry<Q>(&self, key: &Q) -> Option<(u64, Arc<V>)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.lock()
+            .map
             .get(key)
             .map(|(v, value)| (*v, Arc::clone(value)))
     }
@@ -98,21 +156,42 @@ impl<K: Hash + Eq, V> VersionedCache<K, V> {
 
     /// Keeps `value` for `key`, made at `version`.
     pub fn put(&self, key: K, version: u64, value: Arc<V>) {
+        let weight = self.weigh(&value);
+        let budget = self.budget.as_ref().map_or(usize::MAX, |b| b.most);
+        if weight > budget {
+            return;
+        }
         let mut entries = self.lock();
-        if entries.len() >= self.max && !entries.contains_key(&key) {
+        if let Some((_, old)) = entries.map.remove(&key) {
+            entries.weight -= self.weigh(&old);
+        } else if entries.map.len() >= self.max {
             entries.clear();
         }
-        entries.insert(key, (version, value));
+        if entries.weight + weight > budget {
+            entries.clear();
+        }
+        entries.weight += weight;
+        entries.map.insert(key, (version, value));
     }
 
     /// Drops the value of `key`.
     pub fn forget(&self, key: &K) {
-        self.lock().remove(key);
+        let mut entries = self.lock();
+        if let Some((_, old)) = entries.map.remove(key) {
+            entries.weight -= self.weigh(&old);
+        }
     }
 
     /// Drops every value.
     pub fn clear(&self) {
         self.lock().clear();
+    }
+}
+
+impl<K, V> Entries<K, V> {
+    fn clear(&mut self) {
+        self.map.clear();
+        self.weight = 0;
     }
 }
 
@@ -301,5 +380,30 @@ mod tests {
         assert_eq!(cache.get(&1, 1), None);
         assert_eq!(cache.get(&2, 2), None);
         assert_eq!(cache.get(&3, 1).as_deref(), Some(&'d'));
+    }
+
+    #[test]
+    fn a_weighed_cache_starts_over_past_its_budget() {
+        let cache = VersionedCache::weighed(100, 10, |s: &&str| s.len());
+        cache.put(1, 1, Arc::new("1234"));
+        cache.put(2, 1, Arc::new("1234"));
+        cache.put(1, 2, Arc::new("123456"));
+        assert!(
+            cache.get(&2, 1).is_some(),
+            "a replaced value gives its weight back"
+        );
+        cache.forget(&1);
+        cache.put(3, 1, Arc::new("123456"));
+        assert!(
+            cache.get(&2, 1).is_some(),
+            "a forgotten value gives its weight back"
+        );
+        cache.put(4, 1, Arc::new("1"));
+        assert_eq!(cache.get(&2, 1), None, "over the budget");
+        assert_eq!(cache.get(&3, 1), None);
+        assert!(cache.get(&4, 1).is_some());
+        cache.put(5, 1, Arc::new("12345678901"));
+        assert_eq!(cache.get(&5, 1), None, "heavier than the budget");
+        assert!(cache.get(&4, 1).is_some(), "and it takes nothing out");
     }
 }

@@ -51,15 +51,15 @@ impl Reply {
 
     /// A JSON answer serialized from `value`.
     pub fn json_value<T: serde::Serialize + ?Sized>(status: u16, value: &T) -> Self {
-        // Pages run to kilobytes: a first buffer of 4 KiB spares most of the growing (each a
-        // copy of all written so far), and one kept answer never holds more than twice
-        // its bytes.
-        let mut body = Vec::with_capacity(4096);
-        // Serializing our own types to a Vec cannot fail: they have string keys and
-        // no fallible Serialize impls.
-        if serde_json::to_writer(&mut body, value).is_err() {
-            body = b"{}".to_vec();
-        }
+        Self::json_bytes(status, to_json(value, Vec::new()))
+    }
+
+    /// A JSON answer of a page (a list, a library's detail). Pages run to kilobytes, so the
+    /// body starts from 4 KiB, sparing most of the growing (each a copy of all written so
+    /// far); it is shrunk when more than half of it is unused, as a kept page holds its
+    /// body for long.
+    pub(crate) fn json_page<T: serde::Serialize + ?Sized>(status: u16, value: &T) -> Self {
+        let mut body = to_json(value, Vec::with_capacity(4096));
         if body.capacity() > 2 * body.len() {
             body.shrink_to_fit();
         }
@@ -89,4 +89,14 @@ impl Reply {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// `value` as JSON, written after what `body` holds.
+fn to_json<T: serde::Serialize + ?Sized>(value: &T, mut body: Vec<u8>) -> Vec<u8> {
+    // Serializing our own types to a Vec cannot fail: they have string keys and no
+    // fallible Serialize impls.
+    if serde_json::to_writer(&mut body, value).is_err() {
+        body = b"{}".to_vec();
+    }
+    body
 }

@@ -63,7 +63,7 @@ impl Service {
         };
         let page = self.inner.store.list_assets(&q).await?;
         let items: Vec<AssetJson<'_>> = page.items.iter().map(AssetJson).collect();
-        let rendered = Rendered::of(&Reply::json_value(
+        let rendered = Rendered::of(&Reply::json_page(
             200,
             &Envelope {
                 data: items,

@@ -14,9 +14,8 @@
 //! the file store (a local file store's stat and read are each a hand-off to a blocking
 //! thread).
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use futures_util::StreamExt as _;
@@ -27,7 +26,7 @@ use super::Service;
 use super::access::Access;
 use crate::error::{ApiError, FileError};
 use crate::model::{Asset, AssetType};
-use crate::page_cache::Turns;
+use crate::page_cache::{Turns, VersionedCache};
 use crate::reply::Reply;
 use crate::request::RawRequest;
 use crate::variant::{self, Encoding, Format, Source, VariantSpec};
@@ -60,50 +59,44 @@ const SHUTTING_DOWN: ApiError = ApiError::Unavailable {
 };
 
 /// The largest variant kept in memory.
-const KEPT_MAX: u64 = 256 * 1024;
+const KEPT_MAX: usize = 256 * 1024;
 /// The most bytes of variants kept in memory; when full, it starts over.
 const KEPT_BYTES: usize = 32 * 1024 * 1024;
 
-/// Variants kept in memory by their path in the file store, each with the `ETag` and the
-/// asset's `updated_at` it was served under: one is answered again only for the same asset
-/// write (a replaced file moves both), so memory never answers what the file store no
-/// longer holds for it.
-#[derive(Default)]
-struct KeptVariants {
-    kept: Mutex<(HashMap<String, KeptVariant>, usize)>,
-}
+/// Variants kept in memory by their path in the file store, each under the asset's
+/// `updated_at` it was served at and with its `ETag`: one is answered again only for the
+/// same asset write (a replaced file moves both), so memory never answers what the file
+/// store no longer holds for it.
+struct KeptVariants(VersionedCache<String, KeptVariant>);
 
 struct KeptVariant {
     etag: String,
-    stamp: i64,
     bytes: Bytes,
 }
 
-impl KeptVariants {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (HashMap<String, KeptVariant>, usize)> {
-        // Every change is a plain insert or clear; none can be half done.
-        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+impl Default for KeptVariants {
+    fn default() -> Self {
+        KeptVariants(VersionedCache::weighed(
+            KEPT_BYTES / 512,
+            KEPT_BYTES,
+            |v: &KeptVariant| v.bytes.len(),
+        ))
     }
+}
 
-    /// The bytes kept at `path` for `etag` and `stamp`.
-    fn get(&self, path: &str, etag: &str, stamp: i64) -> Option<Bytes> {
-        let kept = self.lock();
-        let v = kept.0.get(path)?;
-        (v.etag == etag && v.stamp == stamp).then(|| v.bytes.clone())
+impl KeptVariants {
+    /// The bytes kept at `path` for `etag` and the asset write `stamp`.
+    fn get(&self, path: &str, etag: &str, stamp: u64) -> Option<Bytes> {
+        let kept = self.0.get(path, stamp)?;
+        (kept.etag == etag).then(|| kept.bytes.clone())
     }
 
     /// Keeps `bytes` at `path` for `etag` and `stamp`, when small enough.
-    fn put(&self, path: String, etag: String, stamp: i64, bytes: Bytes) {
-        if bytes.len() as u64 > KEPT_MAX {
-            return;
+    fn put(&self, path: String, etag: String, stamp: u64, bytes: Bytes) {
+        if bytes.len() <= KEPT_MAX {
+            self.0
+                .put(path, stamp, Arc::new(KeptVariant { etag, bytes }));
         }
-        let mut kept = self.lock();
-        if kept.1 + bytes.len() > KEPT_BYTES {
-            *kept = (HashMap::new(), 0);
-        }
-        kept.1 += bytes.len();
-        let old = kept.0.insert(path, KeptVariant { etag, stamp, bytes });
-        kept.1 -= old.map_or(0, |v| v.bytes.len());
     }
 }
 
@@ -129,8 +122,9 @@ fn variant_reply(encoding: Encoding, etag: String, bytes: Bytes, head: bool) -> 
 }
 
 /// The stamp of the asset write a kept variant belongs to.
-fn stamp_of(asset: &Asset) -> i64 {
-    asset.updated_at.timestamp_micros()
+fn stamp_of(asset: &Asset) -> u64 {
+    // Two's complement keeps every instant distinct.
+    asset.updated_at.timestamp_micros() as u64
 }
 
 /// The image variants being made in this process.
@@ -431,7 +425,7 @@ impl Service {
             let Some((size, mut stream)) = self.inner.files.open_whole(&path).await? else {
                 continue;
             };
-            if size > KEPT_MAX {
+            if size > KEPT_MAX as u64 {
                 let reply = headers(encoding, etag, size);
                 return Ok(Some(Reply {
                     stream: Some(stream),

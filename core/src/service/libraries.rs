@@ -147,7 +147,7 @@ impl Service {
     /// A library's detail page and its `ETag` (which leaves out the view count).
     fn render_detail(&self, rows: &LibraryRows, include_assets: bool) -> (Reply, String) {
         let detail = tree::assemble(rows, include_assets, &self.inner.config.files_base_url);
-        let reply = Reply::json_value(200, &detail);
+        let reply = Reply::json_page(200, &detail);
         let etag = page_etag(&reply.body, rows.library.view_count);
         (reply, etag)
     }

@@ -200,14 +200,27 @@ impl AssetVersions {
     /// write of those assets is committed (a create, a delete, any write whose change is
     /// not known), so a reader that sees a new version reads the write.
     pub fn moved(&self, ids: impl IntoIterator<Item = Uuid>) {
-        self.move_ids(ids, ListOrders::EVERY);
+        self.moved_in(ids, ListOrders::EVERY);
     }
 
     /// Moves the versions of `ids`, of all the assets, and of the lists in `orders`: for a
     /// committed write of those assets whose list orders are known without the assets
     /// themselves (another process's, named in a message).
     pub fn moved_in(&self, ids: impl IntoIterator<Item = Uuid>, orders: ListOrders) {
-        self.move_ids(ids, orders);
+        let mut ids = ids.into_iter().peekable();
+        if ids.peek().is_none() {
+            return;
+        }
+        let v = self.next();
+        for id in ids {
+            self.group(id).fetch_max(v, Ordering::AcqRel);
+        }
+        // Order `i` (as `order_index` numbers it) is bit `1 << i`.
+        for (i, order) in self.orders.iter().enumerate() {
+            if orders.bits() & (1 << i) != 0 {
+                order.fetch_max(v, Ordering::AcqRel);
+            }
+        }
     }
 
     /// Moves the versions of the assets `updates` changed, of all the assets, and of the
@@ -225,31 +238,14 @@ impl AssetVersions {
             })
             .collect();
         let changed = !ids.is_empty();
-        self.move_ids(ids, orders);
+        self.moved_in(ids, orders);
         changed
     }
 
     /// Moves the versions of `ids` and of all the assets, and of no list: for a write that
     /// changes only what is shown of those assets (their download counts).
     pub fn counted(&self, ids: impl IntoIterator<Item = Uuid>) {
-        self.move_ids(ids, ListOrders::NONE);
-    }
-
-    fn move_ids(&self, ids: impl IntoIterator<Item = Uuid>, orders: ListOrders) {
-        let mut ids = ids.into_iter().peekable();
-        if ids.peek().is_none() {
-            return;
-        }
-        let v = self.next();
-        for id in ids {
-            self.group(id).fetch_max(v, Ordering::AcqRel);
-        }
-        // Order `i` (as `order_index` numbers it) is bit `1 << i`.
-        for (i, order) in self.orders.iter().enumerate() {
-            if orders.bits() & (1 << i) != 0 {
-                order.fetch_max(v, Ordering::AcqRel);
-            }
-        }
+        self.moved_in(ids, ListOrders::NONE);
     }
 
     /// Moves the version of every asset and every list: for a write whose assets are not
